@@ -1,0 +1,101 @@
+package gossip
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config tunes the gossip layer. The zero value is not usable; start from
+// DefaultConfig.
+type Config struct {
+	// Name is this node's unique name in the cluster. Required.
+	Name string
+	// BindAddr is the IP to listen on. Default "0.0.0.0".
+	BindAddr string
+	// AdvertiseAddr is the IP other nodes use to reach this one. Default:
+	// BindAddr, or memberlist's pick of a private address when binding to
+	// all interfaces.
+	AdvertiseAddr string
+	// Port is the TCP and UDP port for gossip; 0 picks a free one. Default 7946.
+	Port int
+	// Key encrypts gossip with AES-GCM when set; 16, 24 or 32 bytes.
+	Key []byte
+
+	// ProbeInterval is how often memberlist probes one random node.
+	// Default 1s (memberlist's LAN value).
+	ProbeInterval time.Duration
+	// ProbeTimeout is how long a direct probe waits for an ack before asking
+	// others to probe indirectly. Default 500ms (LAN).
+	ProbeTimeout time.Duration
+	// GossipInterval is how often queued broadcasts are sent to GossipNodes
+	// random peers. Default 100ms, half memberlist's LAN value: node state is
+	// small and spreading it fast is shoal's main use of gossip.
+	GossipInterval time.Duration
+	// GossipNodes is the fan-out of each gossip round. Default 4 (LAN: 3).
+	GossipNodes int
+	// SuspicionMult scales how long a suspect node has to refute before it is
+	// declared dead. Default 4 (LAN).
+	SuspicionMult int
+	// PushPullInterval is how often a full state exchange happens with one
+	// random node; it repairs whatever broadcasts missed. Default 15s (LAN: 30s).
+	PushPullInterval time.Duration
+	// ReapAfter is how long a dead or departed node stays listed. Default 1h.
+	ReapAfter time.Duration
+
+	// Logger receives structured logs; memberlist's own lines are routed
+	// into it. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the settings for a LAN cluster.
+func DefaultConfig() Config {
+	return Config{
+		BindAddr:         "0.0.0.0",
+		Port:             7946,
+		ProbeInterval:    time.Second,
+		ProbeTimeout:     500 * time.Millisecond,
+		GossipInterval:   100 * time.Millisecond,
+		GossipNodes:      4,
+		SuspicionMult:    4,
+		PushPullInterval: 15 * time.Second,
+		ReapAfter:        time.Hour,
+	}
+}
+
+// TestConfig returns settings that detect failures within a second or two,
+// for tests and demos on loopback.
+func TestConfig() Config {
+	c := DefaultConfig()
+	c.BindAddr = "127.0.0.1"
+	c.Port = 0
+	c.ProbeInterval = 200 * time.Millisecond
+	c.ProbeTimeout = 100 * time.Millisecond
+	c.GossipInterval = 50 * time.Millisecond
+	c.SuspicionMult = 3
+	c.PushPullInterval = 2 * time.Second
+	return c
+}
+
+// Validate names the first field that is out of bounds.
+func (c Config) Validate() error {
+	switch {
+	case c.Name == "" || len(c.Name) > maxNameLen:
+		return fmt.Errorf("gossip: Name must have 1 to %d bytes", maxNameLen)
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("gossip: Port %d is outside 0-65535", c.Port)
+	case c.Key != nil && len(c.Key) != 16 && len(c.Key) != 24 && len(c.Key) != 32:
+		return fmt.Errorf("gossip: Key has %d bytes, want 16, 24 or 32", len(c.Key))
+	case c.ProbeInterval <= 0 || c.ProbeTimeout <= 0 || c.ProbeTimeout >= c.ProbeInterval:
+		return fmt.Errorf("gossip: need 0 < ProbeTimeout (%v) < ProbeInterval (%v)", c.ProbeTimeout, c.ProbeInterval)
+	case c.GossipInterval <= 0 || c.GossipNodes < 1:
+		return fmt.Errorf("gossip: GossipInterval must be > 0 and GossipNodes >= 1")
+	case c.SuspicionMult < 1:
+		return fmt.Errorf("gossip: SuspicionMult must be >= 1")
+	case c.PushPullInterval <= 0:
+		return fmt.Errorf("gossip: PushPullInterval must be > 0")
+	case c.ReapAfter <= 0:
+		return fmt.Errorf("gossip: ReapAfter must be > 0")
+	}
+	return nil
+}

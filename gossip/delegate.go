@@ -1,0 +1,146 @@
+package gossip
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// delegate, events and pings are the three faces Gossip shows memberlist.
+// They are conversions of *Gossip so that memberlist's callbacks stay out of
+// Gossip's public method set.
+type (
+	delegate Gossip
+	events   Gossip
+	pings    Gossip
+)
+
+var (
+	_ memberlist.Delegate      = (*delegate)(nil)
+	_ memberlist.EventDelegate = (*events)(nil)
+	_ memberlist.PingDelegate  = (*pings)(nil)
+)
+
+func (d *delegate) NodeMeta(limit int) []byte {
+	g := (*Gossip)(d)
+	g.mu.Lock()
+	m := Meta{Boot: g.self.Boot, RaftPort: g.self.RaftPort, HTTPPort: g.self.HTTPPort}
+	g.mu.Unlock()
+	b, _ := json.Marshal(m) // three integers: cannot fail, always far below limit
+	if len(b) > limit {
+		return nil
+	}
+	return b
+}
+
+// NotifyMsg runs on memberlist's packet loop: decode, merge, return.
+func (d *delegate) NotifyMsg(b []byte) {
+	g := (*Gossip)(d)
+	s, err := DecodeState(b)
+	if err != nil {
+		g.log.Warn("dropped gossip message", "err", err, "bytes", len(b))
+		return
+	}
+	g.mu.Lock()
+	fresh := g.table.Merge(s, true)
+	g.mu.Unlock()
+	if fresh {
+		// Re-gossip what was new to us: epidemic spread, bounded by the
+		// queue's retransmit limit.
+		g.q.QueueBroadcast(&stateBroadcast{name: s.Name, msg: append([]byte(nil), b...)})
+		g.notify()
+	}
+}
+
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	return d.q.GetBroadcasts(overhead, limit)
+}
+
+func (d *delegate) LocalState(join bool) []byte {
+	g := (*Gossip)(d)
+	g.mu.Lock()
+	live := g.table.Live()
+	g.mu.Unlock()
+	b, err := EncodeStates(live)
+	if err != nil {
+		g.log.Error("encode push/pull state", "err", err)
+		return nil
+	}
+	return b
+}
+
+func (d *delegate) MergeRemoteState(b []byte, join bool) {
+	g := (*Gossip)(d)
+	ss, err := DecodeStates(b)
+	if err != nil {
+		g.log.Warn("dropped push/pull state", "err", err, "bytes", len(b))
+		return
+	}
+	g.mu.Lock()
+	fresh := false
+	for _, s := range ss {
+		fresh = g.table.Merge(s, true) || fresh
+	}
+	g.mu.Unlock()
+	if fresh {
+		g.notify()
+	}
+}
+
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n, StatusAlive) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n, StatusAlive) }
+func (e *events) NotifyLeave(n *memberlist.Node) {
+	if n.State == memberlist.StateLeft {
+		e.set(n, StatusLeft)
+		return
+	}
+	e.set(n, StatusDead)
+}
+
+func (e *events) set(n *memberlist.Node, st Status) {
+	g := (*Gossip)(e)
+	if n.Name == g.cfg.Name {
+		return
+	}
+	g.mu.Lock()
+	g.table.SetStatus(n.Name, st, g.now())
+	g.mu.Unlock()
+	g.log.Debug("membership", "node", n.Name, "status", st)
+	g.notify()
+}
+
+func (p *pings) AckPayload() []byte { return nil }
+func (p *pings) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, _ []byte) {
+	p.rtt.add(other.Name, rtt, time.Now())
+}
+
+// RTTSample is the latest round-trip time to a peer.
+type RTTSample struct {
+	RTT time.Duration
+	At  time.Time
+}
+
+type rttBook struct {
+	mu sync.Mutex
+	m  map[string]RTTSample
+}
+
+func newRTTBook() *rttBook { return &rttBook{m: make(map[string]RTTSample)} }
+
+func (r *rttBook) add(peer string, rtt time.Duration, at time.Time) {
+	r.mu.Lock()
+	r.m[peer] = RTTSample{RTT: rtt, At: at}
+	r.mu.Unlock()
+}
+
+func (r *rttBook) snapshot() map[string]RTTSample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]RTTSample, len(r.m))
+	for k, v := range r.m {
+		out[k] = v
+	}
+	return out
+}

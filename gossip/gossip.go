@@ -1,0 +1,306 @@
+package gossip
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Gossip runs memberlist and keeps the cluster's table of node states.
+type Gossip struct {
+	cfg Config
+	log *slog.Logger
+	ml  *memberlist.Memberlist
+	q   *memberlist.TransmitLimitedQueue
+
+	mu    sync.Mutex
+	table *Table
+	self  NodeState
+
+	changed chan struct{}
+	rtt     *rttBook
+	stop    chan struct{}
+	done    sync.WaitGroup
+	now     func() time.Time
+}
+
+// Meta is what a node puts in memberlist's node metadata: only what is needed
+// to reach it, because metadata is capped at 512 bytes.
+type Meta struct {
+	Boot     int64 `json:"b"`
+	RaftPort int   `json:"r"`
+	HTTPPort int   `json:"h"`
+}
+
+// New starts memberlist for one node with its first state. The state's Name,
+// Addr and GossipPort are filled in from the config and the bound port.
+func New(cfg Config, initial NodeState) (*Gossip, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	g := &Gossip{
+		cfg: cfg, log: logger, table: NewTable(cfg.Name),
+		changed: make(chan struct{}, 1), rtt: newRTTBook(), stop: make(chan struct{}), now: time.Now,
+	}
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = cfg.Name
+	mc.BindAddr = cfg.BindAddr
+	mc.BindPort = cfg.Port
+	mc.AdvertiseAddr = cfg.AdvertiseAddr
+	mc.AdvertisePort = cfg.Port
+	mc.ProbeInterval = cfg.ProbeInterval
+	mc.ProbeTimeout = cfg.ProbeTimeout
+	mc.GossipInterval = cfg.GossipInterval
+	mc.GossipNodes = cfg.GossipNodes
+	mc.SuspicionMult = cfg.SuspicionMult
+	mc.PushPullInterval = cfg.PushPullInterval
+	mc.SecretKey = cfg.Key
+	mc.Delegate = (*delegate)(g)
+	mc.Events = (*events)(g)
+	mc.Ping = (*pings)(g)
+	mc.Logger = log.New(logWriter{logger}, "", 0)
+	if cfg.Port == 0 {
+		// memberlist binds TCP and UDP on one free port when BindPort is 0
+		// and copies it into BindPort; advertise follows.
+		mc.AdvertisePort = 0
+	}
+	g.q = &memberlist.TransmitLimitedQueue{NumNodes: g.numNodes, RetransmitMult: mc.RetransmitMult}
+
+	g.self = initial.Clone()
+	g.self.Name = cfg.Name
+	if g.self.Boot == 0 {
+		g.self.Boot = time.Now().UnixNano()
+	}
+	g.self.Seq = 1
+	g.table.Merge(g.self, false)
+	g.table.SetStatus(cfg.Name, StatusAlive, g.now())
+
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return nil, fmt.Errorf("start gossip on %s:%d: %w", cfg.BindAddr, cfg.Port, err)
+	}
+	g.ml = ml
+	ln := ml.LocalNode()
+	g.mu.Lock()
+	g.self.Addr, g.self.GossipPort = ln.Addr.String(), int(ln.Port)
+	g.self.Seq++
+	g.table.Merge(g.self, false)
+	g.mu.Unlock()
+	if err := ml.UpdateNode(time.Second); err != nil {
+		g.log.Warn("publish node metadata", "err", err)
+	}
+	g.done.Add(1)
+	go g.reaper()
+	return g, nil
+}
+
+// LocalAddr returns the address and port other nodes use for gossip.
+func (g *Gossip) LocalAddr() (string, int) {
+	ln := g.ml.LocalNode()
+	return ln.Addr.String(), int(ln.Port)
+}
+
+// Join contacts the given addresses ("host" or "host:port"; the default port
+// is this node's gossip port) until at least one answers, backing off between
+// rounds, or until ctx ends. Each failed round is logged with its reason.
+func (g *Gossip) Join(ctx context.Context, addrs []string) error {
+	if len(addrs) == 0 {
+		return nil
+	}
+	_, port := g.LocalAddr()
+	full := make([]string, len(addrs))
+	for i, a := range addrs {
+		full[i] = withDefaultPort(a, port)
+	}
+	backoff := 250 * time.Millisecond
+	for {
+		n, err := g.ml.Join(full)
+		if n > 0 {
+			g.log.Info("joined cluster", "contacted", n, "members", g.ml.NumMembers())
+			return nil
+		}
+		g.log.Warn("join failed, will retry", "addrs", full, "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%v): last error: %w", ErrJoinStopped, full, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+func withDefaultPort(addr string, port int) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(port))
+}
+
+// Update changes this node's state and spreads it. fn must not keep s.
+func (g *Gossip) Update(fn func(s *NodeState)) {
+	g.mu.Lock()
+	s := g.self.Clone()
+	fn(&s)
+	// Identity is not the caller's to change.
+	s.Name, s.Boot, s.Addr, s.GossipPort, s.Leaving = g.self.Name, g.self.Boot, g.self.Addr, g.self.GossipPort, g.self.Leaving || s.Leaving
+	s.Seq = g.self.Seq + 1
+	g.self = s
+	g.table.Merge(s, false)
+	g.mu.Unlock()
+	g.broadcast(&s)
+	g.notify()
+}
+
+// Self returns a copy of this node's current state.
+func (g *Gossip) Self() NodeState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.self.Clone()
+}
+
+// Nodes returns every known node with its liveness, sorted by name.
+func (g *Gossip) Nodes() []Entry {
+	members := g.ml.Members()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	for _, m := range members {
+		if m.Name == g.cfg.Name {
+			continue
+		}
+		if m.State == memberlist.StateSuspect {
+			g.table.SetStatus(m.Name, StatusSuspect, now)
+		} else if m.State == memberlist.StateAlive {
+			g.table.SetStatus(m.Name, StatusAlive, now)
+		}
+	}
+	return g.table.Entries()
+}
+
+// MemberMeta returns the metadata of every member memberlist currently knows
+// as alive or suspect, keyed by name, with their gossip addresses.
+func (g *Gossip) MemberMeta() map[string]MemberInfo {
+	out := make(map[string]MemberInfo)
+	for _, m := range g.ml.Members() {
+		var meta Meta
+		_ = json.Unmarshal(m.Meta, &meta) // a peer without metadata yet has zero ports
+		out[m.Name] = MemberInfo{Name: m.Name, Addr: m.Addr.String(), Port: int(m.Port), Meta: meta}
+	}
+	return out
+}
+
+// MemberInfo is a live member's address and metadata.
+type MemberInfo struct {
+	Name string
+	Addr string
+	Port int
+	Meta Meta
+}
+
+// NumAlive is the number of alive members, this node included.
+func (g *Gossip) NumAlive() int { return g.ml.NumMembers() }
+
+// Changed is signalled (coalesced, never blocking the sender) whenever the
+// table or the membership changes. Reconcilers use it as a wake-up and then
+// read the whole state: level-triggered, so a missed signal loses nothing.
+func (g *Gossip) Changed() <-chan struct{} { return g.changed }
+
+// RTTs returns the latest round-trip times memberlist observed on its pings,
+// by peer name.
+func (g *Gossip) RTTs() map[string]RTTSample { return g.rtt.snapshot() }
+
+// Leave announces a graceful departure and waits up to timeout for it to
+// spread.
+func (g *Gossip) Leave(timeout time.Duration) error {
+	g.Update(func(s *NodeState) { s.Leaving = true })
+	g.mu.Lock()
+	g.table.SetStatus(g.cfg.Name, StatusLeft, g.now())
+	g.mu.Unlock()
+	if err := g.ml.Leave(timeout); err != nil {
+		return fmt.Errorf("leave gossip: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops memberlist without telling anybody: peers will see this
+// node as dead. Call Leave first for a graceful stop.
+func (g *Gossip) Shutdown() error {
+	select {
+	case <-g.stop:
+		return nil
+	default:
+		close(g.stop)
+	}
+	g.done.Wait()
+	if err := g.ml.Shutdown(); err != nil {
+		return fmt.Errorf("shut down gossip: %w", err)
+	}
+	return nil
+}
+
+func (g *Gossip) numNodes() int { return g.ml.NumMembers() }
+
+func (g *Gossip) broadcast(s *NodeState) {
+	b, err := EncodeState(s)
+	if err != nil {
+		g.log.Error("encode own state", "err", err)
+		return
+	}
+	g.q.QueueBroadcast(&stateBroadcast{name: s.Name, msg: b})
+}
+
+func (g *Gossip) notify() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (g *Gossip) reaper() {
+	defer g.done.Done()
+	t := time.NewTicker(reapTick(g.cfg.ReapAfter))
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+			g.mu.Lock()
+			gone := g.table.Reap(g.now(), g.cfg.ReapAfter)
+			g.mu.Unlock()
+			if len(gone) > 0 {
+				g.log.Info("reaped departed nodes", "nodes", gone)
+				g.notify()
+			}
+		}
+	}
+}
+
+func reapTick(after time.Duration) time.Duration {
+	return max(min(after/4, 30*time.Second), 10*time.Millisecond)
+}
+
+var _ io.Writer = logWriter{}
+
+// Node returns one node's entry.
+func (g *Gossip) Node(name string) (Entry, bool) {
+	for _, e := range g.Nodes() {
+		if e.State.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}

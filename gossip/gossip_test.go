@@ -1,0 +1,125 @@
+package gossip
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, explain ...func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			why := ""
+			for _, f := range explain {
+				why += " (" + f() + ")"
+			}
+			t.Fatalf("timed out after %v waiting for %s%s", d, what, why)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+func startNode(t *testing.T, name string, port int, key []byte, boot int64) *Gossip {
+	t.Helper()
+	cfg := TestConfig()
+	cfg.Name, cfg.Port, cfg.Key = name, port, key
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	g, err := New(cfg, NodeState{Boot: boot, Static: Static{Cores: 4, Threads: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func statusOf(g *Gossip, name string) Status {
+	for _, e := range g.Nodes() {
+		if e.State.Name == name {
+			return e.Status
+		}
+	}
+	return ""
+}
+
+func TestGossipLifecycle(t *testing.T) {
+	t.Parallel()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	var nodes []*Gossip
+	for i := range 4 {
+		nodes = append(nodes, startNode(t, fmt.Sprintf("g%d", i), 0, key, 0))
+	}
+	defer func() {
+		for _, g := range nodes {
+			g.Shutdown()
+		}
+	}()
+	_, port0 := nodes[0].LocalAddr()
+	for _, g := range nodes[1:] {
+		if err := g.Join(context.Background(), []string{fmt.Sprintf("127.0.0.1:%d", port0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "every node to hold 4 states", func() bool {
+		for _, g := range nodes {
+			n := 0
+			for _, e := range g.Nodes() {
+				if e.HasState && e.Status == StatusAlive {
+					n++
+				}
+			}
+			if n != 4 {
+				return false
+			}
+		}
+		return true
+	})
+
+	nodes[2].Update(func(s *NodeState) { s.Dyn.Users = 42 })
+	waitFor(t, 5*time.Second, "the update to reach everyone", func() bool {
+		for _, g := range nodes {
+			if e, _ := g.Node("g2"); e.State.Dyn.Users != 42 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// g3 leaves gracefully: left. g2 is killed: dead.
+	_, port2 := nodes[2].LocalAddr()
+	if err := nodes[3].Leave(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	nodes[3].Shutdown()
+	nodes[2].Shutdown()
+	waitFor(t, 15*time.Second, "g3 left and g2 dead on g0", func() bool {
+		return statusOf(nodes[0], "g3") == StatusLeft && statusOf(nodes[0], "g2") == StatusDead
+	}, func() string { return fmt.Sprintf("g3 %s, g2 %s", statusOf(nodes[0], "g3"), statusOf(nodes[0], "g2")) })
+
+	// g2 comes back on the same port with a new life: alive, new state wins.
+	nodes[2] = startNode(t, "g2", port2, key, time.Now().UnixNano())
+	if err := nodes[2].Join(context.Background(), []string{fmt.Sprintf("127.0.0.1:%d", port0)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "g2 alive again with its new state", func() bool {
+		e, _ := nodes[1].Node("g2")
+		return statusOf(nodes[1], "g2") == StatusAlive && e.State.Dyn.Users == 0 && e.State.Boot == nodes[2].Self().Boot
+	})
+}
+
+func TestGossipWrongKeyCannotJoin(t *testing.T) {
+	t.Parallel()
+	a := startNode(t, "k1", 0, []byte("0123456789abcdef"), 0)
+	defer a.Shutdown()
+	b := startNode(t, "k2", 0, []byte("fedcba9876543210"), 0)
+	defer b.Shutdown()
+	_, port := a.LocalAddr()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if err := b.Join(ctx, []string{fmt.Sprintf("127.0.0.1:%d", port)}); err == nil {
+		t.Fatal("a node with the wrong gossip key joined the cluster")
+	}
+}

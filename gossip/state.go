@@ -1,0 +1,113 @@
+package gossip
+
+import "slices"
+
+// Means is one attribute observed now and averaged over the last 1, 5 and 15
+// minutes, as in Table 1 of seed paper 002.
+type Means struct {
+	Now float64 `json:"now"`
+	M1  float64 `json:"1m"`
+	M5  float64 `json:"5m"`
+	M15 float64 `json:"15m"`
+}
+
+// PE is a kind of processing element a node offers.
+type PE struct {
+	Kind     string `json:"kind"`
+	Model    string `json:"model,omitempty"`
+	Count    int    `json:"count"`
+	MemBytes uint64 `json:"mem,omitempty"`
+}
+
+// Static is what a node reads once at start.
+type Static struct {
+	Hostname string  `json:"host"`
+	CPUModel string  `json:"cpu,omitempty"`
+	Cores    int     `json:"cores"`
+	Threads  int     `json:"threads"`
+	MHz      float64 `json:"mhz"`
+	MemTotal uint64  `json:"mem"`
+	PEs      []PE    `json:"pes,omitempty"`
+	// Switch names the rack or switch the node hangs off, when the operator
+	// declared one; placement's sequential baseline walks nodes in this order.
+	Switch string `json:"sw,omitempty"`
+}
+
+// Dynamic is what a node samples every interval.
+type Dynamic struct {
+	Load     Means `json:"load"`
+	CPUUtil  Means `json:"cpu"`
+	MemAvail Means `json:"mema"`
+	NetFlow  Means `json:"flow"`
+	Users    int   `json:"users"`
+	// SampledAt is the owner's clock at sampling, in Unix milliseconds.
+	SampledAt int64 `json:"at"`
+}
+
+// ProbeBeat is a probe process's heartbeat as its node last saw it.
+type ProbeBeat struct {
+	Kind     string `json:"kind"`
+	State    string `json:"state"`
+	PID      int    `json:"pid"`
+	Restarts int    `json:"restarts"`
+	// Beat is the Unix millisecond time of the last heartbeat.
+	Beat int64 `json:"beat"`
+}
+
+// NetEntry is one cell of the owner's row of the network matrix.
+type NetEntry struct {
+	Peer string `json:"p"`
+	// RTT means in microseconds.
+	RTT1 float64 `json:"r1,omitempty"`
+	RTT5 float64 `json:"r5,omitempty"`
+	// Available and peak bandwidth in Mbit/s; zero when not measured.
+	BW   float64 `json:"bw,omitempty"`
+	Peak float64 `json:"pk,omitempty"`
+	// Unix milliseconds of the latest bandwidth and RTT measurement.
+	BWAt  int64 `json:"bt,omitempty"`
+	RTTAt int64 `json:"rt,omitempty"`
+}
+
+// NodeState is everything a node tells the cluster about itself. Only the
+// owner writes it; everybody else keeps the newest copy.
+type NodeState struct {
+	Name string `json:"name"`
+	// Boot is the owner's start time in Unix nanoseconds. It orders the
+	// states of one node across restarts.
+	Boot int64 `json:"boot"`
+	// Seq grows with every update the owner makes within one boot.
+	Seq uint64 `json:"seq"`
+
+	Addr       string `json:"addr"`
+	GossipPort int    `json:"gport"`
+	RaftPort   int    `json:"rport"`
+	HTTPPort   int    `json:"hport"`
+	ProbePort  int    `json:"pport,omitempty"`
+
+	// Leaving is set by the owner just before a graceful leave, so peers
+	// can tell "left" from "dead": memberlist v0.6.0 hands NotifyLeave a
+	// Node whose State field is never updated, so it cannot tell them.
+	Leaving bool `json:"leaving,omitempty"`
+
+	Static Static      `json:"static"`
+	Dyn    Dynamic     `json:"dyn"`
+	Probes []ProbeBeat `json:"probes,omitempty"`
+	Net    []NetEntry  `json:"net,omitempty"`
+}
+
+// Newer reports whether s is a later version of the same node than o.
+func (s *NodeState) Newer(o *NodeState) bool {
+	if s.Boot != o.Boot {
+		return s.Boot > o.Boot
+	}
+	return s.Seq > o.Seq
+}
+
+// Clone returns a deep copy, so that callers may keep or modify it freely.
+func (s *NodeState) Clone() NodeState {
+	c := *s
+	c.Static.PEs = slices.Clone(s.Static.PEs)
+	c.Probes = slices.Clone(s.Probes)
+	c.Net = slices.Clone(s.Net)
+	return c
+}

@@ -1,0 +1,132 @@
+package gossip
+
+import (
+	"sort"
+	"time"
+)
+
+// Status is a node's liveness as memberlist sees it.
+type Status string
+
+// The statuses a node can have. Unknown is a node whose state arrived
+// before memberlist told us anything about it.
+const (
+	StatusAlive   Status = "alive"
+	StatusSuspect Status = "suspect"
+	StatusDead    Status = "dead"
+	StatusLeft    Status = "left"
+	StatusUnknown Status = "unknown"
+)
+
+// Entry is one row of the Table.
+type Entry struct {
+	State  NodeState
+	Status Status
+	// Since is when Status last changed, on the local clock.
+	Since time.Time
+	// HasState is false for a member memberlist knows but whose state has
+	// not arrived yet.
+	HasState bool
+}
+
+// Table keeps the newest state of every node and its liveness. It is pure:
+// the caller passes time in and serialises access.
+type Table struct {
+	self string
+	rows map[string]*Entry
+}
+
+// NewTable returns a table owned by the node called self.
+func NewTable(self string) *Table {
+	return &Table{self: self, rows: make(map[string]*Entry)}
+}
+
+// Merge keeps s if it is newer than what the table holds for that node and
+// reports whether it did. A remote copy of the owner's own state is never
+// taken: only the owner writes it.
+func (t *Table) Merge(s NodeState, remote bool) bool {
+	if remote && s.Name == t.self {
+		return false
+	}
+	e, ok := t.rows[s.Name]
+	if !ok {
+		t.rows[s.Name] = &Entry{State: s.Clone(), Status: StatusUnknown, HasState: true}
+		return true
+	}
+	if e.HasState && !s.Newer(&e.State) {
+		return false
+	}
+	e.State, e.HasState = s.Clone(), true
+	if s.Leaving && e.Status == StatusDead {
+		// The leave intent arrived after memberlist's death notice.
+		e.Status = StatusLeft
+	}
+	return true
+}
+
+// SetStatus records a liveness change seen at now.
+func (t *Table) SetStatus(name string, st Status, now time.Time) {
+	e, ok := t.rows[name]
+	if !ok {
+		e = &Entry{State: NodeState{Name: name}}
+		t.rows[name] = e
+	}
+	if st == StatusDead && e.HasState && e.State.Leaving {
+		st = StatusLeft
+	}
+	if e.Status != st {
+		e.Status, e.Since = st, now
+	}
+}
+
+// Get returns a copy of one entry.
+func (t *Table) Get(name string) (Entry, bool) {
+	e, ok := t.rows[name]
+	if !ok {
+		return Entry{}, false
+	}
+	c := *e
+	c.State = e.State.Clone()
+	return c, true
+}
+
+// Reap drops dead and departed nodes whose status is older than after and
+// returns their names.
+func (t *Table) Reap(now time.Time, after time.Duration) []string {
+	var gone []string
+	for name, e := range t.rows {
+		if name == t.self {
+			continue
+		}
+		if (e.Status == StatusDead || e.Status == StatusLeft) && now.Sub(e.Since) >= after {
+			delete(t.rows, name)
+			gone = append(gone, name)
+		}
+	}
+	sort.Strings(gone)
+	return gone
+}
+
+// Entries returns copies of every row, sorted by name.
+func (t *Table) Entries() []Entry {
+	out := make([]Entry, 0, len(t.rows))
+	for _, e := range t.rows {
+		c := *e
+		c.State = e.State.Clone()
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].State.Name < out[j].State.Name })
+	return out
+}
+
+// Live returns the states of nodes that are alive or suspect, for push/pull:
+// a peer learns about the dead from memberlist, not from us.
+func (t *Table) Live() []NodeState {
+	var out []NodeState
+	for _, e := range t.Entries() {
+		if e.HasState && (e.Status == StatusAlive || e.Status == StatusSuspect || e.State.Name == t.self) {
+			out = append(out, e.State)
+		}
+	}
+	return out
+}

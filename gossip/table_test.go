@@ -1,0 +1,97 @@
+package gossip
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTableKeepsNewest(t *testing.T) {
+	t.Parallel()
+	tb := NewTable("self")
+	s := NodeState{Name: "a", Boot: 10, Seq: 5}
+	if !tb.Merge(s, true) {
+		t.Fatal("first state not taken")
+	}
+	older := NodeState{Name: "a", Boot: 10, Seq: 4}
+	if tb.Merge(older, true) {
+		t.Fatal("older seq replaced newer")
+	}
+	same := NodeState{Name: "a", Boot: 10, Seq: 5}
+	if tb.Merge(same, true) {
+		t.Fatal("equal version reported as new")
+	}
+	// A restart resets Seq but has a later Boot, and must win.
+	restarted := NodeState{Name: "a", Boot: 11, Seq: 1}
+	if !tb.Merge(restarted, true) {
+		t.Fatal("restarted node's state lost to its old life")
+	}
+	stale := NodeState{Name: "a", Boot: 10, Seq: 99}
+	if tb.Merge(stale, true) {
+		t.Fatal("old life's state beat the restarted one")
+	}
+	if e, _ := tb.Get("a"); e.State.Boot != 11 {
+		t.Fatalf("boot = %d, want 11", e.State.Boot)
+	}
+}
+
+func TestTableIgnoresRemoteCopyOfSelf(t *testing.T) {
+	t.Parallel()
+	tb := NewTable("self")
+	tb.Merge(NodeState{Name: "self", Boot: 1, Seq: 1}, false)
+	if tb.Merge(NodeState{Name: "self", Boot: 9, Seq: 9}, true) {
+		t.Fatal("a peer overwrote our own state")
+	}
+}
+
+func TestTableReap(t *testing.T) {
+	t.Parallel()
+	tb := NewTable("self")
+	t0 := time.Unix(1000, 0)
+	for _, n := range []string{"a", "b", "c"} {
+		tb.Merge(NodeState{Name: n, Boot: 1}, true)
+		tb.SetStatus(n, StatusAlive, t0)
+	}
+	tb.SetStatus("a", StatusDead, t0)
+	tb.SetStatus("b", StatusLeft, t0.Add(time.Minute))
+	if got := tb.Reap(t0.Add(30*time.Second), time.Minute); len(got) != 0 {
+		t.Fatalf("reaped %v before the deadline", got)
+	}
+	if e, _ := tb.Get("a"); e.Status != StatusDead {
+		t.Fatalf("dead node shown %q before reaping", e.Status)
+	}
+	if got := tb.Reap(t0.Add(90*time.Second), time.Minute); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("reaped %v, want [a]", got)
+	}
+	// Only c is alive; b has left and must not be handed to joiners.
+	if live := tb.Live(); len(live) != 1 || live[0].Name != "c" {
+		t.Fatalf("live = %+v, want only c", live)
+	}
+}
+
+func TestTableLeaveIntentEitherOrder(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	// Intent first, then memberlist's death notice.
+	a := NewTable("self")
+	a.Merge(NodeState{Name: "x", Boot: 1, Seq: 1}, true)
+	a.Merge(NodeState{Name: "x", Boot: 1, Seq: 2, Leaving: true}, true)
+	a.SetStatus("x", StatusDead, t0)
+	// Death notice first, then the intent.
+	b := NewTable("self")
+	b.Merge(NodeState{Name: "x", Boot: 1, Seq: 1}, true)
+	b.SetStatus("x", StatusDead, t0)
+	b.Merge(NodeState{Name: "x", Boot: 1, Seq: 2, Leaving: true}, true)
+	for name, tb := range map[string]*Table{"intent first": a, "death first": b} {
+		if e, _ := tb.Get("x"); e.Status != StatusLeft {
+			t.Errorf("%s: status %q, want left", name, e.Status)
+		}
+	}
+	// A restart clears the intent: the new life is alive, and if it then
+	// dies it is dead.
+	a.Merge(NodeState{Name: "x", Boot: 2, Seq: 1}, true)
+	a.SetStatus("x", StatusAlive, t0)
+	a.SetStatus("x", StatusDead, t0)
+	if e, _ := a.Get("x"); e.Status != StatusDead {
+		t.Errorf("restarted node that died: %q, want dead", e.Status)
+	}
+}
