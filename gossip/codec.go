@@ -18,11 +18,12 @@ const (
 	// MaxMessageSize bounds what a decoder accepts from the network.
 	MaxMessageSize = 8 << 20
 
-	maxNameLen = 128
-	maxPEs     = 64
-	maxProbes  = 16
-	maxNet     = 1 << 14
-	maxStates  = 1 << 16
+	maxNameLen  = 128
+	maxPEs      = 64
+	maxProbes   = 16
+	maxNet      = 1 << 14
+	maxStates   = 1 << 16
+	maxProposal = 16
 )
 
 // EncodeState encodes one node's state for a broadcast.
@@ -102,6 +103,8 @@ func (s *NodeState) Validate() error {
 		return fmt.Errorf("node %s: port out of range", s.Name)
 	case s.Static.Cores < 0 || s.Static.Threads < 0 || s.Dyn.Users < 0:
 		return fmt.Errorf("node %s: negative count", s.Name)
+	case len(s.Raft.Proposal) > maxProposal:
+		return fmt.Errorf("node %s: bootstrap proposal longer than %d", s.Name, maxProposal)
 	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes || len(s.Net) > maxNet:
 		return fmt.Errorf("node %s: list longer than allowed", s.Name)
 	}

@@ -68,6 +68,16 @@ type NetEntry struct {
 	RTTAt int64 `json:"rt,omitempty"`
 }
 
+// RaftInfo is a node's raft standing as it gossips it.
+type RaftInfo struct {
+	// Member is true once the node has raft state: it was bootstrapped or
+	// added by a leader. A cluster with any member never bootstraps again.
+	Member bool `json:"m,omitempty"`
+	// Proposal is the sorted set of nodes this node would bootstrap with.
+	// Nodes bootstrap only when every proposed node proposes the same set.
+	Proposal []string `json:"p,omitempty"`
+}
+
 // NodeState is everything a node tells the cluster about itself. Only the
 // owner writes it; everybody else keeps the newest copy.
 type NodeState struct {
@@ -89,6 +99,10 @@ type NodeState struct {
 	// Node whose State field is never updated, so it cannot tell them.
 	Leaving bool `json:"leaving,omitempty"`
 
+	// Raft tells peers where this node stands in the raft group, which is
+	// what bootstrapping from gossip needs.
+	Raft RaftInfo `json:"raft,omitzero"`
+
 	Static Static      `json:"static"`
 	Dyn    Dynamic     `json:"dyn"`
 	Probes []ProbeBeat `json:"probes,omitempty"`
@@ -109,5 +123,6 @@ func (s *NodeState) Clone() NodeState {
 	c.Static.PEs = slices.Clone(s.Static.PEs)
 	c.Probes = slices.Clone(s.Probes)
 	c.Net = slices.Clone(s.Net)
+	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
 	return c
 }

@@ -1,0 +1,239 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Agent is one running shoal node.
+type Agent struct {
+	cfg Config
+	log *slog.Logger
+
+	httpLn, raftLn net.Listener
+	httpSrv        *http.Server
+
+	gossip *gossip.Gossip
+	static probe.Static
+
+	raft  *raft.Raft
+	fsm   *raftfsm.FSM
+	bolt  *raftboltdb.BoltStore
+	trans *raft.NetworkTransport
+	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
+	leaderCh <-chan bool
+	// leaderHooks run on every leader reconcile round (jobs, probes).
+	leaderHooks []func(ctx context.Context)
+	// extraRoutes are API routes added by later subsystems.
+	extraRoutes []route
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Stop modes for Shutdown.
+const (
+	// Graceful leaves gossip, hands leadership over and closes stores.
+	Graceful = true
+	// Abrupt stops without telling anybody, as a crash would look to peers.
+	Abrupt = false
+)
+
+// New validates cfg and binds the HTTP and raft listeners, so that ports
+// chosen by the kernel (port 0) are known before anything starts.
+func New(cfg Config) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid agent config: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name)}
+	var err error
+	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
+		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)
+	}
+	if a.raftLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RaftPort))); err != nil {
+		a.httpLn.Close()
+		return nil, fmt.Errorf("listen for raft on port %d: %w", cfg.RaftPort, err)
+	}
+	return a, nil
+}
+
+// HTTPPort and RaftPort are the bound ports.
+func (a *Agent) HTTPPort() int { return a.httpLn.Addr().(*net.TCPAddr).Port }
+
+// RaftPort is the bound raft port.
+func (a *Agent) RaftPort() int { return a.raftLn.Addr().(*net.TCPAddr).Port }
+
+// GossipPort is the bound gossip port (after Start).
+func (a *Agent) GossipPort() int { _, p := a.gossip.LocalAddr(); return p }
+
+// Name is the node's name.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Gossip exposes the gossip layer to tests and the CLI's in-process uses.
+func (a *Agent) Gossip() *gossip.Gossip { return a.gossip }
+
+// Raft exposes the raft instance (read-only uses: state, configuration).
+func (a *Agent) Raft() *raft.Raft { return a.raft }
+
+// FSM exposes the replicated state machine for local (stale) reads.
+func (a *Agent) FSM() *raftfsm.FSM { return a.fsm }
+
+// Start scans the node, starts gossip, raft and the API, and begins joining
+// in the background. It returns once everything listens.
+func (a *Agent) Start(ctx context.Context) error {
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	if err := a.scanStatic(ctx); err != nil {
+		return err
+	}
+	if err := a.startGossip(); err != nil {
+		return err
+	}
+	if err := a.startRaft(); err != nil {
+		a.gossip.Shutdown()
+		return err
+	}
+	a.startHTTP()
+	a.startSampling()
+	a.goLoop("bootstrap", a.bootstrapLoop)
+	a.goLoop("leader", a.leaderLoop)
+	if len(a.cfg.Join) > 0 {
+		a.goLoop("join", func(ctx context.Context) {
+			if err := a.gossip.Join(ctx, a.cfg.Join); err != nil && ctx.Err() == nil {
+				a.log.Error("join gave up", "err", err)
+			}
+		})
+	}
+	a.log.Info("agent started", "addr", a.advertiseIP(), "gossip_port", a.GossipPort(),
+		"raft_port", a.RaftPort(), "http_port", a.HTTPPort(), "bootstrap_expect", a.cfg.BootstrapExpect)
+	return nil
+}
+
+func (a *Agent) goLoop(name string, fn func(ctx context.Context)) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		fn(a.ctx)
+		a.log.Debug("loop stopped", "loop", name)
+	}()
+}
+
+func (a *Agent) scanStatic(ctx context.Context) error {
+	if a.cfg.Static != nil {
+		a.static = *a.cfg.Static
+		a.static.PEs = probe.MergePEs(probe.PE{Kind: "cpu", Count: a.static.Threads}, a.static.PEs, a.cfg.PEs)
+		return nil
+	}
+	st, err := probe.ScanStatic(ctx, probe.StaticConfig{Declared: a.cfg.PEs, Logger: a.log})
+	if err != nil {
+		return fmt.Errorf("scan node inventory: %w", err)
+	}
+	a.static = st
+	return nil
+}
+
+func (a *Agent) startGossip() error {
+	gc := a.cfg.Gossip
+	gc.Name = a.cfg.Name
+	gc.BindAddr = a.cfg.BindAddr
+	gc.AdvertiseAddr = a.cfg.advertise()
+	gc.Port = a.cfg.GossipPort
+	gc.Key = GossipKey(a.cfg.Token)
+	gc.Logger = a.log
+	st := a.static
+	g, err := gossip.New(gc, gossip.NodeState{
+		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),
+		Static: toGossipStatic(st, a.cfg.Switch),
+	})
+	if err != nil {
+		return err
+	}
+	a.gossip = g
+	return nil
+}
+
+// advertiseIP is the address peers use, as gossip settled it.
+func (a *Agent) advertiseIP() string {
+	ip, _ := a.gossip.LocalAddr()
+	return ip
+}
+
+// HTTPAddr is the API's base URL as peers reach it.
+func (a *Agent) HTTPAddr() string {
+	return "http://" + net.JoinHostPort(a.advertiseIP(), strconv.Itoa(a.HTTPPort()))
+}
+
+// Shutdown stops the agent; graceful leaves the cluster politely.
+func (a *Agent) Shutdown(graceful bool) error {
+	a.stopOnce.Do(func() { a.stopErr = a.shutdown(graceful) })
+	return a.stopErr
+}
+
+func (a *Agent) shutdown(graceful bool) error {
+	var errs []error
+	if graceful && a.raft != nil && a.raft.State() == raft.Leader {
+		// Hand leadership over first, so the cluster does not wait an
+		// election timeout to notice.
+		if err := a.raft.LeadershipTransfer().Error(); err != nil {
+			a.log.Warn("leadership transfer before leaving", "err", err)
+		}
+	}
+	if graceful && a.gossip != nil {
+		if err := a.gossip.Leave(3 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = a.httpSrv.Shutdown(ctx)
+		cancel()
+	} else {
+		a.httpLn.Close()
+	}
+	if a.raft != nil {
+		if err := a.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, fmt.Errorf("shut down raft: %w", err))
+		}
+	} else {
+		a.raftLn.Close()
+	}
+	if a.trans != nil {
+		a.trans.Close()
+	}
+	if a.gossip != nil {
+		if err := a.gossip.Shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.wg.Wait()
+	if a.bolt != nil {
+		if err := a.bolt.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close raft store: %w", err))
+		}
+	}
+	a.log.Info("agent stopped", "graceful", graceful)
+	return errors.Join(errs...)
+}

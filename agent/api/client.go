@@ -1,0 +1,140 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// ErrUnauthorized is returned when the agent refuses the token.
+var ErrUnauthorized = errors.New("the agent refused the token (401): check --token-file or SHOAL_TOKEN")
+
+// Client talks to one agent.
+type Client struct {
+	Base  string
+	Token string
+	HTTP  *http.Client
+}
+
+// NewClient returns a client for the agent at base, e.g.
+// "http://127.0.0.1:7948".
+func NewClient(base, token string) *Client {
+	return &Client{Base: strings.TrimRight(base, "/"), Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// StatusError is a non-2xx answer.
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s", e.Code, e.Msg) }
+
+// Do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when out is not nil).
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		switch v := in.(type) {
+		case []byte:
+			body = bytes.NewReader(v)
+		default:
+			b, err := json.Marshal(in)
+			if err != nil {
+				return fmt.Errorf("encode request: %w", err)
+			}
+			body = bytes.NewReader(b)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	if err != nil {
+		return fmt.Errorf("build request %s %s: %w", method, path, err)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach agent at %s: %w", c.Base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return ErrUnauthorized
+	}
+	if resp.StatusCode/100 != 2 {
+		var e Error
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(b))
+		}
+		return &StatusError{Code: resp.StatusCode, Msg: e.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode answer of %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// Health asks whether the agent is up; no token needed.
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	var h Health
+	return h, c.Do(ctx, http.MethodGet, "/v1/health", nil, &h)
+}
+
+// Nodes lists every node the agent knows.
+func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
+	var n []Node
+	return n, c.Do(ctx, http.MethodGet, "/v1/nodes", nil, &n)
+}
+
+// Self returns the agent's own node.
+func (c *Client) Self(ctx context.Context) (Node, error) {
+	var n Node
+	return n, c.Do(ctx, http.MethodGet, "/v1/self", nil, &n)
+}
+
+// Members lists members with their raft roles.
+func (c *Client) Members(ctx context.Context) ([]Member, error) {
+	var m []Member
+	return m, c.Do(ctx, http.MethodGet, "/v1/members", nil, &m)
+}
+
+// Leader returns the raft leader.
+func (c *Client) Leader(ctx context.Context) (Leader, error) {
+	var l Leader
+	return l, c.Do(ctx, http.MethodGet, "/v1/leader", nil, &l)
+}
+
+// Apply submits an encoded raftfsm command; the agent forwards it to the
+// leader and answers once it is committed.
+func (c *Client) Apply(ctx context.Context, cmd []byte) (ApplyResult, error) {
+	var r ApplyResult
+	return r, c.Do(ctx, http.MethodPost, "/v1/apply", cmd, &r)
+}
+
+// Query builds a path with query parameters.
+func Query(path string, kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}

@@ -1,0 +1,77 @@
+package api
+
+import "time"
+
+// Means is an attribute now and over the last 1, 5 and 15 minutes.
+type Means struct {
+	Now float64 `json:"now"`
+	M1  float64 `json:"1m"`
+	M5  float64 `json:"5m"`
+	M15 float64 `json:"15m"`
+}
+
+// PE is a kind of processing element a node offers.
+type PE struct {
+	Kind     string `json:"kind"`
+	Model    string `json:"model,omitempty"`
+	Count    int    `json:"count"`
+	MemBytes uint64 `json:"mem_bytes,omitempty"`
+}
+
+// Node is one row of GET /v1/nodes.
+type Node struct {
+	Name     string    `json:"name"`
+	Addr     string    `json:"addr"`
+	Status   string    `json:"status"`
+	Hostname string    `json:"hostname"`
+	CPUModel string    `json:"cpu_model,omitempty"`
+	Cores    int       `json:"cores"`
+	Threads  int       `json:"threads"`
+	MHz      float64   `json:"mhz"`
+	MemTotal uint64    `json:"mem_total"`
+	Load     Means     `json:"load"`
+	CPUUtil  Means     `json:"cpu_util"`
+	MemAvail Means     `json:"mem_avail"`
+	NetFlow  Means     `json:"net_flow"`
+	Users    int       `json:"users"`
+	PEs      []PE      `json:"pes"`
+	Switch   string    `json:"switch,omitempty"`
+	Sampled  time.Time `json:"sampled_at,omitzero"`
+	HTTPPort int       `json:"http_port,omitempty"`
+	RaftPort int       `json:"raft_port,omitempty"`
+}
+
+// Member is one row of GET /v1/members.
+type Member struct {
+	Name   string `json:"name"`
+	Addr   string `json:"addr"`
+	Status string `json:"status"`
+	// Role is the node's raft role: leader, voter, nonvoter, or none when
+	// it is not (yet) in the raft configuration.
+	Role string `json:"role"`
+}
+
+// Leader is GET /v1/leader.
+type Leader struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+}
+
+// Health is GET /v1/health, the one endpoint open without a token.
+type Health struct {
+	Status string `json:"status"`
+	Name   string `json:"name"`
+}
+
+// Error is the body of every non-2xx answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// ApplyResult is the answer to a committed write.
+type ApplyResult struct {
+	Index uint64 `json:"index"`
+	JobID uint64 `json:"job_id,omitempty"`
+	Err   string `json:"error,omitempty"`
+	Code  string `json:"code,omitempty"`
+}

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Apply commits an encoded raftfsm command, from any node: on the leader it
+// goes straight into raft, elsewhere it is forwarded to the leader's API.
+// While there is no leader it waits, retrying, until ctx or WriteTimeout
+// ends. Commands are idempotent, so retrying after an unknown outcome
+// (raft.ErrLeadershipLost, a forward that timed out) is safe.
+func (a *Agent) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+	if _, err := raftfsm.Decode(cmd); err != nil {
+		return api.ApplyResult{}, fmt.Errorf("refused command: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.WriteTimeout)
+	defer cancel()
+	backoff := 25 * time.Millisecond
+	var last error
+	for {
+		res, err := a.applyOnce(ctx, cmd)
+		if err == nil {
+			return res, nil
+		}
+		var se *api.StatusError
+		if errors.As(err, &se) && se.Code/100 == 4 {
+			return api.ApplyResult{}, err // the leader judged the command itself: do not retry
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return api.ApplyResult{}, fmt.Errorf("%w: a write waited %v (last: %v); is a quorum of voters up? see 'shoal members'",
+				ErrNoLeader, a.cfg.WriteTimeout, last)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 500*time.Millisecond)
+	}
+}
+
+func (a *Agent) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+	if a.raft.State() == raft.Leader {
+		return a.applyLocal(ctx, cmd)
+	}
+	_, id := a.raft.LeaderWithID()
+	if id == "" {
+		return api.ApplyResult{}, ErrNoLeader
+	}
+	base, err := a.httpAddrOf(string(id))
+	if err != nil {
+		return api.ApplyResult{}, err
+	}
+	c := api.NewClient(base, a.cfg.Token)
+	var res api.ApplyResult
+	err = c.Do(ctx, "POST", "/v1/apply?forwarded=1", cmd, &res)
+	return res, err
+}
+
+func (a *Agent) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+	timeout := time.Until(deadlineOr(ctx, 5*time.Second))
+	f := a.raft.Apply(cmd, timeout)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return api.ApplyResult{}, fmt.Errorf("%w: %w", ErrNotLeader, err)
+		}
+		return api.ApplyResult{}, fmt.Errorf("raft apply: %w", err)
+	}
+	res := api.ApplyResult{Index: f.Index()}
+	if r, ok := f.Response().(raftfsm.Result); ok {
+		res.JobID = r.JobID
+		if r.Err != nil {
+			res.Err, res.Code = r.Err.Error(), raftfsm.Code(r.Err)
+		}
+	}
+	return res, nil
+}
+
+func deadlineOr(ctx context.Context, d time.Duration) time.Time {
+	if dl, ok := ctx.Deadline(); ok {
+		return dl
+	}
+	return time.Now().Add(d)
+}
+
+// httpAddrOf finds a node's API address through gossip.
+func (a *Agent) httpAddrOf(name string) (string, error) {
+	e, ok := a.gossip.Node(name)
+	if !ok || !e.HasState || e.State.HTTPPort == 0 {
+		return "", fmt.Errorf("node %q: no address known in gossip", name)
+	}
+	return "http://" + net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.HTTPPort)), nil
+}

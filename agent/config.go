@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+// Config is everything an agent needs. Start from DefaultConfig.
+type Config struct {
+	// Name is the node's unique name. Default: the hostname.
+	Name string
+	// BindAddr is the IP every listener binds. Default "0.0.0.0".
+	BindAddr string
+	// AdvertiseAddr is the IP others use to reach this node. Default:
+	// BindAddr when it is a specific address.
+	AdvertiseAddr string
+	// GossipPort (TCP+UDP), RaftPort and HTTPPort; 0 picks a free port,
+	// which tests use. Defaults 7946, 7947, 7948.
+	GossipPort, RaftPort, HTTPPort int
+	// Join lists "host" or "host:port" addresses of agents to join; retried
+	// with backoff until one answers or the agent stops.
+	Join []string
+	// DataDir holds raft's log, stable store and snapshots. Required.
+	DataDir string
+	// Token is the cluster secret: it authenticates API calls, raft
+	// connections and (through a derived key) encrypts gossip. Required.
+	Token string
+	// SampleInterval is how often node state is sampled and gossiped.
+	// Default 3s.
+	SampleInterval time.Duration
+	// PEs are processing elements declared by the operator (--pe KIND=COUNT).
+	PEs []probe.PE
+	// Switch is the rack or switch the node hangs off, if declared.
+	Switch string
+
+	// BootstrapExpect is how many agents must see each other before the
+	// raft cluster bootstraps. Default 3; 1 for a single node.
+	BootstrapExpect int
+	// Voters is the target number of raft voters. Default BootstrapExpect.
+	Voters int
+	// DeadVoterGrace is how long a voter may be dead in gossip before the
+	// leader replaces it. Default 10s.
+	DeadVoterGrace time.Duration
+	// Raft holds raft's timings.
+	Raft RaftTimings
+	// WriteTimeout bounds how long a write waits for a leader. Default 10s.
+	WriteTimeout time.Duration
+
+	// Gossip tunes memberlist. Name, addresses, port and key are filled in
+	// from the fields above.
+	Gossip gossip.Config
+
+	// Sampler reads the node's dynamic state. Default: the host (gopsutil).
+	// Tests inject their own to drive state changes.
+	Sampler probe.Sampler
+	// Static overrides the scanned inventory when not nil (tests: skips
+	// gopsutil's slow CPU scan and makes nodes differ).
+	Static *probe.Static
+
+	// Logger receives structured logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// RaftTimings are hashicorp/raft's timeouts, tuned for a LAN.
+type RaftTimings struct {
+	// HeartbeatTimeout: a follower without contact for this long starts an
+	// election. Default 500ms (raft's default is 1s, for WANs too).
+	HeartbeatTimeout time.Duration
+	// ElectionTimeout: a candidate without a result for this long retries.
+	// Default 500ms.
+	ElectionTimeout time.Duration
+	// LeaderLeaseTimeout: a leader without quorum contact for this long
+	// steps down. Default 250ms.
+	LeaderLeaseTimeout time.Duration
+	// CommitTimeout: the longest a follower waits for a heartbeat carrying
+	// the commit index. Default 50ms.
+	CommitTimeout time.Duration
+}
+
+// DefaultConfig returns production defaults.
+func DefaultConfig() Config {
+	return Config{
+		BindAddr:        "0.0.0.0",
+		GossipPort:      7946,
+		RaftPort:        7947,
+		HTTPPort:        7948,
+		SampleInterval:  3 * time.Second,
+		BootstrapExpect: 3,
+		DeadVoterGrace:  10 * time.Second,
+		WriteTimeout:    10 * time.Second,
+		Raft: RaftTimings{
+			HeartbeatTimeout:   500 * time.Millisecond,
+			ElectionTimeout:    500 * time.Millisecond,
+			LeaderLeaseTimeout: 250 * time.Millisecond,
+			CommitTimeout:      50 * time.Millisecond,
+		},
+		Gossip: gossip.DefaultConfig(),
+	}
+}
+
+// Validate names the first field that is wrong and how to fix it.
+func (c *Config) Validate() error {
+	switch {
+	case c.Name == "":
+		return errors.New("name is empty: pass --name")
+	case c.DataDir == "":
+		return errors.New("data dir is empty: pass --data-dir DIR")
+	case c.Token == "":
+		return errors.New("no cluster token: create one with 'shoal keygen > token' and pass --token-file token")
+	case net.ParseIP(c.BindAddr) == nil:
+		return fmt.Errorf("bind address %q is not an IP address", c.BindAddr)
+	case c.AdvertiseAddr != "" && net.ParseIP(c.AdvertiseAddr) == nil:
+		return fmt.Errorf("advertise address %q is not an IP address", c.AdvertiseAddr)
+	case c.SampleInterval < 10*time.Millisecond:
+		return fmt.Errorf("sample interval %v is below 10ms", c.SampleInterval)
+	case c.BootstrapExpect < 1:
+		return fmt.Errorf("bootstrap-expect %d must be at least 1", c.BootstrapExpect)
+	case c.Voters < 0 || (c.Voters > 0 && c.Voters < c.BootstrapExpect):
+		return fmt.Errorf("voters %d must be at least bootstrap-expect %d", c.Voters, c.BootstrapExpect)
+	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0:
+		return errors.New("dead-voter grace and write timeout must be positive")
+	case c.Raft.HeartbeatTimeout < 5*time.Millisecond || c.Raft.ElectionTimeout < 5*time.Millisecond:
+		return errors.New("raft heartbeat and election timeouts must be at least 5ms")
+	case c.Raft.LeaderLeaseTimeout > c.Raft.HeartbeatTimeout:
+		return errors.New("raft leader lease timeout must not exceed the heartbeat timeout")
+	}
+	for _, p := range []int{c.GossipPort, c.RaftPort, c.HTTPPort} {
+		if p < 0 || p > 65535 {
+			return fmt.Errorf("port %d is outside 0-65535", p)
+		}
+	}
+	if c.GossipPort != 0 && (c.GossipPort == c.RaftPort || c.GossipPort == c.HTTPPort) || c.RaftPort != 0 && c.RaftPort == c.HTTPPort {
+		return fmt.Errorf("gossip, raft and http ports must differ (%d, %d, %d)", c.GossipPort, c.RaftPort, c.HTTPPort)
+	}
+	return nil
+}
+
+func (c *Config) voters() int {
+	if c.Voters > 0 {
+		return c.Voters
+	}
+	return c.BootstrapExpect
+}
+
+func (c *Config) advertise() string {
+	if c.AdvertiseAddr != "" {
+		return c.AdvertiseAddr
+	}
+	if ip := net.ParseIP(c.BindAddr); ip != nil && !ip.IsUnspecified() {
+		return c.BindAddr
+	}
+	return ""
+}

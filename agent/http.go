@@ -1,0 +1,189 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// maxBody bounds every request body the API reads.
+const maxBody = 1 << 20
+
+func (a *Agent) startHTTP() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", a.handleHealth)
+	a.route(mux, "GET /v1/self", a.handleSelf)
+	a.route(mux, "GET /v1/nodes", a.handleNodes)
+	a.route(mux, "GET /v1/members", a.handleMembers)
+	a.route(mux, "GET /v1/leader", a.handleLeader)
+	a.route(mux, "POST /v1/apply", a.handleApply)
+	a.route(mux, "GET /v1/state", a.handleState)
+	for _, r := range a.extraRoutes {
+		a.route(mux, r.pattern, r.h)
+	}
+	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.httpSrv.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("HTTP API stopped", "err", err)
+		}
+	}()
+}
+
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+// route registers a handler behind the token check: a request without the
+// cluster token gets 401 and nothing else.
+func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !tokenOK(tok, a.cfg.Token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
+			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, api.Error{Error: msg})
+}
+
+func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: a.cfg.Name})
+}
+
+func (a *Agent) handleSelf(w http.ResponseWriter, _ *http.Request) {
+	e, _ := a.gossip.Node(a.cfg.Name)
+	writeJSON(w, http.StatusOK, toAPINode(e))
+}
+
+func (a *Agent) handleNodes(w http.ResponseWriter, _ *http.Request) {
+	out := []api.Node{}
+	for _, e := range a.gossip.Nodes() {
+		if e.HasState {
+			out = append(out, toAPINode(e))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *Agent) handleMembers(w http.ResponseWriter, _ *http.Request) {
+	roles := a.roles()
+	out := []api.Member{}
+	for _, e := range a.gossip.Nodes() {
+		role := roles[e.State.Name]
+		if role == "" {
+			role = "none"
+		}
+		out = append(out, api.Member{Name: e.State.Name, Addr: e.State.Addr, Status: string(e.Status), Role: role})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *Agent) handleLeader(w http.ResponseWriter, _ *http.Request) {
+	addr, id := a.raft.LeaderWithID()
+	if id == "" {
+		writeErr(w, http.StatusServiceUnavailable, "no raft leader right now; see 'shoal members'")
+		return
+	}
+	writeJSON(w, http.StatusOK, api.Leader{Name: string(id), Addr: string(addr)})
+}
+
+// handleApply takes an encoded command. A forwarded command that reaches a
+// node which is not the leader is refused with 503 rather than forwarded
+// again, so forwarding never loops.
+func (a *Agent) handleApply(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeErr(w, http.StatusRequestEntityTooLarge, "read command: "+err.Error())
+		return
+	}
+	if _, err := raftfsm.Decode(b); err != nil {
+		writeErr(w, http.StatusBadRequest, "refused command: "+err.Error())
+		return
+	}
+	if r.URL.Query().Get("forwarded") != "" {
+		if a.raft.State() != raft.Leader {
+			writeErr(w, http.StatusServiceUnavailable, ErrNotLeader.Error())
+			return
+		}
+		res, err := a.applyLocal(r.Context(), b)
+		if err != nil {
+			writeErr(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
+	res, err := a.Apply(r.Context(), b)
+	if err != nil {
+		code := http.StatusServiceUnavailable
+		var se *api.StatusError
+		if errors.As(err, &se) {
+			code = se.Code
+		}
+		writeErr(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// handleState returns the replicated state. Reads are local and may be
+// stale; ?consistent=1 first confirms leadership and applies everything
+// committed (on the leader) or forwards to it.
+func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("consistent") != "" {
+		if a.raft.State() != raft.Leader {
+			_, id := a.raft.LeaderWithID()
+			if id == "" {
+				writeErr(w, http.StatusServiceUnavailable, ErrNoLeader.Error())
+				return
+			}
+			base, err := a.httpAddrOf(string(id))
+			if err != nil {
+				writeErr(w, http.StatusServiceUnavailable, err.Error())
+				return
+			}
+			var st json.RawMessage
+			if err := api.NewClient(base, a.cfg.Token).Do(r.Context(), "GET", "/v1/state?consistent=1", nil, &st); err != nil {
+				writeErr(w, http.StatusServiceUnavailable, err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, st)
+			return
+		}
+		if err := a.raft.VerifyLeader().Error(); err != nil {
+			writeErr(w, http.StatusServiceUnavailable, "verify leadership: "+err.Error())
+			return
+		}
+		if err := a.raft.Barrier(5 * time.Second).Error(); err != nil {
+			writeErr(w, http.StatusServiceUnavailable, "barrier: "+err.Error())
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, a.fsm.State())
+}
+

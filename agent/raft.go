@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+func (a *Agent) startRaft() error {
+	dir := filepath.Join(a.cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create raft dir: %w", err)
+	}
+	hl := raftLogger(a.log)
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		return fmt.Errorf("open raft store %s: %w", filepath.Join(dir, "raft.db"), err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hl)
+	if err != nil {
+		bolt.Close()
+		return fmt.Errorf("open snapshot store: %w", err)
+	}
+	logs, err := raft.NewLogCache(512, bolt)
+	if err != nil {
+		bolt.Close()
+		return fmt.Errorf("raft log cache: %w", err)
+	}
+	adv := &net.TCPAddr{IP: net.ParseIP(a.advertiseIP()), Port: a.RaftPort()}
+	a.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: newAuthStream(a.raftLn, adv, a.cfg.Token), MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
+	})
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(a.cfg.Name)
+	rc.Logger = hl
+	rc.HeartbeatTimeout = a.cfg.Raft.HeartbeatTimeout
+	rc.ElectionTimeout = a.cfg.Raft.ElectionTimeout
+	rc.LeaderLeaseTimeout = a.cfg.Raft.LeaderLeaseTimeout
+	rc.CommitTimeout = a.cfg.Raft.CommitTimeout
+	rc.SnapshotThreshold = 2048
+	rc.TrailingLogs = 4096
+	// A buffered NotifyCh: LeaderCh drops transitions when nobody reads.
+	ch := make(chan bool, 32)
+	rc.NotifyCh, a.leaderCh = ch, ch
+
+	a.fsm = raftfsm.New()
+	r, err := raft.NewRaft(rc, a.fsm, logs, bolt, snaps, a.trans)
+	if err != nil {
+		bolt.Close()
+		return fmt.Errorf("start raft: %w", err)
+	}
+	a.raft, a.bolt = r, bolt
+	return nil
+}
+
+// raftMember reports whether this node is part of a raft configuration.
+func (a *Agent) raftMember() bool {
+	f := a.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	return len(f.Configuration().Servers) > 0
+}
+
+// bootstrapLoop publishes this node's raft standing in gossip and, while it
+// has none, bootstraps the cluster once bootstrap-expect agents agree.
+func (a *Agent) bootstrapLoop(ctx context.Context) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var published []string
+	for {
+		if a.raftMember() {
+			a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true} })
+			return
+		}
+		views := a.bootViews()
+		prop := bootstrapProposal(views, a.cfg.BootstrapExpect)
+		if !slices.Equal(prop, published) {
+			a.gossip.Update(func(s *gossip.NodeState) { s.Raft.Proposal = prop })
+			published = prop
+			views = a.bootViews()
+		}
+		if bootstrapReady(a.cfg.Name, views, prop) {
+			a.bootstrap(views, prop)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-a.gossip.Changed():
+		}
+	}
+}
+
+func (a *Agent) bootstrap(views []bootView, prop []string) {
+	var conf raft.Configuration
+	for _, v := range views {
+		if slices.Contains(prop, v.Name) {
+			conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(v.Name), Address: raft.ServerAddress(v.RaftAddr), Suffrage: raft.Voter})
+		}
+	}
+	slices.SortFunc(conf.Servers, func(x, y raft.Server) int { return cmpStr(string(x.ID), string(y.ID)) })
+	if err := a.raft.BootstrapCluster(conf).Error(); err != nil && err != raft.ErrCantBootstrap {
+		a.log.Error("bootstrap raft", "err", err)
+		return
+	}
+	a.log.Info("bootstrapped raft cluster", "voters", prop)
+}
+
+func cmpStr(x, y string) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+func (a *Agent) bootViews() []bootView {
+	var out []bootView
+	for _, e := range a.gossip.Nodes() {
+		if !e.HasState {
+			continue
+		}
+		out = append(out, bootView{
+			Name: e.State.Name, Alive: e.Status == gossip.StatusAlive,
+			RaftAddr: raftAddrOf(e.State), Member: e.State.Raft.Member, Proposal: e.State.Raft.Proposal,
+		})
+	}
+	return out
+}
+
+func raftAddrOf(s gossip.NodeState) string {
+	if s.Addr == "" || s.RaftPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(s.Addr, strconv.Itoa(s.RaftPort))
+}
+
+// leaderLoop runs the leader's reconcilers for as long as this node leads.
+func (a *Agent) leaderLoop(ctx context.Context) {
+	var stop context.CancelFunc
+	for {
+		select {
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+			}
+			return
+		case isLeader := <-a.leaderCh:
+			if stop != nil {
+				stop()
+				stop = nil
+			}
+			if !isLeader {
+				a.log.Info("lost raft leadership")
+				continue
+			}
+			a.log.Info("gained raft leadership")
+			var lctx context.Context
+			lctx, stop = context.WithCancel(ctx)
+			a.wg.Add(1)
+			go func() {
+				defer a.wg.Done()
+				a.lead(lctx)
+			}()
+		}
+	}
+}
+
+// lead runs while this node is leader. It first waits for every entry of
+// earlier terms to be applied (Barrier), so decisions read a current FSM.
+func (a *Agent) lead(ctx context.Context) {
+	if err := a.raft.Barrier(5 * time.Second).Error(); err != nil {
+		a.log.Warn("barrier after gaining leadership", "err", err)
+		return
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		a.reconcileMembership()
+		for _, fn := range a.leaderHooks {
+			fn(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-a.gossip.Changed():
+		}
+	}
+}
+
+func (a *Agent) reconcileMembership() {
+	f := a.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	var servers []server
+	for _, s := range f.Configuration().Servers {
+		servers = append(servers, server{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	var members []memberView
+	for _, e := range a.gossip.Nodes() {
+		members = append(members, memberView{Name: e.State.Name, RaftAddr: raftAddrOf(e.State), Status: e.Status, Since: e.Since})
+	}
+	for _, act := range planMembership(a.cfg.Name, servers, members, a.cfg.voters(), a.cfg.DeadVoterGrace, time.Now()) {
+		var err error
+		id, addr := raft.ServerID(act.ID), raft.ServerAddress(act.Addr)
+		switch act.Kind {
+		case actAdd:
+			err = a.raft.AddNonvoter(id, addr, 0, 5*time.Second).Error()
+		case actPromote:
+			err = a.raft.AddVoter(id, addr, 0, 5*time.Second).Error()
+		case actDemote:
+			err = a.raft.DemoteVoter(id, 0, 5*time.Second).Error()
+		case actRemove:
+			err = a.raft.RemoveServer(id, 0, 5*time.Second).Error()
+		}
+		if err != nil {
+			a.log.Warn("raft membership change failed", "action", act.Kind, "server", act.ID, "err", err)
+			return
+		}
+		a.log.Info("raft membership changed", "action", act.Kind, "server", act.ID, "why", act.Why)
+	}
+}
+
+// Role returns a node's raft role: leader, voter, nonvoter or none.
+func (a *Agent) roles() map[string]string {
+	out := map[string]string{}
+	f := a.raft.GetConfiguration()
+	if f.Error() != nil {
+		return out
+	}
+	_, leaderID := a.raft.LeaderWithID()
+	for _, s := range f.Configuration().Servers {
+		switch {
+		case s.ID == leaderID:
+			out[string(s.ID)] = "leader"
+		case s.Suffrage == raft.Voter:
+			out[string(s.ID)] = "voter"
+		default:
+			out[string(s.ID)] = "nonvoter"
+		}
+	}
+	return out
+}
+

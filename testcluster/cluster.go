@@ -1,0 +1,276 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+// Token is the cluster token of every test cluster.
+const Token = "testcluster-token-0123456789abcdef"
+
+// Options shape a test cluster. The zero value gives a cluster where every
+// node is a voter candidate with bootstrap-expect min(n, 3).
+type Options struct {
+	// BootstrapExpect and Voters as in agent.Config; 0 means min(n, 3) and
+	// BootstrapExpect.
+	BootstrapExpect, Voters int
+	// Sampler, when set, gives node i its sampler (to inject state changes).
+	Sampler func(i int) probe.Sampler
+	// Static, when set, gives node i a fixed inventory instead of the host's.
+	Static func(i int) *probe.Static
+	// Configure, when set, adjusts node i's config last.
+	Configure func(i int, c *agent.Config)
+	// LogLevel of agent logs copied to t.Log. Default: warnings and errors.
+	LogLevel slog.Level
+	// Prefix of node names. Default "n".
+	Prefix string
+}
+
+// Cluster is a set of in-process agents.
+type Cluster struct {
+	t    testing.TB
+	opts Options
+
+	mu     sync.Mutex
+	agents []*agent.Agent // nil while a node is down
+	cfgs   []agent.Config
+}
+
+// New starts n agents, joins them into one cluster and registers their
+// shutdown with t.Cleanup. It does not wait for raft; use WaitLeader.
+func New(t testing.TB, n int, opts Options) *Cluster {
+	t.Helper()
+	if opts.BootstrapExpect == 0 {
+		opts.BootstrapExpect = min(n, 3)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "n"
+	}
+	if opts.LogLevel == 0 {
+		opts.LogLevel = slog.LevelWarn
+	}
+	c := &Cluster{t: t, opts: opts, agents: make([]*agent.Agent, n), cfgs: make([]agent.Config, n)}
+	h, quiet := newTLogHandler(t, opts.LogLevel)
+	t.Cleanup(func() {
+		c.StopAll(agent.Abrupt)
+		quiet()
+	})
+	base := t.TempDir()
+	for i := range n {
+		cfg := agent.DefaultConfig()
+		cfg.Name = opts.Prefix + strconv.Itoa(i)
+		cfg.BindAddr = "127.0.0.1"
+		cfg.GossipPort, cfg.RaftPort, cfg.HTTPPort = 0, 0, 0
+		cfg.DataDir = filepath.Join(base, cfg.Name)
+		cfg.Token = Token
+		cfg.SampleInterval = 200 * time.Millisecond
+		cfg.BootstrapExpect, cfg.Voters = opts.BootstrapExpect, opts.Voters
+		cfg.DeadVoterGrace = 2 * time.Second
+		cfg.Gossip = gossip.TestConfig()
+		// Loopback tests run many agents on two cores, often under the
+		// race detector: raft timings with headroom over the LAN defaults.
+		cfg.Raft.HeartbeatTimeout = time.Second
+		cfg.Raft.ElectionTimeout = time.Second
+		cfg.Raft.LeaderLeaseTimeout = 500 * time.Millisecond
+		cfg.Logger = slog.New(h).With("node", cfg.Name)
+		if opts.Sampler != nil {
+			cfg.Sampler = opts.Sampler(i)
+		}
+		if opts.Static != nil {
+			cfg.Static = opts.Static(i)
+		} else {
+			cfg.Static = DefaultStatic(cfg.Name)
+		}
+		if opts.Configure != nil {
+			opts.Configure(i, &cfg)
+		}
+		c.cfgs[i] = cfg
+		if err := c.start(i); err != nil {
+			t.Fatalf("start agent %d: %v", i, err)
+		}
+	}
+	return c
+}
+
+// DefaultStatic is the inventory test nodes have unless told otherwise; a
+// fixed one keeps tests independent of the machine they run on.
+func DefaultStatic(name string) *probe.Static {
+	return &probe.Static{Hostname: name, CPUModel: "testcluster CPU", Cores: 4, Threads: 8, MHz: 2400,
+		MemTotal: 16 << 30, PEs: []probe.PE{{Kind: "cpu", Count: 8}}}
+}
+
+func (c *Cluster) start(i int) error {
+	cfg := c.cfgs[i]
+	// Join whoever is up, so that restarts work whichever node went down.
+	cfg.Join = nil
+	c.mu.Lock()
+	for j, a := range c.agents {
+		if a != nil && j != i {
+			cfg.Join = append(cfg.Join, "127.0.0.1:"+strconv.Itoa(a.GossipPort()))
+		}
+	}
+	c.mu.Unlock()
+	a, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := a.Start(context.Background()); err != nil {
+		a.Shutdown(agent.Abrupt)
+		return err
+	}
+	// Keep the ports the kernel picked, so a restart comes back where the
+	// cluster expects it.
+	c.cfgs[i].GossipPort, c.cfgs[i].RaftPort, c.cfgs[i].HTTPPort = a.GossipPort(), a.RaftPort(), a.HTTPPort()
+	c.mu.Lock()
+	c.agents[i] = a
+	c.mu.Unlock()
+	return nil
+}
+
+// N is the number of nodes, up or down.
+func (c *Cluster) N() int { return len(c.cfgs) }
+
+// Agent returns node i's agent, or nil when it is down.
+func (c *Cluster) Agent(i int) *agent.Agent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.agents[i]
+}
+
+// Name returns node i's name.
+func (c *Cluster) Name(i int) string { return c.cfgs[i].Name }
+
+// Index returns the index of the node with the given name, or -1.
+func (c *Cluster) Index(name string) int {
+	for i, cfg := range c.cfgs {
+		if cfg.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Up lists the indices of running nodes.
+func (c *Cluster) Up() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for i, a := range c.agents {
+		if a != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Client returns an API client for node i, with the cluster token.
+func (c *Cluster) Client(i int) *api.Client {
+	return api.NewClient("http://127.0.0.1:"+strconv.Itoa(c.cfgs[i].HTTPPort), Token)
+}
+
+// Kill stops node i abruptly: no leave, no leadership transfer.
+func (c *Cluster) Kill(i int) { c.stop(i, agent.Abrupt) }
+
+// Stop stops node i gracefully.
+func (c *Cluster) Stop(i int) { c.stop(i, agent.Graceful) }
+
+func (c *Cluster) stop(i int, graceful bool) {
+	c.mu.Lock()
+	a := c.agents[i]
+	c.agents[i] = nil
+	c.mu.Unlock()
+	if a != nil {
+		if err := a.Shutdown(graceful); err != nil {
+			c.t.Logf("shutdown %s: %v", c.cfgs[i].Name, err)
+		}
+	}
+}
+
+// Restart starts node i again with its name, ports and data directory.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	if c.Agent(i) != nil {
+		c.t.Fatalf("restart %s: it is running", c.cfgs[i].Name)
+	}
+	if err := c.start(i); err != nil {
+		c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
+	}
+}
+
+// StopAll stops every running node.
+func (c *Cluster) StopAll(graceful bool) {
+	var wg sync.WaitGroup
+	for _, i := range c.Up() {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.stop(i, graceful) }()
+	}
+	wg.Wait()
+}
+
+// Leader returns the index of the node that is raft leader in its own
+// eyes and agreed by every running node, or -1.
+func (c *Cluster) Leader() int {
+	leader := ""
+	for _, i := range c.Up() {
+		a := c.Agent(i)
+		if a == nil {
+			continue
+		}
+		_, id := a.Raft().LeaderWithID()
+		if id == "" || (leader != "" && string(id) != leader) {
+			return -1
+		}
+		leader = string(id)
+	}
+	i := c.Index(leader)
+	if i < 0 {
+		return -1
+	}
+	if a := c.Agent(i); a == nil || a.Raft().State() != raft.Leader {
+		return -1
+	}
+	return i
+}
+
+// WaitLeader waits for a leader every running node agrees on.
+func (c *Cluster) WaitLeader(timeout time.Duration) int {
+	c.t.Helper()
+	leader := -1
+	WaitFor(c.t, timeout, "a raft leader agreed by every running node", func() bool {
+		leader = c.Leader()
+		return leader >= 0
+	}, c.Describe)
+	return leader
+}
+
+// Describe summarises every node's raft view, for failure messages.
+func (c *Cluster) Describe() string {
+	s := ""
+	for i := range c.cfgs {
+		a := c.Agent(i)
+		if a == nil {
+			s += fmt.Sprintf("[%s down] ", c.cfgs[i].Name)
+			continue
+		}
+		_, id := a.Raft().LeaderWithID()
+		s += fmt.Sprintf("[%s %s leader=%q alive=%d] ", c.cfgs[i].Name, a.Raft().State(), id, a.Gossip().NumAlive())
+	}
+	return s
+}
+
+// DataDir is node i's data directory.
+func (c *Cluster) DataDir(i int) string { return c.cfgs[i].DataDir }
+
