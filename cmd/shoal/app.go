@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // the operation failed (agent unreachable, job failed, ...)
+	exitUsage    = 2 // bad flags or arguments: nothing was attempted
+	exitNoLeader = 3 // the cluster has no leader right now; retry later
+)
+
+var version = "dev"
+
+// run builds the app with injected writers (so tests capture output) and
+// turns its error into an exit code and one line on stderr.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return exitOK
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := strings.TrimSpace(err.Error()); msg != "" {
+			fmt.Fprintln(stderr, "shoal: "+msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintln(stderr, "shoal: "+err.Error())
+	return exitFailure
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:    "shoal",
+		Usage:   "a self-healing, network- and load-aware cluster agent for MPI jobs",
+		Version: version,
+		Description: `Every node runs 'shoal agent'. The agents gossip their load, their processing
+elements and the network between them, elect a raft leader, and place jobs on
+the best nodes right now. Any other command talks to the agent on this node.
+
+Examples:
+  shoal keygen > /etc/shoal/token && chmod 600 /etc/shoal/token
+  shoal agent --data-dir /var/lib/shoal --token-file /etc/shoal/token --join node1
+  shoal nodes
+  shoal members --json
+  shoal alloc -n 8 --format openmpi`,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		OnUsageError:    usageError,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run() prints and exits
+		Commands: []*cli.Command{
+			agentCommand(),
+			nodesCommand(),
+			membersCommand(),
+			leaderCommand(),
+			keygenCommand(),
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = usageError
+	}
+	app.Action = func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return cli.Exit(fmt.Sprintf("no command %q; see 'shoal --help'", c.Args().First()), exitUsage)
+		}
+		return cli.ShowAppHelp(c)
+	}
+	return app
+}
+
+func usageError(c *cli.Context, err error, _ bool) error {
+	name := "shoal"
+	if c.Command != nil && c.Command.Name != "" {
+		name += " " + c.Command.Name
+	}
+	return cli.Exit(fmt.Sprintf("%v (see '%s --help')", err, name), exitUsage)
+}
+
+// usagef reports a bad argument that flag parsing could not catch.
+func usagef(c *cli.Context, format string, a ...any) error {
+	return usageError(c, fmt.Errorf(format, a...), false)
+}

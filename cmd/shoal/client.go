@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+// clientFlags are the flags of every command that talks to an agent; each
+// has an environment variable that works wherever the flag does.
+func clientFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: "http://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
+			Usage: "`URL` of the agent's HTTP API"},
+		&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "read the cluster token from `FILE`"},
+		&cli.StringFlag{Name: "token", EnvVars: []string{"SHOAL_TOKEN"}, Usage: "the cluster token itself (prefer --token-file: argv is visible to others)"},
+	}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"}
+}
+
+func newClient(c *cli.Context) (*api.Client, error) {
+	tok := c.String("token")
+	if f := c.String("token-file"); f != "" {
+		t, err := agent.ReadTokenFile(f)
+		if err != nil {
+			return nil, cli.Exit(err.Error(), exitUsage)
+		}
+		tok = t
+	}
+	if tok == "" {
+		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN", exitUsage)
+	}
+	addr := c.String("addr")
+	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
+		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as http://127.0.0.1:7948", addr), exitUsage)
+	}
+	return api.NewClient(addr, tok), nil
+}
+
+// apiError turns a client error into an exit code with one clear line.
+func apiError(err error) error {
+	var se *api.StatusError
+	switch {
+	case errors.Is(err, api.ErrUnauthorized):
+		return cli.Exit(err.Error(), exitFailure)
+	case errors.As(err, &se) && se.Code == 503:
+		return cli.Exit(se.Msg, exitNoLeader)
+	case errors.As(err, &se) && se.Code/100 == 4:
+		return cli.Exit(se.Msg, exitUsage)
+	}
+	return cli.Exit(err.Error(), exitFailure)
+}
+
+func printJSON(c *cli.Context, v any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+

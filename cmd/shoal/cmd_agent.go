@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+func agentCommand() *cli.Command {
+	d := agent.DefaultConfig()
+	return &cli.Command{
+		Name:  "agent",
+		Usage: "run the shoal agent on this node",
+		Description: `Runs until SIGINT or SIGTERM, then leaves the cluster gracefully.
+
+Examples:
+  # first three nodes of a new cluster
+  shoal agent --data-dir /var/lib/shoal --token-file /etc/shoal/token --join node1 --join node2
+  # a node with accelerators shoal cannot detect
+  shoal agent --data-dir /var/lib/shoal --token-file /etc/shoal/token --join node1 --pe fpga=2
+  # a single-node cluster
+  shoal agent --data-dir /tmp/shoal --token-file token --bootstrap-expect 1`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", EnvVars: []string{"SHOAL_NAME"}, Usage: "node `NAME` (default: hostname)"},
+			&cli.StringFlag{Name: "bind", Value: d.BindAddr, EnvVars: []string{"SHOAL_BIND"}, Usage: "`IP` to listen on"},
+			&cli.StringFlag{Name: "advertise", EnvVars: []string{"SHOAL_ADVERTISE"}, Usage: "`IP` other nodes use (default: --bind)"},
+			&cli.IntFlag{Name: "gossip-port", Value: d.GossipPort, EnvVars: []string{"SHOAL_GOSSIP_PORT"}, Usage: "TCP+UDP `PORT` for gossip"},
+			&cli.IntFlag{Name: "raft-port", Value: d.RaftPort, EnvVars: []string{"SHOAL_RAFT_PORT"}, Usage: "TCP `PORT` for raft"},
+			&cli.IntFlag{Name: "http-port", Value: d.HTTPPort, EnvVars: []string{"SHOAL_HTTP_PORT"}, Usage: "TCP `PORT` for the HTTP API"},
+			&cli.StringSliceFlag{Name: "join", EnvVars: []string{"SHOAL_JOIN"}, Usage: "`ADDR` (host or host:gossip-port) of an agent to join; repeatable; retried with backoff"},
+			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"SHOAL_DATA_DIR"}, Usage: "`DIR` for raft's log and snapshots (required)"},
+			&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "`FILE` holding the cluster token (required; see 'shoal keygen')"},
+			&cli.DurationFlag{Name: "sample-interval", Value: d.SampleInterval, EnvVars: []string{"SHOAL_SAMPLE_INTERVAL"}, Usage: "how often node state is sampled and gossiped"},
+			&cli.StringSliceFlag{Name: "pe", EnvVars: []string{"SHOAL_PE"}, Usage: "declare processing elements shoal cannot detect, `KIND=COUNT`; repeatable"},
+			&cli.StringFlag{Name: "switch", EnvVars: []string{"SHOAL_SWITCH"}, Usage: "`NAME` of the rack or switch this node hangs off"},
+			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
+			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
+			&cli.DurationFlag{Name: "dead-voter-grace", Value: d.DeadVoterGrace, EnvVars: []string{"SHOAL_DEAD_VOTER_GRACE"}, Usage: "how long a voter may be dead before it is replaced"},
+			&cli.DurationFlag{Name: "join-timeout", EnvVars: []string{"SHOAL_JOIN_TIMEOUT"}, Usage: "give up and exit if no --join address answers within this time (default: keep trying)"},
+			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"SHOAL_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+			&cli.BoolFlag{Name: "log-json", EnvVars: []string{"SHOAL_LOG_JSON"}, Usage: "log JSON lines instead of text"},
+		},
+		Action: runAgent,
+	}
+}
+
+func agentConfig(c *cli.Context) (agent.Config, error) {
+	cfg := agent.DefaultConfig()
+	if c.NArg() > 0 {
+		return cfg, usagef(c, "agent takes no arguments, got %q", c.Args().Slice())
+	}
+	cfg.Name = c.String("name")
+	if cfg.Name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return cfg, usagef(c, "no --name and no hostname: %v", err)
+		}
+		cfg.Name = h
+	}
+	cfg.BindAddr, cfg.AdvertiseAddr = c.String("bind"), c.String("advertise")
+	cfg.GossipPort, cfg.RaftPort, cfg.HTTPPort = c.Int("gossip-port"), c.Int("raft-port"), c.Int("http-port")
+	for _, j := range c.StringSlice("join") {
+		if err := checkJoinAddr(j); err != nil {
+			return cfg, usagef(c, "--join %q: %v", j, err)
+		}
+		cfg.Join = append(cfg.Join, j)
+	}
+	cfg.DataDir = c.String("data-dir")
+	if cfg.DataDir == "" {
+		return cfg, usagef(c, "--data-dir is required")
+	}
+	tf := c.String("token-file")
+	if tf == "" {
+		return cfg, usagef(c, "--token-file is required (make one with 'shoal keygen > token')")
+	}
+	tok, err := agent.ReadTokenFile(tf)
+	if err != nil {
+		return cfg, usagef(c, "%v", err)
+	}
+	cfg.Token = tok
+	cfg.SampleInterval = c.Duration("sample-interval")
+	pes, err := probe.ParsePEFlags(c.StringSlice("pe"))
+	if err != nil {
+		return cfg, usagef(c, "%v", err)
+	}
+	cfg.PEs = pes
+	cfg.Switch = c.String("switch")
+	cfg.BootstrapExpect, cfg.Voters = c.Int("bootstrap-expect"), c.Int("voters")
+	cfg.DeadVoterGrace = c.Duration("dead-voter-grace")
+	if err := cfg.Validate(); err != nil {
+		return cfg, usagef(c, "%v", err)
+	}
+	return cfg, nil
+}
+
+func checkJoinAddr(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = s, ""
+	}
+	if host == "" {
+		return fmt.Errorf("no host; use host or host:port")
+	}
+	if port != "" {
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("port %q is not a number in 1-65535", port)
+		}
+	}
+	return nil
+}
+
+func newLogger(c *cli.Context) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return nil, usagef(c, "--log-level %q: use debug, info, warn or error", c.String("log-level"))
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Bool("log-json") {
+		return slog.New(slog.NewJSONHandler(c.App.ErrWriter, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, opts)), nil
+}
+
+func runAgent(c *cli.Context) error {
+	log, err := newLogger(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := agentConfig(c)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = log
+	a, err := agent.New(cfg)
+	if err != nil {
+		return cli.Exit(err.Error(), exitFailure)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := a.Start(ctx); err != nil {
+		a.Shutdown(agent.Abrupt)
+		return cli.Exit(err.Error(), exitFailure)
+	}
+	if jt := c.Duration("join-timeout"); jt > 0 && len(cfg.Join) > 0 {
+		deadline := time.After(jt)
+		for a.Gossip().NumAlive() < 2 {
+			select {
+			case <-ctx.Done():
+			case <-deadline:
+				a.Shutdown(agent.Abrupt)
+				return cli.Exit(fmt.Sprintf("could not join any of %v within %v: are the agents up and the token the same?", cfg.Join, jt), exitFailure)
+			case <-time.After(100 * time.Millisecond):
+				continue
+			}
+			break
+		}
+	}
+	<-ctx.Done()
+	log.Info("signal received, leaving the cluster")
+	if err := a.Shutdown(agent.Graceful); err != nil {
+		return cli.Exit(err.Error(), exitFailure)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+)
+
+func membersCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "members",
+		Usage: "list members with their status and raft role",
+		Description: `Roles: leader, voter, nonvoter, or none while a node is not in raft yet.
+
+Examples:
+  shoal members
+  shoal members --json`,
+		Flags: append(clientFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "members takes no arguments")
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			ms, err := cl.Members(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, ms)
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tROLE")
+			for _, m := range ms {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Addr, m.Status, m.Role)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func leaderCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "leader",
+		Usage: "print the raft leader's name and address",
+		Description: `Exits 3 when the cluster has no leader right now.
+
+Examples:
+  shoal leader
+  shoal leader --json`,
+		Flags: append(clientFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "leader takes no arguments")
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			l, err := cl.Leader(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, l)
+			}
+			fmt.Fprintf(c.App.Writer, "%s %s\n", l.Name, l.Addr)
+			return nil
+		},
+	}
+}

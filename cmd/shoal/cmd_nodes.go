@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+func nodesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "nodes",
+		Usage: "list every node with its inventory and load, like sinfo",
+		Description: `Load, CPU, free memory and network flow are shown now / 5-minute mean.
+
+Examples:
+  shoal nodes
+  shoal nodes --json | jq '.[] | select(.status == "alive") | .name'`,
+		Flags: append(clientFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "nodes takes no arguments")
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			ns, err := cl.Nodes(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, ns)
+			}
+			writeNodesTable(c.App.Writer, ns)
+			return nil
+		},
+	}
+}
+
+func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES")
+	for _, n := range ns {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\n",
+			n.Name, n.Addr, n.Status, n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
+			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, pesString(n.PEs))
+	}
+	tw.Flush()
+}
+
+func pesString(pes []api.PE) string {
+	var parts []string
+	for _, p := range pes {
+		s := fmt.Sprintf("%s:%d", p.Kind, p.Count)
+		if p.Model != "" && p.Kind != "cpu" {
+			s += "(" + p.Model + ")"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+func bytesIEC(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f%s", b, units[i])
+	}
+	return fmt.Sprintf("%.1f%s", b, units[i])
+}
