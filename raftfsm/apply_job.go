@@ -1,0 +1,308 @@
+package raftfsm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
+	if err := nonEmpty("request_id", b.RequestID); err != nil {
+		return Result{}, err
+	}
+	if err := nonEmpty("owner", b.Owner); err != nil {
+		return Result{}, err
+	}
+	if j := s.JobByRequest(b.RequestID); j != nil {
+		if j.Owner != b.Owner {
+			return Result{}, fmt.Errorf("%w: request %q is job %d of %q", ErrRequestConflict, b.RequestID, j.ID, j.Owner)
+		}
+		return Result{JobID: j.ID, Attempt: j.Attempt, Noop: true}, nil
+	}
+	spec := b.Spec.clone()
+	normalizeSpec(&spec)
+	if err := validateSpec(&spec); err != nil {
+		return Result{}, err
+	}
+	if s.NextJobID == math.MaxUint64 {
+		return Result{}, fmt.Errorf("%w: job IDs exhausted", ErrInvalid)
+	}
+	id := s.NextJobID
+	s.Jobs[id] = &Job{
+		ID: id, RequestID: b.RequestID, Owner: b.Owner, Spec: spec,
+		State: StateQueued, SubmittedAt: at, Seq: id,
+	}
+	s.byRequest[b.RequestID] = id
+	s.NextJobID++
+	return Result{JobID: id}, nil
+}
+
+// normalizeSpec turns empty lists into nil, so that a state and its restored snapshot are equal.
+func normalizeSpec(s *JobSpec) {
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	if len(s.Hostfile) == 0 {
+		s.Hostfile = nil
+	}
+	if len(s.PEs) == 0 {
+		s.PEs = nil
+	}
+}
+
+// job returns the job with the given ID.
+func (s *State) job(id uint64) (*Job, error) {
+	j, ok := s.Jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrNoSuchJob, id)
+	}
+	return j, nil
+}
+
+// current returns the job and its attempt n, which must be the job's current attempt. The fence:
+// commands for any other attempt change nothing.
+func (s *State) current(id uint64, n int) (*Job, *Attempt, error) {
+	j, err := s.job(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := j.Current()
+	if n != j.Attempt || a == nil {
+		return nil, nil, fmt.Errorf("%w: job %d attempt %d, current attempt is %d", ErrStaleAttempt, id, n, j.Attempt)
+	}
+	return j, a, nil
+}
+
+func errEnded(j *Job, a *Attempt) error {
+	return fmt.Errorf("%w: job %d attempt %d already ended (%s)", ErrStaleAttempt, j.ID, a.N, a.State)
+}
+
+func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
+	j, err := s.job(b.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if j.State.Terminal() {
+		return res, fmt.Errorf("%w: job %d is %s", ErrJobTerminal, j.ID, j.State)
+	}
+	head := b.Head
+	if head == "" && len(b.Hosts) > 0 {
+		head = b.Hosts[0].Node
+	}
+	if a := j.Current(); a != nil && b.Attempt == j.Attempt && !a.Ended() {
+		if slices.Equal(a.Hosts, b.Hosts) && a.Head == head && a.Degraded == b.Degraded && a.DegradedReason == b.DegradedReason {
+			res.Noop = true
+			return res, nil
+		}
+		return res, fmt.Errorf("%w: job %d attempt %d is already placed elsewhere", ErrStaleAttempt, j.ID, b.Attempt)
+	}
+	if b.Attempt != j.Attempt+1 || j.State != StateQueued {
+		return res, fmt.Errorf("%w: job %d is %s at attempt %d; place attempt %d refused", ErrStaleAttempt, j.ID, j.State, j.Attempt, b.Attempt)
+	}
+	if b.Attempt > j.Spec.MaxAttempts {
+		return res, fmt.Errorf("%w: attempt %d exceeds max_attempts %d", ErrInvalid, b.Attempt, j.Spec.MaxAttempts)
+	}
+	if err := validateHosts(b.Hosts, &j.Spec); err != nil {
+		return res, err
+	}
+	if !slices.ContainsFunc(b.Hosts, func(h Host) bool { return h.Node == head }) {
+		return res, fmt.Errorf("%w: head %q is not one of the hosts", ErrInvalid, head)
+	}
+	if err := checkLen("degraded_reason", b.DegradedReason); err != nil {
+		return res, err
+	}
+	n := j.clone()
+	n.Attempts = append(n.Attempts, Attempt{
+		N: b.Attempt, Hosts: cloneSlice(b.Hosts), Head: head,
+		Degraded: b.Degraded, DegradedReason: b.DegradedReason,
+		State: StateLaunching, PlacedAt: at,
+	})
+	n.Attempt = b.Attempt
+	n.State = StateLaunching
+	n.Reason = ""
+	s.Jobs[n.ID] = n
+	return Result{JobID: n.ID, Attempt: n.Attempt}, nil
+}
+
+func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
+	if err := nonEmpty("node", b.Node); err != nil {
+		return Result{}, err
+	}
+	j, a, err := s.current(b.ID, b.Attempt)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if a.Ended() {
+		return res, errEnded(j, a)
+	}
+	if !a.Holds(b.Node) {
+		return res, fmt.Errorf("%w: node %q, job %d attempt %d", ErrNotAllocated, b.Node, j.ID, a.N)
+	}
+	if a.Acked(b.Node) {
+		res.Noop = true
+		return res, nil
+	}
+	n := j.clone()
+	cur := n.Current()
+	i, _ := slices.BinarySearch(cur.Acks, b.Node)
+	cur.Acks = slices.Insert(cur.Acks, i, b.Node)
+	s.Jobs[n.ID] = n
+	return res, nil
+}
+
+func (s *State) start(at time.Time, b *StartJob) (Result, error) {
+	j, a, err := s.current(b.ID, b.Attempt)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if a.Ended() {
+		return res, errEnded(j, a)
+	}
+	if j.State == StateRunning {
+		res.Noop = true
+		return res, nil
+	}
+	if j.State != StateLaunching {
+		return res, fmt.Errorf("%w: job %d is %s", ErrWrongState, j.ID, j.State)
+	}
+	if p := a.Pending(); len(p) > 0 {
+		return res, fmt.Errorf("%w: job %d attempt %d waits for %v", ErrNotAcked, j.ID, a.N, p)
+	}
+	n := j.clone()
+	cur := n.Current()
+	cur.State, cur.StartedAt = StateRunning, at
+	n.State, n.StartedAt = StateRunning, at
+	s.Jobs[n.ID] = n
+	return res, nil
+}
+
+func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
+	if b.ExitCode == nil {
+		return Result{JobID: b.ID}, fmt.Errorf("%w: exit_code is missing", ErrInvalid)
+	}
+	code := *b.ExitCode
+	j, a, err := s.current(b.ID, b.Attempt)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if a.Ended() {
+		if a.ExitCode != nil && *a.ExitCode == code {
+			res.Noop = true
+			return res, nil
+		}
+		return res, errEnded(j, a)
+	}
+	// A launcher only starts after the barrier, so an exit before start_job still needs every ack.
+	if p := a.Pending(); len(p) > 0 {
+		return res, fmt.Errorf("%w: job %d attempt %d exited but %v never reserved", ErrNotAcked, j.ID, a.N, p)
+	}
+	st, reason := StateDone, ""
+	if code != 0 {
+		st, reason = StateFailed, fmt.Sprintf("exit code %d", code)
+	}
+	n := j.clone()
+	cur := n.Current()
+	cur.State, cur.Reason, cur.EndedAt, cur.ExitCode = st, reason, at, cloneInt(&code)
+	n.State, n.Reason, n.EndedAt, n.ExitCode = st, reason, at, cloneInt(&code)
+	s.Jobs[n.ID] = n
+	return res, nil
+}
+
+func (s *State) fail(at time.Time, b *FailAttempt) (Result, error) {
+	if err := nonEmpty("reason", b.Reason); err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	j, a, err := s.current(b.ID, b.Attempt)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if a.Ended() {
+		if a.State == StateFailed && a.ExitCode == nil && a.Reason == b.Reason {
+			res.Noop = true
+			return res, nil
+		}
+		return res, errEnded(j, a)
+	}
+	s.Jobs[j.ID] = failedCopy(j, at, b.Reason, b.Retry)
+	return res, nil
+}
+
+// failedCopy returns a copy of live job j whose current attempt failed for reason: requeued while
+// retry is allowed and attempts remain, failed otherwise.
+func failedCopy(j *Job, at time.Time, reason string, retry bool) *Job {
+	n := j.clone()
+	cur := n.Current()
+	cur.State, cur.Reason, cur.EndedAt = StateFailed, reason, at
+	if retry && n.Attempt < n.Spec.MaxAttempts {
+		n.State = StateQueued
+		n.Reason = fmt.Sprintf("attempt %d failed: %s; requeued", cur.N, reason)
+		n.StartedAt = time.Time{}
+		return n
+	}
+	n.State, n.EndedAt = StateFailed, at
+	n.Reason = reason
+	if retry {
+		n.Reason = fmt.Sprintf("%s (attempt %d of %d)", reason, cur.N, n.Spec.MaxAttempts)
+	}
+	return n
+}
+
+func (s *State) reject(at time.Time, b *RejectJob) (Result, error) {
+	if err := nonEmpty("reason", b.Reason); err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	j, err := s.job(b.ID)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if j.State == StateFailed && j.Reason == b.Reason {
+		res.Noop = true
+		return res, nil
+	}
+	if j.State.Terminal() {
+		return res, fmt.Errorf("%w: job %d is %s", ErrJobTerminal, j.ID, j.State)
+	}
+	if j.State != StateQueued {
+		return res, fmt.Errorf("%w: job %d is %s, only a queued job can be rejected", ErrWrongState, j.ID, j.State)
+	}
+	n := j.clone()
+	n.State, n.Reason, n.EndedAt = StateFailed, b.Reason, at
+	s.Jobs[n.ID] = n
+	return res, nil
+}
+
+func (s *State) kill(at time.Time, b *KillJob) (Result, error) {
+	if err := nonEmpty("user", b.User); err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	j, err := s.job(b.ID)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if b.User != j.Owner && b.User != RootUser {
+		return res, fmt.Errorf("%w: job %d belongs to %q, not %q", ErrNotOwner, j.ID, j.Owner, b.User)
+	}
+	if j.State == StateKilled {
+		res.Noop = true
+		return res, nil
+	}
+	if j.State.Terminal() {
+		return res, fmt.Errorf("%w: job %d is %s", ErrJobTerminal, j.ID, j.State)
+	}
+	reason := "killed by " + b.User
+	n := j.clone()
+	if cur := n.Current(); cur != nil && !cur.Ended() {
+		cur.State, cur.Reason, cur.EndedAt = StateKilled, reason, at
+	}
+	n.State, n.Reason, n.EndedAt = StateKilled, reason, at
+	s.Jobs[n.ID] = n
+	return res, nil
+}

@@ -1,0 +1,95 @@
+package raftfsm
+
+import "time"
+
+// SubmitJob (submit_job) adds a queued job. Re-applying the same RequestID returns the job that
+// request created: a client that retries after ErrLeadershipLost gets exactly one job.
+type SubmitJob struct {
+	RequestID string  `json:"request_id"`
+	Owner     string  `json:"owner"`
+	Spec      JobSpec `json:"spec"`
+}
+
+// PlaceJob (place_job) commits an allocation: queued → launching, the first step of the two-step
+// co-allocation. Attempt must be the job's attempt + 1. Head defaults to the first host.
+type PlaceJob struct {
+	ID             uint64 `json:"id"`
+	Attempt        int    `json:"attempt"`
+	Hosts          []Host `json:"hosts"`
+	Head           string `json:"head,omitempty"`
+	Degraded       bool   `json:"degraded,omitempty"`
+	DegradedReason string `json:"degraded_reason,omitempty"`
+}
+
+// AckReservation (ack_reservation) records that Node reserved its slots for the attempt.
+type AckReservation struct {
+	ID      uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
+}
+
+// StartJob (start_job) releases the barrier: launching → running once every node acked.
+type StartJob struct {
+	ID      uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
+}
+
+// FinishAttempt (finish_attempt) records the program's exit: 0 → done, anything else → failed
+// (the program failed; it is not retried). ExitCode is required.
+type FinishAttempt struct {
+	ID       uint64 `json:"id"`
+	Attempt  int    `json:"attempt"`
+	ExitCode *int   `json:"exit_code"`
+}
+
+// FailAttempt (fail_attempt) ends the attempt for a reason outside the program (co-allocation
+// timeout, node death, launcher failure): the job is requeued while Retry and attempts remain,
+// else it fails with Reason.
+type FailAttempt struct {
+	ID      uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
+	Reason  string `json:"reason"`
+	Retry   bool   `json:"retry"`
+}
+
+// RejectJob (reject_job) fails a queued job that cannot be placed (an immediate job with no room,
+// a job larger than the cluster, a missing executable), with Reason.
+type RejectJob struct {
+	ID     uint64 `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// KillJob (kill_job) kills a job that has not ended. Only the owner or root may.
+type KillJob struct {
+	ID   uint64 `json:"id"`
+	User string `json:"user"`
+}
+
+// SetProbeDuties (set_probe_duties) records the bandwidth schedule of Cycle, replacing the
+// duties of the same cycle (a node dropped mid-cycle) or an older one.
+type SetProbeDuties struct {
+	Cycle    uint64        `json:"cycle"`
+	Rounds   [][]Pair      `json:"rounds"`
+	RoundLen time.Duration `json:"round_len,omitempty"`
+}
+
+// ProbeRestart (probe_restart) orders a relaunch of a probe. Generation is the generation the
+// leader saw fail: the command is a compare-and-swap, so a re-proposed restart is refused with
+// ErrStaleGeneration instead of counting twice.
+type ProbeRestart struct {
+	Node       string `json:"node"`
+	Kind       string `json:"kind"`
+	Reason     string `json:"reason"`
+	Generation uint64 `json:"generation"`
+}
+
+// SetSettings (set_settings) replaces the placement weights after Settings.Validate.
+type SetSettings struct {
+	Settings Settings `json:"settings"`
+}
+
+// RemoveNode (remove_node) handles a node gone for good: every live attempt that holds it fails
+// with retry, its probe records go, and it is dropped from the remaining probe duties.
+type RemoveNode struct {
+	Node string `json:"node"`
+}

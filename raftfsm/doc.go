@@ -1,0 +1,88 @@
+// Package raftfsm is shoal's replicated state machine: the desired state of the cluster (jobs and
+// their attempts, allocations, probe duties and relaunches, placement weights) kept by
+// hashicorp/raft. It is pure and deterministic: no clock (every timestamp is the proposer's, carried
+// in the command), no I/O but the snapshot sink, no map order in state or snapshots, no randomness.
+// Applying the same log to two fresh FSMs gives byte-identical snapshots.
+//
+// # Usage
+//
+//	fsm := raftfsm.New()
+//	r, _ := raft.NewRaft(conf, fsm, logs, stable, snaps, trans)
+//
+//	data, err := raftfsm.Encode(raftfsm.CmdSubmitJob, time.Now(), raftfsm.SubmitJob{
+//		RequestID: reqID, Owner: "alice",
+//		Spec: raftfsm.JobSpec{Cmd: []string{"./ring"}, NP: 8, Oversubscribe: true},
+//	})
+//	f := r.Apply(data, 5*time.Second)
+//	if err := f.Error(); err != nil { ... } // raft.ErrLeadershipLost: outcome unknown, retry
+//	res := f.Response().(raftfsm.Result)
+//	if res.Err != nil { ... }              // refused: errors.Is(res.Err, raftfsm.ErrStaleAttempt)
+//
+//	st := fsm.State() // deep copy; or fsm.View(func(s *raftfsm.State) { ... })
+//	for _, j := range raftfsm.Queue(st) { ... }
+//
+// # Commands
+//
+// A log entry is the JSON of Command{V: 1, Type, At, Body}; Decode refuses other versions, unknown
+// types and fields, and trailing data. Bodies (the struct named like the constant):
+//
+//	submit_job        SubmitJob       new queued job; ID from NextJobID (1, 2, ...); dedup by RequestID
+//	place_job         PlaceJob        queued → launching with attempt+1 and its hosts (co-allocation step 1)
+//	ack_reservation   AckReservation  an allocated node reserved its slots
+//	start_job         StartJob        launching → running once every node acked (the barrier, step 2)
+//	finish_attempt    FinishAttempt   exit 0 → done; other codes → failed (the program's fault: no retry)
+//	fail_attempt      FailAttempt     attempt failed for an outside reason → queued again, or failed
+//	reject_job        RejectJob       queued → failed (cannot be placed, e.g. an --immediate job)
+//	kill_job          KillJob         → killed, by the owner or root
+//	set_probe_duties  SetProbeDuties  bandwidth-test rounds of a probe cycle
+//	probe_restart     ProbeRestart    order a probe relaunch (compare-and-swap on its generation)
+//	set_settings      SetSettings     placement weights, validated
+//	remove_node       RemoveNode      a node gone for good: fail its attempts with retry
+//
+// # Job states
+//
+//	submit_job ─▶ queued ──place_job──▶ launching ──start_job──▶ running ──finish_attempt(0)──▶ done
+//	               ▲  │                    │      (all acked)       │
+//	               │  │                    └───── fail_attempt ─────┼──finish_attempt(≠0)──▶ failed
+//	               │  │                                 │           │
+//	               └──┼── retry && attempt < max ◀──────┘           │
+//	                  │                    (otherwise) ──────────────┼───────────────────▶ failed
+//	                  └── reject_job ────────────────────────────────┼───────────────────▶ failed
+//	kill_job (owner or root): queued, launching, running ───────────┴───────────────────▶ killed
+//
+// As a table (every other pair is refused, and a terminal job never changes again):
+//
+//	queued    → launching  place_job      attempt = current+1, hosts hold exactly np processes
+//	launching → running    start_job      every allocated node acked (ack_reservation)
+//	launching → done/failed finish_attempt every node acked (the launcher exited before start_job)
+//	running   → done       finish_attempt exit code 0
+//	running   → failed     finish_attempt exit code ≠ 0 (the program failed: no retry)
+//	launching,
+//	running   → queued     fail_attempt   retry and attempt < max_attempts (remove_node does this)
+//	launching,
+//	running   → failed     fail_attempt   no retry, or attempts exhausted
+//	queued    → failed     reject_job
+//	queued,
+//	launching,
+//	running   → killed     kill_job
+//
+// "placing" is in the vocabulary of the job JSON but the FSM never enters it: placement is one
+// command. Every attempt records its own state (launching, running, done, failed, killed), hosts,
+// head node, acks and times; Job.Attempt is the current one and only it can be live.
+//
+// # Exactly once
+//
+// Fencing: a command that names an attempt other than the job's current one, or the current one
+// after it ended, is refused with ErrStaleAttempt and changes nothing, so two live attempts of a
+// job never exist and a late message from a dead attempt cannot touch the next. Idempotence: raft's
+// ErrLeadershipLost leaves the outcome unknown, so proposers re-propose; a command that repeats a
+// change already made succeeds with Result.Noop (submit returns the same job ID, the same ack,
+// start, finish, fail, kill or allocation is a no-op), and probe_restart is a compare-and-swap.
+// Every refused command leaves the state untouched: handlers change copies and commit at the end.
+//
+// # Snapshots
+//
+// Snapshot deep-copies the state under the lock; Persist writes canonical JSON
+// ({"v":1,"index":N,"state":{...}} with jobs sorted by ID and probes by node and kind); Restore
+// replaces everything, or nothing when the snapshot is unreadable.
+package raftfsm

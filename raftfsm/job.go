@@ -1,0 +1,234 @@
+package raftfsm
+
+import "time"
+
+// JobState is the state of a job, and of each of its attempts. See doc.go for the diagram.
+type JobState string
+
+// Job and attempt states. StatePlacing is part of the public vocabulary (issue 6's job JSON) but
+// the FSM never enters it: the leader places a queued job in one command (place_job), which moves
+// it straight to launching, where the co-allocation barrier runs.
+const (
+	StateQueued    JobState = "queued"
+	StatePlacing   JobState = "placing"
+	StateLaunching JobState = "launching"
+	StateRunning   JobState = "running"
+	StateDone      JobState = "done"
+	StateFailed    JobState = "failed"
+	StateKilled    JobState = "killed"
+)
+
+// Terminal reports whether s is an end state (done, failed, killed).
+func (s JobState) Terminal() bool {
+	return s == StateDone || s == StateFailed || s == StateKilled
+}
+
+// Live reports whether s is a state in which the job holds slots (launching, running).
+func (s JobState) Live() bool { return s == StateLaunching || s == StateRunning }
+
+// DefaultMaxAttempts is used when a submit leaves JobSpec.MaxAttempts at 0.
+const DefaultMaxAttempts = 3
+
+// RootUser may kill any user's job.
+const RootUser = "root"
+
+// Job is one submitted job with the history of its attempts.
+type Job struct {
+	ID        uint64   `json:"id"`
+	RequestID string   `json:"request_id"`
+	Owner     string   `json:"owner"`
+	Spec      JobSpec  `json:"spec"`
+	State     JobState `json:"state"`
+	// Attempt is the number of the current (or last) attempt; 0 before the first placement.
+	Attempt  int       `json:"attempt"`
+	Attempts []Attempt `json:"attempts,omitempty"`
+	// ExitCode is set when the program's exit status is known (done, or failed by finish_attempt).
+	ExitCode    *int      `json:"exit_code,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	SubmittedAt time.Time `json:"submitted_at"`
+	// StartedAt is when the current attempt started running; zero while queued or launching.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	// Seq orders jobs of equal priority first come, first served. It is set at submit and kept
+	// when the job is requeued, so a requeued job keeps its place in line.
+	Seq uint64 `json:"seq"`
+}
+
+// Current returns the current attempt, or nil before the first placement.
+func (j *Job) Current() *Attempt {
+	if j.Attempt < 1 || j.Attempt > len(j.Attempts) {
+		return nil
+	}
+	return &j.Attempts[j.Attempt-1]
+}
+
+// JobSpec is what the user asked for (issue 6's flags).
+type JobSpec struct {
+	Cmd     []string `json:"cmd"`
+	Env     []string `json:"env,omitempty"` // "KEY=VALUE", in the user's order
+	Workdir string   `json:"workdir,omitempty"`
+	// NP is the total number of processes (-n).
+	NP int `json:"np"`
+	// PPN is processes per node (--ppn); 0 lets placement decide.
+	PPN      int         `json:"ppn,omitempty"`
+	Priority int         `json:"priority,omitempty"` // higher runs first
+	Policy   string      `json:"policy,omitempty"`   // placement policy; "" = cluster default
+	Relax    string      `json:"relax,omitempty"`    // GERBIL relaxation mode; "" = none
+	Hostfile []HostSlots `json:"hostfile,omitempty"`
+	// Oversubscribe: place on busy nodes (degraded) rather than wait.
+	Oversubscribe bool     `json:"oversubscribe"`
+	PEs           []PENeed `json:"pes,omitempty"`
+	// PEsDetected says PEs were found in the executable's libraries rather than declared.
+	PEsDetected bool   `json:"pes_detected,omitempty"`
+	MPI         string `json:"mpi,omitempty"` // "mpich", "openmpi", "none"; "" = detect
+	// Immediate: on-line job, start now or fail at once with the reason (no queueing).
+	Immediate bool `json:"immediate,omitempty"`
+	// MaxAttempts bounds the attempts, the first included; 0 at submit means DefaultMaxAttempts.
+	MaxAttempts int `json:"max_attempts"`
+	// Timeout is the wall-clock limit of one attempt in nanoseconds; 0 = none.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Alpha overrides the cluster's compute-versus-network weight for this job; nil = cluster's.
+	Alpha *float64 `json:"alpha,omitempty"`
+	// Elastic makes the job resizable (issue 8); nil = fixed size.
+	Elastic *ElasticSpec `json:"elastic,omitempty"`
+}
+
+// HostSlots is one line of a user's hostfile.
+type HostSlots struct {
+	Host  string `json:"host"`
+	Slots int    `json:"slots"` // 0 = as many as placement finds
+}
+
+// PENeed asks for PerProc processing elements of a kind (e.g. "gpu") for every process.
+type PENeed struct {
+	Kind    string `json:"kind"`
+	PerProc int    `json:"per_proc"`
+}
+
+// ElasticSpec is the resizing contract of an elastic job (issue 8). The commands that drive
+// resizing arrive with that issue; the FSM stores and validates the declaration today.
+type ElasticSpec struct {
+	MinNP      int           `json:"min_np"`
+	MaxNP      int           `json:"max_np"`
+	Deadline   time.Duration `json:"deadline,omitempty"`   // finish within, from submit
+	BudgetNH   float64       `json:"budget_nh,omitempty"`  // node-hours
+	Iterations int64         `json:"iterations,omitempty"` // total iterations of the program
+}
+
+// Attempt is one launch of a job on one allocation.
+type Attempt struct {
+	N              int      `json:"n"`
+	Hosts          []Host   `json:"hosts"`
+	Head           string   `json:"head"` // node that runs the launcher (mpiexec)
+	Degraded       bool     `json:"degraded,omitempty"`
+	DegradedReason string   `json:"degraded_reason,omitempty"`
+	Acks           []string `json:"acks,omitempty"` // nodes that reserved their slots, sorted
+	State          JobState `json:"state"`
+	Reason         string   `json:"reason,omitempty"`
+	// PlacedAt is when the allocation was committed (start of co-allocation).
+	PlacedAt  time.Time `json:"placed_at"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	ExitCode  *int      `json:"exit_code,omitempty"`
+}
+
+// Host is one node of an allocation and the processes it runs.
+type Host struct {
+	Node  string `json:"node"`
+	Procs int    `json:"procs"`
+}
+
+// Ended reports whether the attempt is over.
+func (a *Attempt) Ended() bool { return a.State.Terminal() }
+
+// Holds reports whether node is part of the attempt's allocation.
+func (a *Attempt) Holds(node string) bool {
+	for _, h := range a.Hosts {
+		if h.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// Acked reports whether node has reserved its slots for the attempt.
+func (a *Attempt) Acked(node string) bool {
+	for _, n := range a.Acks {
+		if n == node {
+			return true
+		}
+	}
+	return false
+}
+
+// Pending returns the allocated nodes that have not acknowledged yet, in allocation order.
+func (a *Attempt) Pending() []string {
+	var out []string
+	for _, h := range a.Hosts {
+		if !a.Acked(h.Node) {
+			out = append(out, h.Node)
+		}
+	}
+	return out
+}
+
+// AllAcked reports whether every allocated node reserved its slots: the co-allocation barrier is
+// released and the head node may start the launcher.
+func (a *Attempt) AllAcked() bool { return len(a.Pending()) == 0 }
+
+func (j *Job) clone() *Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Spec = j.Spec.clone()
+	c.ExitCode = cloneInt(j.ExitCode)
+	if j.Attempts != nil {
+		c.Attempts = make([]Attempt, len(j.Attempts))
+		for i := range j.Attempts {
+			c.Attempts[i] = j.Attempts[i].clone()
+		}
+	}
+	return &c
+}
+
+func (s JobSpec) clone() JobSpec {
+	c := s
+	c.Cmd = cloneSlice(s.Cmd)
+	c.Env = cloneSlice(s.Env)
+	c.Hostfile = cloneSlice(s.Hostfile)
+	c.PEs = cloneSlice(s.PEs)
+	if s.Alpha != nil {
+		a := *s.Alpha
+		c.Alpha = &a
+	}
+	if s.Elastic != nil {
+		e := *s.Elastic
+		c.Elastic = &e
+	}
+	return c
+}
+
+func (a Attempt) clone() Attempt {
+	c := a
+	c.Hosts = cloneSlice(a.Hosts)
+	c.Acks = cloneSlice(a.Acks)
+	c.ExitCode = cloneInt(a.ExitCode)
+	return c
+}
+
+func cloneInt(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// cloneSlice copies a slice of values, keeping nil as nil (so JSON and DeepEqual see no change).
+func cloneSlice[T any](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
+}

@@ -1,0 +1,137 @@
+package raftfsm
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomCommand draws a command that usually fits the state (an existing job, its current or next
+// attempt, one of its nodes) and sometimes does not, so that both the allowed and the refused
+// transitions are exercised.
+func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
+	nodes := []string{"a", "b", "c", "d"}
+	users := []string{"alice", "bob", "root"}
+	id := uint64(r.IntN(int(s.NextJobID)) + 1)
+	var live []uint64
+	for _, jid := range s.SortedJobIDs() {
+		if s.Jobs[jid].State.Live() {
+			live = append(live, jid)
+		}
+	}
+	if len(live) > 0 && r.IntN(2) == 0 {
+		id = live[r.IntN(len(live))]
+	}
+	att := r.IntN(4)
+	node := nodes[r.IntN(len(nodes))]
+	if j := s.Jobs[id]; j != nil && r.IntN(5) > 0 {
+		att = j.Attempt
+		if j.State == StateQueued {
+			att++
+		}
+		if a := j.Current(); a != nil && r.IntN(4) > 0 {
+			node = a.Hosts[r.IntN(len(a.Hosts))].Node
+			if p := a.Pending(); len(p) > 0 && r.IntN(2) == 0 {
+				node = p[0]
+			}
+		}
+	}
+	switch k := r.IntN(40); {
+	case k < 6:
+		*nextReq++
+		req := *nextReq
+		if r.IntN(4) == 0 && req > 1 {
+			req = r.IntN(req-1) + 1 // a retried submit
+		}
+		return CmdSubmitJob, SubmitJob{RequestID: fmt.Sprintf("req-%d", req),
+			Owner: users[r.IntN(2)], Spec: JobSpec{Cmd: []string{"x"}, NP: 4, MaxAttempts: r.IntN(3)}}
+	case k < 12:
+		a, b := nodes[r.IntN(4)], nodes[r.IntN(4)]
+		hosts := []Host{{a, 2}, {b, 2}}
+		if a == b {
+			hosts = []Host{{a, 4}}
+		}
+		return CmdPlaceJob, PlaceJob{ID: id, Attempt: att, Hosts: hosts}
+	case k < 20:
+		return CmdAckReservation, AckReservation{ID: id, Attempt: att, Node: node}
+	case k < 25:
+		return CmdStartJob, StartJob{ID: id, Attempt: att}
+	case k < 29:
+		code := r.IntN(2)
+		return CmdFinishAttempt, FinishAttempt{ID: id, Attempt: att, ExitCode: &code}
+	case k < 33:
+		return CmdFailAttempt, FailAttempt{ID: id, Attempt: att, Reason: "timeout", Retry: r.IntN(4) > 0}
+	case k < 35:
+		return CmdKillJob, KillJob{ID: id, User: users[r.IntN(3)]}
+	case k < 36:
+		return CmdRejectJob, RejectJob{ID: id, Reason: "no room"}
+	case k < 37:
+		return CmdRemoveNode, RemoveNode{Node: node}
+	default:
+		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
+	}
+}
+
+func TestProperty_RandomLogs(t *testing.T) {
+	t.Parallel()
+	succeeded := map[string]int{}
+	reached := map[JobState]int{}
+	maxAttempt := 0
+	for seed := uint64(1); seed <= 12; seed++ {
+		r := rand.New(rand.NewPCG(seed, 42))
+		h := newHarness(t)
+		nextReq := 0
+		for i := 0; i < 400; i++ {
+			typ, body := randomCommand(r, h.f.State(), &nextReq)
+			before := stateBytes(t, h.f)
+			res := h.do(typ, body) // checks the invariants
+			if res.Err == nil && !res.Noop {
+				succeeded[typ]++
+			}
+			if res.Err != nil && !bytes.Equal(before, stateBytes(t, h.f)) {
+				t.Fatalf("seed %d step %d: refused %s changed the state: %v", seed, i, typ, res.Err)
+			}
+			if res.Noop && !bytes.Equal(before, stateBytes(t, h.f)) {
+				t.Fatalf("seed %d step %d: no-op %s changed the state", seed, i, typ)
+			}
+			if i%50 == 49 {
+				snap := snapshotBytes(t, h.f)
+				g := New()
+				if err := g.Restore(io.NopCloser(bytes.NewReader(snap))); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(snapshotBytes(t, g), snap) {
+					t.Fatalf("seed %d step %d: restore not identical", seed, i)
+				}
+			}
+		}
+		for _, j := range h.f.State().Jobs {
+			reached[j.State]++
+			maxAttempt = max(maxAttempt, j.Attempt)
+		}
+		replay := New()
+		for _, l := range h.log {
+			replay.Apply(l)
+		}
+		if !bytes.Equal(snapshotBytes(t, replay), snapshotBytes(t, h.f)) {
+			t.Fatalf("seed %d: replay differs", seed)
+		}
+	}
+	// The generator must reach the interesting corners, or the test proves little.
+	for _, typ := range CommandTypes {
+		if typ != CmdSetProbeDuties && typ != CmdSetSettings && succeeded[typ] == 0 {
+			t.Errorf("no %s ever succeeded: %v", typ, succeeded)
+		}
+	}
+	for _, st := range []JobState{StateQueued, StateDone, StateFailed, StateKilled} {
+		if reached[st] == 0 {
+			t.Errorf("no job ended a run %s: %v", st, reached)
+		}
+	}
+	if maxAttempt < 2 {
+		t.Errorf("no job was retried (max attempt %d)", maxAttempt)
+	}
+	t.Logf("succeeded %v; final states %v; max attempt %d", succeeded, reached, maxAttempt)
+}

@@ -1,0 +1,155 @@
+package raftfsm
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// State is the whole replicated desired state. Its JSON form is canonical: jobs sorted by ID,
+// probes by node and kind, so equal states give equal bytes.
+type State struct {
+	Jobs map[uint64]*Job
+	// NextJobID is the ID the next new job gets; IDs start at 1 and are never reused.
+	NextJobID   uint64
+	Settings    Settings
+	ProbeDuties ProbeDuties
+	Probes      map[ProbeKey]*Probe
+
+	// byRequest indexes Jobs by RequestID for submit dedup; rebuilt from Jobs, never serialised.
+	byRequest map[string]uint64
+}
+
+// NewState returns the state of a fresh cluster.
+func NewState() *State {
+	return &State{
+		Jobs:      map[uint64]*Job{},
+		NextJobID: 1,
+		Settings:  DefaultSettings(),
+		Probes:    map[ProbeKey]*Probe{},
+		byRequest: map[string]uint64{},
+	}
+}
+
+// JobByRequest returns the job submitted with request ID id, or nil.
+func (s *State) JobByRequest(id string) *Job {
+	if jid, ok := s.byRequest[id]; ok {
+		return s.Jobs[jid]
+	}
+	return nil
+}
+
+// Clone returns a deep copy that shares nothing with s.
+func (s *State) Clone() *State {
+	c := &State{
+		Jobs:        make(map[uint64]*Job, len(s.Jobs)),
+		NextJobID:   s.NextJobID,
+		Settings:    s.Settings,
+		ProbeDuties: s.ProbeDuties.clone(),
+		Probes:      make(map[ProbeKey]*Probe, len(s.Probes)),
+		byRequest:   maps.Clone(s.byRequest),
+	}
+	if c.byRequest == nil {
+		c.byRequest = map[string]uint64{}
+	}
+	for id, j := range s.Jobs {
+		c.Jobs[id] = j.clone()
+	}
+	for k, p := range s.Probes {
+		q := *p
+		c.Probes[k] = &q
+	}
+	return c
+}
+
+// SortedJobIDs returns the IDs of all jobs in increasing order.
+func (s *State) SortedJobIDs() []uint64 {
+	return slices.Sorted(maps.Keys(s.Jobs))
+}
+
+// stateJSON is State's canonical wire form.
+type stateJSON struct {
+	NextJobID   uint64      `json:"next_job_id"`
+	Settings    Settings    `json:"settings"`
+	ProbeDuties ProbeDuties `json:"probe_duties"`
+	Jobs        []*Job      `json:"jobs"`
+	Probes      []*Probe    `json:"probes"`
+}
+
+// MarshalJSON writes the canonical form.
+func (s *State) MarshalJSON() ([]byte, error) {
+	w := stateJSON{
+		NextJobID:   s.NextJobID,
+		Settings:    s.Settings,
+		ProbeDuties: s.ProbeDuties,
+		Jobs:        make([]*Job, 0, len(s.Jobs)),
+		Probes:      make([]*Probe, 0, len(s.Probes)),
+	}
+	for _, id := range s.SortedJobIDs() {
+		w.Jobs = append(w.Jobs, s.Jobs[id])
+	}
+	for _, p := range s.Probes {
+		w.Probes = append(w.Probes, p)
+	}
+	slices.SortFunc(w.Probes, func(a, b *Probe) int { return a.ProbeKey.compare(b.ProbeKey) })
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the canonical form and checks the invariants a snapshot must hold.
+func (s *State) UnmarshalJSON(data []byte) error {
+	var w stateJSON
+	if err := strictUnmarshal(data, &w); err != nil {
+		return err
+	}
+	if w.NextJobID < 1 {
+		return fmt.Errorf("%w: next_job_id = %d, must be >= 1", ErrMalformed, w.NextJobID)
+	}
+	n := NewState()
+	n.NextJobID = w.NextJobID
+	n.Settings = w.Settings
+	n.ProbeDuties = w.ProbeDuties
+	for i, j := range w.Jobs {
+		if j == nil {
+			return fmt.Errorf("%w: job entry %d is null", ErrMalformed, i)
+		}
+		if _, dup := n.Jobs[j.ID]; dup {
+			return fmt.Errorf("%w: job %d twice", ErrMalformed, j.ID)
+		}
+		if j.ID == 0 || j.ID >= n.NextJobID {
+			return fmt.Errorf("%w: job ID %d outside [1,%d)", ErrMalformed, j.ID, n.NextJobID)
+		}
+		if j.RequestID != "" {
+			if _, dup := n.byRequest[j.RequestID]; dup {
+				return fmt.Errorf("%w: request ID %q twice", ErrMalformed, j.RequestID)
+			}
+			n.byRequest[j.RequestID] = j.ID
+		}
+		if j.Attempt < 0 || j.Attempt > len(j.Attempts) {
+			return fmt.Errorf("%w: job %d attempt %d of %d", ErrMalformed, j.ID, j.Attempt, len(j.Attempts))
+		}
+		n.Jobs[j.ID] = j
+	}
+	for i, p := range w.Probes {
+		if p == nil {
+			return fmt.Errorf("%w: probe entry %d is null", ErrMalformed, i)
+		}
+		if _, dup := n.Probes[p.ProbeKey]; dup {
+			return fmt.Errorf("%w: probe %s/%s twice", ErrMalformed, p.Node, p.Kind)
+		}
+		n.Probes[p.ProbeKey] = p
+	}
+	*s = *n
+	return nil
+}
+
+func compareJobs(a, b *Job) int {
+	if c := cmp.Compare(b.Spec.Priority, a.Spec.Priority); c != 0 {
+		return c // higher priority first
+	}
+	if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}

@@ -1,0 +1,55 @@
+package raftfsm
+
+import "testing"
+
+// scriptedTrace drives a small cluster's day through every command type, refusals included, and
+// returns the harness holding its log.
+func scriptedTrace(t testing.TB) *harness {
+	h := newHarness(t)
+	zero, three := 0, 3
+	alpha := 0.5
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-1", Owner: "alice", Spec: JobSpec{
+		Cmd: []string{"./ring", "-v"}, Env: []string{"OMP_NUM_THREADS=1", "UCX_TLS=tcp"}, Workdir: "/home/alice",
+		NP: 4, PPN: 2, Priority: 1, Policy: "shoal", Relax: "loc", Oversubscribe: true, MPI: "mpich",
+		Timeout: 3600e9, Alpha: &alpha,
+	}})
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-2", Owner: "bob", Spec: JobSpec{
+		Cmd: []string{"./train"}, NP: 2, PEs: []PENeed{{"gpu", 1}}, Hostfile: []HostSlots{{"gpu1", 2}}, MaxAttempts: 2,
+	}})
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-1", Owner: "alice", Spec: JobSpec{Cmd: []string{"./ring"}, NP: 4}}) // retry: same job
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-3", Owner: "carol", Spec: JobSpec{Cmd: []string{"./now"}, NP: 64, Immediate: true}})
+	h.do(CmdRejectJob, RejectJob{ID: 3, Reason: "immediate: needs 64 slots, 12 free"})
+	h.do(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{"n1", 2}, {"n2", 2}}})
+	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 1, Node: "n2"})
+	h.do(CmdStartJob, StartJob{ID: 1, Attempt: 1}) // refused: n1 has not acked
+	h.do(CmdFailAttempt, FailAttempt{ID: 1, Attempt: 1, Reason: "co-allocation timeout: n1", Retry: true})
+	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 1, Node: "n1"}) // refused: late
+	h.do(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 2, Hosts: []Host{{"n2", 2}, {"n3", 2}}, Head: "n3", Degraded: true, DegradedReason: "n3 oversubscribed by 1"})
+	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 2, Node: "n3"})
+	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 2, Node: "n2"})
+	h.do(CmdStartJob, StartJob{ID: 1, Attempt: 2})
+	h.do(CmdPlaceJob, PlaceJob{ID: 2, Attempt: 1, Hosts: []Host{{"gpu1", 2}}})
+	h.do(CmdAckReservation, AckReservation{ID: 2, Attempt: 1, Node: "gpu1"})
+	h.do(CmdStartJob, StartJob{ID: 2, Attempt: 1})
+	h.do(CmdKillJob, KillJob{ID: 2, User: "alice"}) // refused: not the owner
+	h.do(CmdFinishAttempt, FinishAttempt{ID: 2, Attempt: 1, ExitCode: &three})
+	h.do(CmdFinishAttempt, FinishAttempt{ID: 1, Attempt: 2, ExitCode: &zero})
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-4", Owner: "dave", Spec: JobSpec{Cmd: []string{"sleep", "1d"}, NP: 1}})
+	h.do(CmdKillJob, KillJob{ID: 4, User: "root"})
+	h.do(CmdSetSettings, SetSettings{Settings: Settings{Alpha: 0.4, WLT: 0.5, WBW: 0.5, Attr: DefaultSettings().Attr}})
+	h.do(CmdSetSettings, SetSettings{Settings: Settings{Alpha: 2, WLT: 0.5, WBW: 0.5}}) // refused
+	h.do(CmdSetProbeDuties, SetProbeDuties{Cycle: 1, Rounds: [][]Pair{{{"n1", "n2"}, {"n3", "gpu1"}}, {{"n1", "n3"}, {"n2", "gpu1"}}, {{"n1", "gpu1"}, {"n2", "n3"}}}, RoundLen: 10e9})
+	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "exited with signal 9", Generation: 0})
+	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "exited with signal 9", Generation: 0}) // refused: stale
+	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "no heartbeat for 15s", Generation: 1})
+	h.do(CmdProbeRestart, ProbeRestart{Node: "gpu1", Kind: ProbeNodeState, Reason: "crashed", Generation: 0})
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-5", Owner: "erin", Spec: JobSpec{Cmd: []string{"./sim"}, NP: 2, Priority: 5}})
+	h.do(CmdPlaceJob, PlaceJob{ID: 5, Attempt: 1, Hosts: []Host{{"n1", 1}, {"gpu1", 1}}})
+	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "n1"})
+	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "gpu1"})
+	h.do(CmdStartJob, StartJob{ID: 5, Attempt: 1})
+	h.do(CmdRemoveNode, RemoveNode{Node: "gpu1"})
+	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
+	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
+	return h
+}

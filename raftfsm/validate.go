@@ -1,0 +1,144 @@
+package raftfsm
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Bounds on user input, so that one bad submit cannot bloat every node's state.
+const (
+	MaxAttemptsLimit = 100     // JobSpec.MaxAttempts
+	MaxNP            = 1 << 20 // processes of one job
+	maxStringLen     = 4096    // any single name, reason or argument
+)
+
+// MPI flavours accepted in JobSpec.MPI ("" = detect from the executable).
+var mpiFlavours = []string{"", "mpich", "openmpi", "none"}
+
+// validateSpec checks a spec at submit and fills its defaults. The error names the field.
+func validateSpec(s *JobSpec) error {
+	if len(s.Cmd) == 0 || s.Cmd[0] == "" {
+		return fmt.Errorf("%w: spec.cmd is empty", ErrInvalid)
+	}
+	for i, a := range s.Cmd {
+		if err := checkLen(fmt.Sprintf("spec.cmd[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	for i, e := range s.Env {
+		k, _, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%w: spec.env[%d] = %q, want KEY=VALUE", ErrInvalid, i, e)
+		}
+		if err := checkLen(fmt.Sprintf("spec.env[%d]", i), e); err != nil {
+			return err
+		}
+	}
+	if s.NP < 1 || s.NP > MaxNP {
+		return fmt.Errorf("%w: spec.np = %d, must be in [1,%d]", ErrInvalid, s.NP, MaxNP)
+	}
+	if s.PPN < 0 || s.PPN > s.NP {
+		return fmt.Errorf("%w: spec.ppn = %d, must be in [0,np=%d]", ErrInvalid, s.PPN, s.NP)
+	}
+	for i, h := range s.Hostfile {
+		if h.Host == "" || h.Slots < 0 {
+			return fmt.Errorf("%w: spec.hostfile[%d] = %q:%d, want a host and slots >= 0", ErrInvalid, i, h.Host, h.Slots)
+		}
+	}
+	for i, p := range s.PEs {
+		if p.Kind == "" || p.PerProc < 1 {
+			return fmt.Errorf("%w: spec.pes[%d] = %q:%d, want a kind and per_proc >= 1", ErrInvalid, i, p.Kind, p.PerProc)
+		}
+	}
+	if !contains(mpiFlavours, s.MPI) {
+		return fmt.Errorf("%w: spec.mpi = %q, want one of mpich, openmpi, none or empty", ErrInvalid, s.MPI)
+	}
+	if s.MaxAttempts == 0 {
+		s.MaxAttempts = DefaultMaxAttempts
+	}
+	if s.MaxAttempts < 1 || s.MaxAttempts > MaxAttemptsLimit {
+		return fmt.Errorf("%w: spec.max_attempts = %d, must be in [1,%d]", ErrInvalid, s.MaxAttempts, MaxAttemptsLimit)
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("%w: spec.timeout = %v, must be >= 0", ErrInvalid, s.Timeout)
+	}
+	if s.Alpha != nil {
+		if err := unitInterval("spec.alpha", *s.Alpha); err != nil {
+			return err
+		}
+	}
+	if e := s.Elastic; e != nil {
+		if e.MinNP < 1 || e.MinNP > e.MaxNP || e.MaxNP > MaxNP {
+			return fmt.Errorf("%w: spec.elastic = %d:%d, want 1 <= min <= max <= %d", ErrInvalid, e.MinNP, e.MaxNP, MaxNP)
+		}
+		if s.NP < e.MinNP || s.NP > e.MaxNP {
+			return fmt.Errorf("%w: spec.np = %d outside spec.elastic %d:%d", ErrInvalid, s.NP, e.MinNP, e.MaxNP)
+		}
+		if e.Deadline < 0 || e.Iterations < 0 || math.IsNaN(e.BudgetNH) || e.BudgetNH < 0 || math.IsInf(e.BudgetNH, 0) {
+			return fmt.Errorf("%w: spec.elastic deadline, budget_nh and iterations must be >= 0", ErrInvalid)
+		}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"spec.workdir", s.Workdir}, {"spec.policy", s.Policy}, {"spec.relax", s.Relax},
+	} {
+		if err := checkLen(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateHosts checks an allocation: at least one host, distinct non-empty nodes, procs >= 1, and
+// the process count the job asked for (any count within MIN:MAX for an elastic job).
+func validateHosts(hosts []Host, spec *JobSpec) error {
+	if len(hosts) == 0 {
+		return fmt.Errorf("%w: hosts is empty", ErrInvalid)
+	}
+	seen := make(map[string]bool, len(hosts))
+	total := 0
+	for i, h := range hosts {
+		if h.Node == "" || h.Procs < 1 || h.Procs > MaxNP {
+			return fmt.Errorf("%w: hosts[%d] = %q:%d, want a node and procs in [1,%d]", ErrInvalid, i, h.Node, h.Procs, MaxNP)
+		}
+		if err := checkLen(fmt.Sprintf("hosts[%d].node", i), h.Node); err != nil {
+			return err
+		}
+		if seen[h.Node] {
+			return fmt.Errorf("%w: hosts[%d]: node %q twice", ErrInvalid, i, h.Node)
+		}
+		seen[h.Node] = true
+		total += h.Procs
+	}
+	if e := spec.Elastic; e != nil {
+		if total < e.MinNP || total > e.MaxNP {
+			return fmt.Errorf("%w: hosts hold %d processes, elastic job needs %d:%d", ErrInvalid, total, e.MinNP, e.MaxNP)
+		}
+	} else if total != spec.NP {
+		return fmt.Errorf("%w: hosts hold %d processes, job needs np=%d", ErrInvalid, total, spec.NP)
+	}
+	return nil
+}
+
+func checkLen(field, v string) error {
+	if len(v) > maxStringLen {
+		return fmt.Errorf("%w: %s is %d bytes, at most %d", ErrInvalid, field, len(v), maxStringLen)
+	}
+	return nil
+}
+
+func nonEmpty(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalid, field)
+	}
+	return checkLen(field, v)
+}
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,46 @@
+package raftfsm
+
+import "slices"
+
+// HeldSlots returns, per node, the processes that launching and running jobs hold there: the
+// slots placement must subtract from a node's free capacity. Reservations count from the moment
+// an allocation is committed, so two jobs never co-allocate the same free slots.
+func HeldSlots(s *State) map[string]int {
+	held := map[string]int{}
+	for _, j := range s.Jobs {
+		a := j.Current()
+		if !j.State.Live() || a == nil {
+			continue
+		}
+		for _, h := range a.Hosts {
+			held[h.Node] += h.Procs
+		}
+	}
+	return held
+}
+
+// Queue returns the queued jobs in the order they should be placed: higher priority first, then
+// first come, first served (Seq), then ID. The jobs are the state's own; do not modify them.
+func Queue(s *State) []*Job {
+	var q []*Job
+	for _, j := range s.Jobs {
+		if j.State == StateQueued {
+			q = append(q, j)
+		}
+	}
+	slices.SortFunc(q, compareJobs)
+	return q
+}
+
+// JobsOn returns the IDs, sorted, of the live jobs whose current attempt holds node: the jobs a
+// node's reconciler must run or keep running.
+func JobsOn(s *State, node string) []uint64 {
+	var ids []uint64
+	for id, j := range s.Jobs {
+		if a := j.Current(); j.State.Live() && a != nil && a.Holds(node) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

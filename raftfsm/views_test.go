@@ -1,0 +1,59 @@
+package raftfsm
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+func TestHeldSlots(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	j1, j2, j3, j4, j5 := h.submit("1", 4), h.submit("2", 4), h.submit("3", 4), h.submit("4", 6), h.submit("5", 4)
+	h.launch(j1, 1, "a", "b")
+	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1})                                    // running: a2 b2
+	h.ok(CmdPlaceJob, PlaceJob{ID: j2, Attempt: 1, Hosts: []Host{{"b", 1}, {"c", 3}}}) // launching, no acks yet: still held
+	h.launch(j3, 1, "a", "c")
+	code := 0
+	h.ok(CmdFinishAttempt, FinishAttempt{ID: j3, Attempt: 1, ExitCode: &code}) // done: released
+	h.launch(j4, 1, "d", "a")
+	h.ok(CmdFailAttempt, FailAttempt{ID: j4, Attempt: 1, Reason: "x", Retry: true}) // requeued: released
+	_ = j5                                                                          // queued: holds nothing
+	got := HeldSlots(h.f.State())
+	want := map[string]int{"a": 2, "b": 3, "c": 3}
+	if !maps.Equal(got, want) {
+		t.Fatalf("HeldSlots = %v, want %v", got, want)
+	}
+	if ids := JobsOn(h.f.State(), "b"); !slices.Equal(ids, []uint64{j1, j2}) {
+		t.Fatalf("JobsOn(b) = %v", ids)
+	}
+	h.ok(CmdKillJob, KillJob{ID: j1, User: "alice"})
+	if got := HeldSlots(h.f.State()); !maps.Equal(got, map[string]int{"b": 1, "c": 3}) {
+		t.Fatalf("after kill HeldSlots = %v", got)
+	}
+}
+
+func TestQueue_PriorityThenFCFS(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sub := func(req string, prio int) uint64 {
+		return h.ok(CmdSubmitJob, SubmitJob{RequestID: req, Owner: "u", Spec: JobSpec{Cmd: []string{"x"}, NP: 4, Priority: prio}}).JobID
+	}
+	a := sub("a", 0)
+	b := sub("b", 5)
+	c := sub("c", 0)
+	d := sub("d", 5)
+	e := sub("e", -1)
+	f := sub("f", 0)
+	// a is placed and fails: it goes back in line at its original place, ahead of c.
+	h.launch(a, 1, "n1", "n2")
+	h.ok(CmdFailAttempt, FailAttempt{ID: a, Attempt: 1, Reason: "node died", Retry: true})
+	h.launch(f, 1, "n1", "n2") // not queued any more
+	var got []uint64
+	for _, j := range Queue(h.f.State()) {
+		got = append(got, j.ID)
+	}
+	if want := []uint64{b, d, a, c, e}; !slices.Equal(got, want) {
+		t.Fatalf("Queue = %v, want %v", got, want)
+	}
+}
