@@ -115,6 +115,8 @@ func (a *Agent) Start(ctx context.Context) error {
 	}
 	a.startHTTP()
 	a.startSampling()
+	a.startProbes()
+	a.startJobs()
 	a.goLoop("bootstrap", a.bootstrapLoop)
 	a.goLoop("leader", a.leaderLoop)
 	if len(a.cfg.Join) > 0 {

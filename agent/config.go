@@ -56,6 +56,11 @@ type Config struct {
 	// from the fields above.
 	Gossip gossip.Config
 
+	// Bin is the shoal executable the agent starts for `shoal probe KIND`
+	// and hands to MPI as its remote launcher (`shoal rsh`). Default: this
+	// process's own executable. In-process tests point it at a built binary.
+	Bin string
+
 	// Sampler reads the node's dynamic state. Default: the host (gopsutil).
 	// Tests inject their own to drive state changes.
 	Sampler probe.Sampler

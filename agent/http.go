@@ -26,6 +26,8 @@ func (a *Agent) startHTTP() {
 	a.route(mux, "GET /v1/leader", a.handleLeader)
 	a.route(mux, "POST /v1/apply", a.handleApply)
 	a.route(mux, "GET /v1/state", a.handleState)
+	a.probeRoutes(mux)
+	a.jobRoutes(mux)
 	for _, r := range a.extraRoutes {
 		a.route(mux, r.pattern, r.h)
 	}

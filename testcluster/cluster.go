@@ -35,6 +35,9 @@ type Options struct {
 	Configure func(i int, c *agent.Config)
 	// LogLevel of agent logs copied to t.Log. Default: warnings and errors.
 	LogLevel slog.Level
+	// Bin is the shoal binary agents start for probe processes and MPI's
+	// remote launcher; see BuildShoal. Empty leaves the agent's default.
+	Bin string
 	// Prefix of node names. Default "n".
 	Prefix string
 }
@@ -85,7 +88,8 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.Raft.HeartbeatTimeout = time.Second
 		cfg.Raft.ElectionTimeout = time.Second
 		cfg.Raft.LeaderLeaseTimeout = 500 * time.Millisecond
-		cfg.Logger = slog.New(h).With("node", cfg.Name)
+		cfg.Logger = slog.New(h)
+		cfg.Bin = opts.Bin
 		if opts.Sampler != nil {
 			cfg.Sampler = opts.Sampler(i)
 		}

@@ -66,6 +66,8 @@ Examples:
 			keygenCommand(),
 		},
 	}
+	app.Commands = append(app.Commands, probeCommands()...)
+	app.Commands = append(app.Commands, jobCommands()...)
 	for _, c := range app.Commands {
 		c.OnUsageError = usageError
 	}

@@ -1,0 +1,71 @@
+# shoal — developer entry points. `make demo` and `make test` work on a fresh
+# Debian machine: `make deps` installs what they need.
+
+GO       ?= go
+BIN      := bin
+DEMO_DIR ?= .demo
+DEMO_N   ?= 4
+SHOAL    := $(BIN)/shoal
+DEV      := $(BIN)/shoal-dev
+# The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
+DEMO_ENV := SHOAL_ADDR=http://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
+
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e clean
+
+all: build
+
+build:
+	$(GO) build -o $(SHOAL) ./cmd/shoal
+	$(GO) build -o $(DEV) ./cmd/shoal-dev
+
+# Debian packages the tests and the demo use; a no-op when all are there.
+DEB_PKGS := mpich libmpich-dev openmpi-bin iperf3 iproute2 gcc make
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	$(GO) mod download
+
+test: deps build
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+test-short: build
+	$(GO) test -count=1 -short ./...
+
+demo: deps build demo-stop
+	@$(DEV) up -n $(DEMO_N) -dir $(DEMO_DIR)
+	@echo; echo '$$ shoal nodes'; $(DEMO_ENV) $(SHOAL) nodes
+	@echo; echo '$$ shoal members'; $(DEMO_ENV) $(SHOAL) members
+	@echo; echo "The cluster keeps running. Talk to it with:"
+	@echo "  export $(DEMO_ENV)"
+	@echo "  $(SHOAL) nodes --json"
+	@echo "Stop it with: make demo-stop"
+
+demo-stop:
+	@if [ -f $(DEMO_DIR)/cluster.json ]; then $(DEV) down -dir $(DEMO_DIR); fi
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./placement/ ./probe/ ./gossip/ ./raftfsm/
+	$(MAKE) bench-cluster
+
+bench-cluster: build
+	$(DEV) bench-gossip
+	$(DEV) bench-idle
+	$(DEV) bench-failover -runs 10
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@latest
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./gossip/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./raftfsm/
+	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime 30s ./raftfsm/
+
+clean: demo-stop
+	rm -rf $(BIN) $(DEMO_DIR)
