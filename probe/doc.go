@@ -1,0 +1,37 @@
+// Package probe measures a node and plans the measurements between nodes.
+//
+// It is split into a pure core and a thin shell. The core takes data and
+// time as arguments: running means (Tracker), PE parsing (ParsePEFlag,
+// ParseNvidiaSMI, ScanDRM over an fs.FS), the ELF scan of a job's
+// executable (ScanELF), and the bandwidth schedule (Rounds, PlanCycle).
+// The shell touches the machine through small interfaces: Sampler
+// (HostSampler on gopsutil), HostInventory (GopsutilInventory) and Runner
+// (ExecRunner for nvidia-smi). probe imports nothing else of shoal; the
+// agent converts its types.
+//
+// The node-state loop of an agent (seed 002 §4, NodeStateD):
+//
+//	st, err := probe.ScanStatic(ctx, probe.StaticConfig{Declared: declared})
+//	if err != nil { ... }
+//	s, tr := probe.NewHostSampler(), probe.NewTracker()
+//	for range ticker.C { // every --sample-interval, 3 s by default
+//		raw, err := s.Sample(ctx)
+//		if err != nil { log; continue }
+//		dyn := tr.Add(raw) // latest values with 1/5/15-minute means
+//		publish(st, dyn)   // gossip
+//	}
+//
+// The leader's bandwidth schedule (issue 5), once per cycle:
+//
+//	plan := probe.PlanCycle(liveMembers, lastMeasured, budget, now)
+//	for _, round := range plan.Rounds {
+//		// each node is in at most one pair of a round
+//	}
+//	unmeasured := probe.Unmeasured(liveMembers, lastMeasured) // show, never guess
+//
+// Job PE needs (issue 6 §5) when a job declares no --pe:
+//
+//	info, err := probe.ScanELF(path)
+//	if errors.Is(err, probe.ErrNotELF) { ... } // a script: no libraries to read
+//	needsGPU, flavour := info.NeedsGPU(), info.MPI // "mpich", "openmpi" or ""
+package probe

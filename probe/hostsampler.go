@@ -1,0 +1,139 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v3/cpu"
+	"github.com/shirou/gopsutil/v3/host"
+	"github.com/shirou/gopsutil/v3/load"
+	"github.com/shirou/gopsutil/v3/mem"
+	gnet "github.com/shirou/gopsutil/v3/net"
+)
+
+// HostSampler reads the real machine with gopsutil; no external commands.
+//
+// CPU utilisation is computed from the CPU time counters this sampler saw
+// on its previous call, not with cpu.Percent(0): that keeps its baseline
+// in one package-wide variable, so two samplers in one process (an
+// in-process test cluster runs several agents) would reset each other's
+// interval. The first call reports utilisation since boot.
+type HostSampler struct {
+	// Now stamps samples. Default time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	prevCPU  cpu.TimesStat
+	havePrev bool
+}
+
+var _ Sampler = (*HostSampler)(nil)
+
+// NewHostSampler returns a sampler of this machine.
+func NewHostSampler() *HostSampler { return &HostSampler{Now: time.Now} }
+
+// Sample implements Sampler. It is safe for concurrent use.
+func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	s := RawSample{At: now()}
+
+	avg, err := load.AvgWithContext(ctx)
+	if err != nil {
+		return RawSample{}, fmt.Errorf("read load average: %w", err)
+	}
+	s.Load1 = avg.Load1
+
+	times, err := cpu.TimesWithContext(ctx, false)
+	if err != nil {
+		return RawSample{}, fmt.Errorf("read CPU times: %w", err)
+	}
+	if len(times) == 0 {
+		return RawSample{}, errors.New("read CPU times: no aggregate counter")
+	}
+	h.mu.Lock()
+	prev := h.prevCPU
+	if !h.havePrev {
+		prev = cpu.TimesStat{} // since boot
+	}
+	h.prevCPU, h.havePrev = times[0], true
+	h.mu.Unlock()
+	s.CPUUtil = cpuBusyPercent(prev, times[0])
+
+	vm, err := mem.VirtualMemoryWithContext(ctx)
+	if err != nil {
+		return RawSample{}, fmt.Errorf("read memory: %w", err)
+	}
+	s.MemAvail = vm.Available
+
+	counters, err := gnet.IOCountersWithContext(ctx, true)
+	if err != nil {
+		return RawSample{}, fmt.Errorf("read network counters: %w", err)
+	}
+	s.NetBytes = sumNonLoopback(counters, loopbackNames())
+
+	users, err := host.UsersWithContext(ctx)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// No utmp (containers, minimal images): nobody logged in.
+	case err != nil:
+		return RawSample{}, fmt.Errorf("read logged-in users: %w", err)
+	}
+	s.Users = len(users)
+	return s, nil
+}
+
+// cpuBusyPercent is the share of CPU time not spent idle or waiting for
+// I/O between two readings of the aggregate counters. A counter that went
+// backwards (CPU hot-unplug) gives 0 rather than a negative percentage.
+func cpuBusyPercent(prev, cur cpu.TimesStat) float64 {
+	// Guest time is already inside User and Nice on Linux; adding it
+	// would count it twice.
+	total := func(t cpu.TimesStat) float64 {
+		return t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
+	}
+	idle := func(t cpu.TimesStat) float64 { return t.Idle + t.Iowait }
+	dTotal := total(cur) - total(prev)
+	dIdle := idle(cur) - idle(prev)
+	if dTotal <= 0 {
+		return 0
+	}
+	busy := (dTotal - dIdle) / dTotal * 100
+	return min(max(busy, 0), 100)
+}
+
+// loopbackNames lists interfaces flagged loopback; "lo" is assumed too in
+// case the interface list cannot be read.
+func loopbackNames() map[string]bool {
+	names := map[string]bool{"lo": true}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return names
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 {
+			names[i.Name] = true
+		}
+	}
+	return names
+}
+
+// sumNonLoopback adds bytes received and sent over every interface that is
+// not loopback: local traffic says nothing about network congestion.
+func sumNonLoopback(counters []gnet.IOCountersStat, loopback map[string]bool) uint64 {
+	var sum uint64
+	for _, c := range counters {
+		if loopback[c.Name] || c.Name == "all" {
+			continue
+		}
+		sum += c.BytesRecv + c.BytesSent
+	}
+	return sum
+}

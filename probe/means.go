@@ -1,0 +1,180 @@
+package probe
+
+import "time"
+
+// Means holds the latest value of an attribute and its running means over
+// the last 1, 5 and 15 minutes (seed 002 §3.2.1).
+type Means struct {
+	Now float64 `json:"now"`
+	M1  float64 `json:"1m"`
+	M5  float64 `json:"5m"`
+	M15 float64 `json:"15m"`
+}
+
+// Dynamic is a node's dynamic state with running means, as gossiped.
+type Dynamic struct {
+	Load     Means     `json:"load"`
+	CPUUtil  Means     `json:"cpu_util"`  // percent
+	MemAvail Means     `json:"mem_avail"` // bytes
+	NetFlow  Means     `json:"net_flow"`  // bytes/s in+out
+	Users    int       `json:"users"`
+	At       time.Time `json:"at"`
+}
+
+// The averaging windows, and how long the Tracker keeps samples.
+const (
+	window1  = time.Minute
+	window5  = 5 * time.Minute
+	window15 = 15 * time.Minute
+
+	// maxSamples bounds memory even if a caller samples far faster than
+	// intended: 15 minutes at 10 samples per second. Past it the oldest
+	// samples go and the 15-minute mean covers less time.
+	maxSamples = int(window15/(100*time.Millisecond)) + 2
+)
+
+// point is a stored sample. flow is the byte rate over the interval that
+// ends at this sample; flowOK is false when it is unknown (first sample,
+// counter reset).
+type point struct {
+	at             time.Time
+	load, cpu, mem float64
+	flow           float64
+	flowOK         bool
+	netBytes       uint64
+}
+
+// Tracker turns RawSamples into running means. It is pure: all time comes
+// from the samples' own timestamps, so tests drive it with synthetic
+// clocks. It is not safe for concurrent use; one sampling loop owns it.
+//
+// The means are time-weighted: a sample's value stands for the interval
+// since the previous sample (a CPU percentage and a byte rate are
+// measured over exactly that interval; a load or memory reading is taken
+// as representative of it). A window's mean is the integral of that step
+// function over the window divided by the time it covers, so irregular
+// sampling (a slow tick, a missed one) does not skew the mean toward the
+// period where samples happened to be dense. Until a window is full, its
+// mean covers the time observed so far; with a single sample all means
+// equal that sample, and the flow means are 0 until there are two.
+//
+// Samples older than 15 minutes are dropped, except the last one before
+// the window, which marks where the oldest interval begins.
+//
+// Add costs O(samples held): about 300 at the default 3 s interval.
+type Tracker struct {
+	pts      []point
+	limit    int     // maxSamples; smaller in tests
+	lastFlow float64 // most recent known rate, reported as NetFlow.Now
+}
+
+// NewTracker returns an empty Tracker.
+func NewTracker() *Tracker { return &Tracker{limit: maxSamples} }
+
+// Add records s and returns the node's dynamic state as of s.At.
+//
+// A sample older than the previous one means the clock went backwards;
+// windows measured on two clocks are meaningless, so the history restarts
+// from s. A sample with the same timestamp as the previous one replaces it.
+// NetBytes lower than the previous reading means a counter reset (an
+// interface went away, a driver reloaded): that interval's rate is unknown
+// and left out of the flow means rather than guessed.
+func (t *Tracker) Add(s RawSample) Dynamic {
+	p := point{
+		at:       s.At,
+		load:     s.Load1,
+		cpu:      s.CPUUtil,
+		mem:      float64(s.MemAvail),
+		netBytes: s.NetBytes,
+	}
+	if n := len(t.pts); n > 0 {
+		last := t.pts[n-1]
+		switch {
+		case s.At.Before(last.at):
+			t.pts, t.lastFlow = t.pts[:0], 0
+		case s.At.Equal(last.at):
+			t.pts = t.pts[:n-1]
+		}
+	}
+	if n := len(t.pts); n > 0 {
+		prev := t.pts[n-1]
+		if p.netBytes >= prev.netBytes {
+			dt := p.at.Sub(prev.at).Seconds()
+			p.flow, p.flowOK = float64(p.netBytes-prev.netBytes)/dt, true
+			t.lastFlow = p.flow
+		}
+	}
+	t.pts = append(t.pts, p)
+	t.trim(s.At)
+
+	d := Dynamic{Users: s.Users, At: s.At}
+	always := func(v func(point) float64) func(point) (float64, bool) {
+		return func(p point) (float64, bool) { return v(p), true }
+	}
+	d.Load = t.means(p.load, always(func(p point) float64 { return p.load }))
+	d.CPUUtil = t.means(p.cpu, always(func(p point) float64 { return p.cpu }))
+	d.MemAvail = t.means(p.mem, always(func(p point) float64 { return p.mem }))
+	d.NetFlow = t.means(t.lastFlow, func(p point) (float64, bool) { return p.flow, p.flowOK })
+	return d
+}
+
+// Len reports how many samples the Tracker holds (for tests and metrics).
+func (t *Tracker) Len() int { return len(t.pts) }
+
+// trim drops samples that no longer touch the 15-minute window. It copies
+// down rather than reslicing so the backing array does not grow forever.
+func (t *Tracker) trim(now time.Time) {
+	start := now.Add(-window15)
+	drop := 0
+	for drop+1 < len(t.pts) && !t.pts[drop+1].at.After(start) {
+		drop++
+	}
+	limit := t.limit
+	if limit < 2 {
+		limit = maxSamples // zero Tracker
+	}
+	if over := len(t.pts) - limit; over > drop {
+		drop = over
+	}
+	if drop > 0 {
+		t.pts = t.pts[:copy(t.pts, t.pts[drop:])]
+	}
+}
+
+// means integrates the step function val over the three windows ending at
+// the newest sample. Intervals where ok is false are skipped entirely
+// (neither value nor duration counts). A window with no known interval
+// (a single sample, or only unknown rates) reports now, the best
+// estimate there is.
+func (t *Tracker) means(now float64, val func(point) (float64, bool)) Means {
+	windows := [3]time.Duration{window1, window5, window15}
+	var sum, dur [3]float64
+	newest := t.pts[len(t.pts)-1].at
+	for i := len(t.pts) - 1; i >= 1; i-- {
+		v, ok := val(t.pts[i])
+		if !ok {
+			continue
+		}
+		end, begin := t.pts[i].at, t.pts[i-1].at
+		for w, span := range windows {
+			b := begin
+			if lo := newest.Add(-span); b.Before(lo) {
+				b = lo
+			}
+			if !end.After(b) {
+				continue
+			}
+			d := end.Sub(b).Seconds()
+			sum[w] += v * d
+			dur[w] += d
+		}
+	}
+	var out [3]float64
+	for w := range windows {
+		out[w] = now
+		if dur[w] > 0 {
+			out[w] = sum[w] / dur[w]
+		}
+	}
+	return Means{Now: now, M1: out[0], M5: out[1], M15: out[2]}
+}

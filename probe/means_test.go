@@ -1,0 +1,187 @@
+package probe
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func feed(tr *Tracker, from time.Time, every time.Duration, n int, f func(i int, at time.Time) RawSample) Dynamic {
+	var d Dynamic
+	for i := range n {
+		at := from.Add(time.Duration(i) * every)
+		s := f(i, at)
+		s.At = at
+		d = tr.Add(s)
+	}
+	return d
+}
+
+func TestTracker_FirstSample(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	d := tr.Add(RawSample{At: t0, Load1: 2, CPUUtil: 50, MemAvail: 1000, NetBytes: 1 << 40, Users: 3})
+	want := Means{Now: 2, M1: 2, M5: 2, M15: 2}
+	if d.Load != want {
+		t.Errorf("Load = %+v, want %+v", d.Load, want)
+	}
+	if d.NetFlow != (Means{}) {
+		t.Errorf("NetFlow = %+v, want zero: no rate from one counter reading", d.NetFlow)
+	}
+	if d.Users != 3 || !d.At.Equal(t0) {
+		t.Errorf("Users/At = %d/%v", d.Users, d.At)
+	}
+}
+
+func TestTracker_Means(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		every time.Duration
+		n     int
+		load  func(i int) float64
+		want  Means
+	}{
+		{name: "constant", every: 3 * time.Second, n: 400, load: func(int) float64 { return 1.5 },
+			want: Means{Now: 1.5, M1: 1.5, M5: 1.5, M15: 1.5}},
+		// 20 minutes at 1, then the last 2 minutes at 5 (samples every 3 s).
+		{name: "recent step shows in M1 first", every: 3 * time.Second, n: 441,
+			load: func(i int) float64 {
+				if i > 400 {
+					return 5
+				}
+				return 1
+			},
+			want: Means{Now: 5, M1: 5, M5: 1 + 4*2.0/5, M15: 1 + 4*2.0/15}},
+		// Young tracker: 30 s of history, all windows cover what there is.
+		{name: "short history", every: 10 * time.Second, n: 4, load: func(i int) float64 { return float64(i) },
+			want: Means{Now: 3, M1: 2, M5: 2, M15: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := feed(NewTracker(), t0, tt.every, tt.n, func(i int, _ time.Time) RawSample {
+				return RawSample{Load1: tt.load(i)}
+			})
+			got := d.Load
+			if !approx(got.Now, tt.want.Now) || !approx(got.M1, tt.want.M1) || !approx(got.M5, tt.want.M5) || !approx(got.M15, tt.want.M15) {
+				t.Errorf("Load = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A step change must reach M1 before M5 and M5 before M15.
+func TestTracker_StepReachesShortWindowFirst(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	feed(tr, t0, 3*time.Second, 300, func(int, time.Time) RawSample { return RawSample{CPUUtil: 10} })
+	start := t0.Add(300 * 3 * time.Second)
+	for i := range 20 { // one minute of 90 %
+		d := tr.Add(RawSample{At: start.Add(time.Duration(i) * 3 * time.Second), CPUUtil: 90})
+		m := d.CPUUtil
+		if !(m.M1 >= m.M5 && m.M5 >= m.M15 && m.M15 > 10) {
+			t.Fatalf("after %d hot samples: %+v, want M1 >= M5 >= M15 > 10", i+1, m)
+		}
+	}
+}
+
+// Irregular sampling must not bias the mean: 10 s at 100 sampled once,
+// then 50 s at 0 sampled every second, gives a 1-minute mean of 100*10/60.
+func TestTracker_TimeWeighted(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	tr.Add(RawSample{At: t0, CPUUtil: 0})
+	tr.Add(RawSample{At: t0.Add(10 * time.Second), CPUUtil: 100})
+	var d Dynamic
+	for i := 1; i <= 50; i++ {
+		d = tr.Add(RawSample{At: t0.Add(time.Duration(10+i) * time.Second), CPUUtil: 0})
+	}
+	if want := 100 * 10.0 / 60; !approx(d.CPUUtil.M1, want) {
+		t.Errorf("M1 = %v, want %v", d.CPUUtil.M1, want)
+	}
+}
+
+func TestTracker_NetFlow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		bytes []uint64 // one reading per second
+		want  Means
+	}{
+		{name: "steady 1000 B/s", bytes: []uint64{0, 1000, 2000, 3000}, want: Means{Now: 1000, M1: 1000, M5: 1000, M15: 1000}},
+		{name: "counter reset left out", bytes: []uint64{5000, 6000, 7000, 100, 1100},
+			want: Means{Now: 1000, M1: 1000, M5: 1000, M15: 1000}},
+		{name: "reset as latest keeps last known rate", bytes: []uint64{0, 2000, 4000, 10},
+			want: Means{Now: 2000, M1: 2000, M5: 2000, M15: 2000}},
+		{name: "reset right after first sample", bytes: []uint64{5000, 10},
+			want: Means{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := feed(NewTracker(), t0, time.Second, len(tt.bytes), func(i int, _ time.Time) RawSample {
+				return RawSample{NetBytes: tt.bytes[i]}
+			})
+			if d.NetFlow != tt.want {
+				t.Errorf("NetFlow = %+v, want %+v", d.NetFlow, tt.want)
+			}
+		})
+	}
+}
+
+func TestTracker_ClockJumps(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	feed(tr, t0, time.Second, 10, func(int, time.Time) RawSample { return RawSample{Load1: 9} })
+	// Same timestamp twice: the second replaces the first.
+	d := tr.Add(RawSample{At: t0.Add(9 * time.Second), Load1: 1})
+	if tr.Len() != 10 || d.Load.Now != 1 {
+		t.Errorf("duplicate timestamp: len %d, %+v", tr.Len(), d.Load)
+	}
+	// Clock went backwards: history restarts.
+	d = tr.Add(RawSample{At: t0.Add(-time.Hour), Load1: 4})
+	if tr.Len() != 1 || d.Load != (Means{Now: 4, M1: 4, M5: 4, M15: 4}) {
+		t.Errorf("backwards clock: len %d, %+v", tr.Len(), d.Load)
+	}
+}
+
+func TestTracker_BoundedMemory(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		every   time.Duration
+		n       int
+		maxKeep int
+		limit   int
+	}{
+		// An hour at 3 s keeps 15 minutes (300 intervals) plus the start.
+		{name: "3s for an hour", every: 3 * time.Second, n: 1200, maxKeep: 301},
+		// Far faster than intended: the hard cap holds (a small cap keeps
+		// the test fast; maxSamples works the same way).
+		{name: "10ms under a cap of 50", every: 10 * time.Millisecond, n: 5000, maxKeep: 50, limit: 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr := NewTracker()
+			if tt.limit > 0 {
+				tr.limit = tt.limit
+			}
+			d := feed(tr, t0, tt.every, tt.n, func(int, time.Time) RawSample { return RawSample{Load1: 1} })
+			if d.Load.M15 != 1 {
+				t.Errorf("M15 = %v, want 1", d.Load.M15)
+			}
+			if tr.Len() > tt.maxKeep {
+				t.Errorf("kept %d samples, want <= %d", tr.Len(), tt.maxKeep)
+			}
+			if cap(tr.pts) > 4*tt.maxKeep {
+				t.Errorf("backing array grew to %d", cap(tr.pts))
+			}
+		})
+	}
+}

@@ -1,0 +1,26 @@
+package probe
+
+import (
+	"context"
+	"time"
+)
+
+// RawSample is one reading of a node's dynamic attributes (seed 002
+// Table 1), before any averaging.
+type RawSample struct {
+	At       time.Time
+	Load1    float64 // 1-minute load average as the kernel reports it
+	CPUUtil  float64 // percent busy across all logical CPUs since the last sample, 0..100
+	MemAvail uint64  // bytes
+	// NetBytes is the cumulative count of bytes received plus sent over
+	// all non-loopback interfaces; the Tracker turns deltas into a rate.
+	NetBytes uint64
+	Users    int // logged-in sessions
+}
+
+// Sampler reads one RawSample. Implementations must not block longer
+// than the read itself (no sleeping to measure CPU use) and must honour
+// ctx.
+type Sampler interface {
+	Sample(ctx context.Context) (RawSample, error)
+}

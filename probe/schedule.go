@@ -1,0 +1,216 @@
+package probe
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Pair is an unordered pair of nodes, stored with A < B so that it can key
+// a map whichever end measured it.
+type Pair struct{ A, B string }
+
+// NewPair orders a and b.
+func NewPair(a, b string) Pair {
+	if b < a {
+		a, b = b, a
+	}
+	return Pair{A: a, B: b}
+}
+
+func comparePairs(x, y Pair) int {
+	return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+}
+
+// sortedMembers returns members sorted and without duplicates, so that
+// every node computes the same schedule from the same membership.
+func sortedMembers(members []string) []string {
+	m := slices.Clone(members)
+	slices.Sort(m)
+	return slices.Compact(m)
+}
+
+// Rounds is a round-robin tournament over members by the circle method
+// (seed 002 §4: n-1 rounds of n/2 pairs): every pair meets exactly once,
+// and no node is in two pairs of one round, so a bandwidth test never
+// shares a node's link with another test. For odd n a phantom "bye" is
+// added, giving n rounds in each of which one node rests. Members are
+// sorted and deduplicated first; the result is deterministic. Fewer than
+// two members give no rounds.
+func Rounds(members []string) [][]Pair {
+	m := sortedMembers(members)
+	if len(m) < 2 {
+		return nil
+	}
+	const bye = -1
+	idx := make([]int, len(m), len(m)+1)
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(idx)%2 == 1 {
+		idx = append(idx, bye)
+	}
+	k := len(idx)
+	rounds := make([][]Pair, 0, k-1)
+	for r := 0; r < k-1; r++ {
+		round := make([]Pair, 0, k/2)
+		for i := 0; i < k/2; i++ {
+			a, b := idx[i], idx[k-1-i]
+			if a == bye || b == bye {
+				continue
+			}
+			round = append(round, NewPair(m[a], m[b]))
+		}
+		slices.SortFunc(round, comparePairs)
+		rounds = append(rounds, round)
+		// Keep idx[0] fixed and rotate the rest one step: the circle.
+		lastIdx := idx[k-1]
+		copy(idx[2:], idx[1:k-1])
+		idx[1] = lastIdx
+	}
+	return rounds
+}
+
+// Plan is one measurement cycle.
+type Plan struct {
+	// At is when the cycle starts (PlanCycle's now); duties recorded in
+	// raft carry it so that a node can tell this cycle from the last.
+	At time.Time
+	// Rounds run one after another; within a round every node is in at
+	// most one test.
+	Rounds [][]Pair
+	// TestsPerNode is the most tests any node may take part in this cycle:
+	// n-1 when the budget allows a full tournament.
+	TestsPerNode int
+	// Budgeted is true when the budget left pairs out of this cycle.
+	Budgeted bool
+	// Deferred are the pairs of current members left for later cycles,
+	// stalest first. Together with Rounds they cover every pair.
+	Deferred []Pair
+}
+
+// Pairs lists every pair the plan measures, round by round.
+func (p Plan) Pairs() []Pair {
+	var out []Pair
+	for _, r := range p.Rounds {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// PlanCycle plans one bandwidth cycle over the live members. last holds
+// when each pair was last measured (absent or zero: never); pairs of nodes
+// no longer members are ignored. now is when the cycle starts (Plan.At);
+// staleness is relative, so it does not change which pairs are chosen.
+//
+// Without a binding budget it returns the full tournament, its rounds
+// ordered so that the round holding the stalest pair runs first (a cycle
+// cut short by a membership change has then done the most useful work).
+// With one, each node takes part in at most budget.TestsPerCycle() tests:
+// pairs are taken stalest first (never measured before all others), a
+// pair only while both its nodes are under the cap, and the chosen pairs
+// are packed into rounds with no node twice in a round.
+func PlanCycle(members []string, last map[Pair]time.Time, budget BudgetConfig, now time.Time) Plan {
+	m := sortedMembers(members)
+	n := len(m)
+	if n < 2 {
+		return Plan{At: now}
+	}
+	staleness := func(p Pair) time.Time { return last[p] } // zero = never
+	byStaleness := func(x, y Pair) int {
+		return cmp.Or(staleness(x).Compare(staleness(y)), comparePairs(x, y))
+	}
+	oldest := func(round []Pair) Pair { return slices.MinFunc(round, byStaleness) }
+
+	limit := budget.TestsPerCycle()
+	if limit <= 0 || limit >= n-1 {
+		rounds := Rounds(m)
+		slices.SortStableFunc(rounds, func(x, y []Pair) int { return byStaleness(oldest(x), oldest(y)) })
+		return Plan{At: now, Rounds: rounds, TestsPerNode: n - 1}
+	}
+
+	all := make([]Pair, 0, n*(n-1)/2)
+	for i := range m {
+		for j := i + 1; j < n; j++ {
+			all = append(all, Pair{A: m[i], B: m[j]})
+		}
+	}
+	slices.SortFunc(all, byStaleness)
+	load := make(map[string]int, n)
+	chosen := make(map[Pair]bool)
+	var picked, deferred []Pair
+	for _, p := range all {
+		if load[p.A] < limit && load[p.B] < limit {
+			load[p.A]++
+			load[p.B]++
+			chosen[p] = true
+			picked = append(picked, p)
+			continue
+		}
+		deferred = append(deferred, p)
+	}
+	rounds := packRounds(picked)
+	// The tournament restricted to the chosen pairs never needs more than
+	// n-1 rounds; first-fit packing is usually far fewer when the cap is
+	// small but can exceed it when the cap is near n/2. Take the shorter.
+	if alt := filterRounds(Rounds(m), chosen); len(alt) < len(rounds) {
+		slices.SortStableFunc(alt, func(x, y []Pair) int { return byStaleness(oldest(x), oldest(y)) })
+		rounds = alt
+	}
+	return Plan{At: now, Rounds: rounds, TestsPerNode: limit, Budgeted: true, Deferred: deferred}
+}
+
+// packRounds puts each pair, in order, into the first round where neither
+// node is busy yet, so the stalest pairs land in the earliest rounds.
+func packRounds(pairs []Pair) [][]Pair {
+	var rounds [][]Pair
+	var busy []map[string]bool
+	for _, p := range pairs {
+		r := 0
+		for r < len(rounds) && (busy[r][p.A] || busy[r][p.B]) {
+			r++
+		}
+		if r == len(rounds) {
+			rounds = append(rounds, nil)
+			busy = append(busy, map[string]bool{})
+		}
+		rounds[r] = append(rounds[r], p)
+		busy[r][p.A], busy[r][p.B] = true, true
+	}
+	return rounds
+}
+
+// filterRounds keeps only the chosen pairs of a tournament, dropping
+// rounds left empty.
+func filterRounds(rounds [][]Pair, chosen map[Pair]bool) [][]Pair {
+	var out [][]Pair
+	for _, r := range rounds {
+		var keep []Pair
+		for _, p := range r {
+			if chosen[p] {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) > 0 {
+			out = append(out, keep)
+		}
+	}
+	return out
+}
+
+// Unmeasured lists the pairs of current members that have never been
+// measured (absent or zero time in last), sorted. The placement and
+// `shoal net` show these as unmeasured instead of guessing a value.
+func Unmeasured(members []string, last map[Pair]time.Time) []Pair {
+	m := sortedMembers(members)
+	var out []Pair
+	for i := range m {
+		for j := i + 1; j < len(m); j++ {
+			p := Pair{A: m[i], B: m[j]}
+			if last[p].IsZero() {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+type fakeInventory struct {
+	st  Static
+	err error
+}
+
+func (f fakeInventory) HostStatic(context.Context) (Static, error) { return f.st, f.err }
+
+var labHost = Static{Hostname: "lab07", CPUModel: "AMD EPYC 7302", Cores: 16, Threads: 32, MHz: 3000, MemTotal: 128 << 30}
+
+func TestScanStatic_FakedGPUs_NoGPUOnThisMachine(t *testing.T) {
+	t.Parallel()
+	cpu := PE{Kind: "cpu", Model: "AMD EPYC 7302", Count: 16, MemBytes: 128 << 30}
+	a100 := []byte("NVIDIA A100-SXM4-40GB, 40960\nNVIDIA A100-SXM4-40GB, 40960\n")
+	nvCard := map[string]string{"vendor": "0x10de", "device": "0x20b0"}
+	amdCard := map[string]string{"vendor": "0x1002", "device": "0x740f"}
+	tests := []struct {
+		name     string
+		runner   *replayRunner
+		cards    map[string]map[string]string
+		declared []PE
+		want     []PE
+		warn     string
+	}{
+		{name: "CPU only", runner: &replayRunner{err: fmt.Errorf("x: %w", ErrToolMissing)}, want: []PE{cpu}},
+		{name: "nvidia-smi GPUs not counted again from sysfs",
+			runner: &replayRunner{out: a100},
+			cards:  map[string]map[string]string{"card0": nvCard, "card1": nvCard, "card2": amdCard},
+			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20},
+				{Kind: "gpu", Model: "AMD [1002:740f]", Count: 1}}},
+		{name: "nvidia-smi broken: sysfs still sees the card, warning logged",
+			runner: &replayRunner{err: errors.New("exit status 9 (NVIDIA-SMI has failed)")},
+			cards:  map[string]map[string]string{"card0": nvCard},
+			want:   []PE{cpu, {Kind: "gpu", Model: "NVIDIA [10de:20b0]", Count: 1}},
+			warn:   "nvidia-smi failed"},
+		{name: "declared FPGA", runner: &replayRunner{err: ErrToolMissing}, declared: []PE{{Kind: "fpga", Count: 2}},
+			want: []PE{cpu, {Kind: "fpga", Count: 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sys := fstest.MapFS{}
+			for card, files := range tt.cards {
+				sysCard(sys, card, files)
+			}
+			var logs bytes.Buffer
+			cfg := StaticConfig{
+				Host: fakeInventory{st: labHost}, Runner: tt.runner, SysFS: sys, Declared: tt.declared,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			}
+			got, err := ScanStatic(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Hostname != "lab07" || got.Cores != 16 || got.Threads != 32 {
+				t.Errorf("host facts lost: %+v", got)
+			}
+			if !reflect.DeepEqual(got.PEs, tt.want) {
+				t.Errorf("PEs = %+v\nwant %+v", got.PEs, tt.want)
+			}
+			if tt.warn == "" && logs.Len() > 0 {
+				t.Errorf("unexpected log: %s", logs.String())
+			}
+			if tt.warn != "" && !strings.Contains(logs.String(), tt.warn) {
+				t.Errorf("log %q lacks %q", logs.String(), tt.warn)
+			}
+		})
+	}
+}
+
+func TestScanStatic_HostFailure(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	_, err := ScanStatic(context.Background(), StaticConfig{Host: fakeInventory{err: boom}, Runner: &replayRunner{}, SysFS: fstest.MapFS{}})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want wrapped boom", err)
+	}
+}
+
+// TestScanStatic_ThisMachine runs the real gopsutil inventory, nvidia-smi
+// lookup and /sys scan. This machine has no GPU, so only the CPU PE is
+// expected unless one is really present.
+func TestScanStatic_ThisMachine(t *testing.T) {
+	t.Parallel()
+	st, err := ScanStatic(context.Background(), StaticConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Hostname == "" || st.Cores <= 0 || st.Threads < st.Cores || st.MemTotal == 0 {
+		t.Errorf("implausible static state: %+v", st)
+	}
+	if len(st.PEs) == 0 || st.PEs[0].Kind != "cpu" || st.PEs[0].Count != st.Cores {
+		t.Errorf("first PE is not the CPU: %+v", st.PEs)
+	}
+	t.Logf("this machine: %+v", st)
+}
