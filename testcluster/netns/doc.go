@@ -8,14 +8,15 @@
 //
 // Everything belongs to one instance prefix, [Family] plus two hex digits
 // (e.g. "snt1a"), whose digits are also the third octet of the instance's
-// subnet, 10.213.0x1a.0/24:
+// subnet (0x1a: 10.213.26.0/24; see [Testbed.Subnet]):
 //
 //	snt1a_fab            fabric namespace: bridges snt1as0.., node ports snt1an0..,
 //	                     uplinks snt1au0a/snt1au0b..
 //	snt1a-NODE           one namespace per node: lo and eth0 (10.213.26.i/24),
-//	                     no default route, /etc/hosts naming every node
-//	/etc/netns/snt1a-*   the per-node hosts files
+//	                     no default route
+//	/etc/netns/snt1a-*   the per-node hosts files (also used by ip netns exec)
 //	/run/shoal-netns/snt1a  owner file (pid and start time of the owning process)
+//	/run/shoal-netns/ns/snt1a-NODE.{mnt,uts}  the node's mount and UTS namespaces
 //
 // Nothing is created in the host's namespace, and no namespace has a route
 // outside its /24, so no traffic ever leaves the testbed. Netem is not
@@ -32,13 +33,19 @@
 //	err = tb.WaitListening(ctx, "n01", 7946, 10*time.Second)
 //	err = tb.SetUplink(ctx, "sw1", "sw2", false) // partition
 //
-// Outside tests call [Up] and defer [Testbed.Close]. Every command run on a
-// node ([Testbed.Command], [Testbed.Run], [Testbed.Start]) runs as
+// Outside tests call [Up] and defer [Testbed.Close]. Every node has a
+// network namespace and persistent mount and UTS namespaces (bound to files
+// under /run/shoal-netns/ns) in which the hostname is the node's name,
+// /etc/hosts names every node and /sys shows the node's interfaces. Every
+// command run on a node ([Testbed.Command], [Testbed.Run], [Testbed.Start])
+// enters them:
 //
-//	ip netns exec snt1a-NODE unshare --uts sh -c 'hostname "$0" && exec "$@"' NODE argv...
+//	nsenter --net=/run/netns/snt1a-NODE --mount=... --uts=... --wd=. -- argv...
 //
-// so it sees the node's hostname (MPI tells nodes apart by hostname) and
-// keeps argv's pid; it carries [MarkerEnv] and [NodeEnv] in its environment.
+// so it sees the node's hostname (MPI tells nodes apart by hostname), keeps
+// argv's pid and the caller's working directory, and carries [MarkerEnv] and
+// [NodeEnv] in its environment. (Creating a mount namespace per command, as
+// `ip netns exec` does, stalled commands for seconds on a busy host.)
 // For MPI ranks set UCX_TLS=tcp (MPICH ch4:ucx otherwise uses shared memory
 // across namespaces and bypasses the shaped links); every node's interface
 // is called eth0, so `-iface eth0` works on all of them.
@@ -51,9 +58,11 @@
 // qdiscs in them. A SIGINT, SIGTERM or SIGHUP to the process closes every
 // live testbed before the process dies. After a SIGKILL, the next [Up] on
 // the machine sweeps the dead owner's leftovers ([SweepStale]); [Sweep]
-// removes leftovers by prefix, e.g. from a shell-less CI step:
+// removes leftovers by prefix (Sweep(Family) removes every testbed, live or
+// not). By hand:
 //
-//	go test ./testcluster/netns -run XXX # no-op; or from Go: netns.Sweep(netns.Family)
+//	for ns in $(ip netns list | awk '/^snt/ {print $1}'); do ip netns pids $ns | xargs -r kill -9; ip netns del $ns; done
+//	umount /run/shoal-netns/ns/snt*; rm -rf /run/shoal-netns/ns/snt* /run/shoal-netns/snt* /etc/netns/snt*
 //
 // # Limits
 //

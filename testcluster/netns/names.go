@@ -17,10 +17,10 @@ import (
 // (the third octet of its subnet), e.g. "snt1a".
 const Family = "snt"
 
-// SubnetBase is the private range owned by the testbeds: instance i uses
+// subnetBase is the private range owned by the testbeds: instance i uses
 // 10.213.i.0/24. No route leaves a node namespace, so nothing is ever sent
 // outside the namespaces a testbed created.
-var SubnetBase = netip.MustParseAddr("10.213.0.0")
+var subnetBase = netip.MustParseAddr("10.213.0.0")
 
 // ownerDir holds one owner file per live instance, named by its prefix and
 // holding the owner's pid and start time; creating it with O_EXCL is what
@@ -47,7 +47,7 @@ func (n names) uplink(i int, s byte) string { return fmt.Sprintf("%su%d%c", n.pr
 
 // subnet returns 10.213.idx.0/24.
 func subnet(idx int) netip.Prefix {
-	b := SubnetBase.As4()
+	b := subnetBase.As4()
 	b[2] = byte(idx)
 	return netip.PrefixFrom(netip.AddrFrom4(b), 24)
 }
@@ -110,7 +110,7 @@ func allocatePrefix() (string, error) {
 		}
 		return prefix, nil
 	}
-	return "", fmt.Errorf("all 256 testbed subnets of %s/16 are in use; run Sweep(%q) if they are leftovers", SubnetBase, Family)
+	return "", fmt.Errorf("all 256 testbed subnets of %s/16 are in use; run Sweep(%q) if they are leftovers", subnetBase, Family)
 }
 
 // ownerRecord identifies this process: pid and start time (so a reused pid

@@ -78,3 +78,58 @@ func TestPartition_NodeLinkDownAndUp(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestUplinkDownAndRateChange(t *testing.T) {
+	t.Parallel()
+	topo := Topology{
+		Switches: []Switch{{Name: "s1"}, {Name: "s2"}},
+		Nodes:    []Node{{Name: "a", Switch: "s1", Mbit: 100}, {Name: "b", Switch: "s2", Mbit: 100}},
+		Uplinks:  []Uplink{{A: "s1", B: "s2", Mbit: 50}},
+	}
+	tb := UpForTest(t, topo, Options{})
+	ctx := testCtx(t, 30*time.Second)
+	ping := func() error {
+		_, err := tb.Run(ctx, "a", "ping", "-c", "1", "-W", "1", "b")
+		return err
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("across the uplink: %v", err)
+	}
+	if err := tb.SetUplink(ctx, "s2", "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(); err == nil {
+		t.Fatal("ping crossed an uplink that is down")
+	}
+	if err := tb.SetUplink(ctx, "s1", "s2", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(ctx, 10*time.Second, "ping after uplink up", func(context.Context) (bool, error) {
+		return ping() == nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.SetUplink(ctx, "s1", "s3", false); err == nil {
+		t.Error("SetUplink of a missing uplink succeeded")
+	}
+
+	qdisc := func() string {
+		out, err := tb.Run(ctx, "a", "tc", "qdisc", "show", "dev", Iface)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if err := tb.SetNodeRate(ctx, "a", 20); err != nil {
+		t.Fatal(err)
+	}
+	if q := qdisc(); !strings.Contains(q, "tbf") || !strings.Contains(q, "rate 20Mbit") {
+		t.Errorf("after SetNodeRate 20: %s", q)
+	}
+	if err := tb.SetNodeRate(ctx, "a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if q := qdisc(); strings.Contains(q, "tbf") {
+		t.Errorf("after SetNodeRate 0: %s", q)
+	}
+}

@@ -29,7 +29,9 @@ var nsDirOnce struct {
 	done bool
 }
 
-// ensureNSFileDir makes nsFileDir a private mount point.
+// ensureNSFileDir makes nsFileDir a private mount point. A file lock keeps
+// two processes from stacking two bind mounts (the upper one would hide
+// the namespace files bound under the lower one).
 func ensureNSFileDir(ctx context.Context) error {
 	nsDirOnce.Lock()
 	defer nsDirOnce.Unlock()
@@ -38,6 +40,14 @@ func ensureNSFileDir(ctx context.Context) error {
 	}
 	if err := os.MkdirAll(nsFileDir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", nsFileDir, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(ownerDir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("open lock: %w", err)
+	}
+	defer lock.Close() // releases the flock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
 	mounted, err := isMountPoint(nsFileDir)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -63,7 +64,7 @@ func (tb *Testbed) Run(ctx context.Context, node string, argv ...string) (string
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return string(out), fmt.Errorf("on %s: %s: %w: %s", node, cmdline(argv[0], argv[1:]), err, stderr.String())
+		return string(out), fmt.Errorf("on %s: %s: %w: %s", node, strings.Join(argv, " "), err, stderr.String())
 	}
 	return string(out), nil
 }
