@@ -1,0 +1,93 @@
+package placement
+
+import (
+	"math"
+	"strings"
+)
+
+// logicalCores is the paper's coreCount_v: logical cores when reported, else physical.
+func logicalCores(n *Node) int {
+	if n.Threads > 0 {
+		return n.Threads
+	}
+	return n.Cores
+}
+
+// loadPerCore is the 1-minute load average per logical core, the overload signal.
+func loadPerCore(n *Node) float64 {
+	c := logicalCores(n)
+	if c == 0 {
+		return math.Inf(1)
+	}
+	return n.Load.M1 / float64(c)
+}
+
+// paperPC is Eq. 3 verbatim: pc_v = coreCount_v - ceil(Load_v) % coreCount_v,
+// with Load_v the 1-minute load average. The modulo makes a node whose load is a
+// multiple of its core count look idle; the paper policy keeps that on purpose.
+func paperPC(n *Node) int {
+	c := logicalCores(n)
+	if c == 0 {
+		return 0
+	}
+	return c - int(math.Ceil(n.Load.M1))%c
+}
+
+// freePC is Eq. 3 without the wrap-around: a node whose load reaches its core
+// count has no free core. Every policy but paper uses it.
+func freePC(n *Node) int {
+	return max(0, logicalCores(n)-int(math.Ceil(n.Load.M1)))
+}
+
+// slotsFor turns a node's effective processor count into the slots a policy may
+// fill: less the slots shoal jobs hold, replaced by PPN when the user gives one,
+// and capped by the PEs each process needs.
+func slotsFor(n *Node, pc int, r *Request) int {
+	s := max(0, pc-n.HeldSlots)
+	if r.PPN > 0 {
+		s = r.PPN
+	}
+	if c, ok := peCapacity(n, r.PEs); ok {
+		s = min(s, c)
+	}
+	return s
+}
+
+// peCount is how many elements of kind the node has.
+func peCount(n *Node, kind string) int {
+	t := 0
+	for _, p := range n.PEs {
+		if strings.EqualFold(p.Kind, kind) {
+			t += p.Count
+		}
+	}
+	return t
+}
+
+// hasPEs reports whether the node can run at least one process of the job. "cpu"
+// needs are met by every node: logical cores are already the slot count.
+func hasPEs(n *Node, needs []PENeed) (missing string, ok bool) {
+	for _, nd := range needs {
+		k := strings.ToLower(strings.TrimSpace(nd.Kind))
+		if k == "cpu" {
+			continue
+		}
+		if peCount(n, k) < max(1, nd.PerProc) {
+			return k, false
+		}
+	}
+	return "", true
+}
+
+// peCapacity is how many processes the node's PEs allow (ok false: no cap).
+func peCapacity(n *Node, needs []PENeed) (int, bool) {
+	c, capped := math.MaxInt, false
+	for _, nd := range needs {
+		k := strings.ToLower(strings.TrimSpace(nd.Kind))
+		if k == "cpu" || nd.PerProc == 0 {
+			continue
+		}
+		c, capped = min(c, peCount(n, k)/nd.PerProc), true
+	}
+	return c, capped
+}

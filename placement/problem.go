@@ -1,0 +1,141 @@
+package placement
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// problem is one request against one snapshot in the index space of the eligible
+// nodes: alive, with reported cores and the PEs the job needs, sorted by name so
+// that "lowest index" is the documented name tie-break everywhere.
+type problem struct {
+	req     Request
+	snap    *Snapshot
+	snapIdx map[string]int
+	elig    []int // snapshot index -> eligible index, -1 when not eligible
+	nodes   []*Node
+	cl      []float64
+	slots   []int    // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
+	paperPC []int    // the same from Eq. 3 verbatim
+	net     *network // NL with the complement against the cluster's fastest peak (T, netload, oracle)
+	paperNL *network // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
+	n       int
+
+	// T's references: the expected C and N of an average group of the size
+	// the request needs, so T of a random group is about 1.
+	cref, nref float64
+	kref       int     // nodes an average group of the needed size has
+	a, b       float64 // alpha/cref, beta/nref: T = a*C + b*N
+	paperT     float64 // Eq. 4 of the paper policy's winner
+
+	dead, noCores, noPE int
+	missingPE           string
+}
+
+func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
+	p := &problem{req: r, snap: s, snapIdx: snapIdx, n: r.N, elig: make([]int, len(s.Nodes))}
+	order := make([]int, 0, len(s.Nodes))
+	for i := range s.Nodes {
+		p.elig[i] = -1
+		nd := &s.Nodes[i]
+		switch pe, ok := hasPEs(nd, r.PEs); {
+		case !nd.Alive:
+			p.dead++
+		case logicalCores(nd) == 0:
+			p.noCores++ // not yet reported: nothing to place on
+		case !ok:
+			p.noPE++
+			p.missingPE = pe
+		default:
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(s.Nodes[x].Name, s.Nodes[y].Name) })
+	p.nodes = make([]*Node, len(order))
+	p.slots = make([]int, len(order))
+	p.paperPC = make([]int, len(order))
+	groups := map[string]int32{}
+	group := make([]int32, len(order))
+	for e, i := range order {
+		p.elig[i] = e
+		nd := &s.Nodes[i]
+		p.nodes[e] = nd
+		p.slots[e] = slotsFor(nd, freePC(nd), &r)
+		p.paperPC[e] = slotsFor(nd, paperPC(nd), &r)
+		g, ok := groups[nd.Switch]
+		if !ok {
+			g = int32(len(groups))
+			groups[nd.Switch] = g
+		}
+		group[e] = g
+	}
+	p.cl = computeLoads(p.nodes, r.Attr)
+	dense := len(order) <= denseMaxNodes
+	p.net = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, true, dense)
+	if r.Policy == PolicyPaper {
+		p.paperNL = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, false, dense)
+	}
+	p.setReferences()
+	return p
+}
+
+func (p *problem) setReferences() {
+	v := len(p.nodes)
+	if v == 0 {
+		p.cref, p.nref, p.a, p.b = 1, 1, 0, 0
+		return
+	}
+	sumCL, sumSlots := 0.0, 0
+	for i := range p.nodes {
+		sumCL += p.cl[i]
+		sumSlots += p.slots[i]
+	}
+	k := v
+	if sumSlots > 0 {
+		k = int(math.Ceil(float64(p.n) * float64(v) / float64(sumSlots)))
+	}
+	k = min(max(k, 1), v)
+	p.kref = k
+	p.cref = float64(k) * sumCL / float64(v)
+	p.nref = float64(max(1, k*(k-1)/2)) * p.net.meanCost
+	if p.cref <= 0 {
+		p.cref = 1
+	}
+	if p.nref <= 0 {
+		p.nref = 1
+	}
+	p.a = p.req.Alpha / p.cref
+	p.b = (1 - p.req.Alpha) / p.nref
+}
+
+// costs returns C (sum of CL) and N (sum of NL over pairs) of a group.
+func (p *problem) costs(g []int) (c, n float64) { return costsOn(p.net, p.cl, g) }
+
+func costsOn(net *network, cl []float64, g []int) (c, n float64) {
+	for x, i := range g {
+		c += cl[i]
+		for _, j := range g[x+1:] {
+			n += net.cost(i, j)
+		}
+	}
+	return c, n
+}
+
+// usable lists the eligible nodes with at least one slot, or every eligible node
+// when none has one (then everything is oversubscribed anyway).
+func usable(slots []int) []int {
+	var u []int
+	for i, s := range slots {
+		if s > 0 {
+			u = append(u, i)
+		}
+	}
+	if len(u) == 0 {
+		u = make([]int, len(slots))
+		for i := range u {
+			u[i] = i
+		}
+	}
+	return u
+}

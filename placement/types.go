@@ -1,0 +1,154 @@
+package placement
+
+// Means holds the running means of one Table-1 attribute (seed 002 §3.2.1):
+// the current sample and the 1-, 5- and 15-minute means.
+type Means struct{ Now, M1, M5, M15 float64 }
+
+// PE is one kind of processing element on a node (seed 001), e.g. {"gpu", "A100", 2}.
+// Kind is lowercase: "cpu", "gpu", "fpga", ...
+type PE struct {
+	Kind, Model string
+	Count       int
+}
+
+// Node is one machine as the agent sees it right now.
+type Node struct {
+	Name  string
+	Alive bool
+	// Switch is the declared topology group (rack or switch), "" when not declared.
+	// It orders the sequential baseline and estimates unmeasured links.
+	Switch string
+
+	Cores, Threads int     // physical cores; logical cores (0 = same as Cores)
+	MHz            float64 // clock
+	MemTotal       uint64  // bytes
+
+	Load     Means // load average (runnable processes)
+	CPUUtil  Means // percent, 0-100
+	MemAvail Means // bytes
+	NetFlow  Means // bytes/s in+out at the node's interfaces
+
+	Users     int
+	PEs       []PE
+	HeldSlots int // slots already held by running shoal jobs
+}
+
+// Link is one measured (or estimated) path between two nodes. Links may be
+// missing or measured in one direction only; see the package doc for how
+// gaps are filled.
+type Link struct {
+	From, To            string
+	RTTms               float64
+	AvailMbps, PeakMbps float64
+	Measured            bool // false: an estimate; treated as missing
+}
+
+// Snapshot is the input of every placement: the nodes and the links between them.
+type Snapshot struct {
+	Nodes []Node
+	Links []Link
+}
+
+// PENeed asks for PerProc elements of Kind for every process (e.g. gpu:1).
+// PerProc 0 means "the node must have at least one" without a per-process cap.
+type PENeed struct {
+	Kind    string
+	PerProc int
+}
+
+// HostSlots is one line of a hostfile.
+type HostSlots struct {
+	Host  string
+	Slots int
+}
+
+// Request is one job's placement question. Zero values mean defaults as documented
+// per field; DefaultRequest returns a request with the CLI's defaults.
+type Request struct {
+	N   int // processes; 0 with a hostfile = the hostfile's total
+	PPN int // processes per node; overrides the effective processor count pc_v (0 = use pc_v)
+
+	// Policy: "netload" (default when ""), "paper", "random", "sequential", "load".
+	Policy string
+	// Relax is GERBIL's relaxation mode (seed 000, Table II): "none", "loc", "dist",
+	// "loc+dist", "all". "" means "all" without a hostfile and "none" with one.
+	Relax    string
+	Hostfile []HostSlots
+	// Oversubscribe places more processes than free slots (Decision.Degraded) instead
+	// of answering Wait. GERBIL and the CLI default it to on; the zero Request has it off.
+	Oversubscribe bool
+	PEs           []PENeed
+
+	Alpha    float64      // weight of compute load in T; 0 = 0.3; beta = 1 - alpha
+	WLT, WBW float64      // weights of latency and bandwidth complement in NL; both 0 = 0.25/0.75
+	Attr     *AttrWeights // nil = DefaultAttrWeights()
+	Seed     int64        // seeds the random and sequential baselines
+
+	// LoadThreshold is the overload bound on load per logical core; 0 = DefaultLoadThreshold.
+	// When every candidate node is above it the decision is Wait, unless Force.
+	LoadThreshold float64
+	Force         bool
+}
+
+// AttrWeights are the SAW weights of Eq. 1 over the Table-1 attributes, and the
+// weights of each running-mean horizon within a time-varying attribute.
+type AttrWeights struct {
+	Load, CPUUtil, NetFlow, MemAvail float64 // time-varying; MemAvail is DESIGN's "used memory" weight
+	Cores, MHz, MemTotal, Users      float64 // static (Users is a snapshot count)
+	// Horizon weights of Now, M1, M5, M15 for the time-varying attributes; they are
+	// rescaled to sum to 1. All zero = 0, 1/3, 1/3, 1/3 (the paper's 1/5/15-min means).
+	Now, M1, M5, M15 float64
+}
+
+// Host is one launch unit: all of a job's processes on one node.
+type Host struct {
+	Node  string
+	Procs int
+}
+
+// Decision is the answer of Place. Exactly one of Hosts (possibly Degraded) or Wait is set.
+type Decision struct {
+	Hosts          []Host
+	Degraded       bool
+	DegradedReason string
+	Wait           bool
+	WaitReason     string
+	Score          Breakdown
+}
+
+// NodeScore explains one chosen host.
+type NodeScore struct {
+	Node  string
+	CL    float64 // compute load, Eq. 1
+	Slots int     // free slots the policy counted (pc_v, PPN, PE cap)
+	Procs int
+}
+
+// Breakdown says why a group was chosen. T is comparable across policies for one
+// snapshot and request: T = Alpha*CNorm + Beta*NNorm with CNorm = C/CRef and
+// NNorm = N/NRef, where the references are the expected costs of an average group
+// of the same size (so a random group scores about 1).
+type Breakdown struct {
+	Policy, Relax string
+	Nodes         []NodeScore
+	C, N          float64 // sum of CL over hosts; sum of NL over host pairs
+	CRef, NRef    float64
+	CNorm, NNorm  float64
+	Alpha, Beta   float64
+	T             float64
+	// PaperT is Eq. 4 for the chosen group, normalised over the paper's candidate
+	// set (paper policy only; 0 otherwise).
+	PaperT float64
+	// MeanAvailMbps is the mean available bandwidth over the measured host pairs.
+	MeanAvailMbps        float64
+	Pairs, MeasuredPairs int
+	Candidates           int // groups the policy evaluated
+}
+
+// QueuedJob is one job waiting in the queue, as NextJob sees it.
+type QueuedJob struct {
+	ID       uint64
+	Priority int    // higher first
+	Seq      uint64 // FCFS order: lower first
+	NeedsPE  string // "" or a PE kind, e.g. "gpu"
+}

@@ -1,0 +1,64 @@
+package placement
+
+import "fmt"
+
+// validateSnapshot rejects what no placement can be computed from: duplicate or
+// empty names and NaN, infinite or negative attributes. Dead nodes are checked too,
+// because a NaN anywhere means the producer is broken.
+func validateSnapshot(s Snapshot) (map[string]int, error) {
+	idx := make(map[string]int, len(s.Nodes))
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Name == "" {
+			return nil, fmt.Errorf("%w: node %d has no name", ErrInvalidSnapshot, i)
+		}
+		if _, dup := idx[n.Name]; dup {
+			return nil, fmt.Errorf("%w: node %q listed twice", ErrInvalidSnapshot, n.Name)
+		}
+		idx[n.Name] = i
+		if err := validateNode(n); err != nil {
+			return nil, fmt.Errorf("%w: node %q: %w", ErrInvalidSnapshot, n.Name, err)
+		}
+	}
+	for i := range s.Links {
+		l := &s.Links[i]
+		if finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) {
+			continue // the common case, without building the table below
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}} {
+			if !finiteNonNeg(f.v) {
+				return nil, fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
+					ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
+			}
+		}
+	}
+	return idx, nil
+}
+
+func validateNode(n *Node) error {
+	if n.Cores < 0 || n.Threads < 0 || n.Users < 0 || n.HeldSlots < 0 {
+		return fmt.Errorf("negative count (cores %d, threads %d, users %d, held %d)", n.Cores, n.Threads, n.Users, n.HeldSlots)
+	}
+	if !finiteNonNeg(n.MHz) {
+		return fmt.Errorf("mhz = %v, want finite and >= 0", n.MHz)
+	}
+	for _, m := range []struct {
+		name string
+		v    Means
+	}{{"load", n.Load}, {"cpu_util", n.CPUUtil}, {"mem_avail", n.MemAvail}, {"net_flow", n.NetFlow}} {
+		for _, v := range [...]float64{m.v.Now, m.v.M1, m.v.M5, m.v.M15} {
+			if !finiteNonNeg(v) {
+				return fmt.Errorf("%s = %v, want finite and >= 0", m.name, v)
+			}
+		}
+	}
+	for _, p := range n.PEs {
+		if p.Count < 0 {
+			return fmt.Errorf("pe %q count %d, want >= 0", p.Kind, p.Count)
+		}
+	}
+	return nil
+}
