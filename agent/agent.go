@@ -38,8 +38,19 @@ type Agent struct {
 	leaderCh <-chan bool
 	// leaderHooks run on every leader reconcile round (jobs, probes).
 	leaderHooks []func(ctx context.Context)
+	// probes runs the network probes and their processes (issue 5).
+	probes   *probeManager
+	sampling *sampling
 	// extraRoutes are API routes added by later subsystems.
 	extraRoutes []route
+
+	// Jobs: local processes with attempt fencing, the reconciler's
+	// bookkeeping, and (on the leader) why queued jobs wait.
+	procs        *procTable
+	jobs         jobState
+	streamClient *http.Client
+	waitMu       sync.Mutex
+	waitWhy      map[uint64]string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -66,7 +77,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name)}
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
+		jobs:         jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
+		streamClient: &http.Client{}, waitWhy: map[uint64]string{}}
 	var err error
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)
@@ -238,4 +251,16 @@ func (a *Agent) shutdown(graceful bool) error {
 	}
 	a.log.Info("agent stopped", "graceful", graceful)
 	return errors.Join(errs...)
+}
+
+// JobPIDs lists the process-group leaders this node runs for a job, any
+// attempt; tests use it to check that a kill reached every rank.
+func (a *Agent) JobPIDs(job uint64) []int {
+	var out []int
+	for _, k := range a.procs.keys() {
+		if k.Job == job {
+			out = append(out, a.procs.pids(k)...)
+		}
+	}
+	return out
 }

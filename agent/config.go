@@ -51,6 +51,13 @@ type Config struct {
 	Raft RaftTimings
 	// WriteTimeout bounds how long a write waits for a leader. Default 10s.
 	WriteTimeout time.Duration
+	// CoallocTimeout is how long every allocated node has to reserve its
+	// slots before the allocation is released and the job requeued.
+	// Default 10s.
+	CoallocTimeout time.Duration
+
+	// Testing holds fault injections for tests; zero in production.
+	Testing TestingHooks
 
 	// Gossip tunes memberlist. Name, addresses, port and key are filled in
 	// from the fields above.
@@ -64,12 +71,23 @@ type Config struct {
 	// Sampler reads the node's dynamic state. Default: the host (gopsutil).
 	// Tests inject their own to drive state changes.
 	Sampler probe.Sampler
+	// Probes tunes the network probes and their supervision (issue 5).
+	Probes ProbesConfig
+
 	// Static overrides the scanned inventory when not nil (tests: skips
 	// gopsutil's slow CPU scan and makes nodes differ).
 	Static *probe.Static
 
 	// Logger receives structured logs. Default slog.Default().
 	Logger *slog.Logger
+}
+
+// TestingHooks inject faults that tests cannot produce otherwise. Named
+// as such so no one mistakes them for settings.
+type TestingHooks struct {
+	// NeverAck makes the node never acknowledge co-allocations, as a node
+	// whose agent hangs would.
+	NeverAck bool
 }
 
 // RaftTimings are hashicorp/raft's timeouts, tuned for a LAN.
@@ -99,6 +117,7 @@ func DefaultConfig() Config {
 		BootstrapExpect: 3,
 		DeadVoterGrace:  10 * time.Second,
 		WriteTimeout:    10 * time.Second,
+		CoallocTimeout:  10 * time.Second,
 		Raft: RaftTimings{
 			HeartbeatTimeout:   500 * time.Millisecond,
 			ElectionTimeout:    500 * time.Millisecond,
@@ -106,6 +125,7 @@ func DefaultConfig() Config {
 			CommitTimeout:      50 * time.Millisecond,
 		},
 		Gossip: gossip.DefaultConfig(),
+		Probes: DefaultProbesConfig(),
 	}
 }
 
@@ -128,12 +148,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bootstrap-expect %d must be at least 1", c.BootstrapExpect)
 	case c.Voters < 0 || (c.Voters > 0 && c.Voters < c.BootstrapExpect):
 		return fmt.Errorf("voters %d must be at least bootstrap-expect %d", c.Voters, c.BootstrapExpect)
-	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0:
-		return errors.New("dead-voter grace and write timeout must be positive")
+	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0 || c.CoallocTimeout <= 0:
+		return errors.New("dead-voter grace, write timeout and co-allocation timeout must be positive")
 	case c.Raft.HeartbeatTimeout < 5*time.Millisecond || c.Raft.ElectionTimeout < 5*time.Millisecond:
 		return errors.New("raft heartbeat and election timeouts must be at least 5ms")
 	case c.Raft.LeaderLeaseTimeout > c.Raft.HeartbeatTimeout:
 		return errors.New("raft leader lease timeout must not exceed the heartbeat timeout")
+	}
+	if err := c.Probes.Validate(); err != nil {
+		return err
 	}
 	for _, p := range []int{c.GossipPort, c.RaftPort, c.HTTPPort} {
 		if p < 0 || p > 65535 {

@@ -1,9 +1,135 @@
 package agent
 
-import "net/http"
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
 
-// startJobs starts the job reconcilers (issue 6).
-func (a *Agent) startJobs() {}
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
 
-// jobRoutes registers the jobs' API routes (issue 6).
-func (a *Agent) jobRoutes(mux *http.ServeMux) {}
+// jobState is the node-local bookkeeping of the job reconciler.
+type jobState struct {
+	mu       sync.Mutex
+	launched map[jobKey]bool      // attempts whose launcher this node (as head) started
+	acking   map[jobKey]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
+}
+
+// startJobs starts this node's job reconciler and registers the leader's.
+func (a *Agent) startJobs() {
+	a.leaderHooks = append(a.leaderHooks, a.scheduleJobs)
+	a.goLoop("jobs", a.jobLoop)
+}
+
+// jobRoutes registers the jobs' API routes.
+func (a *Agent) jobRoutes(mux *http.ServeMux) {
+	a.route(mux, "POST /v1/jobs", a.handleSubmit)
+	a.route(mux, "GET /v1/jobs", a.handleJobs)
+	a.route(mux, "GET /v1/jobs/{id}", a.handleJob)
+	a.route(mux, "POST /v1/jobs/{id}/kill", a.handleKill)
+	a.route(mux, "GET /v1/jobs/{id}/logs", a.handleLogs)
+	a.route(mux, "POST /v1/alloc", a.handleAlloc)
+	// exec has its own check: a job capability is enough there.
+	mux.HandleFunc("POST /v1/exec", a.handleExec)
+}
+
+// jobLoop makes this node match the desired state of jobs: reserve and
+// acknowledge its part of new allocations, start the launcher of attempts
+// it heads, and kill processes of attempts that are no longer live. It is
+// level-triggered and keyed by (job, attempt): running it twice starts
+// nothing twice.
+func (a *Agent) jobLoop(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last uint64
+	lastFull := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, k := range a.procs.keys() {
+				a.procs.kill(k, 0)
+			}
+			return
+		case <-tick.C:
+		}
+		if idx := a.fsm.Index(); idx != last || time.Since(lastFull) > time.Second {
+			last, lastFull = idx, time.Now()
+			a.reconcileJobs(ctx)
+		}
+	}
+}
+
+func (a *Agent) reconcileJobs(ctx context.Context) {
+	st := a.fsm.State()
+	live := map[jobKey]bool{}
+	self := a.cfg.Name
+	for _, id := range st.SortedJobIDs() {
+		j := st.Jobs[id]
+		att := j.Current()
+		if att == nil {
+			continue
+		}
+		k := jobKey{Job: j.ID, Attempt: att.N}
+		if j.State.Live() {
+			live[k] = true
+		}
+		switch j.State {
+		case raftfsm.StateLaunching:
+			if att.Holds(self) && !att.Acked(self) {
+				a.reserve(ctx, k)
+			}
+		case raftfsm.StateRunning:
+			if att.Head == self && a.markLaunched(k) {
+				a.wg.Add(1)
+				go func() {
+					defer a.wg.Done()
+					a.runLauncher(a.ctx, j, att)
+				}()
+			}
+		}
+	}
+	for _, k := range a.procs.keys() {
+		if !live[k] {
+			a.log.Info("killing processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt)
+			a.procs.kill(k, 2*time.Second)
+		}
+	}
+}
+
+func (a *Agent) markLaunched(k jobKey) bool {
+	a.jobs.mu.Lock()
+	defer a.jobs.mu.Unlock()
+	if a.jobs.launched[k] {
+		return false
+	}
+	a.jobs.launched[k] = true
+	return true
+}
+
+// reserve is the first step of co-allocation on this node: fence the
+// attempt (nothing older may run here from now on) and acknowledge.
+func (a *Agent) reserve(ctx context.Context, k jobKey) {
+	if a.cfg.Testing.NeverAck {
+		return
+	}
+	a.jobs.mu.Lock()
+	if t, ok := a.jobs.acking[k]; ok && time.Since(t) < 2*time.Second {
+		a.jobs.mu.Unlock()
+		return
+	}
+	a.jobs.acking[k] = time.Now()
+	a.jobs.mu.Unlock()
+	if err := a.procs.fence(k); err != nil {
+		a.log.Warn("refusing reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
+		return
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, time.Now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: a.cfg.Name})
+		if _, err := a.Apply(ctx, b); err != nil {
+			a.log.Warn("acknowledge reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
+		}
+	}()
+}

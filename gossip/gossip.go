@@ -102,6 +102,8 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	if err := ml.UpdateNode(time.Second); err != nil {
 		g.log.Warn("publish node metadata", "err", err)
 	}
+	self := g.Self()
+	g.broadcast(&self)
 	g.done.Add(1)
 	go g.reaper()
 	return g, nil
@@ -130,6 +132,10 @@ func (g *Gossip) Join(ctx context.Context, addrs []string) error {
 		n, err := g.ml.Join(full)
 		if n > 0 {
 			g.log.Info("joined cluster", "contacted", n, "members", g.ml.NumMembers())
+			// Announce ourselves to everybody now rather than at the next
+			// push/pull, which may be tens of seconds away.
+			self := g.Self()
+			g.broadcast(&self)
 			return nil
 		}
 		g.log.Warn("join failed, will retry", "addrs", full, "err", err, "retry_in", backoff)

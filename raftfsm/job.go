@@ -83,6 +83,9 @@ type JobSpec struct {
 	MPI         string `json:"mpi,omitempty"` // "mpich", "openmpi", "none"; "" = detect
 	// Immediate: on-line job, start now or fail at once with the reason (no queueing).
 	Immediate bool `json:"immediate,omitempty"`
+	// Force places the job even when every node is overloaded (seed 002 §6
+	// recommends waiting; the user insists).
+	Force bool `json:"force,omitempty"`
 	// MaxAttempts bounds the attempts, the first included; 0 at submit means DefaultMaxAttempts.
 	MaxAttempts int `json:"max_attempts"`
 	// Timeout is the wall-clock limit of one attempt in nanoseconds; 0 = none.

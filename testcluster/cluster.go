@@ -77,6 +77,7 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.Name = opts.Prefix + strconv.Itoa(i)
 		cfg.BindAddr = "127.0.0.1"
 		cfg.GossipPort, cfg.RaftPort, cfg.HTTPPort = 0, 0, 0
+		cfg.Probes.Port = 0
 		cfg.DataDir = filepath.Join(base, cfg.Name)
 		cfg.Token = Token
 		cfg.SampleInterval = 200 * time.Millisecond

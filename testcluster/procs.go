@@ -90,7 +90,8 @@ func StartProcs(opts ProcOptions) (*ProcCluster, error) {
 		n.Log = filepath.Join(opts.Dir, n.Name+".log")
 		n.args = []string{"agent", "--name", n.Name, "--bind", "127.0.0.1",
 			"--gossip-port", strconv.Itoa(g), "--raft-port", strconv.Itoa(g + 1), "--http-port", strconv.Itoa(g + 2),
-			"--data-dir", n.DataDir, "--token-file", p.TokenFile, "--bootstrap-expect", strconv.Itoa(opts.BootstrapExpect)}
+			"--data-dir", n.DataDir, "--token-file", p.TokenFile, "--bootstrap-expect", strconv.Itoa(opts.BootstrapExpect),
+			"--probe-port", "0"}
 		if i > 0 {
 			n.args = append(n.args, "--join", "127.0.0.1:"+strconv.Itoa(opts.BasePort))
 		}

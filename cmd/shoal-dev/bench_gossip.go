@@ -36,6 +36,7 @@ func cmdBenchGossip(args []string) error {
 				return err
 			}
 			rows = append(rows, []string{strconv.Itoa(n), profile, ms(median(ds)), ms(pct(ds, 0.9)), ms(pct(ds, 1))})
+			fmt.Fprintf(os.Stderr, "%d nodes, %s settings: median %s\n", n, profile, ms(median(ds)))
 		}
 	}
 	fmt.Println("node-state change → seen by every node (in-process, loopback)")
@@ -80,7 +81,9 @@ func propagation(n, rounds int, profile string) ([]time.Duration, error) {
 		for _, g := range gs {
 			k := 0
 			for _, e := range g.Nodes() {
-				if e.HasState && e.Status == gossip.StatusAlive {
+				// States, not liveness: on a loaded machine some of 50
+				// in-process memberlists are always briefly suspect.
+				if e.HasState {
 					k++
 				}
 			}

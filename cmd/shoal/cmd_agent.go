@@ -48,6 +48,12 @@ Examples:
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
 			&cli.DurationFlag{Name: "dead-voter-grace", Value: d.DeadVoterGrace, EnvVars: []string{"SHOAL_DEAD_VOTER_GRACE"}, Usage: "how long a voter may be dead before it is replaced"},
 			&cli.DurationFlag{Name: "join-timeout", EnvVars: []string{"SHOAL_JOIN_TIMEOUT"}, Usage: "give up and exit if no --join address answers within this time (default: keep trying)"},
+			&cli.IntFlag{Name: "probe-port", Value: d.Probes.Port, EnvVars: []string{"SHOAL_PROBE_PORT"}, Usage: "TCP+UDP `PORT` of the probe server (bandwidth tests, latency echo)"},
+			&cli.DurationFlag{Name: "latency-interval", Value: d.Probes.LatencyInterval, EnvVars: []string{"SHOAL_LATENCY_INTERVAL"}, Usage: "how often every peer is pinged"},
+			&cli.DurationFlag{Name: "bandwidth-interval", Value: d.Probes.BandwidthInterval, EnvVars: []string{"SHOAL_BANDWIDTH_INTERVAL"}, Usage: "how often a bandwidth cycle starts"},
+			&cli.StringFlag{Name: "bandwidth-bytes", Value: "4MiB", EnvVars: []string{"SHOAL_BANDWIDTH_BYTES"}, Usage: "`SIZE` of one bandwidth test (e.g. 4MiB, 500KB)"},
+			&cli.DurationFlag{Name: "bandwidth-timeout", Value: d.Probes.BandwidthTimeout, EnvVars: []string{"SHOAL_BANDWIDTH_TIMEOUT"}, Usage: "longest one bandwidth test may take"},
+			&cli.StringFlag{Name: "probe-budget", Value: "1GiB", EnvVars: []string{"SHOAL_PROBE_BUDGET"}, Usage: "bandwidth-test bytes per node per hour, `SIZE` (0: no cap)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"SHOAL_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 			&cli.BoolFlag{Name: "log-json", EnvVars: []string{"SHOAL_LOG_JSON"}, Usage: "log JSON lines instead of text"},
 		},
@@ -98,6 +104,9 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 	cfg.Switch = c.String("switch")
 	cfg.BootstrapExpect, cfg.Voters = c.Int("bootstrap-expect"), c.Int("voters")
 	cfg.DeadVoterGrace = c.Duration("dead-voter-grace")
+	if err := probeFlags(c, &cfg); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usagef(c, "%v", err)
 	}

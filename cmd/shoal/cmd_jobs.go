@@ -2,5 +2,7 @@ package main
 
 import "github.com/urfave/cli/v2"
 
-// jobCommands are run, submit, jobs, job, logs, kill, rsh, alloc (issues 4, 6).
-func jobCommands() []*cli.Command { return nil }
+// jobCommands are run, submit, jobs, job, logs, kill, rsh and alloc.
+func jobCommands() []*cli.Command {
+	return []*cli.Command{runCommand(), submitCommand(), jobsCommand(), jobCommand(), logsCommand(), killCommand(), rshCommand(), allocCommand()}
+}

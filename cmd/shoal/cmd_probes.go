@@ -1,7 +1,72 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
 
 // probeCommands are `shoal net`, `shoal probes` and `shoal probe KIND`
 // (issue 5).
-func probeCommands() []*cli.Command { return nil }
+func probeCommands() []*cli.Command {
+	return []*cli.Command{netCommand(), probesCommand(), probeCommand()}
+}
+
+func probesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "probes",
+		Usage: "list the probe processes of every node with their heartbeat and restarts",
+		Description: `Each node runs three probes as their own processes: nodestate (load and
+memory), latency (pings to every peer) and bandwidth (the tests of the
+leader's schedule). The raft leader relaunches a probe that exits or stops
+beating; RESTARTS counts those relaunches.
+
+Examples:
+  shoal probes
+  shoal probes --json | jq '.[] | select(.state != "running")'`,
+		Flags: append(clientFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "probes takes no arguments")
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			ps, err := cl.Probes(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, ps)
+			}
+			writeProbesTable(c.App.Writer, ps, time.Now())
+			return nil
+		},
+	}
+}
+
+func writeProbesTable(w interface{ Write([]byte) (int, error) }, ps []api.ProbeInfo, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tKIND\tSTATE\tPID\tRESTARTS\tLAST BEAT\tLAST RELAUNCH REASON")
+	for _, p := range ps {
+		beat := "never"
+		if !p.LastBeat.IsZero() {
+			beat = now.Sub(p.LastBeat).Round(100*time.Millisecond).String() + " ago"
+		}
+		pid := "in-process"
+		if p.PID > 0 {
+			pid = fmt.Sprint(p.PID)
+		}
+		reason := p.LastReason
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Node, p.Kind, p.State, pid, p.Restarts, beat, reason)
+	}
+	tw.Flush()
+}

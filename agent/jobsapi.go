@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// handleSubmit checks a job against the cluster as it is now (so a job
+// that can never run is refused at once, with the numbers) and commits it.
+func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	var req api.SubmitRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeErr(w, http.StatusBadRequest, "decode job: "+err.Error())
+		return
+	}
+	if req.RequestID == "" || req.Owner == "" {
+		writeErr(w, http.StatusBadRequest, "a job needs a request_id and an owner")
+		return
+	}
+	if !req.Spec.Oversubscribe {
+		slots, nodes := a.clusterSlots()
+		if req.Spec.NP > slots {
+			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %d processes but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", req.Spec.NP, slots, nodes))
+			return
+		}
+	}
+	b, err := raftfsm.Encode(raftfsm.CmdSubmitJob, time.Now(), raftfsm.SubmitJob{RequestID: req.RequestID, Owner: req.Owner, Spec: req.Spec})
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	a.applyAndAnswer(w, r, b, func(res api.ApplyResult) any { return api.SubmitResponse{ID: res.JobID} })
+}
+
+// applyAndAnswer commits a command and maps raft's and the FSM's refusals
+// to HTTP codes: 503 while there is no leader, 400/403/404/409 for a
+// command the FSM refused.
+func (a *Agent) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byte, ok func(api.ApplyResult) any) {
+	res, err := a.Apply(r.Context(), cmd)
+	if err != nil {
+		writeErr(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if res.Err != "" {
+		code := http.StatusConflict
+		switch res.Code {
+		case "invalid", "malformed":
+			code = http.StatusBadRequest
+		case "not_owner":
+			code = http.StatusForbidden
+		case "no_such_job":
+			code = http.StatusNotFound
+		}
+		writeErr(w, code, res.Err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ok(res))
+}
+
+// clusterSlots counts the logical cores of alive nodes: the most processes
+// the cluster can run without oversubscribing.
+func (a *Agent) clusterSlots() (slots, nodes int) {
+	for _, e := range a.gossip.Nodes() {
+		if e.HasState && e.Status == gossip.StatusAlive {
+			slots += max(e.State.Static.Threads, e.State.Static.Cores)
+			nodes++
+		}
+	}
+	return slots, nodes
+}
+
+func (a *Agent) handleJobs(w http.ResponseWriter, _ *http.Request) {
+	st := a.fsm.State()
+	out := []api.Job{}
+	for _, id := range st.SortedJobIDs() {
+		out = append(out, a.toAPIJob(st.Jobs[id]))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *Agent) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Sprintf("job ID %q is not a number", r.PathValue("id")))
+		return nil, false
+	}
+	st := a.fsm.State()
+	j := st.Jobs[id]
+	if j == nil {
+		writeErr(w, http.StatusNotFound, fmt.Sprintf("no job %d", id))
+		return nil, false
+	}
+	return j, true
+}
+
+func (a *Agent) handleJob(w http.ResponseWriter, r *http.Request) {
+	if j, ok := a.jobFromPath(w, r); ok {
+		writeJSON(w, http.StatusOK, a.toAPIJob(j))
+	}
+}
+
+func (a *Agent) handleKill(w http.ResponseWriter, r *http.Request) {
+	j, ok := a.jobFromPath(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		User string `json:"user"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.User == "" {
+		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
+		return
+	}
+	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, time.Now(), raftfsm.KillJob{ID: j.ID, User: body.User})
+	a.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return map[string]any{"id": j.ID, "state": "killed"} })
+}
+
+// handleAlloc answers a placement question on this agent's current view
+// without reserving anything (`shoal alloc`).
+func (a *Agent) handleAlloc(w http.ResponseWriter, r *http.Request) {
+	var req placement.Request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeErr(w, http.StatusBadRequest, "decode placement request: "+err.Error())
+		return
+	}
+	st := a.fsm.State()
+	if req.Alpha == 0 {
+		req.Alpha = st.Settings.Alpha
+	}
+	d, err := placement.Place(a.placementSnapshot(st), req)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func tp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
+	out := api.Job{ID: j.ID, State: string(j.State), Owner: j.Owner, ExitCode: j.ExitCode, Attempt: j.Attempt,
+		Hosts: []api.JobHost{}, Reason: j.Reason, SubmittedAt: j.SubmittedAt.UTC(), StartedAt: tp(j.StartedAt),
+		EndedAt: tp(j.EndedAt), Spec: j.Spec, Attempts: []api.Attempt{}}
+	if j.State == raftfsm.StateQueued {
+		out.WaitReason = a.waitReason(j.ID)
+	}
+	for _, at := range j.Attempts {
+		x := api.Attempt{N: at.N, State: string(at.State), Head: at.Head, Degraded: at.Degraded, DegradedReason: at.DegradedReason,
+			Reason: at.Reason, ExitCode: at.ExitCode, PlacedAt: tp(at.PlacedAt), StartedAt: tp(at.StartedAt), EndedAt: tp(at.EndedAt)}
+		for _, h := range at.Hosts {
+			x.Hosts = append(x.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
+		}
+		out.Attempts = append(out.Attempts, x)
+	}
+	if cur := j.Current(); cur != nil {
+		last := out.Attempts[len(out.Attempts)-1]
+		out.Hosts, out.Degraded, out.DegradedReason = last.Hosts, cur.Degraded, cur.DegradedReason
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// handleLogs serves a job's output. The head node of an attempt keeps its
+// stdout and stderr on disk; any other agent relays the request there, so
+// output survives a leader change. ?stream=stdout|stderr (default stdout),
+// ?attempt=N (default: the latest attempt that started), ?offset=BYTES,
+// ?follow=1 keeps the answer open until the attempt ends.
+func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
+	j, ok := a.jobFromPath(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	stream := q.Get("stream")
+	if stream == "" {
+		stream = "stdout"
+	}
+	if stream != "stdout" && stream != "stderr" {
+		writeErr(w, http.StatusBadRequest, "stream must be stdout or stderr")
+		return
+	}
+	att := latestStarted(j)
+	if n := q.Get("attempt"); n != "" {
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 1 || k > len(j.Attempts) {
+			writeErr(w, http.StatusBadRequest, fmt.Sprintf("job %d has no attempt %q", j.ID, n))
+			return
+		}
+		att = &j.Attempts[k-1]
+	}
+	if att == nil {
+		writeErr(w, http.StatusNotFound, fmt.Sprintf("job %d has not started yet: no output", j.ID))
+		return
+	}
+	if att.Head != a.cfg.Name {
+		base, err := a.httpAddrOf(att.Head)
+		if err != nil {
+			writeErr(w, http.StatusServiceUnavailable, fmt.Sprintf("output of job %d is on %s, which is not reachable: %v", j.ID, att.Head, err))
+			return
+		}
+		a.relay(w, r, base+r.URL.RequestURI())
+		return
+	}
+	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
+	path := filepath.Join(a.attemptDir(jobKey{Job: j.ID, Attempt: att.N}), stream)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	a.serveLog(w, r, path, offset, q.Get("follow") != "", jobKey{Job: j.ID, Attempt: att.N})
+}
+
+func latestStarted(j *raftfsm.Job) *raftfsm.Attempt {
+	for i := len(j.Attempts) - 1; i >= 0; i-- {
+		if !j.Attempts[i].StartedAt.IsZero() {
+			return &j.Attempts[i]
+		}
+	}
+	return nil
+}
+
+func (a *Agent) serveLog(w http.ResponseWriter, r *http.Request, path string, offset int64, follow bool, k jobKey) {
+	fl, _ := w.(http.Flusher)
+	buf := make([]byte, 64<<10)
+	wroteHeader := false
+	for {
+		ended := a.attemptEnded(k)
+		f, err := os.Open(path)
+		if err == nil {
+			if _, err := f.Seek(offset, io.SeekStart); err == nil {
+				for {
+					n, rerr := f.Read(buf)
+					if n > 0 {
+						if !wroteHeader {
+							w.WriteHeader(http.StatusOK)
+							wroteHeader = true
+						}
+						if _, err := w.Write(buf[:n]); err != nil {
+							f.Close()
+							return
+						}
+						offset += int64(n)
+					}
+					if rerr != nil {
+						break
+					}
+				}
+			}
+			f.Close()
+		}
+		if fl != nil && wroteHeader {
+			fl.Flush()
+		}
+		// Read once more after the attempt ended: the last bytes may have
+		// landed between our read and the check.
+		if !follow || ended {
+			if !wroteHeader {
+				w.WriteHeader(http.StatusOK)
+			}
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (a *Agent) attemptEnded(k jobKey) bool {
+	ended := true
+	a.fsm.View(func(s *raftfsm.State) {
+		j := s.Jobs[k.Job]
+		if j == nil || k.Attempt > len(j.Attempts) {
+			return
+		}
+		ended = j.Attempts[k.Attempt-1].Ended()
+	})
+	return ended
+}
+
+// relay proxies a GET to another agent and streams its answer.
+func (a *Agent) relay(w http.ResponseWriter, r *http.Request, url string) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+a.cfg.Token)
+	resp, err := a.streamClient.Do(req)
+	if err != nil {
+		writeErr(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	copyFlush(w, resp.Body)
+}

@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// handleNet serves GET /v1/net: one object per measured ordered pair,
+// read from every node's gossiped row.
+func (a *Agent) handleNet(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, netPairs(a.gossip.Nodes()))
+}
+
+func netPairs(nodes []gossip.Entry) []api.NetPair {
+	out := []api.NetPair{}
+	for _, e := range nodes {
+		if !e.HasState {
+			continue
+		}
+		for _, c := range e.State.Net {
+			p := api.NetPair{From: e.State.Name, To: c.Peer}
+			if c.RTTAt > 0 {
+				p.RTTms, p.RTT5ms = ptr(c.RTT1/1000), ptr(c.RTT5/1000)
+				p.RTTAt = time.UnixMilli(c.RTTAt).UTC()
+			}
+			if c.BWAt > 0 {
+				p.BWMbps, p.PeakMbps = ptr(c.BW), ptr(c.Peak)
+				p.MeasuredAt = time.UnixMilli(c.BWAt).UTC()
+			}
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].From != out[j].From {
+			return out[i].From < out[j].From
+		}
+		return out[i].To < out[j].To
+	})
+	return out
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// handleProbes serves GET /v1/probes: every probe of every node with state
+// as gossiped (stale when its beat is older than the stale threshold) and
+// the leader's last relaunch reason from raft.
+func (a *Agent) handleProbes(w http.ResponseWriter, _ *http.Request) {
+	stale := a.cfg.Probes.orDefault().Supervise.StaleAfter
+	reasons := map[raftfsm.ProbeKey]string{}
+	a.fsm.View(func(s *raftfsm.State) {
+		for k, p := range s.Probes {
+			reasons[k] = p.LastReason
+		}
+	})
+	now := time.Now()
+	out := []api.ProbeInfo{}
+	for _, e := range a.gossip.Nodes() {
+		if !e.HasState || e.Status == gossip.StatusLeft {
+			continue
+		}
+		for _, b := range e.State.Probes {
+			pi := api.ProbeInfo{Node: e.State.Name, Kind: b.Kind, State: b.State, PID: b.PID, Restarts: b.Restarts,
+				LastReason: reasons[raftfsm.ProbeKey{Node: e.State.Name, Kind: b.Kind}]}
+			if b.Beat > 0 {
+				pi.LastBeat = time.UnixMilli(b.Beat).UTC()
+				if b.State == probe.StateRunning && now.Sub(pi.LastBeat) > stale {
+					pi.State = "stale"
+				}
+			}
+			if e.Status == gossip.StatusDead {
+				pi.State = "node-dead"
+			}
+			out = append(out, pi)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// lead is the leader's probe reconciler, run on every leader round: it
+// relaunches probes that crashed or hung (seed 002's Central Monitor,
+// recorded in raft), and keeps the bandwidth schedule going: a new cycle
+// every BandwidthInterval, and the rest of a cycle without a node that
+// died in it.
+func (m *probeManager) lead(ctx context.Context) {
+	now := time.Now()
+	nodes := m.a.gossip.Nodes()
+	m.supervise(ctx, now, nodes)
+	m.schedule(ctx, now, nodes)
+}
+
+func (m *probeManager) supervise(ctx context.Context, now time.Time, nodes []gossip.Entry) {
+	var views []probe.ProbeView
+	m.a.fsm.View(func(s *raftfsm.State) {
+		for _, e := range nodes {
+			if e.Status != gossip.StatusAlive || !e.HasState {
+				continue
+			}
+			for _, b := range e.State.Probes {
+				v := probe.ProbeView{Node: e.State.Name, Kind: b.Kind, State: b.State, Running: uint64(b.Restarts), Beat: b.Beat}
+				if p, ok := s.Probes[raftfsm.ProbeKey{Node: v.Node, Kind: v.Kind}]; ok {
+					v.Desired, v.LastRestart = p.Generation, p.LastRestartAt
+				}
+				views = append(views, v)
+			}
+		}
+	})
+	for _, r := range m.sup.Decide(now, views) {
+		m.a.log.Info("ordering probe relaunch", "node", r.Node, "probe", r.Kind, "reason", r.Reason, "generation", r.Generation)
+		m.commit(ctx, raftfsm.CmdProbeRestart, raftfsm.ProbeRestart{Node: r.Node, Kind: r.Kind, Reason: r.Reason, Generation: r.Generation})
+	}
+}
+
+func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []gossip.Entry) {
+	up := map[string]bool{}
+	var members []string
+	last := map[probe.Pair]time.Time{}
+	for _, e := range nodes {
+		s := e.State
+		if e.Status == gossip.StatusAlive && e.HasState && s.ProbePort > 0 {
+			up[s.Name] = true
+			members = append(members, s.Name)
+		}
+		for _, c := range s.Net {
+			if c.BWAt > 0 {
+				p := probe.NewPair(s.Name, c.Peer)
+				if at := time.UnixMilli(c.BWAt); at.After(last[p]) {
+					last[p] = at
+				}
+			}
+		}
+	}
+	gone := func(n string) bool { return !up[n] }
+	var d raftfsm.ProbeDuties
+	var rounds [][]probe.Duty
+	m.a.fsm.View(func(s *raftfsm.State) {
+		d = s.ProbeDuties
+		rounds = fromRaftRounds(d.Rounds)
+		d.Rounds = nil
+	})
+	cur := probe.RoundAt(d.SetAt, d.RoundLen, len(rounds), now)
+	if d.Cycle > 0 && cur < len(rounds) {
+		// Mid-cycle: drop a dead node from the rounds still to come. The
+		// round under way keeps its slot (as an empty round) so no node
+		// is put into two tests at once.
+		if probe.Involves(rounds, cur+1, gone) {
+			rest := append([][]probe.Duty{nil}, probe.Remaining(rounds, cur, gone)...)
+			m.a.log.Info("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)
+			m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen})
+		}
+		return
+	}
+	if d.Cycle > 0 {
+		start, ok := m.cycleStart[d.Cycle]
+		if !ok {
+			start = d.SetAt
+		}
+		if now.Before(probe.NextCycleAt(start, d.SetAt, len(rounds), d.RoundLen, m.cfg.BandwidthInterval)) {
+			return
+		}
+	}
+	if len(members) < 2 {
+		return
+	}
+	plan := probe.PlanCycle(members, last, m.cfg.budget(), now)
+	cycle := d.Cycle + 1
+	rl := m.cfg.roundLen()
+	if m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl}) {
+		m.cycleStart = map[uint64]time.Time{cycle: now}
+		m.a.log.Info("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
+			"tests_per_node", plan.TestsPerNode, "deferred_pairs", len(plan.Deferred), "cycle_time", time.Duration(len(plan.Rounds))*rl)
+	}
+}
+
+// commit proposes a command and reports whether raft took it.
+func (m *probeManager) commit(ctx context.Context, typ string, body any) bool {
+	cmd, err := raftfsm.Encode(typ, time.Now(), body)
+	if err != nil {
+		m.a.log.Error("encode probe command", "type", typ, "err", err)
+		return false
+	}
+	res, err := m.a.Apply(ctx, cmd)
+	if err != nil {
+		m.a.log.Warn("probe command not committed", "type", typ, "err", err)
+		return false
+	}
+	if res.Err != "" {
+		m.a.log.Info("probe command refused", "type", typ, "err", res.Err)
+		return false
+	}
+	return true
+}
+
+func fromRaftRounds(rs [][]raftfsm.Pair) [][]probe.Duty {
+	out := make([][]probe.Duty, len(rs))
+	for i, r := range rs {
+		for _, p := range r {
+			out[i] = append(out[i], probe.Duty{From: p.From, To: p.To})
+		}
+	}
+	return out
+}
+
+func toRaftRounds(rs [][]probe.Duty) [][]raftfsm.Pair {
+	out := make([][]raftfsm.Pair, len(rs))
+	for i, r := range rs {
+		out[i] = []raftfsm.Pair{}
+		for _, d := range r {
+			out[i] = append(out[i], raftfsm.Pair{From: d.From, To: d.To})
+		}
+	}
+	return out
+}

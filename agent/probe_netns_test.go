@@ -1,0 +1,90 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/testcluster"
+	"github.com/shoal-hpc/shoal/testcluster/netns"
+)
+
+// TestProbes_ShapedLinkBandwidth runs two agents in network namespaces
+// joined by tbf-shaped veths and checks that the bandwidth they measure
+// with the default 4 MiB test is within 15% of the configured rate, from
+// 10 to 200 Mbit/s. Needs root and iproute2; skips otherwise.
+func TestProbes_ShapedLinkBandwidth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("shaped-link test takes ~40s")
+	}
+	netns.SkipIfUnavailable(t)
+	bin := testcluster.BuildShoal(t)
+	topo := netns.Topology{Name: "probes-bw", Switches: []netns.Switch{{Name: "sw"}},
+		Nodes: []netns.Node{{Name: "pa", Switch: "sw", Mbit: 200}, {Name: "pb", Switch: "sw", Mbit: 200}}}
+	tb := netns.UpForTest(t, topo, netns.Options{})
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(testcluster.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	ipA, _ := tb.Node("pa")
+	for _, node := range []string{"pa", "pb"} {
+		ip, _ := tb.Node(node)
+		argv := []string{bin, "agent", "--name", node, "--bind", ip.String(), "--data-dir", filepath.Join(dir, node),
+			"--token-file", tokenFile, "--bootstrap-expect", "2", "--join", ipA.String(),
+			"--bandwidth-interval", "1s", "--bandwidth-timeout", "4s", "--latency-interval", "1s", "--log-level", "warn"}
+		if _, err := tb.Start(ctx, node, argv, nil); err != nil {
+			t.Fatalf("start agent on %s: %v", node, err)
+		}
+	}
+	api := "http://" + ipA.String() + ":7948"
+	const roundLen = 5 * time.Second // --bandwidth-timeout + 1s slack
+	t.Log("rate Mbit/s | measured Mbit/s | error")
+	for _, rate := range []int{200, 100, 50, 10} {
+		for _, node := range []string{"pa", "pb"} {
+			if err := tb.SetNodeRate(ctx, node, rate); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A test that ends a round after the change began after it.
+		since := time.Now().Add(roundLen)
+		var got float64
+		testcluster.WaitFor(t, 45*time.Second, fmt.Sprintf("a bandwidth measured at %d Mbit/s", rate), func() bool {
+			bw, at, ok := measuredBW(ctx, tb, bin, api, tokenFile)
+			got = bw
+			return ok && at.After(since)
+		})
+		dev := (got - float64(rate)) / float64(rate)
+		t.Logf("%4d | %7.1f | %+5.1f%%", rate, got, 100*dev)
+		if math.Abs(dev) > 0.15 {
+			t.Errorf("at %d Mbit/s measured %.1f Mbit/s: %.1f%% off, want within 15%%", rate, got, 100*dev)
+		}
+	}
+}
+
+// measuredBW reads pa→pb's bandwidth with `shoal net --json` run inside
+// pa's namespace. It polls at most every 300 ms: each call is an exec.
+func measuredBW(ctx context.Context, tb *netns.Testbed, bin, addr, tokenFile string) (float64, time.Time, bool) {
+	time.Sleep(300 * time.Millisecond) // pacing of a poll that execs, not synchronisation
+	out, err := tb.Run(ctx, "pa", bin, "net", "--json", "--addr", addr, "--token-file", tokenFile)
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	var pairs []api.NetPair
+	if json.Unmarshal([]byte(out), &pairs) != nil {
+		return 0, time.Time{}, false
+	}
+	for _, p := range pairs {
+		if p.From == "pa" && p.To == "pb" && p.BWMbps != nil {
+			return *p.BWMbps, p.MeasuredAt, true
+		}
+	}
+	return 0, time.Time{}, false
+}

@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+// RunProbe is the body of a probe process (`shoal probe KIND`): it reads
+// its configuration and orders from in and writes heartbeats and
+// measurements to out, as described on probeMsg, until in closes or ctx
+// ends. sampler is the nodestate probe's source (nil: the host). The
+// agent runs the same function in-process when it has no binary to exec.
+func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler probe.Sampler, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	msgs := make(chan probeMsg, 16)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- readLines(in, func(m probeMsg) {
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+			}
+		})
+		close(msgs)
+	}()
+	var cfg probeMsg
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case m, ok := <-msgs:
+		if !ok {
+			return fmt.Errorf("probe %s: no configuration on stdin: %w", kind, errors.Join(<-readErr, io.ErrUnexpectedEOF))
+		}
+		if m.Type != msgConfig || m.Kind != kind {
+			return fmt.Errorf("probe %s: first message is %q for %q, want config for %q", kind, m.Type, m.Kind, kind)
+		}
+		cfg = m
+	}
+	w := newLineWriter(out)
+	beat := time.NewTicker(time.Duration(max(cfg.BeatMS, 10)) * time.Millisecond)
+	defer beat.Stop()
+	if err := w.send(probeMsg{Type: msgBeat}); err != nil {
+		return err
+	}
+	var work <-chan time.Time // the kind's own period
+	var busy atomic.Bool      // one measurement at a time
+	var peers []probePeer
+	var pinger *probe.Pinger
+	switch kind {
+	case "nodestate":
+		if sampler == nil {
+			sampler = probe.NewHostSampler()
+		}
+		t := time.NewTicker(time.Duration(max(cfg.SampleMS, 10)) * time.Millisecond)
+		defer t.Stop()
+		work = t.C
+		sampleOnce(ctx, sampler, w, log)
+	case "latency":
+		t := time.NewTicker(time.Duration(max(cfg.LatencyMS, 100)) * time.Millisecond)
+		defer t.Stop()
+		work = t.C
+		p, err := probe.NewPinger(cfg.Key)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		pinger = p
+	case "bandwidth":
+	default:
+		return fmt.Errorf("no probe kind %q; want nodestate, latency or bandwidth", kind)
+	}
+	pingAll := func() {
+		if len(peers) == 0 || !busy.CompareAndSwap(false, true) {
+			return
+		}
+		ps := peers
+		go func() {
+			defer busy.Store(false)
+			var rtts []peerRTT
+			for _, p := range ps {
+				got, err := pinger.Ping(p.Addr, 3, 500*time.Millisecond)
+				if err != nil {
+					log.Debug("ping", "peer", p.Name, "err", err)
+					continue
+				}
+				rtts = append(rtts, peerRTT{Peer: p.Name, US: max(probe.MedianRTT(got).Microseconds(), 1)})
+			}
+			if len(rtts) > 0 {
+				_ = w.send(probeMsg{Type: msgRTT, RTTs: rtts})
+			}
+		}()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+			if err := w.send(probeMsg{Type: msgBeat}); err != nil {
+				return err
+			}
+		case <-work:
+			switch kind {
+			case "nodestate":
+				sampleOnce(ctx, sampler, w, log)
+			case "latency":
+				pingAll()
+			}
+		case m, ok := <-msgs:
+			if !ok {
+				return nil // the agent closed our stdin: it is going away
+			}
+			switch {
+			case m.Type == msgPeers && kind == "latency":
+				first := len(peers) == 0
+				peers = m.Peers
+				if first {
+					pingAll()
+				}
+			case m.Type == msgTest && kind == "bandwidth":
+				if !busy.CompareAndSwap(false, true) {
+					_ = w.send(probeMsg{Type: msgBW, ID: m.ID, Peer: m.Peer, Err: "a test is already running"})
+					continue
+				}
+				go func() {
+					defer busy.Store(false)
+					timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
+					r, err := probe.BandwidthTest(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout)
+					res := probeMsg{Type: msgBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
+					if err != nil {
+						res.Err = err.Error()
+					}
+					_ = w.send(res)
+				}()
+			}
+		}
+	}
+}
+
+func sampleOnce(ctx context.Context, s probe.Sampler, w *lineWriter, log *slog.Logger) {
+	raw, err := s.Sample(ctx)
+	if err != nil {
+		log.Warn("sample node state", "err", err)
+		return
+	}
+	_ = w.send(probeMsg{Type: msgSample, Sample: &raw})
+}

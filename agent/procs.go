@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"fmt"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// jobKey names one attempt of one job.
+type jobKey struct {
+	Job     uint64
+	Attempt int
+}
+
+// procTable tracks the processes this node runs for jobs, and fences
+// attempts: once a node has seen attempt k of a job it refuses anything
+// older, so two live attempts of one job never run here at once.
+type procTable struct {
+	mu    sync.Mutex
+	procs map[jobKey]map[int]*exec.Cmd // by pid
+	seen  map[uint64]int               // highest attempt seen per job
+}
+
+func newProcTable() *procTable {
+	return &procTable{procs: map[jobKey]map[int]*exec.Cmd{}, seen: map[uint64]int{}}
+}
+
+// fence records attempt k of job and fails if a newer one was seen.
+func (t *procTable) fence(k jobKey) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.seen[k.Job]; k.Attempt < s {
+		return fmt.Errorf("job %d attempt %d is stale: this node has seen attempt %d", k.Job, k.Attempt, s)
+	}
+	t.seen[k.Job] = k.Attempt
+	return nil
+}
+
+func (t *procTable) add(k jobKey, c *exec.Cmd) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.procs[k] == nil {
+		t.procs[k] = map[int]*exec.Cmd{}
+	}
+	t.procs[k][c.Process.Pid] = c
+}
+
+func (t *procTable) remove(k jobKey, pid int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.procs[k], pid)
+	if len(t.procs[k]) == 0 {
+		delete(t.procs, k)
+	}
+}
+
+// keys lists the attempts that have processes here.
+func (t *procTable) keys() []jobKey {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]jobKey, 0, len(t.procs))
+	for k := range t.procs {
+		out = append(out, k)
+	}
+	return out
+}
+
+// pids lists the processes of one attempt.
+func (t *procTable) pids(k jobKey) []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []int
+	for pid := range t.procs[k] {
+		out = append(out, pid)
+	}
+	return out
+}
+
+// kill ends every process group of an attempt: SIGTERM, then SIGKILL after
+// grace for whatever is left.
+func (t *procTable) kill(k jobKey, grace time.Duration) {
+	pids := t.pids(k)
+	for _, pid := range pids {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+	}
+	if len(pids) == 0 {
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			alive := false
+			for _, pid := range pids {
+				if syscall.Kill(-pid, 0) == nil {
+					alive = true
+				}
+			}
+			if !alive {
+				return
+			}
+			time.Sleep(50 * time.Millisecond) // polling the processes' exit
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}()
+}
+
+// procAttr puts a job process in its own process group, so that killing
+// the group reaches every descendant, and runs it as its owner when the
+// agent runs as root.
+func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: cred, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// scheduleJobs is the leader's job reconciler. Each round it reads the
+// whole desired state and closes the gaps: place queued jobs, release the
+// barrier of attempts every node reserved, give up on co-allocations that
+// timed out, and fail attempts whose nodes died so the job is requeued.
+// Every write is an idempotent raft command keyed by (job, attempt), so a
+// round repeated by a new leader never launches anything twice.
+func (a *Agent) scheduleJobs(ctx context.Context) {
+	st := a.fsm.State()
+	now := time.Now()
+	status := map[string]gossip.Status{}
+	for _, e := range a.gossip.Nodes() {
+		status[e.State.Name] = e.Status
+	}
+	for _, id := range st.SortedJobIDs() {
+		j := st.Jobs[id]
+		att := j.Current()
+		if att == nil || !j.State.Live() {
+			continue
+		}
+		if dead := deadHost(att, status); dead != "" {
+			a.propose(ctx, raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
+				Reason: fmt.Sprintf("node %s died under attempt %d", dead, att.N), Retry: true})
+			continue
+		}
+		if j.State != raftfsm.StateLaunching {
+			continue
+		}
+		if att.AllAcked() {
+			a.propose(ctx, raftfsm.CmdStartJob, raftfsm.StartJob{ID: j.ID, Attempt: att.N})
+			continue
+		}
+		if !att.PlacedAt.IsZero() && now.Sub(att.PlacedAt) > a.cfg.CoallocTimeout {
+			a.propose(ctx, raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Retry: true,
+				Reason: fmt.Sprintf("co-allocation timed out after %v: %v did not reserve", a.cfg.CoallocTimeout, att.Pending())})
+		}
+	}
+	a.placeQueued(ctx, st)
+}
+
+func deadHost(att *raftfsm.Attempt, status map[string]gossip.Status) string {
+	for _, h := range att.Hosts {
+		if s := status[h.Node]; s == gossip.StatusDead || s == gossip.StatusLeft || s == "" {
+			return h.Node
+		}
+	}
+	return ""
+}
+
+// placeQueued places queued jobs in queue order (priority, then first come)
+// on one snapshot, adding each placement's slots to it before the next, so
+// one round never hands the same free slots to two jobs.
+func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
+	queue := raftfsm.Queue(st)
+	if len(queue) == 0 {
+		return
+	}
+	snap := a.placementSnapshot(st)
+	for _, j := range queue {
+		d, err := placement.Place(excludeFailed(snap, j), placementRequest(j, st.Settings))
+		if err != nil {
+			a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})
+			continue
+		}
+		if d.Wait {
+			a.setWaitReason(j.ID, d.WaitReason)
+			if j.Spec.Immediate {
+				a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "immediate job cannot start now: " + d.WaitReason})
+			}
+			continue
+		}
+		a.setWaitReason(j.ID, "")
+		hosts := make([]raftfsm.Host, len(d.Hosts))
+		for i, h := range d.Hosts {
+			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
+		}
+		ok := a.propose(ctx, raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
+			Degraded: d.Degraded, DegradedReason: d.DegradedReason})
+		if !ok {
+			return
+		}
+		for _, h := range d.Hosts {
+			for i := range snap.Nodes {
+				if snap.Nodes[i].Name == h.Node {
+					snap.Nodes[i].HeldSlots += h.Procs
+				}
+			}
+		}
+	}
+}
+
+// propose commits one command from the leader and logs what raft refused.
+// Refusals of stale or repeated commands are expected after a leader change.
+func (a *Agent) propose(ctx context.Context, typ string, body any) bool {
+	b, err := raftfsm.Encode(typ, time.Now(), body)
+	if err != nil {
+		a.log.Error("encode command", "type", typ, "err", err)
+		return false
+	}
+	res, err := a.applyLocal(ctx, b)
+	if err != nil {
+		a.log.Warn("propose", "type", typ, "err", err)
+		return false
+	}
+	if res.Err != "" {
+		a.log.Debug("command refused", "type", typ, "err", res.Err)
+		return false
+	}
+	a.log.Info("committed", "type", typ, "job", res.JobID)
+	return true
+}
+
+func (a *Agent) setWaitReason(id uint64, why string) {
+	a.waitMu.Lock()
+	defer a.waitMu.Unlock()
+	if why == "" {
+		delete(a.waitWhy, id)
+		return
+	}
+	a.waitWhy[id] = why
+}
+
+func (a *Agent) waitReason(id uint64) string {
+	a.waitMu.Lock()
+	defer a.waitMu.Unlock()
+	return a.waitWhy[id]
+}
+
+// excludeFailed hides from one job the nodes that failed to reserve its
+// last attempt: a node whose agent hangs would otherwise be chosen again
+// and again until the job runs out of attempts.
+func excludeFailed(snap placement.Snapshot, j *raftfsm.Job) placement.Snapshot {
+	if len(j.Attempts) == 0 {
+		return snap
+	}
+	last := j.Attempts[len(j.Attempts)-1]
+	pending := last.Pending()
+	if last.State != raftfsm.StateFailed && last.State != raftfsm.StateQueued || len(pending) == 0 || !last.StartedAt.IsZero() {
+		return snap
+	}
+	out := snap
+	out.Nodes = slices.Clone(snap.Nodes)
+	for i := range out.Nodes {
+		if slices.Contains(pending, out.Nodes[i].Name) {
+			out.Nodes[i].Alive = false
+		}
+	}
+	return out
+}

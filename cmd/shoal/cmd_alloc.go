@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/placement"
+)
+
+// exitWait is alloc's answer when placement recommends waiting.
+const exitWait = 4
+
+func allocCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "alloc",
+		Usage: "print the best hostfile for N processes right now (reserves nothing)",
+		Description: `For users who launch MPI themselves: shoal places the processes on the
+agent's current view of load and network and prints a hostfile.
+Exits 4, with the reason on stderr, when placement recommends waiting.
+
+Examples:
+  shoal alloc -n 8 > hosts && mpiexec -f hosts -n 8 ./app
+  shoal alloc -n 16 --ppn 4 --format openmpi
+  shoal alloc -n 4 --format json | jq .Score`,
+		Flags: append(clientFlags(),
+			&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required)"},
+			&cli.IntFlag{Name: "ppn", Usage: "processes per node, `K`"},
+			&cli.StringFlag{Name: "policy", Usage: "netload (default), paper, load, sequential, random"},
+			&cli.StringFlag{Name: "relax", Aliases: []string{"r"}, Usage: "GERBIL relaxation `MODE`: none, loc, dist, loc+dist, all"},
+			&cli.StringFlag{Name: "hostfile", Aliases: []string{"f"}, Usage: "restrict to the hosts of `FILE`"},
+			&cli.BoolFlag{Name: "oversubscribe", Aliases: []string{"o"}, Value: true, Usage: "allow more processes than free slots (degraded)"},
+			&cli.BoolFlag{Name: "no-oversubscribe", Usage: "answer 'wait' instead of oversubscribing"},
+			&cli.StringSliceFlag{Name: "pe", Usage: "`KIND:COUNT` per process, e.g. gpu:1"},
+			&cli.Float64Flag{Name: "alpha", Usage: "compute-versus-network weight `A` in [0,1] (default 0.3)"},
+			&cli.StringFlag{Name: "format", Value: "mpich", Usage: "mpich (host:n), openmpi (host slots=n), slurm (nodelist) or json"},
+			&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
+			&cli.Int64Flag{Name: "seed", Usage: "seed of the random and sequential policies"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "alloc takes no arguments")
+			}
+			req := placement.Request{N: c.Int("np"), PPN: c.Int("ppn"), Policy: c.String("policy"), Relax: c.String("relax"),
+				Oversubscribe: c.Bool("oversubscribe") && !c.Bool("no-oversubscribe"), Alpha: c.Float64("alpha"),
+				Force: c.Bool("force"), Seed: c.Int64("seed")}
+			if req.N < 1 {
+				return usagef(c, "-n/--np must be at least 1")
+			}
+			format := c.String("format")
+			switch format {
+			case "mpich", "openmpi", "slurm", "json":
+			default:
+				return usagef(c, "--format %q: use mpich, openmpi, slurm or json", format)
+			}
+			if f := c.String("hostfile"); f != "" {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					return usagef(c, "read hostfile: %v", err)
+				}
+				if req.Hostfile, err = placement.ParseHostfile(string(b)); err != nil {
+					return usagef(c, "hostfile %s: %v", f, err)
+				}
+			}
+			for _, p := range c.StringSlice("pe") {
+				kind, n, ok := strings.Cut(p, ":")
+				count, err := strconv.Atoi(n)
+				if !ok || err != nil || count < 1 {
+					return usagef(c, "--pe %q: use KIND:COUNT, e.g. gpu:1", p)
+				}
+				req.PEs = append(req.PEs, placement.PENeed{Kind: strings.ToLower(kind), PerProc: count})
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			var d placement.Decision
+			if err := cl.Do(c.Context, http.MethodPost, "/v1/alloc", req, &d); err != nil {
+				return apiError(err)
+			}
+			if format == "json" {
+				if err := printJSON(c, d); err != nil {
+					return err
+				}
+			}
+			if d.Wait {
+				return cli.Exit("placement recommends waiting: "+d.WaitReason, exitWait)
+			}
+			if d.Degraded {
+				fmt.Fprintln(c.App.ErrWriter, "shoal: degraded: "+d.DegradedReason)
+			}
+			if format == "json" {
+				return nil
+			}
+			out, err := placement.FormatHostfile(d, format)
+			if err != nil {
+				return cli.Exit(err.Error(), exitFailure)
+			}
+			fmt.Fprint(c.App.Writer, out)
+			return nil
+		},
+	}
+}

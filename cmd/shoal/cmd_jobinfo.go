@@ -1,0 +1,271 @@
+package main
+
+import (
+	"fmt"
+	"os/user"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+func jobID(c *cli.Context) (uint64, error) {
+	if c.NArg() != 1 {
+		return 0, usagef(c, "give one job ID")
+	}
+	id, err := strconv.ParseUint(c.Args().First(), 10, 64)
+	if err != nil || id == 0 {
+		return 0, usagef(c, "job ID %q is not a positive number", c.Args().First())
+	}
+	return id, nil
+}
+
+func jobsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "jobs",
+		Usage: "list jobs",
+		Description: `Examples:
+  shoal jobs
+  shoal jobs --json | jq '.[] | select(.state == "running") | .id'`,
+		Flags: append(clientFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "jobs takes no arguments")
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			js, err := cl.Jobs(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, js)
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATE\tOWNER\tNP\tATTEMPT\tHOSTS\tAGE\tCOMMAND")
+			for _, j := range js {
+				hosts := hostsString(j.Hosts)
+				if j.Degraded {
+					hosts += " (degraded)"
+				}
+				if hosts == "" {
+					hosts = "-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", j.ID, j.State, j.Owner, j.Spec.NP, j.Attempt, hosts,
+					age(j.SubmittedAt), shorten(strings.Join(j.Spec.Cmd, " "), 40))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func age(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+func jobCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "job",
+		Usage:     "show one job: spec, state, allocation, attempts, timings",
+		ArgsUsage: "ID",
+		Description: `Examples:
+  shoal job 12
+  shoal job 12 --json`,
+		Flags: append(clientFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			id, err := jobID(c)
+			if err != nil {
+				return err
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			j, err := cl.Job(c.Context, id)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, j)
+			}
+			writeJob(c, j)
+			return nil
+		},
+	}
+}
+
+func writeJob(c *cli.Context, j api.Job) {
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
+	row("ID", strconv.FormatUint(j.ID, 10))
+	row("State", j.State)
+	if j.ExitCode != nil {
+		row("Exit code", strconv.Itoa(*j.ExitCode))
+	}
+	if j.Reason != "" {
+		row("Reason", j.Reason)
+	}
+	if j.WaitReason != "" {
+		row("Waiting", j.WaitReason)
+	}
+	row("Owner", j.Owner)
+	row("Command", strings.Join(j.Spec.Cmd, " "))
+	row("Workdir", j.Spec.Workdir)
+	row("Processes", fmt.Sprintf("%d (ppn %d, mpi %s, policy %s)", j.Spec.NP, j.Spec.PPN, j.Spec.MPI, or(j.Spec.Policy, "netload")))
+	if len(j.Spec.PEs) > 0 {
+		var pes []string
+		for _, p := range j.Spec.PEs {
+			pes = append(pes, fmt.Sprintf("%s:%d", p.Kind, p.PerProc))
+		}
+		how := "declared"
+		if j.Spec.PEsDetected {
+			how = "detected in the executable's libraries"
+		}
+		row("PEs per process", strings.Join(pes, ",")+" ("+how+")")
+	}
+	row("Oversubscribe", strconv.FormatBool(j.Spec.Oversubscribe))
+	row("Hosts", or(hostsString(j.Hosts), "-"))
+	if j.Degraded {
+		row("Degraded", j.DegradedReason)
+	}
+	row("Submitted", j.SubmittedAt.Local().Format(time.DateTime))
+	if j.StartedAt != nil {
+		row("Started", j.StartedAt.Local().Format(time.DateTime))
+	}
+	if j.EndedAt != nil {
+		row("Ended", j.EndedAt.Local().Format(time.DateTime))
+	}
+	row("Attempts", fmt.Sprintf("%d of at most %d", j.Attempt, j.Spec.MaxAttempts))
+	tw.Flush()
+	for _, a := range j.Attempts {
+		line := fmt.Sprintf("  #%d %s on %s", a.N, a.State, hostsString(a.Hosts))
+		if a.ExitCode != nil {
+			line += fmt.Sprintf(", exit %d", *a.ExitCode)
+		}
+		if a.Reason != "" {
+			line += ": " + a.Reason
+		}
+		fmt.Fprintln(c.App.Writer, line)
+	}
+}
+
+func or(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func killCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "kill",
+		Usage:     "kill a job on every node it runs on",
+		ArgsUsage: "ID",
+		Description: `Only the job's owner (or root) may kill it.
+
+Example:
+  shoal kill 12`,
+		Flags: clientFlags(),
+		Action: func(c *cli.Context) error {
+			id, err := jobID(c)
+			if err != nil {
+				return err
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			u, err := user.Current()
+			if err != nil {
+				return cli.Exit(err.Error(), exitFailure)
+			}
+			if err := cl.Kill(c.Context, id, u.Username); err != nil {
+				return apiError(err)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "shoal: job %d killed\n", id)
+			return nil
+		},
+	}
+}
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "logs",
+		Usage:     "print a job's output",
+		ArgsUsage: "ID",
+		Description: `Prints the stdout (and, on stderr, the stderr) of the job's latest attempt.
+
+Examples:
+  shoal logs 12
+  shoal logs -f 12          # follow until the job ends`,
+		Flags: append(clientFlags(),
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing until the job ends"},
+			&cli.IntFlag{Name: "attempt", Usage: "show attempt `N` instead of the latest"}),
+		Action: func(c *cli.Context) error {
+			id, err := jobID(c)
+			if err != nil {
+				return err
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			j, err := cl.Job(c.Context, id)
+			if err != nil {
+				return apiError(err)
+			}
+			n := c.Int("attempt")
+			if n == 0 {
+				n = startedAttempt(j)
+			}
+			if n == 0 && !c.Bool("follow") {
+				return cli.Exit(fmt.Sprintf("job %d has not started yet: no output", id), exitFailure)
+			}
+			for n == 0 {
+				time.Sleep(200 * time.Millisecond) // polling the job's state for its first start
+				if j, err = cl.Job(c.Context, id); err == nil {
+					n = startedAttempt(j)
+				}
+				if terminal(j.State) && n == 0 {
+					return cli.Exit(fmt.Sprintf("job %d ended without starting: %s", id, j.Reason), exitFailure)
+				}
+			}
+			follow := "0"
+			if c.Bool("follow") {
+				follow = "1"
+			}
+			for _, s := range []struct {
+				name string
+				w    interface{ Write([]byte) (int, error) }
+			}{{"stdout", c.App.Writer}, {"stderr", c.App.ErrWriter}} {
+				path := fmt.Sprintf("/v1/jobs/%d/logs?stream=%s&attempt=%d&follow=%s", id, s.name, n, follow)
+				if err := cl.Stream(c.Context, path, s.w); err != nil {
+					return apiError(err)
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+func netCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "net",
+		Usage: "show the network matrix: bandwidth or latency between every pair of nodes",
+		Description: `Row FROM, column TO holds what FROM measured to TO: the latest available
+bandwidth in Mbit/s (--metric bw) or the 1-minute mean round-trip time in ms
+(--metric lat). On a terminal the matrix is a heatmap, light = good (as in
+seed 002 Fig. 7); under it a row gives each node's 1-minute load. A pair
+never measured shows '-': it is never guessed.
+
+Examples:
+  shoal net
+  shoal net --metric lat
+  shoal net --json | jq '.[] | select(.bw_mbps < 100)'`,
+		Flags: append(clientFlags(), jsonFlag(),
+			&cli.StringFlag{Name: "metric", Value: "bw", Usage: "`METRIC` to show: bw (Mbit/s) or lat (ms)"},
+			&cli.StringFlag{Name: "color", Value: "auto", Usage: "heatmap colours: auto (on a terminal), always or never"}),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "net takes no arguments")
+			}
+			metric := c.String("metric")
+			if metric != "bw" && metric != "lat" {
+				return usagef(c, "--metric %q: use bw or lat", metric)
+			}
+			color := c.String("color")
+			switch color {
+			case "auto":
+				color = map[bool]string{true: "always", false: "never"}[isTerminal(c.App.Writer)]
+			case "always", "never":
+			default:
+				return usagef(c, "--color %q: use auto, always or never", color)
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			pairs, err := cl.Net(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, pairs)
+			}
+			nodes, err := cl.Nodes(c.Context)
+			if err != nil {
+				return apiError(err)
+			}
+			writeNetMatrix(c.App.Writer, nodes, pairs, metric, color == "always")
+			return nil
+		},
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeNetMatrix prints the matrix of metric ("bw" or "lat") over nodes,
+// then their loads. With colour, each cell's background is a grey from
+// dark (worst value shown) to light (best).
+func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric string, colour bool) {
+	names := make([]string, 0, len(nodes))
+	width := 6
+	for _, n := range nodes {
+		names = append(names, n.Name)
+		width = max(width, len(n.Name)+1)
+	}
+	val := map[[2]string]float64{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range pairs {
+		v := p.BWMbps
+		if metric == "lat" {
+			v = p.RTTms
+		}
+		if v == nil {
+			continue
+		}
+		val[[2]string{p.From, p.To}] = *v
+		lo, hi = min(lo, *v), max(hi, *v)
+	}
+	unit := "available bandwidth, Mbit/s (light = high)"
+	if metric == "lat" {
+		unit = "round-trip time, ms (light = low)"
+	}
+	fmt.Fprintf(w, "%s; row = from, column = to\n", unit)
+	fmt.Fprintf(w, "%-*s", width, "")
+	for _, n := range names {
+		fmt.Fprintf(w, "%*s", width, n)
+	}
+	fmt.Fprintln(w)
+	for _, from := range names {
+		fmt.Fprintf(w, "%-*s", width, from)
+		for _, to := range names {
+			v, ok := val[[2]string{from, to}]
+			text := "-"
+			switch {
+			case from == to:
+				text = ""
+			case ok:
+				text = formatMetric(v, metric)
+			}
+			cell := fmt.Sprintf("%*s", width, text)
+			if colour && ok {
+				cell = shade(cell, goodness(v, lo, hi, metric))
+			}
+			fmt.Fprint(w, cell)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%-*s", width, "load1m")
+	for _, n := range nodes {
+		fmt.Fprintf(w, "%*.2f", width, n.Load.M1)
+	}
+	fmt.Fprintln(w)
+	if len(val) == 0 {
+		fmt.Fprintln(w, "no pair measured yet: the first bandwidth cycle and latency round may still be running")
+	}
+}
+
+func formatMetric(v float64, metric string) string {
+	if metric == "lat" {
+		if v < 10 {
+			return fmt.Sprintf("%.2f", v)
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// goodness maps v to 0 (worst shown) .. 1 (best shown).
+func goodness(v, lo, hi float64, metric string) float64 {
+	if hi <= lo {
+		return 1
+	}
+	g := (v - lo) / (hi - lo)
+	if metric == "lat" {
+		g = 1 - g
+	}
+	return g
+}
+
+// shade paints s on one of the 24 greys of the 256-colour palette.
+func shade(s string, g float64) string {
+	grey := 232 + int(math.Round(g*23))
+	fg := 255
+	if grey > 243 {
+		fg = 16
+	}
+	return fmt.Sprintf("\x1b[38;5;%d;48;5;%dm%s\x1b[0m", fg, grey, s)
+}
+

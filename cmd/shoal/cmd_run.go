@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"os/user"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a job now from this node, streaming its output; exit with its exit code",
+		ArgsUsage: "-- CMD [ARGS...]",
+		Description: `Shows progress on stderr (queued, placed on which nodes, degraded or not,
+running), streams the job's stdout and stderr, and exits with the job's exit
+code. Ctrl-C kills the job; a second Ctrl-C stops waiting at once.
+
+Exit codes: the job's own; 1 when it failed without one (its nodes died more
+than --max-attempts times, it could not start); 2 for bad flags; 3 when the
+cluster has no leader; 137 when the job was killed.
+
+Examples:
+  shoal run -n 8 -- ./ring
+  shoal run -n 4 --ppn 2 --policy paper -- ./halo 1000
+  shoal run -n 4 --mpi none -- hostname
+  shoal run -n 64 --immediate -- ./app        # fail now rather than queue`,
+		Flags: jobFlags(),
+		Action: func(c *cli.Context) error {
+			req, err := buildSubmit(c)
+			if err != nil {
+				return err
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			res, err := cl.Submit(c.Context, req)
+			if err != nil {
+				return apiError(err)
+			}
+			return follow(c, cl, res.ID)
+		},
+	}
+}
+
+// follow watches a job until it ends: progress on stderr, output streamed,
+// exit with the job's code.
+func follow(c *cli.Context, cl *api.Client, id uint64) error {
+	stderr := c.App.ErrWriter
+	fmt.Fprintf(stderr, "shoal: job %d submitted\n", id)
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	killed := false
+	var streams sync.WaitGroup
+	streamed := map[int]bool{}
+	last := ""
+	for {
+		select {
+		case <-sigs:
+			if killed {
+				fmt.Fprintf(stderr, "shoal: stopped waiting; job %d goes on being killed\n", id)
+				return cli.Exit("", 130)
+			}
+			killed = true
+			u, _ := user.Current()
+			fmt.Fprintf(stderr, "shoal: killing job %d (Ctrl-C again to stop waiting)\n", id)
+			if err := cl.Kill(ctx, id, u.Username); err != nil {
+				fmt.Fprintf(stderr, "shoal: kill job %d: %v\n", id, err)
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+		j, err := cl.Job(ctx, id)
+		if err != nil {
+			continue // a transient error (no leader yet on this node): keep waiting
+		}
+		if p := progress(j); p != last {
+			fmt.Fprintln(stderr, "shoal: "+p)
+			last = p
+		}
+		if n := startedAttempt(j); n > 0 && !streamed[n] {
+			streamed[n] = true
+			for _, s := range []struct {
+				name string
+				w    io.Writer
+			}{{"stdout", c.App.Writer}, {"stderr", stderr}} {
+				streams.Add(1)
+				go func() {
+					defer streams.Done()
+					streamLogs(ctx, cl, id, n, s.name, s.w)
+				}()
+			}
+		}
+		if terminal(j.State) {
+			streams.Wait()
+			return exitFor(j)
+		}
+	}
+}
+
+func startedAttempt(j api.Job) int {
+	for i := len(j.Attempts) - 1; i >= 0; i-- {
+		if j.Attempts[i].StartedAt != nil {
+			return j.Attempts[i].N
+		}
+	}
+	return 0
+}
+
+func terminal(state string) bool { return state == "done" || state == "failed" || state == "killed" }
+
+func hostsString(hs []api.JobHost) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = fmt.Sprintf("%s:%d", h.Node, h.Procs)
+	}
+	return strings.Join(parts, ",")
+}
+
+// progress is the one line that describes where a job is.
+func progress(j api.Job) string {
+	switch j.State {
+	case "queued":
+		s := fmt.Sprintf("job %d queued", j.ID)
+		if j.Attempt > 0 {
+			s = fmt.Sprintf("job %d requeued after attempt %d: %s", j.ID, j.Attempt, j.Attempts[len(j.Attempts)-1].Reason)
+		}
+		if j.WaitReason != "" {
+			s += " (waiting: " + j.WaitReason + ")"
+		}
+		return s
+	case "placing", "launching":
+		s := fmt.Sprintf("job %d placed on %s (attempt %d)", j.ID, hostsString(j.Hosts), j.Attempt)
+		if j.Degraded {
+			s += ", degraded: " + j.DegradedReason
+		}
+		return s + ", launching"
+	case "running":
+		s := fmt.Sprintf("job %d running on %s (attempt %d)", j.ID, hostsString(j.Hosts), j.Attempt)
+		if j.Degraded {
+			s += ", degraded"
+		}
+		return s
+	case "done":
+		return fmt.Sprintf("job %d done, exit code 0", j.ID)
+	case "failed":
+		if j.ExitCode != nil {
+			return fmt.Sprintf("job %d failed, exit code %d", j.ID, *j.ExitCode)
+		}
+		return fmt.Sprintf("job %d failed: %s", j.ID, j.Reason)
+	case "killed":
+		return fmt.Sprintf("job %d killed", j.ID)
+	}
+	return fmt.Sprintf("job %d %s", j.ID, j.State)
+}
+
+func exitFor(j api.Job) error {
+	switch {
+	case j.State == "done":
+		return nil
+	case j.State == "killed":
+		return cli.Exit("", 137)
+	case j.ExitCode != nil:
+		return cli.Exit("", *j.ExitCode)
+	}
+	return cli.Exit("", exitFailure)
+}
+
+// streamLogs copies one stream of one attempt as it is written, until the
+// attempt ends. Failures to reach the head node are retried until ctx ends.
+func streamLogs(ctx context.Context, cl *api.Client, id uint64, attempt int, stream string, w io.Writer) {
+	var offset int64
+	for ctx.Err() == nil {
+		url := fmt.Sprintf("%s/v1/jobs/%d/logs?stream=%s&attempt=%d&follow=1&offset=%d", cl.Base, id, stream, attempt, offset)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Authorization", "Bearer "+cl.Token)
+		resp, err := (&http.Client{}).Do(req)
+		if err == nil {
+			if resp.StatusCode == http.StatusOK {
+				n, cerr := io.Copy(w, resp.Body)
+				offset += n
+				resp.Body.Close()
+				if cerr == nil {
+					return // the attempt ended and everything was read
+				}
+			} else {
+				resp.Body.Close()
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// jobFlags are shared by run and submit; the short forms are GERBIL's
+// client options (seed 000, Table I).
+func jobFlags() []cli.Flag {
+	return append(clientFlags(),
+		&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required)"},
+		&cli.IntFlag{Name: "ppn", Usage: "processes per node, `K` (default: what each node has free)"},
+		&cli.IntFlag{Name: "priority", Aliases: []string{"p"}, Usage: "higher runs first"},
+		&cli.StringFlag{Name: "hostfile", Aliases: []string{"f"}, Usage: "run only on the hosts of `FILE` (host:n, host slots=n, or host)"},
+		&cli.StringFlag{Name: "relax", Aliases: []string{"r"}, Usage: "GERBIL relaxation `MODE`: none, loc, dist, loc+dist, all"},
+		&cli.BoolFlag{Name: "oversubscribe", Aliases: []string{"o"}, Value: true, Usage: "place on busy nodes (reported as degraded) rather than wait"},
+		&cli.BoolFlag{Name: "no-oversubscribe", Usage: "wait until enough slots are free instead of oversubscribing"},
+		&cli.StringFlag{Name: "policy", Usage: "placement `POLICY`: netload (default), paper, load, sequential, random"},
+		&cli.Float64Flag{Name: "alpha", Value: -1, Usage: "weight of compute load against network load, `A` in [0,1] (default: the cluster's, 0.3)"},
+		&cli.StringSliceFlag{Name: "pe", Usage: "processing elements per process, `KIND:COUNT` (e.g. gpu:1), or none (default: detected from the executable)"},
+		&cli.StringFlag{Name: "mpi", Usage: "`FLAVOUR`: mpich, openmpi or none (default: detected from the libraries the executable links)"},
+		&cli.BoolFlag{Name: "immediate", Usage: "start now or fail at once with the reason (no queueing)"},
+		&cli.IntFlag{Name: "max-attempts", Value: raftfsm.DefaultMaxAttempts, Usage: "attempts before giving up when nodes fail"},
+		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit of one attempt (default: none)"},
+		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment; repeatable"},
+		&cli.StringFlag{Name: "workdir", Usage: "working `DIR` of the job (default: the current directory)"},
+		&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
+	)
+}
+
+// buildSubmit turns flags and the command line into a submit request. All
+// checks that can be made here are: a bad job never reaches the cluster.
+func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
+	var req api.SubmitRequest
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return req, usagef(c, "no command to run: put it after --, e.g. 'shoal %s -n 4 -- ./app'", c.Command.Name)
+	}
+	sp := &req.Spec
+	sp.NP = c.Int("np")
+	if sp.NP < 1 {
+		return req, usagef(c, "-n/--np must be at least 1 (got %d)", sp.NP)
+	}
+	sp.PPN, sp.Priority = c.Int("ppn"), c.Int("priority")
+	if sp.PPN < 0 {
+		return req, usagef(c, "--ppn must not be negative")
+	}
+	if f := c.String("hostfile"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return req, usagef(c, "read hostfile: %v", err)
+		}
+		hs, err := placement.ParseHostfile(string(b))
+		if err != nil {
+			return req, usagef(c, "hostfile %s: %v", f, err)
+		}
+		for _, h := range hs {
+			sp.Hostfile = append(sp.Hostfile, raftfsm.HostSlots{Host: h.Host, Slots: h.Slots})
+		}
+	}
+	sp.Relax = c.String("relax")
+	switch sp.Relax {
+	case "", "none", "loc", "dist", "loc+dist", "all":
+	default:
+		return req, usagef(c, "-r/--relax %q: use none, loc, dist, loc+dist or all", sp.Relax)
+	}
+	sp.Oversubscribe = c.Bool("oversubscribe") && !c.Bool("no-oversubscribe")
+	sp.Policy = c.String("policy")
+	switch sp.Policy {
+	case "", "netload", "paper", "load", "sequential", "random":
+	default:
+		return req, usagef(c, "--policy %q: use netload, paper, load, sequential or random", sp.Policy)
+	}
+	if a := c.Float64("alpha"); a != -1 {
+		if a < 0 || a > 1 {
+			return req, usagef(c, "--alpha %v must be within [0,1]", a)
+		}
+		sp.Alpha = &a
+	}
+	sp.Immediate, sp.Force = c.Bool("immediate"), c.Bool("force")
+	sp.MaxAttempts, sp.Timeout = c.Int("max-attempts"), c.Duration("timeout")
+	if sp.MaxAttempts < 1 {
+		return req, usagef(c, "--max-attempts must be at least 1")
+	}
+	for _, kv := range c.StringSlice("env") {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return req, usagef(c, "--env %q: use K=V", kv)
+		}
+	}
+	for _, k := range []string{"PATH", "LD_LIBRARY_PATH"} {
+		if v, ok := os.LookupEnv(k); ok {
+			sp.Env = append(sp.Env, k+"="+v)
+		}
+	}
+	sp.Env = append(sp.Env, c.StringSlice("env")...)
+	sp.Workdir = c.String("workdir")
+	if sp.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return req, usagef(c, "no --workdir and no current directory: %v", err)
+		}
+		sp.Workdir = wd
+	}
+	exe, err := exec.LookPath(args[0])
+	if err != nil {
+		return req, usagef(c, "executable %q not found on this node: %v", args[0], err)
+	}
+	if abs, err := filepath.Abs(exe); err == nil {
+		exe = abs
+	}
+	sp.Cmd = append([]string{exe}, args[1:]...)
+	info, elfErr := probe.ScanELF(exe)
+	if elfErr != nil && !errors.Is(elfErr, probe.ErrNotELF) {
+		return req, usagef(c, "read executable %s: %v", exe, elfErr)
+	}
+	sp.MPI = c.String("mpi")
+	switch sp.MPI {
+	case "mpich", "openmpi", "none":
+	case "":
+		sp.MPI = info.MPI
+		if sp.MPI == "" {
+			sp.MPI = "none"
+		}
+	default:
+		return req, usagef(c, "--mpi %q: use mpich, openmpi or none", sp.MPI)
+	}
+	pes := c.StringSlice("pe")
+	switch {
+	case len(pes) == 1 && pes[0] == "none":
+	case len(pes) > 0:
+		for _, p := range pes {
+			kind, n, ok := strings.Cut(p, ":")
+			count, err := strconv.Atoi(n)
+			if !ok || kind == "" || err != nil || count < 1 {
+				return req, usagef(c, "--pe %q: use KIND:COUNT per process, e.g. gpu:1, or none", p)
+			}
+			sp.PEs = append(sp.PEs, raftfsm.PENeed{Kind: strings.ToLower(kind), PerProc: count})
+		}
+	case info.NeedsGPU():
+		sp.PEs, sp.PEsDetected = []raftfsm.PENeed{{Kind: "gpu", PerProc: 1}}, true
+	}
+	u, err := user.Current()
+	if err != nil {
+		return req, cli.Exit("who am I: "+err.Error(), exitFailure)
+	}
+	req.Owner = u.Username
+	var rid [12]byte
+	_, _ = rand.Read(rid[:])
+	req.RequestID = hex.EncodeToString(rid[:])
+	return req, nil
+}
+
+func submitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "submit",
+		Usage:     "submit a batch job; print its ID",
+		ArgsUsage: "-- CMD [ARGS...]",
+		Description: `Queues the job and returns at once; follow it with 'shoal job ID' and 'shoal logs ID -f'.
+
+Examples:
+  shoal submit -n 8 -- ./ring
+  id=$(shoal submit -n 16 --ppn 4 --no-oversubscribe -- ./solver input.dat)
+  shoal submit -n 2 --pe gpu:1 --mpi none -- ./train.py`,
+		Flags: jobFlags(),
+		Action: func(c *cli.Context) error {
+			req, err := buildSubmit(c)
+			if err != nil {
+				return err
+			}
+			cl, err := newClient(c)
+			if err != nil {
+				return err
+			}
+			res, err := cl.Submit(c.Context, req)
+			if err != nil {
+				return apiError(err)
+			}
+			fmt.Fprintln(c.App.Writer, res.ID)
+			return nil
+		},
+	}
+}

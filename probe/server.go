@@ -1,0 +1,351 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// ServerConfig bounds what a probe server accepts.
+type ServerConfig struct {
+	// Key authenticates every request (a label-derived key of the cluster
+	// token). Required, at least 16 bytes.
+	Key []byte
+	// MaxBytes is the largest bandwidth test accepted; larger requests are
+	// refused. Default 4 MiB (--bandwidth-bytes).
+	MaxBytes uint64
+	// Timeout bounds one test's transfer (--bandwidth-timeout). Default 5s.
+	Timeout time.Duration
+	// OnTest is called after every bandwidth test the server received, from
+	// the connection's goroutine. Optional.
+	OnTest func(from string, r BandwidthResult)
+	// Logger for refused requests. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server is a node's probe server: a UDP echo for latency and a TCP sink
+// for bandwidth tests on the same port number. The two are served by
+// separate sockets and goroutines, so a ping is never queued behind a
+// bandwidth test; bandwidth tests run one at a time, so two never share
+// the node's link (a second client is told "busy").
+type Server struct {
+	cfg  ServerConfig
+	ln   net.Listener
+	pc   net.PacketConn
+	busy chan struct{}
+	// conns bounds connections that have not yet authenticated.
+	conns chan struct{}
+	wg    sync.WaitGroup
+	now   func() time.Time
+}
+
+// Listen binds TCP and UDP on host:port (port 0 picks one free for both)
+// and starts serving until Close.
+func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
+	if len(cfg.Key) < 16 {
+		return nil, errors.New("probe server: Key must have at least 16 bytes")
+	}
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = DefaultBudgetConfig().TestBytes
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, busy: make(chan struct{}, 1), conns: make(chan struct{}, 16), now: time.Now}
+	var err error
+	for try := 0; try < 20; try++ {
+		s.ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return nil, fmt.Errorf("listen for bandwidth tests on port %d: %w", port, err)
+		}
+		p := s.ln.Addr().(*net.TCPAddr).Port
+		s.pc, err = net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err == nil {
+			break
+		}
+		s.ln.Close()
+		if port != 0 {
+			return nil, fmt.Errorf("listen for latency pings on UDP port %d: %w", port, err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find a port free for both TCP and UDP: %w", err)
+	}
+	s.wg.Add(2)
+	go s.serveEcho()
+	go s.serveBandwidth()
+	return s, nil
+}
+
+// Port is the bound port (TCP and UDP).
+func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+// Close stops both servers and waits for their goroutines.
+func (s *Server) Close() error {
+	err := errors.Join(s.ln.Close(), s.pc.Close())
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) serveEcho() {
+	defer s.wg.Done()
+	buf := make([]byte, 512)
+	for {
+		n, from, err := s.pc.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		p, err := parseEcho(s.cfg.Key, buf[:n])
+		if err != nil || p.Reply {
+			continue // not a member's ping: no answer at all
+		}
+		p.Reply = true
+		_, _ = s.pc.WriteTo(p.marshal(s.cfg.Key), from)
+	}
+}
+
+func (s *Server) serveBandwidth() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
+			continue
+		}
+		select {
+		case s.conns <- struct{}{}:
+		default:
+			c.Close() // too many connections at once
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.conns }()
+			defer c.Close()
+			s.handle(c)
+		}()
+	}
+}
+
+func (s *Server) handle(c net.Conn) {
+	log := s.cfg.Logger.With("peer_addr", c.RemoteAddr().String())
+	_ = c.SetDeadline(s.now().Add(2 * time.Second))
+	hdr := make([]byte, bwFixedLen)
+	if _, err := io.ReadFull(c, hdr); err != nil {
+		return
+	}
+	rest, err := parseBWHeader(hdr)
+	if err != nil {
+		log.Debug("refused bandwidth test", "err", err)
+		return
+	}
+	msg := make([]byte, bwFixedLen+rest)
+	copy(msg, hdr)
+	if _, err := io.ReadFull(c, msg[bwFixedLen:]); err != nil {
+		return
+	}
+	req, err := parseBWRequest(s.cfg.Key, msg)
+	if err != nil {
+		log.Warn("refused unauthenticated bandwidth test", "err", err)
+		return
+	}
+	skew := s.now().Sub(time.UnixMilli(req.At))
+	if req.Bytes == 0 || req.Bytes > s.cfg.MaxBytes || skew > bwClockSkew || skew < -bwClockSkew {
+		log.Warn("refused bandwidth test", "from", req.From, "bytes", req.Bytes, "max", s.cfg.MaxBytes, "skew", skew)
+		_, _ = c.Write([]byte{verdictRefused})
+		return
+	}
+	select {
+	case s.busy <- struct{}{}:
+		defer func() { <-s.busy }()
+	default:
+		_, _ = c.Write([]byte{verdictBusy})
+		return
+	}
+	start := s.now()
+	_ = c.SetDeadline(start.Add(s.cfg.Timeout + time.Second))
+	if _, err := c.Write([]byte{verdictGo}); err != nil {
+		return
+	}
+	// Receive until the promised bytes arrived, the sender stops, or the
+	// time is up: a slow link still yields a rate from what did arrive.
+	_ = c.SetReadDeadline(start.Add(s.cfg.Timeout))
+	buf := make([]byte, 256<<10)
+	var got uint64
+	last := start
+	for got < req.Bytes {
+		n, err := c.Read(buf[:min(uint64(len(buf)), req.Bytes-got)])
+		if n > 0 {
+			got += uint64(n)
+			last = s.now()
+		}
+		if err != nil {
+			break
+		}
+	}
+	res := bwResult{Received: got, Elapsed: last.Sub(start)}
+	_ = c.SetWriteDeadline(s.now().Add(time.Second))
+	_, _ = c.Write(res.marshal(s.cfg.Key, req.Nonce))
+	if s.cfg.OnTest != nil && got > 0 {
+		s.cfg.OnTest(req.From, BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last})
+	}
+}
+
+// BandwidthResult is one completed test.
+type BandwidthResult struct {
+	Bytes   uint64
+	Elapsed time.Duration
+	// At is when the transfer ended, on the measuring clock.
+	At time.Time
+}
+
+// Mbps is the test's rate in Mbit/s (10^6 bit/s); 0 for an empty test.
+func (r BandwidthResult) Mbps() float64 {
+	if r.Elapsed <= 0 || r.Bytes == 0 {
+		return 0
+	}
+	return float64(r.Bytes) * 8 / r.Elapsed.Seconds() / 1e6
+}
+
+// Bandwidth errors a client can tell apart.
+var (
+	ErrPeerBusy    = errors.New("peer is in another bandwidth test")
+	ErrPeerRefused = errors.New("peer refused the bandwidth test")
+)
+
+// BandwidthTest sends n bytes to the probe server at addr ("host:port")
+// and returns the rate the server measured, from the moment it said go
+// to the last byte it received. It takes at most about timeout plus a
+// few seconds of setup; ctx cancels it.
+func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration) (BandwidthResult, error) {
+	var req bwRequest
+	req.Bytes, req.At, req.From = n, time.Now().UnixMilli(), from
+	if _, err := randRead(req.Nonce[:]); err != nil {
+		return BandwidthResult{}, err
+	}
+	msg, err := req.marshal(key)
+	if err != nil {
+		return BandwidthResult{}, err
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: %w", addr, err)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	_ = c.SetDeadline(time.Now().Add(timeout + 4*time.Second))
+	if _, err := c.Write(msg); err != nil {
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: send request: %w", addr, err)
+	}
+	v := []byte{0}
+	if _, err := io.ReadFull(c, v); err != nil {
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: no verdict: %w", addr, err)
+	}
+	switch v[0] {
+	case verdictGo:
+	case verdictBusy:
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: %w", addr, ErrPeerBusy)
+	default:
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: %w", addr, ErrPeerRefused)
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(timeout))
+	chunk := make([]byte, 256<<10)
+	for sent := uint64(0); sent < n; {
+		k, err := c.Write(chunk[:min(uint64(len(chunk)), n-sent)])
+		sent += uint64(k)
+		if err != nil {
+			break // out of time: the server reports what arrived
+		}
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+	_ = c.SetReadDeadline(time.Now().Add(timeout + 2*time.Second))
+	rb := make([]byte, bwResultLen)
+	if _, err := io.ReadFull(c, rb); err != nil {
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: no result: %w", addr, err)
+	}
+	r, err := parseBWResult(key, req.Nonce, rb)
+	if err != nil {
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: %w", addr, err)
+	}
+	if r.Received == 0 {
+		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: nothing arrived within %v", addr, timeout)
+	}
+	return BandwidthResult{Bytes: r.Received, Elapsed: r.Elapsed, At: time.Now()}, nil
+}
+
+// Pinger sends authenticated UDP echoes from one socket.
+type Pinger struct {
+	key []byte
+	pc  net.PacketConn
+	seq uint64
+}
+
+// NewPinger opens an ephemeral UDP socket for pings.
+func NewPinger(key []byte) (*Pinger, error) {
+	pc, err := net.ListenPacket("udp", ":0")
+	if err != nil {
+		return nil, fmt.Errorf("open ping socket: %w", err)
+	}
+	return &Pinger{key: key, pc: pc}, nil
+}
+
+// Close closes the socket.
+func (p *Pinger) Close() error { return p.pc.Close() }
+
+// Ping sends count echoes to addr one after the other, each waiting up to
+// wait for its answer, and returns the round-trip times of those answered.
+func (p *Pinger) Ping(addr string, count int, wait time.Duration) ([]time.Duration, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("ping %s: %w", addr, err)
+	}
+	var rtts []time.Duration
+	buf := make([]byte, 512)
+	for range count {
+		p.seq++
+		sent := time.Now()
+		pkt := echoPacket{Seq: p.seq, Sent: sent.UnixNano()}
+		if _, err := p.pc.WriteTo(pkt.marshal(p.key), ua); err != nil {
+			return rtts, fmt.Errorf("ping %s: %w", addr, err)
+		}
+		_ = p.pc.SetReadDeadline(sent.Add(wait))
+		for {
+			n, from, err := p.pc.ReadFrom(buf)
+			if err != nil {
+				break // timed out: this ping is lost
+			}
+			r, err := parseEcho(p.key, buf[:n])
+			fa, ok := from.(*net.UDPAddr)
+			if err != nil || !r.Reply || r.Seq != p.seq || !ok || !fa.IP.Equal(ua.IP) && !ua.IP.IsUnspecified() {
+				continue // a late answer to an earlier ping, or noise
+			}
+			rtts = append(rtts, time.Since(sent))
+			break
+		}
+	}
+	if len(rtts) == 0 {
+		return nil, fmt.Errorf("ping %s: no answer to %d pings", addr, count)
+	}
+	return rtts, nil
+}
+
