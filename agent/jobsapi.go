@@ -25,6 +25,10 @@ func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "a job needs a request_id and an owner")
 		return
 	}
+	if err := a.checkHostfile(req.Spec.Hostfile); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if !req.Spec.Oversubscribe {
 		slots, nodes := a.clusterSlots()
 		if req.Spec.NP > slots {
@@ -63,6 +67,18 @@ func (a *Agent) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byt
 		return
 	}
 	writeJSON(w, http.StatusOK, ok(res))
+}
+
+// checkHostfile refuses a hostfile that names a node this cluster does
+// not know, before anything is committed.
+func (a *Agent) checkHostfile(hf []raftfsm.HostSlots) error {
+	for _, h := range hf {
+		e, ok := a.gossip.Node(h.Host)
+		if !ok || !e.HasState {
+			return fmt.Errorf("hostfile names %q, which is not a node of this cluster (see 'shoal nodes')", h.Host)
+		}
+	}
+	return nil
 }
 
 // clusterSlots counts the logical cores of alive nodes: the most processes
