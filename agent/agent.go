@@ -36,6 +36,9 @@ type Agent struct {
 	trans *raft.NetworkTransport
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
+	// appliedLeader and appliedJobs are signalled after every applied raft
+	// entry (see notifyingFSM).
+	appliedLeader, appliedJobs chan struct{}
 	// leaderHooks run on every leader reconcile round (jobs, probes).
 	leaderHooks []func(ctx context.Context)
 	// probes runs the network probes and their processes (issue 5).

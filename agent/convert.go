@@ -20,14 +20,18 @@ func toGossipStatic(s probe.Static, sw string) gossip.Static {
 	return out
 }
 
-func toGossipMeans(m probe.Means) gossip.Means { return gossip.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15} }
+func toGossipMeans(m probe.Means) gossip.Means {
+	return gossip.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
+}
 
 func toGossipDynamic(d probe.Dynamic) gossip.Dynamic {
 	return gossip.Dynamic{Load: toGossipMeans(d.Load), CPUUtil: toGossipMeans(d.CPUUtil),
 		MemAvail: toGossipMeans(d.MemAvail), NetFlow: toGossipMeans(d.NetFlow), Users: d.Users, SampledAt: d.At.UnixMilli()}
 }
 
-func toAPIMeans(m gossip.Means) api.Means { return api.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15} }
+func toAPIMeans(m gossip.Means) api.Means {
+	return api.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
+}
 
 func toAPINode(e gossip.Entry) api.Node {
 	s := e.State

@@ -188,4 +188,3 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, a.fsm.State())
 }
-

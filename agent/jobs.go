@@ -40,7 +40,7 @@ func (a *Agent) jobRoutes(mux *http.ServeMux) {
 // level-triggered and keyed by (job, attempt): running it twice starts
 // nothing twice.
 func (a *Agent) jobLoop(ctx context.Context) {
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var last uint64
 	lastFull := time.Now()
@@ -52,6 +52,7 @@ func (a *Agent) jobLoop(ctx context.Context) {
 			}
 			return
 		case <-tick.C:
+		case <-a.appliedJobs:
 		}
 		if idx := a.fsm.Index(); idx != last || time.Since(lastFull) > time.Second {
 			last, lastFull = idx, time.Now()

@@ -39,10 +39,17 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 		ip, _ := tb.Node(node)
 		argv := []string{bin, "agent", "--name", node, "--bind", ip.String(), "--data-dir", filepath.Join(dir, node),
 			"--token-file", tokenFile, "--bootstrap-expect", "2", "--join", ipA.String(),
-			"--bandwidth-interval", "1s", "--bandwidth-timeout", "4s", "--latency-interval", "1s", "--log-level", "warn"}
-		if _, err := tb.Start(ctx, node, argv, nil); err != nil {
+			"--bandwidth-interval", "1s", "--bandwidth-timeout", "4s", "--probe-budget", "0", "--latency-interval", "1s", "--log-level", "warn"}
+		pr, err := tb.Start(ctx, node, argv, nil)
+		if err != nil {
 			t.Fatalf("start agent on %s: %v", node, err)
 		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				out, _ := pr.Output()
+				t.Logf("agent %s log:\n%s", node, out)
+			}
+		})
 	}
 	api := "http://" + ipA.String() + ":7948"
 	const roundLen = 5 * time.Second // --bandwidth-timeout + 1s slack

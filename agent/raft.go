@@ -56,7 +56,9 @@ func (a *Agent) startRaft() error {
 	rc.NotifyCh, a.leaderCh = ch, ch
 
 	a.fsm = raftfsm.New()
-	r, err := raft.NewRaft(rc, a.fsm, logs, bolt, snaps, a.trans)
+	a.appliedLeader, a.appliedJobs = make(chan struct{}, 1), make(chan struct{}, 1)
+	fsm := &notifyingFSM{FSM: a.fsm, wake: []chan struct{}{a.appliedLeader, a.appliedJobs}}
+	r, err := raft.NewRaft(rc, fsm, logs, bolt, snaps, a.trans)
 	if err != nil {
 		bolt.Close()
 		return fmt.Errorf("start raft: %w", err)
@@ -200,6 +202,7 @@ func (a *Agent) lead(ctx context.Context) {
 			return
 		case <-tick.C:
 		case <-a.gossip.Changed():
+		case <-a.appliedLeader:
 		}
 	}
 }
@@ -258,4 +261,3 @@ func (a *Agent) roles() map[string]string {
 	}
 	return out
 }
-

@@ -113,4 +113,3 @@ func leaderIndex(ctx context.Context, p *testcluster.ProcCluster) (int, error) {
 	}
 	return 0, fmt.Errorf("no leader")
 }
-

@@ -6,6 +6,7 @@
 //	shoal-dev bench-gossip                # state propagation, 5/20/50 agents
 //	shoal-dev bench-idle                  # an idle agent's CPU and memory
 //	shoal-dev bench-failover -runs 10     # leader failover and voter replacement
+//	shoal-dev bench-launch                # submit → ranks started, shoal vs mpiexec
 package main
 
 import (
@@ -20,6 +21,7 @@ func main() {
 	cmds := map[string]func([]string) error{
 		"up": cmdUp, "down": cmdDown,
 		"bench-gossip": cmdBenchGossip, "bench-idle": cmdBenchIdle, "bench-failover": cmdBenchFailover,
+		"bench-launch": cmdBenchLaunch,
 	}
 	fn, ok := cmds[os.Args[1]]
 	if !ok {
@@ -32,6 +34,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: shoal-dev up|down|bench-gossip|bench-idle|bench-failover [flags] (each takes -h)")
+	fmt.Fprintln(os.Stderr, "usage: shoal-dev up|down|bench-gossip|bench-idle|bench-failover|bench-launch [flags] (each takes -h)")
 	os.Exit(2)
 }
