@@ -77,7 +77,7 @@ func propagation(n, rounds int, profile string) ([]time.Duration, error) {
 			}
 		}
 	}
-	if err := testcluster.Poll(60*time.Second, func() bool {
+	if err := testcluster.Poll(180*time.Second, func() bool {
 		for _, g := range gs {
 			k := 0
 			for _, e := range g.Nodes() {

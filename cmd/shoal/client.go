@@ -65,4 +65,3 @@ func printJSON(c *cli.Context, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
-

@@ -170,4 +170,3 @@ func shade(s string, g float64) string {
 	}
 	return fmt.Sprintf("\x1b[38;5;%d;48;5;%dm%s\x1b[0m", fg, grey, s)
 }
-

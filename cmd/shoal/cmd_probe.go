@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
-	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"

@@ -68,6 +68,7 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	killed := false
 	var streams sync.WaitGroup
 	streamed := map[int]bool{}
+	said := map[string]bool{}
 	last := ""
 	for {
 		select {
@@ -88,9 +89,14 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 		if err != nil {
 			continue // a transient error (no leader yet on this node): keep waiting
 		}
-		if p := progress(j); p != last {
+		for _, p := range milestones(j, said) {
 			fmt.Fprintln(stderr, "shoal: "+p)
-			last = p
+		}
+		if j.State == "queued" {
+			if p := progress(j); p != last {
+				fmt.Fprintln(stderr, "shoal: "+p)
+				last = p
+			}
 		}
 		if n := startedAttempt(j); n > 0 && !streamed[n] {
 			streamed[n] = true
@@ -107,6 +113,7 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 		}
 		if terminal(j.State) {
 			streams.Wait()
+			fmt.Fprintln(stderr, "shoal: "+progress(j))
 			return exitFor(j)
 		}
 	}
@@ -129,6 +136,34 @@ func hostsString(hs []api.JobHost) string {
 		parts[i] = fmt.Sprintf("%s:%d", h.Node, h.Procs)
 	}
 	return strings.Join(parts, ",")
+}
+
+// milestones are the lines for what happened to each attempt since the
+// last poll: placed (where, degraded or not), running, failed and why. They
+// come from the job's record, so a job that raced through several states
+// between two polls still tells its whole story, once.
+func milestones(j api.Job, said map[string]bool) []string {
+	var out []string
+	say := func(key, line string) {
+		if !said[key] {
+			said[key] = true
+			out = append(out, line)
+		}
+	}
+	for _, a := range j.Attempts {
+		placed := fmt.Sprintf("job %d placed on %s (attempt %d)", j.ID, hostsString(a.Hosts), a.N)
+		if a.Degraded {
+			placed += ", degraded: " + a.DegradedReason
+		}
+		say(fmt.Sprintf("placed/%d", a.N), placed)
+		if a.StartedAt != nil {
+			say(fmt.Sprintf("running/%d", a.N), fmt.Sprintf("job %d running (attempt %d)", j.ID, a.N))
+		}
+		if a.State == "failed" && a.Reason != "" {
+			say(fmt.Sprintf("failed/%d", a.N), fmt.Sprintf("job %d attempt %d failed: %s", j.ID, a.N, a.Reason))
+		}
+	}
+	return out
 }
 
 // progress is the one line that describes where a job is.
