@@ -156,14 +156,26 @@ func TestRestartEveryAgentRecoversState(t *testing.T) {
 			t.Fatalf("write %d: %v %s", i, err, res.Err)
 		}
 	}
+	// Snapshot every node, then write more: recovery must combine a
+	// snapshot with the log entries after it.
+	for i := range 3 {
+		if err := c.Agent(i).Raft().Snapshot().Error(); err != nil {
+			t.Fatalf("snapshot on %s: %v", c.Name(i), err)
+		}
+	}
+	for i := 10; i < 12; i++ {
+		if res, err := c.Client(i%3).Apply(context.Background(), submitCmd(t, fmt.Sprint("r", i))); err != nil || res.Err != "" {
+			t.Fatalf("write %d: %v %s", i, err, res.Err)
+		}
+	}
 	c.StopAll(true)
 	for i := range 3 {
 		c.Restart(i)
 	}
 	c.WaitLeader(30 * time.Second)
-	testcluster.WaitFor(t, 15*time.Second, "all 10 jobs back on every node from disk", func() bool {
+	testcluster.WaitFor(t, 15*time.Second, "all 12 jobs back on every node from disk", func() bool {
 		for i := range 3 {
-			if jobsOn(c, i) != 10 {
+			if jobsOn(c, i) != 12 {
 				return false
 			}
 		}
