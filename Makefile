@@ -2,6 +2,7 @@
 # Debian machine: `make deps` installs what they need.
 
 GO       ?= go
+STATICCHECK_VERSION ?= v0.8.2
 BIN      := bin
 DEMO_DIR ?= .demo
 DEMO_N   ?= 4
@@ -65,7 +66,7 @@ bench-cluster: build
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
-	@command -v staticcheck >/dev/null 2>&1 || GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@latest
+	@test -x "$$($(GO) env GOPATH)/bin/staticcheck" || GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
 
 fuzz:
