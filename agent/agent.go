@@ -30,10 +30,11 @@ type Agent struct {
 	gossip *gossip.Gossip
 	static probe.Static
 
-	raft  *raft.Raft
-	fsm   *raftfsm.FSM
-	bolt  *raftboltdb.BoltStore
-	trans *raft.NetworkTransport
+	raft   *raft.Raft
+	fsm    *raftfsm.FSM
+	bolt   *raftboltdb.BoltStore
+	stable *guardedStable
+	trans  *raft.NetworkTransport
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft
@@ -248,7 +249,7 @@ func (a *Agent) shutdown(graceful bool) error {
 	}
 	a.wg.Wait()
 	if a.bolt != nil {
-		if err := a.bolt.Close(); err != nil {
+		if err := a.stable.close(a.bolt.Close); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}

@@ -58,7 +58,8 @@ func (a *Agent) startRaft() error {
 	a.fsm = raftfsm.New()
 	a.appliedLeader, a.appliedJobs = make(chan struct{}, 1), make(chan struct{}, 1)
 	fsm := &notifyingFSM{FSM: a.fsm, wake: []chan struct{}{a.appliedLeader, a.appliedJobs}}
-	r, err := raft.NewRaft(rc, fsm, logs, bolt, snaps, a.trans)
+	a.stable = &guardedStable{s: bolt}
+	r, err := raft.NewRaft(rc, fsm, logs, a.stable, snaps, a.trans)
 	if err != nil {
 		bolt.Close()
 		return fmt.Errorf("start raft: %w", err)

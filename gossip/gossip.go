@@ -8,6 +8,7 @@ import (
 	"log"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -163,6 +164,10 @@ func (g *Gossip) Update(fn func(s *NodeState)) {
 	// Identity is not the caller's to change.
 	s.Name, s.Boot, s.Addr, s.GossipPort, s.Leaving = g.self.Name, g.self.Boot, g.self.Addr, g.self.GossipPort, g.self.Leaving || s.Leaving
 	s.Seq = g.self.Seq + 1
+	s.NetV, s.NetOmitted = g.self.NetV, false
+	if !slices.Equal(s.Net, g.self.Net) {
+		s.NetV = s.Seq
+	}
 	g.self = s
 	g.table.Merge(s, false)
 	g.mu.Unlock()
@@ -260,7 +265,7 @@ func (g *Gossip) Shutdown() error {
 func (g *Gossip) numNodes() int { return g.ml.NumMembers() }
 
 func (g *Gossip) broadcast(s *NodeState) {
-	b, err := EncodeState(s)
+	b, err := encodeBroadcast(s)
 	if err != nil {
 		g.log.Error("encode own state", "err", err)
 		return

@@ -107,6 +107,12 @@ type NodeState struct {
 	Dyn    Dynamic     `json:"dyn"`
 	Probes []ProbeBeat `json:"probes,omitempty"`
 	Net    []NetEntry  `json:"net,omitempty"`
+	// NetV is the Seq at which the owner last changed Net. Net spreads as a
+	// register of its own, so that a broadcast trimmed to fit one packet
+	// (NetOmitted) can carry the rest of the state without wiping the row;
+	// push/pull carries the full row. See netrow.go.
+	NetV       uint64 `json:"nv,omitempty"`
+	NetOmitted bool   `json:"no,omitempty"`
 }
 
 // Newer reports whether s is a later version of the same node than o.

@@ -348,4 +348,3 @@ func (p *Pinger) Ping(addr string, count int, wait time.Duration) ([]time.Durati
 	}
 	return rtts, nil
 }
-

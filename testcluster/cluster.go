@@ -278,4 +278,3 @@ func (c *Cluster) Describe() string {
 
 // DataDir is node i's data directory.
 func (c *Cluster) DataDir(i int) string { return c.cfgs[i].DataDir }
-

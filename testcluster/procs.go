@@ -157,7 +157,9 @@ func (p *ProcCluster) Client(i int) *api.Client {
 }
 
 // Addr is agent i's API URL.
-func (p *ProcCluster) Addr(i int) string { return "http://127.0.0.1:" + strconv.Itoa(p.Nodes[i].HTTPPort) }
+func (p *ProcCluster) Addr(i int) string {
+	return "http://127.0.0.1:" + strconv.Itoa(p.Nodes[i].HTTPPort)
+}
 
 // Kill sends SIGKILL to agent i: a crash.
 func (p *ProcCluster) Kill(i int) error { return p.signal(i, syscall.SIGKILL) }

@@ -1,0 +1,299 @@
+// Command shoal-experiment reproduces seed 002 §5 on the network-namespace
+// testbed: the same communication-heavy MPI program (examples/mpi/halo.c,
+// MPICH over TCP) on the nodes chosen by random, sequential, load-aware,
+// paper and netload placement (asked of a running shoal cluster with
+// `shoal alloc`) and by a brute-force oracle over the configured link
+// rates; policies interleaved in a fresh random order every repetition. It
+// prints per-policy times, the seed's gain table and each policy's time
+// over the oracle's, and writes every run to a CSV. Needs root.
+//
+//	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -reps 5
+//
+// docs/experiment.md describes the setup and the results.
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/testcluster/lab"
+	"github.com/shoal-hpc/shoal/testcluster/netns"
+)
+
+type config struct {
+	topo, shoal, halo, out string
+	reps, np               int
+	iters, haloKiB, sweeps int
+	confine                int
+	bwWait, runTimeout     time.Duration
+	policies               []string
+	seed                   uint64
+	agentArgs              []string
+	verbose                bool
+}
+
+func main() {
+	var c config
+	var policies, agentArgs string
+	flag.StringVar(&c.topo, "topo", "testbed/lab12.json", "topology `FILE`")
+	flag.StringVar(&c.shoal, "shoal", "bin/shoal", "shoal `BINARY`")
+	flag.StringVar(&c.halo, "halo", "examples/mpi/halo.c", "MPI program: a .c file (built with mpicc.mpich) or an executable")
+	flag.StringVar(&c.out, "out", "experiment.csv", "CSV `FILE` of every run")
+	flag.IntVar(&c.reps, "reps", 5, "repetitions (each runs every policy once)")
+	flag.IntVar(&c.np, "np", 4, "MPI ranks, one per node (the machine has 2 cores: keep it small)")
+	flag.IntVar(&c.iters, "iters", 30, "halo iterations")
+	flag.IntVar(&c.haloKiB, "halo-kib", 256, "halo size in KiB per neighbour and direction")
+	flag.IntVar(&c.sweeps, "sweeps", 4, "relaxation sweeps per iteration (compute)")
+	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
+	flag.DurationVar(&c.bwWait, "bw-wait", 3*time.Minute, "how long to wait for one full bandwidth cycle before running anyway")
+	flag.DurationVar(&c.runTimeout, "run-timeout", 3*time.Minute, "longest one MPI run may take")
+	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,oracle", "policies to compare")
+	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
+	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 30m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
+	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
+	flag.Parse()
+	c.policies = strings.Split(policies, ",")
+	c.agentArgs = strings.Fields(agentArgs)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
+		os.Exit(1)
+	}
+}
+
+// runRec is one MPI run.
+type runRec struct {
+	Rep, Order     int
+	Policy         string
+	Hosts          []string
+	TimeS, CommS   float64 // halo's own timing (slowest rank)
+	WallS          float64 // mpiexec from start to exit
+	ModelT         float64 // shoal's T for the group (alloc's Score.T), 0 for the oracle
+	MinAvailMbps   float64 // slowest pair under the configured rates
+	Switches, Hogs int
+	Err            string
+}
+
+func run(ctx context.Context, c config, out io.Writer) error {
+	if ok, why := netns.Available(); !ok {
+		return fmt.Errorf("needs the netns testbed: %s", why)
+	}
+	topo, err := netns.LoadTopology(c.topo)
+	if err != nil {
+		return err
+	}
+	shoal, err := filepath.Abs(c.shoal)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "shoal-experiment-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	prog, err := buildProgram(c.halo, work)
+	if err != nil {
+		return err
+	}
+	logLevel := slog.LevelWarn
+	if c.verbose {
+		logLevel = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
+	start := time.Now()
+	say := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	say("bringing up %s: %d nodes, %d switches, %d flows, %d hog nodes", topo.Name, len(topo.Nodes), len(topo.Switches), len(topo.Flows), len(topo.Hogs))
+	l, err := lab.Up(ctx, topo, lab.Options{
+		Shoal: shoal, Dir: filepath.Join(work, "lab"), Logger: log,
+		AgentArgs: c.agentArgs, EmulateLoad: true, ConfineHogs: c.confine,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			say("teardown: %v", err)
+		}
+	}()
+	leader, err := l.WaitFormed(ctx, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	nodes := l.Nodes()
+	asker := nodes[len(nodes)-1]
+	if asker == leader {
+		asker = nodes[len(nodes)-2]
+	}
+	say("cluster formed, leader %s; placement asked of %s", leader, asker)
+	full := len(nodes) * (len(nodes) - 1) / 2
+	if err := l.WaitBandwidthCycle(ctx, asker, full, c.bwWait); err != nil {
+		n, _, _ := l.MeasuredPairs(ctx, asker)
+		say("bandwidth: %d of %d pairs measured after %v; running anyway (%v)", n, full, c.bwWait, err)
+	} else {
+		say("bandwidth: all %d pairs measured", full)
+	}
+	if net, err := l.Shoal(ctx, asker, "net", "--color", "never"); err == nil {
+		fmt.Fprintf(out, "shoal net (Mbit/s) as %s sees it before the runs:\n%s\n", asker, net)
+	}
+	m := newModel(topo)
+	oracleHosts, od, err := m.oracle(c.np)
+	if err != nil {
+		return err
+	}
+	say("oracle group (configured rates, T=%.3f): %v", od.Score.T, oracleHosts)
+	rsh, err := l.LauncherScript()
+	if err != nil {
+		return err
+	}
+
+	var recs []runRec
+	rng := rand.New(rand.NewPCG(c.seed, 0xe4))
+	for rep := 1; rep <= c.reps; rep++ {
+		order := append([]string(nil), c.policies...)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for i, pol := range order {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r := runRec{Rep: rep, Order: i + 1, Policy: pol}
+			if pol == "oracle" {
+				r.Hosts = oracleHosts
+			} else {
+				r.Hosts, r.ModelT, err = alloc(ctx, l, asker, pol, c.np, int64(c.seed)*1000+int64(rep))
+				if err != nil {
+					return err
+				}
+			}
+			r.MinAvailMbps, r.Switches, r.Hogs = m.groupStats(r.Hosts)
+			runMPI(ctx, l, rsh, prog, c, work, &r)
+			recs = append(recs, r)
+			status := fmt.Sprintf("%.3fs (comm %.3fs)", r.TimeS, r.CommS)
+			if r.Err != "" {
+				status = "FAILED: " + r.Err
+			}
+			say("rep %d/%d %-10s on %-15s -> %s", rep, c.reps, pol, strings.Join(r.Hosts, ","), status)
+		}
+	}
+	if err := writeCSV(c.out, recs); err != nil {
+		return err
+	}
+	report(out, c, topo, recs, oracleHosts, time.Since(start))
+	fmt.Fprintf(out, "\nevery run: %s\n", c.out)
+	return nil
+}
+
+// buildProgram compiles a .c file with MPICH's mpicc, or returns the
+// executable it is given.
+func buildProgram(src, dir string) (string, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasSuffix(src, ".c") {
+		return abs, nil
+	}
+	exe := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+	if b, err := exec.Command("mpicc.mpich", "-O2", "-o", exe, abs, "-lm").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("mpicc.mpich %s: %w\n%s", src, err, b)
+	}
+	return exe, nil
+}
+
+// alloc asks node's agent where policy would put np processes, one per node.
+func alloc(ctx context.Context, l *lab.Lab, node, policy string, np int, seed int64) ([]string, float64, error) {
+	var d placement.Decision
+	out, err := l.Shoal(ctx, node, "alloc", "-n", strconv.Itoa(np), "--ppn", "1", "--policy", policy,
+		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json")
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		return nil, 0, fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
+	}
+	var hosts []string
+	for _, h := range d.Hosts {
+		hosts = append(hosts, h.Node)
+	}
+	if len(hosts) != np {
+		return nil, 0, fmt.Errorf("shoal alloc --policy %s gave %d hosts (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
+	}
+	return hosts, d.Score.T, nil
+}
+
+var haloLine = regexp.MustCompile(`time_s=([0-9.]+) comm_s=([0-9.]+)`)
+
+// runMPI runs the program on r.Hosts with mpiexec started on the first of
+// them (as a user logged into the job's head node would), over TCP.
+func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work string, r *runRec) {
+	hf := filepath.Join(work, fmt.Sprintf("hosts-%d-%s", r.Rep, r.Policy))
+	var b strings.Builder
+	for _, h := range r.Hosts {
+		fmt.Fprintf(&b, "%s:1\n", h)
+	}
+	if err := os.WriteFile(hf, []byte(b.String()), 0o644); err != nil {
+		r.Err = err.Error()
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.runTimeout)
+	defer cancel()
+	argv := []string{"mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", rsh, "-f", hf, "-n", strconv.Itoa(len(r.Hosts)),
+		"-iface", netns.Iface, "-genv", "UCX_TLS", "tcp",
+		prog, strconv.Itoa(c.iters), strconv.Itoa(c.haloKiB), strconv.Itoa(c.sweeps)}
+	start := time.Now()
+	outp, err := l.TB.Run(ctx, r.Hosts[0], argv...)
+	r.WallS = time.Since(start).Seconds()
+	if err != nil {
+		r.Err = strings.ReplaceAll(truncate(err.Error(), 300), "\n", " ")
+		return
+	}
+	mm := haloLine.FindStringSubmatch(outp)
+	if mm == nil {
+		r.Err = "no timing line in output: " + truncate(outp, 200)
+		return
+	}
+	r.TimeS, _ = strconv.ParseFloat(mm[1], 64)
+	r.CommS, _ = strconv.ParseFloat(mm[2], 64)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func writeCSV(path string, recs []runRec) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write CSV: %w", err)
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"rep", "order", "policy", "hosts", "time_s", "comm_s", "wall_s", "model_T", "min_avail_mbps", "switches", "hog_nodes", "error"})
+	for _, r := range recs {
+		_ = w.Write([]string{strconv.Itoa(r.Rep), strconv.Itoa(r.Order), r.Policy, strings.Join(r.Hosts, " "),
+			fmt.Sprintf("%.6f", r.TimeS), fmt.Sprintf("%.6f", r.CommS), fmt.Sprintf("%.3f", r.WallS),
+			fmt.Sprintf("%.4f", r.ModelT), fmt.Sprintf("%.1f", r.MinAvailMbps), strconv.Itoa(r.Switches), strconv.Itoa(r.Hogs), r.Err})
+	}
+	w.Flush()
+	return errors.Join(w.Error(), f.Close())
+}

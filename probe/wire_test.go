@@ -1,0 +1,71 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+)
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func TestServer_BandwidthAndEcho(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 1)
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 2 * time.Second,
+		OnTest: func(from string, r BandwidthResult) { got <- from }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	r, err := BandwidthTest(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second)
+	if err != nil || r.Bytes != 1<<20 || r.Mbps() <= 0 {
+		t.Fatalf("test: %+v %v", r, err)
+	}
+	if from := <-got; from != "n1" {
+		t.Fatalf("server saw %q", from)
+	}
+	if _, err := BandwidthTest(context.Background(), addr, testKey, "n1", 2<<20, time.Second); !errors.Is(err, ErrPeerRefused) {
+		t.Fatalf("oversized test: %v", err)
+	}
+	if _, err := BandwidthTest(context.Background(), addr, []byte("another-cluster-key-0123456789ab"), "x", 1<<16, time.Second); err == nil {
+		t.Fatal("a stranger's test was accepted")
+	}
+	p, err := NewPinger(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if rtts, err := p.Ping(addr, 3, time.Second); err != nil || len(rtts) != 3 {
+		t.Fatalf("ping: %v %v", rtts, err)
+	}
+	q, _ := NewPinger([]byte("another-cluster-key-0123456789ab"))
+	defer q.Close()
+	if _, err := q.Ping(addr, 1, 200*time.Millisecond); err == nil {
+		t.Fatal("a stranger's ping was answered")
+	}
+}
+
+func FuzzParseProbeMessages(f *testing.F) {
+	req, _ := bwRequest{Bytes: 1 << 20, At: 1, From: "n1"}.marshal(testKey)
+	f.Add(req)
+	f.Add(echoPacket{Seq: 1, Sent: 2}.marshal(testKey))
+	f.Add(bwResult{Received: 1}.marshal(testKey, [16]byte{}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if p, err := parseEcho(testKey, b); err == nil {
+			if q, _ := parseEcho(testKey, p.marshal(testKey)); q != p {
+				t.Fatalf("echo round trip: %+v %+v", p, q)
+			}
+		}
+		if r, err := parseBWRequest(testKey, b); err == nil {
+			if b2, _ := r.marshal(testKey); string(b2) != string(b) {
+				t.Fatal("request round trip")
+			}
+		}
+		_, _ = parseBWResult(testKey, [16]byte{}, b)
+		_, _ = parseBWHeader(b)
+	})
+}
