@@ -74,7 +74,6 @@ func shoalCLI(t *testing.T, c *testcluster.Cluster, i int, args ...string) (stri
 	return so.String(), se.String(), code
 }
 
-
 // ring compiles examples/mpi/ring.c with the given MPI flavour's mpicc,
 // skipping the test when that flavour is not installed.
 func ring(t *testing.T, flavour string) string {
