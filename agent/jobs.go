@@ -14,6 +14,7 @@ type jobState struct {
 	mu       sync.Mutex
 	launched map[jobKey]bool      // attempts whose launcher this node (as head) started
 	acking   map[jobKey]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
+	el       elasticState         // elastic jobs: options, signals sent, progress committed
 }
 
 // startJobs starts this node's job reconciler and registers the leader's.
@@ -30,6 +31,8 @@ func (a *Agent) jobRoutes(mux *http.ServeMux) {
 	a.route(mux, "POST /v1/jobs/{id}/kill", a.handleKill)
 	a.route(mux, "GET /v1/jobs/{id}/logs", a.handleLogs)
 	a.route(mux, "POST /v1/alloc", a.handleAlloc)
+	// progress comes from inside jobs: a job capability is enough there too.
+	mux.HandleFunc("POST /v1/jobs/{id}/progress", a.handleProgress)
 	// exec has its own check: a job capability is enough there.
 	mux.HandleFunc("POST /v1/exec", a.handleExec)
 }
@@ -81,6 +84,10 @@ func (a *Agent) reconcileJobs(ctx context.Context) {
 				a.reserve(ctx, k)
 			}
 		case raftfsm.StateRunning:
+			// An elastic attempt asked to resize: its processes here checkpoint and exit 75.
+			if j.Elastic != nil && j.Elastic.ResizeAttempt == att.N && len(a.procs.pids(k)) > 0 {
+				a.signalResize(k)
+			}
 			if att.Head == self && a.markLaunched(k) {
 				a.wg.Add(1)
 				go func() {

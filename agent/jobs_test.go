@@ -34,6 +34,7 @@ func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *te
 		Sampler: func(int) probe.Sampler { return idle{} },
 		Configure: func(i int, cfg *agent.Config) {
 			cfg.CoallocTimeout = 3 * time.Second
+			cfg.Probes.InProcess = true
 			if configure != nil {
 				configure(i, cfg)
 			}

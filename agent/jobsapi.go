@@ -29,6 +29,10 @@ func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if err := checkElastic(req.Spec); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if !req.Spec.Oversubscribe {
 		slots, nodes := a.clusterSlots()
 		if req.Spec.NP > slots {
@@ -177,14 +181,47 @@ func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
 	for _, at := range j.Attempts {
 		x := api.Attempt{N: at.N, State: string(at.State), Head: at.Head, Degraded: at.Degraded, DegradedReason: at.DegradedReason,
 			Reason: at.Reason, ExitCode: at.ExitCode, PlacedAt: tp(at.PlacedAt), StartedAt: tp(at.StartedAt), EndedAt: tp(at.EndedAt)}
+		if p := at.Progress; p != nil {
+			x.Progress = &api.AttemptProgress{FirstIter: p.FirstIter, Iter: p.Iter, FirstAt: p.FirstAt.UTC(), At: p.At.UTC()}
+		}
 		for _, h := range at.Hosts {
 			x.Hosts = append(x.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
 		}
 		out.Attempts = append(out.Attempts, x)
 	}
+	var snap *placement.Snapshot
+	out.Elastic = a.toAPIElastic(j, func() placement.Snapshot {
+		if snap == nil {
+			s := a.placementSnapshot(a.fsm.State())
+			snap = &s
+		}
+		return *snap
+	})
 	if cur := j.Current(); cur != nil {
 		last := out.Attempts[len(out.Attempts)-1]
 		out.Hosts, out.Degraded, out.DegradedReason = last.Hosts, cur.Degraded, cur.DegradedReason
 	}
 	return out
+}
+
+// checkElastic refuses, before anything is committed, an elastic job the decision layer could
+// not drive: no total of iterations, no constraint or two, a deadline already passed.
+func checkElastic(sp raftfsm.JobSpec) error {
+	e := sp.Elastic
+	if e == nil {
+		return nil
+	}
+	switch {
+	case e.MinNP < 1 || e.MinNP > e.MaxNP:
+		return fmt.Errorf("elastic job: MIN:MAX = %d:%d, want 1 <= MIN <= MAX", e.MinNP, e.MaxNP)
+	case e.Iterations < 1:
+		return fmt.Errorf("elastic job: give its total of iterations (--iterations N)")
+	case e.Deadline < 0 || e.BudgetNH < 0:
+		return fmt.Errorf("elastic job: the deadline has already passed or the budget is negative")
+	case e.Deadline == 0 && e.BudgetNH == 0:
+		return fmt.Errorf("elastic job: give one constraint, --deadline DURATION or --budget NODE-HOURS")
+	case e.Deadline > 0 && e.BudgetNH > 0:
+		return fmt.Errorf("elastic job: give one constraint, --deadline or --budget, not both")
+	}
+	return nil
 }

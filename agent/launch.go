@@ -34,7 +34,8 @@ func (a *Agent) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.At
 	// A node that dies under a job usually makes the launcher fail before
 	// gossip declares it dead. Blame the program only when every node of
 	// the attempt still answers; otherwise the attempt is requeued.
-	if reason != "" || code != 0 {
+	checkpointed := code == raftfsm.ExitCheckpointed && reason == "" && j.Spec.Elastic != nil
+	if (reason != "" || code != 0) && !checkpointed {
 		if lost := a.unreachable(ctx, att); len(lost) > 0 {
 			reason = fmt.Sprintf("lost node(s) %v during attempt %d", lost, att.N)
 			log.Warn("attempt lost nodes", "nodes", lost)
@@ -82,6 +83,11 @@ func (a *Agent) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 	defer stderr.Close()
 	if err := a.procs.fence(k); err != nil {
 		return -1, err.Error()
+	}
+	if j.Spec.Elastic != nil {
+		if err := a.makeCheckpointDir(j); err != nil {
+			return -1, err.Error()
+		}
 	}
 	if j.Spec.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -137,7 +143,8 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 		_ = os.Chown(tmp, int(cred.Uid), int(cred.Gid))
 		_ = os.Chown(wrapper, int(cred.Uid), int(cred.Gid))
 	}
-	np := strconv.Itoa(j.Spec.NP)
+	np := strconv.Itoa(att.NP())
+	extra := a.jobEnv(j, att, k)
 	var argv []string
 	switch j.Spec.MPI {
 	case "mpich":
@@ -153,7 +160,7 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 		if os.Geteuid() == 0 && cred == nil {
 			argv = append(argv, "--allow-run-as-root")
 		}
-		for _, kv := range j.Spec.Env {
+		for _, kv := range append(slices.Clone(j.Spec.Env), extra...) {
 			name, _, _ := strings.Cut(kv, "=")
 			argv = append(argv, "-x", name)
 		}
@@ -161,7 +168,7 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 		return -1, fmt.Errorf("unknown MPI flavour %q (want mpich, openmpi or none)", j.Spec.MPI)
 	}
 	argv = append(argv, j.Spec.Cmd...)
-	cmd, err := a.jobCommand(j, k, argv, "", nil)
+	cmd, err := a.jobCommand(j, k, argv, "", extra)
 	if err != nil {
 		return -1, err
 	}
@@ -193,15 +200,17 @@ func (a *Agent) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Atte
 		code int
 		err  error
 	}
-	results := make(chan result, j.Spec.NP)
+	np := att.NP()
+	results := make(chan result, np)
+	extra := a.jobEnv(j, att, jobKey{Job: j.ID, Attempt: att.N})
 	rank := 0
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, h := range att.Hosts {
 		for range h.Procs {
-			req := api.ExecRequest{Job: j.ID, Attempt: att.N, Node: h.Node, Argv: j.Spec.Cmd, Env: []string{
-				"SHOAL_RANK=" + strconv.Itoa(rank), "SHOAL_SIZE=" + strconv.Itoa(j.Spec.NP), "SHOAL_HOSTS=" + strings.Join(hosts, ","),
-			}}
+			req := api.ExecRequest{Job: j.ID, Attempt: att.N, Node: h.Node, Argv: j.Spec.Cmd, Env: append([]string{
+				"SHOAL_RANK=" + strconv.Itoa(rank), "SHOAL_SIZE=" + strconv.Itoa(np), "SHOAL_HOSTS=" + strings.Join(hosts, ","),
+			}, extra...)}
 			rank++
 			go func() {
 				code, err := a.execOn(ctx, req, so, se)
@@ -211,7 +220,7 @@ func (a *Agent) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Atte
 	}
 	code := 0
 	var firstErr error
-	for range j.Spec.NP {
+	for range np {
 		r := <-results
 		if r.err != nil && firstErr == nil {
 			firstErr = r.err
@@ -303,4 +312,38 @@ func (a *Agent) unreachable(ctx context.Context, att *raftfsm.Attempt) []string 
 	wg.Wait()
 	slices.Sort(lost)
 	return lost
+}
+
+// jobEnv is what shoal adds to the environment of every process of an attempt: the job
+// capability (for `shoal progress` and `shoal rsh`) and, for an elastic job, the checkpoint
+// protocol's variables (issue 8).
+func (a *Agent) jobEnv(j *raftfsm.Job, att *raftfsm.Attempt, k jobKey) []string {
+	env := []string{"SHOAL_JOB_CAP=" + a.jobCapability(k), "SHOAL_NP=" + strconv.Itoa(att.NP())}
+	if e := j.Spec.Elastic; e != nil {
+		restart := "0"
+		if restarting(j, att) {
+			restart = "1"
+		}
+		env = append(env, "SHOAL_CHECKPOINT_DIR="+a.checkpointDir(j), "SHOAL_RESTART="+restart,
+			"SHOAL_ITERATIONS="+strconv.FormatInt(e.Iterations, 10))
+	}
+	return env
+}
+
+// makeCheckpointDir creates the job's checkpoint directory, owned by the job's owner.
+func (a *Agent) makeCheckpointDir(j *raftfsm.Job) error {
+	dir := a.checkpointDir(j)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create checkpoint dir: %w", err)
+	}
+	cred, _, err := credentialFor(j.Owner)
+	if err != nil {
+		return err
+	}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return fmt.Errorf("chown checkpoint dir %s: %w", dir, err)
+		}
+	}
+	return nil
 }

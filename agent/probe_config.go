@@ -33,6 +33,11 @@ type ProbesConfig struct {
 	// Supervise tunes the leader's relaunch decisions (stale threshold,
 	// backoff).
 	Supervise probe.SuperviseConfig
+	// InProcess runs the probes as goroutines of the agent instead of
+	// `shoal probe KIND` processes. Tests that do not exercise process
+	// supervision set it: a parallel test suite on two cores cannot afford
+	// three extra processes per in-process agent.
+	InProcess bool
 	// RoundSlack is added to BandwidthTimeout to make a round's length:
 	// the room left for setup and clock skew between nodes. Default 1s.
 	RoundSlack time.Duration

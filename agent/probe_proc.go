@@ -67,7 +67,7 @@ func (p *probeProc) exited() bool {
 func (m *probeManager) launchProbe(kind string, gen uint64, onMsg func(*probeProc, probeMsg)) (*probeProc, error) {
 	p := &probeProc{kind: kind, gen: gen, started: time.Now(), done: make(chan struct{})}
 	var stdout io.ReadCloser
-	inproc := m.a.cfg.Bin == "" || (kind == "nodestate" && m.a.cfg.Sampler != nil)
+	inproc := m.a.cfg.Bin == "" || m.cfg.InProcess || (kind == "nodestate" && m.a.cfg.Sampler != nil)
 	if inproc {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()

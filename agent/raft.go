@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -186,24 +187,48 @@ func (a *Agent) leaderLoop(ctx context.Context) {
 
 // lead runs while this node is leader. It first waits for every entry of
 // earlier terms to be applied (Barrier), so decisions read a current FSM.
+// Membership and every leader hook (jobs, probes) run in loops of their
+// own: a slow round of one (a probe relaunch storm on a loaded machine)
+// must not starve the others.
 func (a *Agent) lead(ctx context.Context) {
 	if err := a.raft.Barrier(5 * time.Second).Error(); err != nil {
 		a.log.Warn("barrier after gaining leadership", "err", err)
 		return
 	}
+	hooks := append([]func(context.Context){func(context.Context) { a.reconcileMembership() }}, a.leaderHooks...)
+	wakes := make([]chan struct{}, len(hooks))
+	var wg sync.WaitGroup
+	for i, fn := range hooks {
+		wakes[i] = make(chan struct{}, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				fn(ctx)
+				select {
+				case <-ctx.Done():
+					return
+				case <-wakes[i]:
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		a.reconcileMembership()
-		for _, fn := range a.leaderHooks {
-			fn(ctx)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		case <-a.gossip.Changed():
 		case <-a.appliedLeader:
+		}
+		for _, w := range wakes {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

@@ -48,6 +48,7 @@ func (a *Agent) scheduleJobs(ctx context.Context) {
 		}
 	}
 	a.placeQueued(ctx, st)
+	a.decideElastic(ctx, st, now)
 }
 
 func deadHost(att *raftfsm.Attempt, status map[string]gossip.Status) string {
@@ -69,7 +70,16 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 	}
 	snap := a.placementSnapshot(st)
 	for _, j := range queue {
-		d, err := placement.Place(excludeFailed(snap, j), placementRequest(j, st.Settings))
+		req, why := placementRequest(j, st.Settings), ""
+		if j.Elastic != nil && j.Spec.Elastic != nil {
+			// An elastic job starts on its target, or on what is free (at least its minimum):
+			// a job that lost a node resumes on the nodes that are left rather than waiting.
+			req.N, why = elasticPlacement(excludeFailed(snap, j), j)
+			if j.Spec.Elastic.CommHeavy {
+				req.Alpha = min(req.Alpha, 0.1) // seed 004: better-connected nodes, not more of them
+			}
+		}
+		d, err := placement.Place(excludeFailed(snap, j), req)
 		if err != nil {
 			a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})
 			continue
@@ -87,7 +97,7 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
 		}
 		ok := a.propose(ctx, raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
-			Degraded: d.Degraded, DegradedReason: d.DegradedReason})
+			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
 		if !ok {
 			return
 		}

@@ -48,6 +48,77 @@ type Attempt struct {
 	PlacedAt       *time.Time `json:"placed_at"`
 	StartedAt      *time.Time `json:"started_at"`
 	EndedAt        *time.Time `json:"ended_at"`
+	// Progress is what the attempt's program reported; nil when it reported nothing.
+	Progress *AttemptProgress `json:"progress,omitempty"`
+}
+
+// AttemptProgress is the first and last iteration an attempt reported.
+type AttemptProgress struct {
+	FirstIter int64     `json:"first_iter"`
+	Iter      int64     `json:"iter"`
+	FirstAt   time.Time `json:"first_at"`
+	At        time.Time `json:"at"`
+}
+
+// Elastic is the resizing view of an elastic job (issue 8).
+type Elastic struct {
+	MinNP int `json:"min_np"`
+	MaxNP int `json:"max_np"`
+	// Unit is the processes of one node of the job (its ppn, or 1).
+	Unit          int        `json:"unit"`
+	Deadline      *time.Time `json:"deadline,omitempty"`
+	BudgetNH      float64    `json:"budget_nh,omitempty"`
+	SpentNH       float64    `json:"spent_nh"`
+	Iterations    int64      `json:"iterations"`
+	Iter          int64      `json:"iter"`
+	ResumedFrom   int64      `json:"resumed_from"` // first iteration the current attempt reported
+	Rate          float64    `json:"rate"`         // iterations per second on the current attempt
+	CommShare     float64    `json:"comm_share"`
+	CommHeavy     bool       `json:"comm_heavy,omitempty"`
+	CurrentNP     int        `json:"current_np"`
+	TargetNP      int        `json:"target_np"`
+	Predicted     *time.Time `json:"predicted_finish,omitempty"`
+	RestartCostS  float64    `json:"restart_cost_s"`
+	RestartKnown  bool       `json:"restart_cost_measured"`
+	Checkpoints   int        `json:"checkpoints"`
+	CheckpointDir string     `json:"checkpoint_dir"`
+	// ResizeRequested is set while the current attempt was asked to checkpoint and has not yet.
+	ResizeRequested bool `json:"resize_requested,omitempty"`
+	// Decision is what the decision layer says now, in one line.
+	Decision string `json:"decision"`
+	// FixedSize says why the job runs as a fixed-size job, when it does (it never reports progress).
+	FixedSize string   `json:"fixed_size,omitempty"`
+	History   []Resize `json:"history"`
+}
+
+// Resize is one change of an elastic job's process count, with its reason.
+type Resize struct {
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"`
+	FromNP  int       `json:"from_np"`
+	ToNP    int       `json:"to_np"`
+	Reason  string    `json:"reason"`
+}
+
+// ProgressRequest is POST /v1/jobs/{id}/progress, from inside a job: authorised by the job's
+// capability ("Authorization: Job $SHOAL_JOB_CAP") or the cluster token.
+type ProgressRequest struct {
+	// Attempt defaults to the capability's.
+	Attempt int   `json:"attempt,omitempty"`
+	Iter    int64 `json:"iter"`
+	// Comm is the share of an iteration spent communicating, in [0,1]; omitted = not measured.
+	Comm *float64 `json:"comm,omitempty"`
+}
+
+// ProgressResponse answers a progress report. Checkpoint is the resize request (the same as
+// SIGUSR1): checkpoint at the next iteration boundary and exit 75.
+type ProgressResponse struct {
+	Job        uint64 `json:"job"`
+	Attempt    int    `json:"attempt"`
+	Iter       int64  `json:"iter"`
+	Committed  bool   `json:"committed"`
+	Checkpoint bool   `json:"checkpoint"`
+	TargetNP   int    `json:"target_np,omitempty"`
 }
 
 // Job is GET /v1/jobs/{id} and one element of GET /v1/jobs.
@@ -67,6 +138,8 @@ type Job struct {
 	EndedAt        *time.Time `json:"ended_at"`
 	Spec           JobSpec    `json:"spec"`
 	Attempts       []Attempt  `json:"attempts"`
+	// Elastic is set for an elastic job.
+	Elastic *Elastic `json:"elastic,omitempty"`
 }
 
 // ExecRequest is POST /v1/exec: run a command of a job's attempt on Node.
@@ -108,6 +181,37 @@ func (c *Client) Kill(ctx context.Context, id uint64, user string) error {
 // it returns the remote exit status.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, stdout, stderr io.Writer) (int, error) {
 	return c.ExecAuth(ctx, "Bearer "+c.Token, req, stdout, stderr)
+}
+
+// Progress reports a job's iteration with the Authorization header auth ("Job <capability>"
+// from inside a job, or "Bearer <token>").
+func (c *Client) Progress(ctx context.Context, auth string, id uint64, r ProgressRequest) (ProgressResponse, error) {
+	var out ProgressResponse
+	b, err := json.Marshal(r)
+	if err != nil {
+		return out, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/v1/jobs/%d/progress", c.Base, id), bytes.NewReader(b))
+	if err != nil {
+		return out, err
+	}
+	hr.Header.Set("Authorization", auth)
+	hr.Header.Set("Content-Type", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return out, fmt.Errorf("reach agent at %s: %w", c.Base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e Error
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e)
+		return out, &StatusError{Code: resp.StatusCode, Msg: e.Error}
+	}
+	return out, json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&out)
 }
 
 // ExecAuth is Exec with an explicit Authorization header (a job capability:
