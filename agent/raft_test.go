@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/testcluster"
@@ -204,7 +205,7 @@ func TestSingleNodeCluster(t *testing.T) {
 
 func TestWriteWithoutQuorumFailsClearly(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 3, testcluster.Options{})
+	c := testcluster.New(t, 3, testcluster.Options{Configure: func(_ int, cfg *agent.Config) { cfg.WriteTimeout = 5 * time.Second }})
 	c.WaitLeader(20 * time.Second)
 	c.Kill(0)
 	c.Kill(1)

@@ -63,16 +63,18 @@ func DefaultConfig() Config {
 	}
 }
 
-// TestConfig returns settings that detect failures within a second or two,
-// for tests and demos on loopback.
+// TestConfig returns settings that detect failures within a few seconds,
+// for tests on loopback. The probe timeout keeps headroom for a loaded
+// two-core machine running the race detector: a tighter one declares busy
+// nodes dead.
 func TestConfig() Config {
 	c := DefaultConfig()
 	c.BindAddr = "127.0.0.1"
 	c.Port = 0
-	c.ProbeInterval = 200 * time.Millisecond
-	c.ProbeTimeout = 100 * time.Millisecond
+	c.ProbeInterval = 400 * time.Millisecond
+	c.ProbeTimeout = 250 * time.Millisecond
 	c.GossipInterval = 50 * time.Millisecond
-	c.SuspicionMult = 3
+	c.SuspicionMult = 4
 	c.PushPullInterval = 2 * time.Second
 	return c
 }

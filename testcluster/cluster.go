@@ -86,9 +86,10 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.Gossip = gossip.TestConfig()
 		// Loopback tests run many agents on two cores, often under the
 		// race detector: raft timings with headroom over the LAN defaults.
-		cfg.Raft.HeartbeatTimeout = time.Second
-		cfg.Raft.ElectionTimeout = time.Second
-		cfg.Raft.LeaderLeaseTimeout = 500 * time.Millisecond
+		cfg.Raft.HeartbeatTimeout = 1500 * time.Millisecond
+		cfg.Raft.ElectionTimeout = 1500 * time.Millisecond
+		cfg.Raft.LeaderLeaseTimeout = 750 * time.Millisecond
+		cfg.WriteTimeout = 20 * time.Second
 		cfg.Logger = slog.New(h)
 		cfg.Bin = opts.Bin
 		if opts.Sampler != nil {
