@@ -11,7 +11,6 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -94,8 +93,8 @@ func describe(j api.Job) string {
 }
 
 // TestElasticJacobiGrowsToMeetDeadline: seed 004's experiment on a loopback cluster. Jacobi
-// emulates 400 ms of computing per iteration on one node: 80 iterations take 16 s on 2 nodes,
-// more than the 15 s deadline. The decision layer grows the job; it checkpoints on SIGUSR1,
+// emulates 600 ms of computing per iteration on one node: 80 iterations take 24 s on 2 nodes,
+// more than the 21 s deadline, and 12 s on 4. The decision layer grows the job; it checkpoints on SIGUSR1,
 // exits 75, resumes on more nodes, meets the deadline, and prints the uninterrupted result.
 // Not parallel: it asserts a wall-clock deadline, and on 2 cores other tests' MPI ranks would
 // slow its own.
@@ -103,9 +102,9 @@ func TestElasticJacobiGrowsToMeetDeadline(t *testing.T) {
 	const iters = 80
 	bin, want := jacobi(t, 64, iters)
 	c := elasticCluster(t, 4)
-	deadline := 15 * time.Second
+	deadline := 21 * time.Second
 	id := submitCLI(t, c, 1, "--nodes", "2:4", "--deadline", deadline.String(), "--iterations", strconv.Itoa(iters),
-		"--mpi", "mpich", "--", bin, "-w", "400", "64", strconv.Itoa(iters))
+		"--mpi", "mpich", "--", bin, "-w", "600", "64", strconv.Itoa(iters))
 	var j api.Job
 	testcluster.WaitFor(t, 60*time.Second, "the elastic job to end", func() bool {
 		j = jobState(c, 0, id)
@@ -133,6 +132,7 @@ func TestElasticJacobiGrowsToMeetDeadline(t *testing.T) {
 		t.Fatalf("missed the deadline: %v > %v\n%s", took, deadline, describe(j))
 	}
 	info, _, _ := shoalCLI(t, c, 3, "job", strconv.FormatUint(id, 10))
+	t.Logf("shoal job %d:\n%s", id, info)
 	for _, s := range []string{"Elastic:", "Iterations:", "Nodes:", "Resizes:", "deadline", "checkpointed at iteration"} {
 		if !strings.Contains(info, s) {
 			t.Errorf("shoal job lacks %q:\n%s", s, info)
@@ -166,6 +166,13 @@ func TestElasticBudgetShrinks(t *testing.T) {
 	}
 	if js, err := c.Client(0).Jobs(t.Context()); err != nil || len(js) != 0 {
 		t.Fatalf("bad input changed the cluster: %d jobs (%v)", len(js), err)
+	}
+
+	// shoal progress works from inside any job, with the capability shoal puts in its environment.
+	script := fmt.Sprintf("%[1]s progress --iter 3 && sleep 0.3 && %[1]s progress --iter 7 --comm 0.2", testcluster.BuildShoal(t))
+	rep := submitCLI(t, c, 1, "-n", "1", "--mpi", "none", "--", "sh", "-c", script)
+	if j := waitState(t, c, 0, rep, 30*time.Second, "done", "failed"); j.State != "done" || j.Attempts[0].Progress == nil || j.Attempts[0].Progress.Iter != 7 {
+		t.Fatalf("shoal progress from a job: %s", describe(j))
 	}
 
 	// A program that never reports progress runs as a fixed-size job, and shoal job says why.
@@ -249,5 +256,3 @@ func TestElasticJobResumesAfterNodeLoss(t *testing.T) {
 		t.Fatalf("resumed run printed %q, want %q\n%s", out, want, errOut)
 	}
 }
-
-var _ = elastic.DefaultConfig

@@ -57,6 +57,10 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setSettings)
 	case CmdRemoveNode:
 		return applyBody(s, c, (*State).removeNode)
+	case CmdReportProgress:
+		return applyBody(s, c, (*State).reportProgress)
+	case CmdResizeJob:
+		return applyBody(s, c, (*State).resize)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

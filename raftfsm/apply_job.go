@@ -33,6 +33,9 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 		ID: id, RequestID: b.RequestID, Owner: b.Owner, Spec: spec,
 		State: StateQueued, SubmittedAt: at, Seq: id,
 	}
+	if spec.Elastic != nil {
+		s.Jobs[id].Elastic = &ElasticStatus{TargetNP: spec.NP}
+	}
 	s.byRequest[b.RequestID] = id
 	s.NextJobID++
 	return Result{JobID: id}, nil
@@ -101,7 +104,7 @@ func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
 	if b.Attempt != j.Attempt+1 || j.State != StateQueued {
 		return res, fmt.Errorf("%w: job %d is %s at attempt %d; place attempt %d refused", ErrStaleAttempt, j.ID, j.State, j.Attempt, b.Attempt)
 	}
-	if b.Attempt > j.Spec.MaxAttempts {
+	if j.failures()+1 > j.Spec.MaxAttempts {
 		return res, fmt.Errorf("%w: attempt %d exceeds max_attempts %d", ErrInvalid, b.Attempt, j.Spec.MaxAttempts)
 	}
 	if err := validateHosts(b.Hosts, &j.Spec); err != nil {
@@ -113,7 +116,27 @@ func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
 	if err := checkLen("degraded_reason", b.DegradedReason); err != nil {
 		return res, err
 	}
+	if err := checkLen("reason", b.Reason); err != nil {
+		return res, err
+	}
 	n := j.clone()
+	if e := n.Elastic; e != nil {
+		np := 0
+		for _, h := range b.Hosts {
+			np += h.Procs
+		}
+		prev := e.TargetNP
+		if last := j.Current(); last != nil {
+			prev = last.NP()
+		}
+		if np != e.TargetNP && np != prev {
+			reason := b.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("placed on %d processes, target %d", np, e.TargetNP)
+			}
+			e.History = appendCapped(e.History, Resize{At: at, Attempt: b.Attempt, FromNP: prev, ToNP: np, Reason: reason}, MaxHistory)
+		}
+	}
 	n.Attempts = append(n.Attempts, Attempt{
 		N: b.Attempt, Hosts: cloneSlice(b.Hosts), Head: head,
 		Degraded: b.Degraded, DegradedReason: b.DegradedReason,
@@ -201,9 +224,19 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 	if p := a.Pending(); len(p) > 0 {
 		return res, fmt.Errorf("%w: job %d attempt %d exited but %v never reserved", ErrNotAcked, j.ID, a.N, p)
 	}
+	if code == ExitCheckpointed && j.Elastic != nil && (a.Progress != nil || j.Elastic.ResizeAttempt == a.N) {
+		s.Jobs[j.ID] = checkpointedCopy(j, at)
+		return res, nil
+	}
 	st, reason := StateDone, ""
 	if code != 0 {
 		st, reason = StateFailed, fmt.Sprintf("exit code %d", code)
+		if code == ExitCheckpointed && j.Elastic != nil {
+			// A program that checkpoints before reporting any progress and unasked would be
+			// relaunched for ever; it fails like a lost attempt, while attempts remain.
+			s.Jobs[j.ID] = failedCopy(j, at, "exit 75 (checkpointed) without reporting progress or being asked to resize", true)
+			return res, nil
+		}
 	}
 	n := j.clone()
 	cur := n.Current()
@@ -239,7 +272,7 @@ func failedCopy(j *Job, at time.Time, reason string, retry bool) *Job {
 	n := j.clone()
 	cur := n.Current()
 	cur.State, cur.Reason, cur.EndedAt = StateFailed, reason, at
-	if retry && n.Attempt < n.Spec.MaxAttempts {
+	if retry && n.failures() < n.Spec.MaxAttempts {
 		n.State = StateQueued
 		n.Reason = fmt.Sprintf("attempt %d failed: %s; requeued", cur.N, reason)
 		n.StartedAt = time.Time{}

@@ -19,6 +19,9 @@ type PlaceJob struct {
 	Head           string `json:"head,omitempty"`
 	Degraded       bool   `json:"degraded,omitempty"`
 	DegradedReason string `json:"degraded_reason,omitempty"`
+	// Reason says why an elastic job gets a process count other than its target (a node was
+	// lost, fewer are free); it goes into the job's resize history.
+	Reason string `json:"reason,omitempty"`
 }
 
 // AckReservation (ack_reservation) records that Node reserved its slots for the attempt.
@@ -92,4 +95,25 @@ type SetSettings struct {
 // with retry, its probe records go, and it is dropped from the remaining probe duties.
 type RemoveNode struct {
 	Node string `json:"node"`
+}
+
+// ReportProgress (report_progress) records the iteration the program of a running attempt
+// reached (shoal progress). Reports are monotone: one that does not advance is a no-op, so
+// re-proposals and reports overtaken by later ones change nothing.
+type ReportProgress struct {
+	ID      uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
+	Iter    int64  `json:"iter"`
+	// Comm is the share of an iteration spent communicating, in [0,1]; nil = not reported.
+	Comm *float64 `json:"comm,omitempty"`
+}
+
+// ResizeJob (resize_job) asks the running attempt of an elastic job to checkpoint (the nodes
+// send SIGUSR1) so that it is relaunched on TargetNP processes; the leader's decision layer
+// proposes it with its Reason. An attempt is asked once.
+type ResizeJob struct {
+	ID       uint64 `json:"id"`
+	Attempt  int    `json:"attempt"`
+	TargetNP int    `json:"target_np"`
+	Reason   string `json:"reason"`
 }

@@ -26,12 +26,15 @@ const (
 	CmdProbeRestart   = "probe_restart"
 	CmdSetSettings    = "set_settings"
 	CmdRemoveNode     = "remove_node"
+	CmdReportProgress = "report_progress"
+	CmdResizeJob      = "resize_job"
 )
 
 // CommandTypes lists every command type, in a fixed order.
 var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
+	CmdReportProgress, CmdResizeJob,
 }
 
 func knownType(typ string) bool {

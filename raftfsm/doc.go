@@ -38,6 +38,8 @@
 //	probe_restart     ProbeRestart    order a probe relaunch (compare-and-swap on its generation)
 //	set_settings      SetSettings     placement weights, validated
 //	remove_node       RemoveNode      a node gone for good: fail its attempts with retry
+//	report_progress   ReportProgress  the iteration a running attempt's program reached (monotone)
+//	resize_job        ResizeJob       ask an elastic job's attempt to checkpoint for a new count
 //
 // # Job states
 //
@@ -65,6 +67,12 @@
 //	queued,
 //	launching,
 //	running   → killed     kill_job
+//
+// Elastic jobs (issue 8) add one edge: running → queued by finish_attempt(75) when the attempt
+// reported progress or was asked to resize (resize_job). That attempt ends "checkpointed" and does
+// not count against max_attempts; the next place_job may use any process count within the job's
+// MIN:MAX, and a count other than the target is written to the job's resize history with the
+// placement's reason. Exit 75 from a fixed-size job is an ordinary failure.
 //
 // "placing" is in the vocabulary of the job JSON but the FSM never enters it: placement is one
 // command. Every attempt records its own state (launching, running, done, failed, killed), hosts,

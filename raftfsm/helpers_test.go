@@ -176,8 +176,11 @@ func invariants(s *State) error {
 		if j.Attempt != len(j.Attempts) {
 			return fmt.Errorf("job %d attempt %d with %d attempts", id, j.Attempt, len(j.Attempts))
 		}
-		if j.Attempt > j.Spec.MaxAttempts {
-			return fmt.Errorf("job %d attempt %d > max %d", id, j.Attempt, j.Spec.MaxAttempts)
+		if j.failures() > j.Spec.MaxAttempts {
+			return fmt.Errorf("job %d: %d failed attempts > max %d", id, j.failures(), j.Spec.MaxAttempts)
+		}
+		if (j.Elastic != nil) != (j.Spec.Elastic != nil) {
+			return fmt.Errorf("job %d: elastic record %v for spec %v", id, j.Elastic, j.Spec.Elastic)
 		}
 		liveAttempts := 0
 		for i, a := range j.Attempts {

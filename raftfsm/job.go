@@ -16,11 +16,18 @@ const (
 	StateDone      JobState = "done"
 	StateFailed    JobState = "failed"
 	StateKilled    JobState = "killed"
+	// StateCheckpointed is an attempt of an elastic job that exited 75: it wrote a checkpoint
+	// and the job is relaunched (issue 8). A job is never in this state, only its attempts.
+	StateCheckpointed JobState = "checkpointed"
 )
+
+// ExitCheckpointed is the exit status by which an elastic program says "checkpointed, not
+// converged: relaunch me" (EX_TEMPFAIL).
+const ExitCheckpointed = 75
 
 // Terminal reports whether s is an end state (done, failed, killed).
 func (s JobState) Terminal() bool {
-	return s == StateDone || s == StateFailed || s == StateKilled
+	return s == StateDone || s == StateFailed || s == StateKilled || s == StateCheckpointed
 }
 
 // Live reports whether s is a state in which the job holds slots (launching, running).
@@ -52,6 +59,60 @@ type Job struct {
 	// Seq orders jobs of equal priority first come, first served. It is set at submit and kept
 	// when the job is requeued, so a requeued job keeps its place in line.
 	Seq uint64 `json:"seq"`
+	// Elastic is the resizing record of an elastic job; nil for a fixed-size one.
+	Elastic *ElasticStatus `json:"elastic,omitempty"`
+}
+
+// failures is the number of attempts that count against MaxAttempts: every attempt but those
+// that ended by checkpointing (a resize is not a failure).
+func (j *Job) failures() int {
+	if j.Elastic == nil {
+		return j.Attempt
+	}
+	return j.Attempt - j.Elastic.Checkpoints
+}
+
+// ElasticStatus is what raft keeps of an elastic job's resizing (issue 8), so that the decision
+// layer resumes on a new leader where the old one stopped.
+type ElasticStatus struct {
+	// TargetNP is the process count the next placement asks for.
+	TargetNP int `json:"target_np"`
+	// Checkpoints counts attempts that ended by checkpointing (exit 75).
+	Checkpoints int `json:"checkpoints,omitempty"`
+	// ResizeAttempt is the attempt asked to checkpoint for a resize (SIGUSR1), at ResizeAt; 0 = none.
+	ResizeAttempt int       `json:"resize_attempt,omitempty"`
+	ResizeAt      time.Time `json:"resize_at,omitzero"`
+	// RestartCosts are the measured restarts, oldest first, at most MaxRestartCosts: from the
+	// resize request to the next attempt's first progress report.
+	RestartCosts []time.Duration `json:"restart_costs,omitempty"`
+	// History lists every change of node count with its reason, oldest first, at most MaxHistory.
+	History []Resize `json:"history,omitempty"`
+}
+
+// Resize is one change of an elastic job's process count.
+type Resize struct {
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"` // the attempt that was resized (or, for a placement, placed)
+	FromNP  int       `json:"from_np"`
+	ToNP    int       `json:"to_np"`
+	Reason  string    `json:"reason"`
+}
+
+// Bounds on the elastic record.
+const (
+	MaxRestartCosts = 8
+	MaxHistory      = 64
+)
+
+// Progress is what the program of an attempt reported: its first and latest iteration and when.
+type Progress struct {
+	FirstIter int64     `json:"first_iter"`
+	FirstAt   time.Time `json:"first_at"`
+	Iter      int64     `json:"iter"`
+	At        time.Time `json:"at"`
+	// Comm is the latest reported share of an iteration spent communicating, in [0,1].
+	Comm    float64 `json:"comm,omitempty"`
+	Reports int     `json:"reports"`
 }
 
 // Current returns the current attempt, or nil before the first placement.
@@ -116,7 +177,14 @@ type ElasticSpec struct {
 	Deadline   time.Duration `json:"deadline,omitempty"`   // finish within, from submit
 	BudgetNH   float64       `json:"budget_nh,omitempty"`  // node-hours
 	Iterations int64         `json:"iterations,omitempty"` // total iterations of the program
+	// CommHeavy declares the job communication-heavy: it is never grown (seed 004).
+	CommHeavy bool `json:"comm_heavy,omitempty"`
+	// CheckpointDir is $SHOAL_CHECKPOINT_DIR; "" = .shoal-checkpoints/JOB in the workdir.
+	CheckpointDir string `json:"checkpoint_dir,omitempty"`
 }
+
+// Unit is the processes of one launch unit of an elastic job ("a node"): PPN, or 1 without.
+func (s *JobSpec) Unit() int { return max(1, s.PPN) }
 
 // Attempt is one launch of a job on one allocation.
 type Attempt struct {
@@ -133,6 +201,17 @@ type Attempt struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 	ExitCode  *int      `json:"exit_code,omitempty"`
+	// Progress is what the attempt's program reported (shoal progress); nil = nothing yet.
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// NP is the number of processes of the attempt.
+func (a *Attempt) NP() int {
+	n := 0
+	for _, h := range a.Hosts {
+		n += h.Procs
+	}
+	return n
 }
 
 // Host is one node of an allocation and the processes it runs.
@@ -186,6 +265,12 @@ func (j *Job) clone() *Job {
 	c := *j
 	c.Spec = j.Spec.clone()
 	c.ExitCode = cloneInt(j.ExitCode)
+	if j.Elastic != nil {
+		e := *j.Elastic
+		e.RestartCosts = cloneSlice(j.Elastic.RestartCosts)
+		e.History = cloneSlice(j.Elastic.History)
+		c.Elastic = &e
+	}
 	if j.Attempts != nil {
 		c.Attempts = make([]Attempt, len(j.Attempts))
 		for i := range j.Attempts {
@@ -217,6 +302,10 @@ func (a Attempt) clone() Attempt {
 	c.Hosts = cloneSlice(a.Hosts)
 	c.Acks = cloneSlice(a.Acks)
 	c.ExitCode = cloneInt(a.ExitCode)
+	if a.Progress != nil {
+		p := *a.Progress
+		c.Progress = &p
+	}
 	return c
 }
 

@@ -38,15 +38,18 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(40); {
+	switch k := r.IntN(46); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
 		if r.IntN(4) == 0 && req > 1 {
 			req = r.IntN(req-1) + 1 // a retried submit
 		}
-		return CmdSubmitJob, SubmitJob{RequestID: fmt.Sprintf("req-%d", req),
-			Owner: users[r.IntN(2)], Spec: JobSpec{Cmd: []string{"x"}, NP: 4, MaxAttempts: r.IntN(3)}}
+		spec := JobSpec{Cmd: []string{"x"}, NP: 4, MaxAttempts: r.IntN(3)}
+		if r.IntN(3) == 0 {
+			spec.Elastic = &ElasticSpec{MinNP: 2, MaxNP: 8, Iterations: 100, Deadline: secs(60)}
+		}
+		return CmdSubmitJob, SubmitJob{RequestID: fmt.Sprintf("req-%d", req), Owner: users[r.IntN(2)], Spec: spec}
 	case k < 12:
 		a, b := nodes[r.IntN(4)], nodes[r.IntN(4)]
 		hosts := []Host{{a, 2}, {b, 2}}
@@ -59,7 +62,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 	case k < 25:
 		return CmdStartJob, StartJob{ID: id, Attempt: att}
 	case k < 29:
-		code := r.IntN(2)
+		code := []int{0, 1, ExitCheckpointed}[r.IntN(3)]
 		return CmdFinishAttempt, FinishAttempt{ID: id, Attempt: att, ExitCode: &code}
 	case k < 33:
 		return CmdFailAttempt, FailAttempt{ID: id, Attempt: att, Reason: "timeout", Retry: r.IntN(4) > 0}
@@ -69,6 +72,16 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		return CmdRejectJob, RejectJob{ID: id, Reason: "no room"}
 	case k < 37:
 		return CmdRemoveNode, RemoveNode{Node: node}
+	case k < 41:
+		comm := r.Float64()
+		return CmdReportProgress, ReportProgress{ID: id, Attempt: att, Iter: int64(r.IntN(100)), Comm: &comm}
+	case k < 44:
+		for _, jid := range s.SortedJobIDs() { // a running elastic job, when there is one
+			if j := s.Jobs[jid]; j.State == StateRunning && j.Elastic != nil && r.IntN(2) == 0 {
+				id, att = jid, j.Attempt
+			}
+		}
+		return CmdResizeJob, ResizeJob{ID: id, Attempt: att, TargetNP: 2 * (1 + r.IntN(4)), Reason: "deadline"}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}

@@ -49,6 +49,23 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "gpu1"})
 	h.do(CmdStartJob, StartJob{ID: 5, Attempt: 1})
 	h.do(CmdRemoveNode, RemoveNode{Node: "gpu1"})
+	seventyFive, comm := ExitCheckpointed, 0.1
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-6", Owner: "frank", Spec: JobSpec{Cmd: []string{"./jacobi", "512"}, NP: 2, PPN: 1, MPI: "mpich",
+		Elastic: &ElasticSpec{MinNP: 1, MaxNP: 4, Deadline: 600e9, Iterations: 1000}}})
+	h.do(CmdPlaceJob, PlaceJob{ID: 6, Attempt: 1, Hosts: []Host{{"n1", 1}, {"n2", 1}}})
+	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 1, Node: "n1"})
+	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 1, Node: "n2"})
+	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 1})
+	h.do(CmdReportProgress, ReportProgress{ID: 6, Attempt: 1, Iter: 20, Comm: &comm})
+	h.do(CmdReportProgress, ReportProgress{ID: 6, Attempt: 1, Iter: 10})              // no-op: does not advance
+	h.do(CmdResizeJob, ResizeJob{ID: 6, Attempt: 1, TargetNP: 5, Reason: "too many"}) // refused
+	h.do(CmdResizeJob, ResizeJob{ID: 6, Attempt: 1, TargetNP: 3, Reason: "deadline: needs 3 nodes (n_p), grown 2 -> 3"})
+	h.do(CmdFinishAttempt, FinishAttempt{ID: 6, Attempt: 1, ExitCode: &seventyFive})
+	h.do(CmdPlaceJob, PlaceJob{ID: 6, Attempt: 2, Hosts: []Host{{"n1", 1}, {"n2", 1}}, Reason: "only 2 free"})
+	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 2, Node: "n1"})
+	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 2, Node: "n2"})
+	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 2})
+	h.do(CmdReportProgress, ReportProgress{ID: 6, Attempt: 2, Iter: 21})
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
 	return h

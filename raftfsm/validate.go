@@ -78,6 +78,12 @@ func validateSpec(s *JobSpec) error {
 		if e.Deadline < 0 || e.Iterations < 0 || math.IsNaN(e.BudgetNH) || e.BudgetNH < 0 || math.IsInf(e.BudgetNH, 0) {
 			return fmt.Errorf("%w: spec.elastic deadline, budget_nh and iterations must be >= 0", ErrInvalid)
 		}
+		if u := s.Unit(); e.MinNP%u != 0 || e.MaxNP%u != 0 || s.NP%u != 0 {
+			return fmt.Errorf("%w: spec.elastic %d:%d and np %d must be multiples of ppn %d", ErrInvalid, e.MinNP, e.MaxNP, s.NP, u)
+		}
+		if err := checkLen("spec.elastic.checkpoint_dir", e.CheckpointDir); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct{ name, v string }{
 		{"spec.workdir", s.Workdir}, {"spec.policy", s.Policy}, {"spec.relax", s.Relax},

@@ -158,6 +158,9 @@ func writeJob(c *cli.Context, j api.Job) {
 		row("Ended", j.EndedAt.Local().Format(time.DateTime))
 	}
 	row("Attempts", fmt.Sprintf("%d of at most %d", j.Attempt, j.Spec.MaxAttempts))
+	if e := j.Elastic; e != nil {
+		writeElastic(row, e)
+	}
 	tw.Flush()
 	for _, a := range j.Attempts {
 		line := fmt.Sprintf("  #%d %s on %s", a.N, a.State, hostsString(a.Hosts))
@@ -167,7 +170,58 @@ func writeJob(c *cli.Context, j api.Job) {
 		if a.Reason != "" {
 			line += ": " + a.Reason
 		}
+		if p := a.Progress; p != nil {
+			line += fmt.Sprintf(" [iterations %d-%d]", p.FirstIter, p.Iter)
+		}
 		fmt.Fprintln(c.App.Writer, line)
+	}
+	if e := j.Elastic; e != nil && len(e.History) > 0 {
+		fmt.Fprintln(c.App.Writer, "Resizes:")
+		for _, r := range e.History {
+			fmt.Fprintf(c.App.Writer, "  %s attempt %d: %d -> %d processes: %s\n", r.At.Local().Format(time.TimeOnly), r.Attempt, r.FromNP, r.ToNP, r.Reason)
+		}
+	}
+}
+
+// writeElastic adds the elastic rows of `shoal job` (issue 8).
+func writeElastic(row func(k, v string), e *api.Elastic) {
+	nodes := func(np int) string {
+		if e.Unit > 1 {
+			return fmt.Sprintf("%d nodes (%d processes)", np/e.Unit, np)
+		}
+		return fmt.Sprintf("%d", np)
+	}
+	constraint := fmt.Sprintf("budget %.4g node-hours, %.4g spent", e.BudgetNH, e.SpentNH)
+	if e.Deadline != nil {
+		constraint = fmt.Sprintf("deadline %s (in %s), %.4g node-hours spent", e.Deadline.Local().Format(time.DateTime),
+			time.Until(*e.Deadline).Round(time.Second), e.SpentNH)
+	}
+	row("Elastic", fmt.Sprintf("%d:%d processes (%d per node), %s", e.MinNP, e.MaxNP, e.Unit, constraint))
+	iters := fmt.Sprintf("%d of %d", e.Iter, e.Iterations)
+	if e.ResumedFrom > 0 {
+		iters += fmt.Sprintf(" (this attempt resumed from %d)", e.ResumedFrom)
+	}
+	row("Iterations", iters)
+	if e.Rate > 0 {
+		rate := fmt.Sprintf("%.3g iterations/s", e.Rate)
+		if e.CommShare > 0 {
+			rate += fmt.Sprintf(", %.0f%% communicating", 100*e.CommShare)
+		}
+		row("Rate", rate)
+	}
+	if e.Predicted != nil {
+		row("Predicted finish", e.Predicted.Local().Format(time.DateTime))
+	}
+	row("Nodes", fmt.Sprintf("current %s, target %s", nodes(e.CurrentNP), nodes(e.TargetNP)))
+	restart := fmt.Sprintf("%.1fs (assumed until the first resize)", e.RestartCostS)
+	if e.RestartKnown {
+		restart = fmt.Sprintf("%.1fs (measured)", e.RestartCostS)
+	}
+	row("Restart cost", restart)
+	row("Checkpoints", fmt.Sprintf("%d, in %s", e.Checkpoints, e.CheckpointDir))
+	row("Decision", e.Decision)
+	if e.FixedSize != "" {
+		row("Fixed size", e.FixedSize)
 	}
 }
 

@@ -24,7 +24,14 @@ import (
 // client options (seed 000, Table I).
 func jobFlags() []cli.Flag {
 	return append(clientFlags(),
-		&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required)"},
+		&cli.StringFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
+		&cli.StringFlag{Name: "nodes", Usage: "elastic job on `MIN:MAX` nodes of --ppn processes each (default ppn 1)"},
+		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N` (default MIN)"},
+		&cli.StringFlag{Name: "deadline", Usage: "elastic job: finish within `DURATION` (e.g. 30m) or by a time (RFC 3339 or 15:04)"},
+		&cli.Float64Flag{Name: "budget", Usage: "elastic job: spend at most `NODE-HOURS`"},
+		&cli.Int64Flag{Name: "iterations", Usage: "elastic job: the program's total of iterations, `N` (required with --nodes)"},
+		&cli.BoolFlag{Name: "comm-heavy", Usage: "elastic job: communication-heavy, never grown (placed on better-connected nodes instead)"},
+		&cli.StringFlag{Name: "checkpoint-dir", Usage: "elastic job: $SHOAL_CHECKPOINT_DIR, shared by all attempts (default: .shoal-checkpoints/ in --workdir)"},
 		&cli.IntFlag{Name: "ppn", Usage: "processes per node, `K` (default: what each node has free)"},
 		&cli.IntFlag{Name: "priority", Aliases: []string{"p"}, Usage: "higher runs first"},
 		&cli.StringFlag{Name: "hostfile", Aliases: []string{"f"}, Usage: "run only on the hosts of `FILE` (host:n, host slots=n, or host)"},
@@ -53,13 +60,12 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		return req, usagef(c, "no command to run: put it after --, e.g. 'shoal %s -n 4 -- ./app'", c.Command.Name)
 	}
 	sp := &req.Spec
-	sp.NP = c.Int("np")
-	if sp.NP < 1 {
-		return req, usagef(c, "-n/--np must be at least 1 (got %d)", sp.NP)
-	}
 	sp.PPN, sp.Priority = c.Int("ppn"), c.Int("priority")
 	if sp.PPN < 0 {
 		return req, usagef(c, "--ppn must not be negative")
+	}
+	if err := parseJobSize(c, sp); err != nil {
+		return req, err
 	}
 	if f := c.String("hostfile"); f != "" {
 		b, err := os.ReadFile(f)
