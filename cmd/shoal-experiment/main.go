@@ -42,6 +42,7 @@ type config struct {
 	reps, np               int
 	iters, haloKiB, sweeps int
 	confine                int
+	mpi                    string
 	bwWait, runTimeout     time.Duration
 	policies               []string
 	seed                   uint64
@@ -58,11 +59,12 @@ func main() {
 	flag.StringVar(&c.out, "out", "experiment.csv", "CSV `FILE` of every run")
 	flag.IntVar(&c.reps, "reps", 5, "repetitions (each runs every policy once)")
 	flag.IntVar(&c.np, "np", 4, "MPI ranks, one per node (the machine has 2 cores: keep it small)")
-	flag.IntVar(&c.iters, "iters", 30, "halo iterations")
+	flag.IntVar(&c.iters, "iters", 15, "halo iterations")
 	flag.IntVar(&c.haloKiB, "halo-kib", 256, "halo size in KiB per neighbour and direction")
 	flag.IntVar(&c.sweeps, "sweeps", 4, "relaxation sweeps per iteration (compute)")
+	flag.StringVar(&c.mpi, "mpi", "openmpi", "MPI `FLAVOUR`: openmpi (TCP BTL, yields when idle) or mpich (ch4:ucx, UCX_TLS=tcp, busy-polls)")
 	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
-	flag.DurationVar(&c.bwWait, "bw-wait", 3*time.Minute, "how long to wait for one full bandwidth cycle before running anyway")
+	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long to wait for one full bandwidth cycle before running anyway")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 3*time.Minute, "longest one MPI run may take")
 	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,oracle", "policies to compare")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
@@ -109,7 +111,10 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	prog, err := buildProgram(c.halo, work)
+	if c.mpi != "openmpi" && c.mpi != "mpich" {
+		return fmt.Errorf("-mpi %q: use openmpi or mpich", c.mpi)
+	}
+	prog, err := buildProgram(c.halo, work, c.mpi)
 	if err != nil {
 		return err
 	}
@@ -204,7 +209,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 
 // buildProgram compiles a .c file with MPICH's mpicc, or returns the
 // executable it is given.
-func buildProgram(src, dir string) (string, error) {
+func buildProgram(src, dir, flavour string) (string, error) {
 	abs, err := filepath.Abs(src)
 	if err != nil {
 		return "", err
@@ -213,8 +218,9 @@ func buildProgram(src, dir string) (string, error) {
 		return abs, nil
 	}
 	exe := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
-	if b, err := exec.Command("mpicc.mpich", "-O2", "-o", exe, abs, "-lm").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("mpicc.mpich %s: %w\n%s", src, err, b)
+	cc := "mpicc." + flavour
+	if b, err := exec.Command(cc, "-O2", "-o", exe, abs, "-lm").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s %s: %w\n%s", cc, src, err, b)
 	}
 	return exe, nil
 }
@@ -256,9 +262,21 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work st
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.runTimeout)
 	defer cancel()
-	argv := []string{"mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", rsh, "-f", hf, "-n", strconv.Itoa(len(r.Hosts)),
-		"-iface", netns.Iface, "-genv", "UCX_TLS", "tcp",
-		prog, strconv.Itoa(c.iters), strconv.Itoa(c.haloKiB), strconv.Itoa(c.sweeps)}
+	np := strconv.Itoa(len(r.Hosts))
+	var argv []string
+	if c.mpi == "mpich" {
+		argv = []string{"mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", rsh, "-f", hf, "-n", np,
+			"-iface", netns.Iface, "-genv", "UCX_TLS", "tcp"}
+	} else {
+		// Interfaces by subnet: Open MPI's names differ per node otherwise.
+		sub := l.TB.Subnet().String()
+		argv = []string{"mpirun.openmpi", "--allow-run-as-root", "--mca", "plm_rsh_agent", rsh,
+			"--mca", "plm_rsh_no_tree_spawn", "1", "--mca", "routed", "direct",
+			"--mca", "oob_tcp_if_include", sub, "--mca", "btl_tcp_if_include", sub,
+			"--mca", "btl", "tcp,self", "--mca", "pml", "ob1", "--mca", "mpi_yield_when_idle", "1",
+			"--host", strings.ReplaceAll(strings.TrimSpace(b.String()), "\n", ","), "-np", np}
+	}
+	argv = append(argv, prog, strconv.Itoa(c.iters), strconv.Itoa(c.haloKiB), strconv.Itoa(c.sweeps))
 	start := time.Now()
 	outp, err := l.TB.Run(ctx, r.Hosts[0], argv...)
 	r.WallS = time.Since(start).Seconds()
