@@ -24,7 +24,6 @@ type netCell struct {
 	bw, peak   float64
 	bwAt       time.Time
 	hasRTT     bool
-	lastRTTPub int64
 }
 
 func newNetRow() *netRow { return &netRow{cells: map[string]*netCell{}} }

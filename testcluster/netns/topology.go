@@ -109,13 +109,3 @@ func LoadTopology(path string) (Topology, error) {
 	}
 	return topo, nil
 }
-
-// node returns the node called name.
-func (t *Topology) node(name string) (Node, bool) {
-	for _, n := range t.Nodes {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return Node{}, false
-}
