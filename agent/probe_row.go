@@ -20,10 +20,10 @@ type netRow struct {
 }
 
 type netCell struct {
-	rtt        probe.RTTWindow
-	bw, peak   float64
-	bwAt       time.Time
-	hasRTT     bool
+	rtt      probe.RTTWindow
+	bw, peak float64
+	bwAt     time.Time
+	hasRTT   bool
 }
 
 func newNetRow() *netRow { return &netRow{cells: map[string]*netCell{}} }
