@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -36,4 +37,24 @@ func (a *Agent) checkCapability(c string) (jobKey, error) {
 		return jobKey{}, fmt.Errorf("job capability does not verify")
 	}
 	return k, nil
+}
+
+// authTokenOrJob admits a request carrying the cluster token or a job
+// capability. It returns the attempt a capability grants (nil for the
+// token) and false after answering 401 itself.
+func (a *Agent) authTokenOrJob(w http.ResponseWriter, r *http.Request) (*jobKey, bool) {
+	auth := r.Header.Get("Authorization")
+	if tok, ok := strings.CutPrefix(auth, "Bearer "); ok && tokenOK(tok, a.cfg.Token) {
+		return nil, true
+	}
+	if c, ok := strings.CutPrefix(auth, "Job "); ok {
+		k, err := a.checkCapability(c)
+		if err != nil {
+			writeErr(w, http.StatusUnauthorized, err.Error())
+			return nil, false
+		}
+		return &k, true
+	}
+	writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token or job capability")
+	return nil, false
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
@@ -25,19 +24,8 @@ func (a *Agent) handleProgress(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, fmt.Sprintf("job ID %q is not a number", r.PathValue("id")))
 		return
 	}
-	auth := r.Header.Get("Authorization")
-	var granted *jobKey
-	if tok, ok := strings.CutPrefix(auth, "Bearer "); ok && tokenOK(tok, a.cfg.Token) {
-		// the cluster token may report for any job
-	} else if c, ok := strings.CutPrefix(auth, "Job "); ok {
-		k, err := a.checkCapability(c)
-		if err != nil {
-			writeErr(w, http.StatusUnauthorized, err.Error())
-			return
-		}
-		granted = &k
-	} else {
-		writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token or job capability")
+	granted, ok := a.authTokenOrJob(w, r)
+	if !ok {
 		return
 	}
 	var req api.ProgressRequest

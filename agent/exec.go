@@ -24,19 +24,8 @@ import (
 // as frames. It is the server side of `shoal rsh`. When the caller goes
 // away, the command's whole process group is killed: no orphans.
 func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
-	auth := r.Header.Get("Authorization")
-	var granted *jobKey
-	if tok, ok := strings.CutPrefix(auth, "Bearer "); ok && tokenOK(tok, a.cfg.Token) {
-		// the cluster token may run any job's commands, within the checks below
-	} else if c, ok := strings.CutPrefix(auth, "Job "); ok {
-		k, err := a.checkCapability(c)
-		if err != nil {
-			writeErr(w, http.StatusUnauthorized, err.Error())
-			return
-		}
-		granted = &k
-	} else {
-		writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token or job capability")
+	granted, ok := a.authTokenOrJob(w, r)
+	if !ok {
 		return
 	}
 	var req api.ExecRequest

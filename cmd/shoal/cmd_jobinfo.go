@@ -13,6 +13,23 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 )
 
+// fetchJob reads the job named by the one argument, with the client used.
+func fetchJob(c *cli.Context) (*api.Client, api.Job, error) {
+	id, err := jobID(c)
+	if err != nil {
+		return nil, api.Job{}, err
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return nil, api.Job{}, err
+	}
+	j, err := cl.Job(c.Context, id)
+	if err != nil {
+		return nil, api.Job{}, apiError(err)
+	}
+	return cl, j, nil
+}
+
 func jobID(c *cli.Context) (uint64, error) {
 	if c.NArg() != 1 {
 		return 0, usagef(c, "give one job ID")
@@ -95,17 +112,9 @@ func jobCommand() *cli.Command {
   shoal job 12 --json`,
 		Flags: append(clientFlags(), jsonFlag()),
 		Action: func(c *cli.Context) error {
-			id, err := jobID(c)
+			_, j, err := fetchJob(c)
 			if err != nil {
 				return err
-			}
-			cl, err := newClient(c)
-			if err != nil {
-				return err
-			}
-			j, err := cl.Job(c.Context, id)
-			if err != nil {
-				return apiError(err)
 			}
 			if c.Bool("json") {
 				return printJSON(c, j)
@@ -278,18 +287,11 @@ Examples:
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing until the job ends"},
 			&cli.IntFlag{Name: "attempt", Usage: "show attempt `N` instead of the latest"}),
 		Action: func(c *cli.Context) error {
-			id, err := jobID(c)
+			cl, j, err := fetchJob(c)
 			if err != nil {
 				return err
 			}
-			cl, err := newClient(c)
-			if err != nil {
-				return err
-			}
-			j, err := cl.Job(c.Context, id)
-			if err != nil {
-				return apiError(err)
-			}
+			id := j.ID
 			n := c.Int("attempt")
 			if n == 0 {
 				n = startedAttempt(j)

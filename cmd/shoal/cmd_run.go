@@ -38,17 +38,9 @@ Examples:
   shoal run -n 64 --immediate -- ./app        # fail now rather than queue`,
 		Flags: jobFlags(),
 		Action: func(c *cli.Context) error {
-			req, err := buildSubmit(c)
+			cl, res, err := submit(c)
 			if err != nil {
 				return err
-			}
-			cl, err := newClient(c)
-			if err != nil {
-				return err
-			}
-			res, err := cl.Submit(c.Context, req)
-			if err != nil {
-				return apiError(err)
 			}
 			return follow(c, cl, res.ID)
 		},

@@ -185,20 +185,29 @@ Examples:
   shoal submit -n 2 --pe gpu:1 --mpi none -- ./train.py`,
 		Flags: jobFlags(),
 		Action: func(c *cli.Context) error {
-			req, err := buildSubmit(c)
+			_, res, err := submit(c)
 			if err != nil {
 				return err
-			}
-			cl, err := newClient(c)
-			if err != nil {
-				return err
-			}
-			res, err := cl.Submit(c.Context, req)
-			if err != nil {
-				return apiError(err)
 			}
 			fmt.Fprintln(c.App.Writer, res.ID)
 			return nil
 		},
 	}
+}
+
+// submit builds the job from the flags and submits it.
+func submit(c *cli.Context) (*api.Client, api.SubmitResponse, error) {
+	req, err := buildSubmit(c)
+	if err != nil {
+		return nil, api.SubmitResponse{}, err
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return nil, api.SubmitResponse{}, err
+	}
+	res, err := cl.Submit(c.Context, req)
+	if err != nil {
+		return nil, api.SubmitResponse{}, apiError(err)
+	}
+	return cl, res, nil
 }
