@@ -172,9 +172,22 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 	if err != nil {
 		return -1, err
 	}
-	// MPI launchers copy their own environment to every rank; a rank's
-	// SHOAL_NODE must come from the node it runs on, not the head's.
-	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "SHOAL_NODE=") })
+	// Every rank's SHOAL_NODE must name the node it runs on. The launcher
+	// keeps the head's own (Hydra forks the head's proxy without the remote
+	// launcher when the name resolves locally, and Open MPI's mpirun is the
+	// head's daemon); remote proxies get theirs from their agent. Hydra would
+	// overwrite those with mpiexec's environment, so it forwards every
+	// variable but SHOAL_NODE (Open MPI forwards only what -x names).
+	if j.Spec.MPI == "mpich" {
+		var names []string
+		for _, kv := range cmd.Env {
+			if name, _, _ := strings.Cut(kv, "="); name != "SHOAL_NODE" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		prog := len(cmd.Args) - len(j.Spec.Cmd)
+		cmd.Args = slices.Concat(cmd.Args[:prog], []string{"-genvlist", strings.Join(names, ",")}, cmd.Args[prog:])
+	}
 	return a.runStreaming(ctx, k, cmd, stdout, stderr)
 }
 

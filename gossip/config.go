@@ -42,6 +42,9 @@ type Config struct {
 	PushPullInterval time.Duration
 	// ReapAfter is how long a dead or departed node stays listed. Default 1h.
 	ReapAfter time.Duration
+	// ReconnectInterval is how often one dead node is tried again, so that
+	// a healed partition re-forms one cluster. Default 10s.
+	ReconnectInterval time.Duration
 
 	// Logger receives structured logs; memberlist's own lines are routed
 	// into it. Default: slog.Default().
@@ -51,15 +54,16 @@ type Config struct {
 // DefaultConfig returns the settings for a LAN cluster.
 func DefaultConfig() Config {
 	return Config{
-		BindAddr:         "0.0.0.0",
-		Port:             7946,
-		ProbeInterval:    time.Second,
-		ProbeTimeout:     500 * time.Millisecond,
-		GossipInterval:   100 * time.Millisecond,
-		GossipNodes:      4,
-		SuspicionMult:    4,
-		PushPullInterval: 15 * time.Second,
-		ReapAfter:        time.Hour,
+		BindAddr:          "0.0.0.0",
+		Port:              7946,
+		ProbeInterval:     time.Second,
+		ProbeTimeout:      500 * time.Millisecond,
+		GossipInterval:    100 * time.Millisecond,
+		GossipNodes:       4,
+		SuspicionMult:     4,
+		PushPullInterval:  15 * time.Second,
+		ReapAfter:         time.Hour,
+		ReconnectInterval: 10 * time.Second,
 	}
 }
 
@@ -76,6 +80,7 @@ func TestConfig() Config {
 	c.GossipInterval = 50 * time.Millisecond
 	c.SuspicionMult = 4
 	c.PushPullInterval = 2 * time.Second
+	c.ReconnectInterval = time.Second
 	return c
 }
 
@@ -98,6 +103,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gossip: PushPullInterval must be > 0")
 	case c.ReapAfter <= 0:
 		return fmt.Errorf("gossip: ReapAfter must be > 0")
+	case c.ReconnectInterval <= 0:
+		return fmt.Errorf("gossip: ReconnectInterval must be > 0")
 	}
 	return nil
 }

@@ -105,8 +105,9 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	}
 	self := g.Self()
 	g.broadcast(&self)
-	g.done.Add(1)
+	g.done.Add(2)
 	go g.reaper()
+	go g.reconnectLoop()
 	return g, nil
 }
 

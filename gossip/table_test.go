@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -93,5 +94,24 @@ func TestTableLeaveIntentEitherOrder(t *testing.T) {
 	a.SetStatus("x", StatusDead, t0)
 	if e, _ := a.Get("x"); e.Status != StatusDead {
 		t.Errorf("restarted node that died: %q, want dead", e.Status)
+	}
+}
+
+func TestPickFailedOnlyDead(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	es := []Entry{
+		{State: NodeState{Name: "self", Addr: "10.0.0.1", GossipPort: 7946}, Status: StatusDead},
+		{State: NodeState{Name: "a", Addr: "10.0.0.2", GossipPort: 7946}, Status: StatusAlive},
+		{State: NodeState{Name: "b", Addr: "10.0.0.3", GossipPort: 7946}, Status: StatusLeft},
+		{State: NodeState{Name: "c", Addr: "10.0.0.4", GossipPort: 7946}, Status: StatusDead},
+	}
+	for range 10 {
+		if got := pickFailed(es, "self", rng); got != "10.0.0.4:7946" {
+			t.Fatalf("picked %q, want only the dead peer c", got)
+		}
+	}
+	if got := pickFailed(es[:3], "self", rng); got != "" {
+		t.Fatalf("picked %q with no dead peer", got)
 	}
 }

@@ -1,0 +1,47 @@
+package gossip
+
+import (
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"time"
+)
+
+// reconnectLoop heals partitions. memberlist stops talking to a node it
+// declared dead once GossipToTheDeadTime has passed, so two halves of a
+// healed partition would each go on believing the other dead. Every
+// ReconnectInterval we try to join one failed (not departed) node picked at
+// random, as Serf does; a join that gets through exchanges full state and
+// both sides see each other alive again.
+func (g *Gossip) reconnectLoop() {
+	defer g.done.Done()
+	t := time.NewTicker(g.cfg.ReconnectInterval)
+	defer t.Stop()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		if addr := pickFailed(g.Nodes(), g.cfg.Name, rng); addr != "" {
+			if n, err := g.ml.Join([]string{addr}); err == nil && n > 0 {
+				g.log.Info("reconnected to a failed node", "addr", addr)
+			}
+		}
+	}
+}
+
+// pickFailed returns the gossip address of a random dead node, or "".
+func pickFailed(entries []Entry, self string, rng *rand.Rand) string {
+	var failed []string
+	for _, e := range entries {
+		if e.State.Name != self && e.Status == StatusDead && e.State.Addr != "" && e.State.GossipPort != 0 {
+			failed = append(failed, net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.GossipPort)))
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return failed[rng.IntN(len(failed))]
+}
