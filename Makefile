@@ -11,7 +11,7 @@ DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
 DEMO_ENV := SHOAL_ADDR=http://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e clean
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e experiment clean
 
 all: build
 
@@ -62,6 +62,17 @@ bench-cluster: build
 	$(DEV) bench-gossip
 	$(DEV) bench-idle
 	$(DEV) bench-failover -runs 10
+
+# End-to-end tests on the network-namespace testbed: real agents in
+# namespaces, real MPI. Needs root; skips (one line per test) otherwise.
+e2e: deps build
+	SHOAL_E2E=1 SHOAL_BIN=$(CURDIR)/$(SHOAL) $(GO) test -count=1 -v -timeout 15m ./e2e/
+
+# seed 002 §5 on the lab12 testbed: prints the table, writes experiment.csv.
+# Needs root. EXPERIMENT_FLAGS passes more flags (see bin/shoal-experiment -h).
+experiment: deps build
+	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
+	$(BIN)/shoal-experiment -shoal $(SHOAL) -topo testbed/lab12.json -out experiment.csv $(EXPERIMENT_FLAGS)
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

@@ -10,7 +10,7 @@ import (
 // submitTrue submits a one-process `true` job on node and returns its ID.
 func submitTrue(t *testing.T, run func(node string, args ...string) (string, error), node string) uint64 {
 	t.Helper()
-	out, err := run(node, "submit", "-n", "1", "--mpi", "none", "--", "true")
+	out, err := run(node, "submit", "-n", "1", "--force", "--mpi", "none", "--", "true")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,14 +58,17 @@ func TestFailover_LeaderKilled(t *testing.T) {
 		t.Fatalf("job %d submitted before the crash: %v", before, err)
 	}
 	t.Logf("job %d submitted before the crash: %s", before, j.State)
-	r, err := l.Exec(ctxFor(t, 2*time.Minute), from, "run", "-n", "2", "--ppn", "1", "--mpi", "none", "--", "hostname")
+	r, err := l.Exec(ctxFor(t, 2*time.Minute), from, "run", "-n", "2", "--ppn", "1", "--force", "--mpi", "none", "--", "hostname")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Code != 0 {
 		t.Fatalf("shoal run after failover: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	t.Logf("job after failover ran on:\n%s", r.Stdout)
+	t.Logf("job after failover ran on:\n%s\nprogress:\n%s", r.Stdout, r.Stderr)
+	if strings.Count(r.Stdout, "\n") != 2 {
+		t.Errorf("want two hostnames from two ranks, got %q", r.Stdout)
+	}
 	if strings.Contains(r.Stdout, leader) {
 		t.Errorf("job ran on the dead node %s:\n%s", leader, r.Stdout)
 	}
@@ -76,8 +79,18 @@ func TestFailover_LeaderKilled(t *testing.T) {
 	if _, err := l.WaitFormed(t.Context(), formTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if j, err := l.Job(ctxFor(t, time.Minute), leader, before); err != nil || j.ID != before {
-		t.Errorf("restarted %s does not know job %d: %+v %v", leader, before, j, err)
+	// The restarted node reads its own copy of the state, which catches up
+	// from the leader's log (or a snapshot) within moments.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, err := l.Job(ctxFor(t, time.Minute), leader, before)
+		if err == nil && j.ID == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restarted %s does not know job %d after 30s: %v", leader, before, err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling the restarted node's copy
 	}
 }
 
@@ -111,7 +124,7 @@ func TestPartition_MinorityCannotWrite(t *testing.T) {
 	t.Logf("minority has no leader after %v", time.Since(cut).Round(time.Millisecond))
 
 	// A write on the minority fails, with a non-zero exit and a reason.
-	r, err := l.Exec(ctxFor(t, time.Minute), "n5", "submit", "-n", "1", "--mpi", "none", "--", "true")
+	r, err := l.Exec(ctxFor(t, time.Minute), "n5", "submit", "-n", "1", "--force", "--mpi", "none", "--", "true")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +136,7 @@ func TestPartition_MinorityCannotWrite(t *testing.T) {
 		t.Errorf("submit on the minority failed without naming the missing leader: %q", r.Stderr)
 	}
 	// The majority still places and runs jobs, on its own nodes only.
-	r, err = l.Exec(ctxFor(t, 2*time.Minute), "n2", "run", "-n", "3", "--ppn", "1", "--mpi", "none", "--", "hostname")
+	r, err = l.Exec(ctxFor(t, 2*time.Minute), "n2", "run", "-n", "3", "--ppn", "1", "--force", "--mpi", "none", "--", "hostname")
 	if err != nil {
 		t.Fatal(err)
 	}

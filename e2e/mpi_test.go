@@ -14,7 +14,7 @@ func TestMPI_RunFromNonLeader(t *testing.T) {
 	l, leader := fiveNodes(t)
 	from := other(l.Nodes(), leader)
 	start := time.Now()
-	r, err := l.Exec(ctxFor(t, 3*time.Minute), from, "run", "-n", "2", "--ppn", "1", "--mpi", "mpich",
+	r, err := l.Exec(ctxFor(t, 3*time.Minute), from, "run", "-n", "2", "--ppn", "1", "--force", "--mpi", "mpich",
 		"--env", "UCX_TLS=tcp", "--", ring, "5")
 	if err != nil {
 		t.Fatal(err)
