@@ -130,7 +130,7 @@ func (a *Agent) jobCommand(job *raftfsm.Job, k jobKey, argv []string, shell stri
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "USER=" + job.Owner, "LOGNAME=" + job.Owner}, job.Spec.Env...)
 	cmd.Env = append(cmd.Env,
 		"SHOAL_JOB_ID="+strconv.FormatUint(k.Job, 10), "SHOAL_ATTEMPT="+strconv.Itoa(k.Attempt), "SHOAL_NODE="+a.cfg.Name,
-		"SHOAL_AGENT_ADDR="+a.localAddr())
+		"SHOAL_AGENT_ADDR="+a.localAddr(), a.markerFor(k))
 	cmd.Env = append(cmd.Env, extra...)
 	return cmd, nil
 }

@@ -15,6 +15,8 @@ type jobState struct {
 	launched map[jobKey]bool      // attempts whose launcher this node (as head) started
 	acking   map[jobKey]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
 	el       elasticState         // elastic jobs: options, signals sent, progress committed
+	// lastSweep is when stray processes were last looked for (sweep.go).
+	lastSweep time.Time
 }
 
 // startJobs starts this node's job reconciler and registers the leader's.
@@ -53,6 +55,7 @@ func (a *Agent) jobLoop(ctx context.Context) {
 			for _, k := range a.procs.keys() {
 				a.procs.kill(k, 0)
 			}
+			a.sweep(nil) // an agent that stops takes its ranks with it
 			return
 		case <-tick.C:
 		case <-a.appliedJobs:
@@ -97,11 +100,17 @@ func (a *Agent) reconcileJobs(ctx context.Context) {
 			}
 		}
 	}
+	ended := false
 	for _, k := range a.procs.keys() {
 		if !live[k] {
 			a.log.Info("killing processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt)
 			a.procs.kill(k, 2*time.Second)
+			ended = true
 		}
+	}
+	if ended || time.Since(a.jobs.lastSweep) > 5*time.Second {
+		a.jobs.lastSweep = time.Now()
+		a.sweep(live)
 	}
 }
 

@@ -181,7 +181,7 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 	if j.Spec.MPI == "mpich" {
 		var names []string
 		for _, kv := range cmd.Env {
-			if name, _, _ := strings.Cut(kv, "="); name != "SHOAL_NODE" && !slices.Contains(names, name) {
+			if name, _, _ := strings.Cut(kv, "="); name != "SHOAL_NODE" && name != procMarker && !slices.Contains(names, name) {
 				names = append(names, name)
 			}
 		}
