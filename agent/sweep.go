@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,12 +16,21 @@ import (
 // starts. MPI launchers put ranks in sessions of their own (Hydra's proxy
 // calls setsid for each), so a process-group kill does not reach them, and
 // a rank whose proxy died is re-parented to init. The marker finds them
-// all: SHOAL_PROC=<node>:<job>:<attempt>. Launchers must not forward it
+// all: SHOAL_PROC=<instance>:<job>:<attempt>. Launchers must not forward it
 // (see runMPI), so each rank carries the marker of the node it runs on.
 const procMarker = "SHOAL_PROC"
 
 func (a *Agent) markerFor(k jobKey) string {
-	return fmt.Sprintf("%s=%s:%d:%d", procMarker, a.cfg.Name, k.Job, k.Attempt)
+	return fmt.Sprintf("%s=%s:%d:%d", procMarker, a.instance(), k.Job, k.Attempt)
+}
+
+// instance names this agent among all agents of the machine: its node name
+// and data directory. It survives a restart (so a restarted agent sweeps
+// what its previous life left) and differs between agents that share a
+// machine, as test clusters do.
+func (a *Agent) instance() string {
+	h := sha256.Sum256([]byte(a.cfg.Name + "\x00" + a.cfg.DataDir))
+	return a.cfg.Name + "-" + hex.EncodeToString(h[:4])
 }
 
 // markedProcs scans /proc for processes carrying this node's marker,
@@ -28,7 +39,7 @@ func (a *Agent) markerFor(k jobKey) string {
 func (a *Agent) markedProcs() map[jobKey][]int {
 	out := map[jobKey][]int{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	prefix := []byte(procMarker + "=" + a.cfg.Name + ":")
+	prefix := []byte(procMarker + "=" + a.instance() + ":")
 	self := os.Getpid()
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(filepath.Base(d))

@@ -66,12 +66,14 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		opts.LogLevel = slog.LevelWarn
 	}
 	c := &Cluster{t: t, opts: opts, agents: make([]*agent.Agent, n), cfgs: make([]agent.Config, n)}
+	// TempDir first: cleanups run last-registered first, so the agents stop
+	// before their data directories are removed.
+	base := t.TempDir()
 	h, quiet := newTLogHandler(t, opts.LogLevel)
 	t.Cleanup(func() {
 		c.StopAll(agent.Abrupt)
 		quiet()
 	})
-	base := t.TempDir()
 	for i := range n {
 		cfg := agent.DefaultConfig()
 		cfg.Name = opts.Prefix + strconv.Itoa(i)
