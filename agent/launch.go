@@ -39,7 +39,7 @@ func (a *Agent) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.At
 		if lost := a.unreachable(ctx, att); len(lost) > 0 {
 			reason = fmt.Sprintf("lost node(s) %v during attempt %d", lost, att.N)
 			log.Warn("attempt lost nodes", "nodes", lost)
-			typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true}
+			typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true, Lost: lost}
 		}
 	}
 	if typ != "" {

@@ -32,7 +32,7 @@ func (a *Agent) scheduleJobs(ctx context.Context) {
 		}
 		if dead := deadHost(att, status); dead != "" {
 			a.propose(ctx, raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
-				Reason: fmt.Sprintf("node %s died under attempt %d", dead, att.N), Retry: true})
+				Reason: fmt.Sprintf("node %s died under attempt %d", dead, att.N), Retry: true, Lost: []string{dead}})
 			continue
 		}
 		if j.State != raftfsm.StateLaunching {
@@ -148,22 +148,29 @@ func (a *Agent) waitReason(id uint64) string {
 	return a.waitWhy[id]
 }
 
-// excludeFailed hides from one job the nodes that failed to reserve its
-// last attempt: a node whose agent hangs would otherwise be chosen again
-// and again until the job runs out of attempts.
+// excludeFailed hides from one job the nodes its last attempt failed on:
+// nodes that never reserved (a hung agent would be chosen again and again
+// until the job runs out of attempts) and nodes the attempt lost (gossip may
+// take seconds to declare them dead, and the retry must not wait for that).
 func excludeFailed(snap placement.Snapshot, j *raftfsm.Job) placement.Snapshot {
 	if len(j.Attempts) == 0 {
 		return snap
 	}
 	last := j.Attempts[len(j.Attempts)-1]
-	pending := last.Pending()
-	if last.State != raftfsm.StateFailed && last.State != raftfsm.StateQueued || len(pending) == 0 || !last.StartedAt.IsZero() {
+	if last.State != raftfsm.StateFailed {
+		return snap
+	}
+	avoid := slices.Clone(last.Lost)
+	if last.StartedAt.IsZero() {
+		avoid = append(avoid, last.Pending()...)
+	}
+	if len(avoid) == 0 {
 		return snap
 	}
 	out := snap
 	out.Nodes = slices.Clone(snap.Nodes)
 	for i := range out.Nodes {
-		if slices.Contains(pending, out.Nodes[i].Name) {
+		if slices.Contains(avoid, out.Nodes[i].Name) {
 			out.Nodes[i].Alive = false
 		}
 	}

@@ -262,7 +262,11 @@ func (s *State) fail(at time.Time, b *FailAttempt) (Result, error) {
 		}
 		return res, errEnded(j, a)
 	}
-	s.Jobs[j.ID] = failedCopy(j, at, b.Reason, b.Retry)
+	n := failedCopy(j, at, b.Reason, b.Retry)
+	if len(b.Lost) > 0 {
+		n.Attempts[len(n.Attempts)-1].Lost = slices.Sorted(slices.Values(b.Lost))
+	}
+	s.Jobs[j.ID] = n
 	return res, nil
 }
 

@@ -53,6 +53,9 @@ type FailAttempt struct {
 	Attempt int    `json:"attempt"`
 	Reason  string `json:"reason"`
 	Retry   bool   `json:"retry"`
+	// Lost names the nodes the attempt lost (died or stopped answering);
+	// the scheduler keeps the retry off them until gossip catches up.
+	Lost []string `json:"lost,omitempty"`
 }
 
 // RejectJob (reject_job) fails a queued job that cannot be placed (an immediate job with no room,

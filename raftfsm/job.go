@@ -194,8 +194,10 @@ type Attempt struct {
 	Degraded       bool     `json:"degraded,omitempty"`
 	DegradedReason string   `json:"degraded_reason,omitempty"`
 	Acks           []string `json:"acks,omitempty"` // nodes that reserved their slots, sorted
-	State          JobState `json:"state"`
-	Reason         string   `json:"reason,omitempty"`
+	// Lost names the nodes this attempt lost, when that is why it failed.
+	Lost   []string `json:"lost,omitempty"`
+	State  JobState `json:"state"`
+	Reason string   `json:"reason,omitempty"`
 	// PlacedAt is when the allocation was committed (start of co-allocation).
 	PlacedAt  time.Time `json:"placed_at"`
 	StartedAt time.Time `json:"started_at,omitzero"`
@@ -301,6 +303,7 @@ func (a Attempt) clone() Attempt {
 	c := a
 	c.Hosts = cloneSlice(a.Hosts)
 	c.Acks = cloneSlice(a.Acks)
+	c.Lost = cloneSlice(a.Lost)
 	c.ExitCode = cloneInt(a.ExitCode)
 	if a.Progress != nil {
 		p := *a.Progress
