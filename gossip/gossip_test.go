@@ -47,22 +47,8 @@ func statusOf(g *Gossip, name string) Status {
 
 func TestGossipLifecycle(t *testing.T) {
 	t.Parallel()
-	key := []byte("0123456789abcdef0123456789abcdef")
-	var nodes []*Gossip
-	for i := range 4 {
-		nodes = append(nodes, startNode(t, fmt.Sprintf("g%d", i), 0, key, 0))
-	}
-	defer func() {
-		for _, g := range nodes {
-			g.Shutdown()
-		}
-	}()
-	_, port0 := nodes[0].LocalAddr()
-	for _, g := range nodes[1:] {
-		if err := g.Join(context.Background(), []string{fmt.Sprintf("127.0.0.1:%d", port0)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := joinedCluster(t, 4, "g")
+	defer shutdownAll(nodes)
 	waitFor(t, 10*time.Second, "every node to hold 4 states", func() bool {
 		for _, g := range nodes {
 			n := 0
@@ -100,7 +86,8 @@ func TestGossipLifecycle(t *testing.T) {
 	}, func() string { return fmt.Sprintf("g3 %s, g2 %s", statusOf(nodes[0], "g3"), statusOf(nodes[0], "g2")) })
 
 	// g2 comes back on the same port with a new life: alive, new state wins.
-	nodes[2] = startNode(t, "g2", port2, key, time.Now().UnixNano())
+	nodes[2] = startNode(t, "g2", port2, testKey, time.Now().UnixNano())
+	_, port0 := nodes[0].LocalAddr()
 	if err := nodes[2].Join(context.Background(), []string{fmt.Sprintf("127.0.0.1:%d", port0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,5 +108,31 @@ func TestGossipWrongKeyCannotJoin(t *testing.T) {
 	defer cancel()
 	if err := b.Join(ctx, []string{fmt.Sprintf("127.0.0.1:%d", port)}); err == nil {
 		t.Fatal("a node with the wrong gossip key joined the cluster")
+	}
+}
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// joinedCluster starts n encrypted gossip nodes named prefix0.. and joins
+// them through the first.
+func joinedCluster(t *testing.T, n int, prefix string) []*Gossip {
+	t.Helper()
+	var nodes []*Gossip
+	for i := range n {
+		nodes = append(nodes, startNode(t, fmt.Sprintf("%s%d", prefix, i), 0, testKey, 0))
+	}
+	_, port0 := nodes[0].LocalAddr()
+	for _, g := range nodes[1:] {
+		if err := g.Join(context.Background(), []string{fmt.Sprintf("127.0.0.1:%d", port0)}); err != nil {
+			shutdownAll(nodes)
+			t.Fatal(err)
+		}
+	}
+	return nodes
+}
+
+func shutdownAll(nodes []*Gossip) {
+	for _, g := range nodes {
+		g.Shutdown()
 	}
 }

@@ -2,7 +2,6 @@ package gossip
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -83,22 +82,8 @@ func TestNetRow_TrimmedBroadcastKeepsRow(t *testing.T) {
 // TestConfig) reach two peers.
 func TestNetRow_SpreadsWithBigRows(t *testing.T) {
 	t.Parallel()
-	key := []byte("0123456789abcdef0123456789abcdef")
-	var nodes []*Gossip
-	for i := range 3 {
-		nodes = append(nodes, startNode(t, fmt.Sprintf("r%d", i), 0, key, 0))
-	}
-	defer func() {
-		for _, g := range nodes {
-			g.Shutdown()
-		}
-	}()
-	_, port0 := nodes[0].LocalAddr()
-	for _, g := range nodes[1:] {
-		if err := g.Join(context.Background(), []string{fmt.Sprintf("127.0.0.1:%d", port0)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := joinedCluster(t, 3, "r")
+	defer shutdownAll(nodes)
 	waitFor(t, 10*time.Second, "3 members", func() bool { return nodes[2].NumAlive() == 3 })
 	start := time.Now()
 	nodes[0].Update(func(s *NodeState) { s.Net = bigRow(99, 500) })
