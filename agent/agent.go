@@ -45,8 +45,6 @@ type Agent struct {
 	// probes runs the network probes and their processes (issue 5).
 	probes   *probeManager
 	sampling *sampling
-	// extraRoutes are API routes added by later subsystems.
-	extraRoutes []route
 
 	// Jobs: local processes with attempt fencing, the reconciler's
 	// bookkeeping, and (on the leader) why queued jobs wait.

@@ -105,11 +105,7 @@ func TestElasticJacobiGrowsToMeetDeadline(t *testing.T) {
 	deadline := 21 * time.Second
 	id := submitCLI(t, c, 1, "--nodes", "2:4", "--deadline", deadline.String(), "--iterations", strconv.Itoa(iters),
 		"--mpi", "mpich", "--", bin, "-w", "600", "64", strconv.Itoa(iters))
-	var j api.Job
-	testcluster.WaitFor(t, 60*time.Second, "the elastic job to end", func() bool {
-		j = jobState(c, 0, id)
-		return j.State == "done" || j.State == "failed" || j.State == "killed"
-	}, func() string { return describe(j) })
+	j := waitState(t, c, 0, id, 60*time.Second, "done", "failed", "killed")
 	t.Log(describe(j))
 	if j.State != "done" {
 		t.Fatalf("job ended %s", j.State)
@@ -188,11 +184,7 @@ func TestElasticBudgetShrinks(t *testing.T) {
 
 	id := submitCLI(t, c, 2, "--nodes", "1:3", "--start", "3", "--budget", "0.004", "--iterations", strconv.Itoa(iters),
 		"--mpi", "mpich", "--", bin, "-w", "60", "-m", "30", "64", strconv.Itoa(iters))
-	var j api.Job
-	testcluster.WaitFor(t, 60*time.Second, "the budget job to end", func() bool {
-		j = jobState(c, 0, id)
-		return j.State == "done" || j.State == "failed" || j.State == "killed"
-	}, func() string { return describe(j) })
+	j := waitState(t, c, 0, id, 60*time.Second, "done", "failed", "killed")
 	t.Log(describe(j))
 	if j.State != "done" {
 		t.Fatalf("job ended %s", j.State)

@@ -28,9 +28,6 @@ func (a *Agent) startHTTP() {
 	a.route(mux, "GET /v1/state", a.handleState)
 	a.probeRoutes(mux)
 	a.jobRoutes(mux)
-	for _, r := range a.extraRoutes {
-		a.route(mux, r.pattern, r.h)
-	}
 	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	a.wg.Add(1)
 	go func() {
@@ -39,11 +36,6 @@ func (a *Agent) startHTTP() {
 			a.log.Error("HTTP API stopped", "err", err)
 		}
 	}()
-}
-
-type route struct {
-	pattern string
-	h       http.HandlerFunc
 }
 
 // route registers a handler behind the token check: a request without the

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/shoal-hpc/shoal/testcluster"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,16 +82,11 @@ func TestFailover_LeaderKilled(t *testing.T) {
 	}
 	// The restarted node reads its own copy of the state, which catches up
 	// from the leader's log (or a snapshot) within moments.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if err := testcluster.Poll(30*time.Second, func() bool {
 		j, err := l.Job(ctxFor(t, time.Minute), leader, before)
-		if err == nil && j.ID == before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("restarted %s does not know job %d after 30s: %v", leader, before, err)
-		}
-		time.Sleep(200 * time.Millisecond) // polling the restarted node's copy
+		return err == nil && j.ID == before
+	}); err != nil {
+		t.Fatalf("restarted %s does not know job %d after 30s", leader, before)
 	}
 }
 

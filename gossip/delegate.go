@@ -2,25 +2,21 @@ package gossip
 
 import (
 	"encoding/json"
-	"sync"
-	"time"
 
 	"github.com/hashicorp/memberlist"
 )
 
-// delegate, events and pings are the three faces Gossip shows memberlist.
+// delegate and events are the two faces Gossip shows memberlist.
 // They are conversions of *Gossip so that memberlist's callbacks stay out of
 // Gossip's public method set.
 type (
 	delegate Gossip
 	events   Gossip
-	pings    Gossip
 )
 
 var (
 	_ memberlist.Delegate      = (*delegate)(nil)
 	_ memberlist.EventDelegate = (*events)(nil)
-	_ memberlist.PingDelegate  = (*pings)(nil)
 )
 
 func (d *delegate) NodeMeta(limit int) []byte {
@@ -109,38 +105,4 @@ func (e *events) set(n *memberlist.Node, st Status) {
 	g.mu.Unlock()
 	g.log.Debug("membership", "node", n.Name, "status", st)
 	g.notify()
-}
-
-func (p *pings) AckPayload() []byte { return nil }
-func (p *pings) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, _ []byte) {
-	p.rtt.add(other.Name, rtt, time.Now())
-}
-
-// RTTSample is the latest round-trip time to a peer.
-type RTTSample struct {
-	RTT time.Duration
-	At  time.Time
-}
-
-type rttBook struct {
-	mu sync.Mutex
-	m  map[string]RTTSample
-}
-
-func newRTTBook() *rttBook { return &rttBook{m: make(map[string]RTTSample)} }
-
-func (r *rttBook) add(peer string, rtt time.Duration, at time.Time) {
-	r.mu.Lock()
-	r.m[peer] = RTTSample{RTT: rtt, At: at}
-	r.mu.Unlock()
-}
-
-func (r *rttBook) snapshot() map[string]RTTSample {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]RTTSample, len(r.m))
-	for k, v := range r.m {
-		out[k] = v
-	}
-	return out
 }

@@ -28,7 +28,6 @@ type Gossip struct {
 	self  NodeState
 
 	changed chan struct{}
-	rtt     *rttBook
 	stop    chan struct{}
 	done    sync.WaitGroup
 	now     func() time.Time
@@ -54,7 +53,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	}
 	g := &Gossip{
 		cfg: cfg, log: logger, table: NewTable(cfg.Name),
-		changed: make(chan struct{}, 1), rtt: newRTTBook(), stop: make(chan struct{}), now: time.Now,
+		changed: make(chan struct{}, 1), stop: make(chan struct{}), now: time.Now,
 	}
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = cfg.Name
@@ -71,7 +70,6 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	mc.SecretKey = cfg.Key
 	mc.Delegate = (*delegate)(g)
 	mc.Events = (*events)(g)
-	mc.Ping = (*pings)(g)
 	mc.Logger = log.New(logWriter{logger}, "", 0)
 	if cfg.Port == 0 {
 		// memberlist binds TCP and UDP on one free port when BindPort is 0
@@ -229,10 +227,6 @@ func (g *Gossip) NumAlive() int { return g.ml.NumMembers() }
 // table or the membership changes. Reconcilers use it as a wake-up and then
 // read the whole state: level-triggered, so a missed signal loses nothing.
 func (g *Gossip) Changed() <-chan struct{} { return g.changed }
-
-// RTTs returns the latest round-trip times memberlist observed on its pings,
-// by peer name.
-func (g *Gossip) RTTs() map[string]RTTSample { return g.rtt.snapshot() }
 
 // Leave announces a graceful departure and waits up to timeout for it to
 // spread.

@@ -240,8 +240,8 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 	}
 	n := j.clone()
 	cur := n.Current()
-	cur.State, cur.Reason, cur.EndedAt, cur.ExitCode = st, reason, at, cloneInt(&code)
-	n.State, n.Reason, n.EndedAt, n.ExitCode = st, reason, at, cloneInt(&code)
+	cur.State, cur.Reason, cur.EndedAt, cur.ExitCode = st, reason, at, clonePtr(&code)
+	n.State, n.Reason, n.EndedAt, n.ExitCode = st, reason, at, clonePtr(&code)
 	s.Jobs[n.ID] = n
 	return res, nil
 }

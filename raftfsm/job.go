@@ -266,7 +266,7 @@ func (j *Job) clone() *Job {
 	}
 	c := *j
 	c.Spec = j.Spec.clone()
-	c.ExitCode = cloneInt(j.ExitCode)
+	c.ExitCode = clonePtr(j.ExitCode)
 	if j.Elastic != nil {
 		e := *j.Elastic
 		e.RestartCosts = cloneSlice(j.Elastic.RestartCosts)
@@ -288,14 +288,8 @@ func (s JobSpec) clone() JobSpec {
 	c.Env = cloneSlice(s.Env)
 	c.Hostfile = cloneSlice(s.Hostfile)
 	c.PEs = cloneSlice(s.PEs)
-	if s.Alpha != nil {
-		a := *s.Alpha
-		c.Alpha = &a
-	}
-	if s.Elastic != nil {
-		e := *s.Elastic
-		c.Elastic = &e
-	}
+	c.Alpha = clonePtr(s.Alpha)
+	c.Elastic = clonePtr(s.Elastic)
 	return c
 }
 
@@ -304,15 +298,14 @@ func (a Attempt) clone() Attempt {
 	c.Hosts = cloneSlice(a.Hosts)
 	c.Acks = cloneSlice(a.Acks)
 	c.Lost = cloneSlice(a.Lost)
-	c.ExitCode = cloneInt(a.ExitCode)
-	if a.Progress != nil {
-		p := *a.Progress
-		c.Progress = &p
-	}
+	c.ExitCode = clonePtr(a.ExitCode)
+	c.Progress = clonePtr(a.Progress)
 	return c
 }
 
-func cloneInt(p *int) *int {
+// clonePtr copies the value behind a pointer of a struct without
+// references of its own (ints, floats, flat structs), keeping nil as nil.
+func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}

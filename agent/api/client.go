@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -123,20 +122,6 @@ func (c *Client) Leader(ctx context.Context) (Leader, error) {
 func (c *Client) Apply(ctx context.Context, cmd []byte) (ApplyResult, error) {
 	var r ApplyResult
 	return r, c.Do(ctx, http.MethodPost, "/v1/apply", cmd, &r)
-}
-
-// Query builds a path with query parameters.
-func Query(path string, kv ...string) string {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			v.Set(kv[i], kv[i+1])
-		}
-	}
-	if len(v) == 0 {
-		return path
-	}
-	return path + "?" + v.Encode()
 }
 
 // Stream copies the body of a GET (a log) to w as it arrives.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"os/user"
@@ -208,29 +207,31 @@ func exitFor(j api.Job) error {
 }
 
 // streamLogs copies one stream of one attempt as it is written, until the
-// attempt ends. Failures to reach the head node are retried until ctx ends.
+// attempt ends. A failed request (the head node not reachable yet) is
+// retried from where the last one stopped, until ctx ends.
 func streamLogs(ctx context.Context, cl *api.Client, id uint64, attempt int, stream string, w io.Writer) {
-	var offset int64
+	cw := &countingWriter{w: w}
 	for ctx.Err() == nil {
-		url := fmt.Sprintf("%s/v1/jobs/%d/logs?stream=%s&attempt=%d&follow=1&offset=%d", cl.Base, id, stream, attempt, offset)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		req.Header.Set("Authorization", "Bearer "+cl.Token)
-		resp, err := (&http.Client{}).Do(req)
-		if err == nil {
-			if resp.StatusCode == http.StatusOK {
-				n, cerr := io.Copy(w, resp.Body)
-				offset += n
-				resp.Body.Close()
-				if cerr == nil {
-					return // the attempt ended and everything was read
-				}
-			} else {
-				resp.Body.Close()
-			}
+		path := fmt.Sprintf("/v1/jobs/%d/logs?stream=%s&attempt=%d&follow=1&offset=%d", id, stream, attempt, cw.n)
+		if err := cl.Stream(ctx, path, cw); err == nil {
+			return // the attempt ended and everything was read
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// countingWriter remembers how much was written, so a retried stream
+// resumes at the right offset.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
