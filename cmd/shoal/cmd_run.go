@@ -46,6 +46,10 @@ Examples:
 	}
 }
 
+// agentGone is how long shoal run keeps asking an agent that does not
+// answer before it gives up following the job.
+const agentGone = 2 * time.Minute
+
 // follow watches a job until it ends: progress on stderr, output streamed,
 // exit with the job's code.
 func follow(c *cli.Context, cl *api.Client, id uint64) error {
@@ -61,6 +65,7 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	streamed := map[int]bool{}
 	said := map[string]bool{}
 	last := ""
+	var lost time.Time
 	for {
 		select {
 		case <-sigs:
@@ -78,8 +83,17 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 		}
 		j, err := cl.Job(ctx, id)
 		if err != nil {
-			continue // a transient error (no leader yet on this node): keep waiting
+			// A transient error (no leader yet on this node) is waited out;
+			// an agent that stays unreachable is not.
+			if lost.IsZero() {
+				lost = time.Now()
+			}
+			if time.Since(lost) > agentGone {
+				return cli.Exit(fmt.Sprintf("lost the agent for %v while following job %d (%v); the job may still run: see 'shoal job %d'", agentGone, id, err, id), exitFailure)
+			}
+			continue
 		}
+		lost = time.Time{}
 		for _, p := range milestones(j, said) {
 			fmt.Fprintln(stderr, "shoal: "+p)
 		}
