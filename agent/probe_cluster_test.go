@@ -194,3 +194,34 @@ func TestProbes_NodeDiesMidCycle(t *testing.T) {
 	})
 	t.Logf("all %d live pairs re-measured %v after the kill", len(live)*(len(live)-1), time.Since(killed).Round(time.Millisecond))
 }
+
+// A node that joins a formed cluster has its links measured in a catch-up
+// cycle, not after BandwidthInterval (set to an hour here, so without the
+// catch-up this test times out).
+func TestProbes_JoinerCaughtUp(t *testing.T) {
+	t.Parallel()
+	bin := testcluster.BuildShoal(t)
+	const n = 4
+	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Later: 1, Configure: func(i int, cfg *agent.Config) {
+		fastProbes(i, cfg)
+		cfg.Probes.BandwidthInterval = time.Hour
+	}})
+	leader := c.WaitLeader(20 * time.Second)
+	first := []string{c.Name(0), c.Name(1), c.Name(2)}
+	testcluster.WaitFor(t, 30*time.Second, "the first three nodes measured", func() bool {
+		ps, err := c.Client(leader).Net(context.Background())
+		return err == nil && fullMatrix(ps, first, time.Time{})
+	})
+	joined := time.Now()
+	c.Start(n - 1)
+	all := append(first, c.Name(n-1))
+	testcluster.WaitFor(t, 30*time.Second, "the joiner's pairs measured", func() bool {
+		ps, err := c.Client(leader).Net(context.Background())
+		return err == nil && fullMatrix(ps, all, time.Time{})
+	})
+	t.Logf("joiner's pairs measured %v after it started", time.Since(joined).Round(time.Millisecond))
+	d := c.Agent(leader).FSM().State().ProbeDuties
+	if len(d.Rounds) > n {
+		t.Errorf("catch-up cycle %d has %d rounds for %d nodes", d.Cycle, len(d.Rounds), n)
+	}
+}

@@ -40,6 +40,7 @@ type probeManager struct {
 	// leader side
 	sup        *probe.Supervisor
 	cycleStart map[uint64]time.Time
+	tried      map[probe.Pair]bool // pairs tested since the last full cycle
 }
 
 type dutyKey struct {

@@ -214,3 +214,45 @@ func Unmeasured(members []string, last map[Pair]time.Time) []Pair {
 	}
 	return out
 }
+
+// PlanCatchUp plans a short cycle for the pairs of live members that have
+// never been measured and that no cycle since the last full one has tried
+// (tried): in practice, the pairs of nodes that joined after the last full
+// cycle started. Without it a node that joins a formed cluster stays
+// unmeasured, and placement blind to its links, until the next full
+// cycle, which is BandwidthInterval (5 min by default) away. A pair that
+// was tried and failed is left to the next full cycle, so a broken link
+// is not retested every round. The budget's per-node cap applies as in
+// PlanCycle. An empty plan means nothing to catch up.
+func PlanCatchUp(members []string, last map[Pair]time.Time, tried map[Pair]bool, budget BudgetConfig, now time.Time) Plan {
+	m := sortedMembers(members)
+	limit := budget.TestsPerCycle()
+	load := make(map[string]int, len(m))
+	var picked []Pair
+	for _, p := range Unmeasured(m, last) {
+		if tried[p] || (limit > 0 && (load[p.A] >= limit || load[p.B] >= limit)) {
+			continue
+		}
+		load[p.A]++
+		load[p.B]++
+		picked = append(picked, p)
+	}
+	if len(picked) == 0 {
+		return Plan{At: now}
+	}
+	per := 0
+	for _, c := range load {
+		per = max(per, c)
+	}
+	rounds := packRounds(picked)
+	chosen := make(map[Pair]bool, len(picked))
+	for _, p := range picked {
+		chosen[p] = true
+	}
+	// As in PlanCycle: the tournament restricted to these pairs needs at
+	// most n-1 rounds, first-fit sometimes more.
+	if alt := filterRounds(Rounds(m), chosen); len(alt) < len(rounds) {
+		rounds = alt
+	}
+	return Plan{At: now, Rounds: rounds, TestsPerNode: per, Budgeted: limit < len(m)-1}
+}

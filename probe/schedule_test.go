@@ -261,3 +261,74 @@ func TestUnmeasured(t *testing.T) {
 		})
 	}
 }
+
+// Nodes that join after a full cycle get their pairs measured at once, in
+// as few rounds as the tournament needs, and nothing already tried is
+// repeated.
+func TestPlanCatchUp_Joiners(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ old, joined int }{{6, 6}, {11, 1}, {2, 7}, {31, 1}, {10, 0}} {
+		t.Run(fmt.Sprintf("%d+%d", tc.old, tc.joined), func(t *testing.T) {
+			t.Parallel()
+			m := nodeNames(tc.old + tc.joined)
+			first := PlanCycle(m[:tc.old], nil, unlimited, t0)
+			last := map[Pair]time.Time{}
+			tried := map[Pair]bool{}
+			for _, p := range first.Pairs() {
+				last[p], tried[p] = t0, true
+			}
+			plan := PlanCatchUp(m, last, tried, unlimited, t0)
+			want := len(m)*(len(m)-1)/2 - len(first.Pairs())
+			seen := checkRounds(t, m, plan.Rounds, false)
+			if len(seen) != want {
+				t.Fatalf("%d pairs caught up, want %d", len(seen), want)
+			}
+			for p := range seen {
+				if tried[p] {
+					t.Fatalf("pair %v repeated", p)
+				}
+			}
+			if tc.joined > 0 && len(plan.Rounds) > len(m) {
+				t.Errorf("%d rounds for %d nodes", len(plan.Rounds), len(m))
+			}
+		})
+	}
+}
+
+// A pair that was tried and is still unmeasured (a broken link) is left to
+// the next full cycle instead of being retested every round.
+func TestPlanCatchUp_FailedPairWaits(t *testing.T) {
+	t.Parallel()
+	m := []string{"a", "b", "c"}
+	last := map[Pair]time.Time{{"a", "b"}: t0, {"b", "c"}: t0}
+	tried := map[Pair]bool{{"a", "b"}: true, {"b", "c"}: true, {"a", "c"}: true}
+	if plan := PlanCatchUp(m, last, tried, unlimited, t0); len(plan.Rounds) != 0 {
+		t.Fatalf("retests a failed pair: %v", plan.Rounds)
+	}
+	delete(tried, Pair{"a", "c"})
+	plan := PlanCatchUp(m, last, tried, unlimited, t0)
+	if got := plan.Pairs(); !reflect.DeepEqual(got, []Pair{{"a", "c"}}) {
+		t.Fatalf("got %v, want [{a c}]", got)
+	}
+}
+
+// The per-node cap of the budget holds for catch-up cycles too.
+func TestPlanCatchUp_Budget(t *testing.T) {
+	t.Parallel()
+	m := nodeNames(20)
+	b := BudgetConfig{BytesPerHour: 12 * 4 << 20, TestBytes: 4 << 20, CycleInterval: 30 * time.Minute} // 6 tests a cycle
+	plan := PlanCatchUp(m, nil, nil, b, t0)
+	per := map[string]int{}
+	for _, p := range plan.Pairs() {
+		per[p.A]++
+		per[p.B]++
+	}
+	for n, c := range per {
+		if c > 6 {
+			t.Fatalf("%s takes %d tests, cap 6", n, c)
+		}
+	}
+	if !plan.Budgeted || len(plan.Pairs()) == 0 {
+		t.Fatalf("plan %+v", plan)
+	}
+}

@@ -40,6 +40,9 @@ type Options struct {
 	Bin string
 	// Prefix of node names. Default "n".
 	Prefix string
+	// Later is how many of the last nodes New configures but does not
+	// start: Start brings them in, as nodes joining a formed cluster.
+	Later int
 }
 
 // Cluster is a set of in-process agents.
@@ -106,6 +109,9 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 			opts.Configure(i, &cfg)
 		}
 		c.cfgs[i] = cfg
+		if i >= n-opts.Later {
+			continue
+		}
 		if err := c.start(i); err != nil {
 			t.Fatalf("start agent %d: %v", i, err)
 		}
@@ -217,6 +223,10 @@ func (c *Cluster) Restart(i int) {
 		c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
 	}
 }
+
+// Start starts node i, one that Options.Later held back, joining the
+// nodes that are up.
+func (c *Cluster) Start(i int) { c.t.Helper(); c.Restart(i) }
 
 // StopAll stops every running node.
 func (c *Cluster) StopAll(graceful bool) {
