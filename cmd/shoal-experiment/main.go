@@ -66,7 +66,8 @@ func main() {
 	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
 	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long to wait for one full bandwidth cycle before running anyway")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 3*time.Minute, "longest one MPI run may take")
-	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,oracle", "policies to compare")
+	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,netload@0.1,t-oracle,oracle",
+		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A asks with --alpha A), t-oracle, oracle")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 30m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
@@ -88,7 +89,7 @@ type runRec struct {
 	Hosts          []string
 	TimeS, CommS   float64 // halo's own timing (slowest rank)
 	WallS          float64 // mpiexec from start to exit
-	ModelT         float64 // shoal's T for the group (alloc's Score.T), 0 for the oracle
+	ModelT         float64 // shoal's T for the group (alloc's Score.T), 0 for the oracles
 	MinAvailMbps   float64 // slowest pair under the configured rates
 	Switches, Hogs int
 	Err            string
@@ -161,11 +162,16 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		fmt.Fprintf(out, "shoal net (Mbit/s) as %s sees it before the runs:\n%s\n", asker, net)
 	}
 	m := newModel(topo)
-	oracleHosts, od, err := m.oracle(c.np)
+	oracleHosts, err := m.oracle(c.np)
 	if err != nil {
 		return err
 	}
-	say("oracle group (configured rates, T=%.3f): %v", od.Score.T, oracleHosts)
+	tOracleHosts, td, err := m.tOracle(c.np)
+	if err != nil {
+		return err
+	}
+	say("oracle group (configured rates, no hog nodes, fastest slowest pair): %v", oracleHosts)
+	say("t-oracle group (least T over a perfect snapshot, T=%.3f): %v", td.Score.T, tOracleHosts)
 	rsh, err := l.LauncherScript()
 	if err != nil {
 		return err
@@ -181,9 +187,12 @@ func run(ctx context.Context, c config, out io.Writer) error {
 				return ctx.Err()
 			}
 			r := runRec{Rep: rep, Order: i + 1, Policy: pol}
-			if pol == "oracle" {
+			switch pol {
+			case "oracle":
 				r.Hosts = oracleHosts
-			} else {
+			case "t-oracle":
+				r.Hosts = tOracleHosts
+			default:
 				r.Hosts, r.ModelT, err = alloc(ctx, l, asker, pol, c.np, int64(c.seed)*1000+int64(rep))
 				if err != nil {
 					return err
@@ -202,7 +211,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err := writeCSV(c.out, recs); err != nil {
 		return err
 	}
-	report(out, c, topo, recs, oracleHosts, time.Since(start))
+	report(out, c, topo, recs, oracleHosts, tOracleHosts, time.Since(start))
 	fmt.Fprintf(out, "\nevery run: %s\n", c.out)
 	return nil
 }
@@ -225,11 +234,18 @@ func buildProgram(src, dir, flavour string) (string, error) {
 	return exe, nil
 }
 
-// alloc asks node's agent where policy would put np processes, one per node.
+// alloc asks node's agent where policy would put np processes, one per
+// node. A policy written NAME@A is NAME asked with --alpha A.
 func alloc(ctx context.Context, l *lab.Lab, node, policy string, np int, seed int64) ([]string, float64, error) {
+	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", "1",
+		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
+	name, alpha, ok := strings.Cut(policy, "@")
+	args = append(args, "--policy", name)
+	if ok {
+		args = append(args, "--alpha", alpha)
+	}
 	var d placement.Decision
-	out, err := l.Shoal(ctx, node, "alloc", "-n", strconv.Itoa(np), "--ppn", "1", "--policy", policy,
-		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json")
+	out, err := l.Shoal(ctx, node, args...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -121,21 +121,32 @@ func (m *model) pair(a, b string) (peak, avail float64, hops int) {
 }
 
 // snapshot is what a perfect monitor would tell placement: identical
-// nodes, load = the node's hogs, and every pair's configured rates.
+// nodes, load = the node's hogs plus its reported background load (what
+// the lab's agents read), node flow = the background flows it sends or
+// receives, and every pair's configured rates.
 func (m *model) snapshot() placement.Snapshot {
 	var s placement.Snapshot
 	hogs := map[string]int{}
 	for _, h := range m.topo.Hogs {
 		hogs[h.Node] += h.Workers
 	}
+	flow := map[string]float64{} // bytes/s in+out, as agents report it
+	for _, f := range m.topo.Flows {
+		rate := float64(f.Mbit) * 1e6 / 8
+		flow[f.From] += rate
+		flow[f.To] += rate
+	}
 	for _, n := range m.topo.Nodes {
-		l := float64(hogs[n.Name])
+		l := float64(hogs[n.Name]) + n.Load
+		fl := flow[n.Name]
+		u := 50 * float64(hogs[n.Name]) // only hogs burn CPU
 		s.Nodes = append(s.Nodes, placement.Node{
 			Name: n.Name, Alive: true, Switch: n.Switch,
 			Cores: 2, Threads: 2, MHz: 2000, MemTotal: 8 << 30,
 			Load:     placement.Means{Now: l, M1: l, M5: l, M15: l},
-			CPUUtil:  placement.Means{Now: 50 * l, M1: 50 * l, M5: 50 * l, M15: 50 * l},
+			CPUUtil:  placement.Means{Now: u, M1: u, M5: u, M15: u},
 			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
+			NetFlow:  placement.Means{Now: fl, M1: fl, M5: fl, M15: fl},
 		})
 	}
 	for i, a := range m.topo.Nodes {
@@ -150,15 +161,83 @@ func (m *model) snapshot() placement.Snapshot {
 	return s
 }
 
-// oracle is the best group of np nodes (one process each) by brute force
-// over the configured snapshot.
-func (m *model) oracle(np int) ([]string, placement.Decision, error) {
+// oracle is the best group of np nodes (one process each) for a
+// communication-bound program, by brute force over every group under the
+// configured rates: no node whose CPU a hog starves, then the fastest
+// slowest pair (what the program's exchanges wait for), then the fewest
+// switches, then the most bandwidth over all pairs, then names. It knows
+// what placement cannot: the configured rates and which load is real.
+func (m *model) oracle(np int) ([]string, error) {
+	hog := map[string]bool{}
+	for _, h := range m.topo.Hogs {
+		hog[h.Node] = true
+	}
+	var free []string
+	for _, n := range m.topo.Nodes {
+		if !hog[n.Name] {
+			free = append(free, n.Name)
+		}
+	}
+	if np < 1 || np > len(free) {
+		return nil, fmt.Errorf("oracle: %d nodes wanted, %d without hogs", np, len(free))
+	}
+	type score struct {
+		minAvail float64
+		switches int
+		sum      float64
+	}
+	better := func(a, b score) bool {
+		if a.minAvail != b.minAvail {
+			return a.minAvail > b.minAvail
+		}
+		if a.switches != b.switches {
+			return a.switches < b.switches
+		}
+		return a.sum > b.sum
+	}
+	var best []string
+	var bestScore score
+	group := make([]string, 0, np)
+	var walk func(from int)
+	walk = func(from int) {
+		if len(group) == np {
+			sc := score{minAvail: math.Inf(1)}
+			sws := map[string]bool{}
+			for i, a := range group {
+				sws[m.sw[a]] = true
+				for _, b := range group[i+1:] {
+					_, avail, _ := m.pair(a, b)
+					sc.minAvail = math.Min(sc.minAvail, avail)
+					sc.sum += avail
+				}
+			}
+			sc.switches = len(sws)
+			if best == nil || better(sc, bestScore) {
+				best, bestScore = append([]string(nil), group...), sc
+			}
+			return
+		}
+		for i := from; i < len(free); i++ {
+			group = append(group, free[i])
+			walk(i + 1)
+			group = group[:len(group)-1]
+		}
+	}
+	walk(0)
+	return best, nil
+}
+
+// tOracle is the group with the least T (shoal's objective, with
+// netload's defaults) by brute force over a perfect monitor's snapshot:
+// what netload would choose if its measurements were exact. Comparing it
+// with the oracle separates the model's error from the measurements'.
+func (m *model) tOracle(np int) ([]string, placement.Decision, error) {
 	d, err := placement.Oracle(m.snapshot(), placement.Request{N: np, PPN: 1, Oversubscribe: true, Force: true})
 	if err != nil {
-		return nil, d, fmt.Errorf("oracle: %w", err)
+		return nil, d, fmt.Errorf("t-oracle: %w", err)
 	}
 	if d.Wait {
-		return nil, d, fmt.Errorf("oracle: wait: %s", d.WaitReason)
+		return nil, d, fmt.Errorf("t-oracle: wait: %s", d.WaitReason)
 	}
 	var hosts []string
 	for _, h := range d.Hosts {

@@ -35,12 +35,24 @@ func (l *Lab) hostProc(node string) (string, error) {
 			return "", fmt.Errorf("host proc for %s: %w", node, err)
 		}
 	}
-	load := float64(l.HogWorkers(node))
+	load := l.ReportedLoad(node)
 	content := fmt.Sprintf("%.2f %.2f %.2f 1/100 1\n", load, load, load)
 	if err := os.WriteFile(filepath.Join(dir, "loadavg"), []byte(content), 0o644); err != nil {
 		return "", fmt.Errorf("host proc for %s: %w", node, err)
 	}
 	return dir, nil
+}
+
+// ReportedLoad is the load average node's agent reads: its hogs plus the
+// background load the topology gives it (netns.Node.Load).
+func (l *Lab) ReportedLoad(node string) float64 {
+	load := float64(l.HogWorkers(node))
+	for _, n := range l.TB.Topology().Nodes {
+		if n.Name == node {
+			load += n.Load
+		}
+	}
+	return load
 }
 
 // HogWorkers is the number of CPU hogs the topology puts on node.

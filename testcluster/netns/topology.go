@@ -47,6 +47,12 @@ type Node struct {
 	Mbit int `json:"mbit,omitempty"`
 	// Unshaped leaves the link at veth speed (several Gbit/s); Mbit must then be 0.
 	Unshaped bool `json:"unshaped,omitempty"`
+	// Load is background load the node reports (its 1-, 5- and 15-minute
+	// load average, on top of its hogs) without burning CPU: the other
+	// users of a shared cluster, on a host whose 2 cores could not give
+	// every emulated node real load of its own. Only readers that take
+	// the node's /proc from testcluster/lab see it. 0 to 64.
+	Load float64 `json:"load,omitempty"`
 }
 
 // Uplink is a veth pair joining two switches, shaped in both directions.

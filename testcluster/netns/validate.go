@@ -73,6 +73,9 @@ func (t Topology) Validate() error {
 			bad("%s.switch %q: unknown switch", field, n.Switch)
 		}
 		checkRate(fmt.Sprintf("%s (%s)", field, n.Name), n.Mbit, n.Unshaped)
+		if !(n.Load >= 0 && n.Load <= 64) {
+			bad("%s (%s): load %v must be between 0 and 64", field, n.Name, n.Load)
+		}
 	}
 
 	// Union-find over switches: an uplink joining two switches already

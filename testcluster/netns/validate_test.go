@@ -3,6 +3,7 @@ package netns
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,9 @@ func TestValidate(t *testing.T) {
 		{"duplicate switch", func(t *Topology) { t.Switches = append(t.Switches, Switch{Name: "s1"}) }, []string{`switches[3].name "s1": duplicate switch`}},
 		{"bad switch name", func(t *Topology) { t.Switches[0].Name = "S 1"; t.Nodes[0].Switch = "S 1"; t.Uplinks = t.Uplinks[1:] }, []string{`switches[0].name "S 1": must match`}},
 		{"empty node name", func(t *Topology) { t.Nodes[0].Name = "" }, []string{"nodes[0].name: empty name"}},
+		{"negative load", func(t *Topology) { t.Nodes[0].Load = -0.5 }, []string{"load -0.5 must be between 0 and 64"}},
+		{"NaN load", func(t *Topology) { t.Nodes[0].Load = math.NaN() }, []string{"load NaN must be between 0 and 64"}},
+		{"background load", func(t *Topology) { t.Nodes[0].Load = 0.4 }, nil},
 		{"long node name", func(t *Topology) { t.Nodes[2].Name = strings.Repeat("x", 33); t.Flows = nil; t.Hogs = nil }, []string{"longer than 32 bytes"}},
 		{"duplicate node", func(t *Topology) { t.Nodes[1].Name = "a"; t.Flows = nil }, []string{`nodes[1].name "a": duplicate node`}},
 		{"unknown switch", func(t *Topology) { t.Nodes[1].Switch = "s9" }, []string{`nodes[1].switch "s9": unknown switch`}},

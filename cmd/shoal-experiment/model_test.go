@@ -1,0 +1,58 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/testcluster/netns"
+)
+
+// The experiment can only tell policies apart if they choose differently
+// on lab12: the load-only baseline must not stumble on the oracle's group
+// (on lab12 names follow the switches, so a load-only policy breaking
+// ties by name would be topology-aware by accident; the nodes' small
+// background loads prevent that), and netload, given a perfect snapshot,
+// must find the least-T group the t-oracle finds by brute force.
+func TestLab12Model(t *testing.T) {
+	t.Parallel()
+	topo, err := netns.LoadTopology("../../testbed/lab12.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(topo)
+	oracle, err := m.oracle(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tOracle, td, err := m.tOracle(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pick := func(policy string) []string {
+		d, err := placement.Place(m.snapshot(), placement.Request{N: 4, PPN: 1, Oversubscribe: true, Force: true, Policy: policy})
+		if err != nil {
+			t.Fatalf("%s: %v", policy, err)
+		}
+		var hosts []string
+		for _, h := range d.Hosts {
+			hosts = append(hosts, h.Node)
+		}
+		slices.Sort(hosts)
+		return hosts
+	}
+	slices.Sort(oracle)
+	slices.Sort(tOracle)
+	if got := pick(placement.PolicyNetload); !slices.Equal(got, tOracle) {
+		t.Errorf("netload with a perfect snapshot chose %v, the t-oracle %v (T %.4f)", got, tOracle, td.Score.T)
+	}
+	load := pick(placement.PolicyLoad)
+	if slices.Equal(load, oracle) {
+		t.Errorf("load-only chose the oracle's group %v: lab12 cannot tell network-aware placement from it", load)
+	}
+	minAvail, switches, hogs := m.groupStats(oracle)
+	if hogs != 0 || switches != 2 || minAvail != 30 {
+		t.Errorf("oracle group %v: min %.0f Mbit/s, %d switches, %d hog nodes", oracle, minAvail, switches, hogs)
+	}
+	t.Logf("oracle %v, t-oracle %v, load %v", oracle, tOracle, load)
+}
