@@ -39,7 +39,7 @@ import (
 
 type config struct {
 	topo, shoal, halo, out string
-	reps, np               int
+	reps, np, ppn          int
 	iters, haloKiB, sweeps int
 	confine                int
 	mpi                    string
@@ -58,7 +58,8 @@ func main() {
 	flag.StringVar(&c.halo, "halo", "examples/mpi/halo.c", "MPI program: a .c file (built with mpicc.mpich) or an executable")
 	flag.StringVar(&c.out, "out", "experiment.csv", "CSV `FILE` of every run")
 	flag.IntVar(&c.reps, "reps", 5, "repetitions (each runs every policy once)")
-	flag.IntVar(&c.np, "np", 4, "MPI ranks, one per node (the machine has 2 cores: keep it small)")
+	flag.IntVar(&c.np, "np", 4, "MPI ranks (the machine has 2 cores: keep it small)")
+	flag.IntVar(&c.ppn, "ppn", 0, "ranks per node asked of shoal alloc (0: placement decides from each node's free cores)")
 	flag.IntVar(&c.iters, "iters", 15, "halo iterations")
 	flag.IntVar(&c.haloKiB, "halo-kib", 256, "halo size in KiB per neighbour and direction")
 	flag.IntVar(&c.sweeps, "sweeps", 4, "relaxation sweeps per iteration (compute)")
@@ -86,7 +87,7 @@ func main() {
 type runRec struct {
 	Rep, Order     int
 	Policy         string
-	Hosts          []string
+	Hosts          []string // one entry per rank, in rank order
 	TimeS, CommS   float64 // halo's own timing (slowest rank)
 	WallS          float64 // mpiexec from start to exit
 	ModelT         float64 // shoal's T for the group (alloc's Score.T), 0 for the oracles
@@ -166,7 +167,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tOracleHosts, td, err := m.tOracle(c.np)
+	tOracleHosts, td, err := m.tOracle(c.np, c.ppn)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 			case "t-oracle":
 				r.Hosts = tOracleHosts
 			default:
-				r.Hosts, r.ModelT, err = alloc(ctx, l, asker, pol, c.np, int64(c.seed)*1000+int64(rep))
+				r.Hosts, r.ModelT, err = alloc(ctx, l, asker, pol, c.np, c.ppn, int64(c.seed)*1000+int64(rep))
 				if err != nil {
 					return err
 				}
@@ -234,10 +235,10 @@ func buildProgram(src, dir, flavour string) (string, error) {
 	return exe, nil
 }
 
-// alloc asks node's agent where policy would put np processes, one per
-// node. A policy written NAME@A is NAME asked with --alpha A.
-func alloc(ctx context.Context, l *lab.Lab, node, policy string, np int, seed int64) ([]string, float64, error) {
-	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", "1",
+// alloc asks node's agent where policy would put np processes and returns
+// one host per rank. A policy written NAME@A is NAME asked with --alpha A.
+func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, error) {
+	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", strconv.Itoa(ppn),
 		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
 	name, alpha, ok := strings.Cut(policy, "@")
 	args = append(args, "--policy", name)
@@ -254,10 +255,12 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np int, seed in
 	}
 	var hosts []string
 	for _, h := range d.Hosts {
-		hosts = append(hosts, h.Node)
+		for range h.Procs {
+			hosts = append(hosts, h.Node)
+		}
 	}
 	if len(hosts) != np {
-		return nil, 0, fmt.Errorf("shoal alloc --policy %s gave %d hosts (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
+		return nil, 0, fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
 	}
 	return hosts, d.Score.T, nil
 }
@@ -269,8 +272,8 @@ var haloLine = regexp.MustCompile(`time_s=([0-9.]+) comm_s=([0-9.]+)`)
 func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work string, r *runRec) {
 	hf := filepath.Join(work, fmt.Sprintf("hosts-%d-%s", r.Rep, r.Policy))
 	var b strings.Builder
-	for _, h := range r.Hosts {
-		fmt.Fprintf(&b, "%s:1\n", h)
+	for _, h := range slotsOf(r.Hosts) {
+		fmt.Fprintf(&b, "%s:%d\n", h.Node, h.Procs)
 	}
 	if err := os.WriteFile(hf, []byte(b.String()), 0o644); err != nil {
 		r.Err = err.Error()
@@ -307,6 +310,22 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work st
 	}
 	r.TimeS, _ = strconv.ParseFloat(mm[1], 64)
 	r.CommS, _ = strconv.ParseFloat(mm[2], 64)
+}
+
+// slotsOf groups one-host-per-rank into hosts with rank counts, in order
+// of first appearance.
+func slotsOf(ranks []string) []placement.Host {
+	var out []placement.Host
+	at := map[string]int{}
+	for _, h := range ranks {
+		if i, ok := at[h]; ok {
+			out[i].Procs++
+			continue
+		}
+		at[h] = len(out)
+		out = append(out, placement.Host{Node: h, Procs: 1})
+	}
+	return out
 }
 
 func truncate(s string, n int) string {

@@ -25,28 +25,30 @@ func TestLab12Model(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tOracle, td, err := m.tOracle(4)
+	tOracle, td, err := m.tOracle(4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pick := func(policy string) []string {
-		d, err := placement.Place(m.snapshot(), placement.Request{N: 4, PPN: 1, Oversubscribe: true, Force: true, Policy: policy})
+	pick := func(policy string, alpha float64) []string {
+		d, err := placement.Place(m.snapshot(), placement.Request{N: 4, Oversubscribe: true, Force: true, Policy: policy, Alpha: alpha})
 		if err != nil {
 			t.Fatalf("%s: %v", policy, err)
 		}
 		var hosts []string
 		for _, h := range d.Hosts {
-			hosts = append(hosts, h.Node)
+			for range h.Procs {
+				hosts = append(hosts, h.Node)
+			}
 		}
 		slices.Sort(hosts)
 		return hosts
 	}
 	slices.Sort(oracle)
 	slices.Sort(tOracle)
-	if got := pick(placement.PolicyNetload); !slices.Equal(got, tOracle) {
+	if got := pick(placement.PolicyNetload, 0); !slices.Equal(got, tOracle) {
 		t.Errorf("netload with a perfect snapshot chose %v, the t-oracle %v (T %.4f)", got, tOracle, td.Score.T)
 	}
-	load := pick(placement.PolicyLoad)
+	load := pick(placement.PolicyLoad, 0)
 	if slices.Equal(load, oracle) {
 		t.Errorf("load-only chose the oracle's group %v: lab12 cannot tell network-aware placement from it", load)
 	}

@@ -231,8 +231,8 @@ func (m *model) oracle(np int) ([]string, error) {
 // netload's defaults) by brute force over a perfect monitor's snapshot:
 // what netload would choose if its measurements were exact. Comparing it
 // with the oracle separates the model's error from the measurements'.
-func (m *model) tOracle(np int) ([]string, placement.Decision, error) {
-	d, err := placement.Oracle(m.snapshot(), placement.Request{N: np, PPN: 1, Oversubscribe: true, Force: true})
+func (m *model) tOracle(np, ppn int) ([]string, placement.Decision, error) {
+	d, err := placement.Oracle(m.snapshot(), placement.Request{N: np, PPN: ppn, Oversubscribe: true, Force: true})
 	if err != nil {
 		return nil, d, fmt.Errorf("t-oracle: %w", err)
 	}
@@ -241,14 +241,21 @@ func (m *model) tOracle(np int) ([]string, placement.Decision, error) {
 	}
 	var hosts []string
 	for _, h := range d.Hosts {
-		hosts = append(hosts, h.Node)
+		for range h.Procs {
+			hosts = append(hosts, h.Node)
+		}
 	}
 	return hosts, d, nil
 }
 
-// groupStats describes a group under the configured model: the slowest
-// pair's available rate, how many switches it spans, and its hog nodes.
-func (m *model) groupStats(hosts []string) (minAvail float64, switches, loaded int) {
+// groupStats describes a group (one host per rank) under the configured
+// model: the slowest pair of distinct nodes' available rate, how many
+// switches it spans, and its hog nodes.
+func (m *model) groupStats(ranks []string) (minAvail float64, switches, loaded int) {
+	var hosts []string
+	for _, h := range slotsOf(ranks) {
+		hosts = append(hosts, h.Node)
+	}
 	minAvail = math.Inf(1)
 	sws := map[string]bool{}
 	hogs := map[string]bool{}
