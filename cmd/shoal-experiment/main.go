@@ -67,8 +67,8 @@ func main() {
 	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
 	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long to wait for one full bandwidth cycle before running anyway")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 3*time.Minute, "longest one MPI run may take")
-	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,netload@0.1,t-oracle,oracle",
-		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A asks with --alpha A), t-oracle, oracle")
+	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,netload@0.1,netload/flow=0,t-oracle,oracle",
+		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A/W asks with --alpha A --weight W), t-oracle, oracle")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 30m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
@@ -236,14 +236,19 @@ func buildProgram(src, dir, flavour string) (string, error) {
 }
 
 // alloc asks node's agent where policy would put np processes and returns
-// one host per rank. A policy written NAME@A is NAME asked with --alpha A.
+// one host per rank. A policy written NAME@A/W1/W2 is NAME asked with
+// --alpha A --weight W1 --weight W2 (e.g. netload@0.1/flow=0).
 func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, error) {
 	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", strconv.Itoa(ppn),
 		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
-	name, alpha, ok := strings.Cut(policy, "@")
+	spec := strings.Split(policy, "/")
+	name, alpha, ok := strings.Cut(spec[0], "@")
 	args = append(args, "--policy", name)
 	if ok {
 		args = append(args, "--alpha", alpha)
+	}
+	for _, w := range spec[1:] {
+		args = append(args, "--weight", w)
 	}
 	var d placement.Decision
 	out, err := l.Shoal(ctx, node, args...)

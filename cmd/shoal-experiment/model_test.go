@@ -29,8 +29,18 @@ func TestLab12Model(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pick := func(policy string, alpha float64) []string {
-		d, err := placement.Place(m.snapshot(), placement.Request{N: 4, Oversubscribe: true, Force: true, Policy: policy, Alpha: alpha})
+	pick := func(policy string, alpha float64, weights ...string) []string {
+		r := placement.Request{N: 4, Oversubscribe: true, Force: true, Policy: policy, Alpha: alpha}
+		if len(weights) > 0 {
+			w := placement.DefaultAttrWeights()
+			for _, s := range weights {
+				if err := w.SetWeight(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.Attr = &w
+		}
+		d, err := placement.Place(m.snapshot(), r)
 		if err != nil {
 			t.Fatalf("%s: %v", policy, err)
 		}
@@ -55,6 +65,18 @@ func TestLab12Model(t *testing.T) {
 	minAvail, switches, hogs := m.groupStats(oracle)
 	if hogs != 0 || switches != 2 || minAvail != 30 {
 		t.Errorf("oracle group %v: min %.0f Mbit/s, %d switches, %d hog nodes", oracle, minAvail, switches, hogs)
+	}
+	// What docs/experiment.md explains: the background flows' node flow is
+	// what steers T away from the oracle's network; without it (or with a
+	// low enough alpha) netload's choice is as good as the oracle's.
+	for _, v := range []struct {
+		alpha   float64
+		weights []string
+	}{{0.3, []string{"flow=0"}}, {0.05, nil}} {
+		g := pick(placement.PolicyNetload, v.alpha, v.weights...)
+		if mn, sw, hg := m.groupStats(g); mn != minAvail || sw != switches || hg != 0 {
+			t.Errorf("netload alpha %.2f %v: chose %v (min %.0f Mbit/s, %d switches, %d hogs), not as good as the oracle's", v.alpha, v.weights, g, mn, sw, hg)
+		}
 	}
 	t.Logf("oracle %v, t-oracle %v, load %v", oracle, tOracle, load)
 }

@@ -115,7 +115,7 @@ func report(w io.Writer, c config, topo netns.Topology, recs []runRec, oracle, t
 	fmt.Fprintln(w, "| policy | over | average gain | median gain | maximum gain | gain of means |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, p := range c.policies {
-		if name, _, _ := strings.Cut(p, "@"); name != "paper" && name != "netload" {
+		if name := strings.FieldsFunc(p, func(r rune) bool { return r == '@' || r == '/' })[0]; name != "paper" && name != "netload" {
 			continue
 		}
 		for _, b := range []string{"random", "sequential", "load"} {

@@ -26,7 +26,8 @@ Exits 4, with the reason on stderr, when placement recommends waiting.
 Examples:
   shoal alloc -n 8 > hosts && mpiexec -f hosts -n 8 ./app
   shoal alloc -n 16 --ppn 4 --format openmpi
-  shoal alloc -n 4 --format json | jq .Score`,
+  shoal alloc -n 4 --format json | jq .Score
+  shoal alloc -n 4 --alpha 0.1 --weight flow=0    # a communication-bound program`,
 		Flags: append(clientFlags(),
 			&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required)"},
 			&cli.IntFlag{Name: "ppn", Usage: "processes per node, `K`"},
@@ -36,7 +37,8 @@ Examples:
 			&cli.BoolFlag{Name: "oversubscribe", Aliases: []string{"o"}, Value: true, Usage: "allow more processes than free slots (degraded)"},
 			&cli.BoolFlag{Name: "no-oversubscribe", Usage: "answer 'wait' instead of oversubscribing"},
 			&cli.StringSliceFlag{Name: "pe", Usage: "`KIND:COUNT` per process, e.g. gpu:1"},
-			&cli.Float64Flag{Name: "alpha", Usage: "compute-versus-network weight `A` in [0,1] (default 0.3)"},
+			&cli.Float64Flag{Name: "alpha", Usage: "compute-versus-network weight `A` in [0,1]; 0 takes the cluster's setting (0.3 unless changed)"},
+			&cli.StringSliceFlag{Name: "weight", Usage: "compute-load attribute weight `NAME=W` (load, util, flow, mem, cores, mhz, memtotal, users); repeatable; the rest keep seed 002's weights"},
 			&cli.StringFlag{Name: "format", Value: "mpich", Usage: "mpich (host:n), openmpi (host slots=n), slurm (nodelist) or json"},
 			&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of the random and sequential policies"},
@@ -50,6 +52,15 @@ Examples:
 				Force: c.Bool("force"), Seed: c.Int64("seed")}
 			if req.N < 1 {
 				return usagef(c, "-n/--np must be at least 1")
+			}
+			if specs := c.StringSlice("weight"); len(specs) > 0 {
+				w := placement.DefaultAttrWeights()
+				for _, s := range specs {
+					if err := w.SetWeight(s); err != nil {
+						return usagef(c, "--weight: %v", err)
+					}
+				}
+				req.Attr = &w
 			}
 			format := c.String("format")
 			switch format {
