@@ -88,10 +88,10 @@ type runRec struct {
 	Rep, Order     int
 	Policy         string
 	Hosts          []string // one entry per rank, in rank order
-	TimeS, CommS   float64 // halo's own timing (slowest rank)
-	WallS          float64 // mpiexec from start to exit
-	ModelT         float64 // shoal's T for the group (alloc's Score.T), 0 for the oracles
-	MinAvailMbps   float64 // slowest pair under the configured rates
+	TimeS, CommS   float64  // halo's own timing (slowest rank)
+	WallS          float64  // mpiexec from start to exit
+	ModelT         float64  // shoal's T for the group (alloc's Score.T), 0 for the oracles
+	MinAvailMbps   float64  // slowest pair under the configured rates
 	Switches, Hogs int
 	Err            string
 }
