@@ -275,7 +275,7 @@ var haloLine = regexp.MustCompile(`time_s=([0-9.]+) comm_s=([0-9.]+)`)
 // runMPI runs the program on r.Hosts with mpiexec started on the first of
 // them (as a user logged into the job's head node would), over TCP.
 func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work string, r *runRec) {
-	hf := filepath.Join(work, fmt.Sprintf("hosts-%d-%s", r.Rep, r.Policy))
+	hf := filepath.Join(work, fmt.Sprintf("hosts-%d-%s", r.Rep, strings.NewReplacer("/", "_", "@", "_").Replace(r.Policy)))
 	var b strings.Builder
 	for _, h := range slotsOf(r.Hosts) {
 		fmt.Fprintf(&b, "%s:%d\n", h.Node, h.Procs)
