@@ -28,13 +28,14 @@ const (
 	CmdRemoveNode     = "remove_node"
 	CmdReportProgress = "report_progress"
 	CmdResizeJob      = "resize_job"
+	CmdPurgeJobs      = "purge_jobs"
 )
 
 // CommandTypes lists every command type, in a fixed order.
 var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
-	CmdReportProgress, CmdResizeJob,
+	CmdReportProgress, CmdResizeJob, CmdPurgeJobs,
 }
 
 func knownType(typ string) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // randomCommand draws a command that usually fits the state (an existing job, its current or next
@@ -38,7 +39,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(46); {
+	switch k := r.IntN(47); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
@@ -82,6 +83,13 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 		return CmdResizeJob, ResizeJob{ID: id, Attempt: att, TargetNP: 2 * (1 + r.IntN(4)), Reason: "deadline"}
+	case k < 45:
+		// Purge the oldest finished job once many have piled up, and at times one that is not.
+		ids := PurgeCandidates(s, time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), 0)
+		if len(ids) < 40 {
+			return CmdPurgeJobs, PurgeJobs{IDs: []uint64{id}}
+		}
+		return CmdPurgeJobs, PurgeJobs{IDs: []uint64{ids[0], id}}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}
