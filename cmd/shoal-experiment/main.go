@@ -1,13 +1,16 @@
 // Command shoal-experiment reproduces seed 002 §5 on the network-namespace
 // testbed: the same communication-heavy MPI program (examples/mpi/halo.c,
-// MPICH over TCP) on the nodes chosen by random, sequential, load-aware,
-// paper and netload placement (asked of a running shoal cluster with
-// `shoal alloc`) and by a brute-force oracle over the configured link
-// rates; policies interleaved in a fresh random order every repetition. It
-// prints per-policy times, the seed's gain table and each policy's time
-// over the oracle's, and writes every run to a CSV. Needs root.
+// Open MPI over TCP by default, MPICH with -mpi mpich) on the nodes chosen
+// by random, sequential, load-aware, paper and netload placement (asked of
+// a running shoal cluster with `shoal alloc`, also with other alpha and
+// attribute weights), by a brute-force oracle over the configured link
+// rates and by a brute-force minimiser of shoal's T over a perfect
+// snapshot; policies interleaved in a fresh random order every
+// repetition. It prints per-policy times, the seed's gain table and each
+// policy's time over the oracle's, and writes every run to a CSV. Needs
+// root.
 //
-//	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -reps 5
+//	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -reps 8
 //
 // docs/experiment.md describes the setup and the results.
 package main
