@@ -25,7 +25,9 @@ type Agent struct {
 	log *slog.Logger
 
 	httpLn, raftLn net.Listener
-	httpSrv        *http.Server
+	// sockLn is the local socket (socket.go); nil when off.
+	sockLn  net.Listener
+	httpSrv *http.Server
 
 	gossip *gossip.Gossip
 	static probe.Static
@@ -70,8 +72,9 @@ const (
 	Abrupt = false
 )
 
-// New validates cfg and binds the HTTP and raft listeners, so that ports
-// chosen by the kernel (port 0) are known before anything starts.
+// New validates cfg and binds the HTTP and raft listeners and the local
+// socket, so that ports chosen by the kernel (port 0) are known, and a
+// socket in use is reported, before anything starts.
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid agent config: %w", err)
@@ -89,6 +92,11 @@ func New(cfg Config) (*Agent, error) {
 	if a.raftLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RaftPort))); err != nil {
 		a.httpLn.Close()
 		return nil, fmt.Errorf("listen for raft on port %d: %w", cfg.RaftPort, err)
+	}
+	if a.sockLn, err = a.listenSocket(); err != nil {
+		a.httpLn.Close()
+		a.raftLn.Close()
+		return nil, err
 	}
 	return a, nil
 }
@@ -142,7 +150,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		})
 	}
 	a.log.Info("agent started", "addr", a.advertiseIP(), "gossip_port", a.GossipPort(),
-		"raft_port", a.RaftPort(), "http_port", a.HTTPPort(), "bootstrap_expect", a.cfg.BootstrapExpect)
+		"raft_port", a.RaftPort(), "http_port", a.HTTPPort(), "socket", a.SocketPath(), "bootstrap_expect", a.cfg.BootstrapExpect)
 	return nil
 }
 
@@ -229,6 +237,9 @@ func (a *Agent) shutdown(graceful bool) error {
 		cancel()
 	} else {
 		a.httpLn.Close()
+		if a.sockLn != nil {
+			a.sockLn.Close()
+		}
 	}
 	if a.raft != nil {
 		if err := a.raft.Shutdown().Error(); err != nil {

@@ -28,6 +28,11 @@ type Config struct {
 	Join []string
 	// DataDir holds raft's log, stable store and snapshots. Required.
 	DataDir string
+	// Socket is the path of the Unix socket on which local users reach the
+	// API without the token, authenticated by the kernel (SO_PEERCRED) and
+	// allowed to act only as themselves (root as anyone). Default ""
+	// means DataDir/shoal.sock; SocketOff ("none") turns it off.
+	Socket string
 	// Token is the cluster secret: it authenticates API calls, raft
 	// connections and (through a derived key) encrypts gossip. Required.
 	Token string

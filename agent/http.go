@@ -3,7 +3,9 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -28,20 +30,37 @@ func (a *Agent) startHTTP() {
 	a.route(mux, "GET /v1/state", a.handleState)
 	a.probeRoutes(mux)
 	a.jobRoutes(mux)
-	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		if err := a.httpSrv.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("HTTP API stopped", "err", err)
+	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
+	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext}
+	for _, ln := range []net.Listener{a.httpLn, a.sockLn} {
+		if ln == nil {
+			continue
 		}
-	}()
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("HTTP API stopped", "listener", ln.Addr().String(), "err", err)
+			}
+		}()
+	}
 }
 
-// route registers a handler behind the token check: a request without the
-// cluster token gets 401 and nothing else.
+// route registers a handler behind authentication: over TCP a request
+// without the cluster token gets 401 and nothing else; over the local
+// socket the kernel's word on the sender stands in for the token (see
+// actAs for what a sender may do).
 func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if p, local := peerOf(r); local {
+			if p.err != nil {
+				writeErr(w, http.StatusForbidden, "the agent could not tell who you are: "+p.err.Error())
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			h(w, r)
+			return
+		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || !tokenOK(tok, a.cfg.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
@@ -110,6 +129,12 @@ func (a *Agent) handleLeader(w http.ResponseWriter, _ *http.Request) {
 // node which is not the leader is refused with 503 rather than forwarded
 // again, so forwarding never loops.
 func (a *Agent) handleApply(w http.ResponseWriter, r *http.Request) {
+	if p, local := peerOf(r); local && p.uid != 0 {
+		// A raw command names whomever it likes (owner, user); only
+		// administrators may send one.
+		writeErr(w, http.StatusForbidden, fmt.Sprintf("raw raft commands need root or the cluster token; you are uid %d", p.uid))
+		return
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeErr(w, http.StatusRequestEntityTooLarge, "read command: "+err.Error())

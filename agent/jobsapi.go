@@ -2,7 +2,9 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -21,6 +23,12 @@ func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "decode job: "+err.Error())
 		return
 	}
+	owner, err := actAs(r, req.Owner)
+	if err != nil {
+		writeErr(w, http.StatusForbidden, err.Error())
+		return
+	}
+	req.Owner = owner
 	if req.RequestID == "" || req.Owner == "" {
 		writeErr(w, http.StatusBadRequest, "a job needs a request_id and an owner")
 		return
@@ -135,7 +143,16 @@ func (a *Agent) handleKill(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		User string `json:"user"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.User == "" {
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
+		return
+	}
+	u, err := actAs(r, body.User)
+	if err != nil {
+		writeErr(w, http.StatusForbidden, err.Error())
+		return
+	}
+	if body.User = u; body.User == "" {
 		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
 		return
 	}

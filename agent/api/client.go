@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -20,12 +21,46 @@ type Client struct {
 	Base  string
 	Token string
 	HTTP  *http.Client
+	// Socket is the agent's local Unix socket when the client dials that
+	// instead of Base's host (then Base is a placeholder URL).
+	Socket string
 }
 
+// SocketScheme prefixes the address of an agent's local socket:
+// "unix:///var/lib/shoal/shoal.sock".
+const SocketScheme = "unix://"
+
 // NewClient returns a client for the agent at base, e.g.
-// "http://127.0.0.1:7948".
+// "http://127.0.0.1:7948", or at its local socket,
+// "unix:///var/lib/shoal/shoal.sock", where the kernel tells the agent who
+// the caller is and no token is needed.
 func NewClient(base, token string) *Client {
+	if path, ok := strings.CutPrefix(base, SocketScheme); ok {
+		dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}
+		return &Client{Base: "http://shoal.sock", Token: token, Socket: path,
+			HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: dial}}}
+	}
 	return &Client{Base: strings.TrimRight(base, "/"), Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Addr is the agent's address as given to NewClient, for messages.
+func (c *Client) Addr() string {
+	if c.Socket != "" {
+		return SocketScheme + c.Socket
+	}
+	return c.Base
+}
+
+// streaming is an HTTP client without a timeout, for answers that last as
+// long as a log or a command, dialling like c.HTTP does.
+func (c *Client) streaming() *http.Client {
+	if c.HTTP == nil {
+		return &http.Client{}
+	}
+	return &http.Client{Transport: c.HTTP.Transport}
 }
 
 // StatusError is a non-2xx answer.
@@ -64,7 +99,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach agent at %s: %w", c.Base, err)
+		return fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
@@ -130,10 +165,12 @@ func (c *Client) Stream(ctx context.Context, path string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	resp, err := (&http.Client{}).Do(req)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.streaming().Do(req)
 	if err != nil {
-		return fmt.Errorf("reach agent at %s: %w", c.Base, err)
+		return fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {

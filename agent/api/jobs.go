@@ -203,7 +203,7 @@ func (c *Client) Progress(ctx context.Context, auth string, id uint64, r Progres
 	}
 	resp, err := hc.Do(hr)
 	if err != nil {
-		return out, fmt.Errorf("reach agent at %s: %w", c.Base, err)
+		return out, fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -228,11 +228,11 @@ func (c *Client) ExecAuth(ctx context.Context, auth string, req ExecRequest, std
 	hr.Header.Set("Authorization", auth)
 	hc := c.HTTP
 	if hc == nil || hc.Timeout != 0 {
-		hc = &http.Client{} // a stream lasts as long as the command
+		hc = c.streaming() // a stream lasts as long as the command
 	}
 	resp, err := hc.Do(hr)
 	if err != nil {
-		return -1, fmt.Errorf("reach agent at %s: %w", c.Base, err)
+		return -1, fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -17,7 +17,7 @@ import (
 func clientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "http://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
-			Usage: "`URL` of the agent's HTTP API"},
+			Usage: "`URL` of the agent's HTTP API (needs the token), or unix://PATH of its local socket (no token: you act as yourself)"},
 		&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "read the cluster token from `FILE`"},
 		&cli.StringFlag{Name: "token", EnvVars: []string{"SHOAL_TOKEN"}, Usage: "the cluster token itself (prefer --token-file: argv is visible to others)"},
 	}
@@ -28,6 +28,15 @@ func jsonFlag() cli.Flag {
 }
 
 func newClient(c *cli.Context) (*api.Client, error) {
+	addr := c.String("addr")
+	if path, ok := strings.CutPrefix(addr, api.SocketScheme); ok {
+		// The kernel tells the agent who we are: no token to read (users
+		// usually cannot read it anyway).
+		if path == "" {
+			return nil, cli.Exit(fmt.Sprintf("--addr %q names no socket: use unix:///PATH, e.g. unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
+		}
+		return api.NewClient(addr, ""), nil
+	}
 	tok := c.String("token")
 	if f := c.String("token-file"); f != "" {
 		t, err := agent.ReadTokenFile(f)
@@ -37,11 +46,10 @@ func newClient(c *cli.Context) (*api.Client, error) {
 		tok = t
 	}
 	if tok == "" {
-		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN", exitUsage)
+		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN, or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
 	}
-	addr := c.String("addr")
 	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
-		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as http://127.0.0.1:7948", addr), exitUsage)
+		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as http://127.0.0.1:7948 or unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
 	}
 	return api.NewClient(addr, tok), nil
 }

@@ -41,6 +41,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "join", EnvVars: []string{"SHOAL_JOIN"}, Usage: "`ADDR` (host or host:gossip-port) of an agent to join; repeatable; retried with backoff"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"SHOAL_DATA_DIR"}, Usage: "`DIR` for raft's log and snapshots (required)"},
 			&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "`FILE` holding the cluster token (required; see 'shoal keygen')"},
+			&cli.StringFlag{Name: "socket", EnvVars: []string{"SHOAL_SOCKET"}, Usage: "Unix socket `PATH` where local users reach the API as themselves, without the token (default: DATA-DIR/shoal.sock; \"" + agent.SocketOff + "\": none)"},
 			&cli.DurationFlag{Name: "sample-interval", Value: d.SampleInterval, EnvVars: []string{"SHOAL_SAMPLE_INTERVAL"}, Usage: "how often node state is sampled and gossiped"},
 			&cli.StringSliceFlag{Name: "pe", EnvVars: []string{"SHOAL_PE"}, Usage: "declare processing elements shoal cannot detect, `KIND=COUNT`; repeatable"},
 			&cli.StringFlag{Name: "switch", EnvVars: []string{"SHOAL_SWITCH"}, Usage: "`NAME` of the rack or switch this node hangs off"},
@@ -95,6 +96,7 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 		return cfg, usagef(c, "%v", err)
 	}
 	cfg.Token = tok
+	cfg.Socket = c.String("socket")
 	cfg.SampleInterval = c.Duration("sample-interval")
 	pes, err := probe.ParsePEFlags(c.StringSlice("pe"))
 	if err != nil {

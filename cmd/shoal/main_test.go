@@ -107,6 +107,8 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		{"job id not a number", []string{"job", "twelve"}, exitUsage},
 		{"kill needs an id", []string{"kill"}, exitUsage},
 		{"alloc -n 0", []string{"alloc", "-n", "0"}, exitUsage},
+		{"socket address without a path", []string{"jobs", "--addr", "unix://"}, exitUsage},
+		{"address neither URL nor socket", []string{"jobs", "--addr", "127.0.0.1:7948"}, exitUsage},
 	}
 	for _, tc := range cases {
 		_, errOut, code := shoal(t, env, tc.args...)
