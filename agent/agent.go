@@ -52,6 +52,7 @@ type Agent struct {
 	// bookkeeping, and (on the leader) why queued jobs wait.
 	procs        *procTable
 	jobs         jobState
+	jobGC        jobGC
 	streamClient *http.Client
 	waitMu       sync.Mutex
 	waitWhy      map[uint64]string
@@ -140,6 +141,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.startSampling()
 	a.startProbes()
 	a.startJobs()
+	a.startJobGC()
 	a.goLoop("bootstrap", a.bootstrapLoop)
 	a.goLoop("leader", a.leaderLoop)
 	if len(a.cfg.Join) > 0 {

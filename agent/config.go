@@ -60,6 +60,10 @@ type Config struct {
 	// slots before the allocation is released and the job requeued.
 	// Default 10s.
 	CoallocTimeout time.Duration
+	// JobRetention is how long finished jobs (done, failed, killed) stay in
+	// the cluster state, with their logs, before the leader purges them
+	// (like Nomad's job_gc_threshold). 0 keeps them forever. Default 24h.
+	JobRetention time.Duration
 
 	// Testing holds fault injections for tests; zero in production.
 	Testing TestingHooks
@@ -123,6 +127,7 @@ func DefaultConfig() Config {
 		DeadVoterGrace:  10 * time.Second,
 		WriteTimeout:    10 * time.Second,
 		CoallocTimeout:  10 * time.Second,
+		JobRetention:    24 * time.Hour,
 		Raft: RaftTimings{
 			HeartbeatTimeout:   500 * time.Millisecond,
 			ElectionTimeout:    500 * time.Millisecond,
@@ -155,6 +160,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("voters %d must be at least bootstrap-expect %d", c.Voters, c.BootstrapExpect)
 	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0 || c.CoallocTimeout <= 0:
 		return errors.New("dead-voter grace, write timeout and co-allocation timeout must be positive")
+	case c.JobRetention < 0:
+		return fmt.Errorf("job retention %v is negative: pass 0 to keep finished jobs forever", c.JobRetention)
 	case c.Raft.HeartbeatTimeout < 5*time.Millisecond || c.Raft.ElectionTimeout < 5*time.Millisecond:
 		return errors.New("raft heartbeat and election timeouts must be at least 5ms")
 	case c.Raft.LeaderLeaseTimeout > c.Raft.HeartbeatTimeout:

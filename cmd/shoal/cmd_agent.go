@@ -47,6 +47,7 @@ Examples:
 			&cli.StringFlag{Name: "switch", EnvVars: []string{"SHOAL_SWITCH"}, Usage: "`NAME` of the rack or switch this node hangs off"},
 			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
+			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
 			&cli.DurationFlag{Name: "dead-voter-grace", Value: d.DeadVoterGrace, EnvVars: []string{"SHOAL_DEAD_VOTER_GRACE"}, Usage: "how long a voter may be dead before it is replaced"},
 			&cli.DurationFlag{Name: "join-timeout", EnvVars: []string{"SHOAL_JOIN_TIMEOUT"}, Usage: "give up and exit if no --join address answers within this time (default: keep trying)"},
 			&cli.IntFlag{Name: "probe-port", Value: d.Probes.Port, EnvVars: []string{"SHOAL_PROBE_PORT"}, Usage: "TCP+UDP `PORT` of the probe server (bandwidth tests, latency echo)"},
@@ -106,6 +107,7 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 	cfg.Switch = c.String("switch")
 	cfg.BootstrapExpect, cfg.Voters = c.Int("bootstrap-expect"), c.Int("voters")
 	cfg.DeadVoterGrace = c.Duration("dead-voter-grace")
+	cfg.JobRetention = c.Duration("job-retention")
 	if err := probeFlags(c, &cfg); err != nil {
 		return cfg, err
 	}
