@@ -55,7 +55,13 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusConflict, err.Error())
 		return
 	}
-	cmd, err := a.jobCommand(job, k, req.Argv, req.Shell, req.Env)
+	// An Open MPI daemon gets a session directory of this node's own (ompi.go).
+	ompiEnv, err := a.ompiSessionEnv(job, k)
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	cmd, err := a.jobCommand(job, k, req.Argv, req.Shell, append(ompiEnv, req.Env...))
 	if err != nil {
 		writeErr(w, http.StatusInternalServerError, err.Error())
 		return

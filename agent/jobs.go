@@ -15,6 +15,7 @@ type jobState struct {
 	launched map[jobKey]bool      // attempts whose launcher this node (as head) started
 	acking   map[jobKey]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
 	el       elasticState         // elastic jobs: options, signals sent, progress committed
+	ompiDirs map[jobKey]string    // Open MPI session directory bases of attempts (ompi.go)
 	// lastSweep is when stray processes were last looked for (sweep.go).
 	lastSweep time.Time
 }
@@ -56,6 +57,7 @@ func (a *Agent) jobLoop(ctx context.Context) {
 				a.procs.kill(k, 0)
 			}
 			a.sweep(nil) // an agent that stops takes its ranks with it
+			a.removeOMPIDirs(true)
 			return
 		case <-tick.C:
 		case <-a.appliedJobs:
@@ -111,6 +113,7 @@ func (a *Agent) reconcileJobs(ctx context.Context) {
 	if ended || time.Since(a.jobs.lastSweep) > 5*time.Second {
 		a.jobs.lastSweep = time.Now()
 		a.sweep(live)
+		a.removeOMPIDirs(false)
 	}
 }
 

@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// ompiTmpdirVar is the Open MPI parameter (4.x, ORTE) that sets where a
+// daemon puts its session directory: <base>/ompi.<hostname>.<uid>/jf.<job family>/...
+const ompiTmpdirVar = "OMPI_MCA_orte_tmpdir_base"
+
+// ompiSessionEnv gives the Open MPI daemon (orted) that `shoal rsh` starts
+// on this node a session directory base of this agent's own.
+//
+// Every orted, as it starts and again as it exits, deletes the whole
+// session directory of its job family on its host, because it assumes it is
+// the only daemon of the job there. Agents sharing a machine (test clusters,
+// `make demo`, several shoal nodes per host) put several orteds of one job
+// on one host under the same /tmp/ompi.<hostname>.<uid>/jf.<family>: one
+// orted then deletes what a sibling is creating (PMIx's dstore directories),
+// the sibling's orte_init fails silently (exit 213) after it daemonized, its
+// `shoal rsh` has already exited 0, and mpirun waits forever for a daemon
+// that is gone. A directory per node and attempt keeps them apart.
+//
+// A job that sets the variable itself keeps its own value.
+func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
+	if job.Spec.MPI != "openmpi" || slices.ContainsFunc(job.Spec.Env, func(kv string) bool {
+		return strings.HasPrefix(kv, ompiTmpdirVar+"=")
+	}) {
+		return nil, nil
+	}
+	a.jobs.mu.Lock()
+	defer a.jobs.mu.Unlock()
+	if a.jobs.ompiDirs == nil {
+		a.jobs.ompiDirs = map[jobKey]string{}
+	}
+	if dir, ok := a.jobs.ompiDirs[k]; ok {
+		if _, err := os.Stat(dir); err == nil {
+			return []string{ompiTmpdirVar + "=" + dir}, nil
+		}
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("shoal-ompi%d.%d-", k.Job, k.Attempt))
+	if err != nil {
+		return nil, fmt.Errorf("open mpi session dir: %w", err)
+	}
+	cred, _, err := credentialFor(job.Owner)
+	if err == nil && cred != nil {
+		err = os.Chown(dir, int(cred.Uid), int(cred.Gid))
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("open mpi session dir: %w", err)
+	}
+	a.jobs.ompiDirs[k] = dir
+	return []string{ompiTmpdirVar + "=" + dir}, nil
+}
+
+// removeOMPIDirs removes the session directories of attempts that are no
+// longer live (all of them when all is set). The daemons outlive the exec
+// that started them, so the directories go when the attempt ends, after the
+// sweep has killed what was left of it. Liveness is read afresh: an attempt
+// that has ended never becomes live again.
+func (a *Agent) removeOMPIDirs(all bool) {
+	a.jobs.mu.Lock()
+	keys := make([]jobKey, 0, len(a.jobs.ompiDirs))
+	for k := range a.jobs.ompiDirs {
+		keys = append(keys, k)
+	}
+	a.jobs.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	var ended []jobKey
+	a.fsm.View(func(s *raftfsm.State) {
+		for _, k := range keys {
+			if j := s.Jobs[k.Job]; all || j == nil || j.Attempt != k.Attempt || !j.State.Live() {
+				ended = append(ended, k)
+			}
+		}
+	})
+	a.jobs.mu.Lock()
+	defer a.jobs.mu.Unlock()
+	for _, k := range ended {
+		if err := os.RemoveAll(a.jobs.ompiDirs[k]); err != nil {
+			a.log.Warn("remove open mpi session dir", "dir", a.jobs.ompiDirs[k], "err", err)
+		}
+		delete(a.jobs.ompiDirs, k)
+	}
+}
