@@ -100,48 +100,40 @@ func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []goss
 	plan := probe.PlanCycle(members, last, m.cfg.budget(), now)
 	if m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl}) {
 		m.cycleStart = map[uint64]time.Time{cycle: now}
-		m.tried = pairsOf(plan.Rounds)
+		m.tries, m.counted = map[probe.Pair]int{}, 0 // counted when the cycle has run
 		m.a.log.Info("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
 			"tests_per_node", plan.TestsPerNode, "deferred_pairs", len(plan.Deferred), "cycle_time", time.Duration(len(plan.Rounds))*rl)
 	}
 }
 
 // catchUp runs, between full cycles, a short cycle for the never-measured
-// pairs of nodes that joined since (probe.PlanCatchUp). It keeps the full
-// cycle's start, so catching up does not push the next full cycle back.
+// pairs of nodes that joined since, and retries a failed test once
+// (probe.PlanCatchUp). It keeps the full cycle's start, so catching up does
+// not push the next full cycle back.
 func (m *probeManager) catchUp(ctx context.Context, now time.Time, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) {
-	if m.tried == nil {
-		// A new leader: what the last recorded cycle tried is all it knows.
-		m.tried = map[probe.Pair]bool{}
+	if m.tries == nil {
+		m.tries = map[probe.Pair]int{} // a new leader: it knows the last recorded cycle only
 	}
-	for _, r := range done {
-		for _, t := range r {
-			m.tried[probe.NewPair(t.From, t.To)] = true
+	if m.counted != cycle-1 {
+		// The cycle just ended has not been counted yet (this leader did not
+		// plan it, or planned it before it ended): count its tests once.
+		for _, r := range done {
+			for _, t := range r {
+				m.tries[probe.NewPair(t.From, t.To)]++
+			}
 		}
+		m.counted = cycle - 1
 	}
-	plan := probe.PlanCatchUp(members, last, m.tried, m.cfg.budget(), now)
+	plan := probe.PlanCatchUp(members, last, m.tries, m.cfg.budget(), now)
 	if len(plan.Rounds) == 0 {
 		return
 	}
 	rl := m.cfg.roundLen()
 	if m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl}) {
 		m.cycleStart = map[uint64]time.Time{cycle: fullStart}
-		for p := range pairsOf(plan.Rounds) {
-			m.tried[p] = true
-		}
 		m.a.log.Info("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "rounds", len(plan.Rounds),
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)
 	}
-}
-
-func pairsOf(rounds [][]probe.Pair) map[probe.Pair]bool {
-	out := map[probe.Pair]bool{}
-	for _, r := range rounds {
-		for _, p := range r {
-			out[p] = true
-		}
-	}
-	return out
 }
 
 // commit proposes a command and reports whether raft took it.

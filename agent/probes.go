@@ -40,7 +40,8 @@ type probeManager struct {
 	// leader side
 	sup        *probe.Supervisor
 	cycleStart map[uint64]time.Time
-	tried      map[probe.Pair]bool // pairs tested since the last full cycle
+	tries      map[probe.Pair]int // tests of each pair since the last full cycle (catch-up)
+	counted    uint64             // the last cycle whose tests tries holds
 }
 
 type dutyKey struct {

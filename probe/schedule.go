@@ -215,22 +215,28 @@ func Unmeasured(members []string, last map[Pair]time.Time) []Pair {
 	return out
 }
 
+// CatchUpTries is how many times a pair is tested between two full
+// cycles before it waits for the next full one: the test that failed,
+// and one retry in a catch-up cycle.
+const CatchUpTries = 2
+
 // PlanCatchUp plans a short cycle for the pairs of live members that have
-// never been measured and that no cycle since the last full one has tried
-// (tried): in practice, the pairs of nodes that joined after the last full
-// cycle started. Without it a node that joins a formed cluster stays
-// unmeasured, and placement blind to its links, until the next full
-// cycle, which is BandwidthInterval (5 min by default) away. A pair that
-// was tried and failed is left to the next full cycle, so a broken link
-// is not retested every round. The budget's per-node cap applies as in
-// PlanCycle. An empty plan means nothing to catch up.
-func PlanCatchUp(members []string, last map[Pair]time.Time, tried map[Pair]bool, budget BudgetConfig, now time.Time) Plan {
+// never been measured and that the cycles since the last full one have
+// tested fewer than CatchUpTries times (tries): the pairs of nodes that
+// joined after the last full cycle started, and a test that failed once.
+// Without it a node that joins a formed cluster stays unmeasured, and
+// placement blind to its links, until the next full cycle,
+// BandwidthInterval (5 min by default) away. A pair that keeps failing
+// waits for the next full cycle, so a broken link is not retested every
+// round. The budget's per-node cap applies as in PlanCycle. An empty plan
+// means nothing to catch up.
+func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, budget BudgetConfig, now time.Time) Plan {
 	m := sortedMembers(members)
 	limit := budget.TestsPerCycle()
 	load := make(map[string]int, len(m))
 	var picked []Pair
 	for _, p := range Unmeasured(m, last) {
-		if tried[p] || (limit > 0 && (load[p.A] >= limit || load[p.B] >= limit)) {
+		if tries[p] >= CatchUpTries || (limit > 0 && (load[p.A] >= limit || load[p.B] >= limit)) {
 			continue
 		}
 		load[p.A]++
