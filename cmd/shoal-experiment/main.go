@@ -75,9 +75,17 @@ func main() {
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 30m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
+	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILE` and exit (no root needed)")
 	flag.Parse()
 	c.policies = strings.Split(policies, ",")
 	c.agentArgs = strings.Fields(agentArgs)
+	if *reportOnly != "" {
+		if err := reprint(c, *reportOnly, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, c, os.Stdout); err != nil {
@@ -341,6 +349,75 @@ func truncate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// reprint prints the report of an earlier run from its CSV.
+func reprint(c config, path string, out io.Writer) error {
+	topo, err := netns.LoadTopology(c.topo)
+	if err != nil {
+		return err
+	}
+	recs, err := readCSV(path)
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	var oracle, tOracle []string
+	for _, r := range recs {
+		present[r.Policy] = true
+		c.reps = max(c.reps, r.Rep)
+		switch r.Policy {
+		case "oracle":
+			oracle = r.Hosts
+		case "t-oracle":
+			tOracle = r.Hosts
+		}
+	}
+	var pols []string
+	for _, p := range c.policies {
+		if present[p] {
+			pols = append(pols, p)
+		}
+	}
+	c.policies = pols
+	report(out, c, topo, recs, oracle, tOracle, 0)
+	return nil
+}
+
+// readCSV reads what writeCSV wrote.
+func readCSV(path string) ([]runRec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read CSV: %w", err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("read CSV %s: %w", path, err)
+	}
+	if len(rows) == 0 || len(rows[0]) != 12 || rows[0][0] != "rep" {
+		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its 12-column header)", path)
+	}
+	var recs []runRec
+	for i, row := range rows[1:] {
+		var r runRec
+		var errs []error
+		num := func(s string) float64 {
+			v, err := strconv.ParseFloat(s, 64)
+			errs = append(errs, err)
+			return v
+		}
+		r.Rep, r.Order = int(num(row[0])), int(num(row[1]))
+		r.Policy, r.Hosts = row[2], strings.Fields(row[3])
+		r.TimeS, r.CommS, r.WallS, r.ModelT, r.MinAvailMbps = num(row[4]), num(row[5]), num(row[6]), num(row[7]), num(row[8])
+		r.Switches, r.Hogs = int(num(row[9])), int(num(row[10]))
+		r.Err = row[11]
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("read CSV %s line %d: %w", path, i+2, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
 }
 
 func writeCSV(path string, recs []runRec) error {

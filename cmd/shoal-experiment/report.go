@@ -79,8 +79,12 @@ func gains(recs []runRec, pol, base string) []float64 {
 }
 
 func report(w io.Writer, c config, topo netns.Topology, recs []runRec, oracle, tOracle []string, took time.Duration) {
-	fmt.Fprintf(w, "\n%s: %d nodes on %d switches, %d ranks (1 per node), halo %d iters x %d KiB, %d sweeps; %d repetitions, interleaved; took %v\n\n",
-		topo.Name, len(topo.Nodes), len(topo.Switches), c.np, c.iters, c.haloKiB, c.sweeps, c.reps, took.Round(time.Second))
+	ppn := "placement decides ranks per node"
+	if c.ppn > 0 {
+		ppn = fmt.Sprintf("%d per node", c.ppn)
+	}
+	fmt.Fprintf(w, "\n%s: %d nodes on %d switches, %d ranks (%s), halo %d iters x %d KiB, %d sweeps; %d repetitions, interleaved; took %v\n\n",
+		topo.Name, len(topo.Nodes), len(topo.Switches), c.np, ppn, c.iters, c.haloKiB, c.sweeps, c.reps, took.Round(time.Second))
 	oracleMean, oracleMedian := mean(values(times(recs, "oracle"))), median(values(times(recs, "oracle")))
 	fmt.Fprintln(w, "| policy | runs | mean s | median s | CV | mean / oracle's | median / oracle's | typical group (min avail Mbit/s, switches, loaded) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -130,6 +134,7 @@ func report(w io.Writer, c config, topo netns.Topology, recs []runRec, oracle, t
 			fmt.Fprintf(w, "| %s | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", p, b, 100*mean(g), 100*median(g), 100*slices.Max(g), 100*(mb-mp)/mb)
 		}
 	}
+	choices(w, c.policies, recs)
 	fmt.Fprintf(w, "\noracle group (brute force over the configured rates: no hog nodes, fastest slowest pair): %s\n", strings.Join(oracle, ","))
 	fmt.Fprintf(w, "t-oracle group (brute force: least T over a perfect snapshot): %s\n", strings.Join(tOracle, ","))
 }
@@ -140,4 +145,65 @@ func maxCount(m map[string]int) int {
 		best = max(best, n)
 	}
 	return best
+}
+
+// groupKey names a group by its ranks' hosts, sorted.
+func groupKey(r runRec) string { return strings.Join(slices.Sorted(slices.Values(r.Hosts)), ",") }
+
+// choices scores each policy by the groups it chose rather than by its own
+// runs: every run counts the median time of its group over all runs of
+// that group in the experiment, whichever policy ran it. One stalled run
+// then weighs on a group's score only if it is the group's typical time.
+// Groups run once keep that one time. It also counts how often a policy
+// chose a group as good as the oracle's under the configured rates.
+func choices(w io.Writer, policies []string, recs []runRec) {
+	byGroup := map[string][]float64{}
+	for _, r := range recs {
+		if r.Err == "" {
+			byGroup[groupKey(r)] = append(byGroup[groupKey(r)], r.TimeS)
+		}
+	}
+	var best runRec
+	for _, r := range recs {
+		if r.Policy == "oracle" {
+			best = r
+		}
+	}
+	score := func(p string) (float64, int, int) {
+		var v []float64
+		good, n := 0, 0
+		for _, r := range recs {
+			if r.Policy != p || r.Err != "" {
+				continue
+			}
+			n++
+			v = append(v, median(byGroup[groupKey(r)]))
+			if r.Hogs == 0 && r.MinAvailMbps >= best.MinAvailMbps {
+				good++
+			}
+		}
+		return mean(v), good, n
+	}
+	om, _, _ := score("oracle")
+	fmt.Fprintf(w, "\nChoices: each run scored by its group's median time over every run of that group (%d groups):\n\n", len(byGroup))
+	fmt.Fprintln(w, "| policy | mean of group medians s | / oracle's | groups as good as the oracle's (configured) |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	means := map[string]float64{}
+	for _, p := range policies {
+		m, good, n := score(p)
+		means[p] = m
+		fmt.Fprintf(w, "| %s | %.3f | %.2f | %d of %d |\n", p, m, m/om, good, n)
+	}
+	for _, p := range policies {
+		if name := strings.FieldsFunc(p, func(r rune) bool { return r == '@' || r == '/' })[0]; name != "paper" && name != "netload" {
+			continue
+		}
+		var parts []string
+		for _, b := range []string{"random", "sequential", "load"} {
+			if mb, ok := means[b]; ok {
+				parts = append(parts, fmt.Sprintf("%.1f%% over %s", 100*(mb-means[p])/mb, b))
+			}
+		}
+		fmt.Fprintf(w, "%s: %s\n", p, strings.Join(parts, ", "))
+	}
 }
