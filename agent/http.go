@@ -174,6 +174,11 @@ func (a *Agent) handleApply(w http.ResponseWriter, r *http.Request) {
 // stale; ?consistent=1 first confirms leadership and applies everything
 // committed (on the leader) or forwards to it.
 func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
+	if !privileged(r) {
+		// The whole state holds every job's environment (mayReadEnv).
+		writeErr(w, http.StatusForbidden, "the raw cluster state needs root or the cluster token")
+		return
+	}
 	if r.URL.Query().Get("consistent") != "" {
 		if a.raft.State() != raft.Leader {
 			_, id := a.raft.LeaderWithID()

@@ -105,13 +105,23 @@ func (a *Agent) clusterSlots() (slots, nodes int) {
 	return slots, nodes
 }
 
-func (a *Agent) handleJobs(w http.ResponseWriter, _ *http.Request) {
+func (a *Agent) handleJobs(w http.ResponseWriter, r *http.Request) {
 	st := a.fsm.State()
 	out := []api.Job{}
 	for _, id := range st.SortedJobIDs() {
-		out = append(out, a.toAPIJob(st.Jobs[id]))
+		out = append(out, a.jobFor(r, st.Jobs[id]))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// jobFor is a job as r may see it: other users' environment values are
+// hidden from local users (mayReadEnv).
+func (a *Agent) jobFor(r *http.Request, j *raftfsm.Job) api.Job {
+	out := a.toAPIJob(j)
+	if !mayReadEnv(r, j.Owner) {
+		out.Spec.Env = hiddenEnv(out.Spec.Env)
+	}
+	return out
 }
 
 func (a *Agent) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
@@ -131,7 +141,7 @@ func (a *Agent) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Jo
 
 func (a *Agent) handleJob(w http.ResponseWriter, r *http.Request) {
 	if j, ok := a.jobFromPath(w, r); ok {
-		writeJSON(w, http.StatusOK, a.toAPIJob(j))
+		writeJSON(w, http.StatusOK, a.jobFor(r, j))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -179,4 +180,37 @@ func actAs(r *http.Request, claimed string) (string, error) {
 		return claimed, nil // another name of the same uid
 	}
 	return "", fmt.Errorf("you are %s (uid %s); only root may act as %s", u.Username, uid, claimed)
+}
+
+// privileged reports whether r may see everything: over TCP (token
+// holders are administrators) or from root over the local socket.
+func privileged(r *http.Request) bool {
+	p, local := peerOf(r)
+	return !local || p.uid == 0
+}
+
+// mayReadEnv reports whether r may see the environment of owner's job: a
+// job's --env often carries credentials, so over the local socket only its
+// owner and root see the values (like Slurm, whose squeue shows others'
+// jobs but not their environment).
+func mayReadEnv(r *http.Request, owner string) bool {
+	if privileged(r) {
+		return true
+	}
+	u, err := actAs(r, "")
+	return err == nil && u == owner
+}
+
+// hiddenEnv keeps the names of a job's environment variables and hides
+// their values.
+func hiddenEnv(env []string) []string {
+	if env == nil {
+		return nil
+	}
+	out := make([]string, len(env))
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		out[i] = k + "=(hidden)"
+	}
+	return out
 }

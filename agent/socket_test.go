@@ -267,6 +267,31 @@ func TestLocalSocket(t *testing.T) {
 		}
 	})
 
+	t.Run("others' environment is hidden", func(t *testing.T) {
+		t.Parallel()
+		if !isRoot || nobodyErr != nil {
+			t.Skip("needs root to run a client as uid 65534 (nobody)")
+		}
+		res, err := local.Submit(ctx, api.SubmitRequest{RequestID: "secret-env", Owner: "root", Spec: api.JobSpec{
+			Cmd: []string{"true", "secret-env"}, NP: 1, MPI: "none", Workdir: "/", Oversubscribe: true, Env: []string{"API_KEY=s3cret"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := copyExecutable(t, binDir)
+		for _, path := range []string{fmt.Sprintf("/v1/jobs/%d", res.ID), "/v1/jobs"} {
+			ans := asUser(t, bin, sock, 65534, sockReq{Method: "GET", Path: path})
+			if ans.Code != http.StatusOK || strings.Contains(string(ans.Body), "s3cret") || !strings.Contains(string(ans.Body), "API_KEY=(hidden)") {
+				t.Fatalf("GET %s from nobody: %d %s, want the variable's name without its value", path, ans.Code, ans.Body)
+			}
+		}
+		if ans := asUser(t, bin, sock, 65534, sockReq{Method: "GET", Path: "/v1/state"}); ans.Code != http.StatusForbidden {
+			t.Fatalf("GET /v1/state from nobody: %d, want 403", ans.Code)
+		}
+		if j, err := local.Job(ctx, res.ID); err != nil || len(j.Spec.Env) != 1 || j.Spec.Env[0] != "API_KEY=s3cret" {
+			t.Fatalf("the owner sees env %v (%v), want [API_KEY=s3cret]", j.Spec.Env, err)
+		}
+	})
+
 	t.Run("TCP still needs the token", func(t *testing.T) {
 		t.Parallel()
 		_, err := api.NewClient(c.Client(0).Base, "").Submit(ctx, api.SubmitRequest{RequestID: "tcp", Owner: me.Username,
