@@ -40,6 +40,7 @@ type network struct {
 	measured int
 	meanCost float64   // mean cost over measured pairs
 	nodeMean []float64 // mean cost of each node's measured pairs (gap estimate when none)
+	nodePeak []float64 // fastest peak Mbps measured on any of the node's pairs (0: none)
 }
 
 // denseAcc sums a pair's measurements; float32 keeps it to 16 bytes, and a
@@ -123,7 +124,7 @@ func (w *network) avail(i, j int) (float64, bool) {
 // eligible), group is the switch group of each eligible node.
 func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
 	n := len(group)
-	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n)}
+	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n), nodePeak: make([]float64, n)}
 	nodeCnt := make([]int32, n)
 	// One record per pair, so a link touches one cache line, not four.
 	var acc []denseAcc
@@ -167,6 +168,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			i, j = j, i
 		}
 		top = max(top, l.PeakMbps)
+		w.nodePeak[i], w.nodePeak[j] = max(w.nodePeak[i], l.PeakMbps), max(w.nodePeak[j], l.PeakMbps)
 		if dense {
 			k := w.triIndex(i, j)
 			a := &acc[k]

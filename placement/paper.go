@@ -15,7 +15,7 @@ func (paperPolicy) candidates(p *problem, want func(slots, size int) bool) (star
 	h := &alg1Heap{}
 	for _, v := range u {
 		g := alg1(p, v, u, want, h)
-		c, n := costsOn(p.paperNL, p.cl, g)
+		c, n := costsOn(p.paperNL, p.paperCL, g)
 		starts, cs, ns = append(starts, v), append(cs, c), append(ns, n)
 	}
 	return starts, cs, ns
@@ -106,7 +106,7 @@ func alg1(p *problem, v int, u []int, want func(slots, size int) bool, h *alg1He
 		if w == v {
 			continue
 		}
-		h.items = append(h.items, alg1Item{a: alpha*p.cl[w] + (1-alpha)*p.paperNL.cost(v, w), i: w})
+		h.items = append(h.items, alg1Item{a: alpha*p.paperCL[w] + (1-alpha)*p.paperNL.cost(v, w), i: w})
 	}
 	h.init()
 	g := []int{v}

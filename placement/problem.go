@@ -15,11 +15,12 @@ type problem struct {
 	snapIdx map[string]int
 	elig    []int // snapshot index -> eligible index, -1 when not eligible
 	nodes   []*Node
-	cl      []float64
-	slots   []int    // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
-	paperPC []int    // the same from Eq. 3 verbatim
-	net     *network // NL with the complement against the cluster's fastest peak (T, netload, oracle)
-	paperNL *network // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
+	cl      []float64 // CL for T: node flow as a share of the node's link (computeLoads)
+	paperCL []float64 // Eq. 1 verbatim (paper policy only)
+	slots   []int     // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
+	paperPC []int     // the same from Eq. 3 verbatim
+	net     *network  // NL with the complement against the cluster's fastest peak (T, netload, oracle)
+	paperNL *network  // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
 	n       int
 
 	// T's references: the expected C and N of an average group of the size
@@ -70,11 +71,12 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 		}
 		group[e] = g
 	}
-	p.cl = computeLoads(p.nodes, r.Attr)
 	dense := len(order) <= denseMaxNodes
 	p.net = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, true, dense)
+	p.cl = computeLoads(p.nodes, r.Attr, p.net.nodePeak)
 	if r.Policy == PolicyPaper {
 		p.paperNL = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, false, dense)
+		p.paperCL = computeLoads(p.nodes, r.Attr, nil)
 	}
 	p.setReferences()
 	return p

@@ -66,9 +66,14 @@ func TestLab12Model(t *testing.T) {
 	if hogs != 0 || switches != 2 || minAvail != 30 {
 		t.Errorf("oracle group %v: min %.0f Mbit/s, %d switches, %d hog nodes", oracle, minAvail, switches, hogs)
 	}
-	// What docs/experiment.md explains: the background flows' node flow is
-	// what steers T away from the oracle's network; without it (or with a
-	// low enough alpha) netload's choice is as good as the oracle's.
+	// With node flow counted as a share of each node's link, T's optimum
+	// on a perfect snapshot is as good as the oracle's group; with Eq. 1's
+	// sum normalisation the background flows steered it to the four 20-50
+	// Mbit/s nodes of sw3 (docs/experiment.md, first runs).
+	if mn, sw, hg := m.groupStats(tOracle); mn != minAvail || sw != switches || hg != 0 {
+		t.Errorf("t-oracle %v: min %.0f Mbit/s, %d switches, %d hogs: not as good as the oracle's", tOracle, mn, sw, hg)
+	}
+	// Dropping node flow or a low alpha keeps it there.
 	for _, v := range []struct {
 		alpha   float64
 		weights []string
