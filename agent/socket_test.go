@@ -114,9 +114,14 @@ func copyExecutable(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	path := filepath.Join(dir, "agent.test")
-	dst, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o755)
+	// A file of its own per caller: parallel subtests would otherwise
+	// rewrite a binary another one is executing ("text file busy").
+	dst, err := os.CreateTemp(dir, "agent.test-*")
 	if err != nil {
+		t.Fatal(err)
+	}
+	path := dst.Name()
+	if err := dst.Chmod(0o755); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := io.Copy(dst, src); err != nil {
