@@ -137,27 +137,38 @@ func PlanCycle(members []string, last map[Pair]time.Time, budget BudgetConfig, n
 	}
 	slices.SortFunc(all, byStaleness)
 	load := make(map[string]int, n)
-	chosen := make(map[Pair]bool)
 	var picked, deferred []Pair
 	for _, p := range all {
 		if load[p.A] < limit && load[p.B] < limit {
 			load[p.A]++
 			load[p.B]++
-			chosen[p] = true
 			picked = append(picked, p)
 			continue
 		}
 		deferred = append(deferred, p)
 	}
+	rounds := shortestRounds(m, picked, func(x, y []Pair) int { return byStaleness(oldest(x), oldest(y)) })
+	return Plan{At: now, Rounds: rounds, TestsPerNode: limit, Budgeted: true, Deferred: deferred}
+}
+
+// shortestRounds packs picked (pairs of members m) into rounds: first fit
+// in the order given, or the tournament restricted to them, whichever
+// needs fewer rounds. The restricted tournament never needs more than n-1;
+// first fit is usually far fewer when few pairs are picked but can exceed
+// it when most are. order, when set, sorts the tournament's rounds.
+func shortestRounds(m []string, picked []Pair, order func(x, y []Pair) int) [][]Pair {
 	rounds := packRounds(picked)
-	// The tournament restricted to the chosen pairs never needs more than
-	// n-1 rounds; first-fit packing is usually far fewer when the cap is
-	// small but can exceed it when the cap is near n/2. Take the shorter.
+	chosen := make(map[Pair]bool, len(picked))
+	for _, p := range picked {
+		chosen[p] = true
+	}
 	if alt := filterRounds(Rounds(m), chosen); len(alt) < len(rounds) {
-		slices.SortStableFunc(alt, func(x, y []Pair) int { return byStaleness(oldest(x), oldest(y)) })
+		if order != nil {
+			slices.SortStableFunc(alt, order)
+		}
 		rounds = alt
 	}
-	return Plan{At: now, Rounds: rounds, TestsPerNode: limit, Budgeted: true, Deferred: deferred}
+	return rounds
 }
 
 // packRounds puts each pair, in order, into the first round where neither
@@ -250,15 +261,5 @@ func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, 
 	for _, c := range load {
 		per = max(per, c)
 	}
-	rounds := packRounds(picked)
-	chosen := make(map[Pair]bool, len(picked))
-	for _, p := range picked {
-		chosen[p] = true
-	}
-	// As in PlanCycle: the tournament restricted to these pairs needs at
-	// most n-1 rounds, first-fit sometimes more.
-	if alt := filterRounds(Rounds(m), chosen); len(alt) < len(rounds) {
-		rounds = alt
-	}
-	return Plan{At: now, Rounds: rounds, TestsPerNode: per, Budgeted: limit < len(m)-1}
+	return Plan{At: now, Rounds: shortestRounds(m, picked, nil), TestsPerNode: per, Budgeted: limit < len(m)-1}
 }

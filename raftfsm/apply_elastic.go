@@ -13,11 +13,10 @@ func (s *State) reportProgress(at time.Time, b *ReportProgress) (Result, error) 
 	if c := b.Comm; c != nil && (math.IsNaN(*c) || *c < 0 || *c > 1) {
 		return Result{JobID: b.ID}, fmt.Errorf("%w: comm = %v, must be in [0,1]", ErrInvalid, *c)
 	}
-	j, a, err := s.current(b.ID, b.Attempt)
+	j, a, res, err := s.current(b.ID, b.Attempt)
 	if err != nil {
-		return Result{JobID: b.ID}, err
+		return res, err
 	}
-	res := Result{JobID: j.ID, Attempt: j.Attempt}
 	if a.Ended() {
 		return res, errEnded(j, a)
 	}
@@ -51,11 +50,10 @@ func (s *State) resize(at time.Time, b *ResizeJob) (Result, error) {
 	if err := nonEmpty("reason", b.Reason); err != nil {
 		return Result{JobID: b.ID}, err
 	}
-	j, a, err := s.current(b.ID, b.Attempt)
+	j, a, res, err := s.current(b.ID, b.Attempt)
 	if err != nil {
-		return Result{JobID: b.ID}, err
+		return res, err
 	}
-	res := Result{JobID: j.ID, Attempt: j.Attempt}
 	e, sp := j.Elastic, j.Spec.Elastic
 	if e == nil || sp == nil {
 		return res, fmt.Errorf("%w: job %d is not elastic", ErrWrongState, j.ID)

@@ -65,16 +65,19 @@ func (s *State) job(id uint64) (*Job, error) {
 
 // current returns the job and its attempt n, which must be the job's current attempt. The fence:
 // commands for any other attempt change nothing.
-func (s *State) current(id uint64, n int) (*Job, *Attempt, error) {
+//
+// The Result is what the handler answers: the job and its attempt, or on
+// an error the job ID asked about.
+func (s *State) current(id uint64, n int) (*Job, *Attempt, Result, error) {
 	j, err := s.job(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Result{JobID: id}, err
 	}
 	a := j.Current()
 	if n != j.Attempt || a == nil {
-		return nil, nil, fmt.Errorf("%w: job %d attempt %d, current attempt is %d", ErrStaleAttempt, id, n, j.Attempt)
+		return nil, nil, Result{JobID: id}, fmt.Errorf("%w: job %d attempt %d, current attempt is %d", ErrStaleAttempt, id, n, j.Attempt)
 	}
-	return j, a, nil
+	return j, a, Result{JobID: j.ID, Attempt: j.Attempt}, nil
 }
 
 func errEnded(j *Job, a *Attempt) error {
@@ -153,11 +156,10 @@ func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
 	if err := nonEmpty("node", b.Node); err != nil {
 		return Result{}, err
 	}
-	j, a, err := s.current(b.ID, b.Attempt)
+	j, a, res, err := s.current(b.ID, b.Attempt)
 	if err != nil {
-		return Result{JobID: b.ID}, err
+		return res, err
 	}
-	res := Result{JobID: j.ID, Attempt: j.Attempt}
 	if a.Ended() {
 		return res, errEnded(j, a)
 	}
@@ -177,11 +179,10 @@ func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
 }
 
 func (s *State) start(at time.Time, b *StartJob) (Result, error) {
-	j, a, err := s.current(b.ID, b.Attempt)
+	j, a, res, err := s.current(b.ID, b.Attempt)
 	if err != nil {
-		return Result{JobID: b.ID}, err
+		return res, err
 	}
-	res := Result{JobID: j.ID, Attempt: j.Attempt}
 	if a.Ended() {
 		return res, errEnded(j, a)
 	}
@@ -208,11 +209,10 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 		return Result{JobID: b.ID}, fmt.Errorf("%w: exit_code is missing", ErrInvalid)
 	}
 	code := *b.ExitCode
-	j, a, err := s.current(b.ID, b.Attempt)
+	j, a, res, err := s.current(b.ID, b.Attempt)
 	if err != nil {
-		return Result{JobID: b.ID}, err
+		return res, err
 	}
-	res := Result{JobID: j.ID, Attempt: j.Attempt}
 	if a.Ended() {
 		if a.ExitCode != nil && *a.ExitCode == code {
 			res.Noop = true
@@ -250,11 +250,10 @@ func (s *State) fail(at time.Time, b *FailAttempt) (Result, error) {
 	if err := nonEmpty("reason", b.Reason); err != nil {
 		return Result{JobID: b.ID}, err
 	}
-	j, a, err := s.current(b.ID, b.Attempt)
+	j, a, res, err := s.current(b.ID, b.Attempt)
 	if err != nil {
-		return Result{JobID: b.ID}, err
+		return res, err
 	}
-	res := Result{JobID: j.ID, Attempt: j.Attempt}
 	if a.Ended() {
 		if a.State == StateFailed && a.ExitCode == nil && a.Reason == b.Reason {
 			res.Noop = true

@@ -246,19 +246,26 @@ func buildProgram(src, dir, flavour string) (string, error) {
 	return exe, nil
 }
 
+// parsePolicy splits a policy spec NAME[@ALPHA][/WEIGHT...], e.g.
+// netload@0.1/flow=0.
+func parsePolicy(spec string) (name, alpha string, weights []string) {
+	parts := strings.Split(spec, "/")
+	name, alpha, _ = strings.Cut(parts[0], "@")
+	return name, alpha, parts[1:]
+}
+
 // alloc asks node's agent where policy would put np processes and returns
 // one host per rank. A policy written NAME@A/W1/W2 is NAME asked with
 // --alpha A --weight W1 --weight W2 (e.g. netload@0.1/flow=0).
 func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, error) {
 	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", strconv.Itoa(ppn),
 		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
-	spec := strings.Split(policy, "/")
-	name, alpha, ok := strings.Cut(spec[0], "@")
+	name, alpha, weights := parsePolicy(policy)
 	args = append(args, "--policy", name)
-	if ok {
+	if alpha != "" {
 		args = append(args, "--alpha", alpha)
 	}
-	for _, w := range spec[1:] {
+	for _, w := range weights {
 		args = append(args, "--weight", w)
 	}
 	var d placement.Decision
@@ -269,12 +276,7 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, se
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		return nil, 0, fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
 	}
-	var hosts []string
-	for _, h := range d.Hosts {
-		for range h.Procs {
-			hosts = append(hosts, h.Node)
-		}
-	}
+	hosts := ranksOf(d)
 	if len(hosts) != np {
 		return nil, 0, fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
 	}

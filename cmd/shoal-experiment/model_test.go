@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shoal-hpc/shoal/placement"
@@ -44,12 +45,7 @@ func TestLab12Model(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", policy, err)
 		}
-		var hosts []string
-		for _, h := range d.Hosts {
-			for range h.Procs {
-				hosts = append(hosts, h.Node)
-			}
-		}
+		hosts := ranksOf(d)
 		slices.Sort(hosts)
 		return hosts
 	}
@@ -84,4 +80,19 @@ func TestLab12Model(t *testing.T) {
 		}
 	}
 	t.Logf("oracle %v, t-oracle %v, load %v", oracle, tOracle, load)
+}
+
+func TestParsePolicy(t *testing.T) {
+	t.Parallel()
+	for spec, want := range map[string][3]string{
+		"netload":                 {"netload", "", ""},
+		"netload@0.1":             {"netload", "0.1", ""},
+		"netload/flow=0":          {"netload", "", "flow=0"},
+		"paper@0.2/flow=0/load=1": {"paper", "0.2", "flow=0,load=1"},
+	} {
+		name, alpha, w := parsePolicy(spec)
+		if got := [3]string{name, alpha, strings.Join(w, ",")}; got != want {
+			t.Errorf("%q: got %q, want %q", spec, got, want)
+		}
+	}
 }

@@ -239,13 +239,19 @@ func (m *model) tOracle(np, ppn int) ([]string, placement.Decision, error) {
 	if d.Wait {
 		return nil, d, fmt.Errorf("t-oracle: wait: %s", d.WaitReason)
 	}
-	var hosts []string
+	return ranksOf(d), d, nil
+}
+
+// ranksOf lists a decision's hosts once per rank, in rank order (the
+// inverse of slotsOf).
+func ranksOf(d placement.Decision) []string {
+	var ranks []string
 	for _, h := range d.Hosts {
 		for range h.Procs {
-			hosts = append(hosts, h.Node)
+			ranks = append(ranks, h.Node)
 		}
 	}
-	return hosts, d, nil
+	return ranks
 }
 
 // groupStats describes a group (one host per rank) under the configured

@@ -119,7 +119,7 @@ func report(w io.Writer, c config, topo netns.Topology, recs []runRec, oracle, t
 	fmt.Fprintln(w, "| policy | over | average gain | median gain | maximum gain | gain of means |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, p := range c.policies {
-		if name := strings.FieldsFunc(p, func(r rune) bool { return r == '@' || r == '/' })[0]; name != "paper" && name != "netload" {
+		if name, _, _ := parsePolicy(p); name != "paper" && name != "netload" {
 			continue
 		}
 		for _, b := range []string{"random", "sequential", "load"} {
@@ -195,7 +195,7 @@ func choices(w io.Writer, policies []string, recs []runRec) {
 		fmt.Fprintf(w, "| %s | %.3f | %.2f | %d of %d |\n", p, m, m/om, good, n)
 	}
 	for _, p := range policies {
-		if name := strings.FieldsFunc(p, func(r rune) bool { return r == '@' || r == '/' })[0]; name != "paper" && name != "netload" {
+		if name, _, _ := parsePolicy(p); name != "paper" && name != "netload" {
 			continue
 		}
 		var parts []string
