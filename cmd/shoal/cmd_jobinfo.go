@@ -45,10 +45,15 @@ func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "jobs",
 		Usage: "list jobs",
-		Description: `Examples:
+		Description: `Lists jobs by ID, fetching them from the agent a page at a time.
+
+Examples:
   shoal jobs
+  shoal jobs --user alice --state queued,running
   shoal jobs --json | jq '.[] | select(.state == "running") | .id'`,
-		Flags: append(clientFlags(), jsonFlag()),
+		Flags: append(clientFlags(), jsonFlag(),
+			&cli.StringFlag{Name: "user", Usage: "only the jobs of user `NAME`"},
+			&cli.StringSliceFlag{Name: "state", Usage: "only jobs in `STATE` (queued, launching, running, done, failed, killed); repeat or separate by commas"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "jobs takes no arguments")
@@ -57,7 +62,11 @@ func jobsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			js, err := cl.Jobs(c.Context)
+			var states []string
+			for _, s := range c.StringSlice("state") {
+				states = append(states, strings.Split(s, ",")...)
+			}
+			js, err := cl.JobsWhere(c.Context, api.JobsQuery{User: c.String("user"), States: states})
 			if err != nil {
 				return apiError(err)
 			}

@@ -53,7 +53,7 @@ func TestCellCutsOnRunes(t *testing.T) {
 // screen) prints them escaped in `shoal jobs` and `shoal job`, so whoever
 // lists the jobs (root included) keeps their terminal; --json stays exact.
 func TestListingsEscapeControls(t *testing.T) {
-	t.Parallel()
+	// Not parallel: urfave/cli sets package-level flags on every run.
 	evil := []string{"/bin/echo", "\x1b]0;pwned\x07", "\x1b[2J", strings.Repeat("名", 50)}
 	code := 1
 	job := api.Job{ID: 7, State: "failed", Owner: "mallory", Attempt: 1, Reason: "boom\x1b[2J", ExitCode: &code,
