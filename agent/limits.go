@@ -49,6 +49,9 @@ func (a *Agent) checkSubmit(r *http.Request, sp *raftfsm.JobSpec) (int, string) 
 	if sp.Priority > DefaultPriority && !privileged(r) {
 		return http.StatusForbidden, fmt.Sprintf("priority %d is above the default %d, which only root or a holder of the cluster token may ask for; you may lower your job's priority (a negative --priority)", sp.Priority, DefaultPriority)
 	}
+	if err := raftfsm.ValidateSpec(*sp); err != nil {
+		return http.StatusBadRequest, err.Error()
+	}
 	if err := a.cfg.Limits.CheckSpec(sp); err != nil {
 		return http.StatusBadRequest, err.Error()
 	}

@@ -88,3 +88,17 @@ func TestSetLimits(t *testing.T) {
 		t.Fatalf("limits after restore: %+v", g.State().Limits)
 	}
 }
+
+func TestValidateSpecMatchesSubmit(t *testing.T) {
+	t.Parallel()
+	long := JobSpec{Cmd: []string{"x"}, Env: []string{"K=" + strings.Repeat("v", maxStringLen)}, NP: 1}
+	if err := ValidateSpec(long); err == nil {
+		t.Fatal("ValidateSpec accepted an env entry over the length bound")
+	}
+	h := newHarness(t)
+	h.refused(CmdSubmitJob, SubmitJob{RequestID: "r", Owner: "alice", Spec: long}, ErrInvalid)
+	ok := JobSpec{Cmd: []string{"x"}, NP: 1}
+	if err := ValidateSpec(ok); err != nil || ok.MaxAttempts != 0 {
+		t.Fatalf("ValidateSpec(%+v) = %v, or it changed its argument", ok, err)
+	}
+}
