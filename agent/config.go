@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 // Config is everything an agent needs. Start from DefaultConfig.
@@ -64,6 +65,10 @@ type Config struct {
 	// the cluster state, with their logs, before the leader purges them
 	// (like Nomad's job_gc_threshold). 0 keeps them forever. Default 24h.
 	JobRetention time.Duration
+	// Limits are the per-user limits the leader writes into raft, where
+	// submit_job enforces them cluster-wide (limits.go); a zero field is no
+	// limit. Default raftfsm.DefaultLimits().
+	Limits raftfsm.Limits
 
 	// Testing holds fault injections for tests; zero in production.
 	Testing TestingHooks
@@ -128,6 +133,7 @@ func DefaultConfig() Config {
 		WriteTimeout:    10 * time.Second,
 		CoallocTimeout:  10 * time.Second,
 		JobRetention:    24 * time.Hour,
+		Limits:          raftfsm.DefaultLimits(),
 		Raft: RaftTimings{
 			HeartbeatTimeout:   500 * time.Millisecond,
 			ElectionTimeout:    500 * time.Millisecond,
@@ -166,6 +172,9 @@ func (c *Config) Validate() error {
 		return errors.New("raft heartbeat and election timeouts must be at least 5ms")
 	case c.Raft.LeaderLeaseTimeout > c.Raft.HeartbeatTimeout:
 		return errors.New("raft leader lease timeout must not exceed the heartbeat timeout")
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return fmt.Errorf("per-user limits: %w", err)
 	}
 	if err := c.Probes.Validate(); err != nil {
 		return err

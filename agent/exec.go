@@ -128,7 +128,7 @@ func (a *Agent) jobCommand(job *raftfsm.Job, k jobKey, argv []string, shell stri
 		cmd = exec.Command(argv[0], argv[1:]...)
 	}
 	cmd.Dir = job.Spec.Workdir
-	cred, home, err := credentialFor(job.Owner)
+	cred, home, err := a.credentialFor(job.Owner)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +142,10 @@ func (a *Agent) jobCommand(job *raftfsm.Job, k jobKey, argv []string, shell stri
 }
 
 // credentialFor runs a job as its owner when the agent is root and the
-// owner is another user; an agent that is not root runs jobs as itself.
-func credentialFor(owner string) (*syscall.Credential, string, error) {
+// owner is another user. An agent that is not root runs only its own
+// user's jobs: another owner's job is refused (singleuser.go), never run
+// under the agent's identity.
+func (a *Agent) credentialFor(owner string) (*syscall.Credential, string, error) {
 	me, err := user.Current()
 	if err != nil {
 		return nil, "/", fmt.Errorf("who am I: %w", err)
@@ -151,8 +153,8 @@ func credentialFor(owner string) (*syscall.Credential, string, error) {
 	if owner == me.Username {
 		return nil, me.HomeDir, nil
 	}
-	if me.Uid != "0" {
-		return nil, me.HomeDir, nil
+	if err := notRootRefusal(a.self, a.cfg.Name, owner); err != nil {
+		return nil, "", err
 	}
 	u, err := user.Lookup(owner)
 	if err != nil {

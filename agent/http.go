@@ -57,6 +57,10 @@ func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 				writeErr(w, http.StatusForbidden, "the agent could not tell who you are: "+p.err.Error())
 				return
 			}
+			if why := singleUserRefusal(a.self, p.uid, r.Method); why != "" {
+				writeErr(w, http.StatusForbidden, why)
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 			h(w, r)
 			return

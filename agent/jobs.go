@@ -22,7 +22,7 @@ type jobState struct {
 
 // startJobs starts this node's job reconciler and registers the leader's.
 func (a *Agent) startJobs() {
-	a.leaderHooks = append(a.leaderHooks, a.scheduleJobs)
+	a.leaderHooks = append(a.leaderHooks, a.syncLimits, a.scheduleJobs)
 	a.goLoop("jobs", a.jobLoop)
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
@@ -31,6 +33,10 @@ func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	req.Owner = owner
 	if req.RequestID == "" || req.Owner == "" {
 		writeErr(w, http.StatusBadRequest, "a job needs a request_id and an owner")
+		return
+	}
+	if code, why := a.checkSubmit(r, &req.Spec); code != 0 {
+		writeErr(w, code, why)
 		return
 	}
 	if err := a.checkHostfile(req.Spec.Hostfile); err != nil {
@@ -74,6 +80,8 @@ func (a *Agent) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byt
 			code = http.StatusForbidden
 		case "no_such_job":
 			code = http.StatusNotFound
+		case "over_limit":
+			code = http.StatusTooManyRequests
 		}
 		writeErr(w, code, res.Err)
 		return
@@ -105,13 +113,60 @@ func (a *Agent) clusterSlots() (slots, nodes int) {
 	return slots, nodes
 }
 
+// handleJobs answers one page of jobs, by ID: ?user=NAME&state=S1,S2
+// filter, ?after=ID&limit=N page (limit default api.JobsPageDefault, at
+// most api.JobsPageMax). When more jobs match, the api.NextAfterHeader
+// header names the ID to pass as ?after= for the next page. A listing that
+// answered every job at once grew to 150 MB with one user's queue.
 func (a *Agent) handleJobs(w http.ResponseWriter, r *http.Request) {
-	st := a.fsm.State()
-	out := []api.Job{}
-	for _, id := range st.SortedJobIDs() {
-		out = append(out, a.jobFor(r, st.Jobs[id]))
+	q, err := jobQuery(r)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var page []*raftfsm.Job
+	var more bool
+	a.fsm.View(func(s *raftfsm.State) { page, more = raftfsm.ListJobs(s, q) })
+	out := make([]api.Job, 0, len(page))
+	for _, j := range page {
+		out = append(out, a.jobFor(r, j))
+	}
+	if more {
+		w.Header().Set(api.NextAfterHeader, strconv.FormatUint(page[len(page)-1].ID, 10))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+var jobStates = []raftfsm.JobState{raftfsm.StateQueued, raftfsm.StateLaunching, raftfsm.StateRunning,
+	raftfsm.StateDone, raftfsm.StateFailed, raftfsm.StateKilled}
+
+func jobQuery(r *http.Request) (raftfsm.JobQuery, error) {
+	v := r.URL.Query()
+	q := raftfsm.JobQuery{Owner: v.Get("user"), Limit: api.JobsPageDefault}
+	if s := v.Get("after"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return q, fmt.Errorf("after=%q is not a job ID", s)
+		}
+		q.After = n
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > api.JobsPageMax {
+			return q, fmt.Errorf("limit=%q: want a page size from 1 to %d", s, api.JobsPageMax)
+		}
+		q.Limit = n
+	}
+	if s := v.Get("state"); s != "" {
+		for _, name := range strings.Split(s, ",") {
+			st := raftfsm.JobState(strings.TrimSpace(name))
+			if !slices.Contains(jobStates, st) {
+				return q, fmt.Errorf("state=%q: want one or more of %v, separated by commas", name, jobStates)
+			}
+			q.States = append(q.States, st)
+		}
+	}
+	return q, nil
 }
 
 // jobFor is a job as r may see it: other users' environment values are

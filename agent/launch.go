@@ -130,7 +130,7 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 		return -1, fmt.Errorf("job dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	cred, _, err := credentialFor(j.Owner)
+	cred, _, err := a.credentialFor(j.Owner)
 	if err != nil {
 		return -1, err
 	}
@@ -349,7 +349,7 @@ func (a *Agent) makeCheckpointDir(j *raftfsm.Job) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create checkpoint dir: %w", err)
 	}
-	cred, _, err := credentialFor(j.Owner)
+	cred, _, err := a.credentialFor(j.Owner)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open mpi session dir: %w", err)
 	}
-	cred, _, err := credentialFor(job.Owner)
+	cred, _, err := a.credentialFor(job.Owner)
 	if err == nil && cred != nil {
 		err = os.Chown(dir, int(cred.Uid), int(cred.Gid))
 	}

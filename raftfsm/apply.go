@@ -63,6 +63,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).resize)
 	case CmdPurgeJobs:
 		return applyBody(s, c, (*State).purge)
+	case CmdSetLimits:
+		return applyBody(s, c, (*State).setLimits)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

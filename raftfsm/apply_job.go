@@ -25,6 +25,12 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 	if err := validateSpec(&spec); err != nil {
 		return Result{}, err
 	}
+	if err := s.Limits.CheckSpec(&spec); err != nil {
+		return Result{}, err
+	}
+	if err := s.checkQuota(b.Owner, &spec); err != nil {
+		return Result{}, err
+	}
 	if s.NextJobID == math.MaxUint64 {
 		return Result{}, fmt.Errorf("%w: job IDs exhausted", ErrInvalid)
 	}

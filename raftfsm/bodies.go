@@ -94,6 +94,12 @@ type SetSettings struct {
 	Settings Settings `json:"settings"`
 }
 
+// SetLimits (set_limits) replaces the per-user limits after Limits.Validate. The leader proposes
+// its agent's flags when they differ from the state's.
+type SetLimits struct {
+	Limits Limits `json:"limits"`
+}
+
 // RemoveNode (remove_node) handles a node gone for good: every live attempt that holds it fails
 // with retry, its probe records go, and it is dropped from the remaining probe duties.
 type RemoveNode struct {

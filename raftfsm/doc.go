@@ -37,6 +37,7 @@
 //	set_probe_duties  SetProbeDuties  bandwidth-test rounds of a probe cycle
 //	probe_restart     ProbeRestart    order a probe relaunch (compare-and-swap on its generation)
 //	set_settings      SetSettings     placement weights, validated
+//	set_limits        SetLimits       per-user limits that submit_job checks (limits.go)
 //	remove_node       RemoveNode      a node gone for good: fail its attempts with retry
 //	report_progress   ReportProgress  the iteration a running attempt's program reached (monotone)
 //	resize_job        ResizeJob       ask an elastic job's attempt to checkpoint for a new count

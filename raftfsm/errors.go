@@ -37,6 +37,8 @@ var (
 	ErrStaleGeneration = errors.New("stale probe generation")
 	// ErrBadSnapshot: Restore was given data it cannot read; the state is left as it was.
 	ErrBadSnapshot = errors.New("bad snapshot")
+	// ErrOverLimit: a submit would take its owner over a per-user limit (Limits).
+	ErrOverLimit = errors.New("over a per-user limit")
 	// ErrInternal: a bug in the FSM was caught while applying; the state is left as it was.
 	ErrInternal = errors.New("internal error in state machine")
 )
@@ -62,6 +64,7 @@ var codes = []struct {
 	{"stale_cycle", ErrStaleCycle},
 	{"stale_generation", ErrStaleGeneration},
 	{"bad_snapshot", ErrBadSnapshot},
+	{"over_limit", ErrOverLimit},
 	{"internal", ErrInternal},
 }
 

@@ -13,8 +13,10 @@ import (
 type State struct {
 	Jobs map[uint64]*Job
 	// NextJobID is the ID the next new job gets; IDs start at 1 and are never reused.
-	NextJobID   uint64
-	Settings    Settings
+	NextJobID uint64
+	Settings  Settings
+	// Limits are the per-user limits submit_job enforces; zero = none (limits.go).
+	Limits      Limits
 	ProbeDuties ProbeDuties
 	Probes      map[ProbeKey]*Probe
 
@@ -47,6 +49,7 @@ func (s *State) Clone() *State {
 		Jobs:        make(map[uint64]*Job, len(s.Jobs)),
 		NextJobID:   s.NextJobID,
 		Settings:    s.Settings,
+		Limits:      s.Limits,
 		ProbeDuties: s.ProbeDuties.clone(),
 		Probes:      make(map[ProbeKey]*Probe, len(s.Probes)),
 		byRequest:   maps.Clone(s.byRequest),
@@ -73,6 +76,7 @@ func (s *State) SortedJobIDs() []uint64 {
 type stateJSON struct {
 	NextJobID   uint64      `json:"next_job_id"`
 	Settings    Settings    `json:"settings"`
+	Limits      Limits      `json:"limits,omitzero"`
 	ProbeDuties ProbeDuties `json:"probe_duties"`
 	Jobs        []*Job      `json:"jobs"`
 	Probes      []*Probe    `json:"probes"`
@@ -83,6 +87,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 	w := stateJSON{
 		NextJobID:   s.NextJobID,
 		Settings:    s.Settings,
+		Limits:      s.Limits,
 		ProbeDuties: s.ProbeDuties,
 		Jobs:        make([]*Job, 0, len(s.Jobs)),
 		Probes:      make([]*Probe, 0, len(s.Probes)),
@@ -109,6 +114,10 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	n := NewState()
 	n.NextJobID = w.NextJobID
 	n.Settings = w.Settings
+	if err := w.Limits.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	n.Limits = w.Limits
 	n.ProbeDuties = w.ProbeDuties
 	for i, j := range w.Jobs {
 		if j == nil {

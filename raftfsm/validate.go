@@ -16,6 +16,15 @@ const (
 // MPI flavours accepted in JobSpec.MPI ("" = detect from the executable).
 var mpiFlavours = []string{"", "mpich", "openmpi", "none"}
 
+// ValidateSpec reports whether submit_job would accept sp's form (bounds, lengths, fields; not
+// the per-user quotas, which depend on the state). The API calls it so that a bad spec is refused
+// before it takes room in every node's raft log.
+func ValidateSpec(sp JobSpec) error {
+	c := sp.clone()
+	normalizeSpec(&c)
+	return validateSpec(&c)
+}
+
 // validateSpec checks a spec at submit and fills its defaults. The error names the field.
 func validateSpec(s *JobSpec) error {
 	if len(s.Cmd) == 0 || s.Cmd[0] == "" {

@@ -44,3 +44,33 @@ func JobsOn(s *State, node string) []uint64 {
 	slices.Sort(ids)
 	return ids
 }
+
+// JobQuery selects a page of jobs (GET /v1/jobs): those of Owner (any when empty) in one of
+// States (any when empty) with an ID above After, at most Limit of them (all when 0), by ID.
+type JobQuery struct {
+	Owner  string
+	States []JobState
+	After  uint64
+	Limit  int
+}
+
+// ListJobs returns the page q selects, as copies safe to keep, and whether more jobs match after
+// it. Pages are ordered by job ID, which never changes and is never reused, so following After
+// from page to page misses and repeats nothing while jobs come and go.
+func ListJobs(s *State, q JobQuery) (page []*Job, more bool) {
+	var ids []uint64
+	for id, j := range s.Jobs {
+		if id > q.After && (q.Owner == "" || j.Owner == q.Owner) && (len(q.States) == 0 || slices.Contains(q.States, j.State)) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if q.Limit > 0 && len(ids) > q.Limit {
+		ids, more = ids[:q.Limit], true
+	}
+	page = make([]*Job, len(ids))
+	for i, id := range ids {
+		page[i] = s.Jobs[id].clone()
+	}
+	return page, more
+}

@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -55,5 +56,46 @@ func TestQueue_PriorityThenFCFS(t *testing.T) {
 	}
 	if want := []uint64{b, d, a, c, e}; !slices.Equal(got, want) {
 		t.Fatalf("Queue = %v, want %v", got, want)
+	}
+}
+
+func TestListJobs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for i, owner := range []string{"alice", "bob", "alice", "alice", "bob"} {
+		h.ok(CmdSubmitJob, SubmitJob{RequestID: fmt.Sprint("r", i), Owner: owner, Spec: JobSpec{Cmd: []string{"x"}, NP: 1}})
+	}
+	h.ok(CmdKillJob, KillJob{ID: 3, User: "alice"})
+	s := h.f.State()
+	ids := func(js []*Job) (out []uint64) {
+		for _, j := range js {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	cases := []struct {
+		q    JobQuery
+		want []uint64
+		more bool
+	}{
+		{JobQuery{}, []uint64{1, 2, 3, 4, 5}, false},
+		{JobQuery{Limit: 2}, []uint64{1, 2}, true},
+		{JobQuery{Limit: 2, After: 2}, []uint64{3, 4}, true},
+		{JobQuery{Limit: 2, After: 4}, []uint64{5}, false},
+		{JobQuery{Owner: "alice"}, []uint64{1, 3, 4}, false},
+		{JobQuery{Owner: "alice", States: []JobState{StateQueued}}, []uint64{1, 4}, false},
+		{JobQuery{States: []JobState{StateKilled, StateDone}}, []uint64{3}, false},
+		{JobQuery{Owner: "carol"}, nil, false},
+	}
+	for _, c := range cases {
+		page, more := ListJobs(s, c.q)
+		if !slices.Equal(ids(page), c.want) || more != c.more {
+			t.Errorf("ListJobs(%+v) = %v more=%v, want %v more=%v", c.q, ids(page), more, c.want, c.more)
+		}
+	}
+	page, _ := ListJobs(s, JobQuery{Limit: 1})
+	page[0].Spec.Cmd[0] = "changed"
+	if s.Jobs[1].Spec.Cmd[0] != "x" {
+		t.Fatal("ListJobs returned the state's own job, not a copy")
 	}
 }

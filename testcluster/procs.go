@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 )
 
@@ -34,6 +35,11 @@ type ProcOptions struct {
 	// Detach puts agents in their own session so they outlive the caller
 	// (the demo); otherwise they die with it.
 	Detach bool
+	// Token is the cluster token. Empty (the demo, the benchmarks) makes a
+	// fresh random one: a token fixed in the source would let every local
+	// user of a shared machine act as root on the cluster. Tests may pass
+	// the Token constant.
+	Token string
 }
 
 // ProcNode is one agent process.
@@ -73,9 +79,16 @@ func StartProcs(opts ProcOptions) (*ProcCluster, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", opts.Dir, err)
 	}
-	p := &ProcCluster{Opts: opts, TokenFile: filepath.Join(opts.Dir, "token"), Token: Token}
-	if err := os.WriteFile(p.TokenFile, []byte(Token+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("write token: %w", err)
+	if opts.Token == "" {
+		tok, err := agent.NewToken()
+		if err != nil {
+			return nil, err
+		}
+		opts.Token = tok
+	}
+	p := &ProcCluster{Opts: opts, TokenFile: filepath.Join(opts.Dir, "token"), Token: opts.Token}
+	if err := writeToken(p.TokenFile, opts.Token); err != nil {
+		return nil, err
 	}
 	for i := range opts.N {
 		g := opts.BasePort + 3*i
@@ -104,6 +117,24 @@ func StartProcs(opts ProcOptions) (*ProcCluster, error) {
 		}
 	}
 	return p, p.save()
+}
+
+// writeToken writes the token to a new file of mode 0600. An old file is
+// removed first rather than rewritten: its mode (or a link planted in its
+// place) would otherwise survive.
+func writeToken(path, tok string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove old token: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("write token: %w", err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("write token: %w", err)
+	}
+	return f.Close()
 }
 
 func portFree(port int) bool {

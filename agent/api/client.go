@@ -74,6 +74,16 @@ func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s
 // Do sends a request with an optional JSON body and decodes a JSON answer
 // into out (when out is not nil).
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	_, err := c.do(ctx, method, path, in, out)
+	return err
+}
+
+// doHeader is a GET like Do that also returns the answer's headers.
+func (c *Client) doHeader(ctx context.Context, method, path string, out any) (http.Header, error) {
+	return c.do(ctx, method, path, nil, out)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		switch v := in.(type) {
@@ -82,14 +92,14 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		default:
 			b, err := json.Marshal(in)
 			if err != nil {
-				return fmt.Errorf("encode request: %w", err)
+				return nil, fmt.Errorf("encode request: %w", err)
 			}
 			body = bytes.NewReader(b)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
 	if err != nil {
-		return fmt.Errorf("build request %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("build request %s %s: %w", method, path, err)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -99,11 +109,11 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
+		return nil, fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		return ErrUnauthorized
+		return nil, ErrUnauthorized
 	}
 	if resp.StatusCode/100 != 2 {
 		var e Error
@@ -111,15 +121,15 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		if json.Unmarshal(b, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(b))
 		}
-		return &StatusError{Code: resp.StatusCode, Msg: e.Error}
+		return nil, &StatusError{Code: resp.StatusCode, Msg: e.Error}
 	}
 	if out == nil {
-		return nil
+		return resp.Header, nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("decode answer of %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("decode answer of %s %s: %w", method, path, err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // Health asks whether the agent is up; no token needed.

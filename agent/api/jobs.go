@@ -2,11 +2,15 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -160,10 +164,54 @@ func (c *Client) Submit(ctx context.Context, r SubmitRequest) (SubmitResponse, e
 	return out, c.Do(ctx, http.MethodPost, "/v1/jobs", r, &out)
 }
 
+// Paging of GET /v1/jobs.
+const (
+	// JobsPageDefault is the page size when a request names none.
+	JobsPageDefault = 100
+	// JobsPageMax is the largest page an agent answers.
+	JobsPageMax = 1000
+	// NextAfterHeader, on a page that is not the last, names the ID to pass
+	// as ?after= for the next one.
+	NextAfterHeader = "Shoal-Next-After"
+)
+
+// JobsQuery filters a job listing; the zero value is every job.
+type JobsQuery struct {
+	User   string   // only this owner's jobs
+	States []string // only jobs in one of these states
+	// PageSize is how many jobs each request asks for; 0 is JobsPageMax.
+	PageSize int
+}
+
 // Jobs lists every job.
 func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
-	var out []Job
-	return out, c.Do(ctx, http.MethodGet, "/v1/jobs", nil, &out)
+	return c.JobsWhere(ctx, JobsQuery{})
+}
+
+// JobsWhere lists the jobs q selects, by ID, following the agent's pages.
+func (c *Client) JobsWhere(ctx context.Context, q JobsQuery) ([]Job, error) {
+	v := url.Values{}
+	if q.User != "" {
+		v.Set("user", q.User)
+	}
+	if len(q.States) > 0 {
+		v.Set("state", strings.Join(q.States, ","))
+	}
+	v.Set("limit", strconv.Itoa(cmp.Or(q.PageSize, JobsPageMax)))
+	out := []Job{}
+	for {
+		var page []Job
+		h, err := c.doHeader(ctx, http.MethodGet, "/v1/jobs?"+v.Encode(), &page)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		next := h.Get(NextAfterHeader)
+		if next == "" || len(page) == 0 {
+			return out, nil
+		}
+		v.Set("after", next)
+	}
 }
 
 // Job returns one job.

@@ -30,11 +30,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := strings.TrimSpace(err.Error()); msg != "" {
-			fmt.Fprintln(stderr, "shoal: "+msg)
+			fmt.Fprintln(stderr, "shoal: "+safe(msg))
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(stderr, "shoal: "+err.Error())
+	fmt.Fprintln(stderr, "shoal: "+safe(err.Error()))
 	return exitFailure
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 func agentCommand() *cli.Command {
@@ -48,6 +49,11 @@ Examples:
 			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
+			&cli.IntFlag{Name: "max-queued-jobs", Value: d.Limits.QueuedJobs, EnvVars: []string{"SHOAL_MAX_QUEUED_JOBS"}, Usage: "queued jobs one user may have, cluster-wide (0: no limit)"},
+			&cli.IntFlag{Name: "max-user-procs", Value: d.Limits.Procs, EnvVars: []string{"SHOAL_MAX_USER_PROCS"}, Usage: "processes one user's unfinished jobs may ask for, cluster-wide (0: no limit)"},
+			&cli.IntFlag{Name: "max-spec-bytes", Value: d.Limits.SpecBytes, EnvVars: []string{"SHOAL_MAX_SPEC_BYTES"}, Usage: "size of one job's spec as JSON, in `BYTES` (0: no limit)"},
+			&cli.IntFlag{Name: "max-argv", Value: d.Limits.Argv, EnvVars: []string{"SHOAL_MAX_ARGV"}, Usage: "arguments of one job's command line (0: no limit)"},
+			&cli.IntFlag{Name: "max-env", Value: d.Limits.Env, EnvVars: []string{"SHOAL_MAX_ENV"}, Usage: "environment variables of one job (0: no limit)"},
 			&cli.DurationFlag{Name: "dead-voter-grace", Value: d.DeadVoterGrace, EnvVars: []string{"SHOAL_DEAD_VOTER_GRACE"}, Usage: "how long a voter may be dead before it is replaced"},
 			&cli.DurationFlag{Name: "join-timeout", EnvVars: []string{"SHOAL_JOIN_TIMEOUT"}, Usage: "give up and exit if no --join address answers within this time (default: keep trying)"},
 			&cli.IntFlag{Name: "probe-port", Value: d.Probes.Port, EnvVars: []string{"SHOAL_PROBE_PORT"}, Usage: "TCP+UDP `PORT` of the probe server (bandwidth tests, latency echo)"},
@@ -108,6 +114,8 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 	cfg.BootstrapExpect, cfg.Voters = c.Int("bootstrap-expect"), c.Int("voters")
 	cfg.DeadVoterGrace = c.Duration("dead-voter-grace")
 	cfg.JobRetention = c.Duration("job-retention")
+	cfg.Limits = raftfsm.Limits{QueuedJobs: c.Int("max-queued-jobs"), Procs: c.Int("max-user-procs"),
+		SpecBytes: c.Int("max-spec-bytes"), Argv: c.Int("max-argv"), Env: c.Int("max-env")}
 	if err := probeFlags(c, &cfg); err != nil {
 		return cfg, err
 	}

@@ -99,10 +99,10 @@ Examples:
 				}
 			}
 			if d.Wait {
-				return cli.Exit("placement recommends waiting: "+d.WaitReason, exitWait)
+				return cli.Exit("placement recommends waiting: "+safe(d.WaitReason), exitWait)
 			}
 			if d.Degraded {
-				fmt.Fprintln(c.App.ErrWriter, "shoal: degraded: "+d.DegradedReason)
+				fmt.Fprintln(c.App.ErrWriter, "shoal: degraded: "+safe(d.DegradedReason))
 			}
 			if format == "json" {
 				return nil
@@ -111,7 +111,14 @@ Examples:
 			if err != nil {
 				return cli.Exit(err.Error(), exitFailure)
 			}
-			fmt.Fprint(c.App.Writer, out)
+			for _, line := range strings.SplitAfter(out, "\n") {
+				// Node names reach the hostfile as they came by gossip.
+				if l, nl := strings.CutSuffix(line, "\n"); nl {
+					fmt.Fprintln(c.App.Writer, safe(l))
+				} else if l != "" {
+					fmt.Fprint(c.App.Writer, safe(l))
+				}
+			}
 			return nil
 		},
 	}

@@ -45,10 +45,15 @@ func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "jobs",
 		Usage: "list jobs",
-		Description: `Examples:
+		Description: `Lists jobs by ID, fetching them from the agent a page at a time.
+
+Examples:
   shoal jobs
+  shoal jobs --user alice --state queued,running
   shoal jobs --json | jq '.[] | select(.state == "running") | .id'`,
-		Flags: append(clientFlags(), jsonFlag()),
+		Flags: append(clientFlags(), jsonFlag(),
+			&cli.StringFlag{Name: "user", Usage: "only the jobs of user `NAME`"},
+			&cli.StringSliceFlag{Name: "state", Usage: "only jobs in `STATE` (queued, launching, running, done, failed, killed); repeat or separate by commas"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "jobs takes no arguments")
@@ -57,7 +62,11 @@ func jobsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			js, err := cl.Jobs(c.Context)
+			var states []string
+			for _, s := range c.StringSlice("state") {
+				states = append(states, strings.Split(s, ",")...)
+			}
+			js, err := cl.JobsWhere(c.Context, api.JobsQuery{User: c.String("user"), States: states})
 			if err != nil {
 				return apiError(err)
 			}
@@ -74,8 +83,8 @@ func jobsCommand() *cli.Command {
 				if hosts == "" {
 					hosts = "-"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", j.ID, j.State, j.Owner, j.Spec.NP, j.Attempt, hosts,
-					age(j.SubmittedAt), shorten(strings.Join(j.Spec.Cmd, " "), 40))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", j.ID, cell(j.State, 12), cell(j.Owner, 16), j.Spec.NP, j.Attempt,
+					cell(hosts, 48), age(j.SubmittedAt), cell(strings.Join(j.Spec.Cmd, " "), 40))
 			}
 			return tw.Flush()
 		},
@@ -93,13 +102,6 @@ func age(t time.Time) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
 }
 
 func jobCommand() *cli.Command {
@@ -127,7 +129,7 @@ func jobCommand() *cli.Command {
 
 func writeJob(c *cli.Context, j api.Job) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
+	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, safe(v)) }
 	row("ID", strconv.FormatUint(j.ID, 10))
 	row("State", j.State)
 	if j.ExitCode != nil {
@@ -182,12 +184,12 @@ func writeJob(c *cli.Context, j api.Job) {
 		if p := a.Progress; p != nil {
 			line += fmt.Sprintf(" [iterations %d-%d]", p.FirstIter, p.Iter)
 		}
-		fmt.Fprintln(c.App.Writer, line)
+		fmt.Fprintln(c.App.Writer, safe(line))
 	}
 	if e := j.Elastic; e != nil && len(e.History) > 0 {
 		fmt.Fprintln(c.App.Writer, "Resizes:")
 		for _, r := range e.History {
-			fmt.Fprintf(c.App.Writer, "  %s attempt %d: %d -> %d processes: %s\n", r.At.Local().Format(time.TimeOnly), r.Attempt, r.FromNP, r.ToNP, r.Reason)
+			fmt.Fprintf(c.App.Writer, "  %s attempt %d: %d -> %d processes: %s\n", r.At.Local().Format(time.TimeOnly), r.Attempt, r.FromNP, r.ToNP, safe(r.Reason))
 		}
 	}
 }

@@ -35,7 +35,7 @@ Examples:
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tROLE")
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Addr, m.Status, m.Role)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safe(m.Name), safe(m.Addr), safe(m.Status), safe(m.Role))
 			}
 			return tw.Flush()
 		},
@@ -67,7 +67,7 @@ Examples:
 			if c.Bool("json") {
 				return printJSON(c, l)
 			}
-			fmt.Fprintf(c.App.Writer, "%s %s\n", l.Name, l.Addr)
+			fmt.Fprintf(c.App.Writer, "%s %s\n", safe(l.Name), safe(l.Addr))
 			return nil
 		},
 	}

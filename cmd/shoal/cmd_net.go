@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -79,10 +80,12 @@ func isTerminal(w io.Writer) bool {
 // dark (worst value shown) to light (best).
 func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric string, colour bool) {
 	names := make([]string, 0, len(nodes))
+	shown := map[string]string{} // names as printed: escaped and cut
 	width := 6
 	for _, n := range nodes {
 		names = append(names, n.Name)
-		width = max(width, len(n.Name)+1)
+		shown[n.Name] = cell(n.Name, 24)
+		width = max(width, utf8.RuneCountInString(shown[n.Name])+1)
 	}
 	val := map[[2]string]float64{}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -104,11 +107,11 @@ func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric s
 	fmt.Fprintf(w, "%s; row = from, column = to\n", unit)
 	fmt.Fprintf(w, "%-*s", width, "")
 	for _, n := range names {
-		fmt.Fprintf(w, "%*s", width, n)
+		fmt.Fprintf(w, "%*s", width, shown[n])
 	}
 	fmt.Fprintln(w)
 	for _, from := range names {
-		fmt.Fprintf(w, "%-*s", width, from)
+		fmt.Fprintf(w, "%-*s", width, shown[from])
 		for _, to := range names {
 			v, ok := val[[2]string{from, to}]
 			text := "-"

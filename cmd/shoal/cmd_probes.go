@@ -66,7 +66,7 @@ func writeProbesTable(w interface{ Write([]byte) (int, error) }, ps []api.ProbeI
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Node, p.Kind, p.State, pid, p.Restarts, beat, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", safe(p.Node), safe(p.Kind), safe(p.State), pid, p.Restarts, beat, safe(reason))
 	}
 	tw.Flush()
 }

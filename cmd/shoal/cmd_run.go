@@ -95,11 +95,11 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 		}
 		lost = time.Time{}
 		for _, p := range milestones(j, said) {
-			fmt.Fprintln(stderr, "shoal: "+p)
+			fmt.Fprintln(stderr, "shoal: "+safe(p))
 		}
 		if j.State == "queued" {
 			if p := progress(j); p != last {
-				fmt.Fprintln(stderr, "shoal: "+p)
+				fmt.Fprintln(stderr, "shoal: "+safe(p))
 				last = p
 			}
 		}
@@ -118,7 +118,7 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 		}
 		if terminal(j.State) {
 			streams.Wait()
-			fmt.Fprintln(stderr, "shoal: "+progress(j))
+			fmt.Fprintln(stderr, "shoal: "+safe(progress(j)))
 			return exitFor(j)
 		}
 	}

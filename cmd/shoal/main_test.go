@@ -54,6 +54,7 @@ func TestAgentFlagErrors(t *testing.T) {
 		"unknown command":     {"frobnicate"},
 		"bad log level":       {"agent", "--data-dir", dd, "--token-file", tok, "--log-level", "loud"},
 		"bad sample interval": {"agent", "--data-dir", dd, "--token-file", tok, "--sample-interval", "1ns"},
+		"negative limit":      {"agent", "--data-dir", dd, "--token-file", tok, "--max-queued-jobs", "-1"},
 	}
 	for name, args := range cases {
 		_, errOut, code := shoal(t, nil, args...)
