@@ -111,7 +111,7 @@ func TestStreamSlots(t *testing.T) {
 	for _, src := range []string{"a", "b", "c"} {
 		s.leave(src)
 	}
-	if open, _ := s.usage(); open != 0 || len(s.bySource) != 0 {
-		t.Fatalf("after every leave: %d open, %d sources tracked", open, len(s.bySource))
+	if open, srcs := s.conns.Open(); open != 0 || srcs != 0 {
+		t.Fatalf("after every leave: %d open, %d sources tracked", open, srcs)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/shoal-hpc/shoal/internal/connlimit"
 )
 
 // streamGuard wraps memberlist's TCP/UDP transport so that strangers cannot
@@ -62,7 +64,7 @@ func (g *streamGuard) forward() {
 		case <-g.stop:
 			return
 		}
-		src := sourceOf(c)
+		src := connlimit.SourceIP(c)
 		if !g.slots.admit(src) {
 			g.log.Debug("gossip stream refused: too many open", "src", src)
 			_ = c.Close()
@@ -76,18 +78,6 @@ func (g *streamGuard) forward() {
 			return
 		}
 	}
-}
-
-// sourceOf is the IP a connection comes from: the unit of the per-source cap.
-func sourceOf(c net.Conn) string {
-	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
-	if err != nil {
-		return c.RemoteAddr().String()
-	}
-	return host
 }
 
 // guardedConn is one admitted inbound stream. memberlist reads it from one

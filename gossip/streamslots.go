@@ -1,47 +1,33 @@
 package gossip
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/shoal-hpc/shoal/internal/connlimit"
+)
 
 // streamSlots is the accounting of inbound gossip streams: how many are
 // open in all and per source address, and how many bytes the open ones
 // that have not yet delivered their first message may still make
 // memberlist buffer. It does no I/O; the guard asks it and acts.
 type streamSlots struct {
-	maxOpen, maxPerSource int
-	maxPending            int64
+	conns      *connlimit.Slots
+	maxPending int64
 
-	mu       sync.Mutex
-	open     int
-	bySource map[string]int
-	pending  int64
+	mu      sync.Mutex
+	pending int64
 }
 
 func newStreamSlots(maxOpen, maxPerSource int, maxPending int64) *streamSlots {
-	return &streamSlots{maxOpen: maxOpen, maxPerSource: maxPerSource, maxPending: maxPending, bySource: make(map[string]int)}
+	return &streamSlots{conns: connlimit.NewSlots(maxOpen, maxPerSource), maxPending: maxPending}
 }
 
 // admit takes a slot for a new stream from src, or reports false when
 // either the total or src's share is used up.
-func (s *streamSlots) admit(src string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.open >= s.maxOpen || s.bySource[src] >= s.maxPerSource {
-		return false
-	}
-	s.open++
-	s.bySource[src]++
-	return true
-}
+func (s *streamSlots) admit(src string) bool { return s.conns.Take(src) }
 
 // leave gives back a slot taken by admit.
-func (s *streamSlots) leave(src string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.open--
-	if s.bySource[src]--; s.bySource[src] <= 0 {
-		delete(s.bySource, src)
-	}
-}
+func (s *streamSlots) leave(src string) { s.conns.Give(src) }
 
 // reserve books n bytes of unauthenticated buffering, or reports false
 // when they would exceed the budget.
@@ -64,7 +50,8 @@ func (s *streamSlots) unreserve(n int64) {
 
 // usage returns the open streams and the booked bytes.
 func (s *streamSlots) usage() (open int, pending int64) {
+	open, _ = s.conns.Open()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.open, s.pending
+	return open, s.pending
 }
