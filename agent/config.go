@@ -68,6 +68,9 @@ type Config struct {
 	// Testing holds fault injections for tests; zero in production.
 	Testing TestingHooks
 
+	// HTTP bounds the API server's connections and timeouts.
+	HTTP HTTPLimits
+
 	// Gossip tunes memberlist. Name, addresses, port and key are filled in
 	// from the fields above.
 	Gossip gossip.Config
@@ -134,6 +137,7 @@ func DefaultConfig() Config {
 			LeaderLeaseTimeout: 250 * time.Millisecond,
 			CommitTimeout:      50 * time.Millisecond,
 		},
+		HTTP:   DefaultHTTPLimits(),
 		Gossip: gossip.DefaultConfig(),
 		Probes: DefaultProbesConfig(),
 	}
@@ -168,6 +172,9 @@ func (c *Config) Validate() error {
 		return errors.New("raft leader lease timeout must not exceed the heartbeat timeout")
 	}
 	if err := c.Probes.Validate(); err != nil {
+		return err
+	}
+	if err := c.HTTP.Validate(); err != nil {
 		return err
 	}
 	for _, p := range []int{c.GossipPort, c.RaftPort, c.HTTPPort} {
