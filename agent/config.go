@@ -177,6 +177,9 @@ func (c *Config) Validate() error {
 	if err := c.HTTP.Validate(); err != nil {
 		return err
 	}
+	if c.Gossip.MaxInboundStreams < 1 || c.Gossip.MaxStreamsPerSource < 1 {
+		return fmt.Errorf("--gossip-max-streams %d and --gossip-max-streams-per-source %d must be at least 1", c.Gossip.MaxInboundStreams, c.Gossip.MaxStreamsPerSource)
+	}
 	for _, p := range []int{c.GossipPort, c.RaftPort, c.HTTPPort} {
 		if p < 0 || p > 65535 {
 			return fmt.Errorf("port %d is outside 0-65535", p)

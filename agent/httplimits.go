@@ -47,10 +47,14 @@ func DefaultHTTPLimits() HTTPLimits {
 // Validate names the first limit out of bounds.
 func (l HTTPLimits) Validate() error {
 	switch {
-	case l.HeaderTimeout <= 0 || l.IdleTimeout <= 0 || l.RequestTimeout <= 0:
-		return fmt.Errorf("HTTP header (%v), idle (%v) and request (%v) timeouts must be positive", l.HeaderTimeout, l.IdleTimeout, l.RequestTimeout)
+	case l.HeaderTimeout <= 0:
+		return fmt.Errorf("HTTP header timeout %v must be positive", l.HeaderTimeout)
+	case l.IdleTimeout <= 0:
+		return fmt.Errorf("--http-idle-timeout %v must be positive", l.IdleTimeout)
+	case l.RequestTimeout <= 0:
+		return fmt.Errorf("--http-request-timeout %v must be positive", l.RequestTimeout)
 	case l.MaxConns < 1 || l.MaxConnsPerSource < 1:
-		return fmt.Errorf("HTTP connection caps (%d in all, %d per source) must be at least 1", l.MaxConns, l.MaxConnsPerSource)
+		return fmt.Errorf("--http-max-conns %d and --http-max-conns-per-source %d must be at least 1", l.MaxConns, l.MaxConnsPerSource)
 	}
 	return nil
 }
