@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -130,15 +131,22 @@ func TestGossipStreamSlotsPerSource(t *testing.T) {
 		defer c.Close()
 		conns = append(conns, c)
 	}
-	// Exactly MaxStreamsPerSource stay open: the others read EOF at once.
-	closed := 0
+	// Exactly MaxStreamsPerSource stay open (memberlist would keep them
+	// for its 10s TCP timeout): the others read EOF at once.
+	var closed atomic.Int32
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-		if _, err := c.Read(make([]byte, 1)); err != nil && !isTimeout(err) {
-			closed++
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			if _, err := c.Read(make([]byte, 1)); err != nil && !isTimeout(err) {
+				closed.Add(1)
+			}
+		}()
 	}
-	if closed != 8 {
+	wg.Wait()
+	if closed := closed.Load(); closed != 8 {
 		t.Fatalf("%d of 12 idle streams from one source closed at once, want 8", closed)
 	}
 	b := startNode(t, "slot1", 0, testKey, 0)
