@@ -82,6 +82,7 @@ lint:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./gossip/
+	$(GO) test -run '^$$' -fuzz FuzzStreamHeader -fuzztime 30s ./gossip/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./raftfsm/
 	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime 30s ./raftfsm/
 

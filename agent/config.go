@@ -73,6 +73,9 @@ type Config struct {
 	// Testing holds fault injections for tests; zero in production.
 	Testing TestingHooks
 
+	// HTTP bounds the API server's connections and timeouts.
+	HTTP HTTPLimits
+
 	// Gossip tunes memberlist. Name, addresses, port and key are filled in
 	// from the fields above.
 	Gossip gossip.Config
@@ -140,6 +143,7 @@ func DefaultConfig() Config {
 			LeaderLeaseTimeout: 250 * time.Millisecond,
 			CommitTimeout:      50 * time.Millisecond,
 		},
+		HTTP:   DefaultHTTPLimits(),
 		Gossip: gossip.DefaultConfig(),
 		Probes: DefaultProbesConfig(),
 	}
@@ -178,6 +182,12 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Probes.Validate(); err != nil {
 		return err
+	}
+	if err := c.HTTP.Validate(); err != nil {
+		return err
+	}
+	if c.Gossip.MaxInboundStreams < 1 || c.Gossip.MaxStreamsPerSource < 1 {
+		return fmt.Errorf("--gossip-max-streams %d and --gossip-max-streams-per-source %d must be at least 1", c.Gossip.MaxInboundStreams, c.Gossip.MaxStreamsPerSource)
 	}
 	for _, p := range []int{c.GossipPort, c.RaftPort, c.HTTPPort} {
 		if p < 0 || p > 65535 {

@@ -37,6 +37,8 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, fmt.Sprintf("capability is for job %d attempt %d", granted.Job, granted.Attempt))
 		return
 	}
+	// Authenticated, request read: the command's output may stream for hours.
+	liftDeadlines(w)
 	if len(req.Argv) == 0 && req.Shell == "" {
 		writeErr(w, http.StatusBadRequest, "nothing to run: give argv or shell")
 		return

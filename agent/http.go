@@ -31,11 +31,13 @@ func (a *Agent) startHTTP() {
 	a.probeRoutes(mux)
 	a.jobRoutes(mux)
 	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
-	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext}
+	lim := a.cfg.HTTP
+	a.httpSrv = &http.Server{Handler: lim.withDeadlines(mux), ReadHeaderTimeout: lim.HeaderTimeout, IdleTimeout: lim.IdleTimeout, ConnContext: connContext}
 	for _, ln := range []net.Listener{a.httpLn, a.sockLn} {
 		if ln == nil {
 			continue
 		}
+		ln = lim.limitListener(ln)
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()

@@ -18,6 +18,8 @@ import (
 // ?attempt=N (default: the latest attempt that started), ?offset=BYTES,
 // ?follow=1 keeps the answer open until the attempt ends.
 func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
+	// Authenticated by route: a followed (or just long) log may take hours.
+	liftDeadlines(w)
 	j, ok := a.jobFromPath(w, r)
 	if !ok {
 		return

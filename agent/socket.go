@@ -124,7 +124,7 @@ type localPeerKey struct{}
 // connContext marks connections accepted on the local socket with their
 // sender's uid. TCP connections carry nothing and keep the token check.
 func connContext(ctx context.Context, c net.Conn) context.Context {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := unwrapConn(c).(*net.UnixConn)
 	if !ok {
 		return ctx
 	}

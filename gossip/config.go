@@ -46,6 +46,18 @@ type Config struct {
 	// a healed partition re-forms one cluster. Default 10s.
 	ReconnectInterval time.Duration
 
+	// MaxInboundStreams caps the inbound gossip TCP streams open at once;
+	// more are closed on arrival. Default 128. Push/pulls, joins and TCP
+	// fallback pings each hold one for milliseconds.
+	MaxInboundStreams int
+	// MaxStreamsPerSource caps the inbound streams open at once from one IP
+	// address. Default 16.
+	MaxStreamsPerSource int
+	// MaxPendingStreamBytes caps the bytes all open inbound streams may
+	// make memberlist buffer before it can decrypt them (the lengths their
+	// first messages declare). Default 64 MiB.
+	MaxPendingStreamBytes int64
+
 	// Logger receives structured logs; memberlist's own lines are routed
 	// into it. Default: slog.Default().
 	Logger *slog.Logger
@@ -64,6 +76,10 @@ func DefaultConfig() Config {
 		PushPullInterval:  15 * time.Second,
 		ReapAfter:         time.Hour,
 		ReconnectInterval: 10 * time.Second,
+
+		MaxInboundStreams:     128,
+		MaxStreamsPerSource:   16,
+		MaxPendingStreamBytes: 64 << 20,
 	}
 }
 
@@ -81,6 +97,8 @@ func TestConfig() Config {
 	c.SuspicionMult = 4
 	c.PushPullInterval = 2 * time.Second
 	c.ReconnectInterval = time.Second
+	// Every node of a loopback cluster is the same source address.
+	c.MaxStreamsPerSource = c.MaxInboundStreams
 	return c
 }
 
@@ -105,6 +123,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gossip: ReapAfter must be > 0")
 	case c.ReconnectInterval <= 0:
 		return fmt.Errorf("gossip: ReconnectInterval must be > 0")
+	case c.MaxInboundStreams < 1 || c.MaxStreamsPerSource < 1:
+		return fmt.Errorf("gossip: MaxInboundStreams (%d) and MaxStreamsPerSource (%d) must be >= 1", c.MaxInboundStreams, c.MaxStreamsPerSource)
+	case c.MaxPendingStreamBytes < minStreamMessage:
+		return fmt.Errorf("gossip: MaxPendingStreamBytes (%d) must be at least %d, one push/pull", c.MaxPendingStreamBytes, minStreamMessage)
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ func (d *delegate) LocalState(join bool) []byte {
 		g.log.Error("encode push/pull state", "err", err)
 		return nil
 	}
+	g.stateBytes.Store(int64(len(b)))
 	return b
 }
 

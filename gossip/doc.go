@@ -22,6 +22,12 @@
 // without leaving) or left (left gracefully). Dead and left nodes stay in the
 // table, shown as such, until Config.ReapAfter has passed.
 //
+// memberlist runs on a wrapped transport (streamguard.go) that caps inbound
+// TCP streams in all and per source address and checks each stream's frame
+// header before memberlist buffers its first message: a stranger without
+// the key cannot make the agent hold more than a bounded number of streams
+// and bytes before decryption fails.
+//
 // Usage:
 //
 //	g, err := gossip.New(cfg, initialState, logger)

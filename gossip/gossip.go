@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -22,6 +23,10 @@ type Gossip struct {
 	log *slog.Logger
 	ml  *memberlist.Memberlist
 	q   *memberlist.TransmitLimitedQueue
+	// guard caps inbound streams before authentication; stateBytes is the
+	// size of the table this node last sent, from which it derives the cap.
+	guard      *streamGuard
+	stateBytes atomic.Int64
 
 	mu    sync.Mutex
 	table *Table
@@ -71,11 +76,6 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	mc.Delegate = (*delegate)(g)
 	mc.Events = (*events)(g)
 	mc.Logger = log.New(logWriter{logger}, "", 0)
-	if cfg.Port == 0 {
-		// memberlist binds TCP and UDP on one free port when BindPort is 0
-		// and copies it into BindPort; advertise follows.
-		mc.AdvertisePort = 0
-	}
 	g.q = &memberlist.TransmitLimitedQueue{NumNodes: g.numNodes, RetransmitMult: mc.RetransmitMult}
 
 	g.self = initial.Clone()
@@ -87,11 +87,20 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	g.table.Merge(g.self, false)
 	g.table.SetStatus(cfg.Name, StatusAlive, g.now())
 
-	ml, err := memberlist.Create(mc)
+	nt, err := listenTransport(mc)
 	if err != nil {
 		return nil, fmt.Errorf("start gossip on %s:%d: %w", cfg.BindAddr, cfg.Port, err)
 	}
+	g.guard = newStreamGuard(nt, newStreamSlots(cfg.MaxInboundStreams, cfg.MaxStreamsPerSource, cfg.MaxPendingStreamBytes), g.streamCap, logger)
+	mc.Transport = g.guard
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		_ = g.guard.Shutdown()
+		return nil, fmt.Errorf("start gossip on %s:%d: %w", cfg.BindAddr, cfg.Port, err)
+	}
+	g.mu.Lock()
 	g.ml = ml
+	g.mu.Unlock()
 	ln := ml.LocalNode()
 	g.mu.Lock()
 	g.self.Addr, g.self.GossipPort = ln.Addr.String(), int(ln.Port)

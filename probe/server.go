@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/shoal-hpc/shoal/internal/connlimit"
 )
 
 // ServerConfig bounds what a probe server accepts.
@@ -27,6 +29,10 @@ type ServerConfig struct {
 	OnTest func(from string, r BandwidthResult)
 	// Logger for refused requests. Default: discard.
 	Logger *slog.Logger
+	// MaxConns caps the connections open at once, MaxConnsPerSource those
+	// from one IP address, so that strangers who connect and send nothing
+	// cannot take every slot. Defaults 64 and 4.
+	MaxConns, MaxConnsPerSource int
 }
 
 // Server is a node's probe server: a UDP echo for latency and a TCP sink
@@ -39,10 +45,12 @@ type Server struct {
 	ln   net.Listener
 	pc   net.PacketConn
 	busy chan struct{}
-	// conns bounds connections that have not yet authenticated.
-	conns chan struct{}
-	wg    sync.WaitGroup
-	now   func() time.Time
+	wg   sync.WaitGroup
+	now  func() time.Time
+
+	// nonces refuses a request seen before (nonces.go).
+	mu     sync.Mutex
+	nonces *nonceCache
 }
 
 // Listen binds TCP and UDP on host:port (port 0 picks one free for both)
@@ -60,7 +68,13 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, busy: make(chan struct{}, 1), conns: make(chan struct{}, 16), now: time.Now}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 64
+	}
+	if cfg.MaxConnsPerSource <= 0 {
+		cfg.MaxConnsPerSource = 4
+	}
+	s := &Server{cfg: cfg, busy: make(chan struct{}, 1), now: time.Now, nonces: newNonceCache(bwClockSkew, maxNonces)}
 	var err error
 	for try := 0; try < 20; try++ {
 		s.ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
@@ -80,6 +94,7 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find a port free for both TCP and UDP: %w", err)
 	}
+	s.ln = connlimit.NewListener(s.ln, connlimit.NewSlots(cfg.MaxConns, cfg.MaxConnsPerSource), connlimit.SourceIP)
 	s.wg.Add(2)
 	go s.serveEcho()
 	go s.serveBandwidth()
@@ -127,16 +142,9 @@ func (s *Server) serveBandwidth() {
 			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
 			continue
 		}
-		select {
-		case s.conns <- struct{}{}:
-		default:
-			c.Close() // too many connections at once
-			continue
-		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.conns }()
 			defer c.Close()
 			s.handle(c)
 		}()
@@ -168,6 +176,11 @@ func (s *Server) handle(c net.Conn) {
 	skew := s.now().Sub(time.UnixMilli(req.At))
 	if req.Bytes == 0 || req.Bytes > s.cfg.MaxBytes || skew > bwClockSkew || skew < -bwClockSkew {
 		log.Warn("refused bandwidth test", "from", req.From, "bytes", req.Bytes, "max", s.cfg.MaxBytes, "skew", skew)
+		_, _ = c.Write([]byte{verdictRefused})
+		return
+	}
+	if !s.freshNonce(req) {
+		log.Warn("refused replayed bandwidth request", "from", req.From)
 		_, _ = c.Write([]byte{verdictRefused})
 		return
 	}
@@ -205,6 +218,12 @@ func (s *Server) handle(c net.Conn) {
 	if s.cfg.OnTest != nil && got > 0 {
 		s.cfg.OnTest(req.From, BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last})
 	}
+}
+
+func (s *Server) freshNonce(req bwRequest) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nonces.fresh(req.Nonce, time.UnixMilli(req.At), s.now())
 }
 
 // BandwidthResult is one completed test.

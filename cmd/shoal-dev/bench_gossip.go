@@ -47,6 +47,8 @@ func cmdBenchGossip(args []string) error {
 func profileConfig(profile string) gossip.Config {
 	c := gossip.DefaultConfig()
 	c.BindAddr, c.Port = "127.0.0.1", 0
+	// Every node on loopback is the same source address.
+	c.MaxStreamsPerSource = c.MaxInboundStreams
 	if profile == "lan" {
 		// memberlist.DefaultLANConfig's values.
 		c.GossipInterval, c.GossipNodes, c.PushPullInterval = 200*time.Millisecond, 3, 30*time.Second

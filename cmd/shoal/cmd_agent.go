@@ -62,6 +62,12 @@ Examples:
 			&cli.StringFlag{Name: "bandwidth-bytes", Value: "4MiB", EnvVars: []string{"SHOAL_BANDWIDTH_BYTES"}, Usage: "`SIZE` of one bandwidth test (e.g. 4MiB, 500KB)"},
 			&cli.DurationFlag{Name: "bandwidth-timeout", Value: d.Probes.BandwidthTimeout, EnvVars: []string{"SHOAL_BANDWIDTH_TIMEOUT"}, Usage: "longest one bandwidth test may take"},
 			&cli.StringFlag{Name: "probe-budget", Value: "1GiB", EnvVars: []string{"SHOAL_PROBE_BUDGET"}, Usage: "bandwidth-test bytes per node per hour, `SIZE` (0: no cap)"},
+			&cli.IntFlag{Name: "http-max-conns", Value: d.HTTP.MaxConns, EnvVars: []string{"SHOAL_HTTP_MAX_CONNS"}, Usage: "open API connections at most, `N` per listener (TCP, local socket)"},
+			&cli.IntFlag{Name: "http-max-conns-per-source", Value: d.HTTP.MaxConnsPerSource, EnvVars: []string{"SHOAL_HTTP_MAX_CONNS_PER_SOURCE"}, Usage: "open API connections at most from one IP address, `N`"},
+			&cli.DurationFlag{Name: "http-idle-timeout", Value: d.HTTP.IdleTimeout, EnvVars: []string{"SHOAL_HTTP_IDLE_TIMEOUT"}, Usage: "close a kept-alive API connection idle this long"},
+			&cli.DurationFlag{Name: "http-request-timeout", Value: d.HTTP.RequestTimeout, EnvVars: []string{"SHOAL_HTTP_REQUEST_TIMEOUT"}, Usage: "longest time to read a request and write its answer (streamed logs and exec excepted)"},
+			&cli.IntFlag{Name: "gossip-max-streams", Value: d.Gossip.MaxInboundStreams, EnvVars: []string{"SHOAL_GOSSIP_MAX_STREAMS"}, Usage: "open inbound gossip TCP streams at most, `N`"},
+			&cli.IntFlag{Name: "gossip-max-streams-per-source", Value: d.Gossip.MaxStreamsPerSource, EnvVars: []string{"SHOAL_GOSSIP_MAX_STREAMS_PER_SOURCE"}, Usage: "open inbound gossip TCP streams at most from one IP address, `N`"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"SHOAL_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 			&cli.BoolFlag{Name: "log-json", EnvVars: []string{"SHOAL_LOG_JSON"}, Usage: "log JSON lines instead of text"},
 		},
@@ -116,6 +122,9 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 	cfg.JobRetention = c.Duration("job-retention")
 	cfg.Limits = raftfsm.Limits{QueuedJobs: c.Int("max-queued-jobs"), Procs: c.Int("max-user-procs"),
 		SpecBytes: c.Int("max-spec-bytes"), Argv: c.Int("max-argv"), Env: c.Int("max-env")}
+	cfg.HTTP.MaxConns, cfg.HTTP.MaxConnsPerSource = c.Int("http-max-conns"), c.Int("http-max-conns-per-source")
+	cfg.HTTP.IdleTimeout, cfg.HTTP.RequestTimeout = c.Duration("http-idle-timeout"), c.Duration("http-request-timeout")
+	cfg.Gossip.MaxInboundStreams, cfg.Gossip.MaxStreamsPerSource = c.Int("gossip-max-streams"), c.Int("gossip-max-streams-per-source")
 	if err := probeFlags(c, &cfg); err != nil {
 		return cfg, err
 	}

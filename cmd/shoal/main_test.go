@@ -55,6 +55,9 @@ func TestAgentFlagErrors(t *testing.T) {
 		"bad log level":       {"agent", "--data-dir", dd, "--token-file", tok, "--log-level", "loud"},
 		"bad sample interval": {"agent", "--data-dir", dd, "--token-file", tok, "--sample-interval", "1ns"},
 		"negative limit":      {"agent", "--data-dir", dd, "--token-file", tok, "--max-queued-jobs", "-1"},
+		"no http conns":       {"agent", "--data-dir", dd, "--token-file", tok, "--http-max-conns-per-source", "0"},
+		"negative idle":       {"agent", "--data-dir", dd, "--token-file", tok, "--http-idle-timeout", "-1s"},
+		"no gossip streams":   {"agent", "--data-dir", dd, "--token-file", tok, "--gossip-max-streams", "0"},
 	}
 	for name, args := range cases {
 		_, errOut, code := shoal(t, nil, args...)

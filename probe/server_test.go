@@ -1,0 +1,94 @@
+package probe
+
+import (
+	"context"
+	"crypto/rand"
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestServer_KeylessConnectionsDoNotBlock is issue 13 item 11: 20
+// strangers connect and send nothing. Before, 16 of them took every slot
+// and a member's test was closed unanswered; now one source holds at most
+// MaxConnsPerSource and a member's test from another address goes through.
+func TestServer_KeylessConnectionsDoNotBlock(t *testing.T) {
+	t.Parallel()
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	for range 20 {
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	r, err := BandwidthTest(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second)
+	if err != nil || r.Bytes != 1<<18 {
+		t.Fatalf("a member's test while 20 strangers hold connections: %+v %v", r, err)
+	}
+}
+
+// TestServer_ReplayRefused: a captured request sent again within the
+// clock-skew window is refused, and no second rate is recorded in the
+// claimed sender's name.
+func TestServer_ReplayRefused(t *testing.T) {
+	t.Parallel()
+	tests := make(chan string, 2)
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 2 * time.Second,
+		OnTest: func(from string, _ BandwidthResult) { tests <- from }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	req := bwRequest{Bytes: 1 << 16, At: time.Now().UnixMilli(), From: "n1"}
+	if _, err := rand.Read(req.Nonce[:]); err != nil {
+		t.Fatal(err)
+	}
+	captured, err := req.marshal(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func() byte {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(captured); err != nil {
+			t.Fatal(err)
+		}
+		v := []byte{0}
+		if _, err := io.ReadFull(c, v); err != nil {
+			t.Fatalf("no verdict: %v", err)
+		}
+		if v[0] == verdictGo {
+			_, _ = c.Write(make([]byte, req.Bytes))
+			_, _ = io.ReadFull(c, make([]byte, bwResultLen))
+		}
+		return v[0]
+	}
+	if v := send(); v != verdictGo {
+		t.Fatalf("the original request: verdict %d, want go", v)
+	}
+	select {
+	case <-tests:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the original test was not recorded")
+	}
+	if v := send(); v != verdictRefused {
+		t.Fatalf("the replayed request: verdict %d, want refused", v)
+	}
+	if len(tests) != 0 {
+		t.Fatal("the replayed request recorded a second rate")
+	}
+}
