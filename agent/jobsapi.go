@@ -182,6 +182,7 @@ func (a *Agent) handleAlloc(w http.ResponseWriter, r *http.Request) {
 	if req.Alpha == 0 {
 		req.Alpha = st.Settings.Alpha
 	}
+	req.Done = r.Context().Done() // a client that leaves stops the placement
 	d, err := placement.Place(a.placementSnapshot(st), req)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
