@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -96,10 +97,23 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 		for i, h := range d.Hosts {
 			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
 		}
-		ok := a.propose(ctx, raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
+		if a.cfg.Testing.RefusePlacement != nil && a.cfg.Testing.RefusePlacement(j) {
+			hosts[0].Procs = 0 // an allocation raft's validation refuses, as a placement bug would make
+		}
+		res, err := a.proposeResult(ctx, raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
-		if !ok {
-			return
+		if err != nil {
+			return // no longer the leader, or raft is down: the next leader's round takes over
+		}
+		if res.Err != "" {
+			// One job refused must not hold up the jobs behind it. A refusal raft will repeat
+			// every round (the allocation breaks its bounds) fails the job with the reason; any
+			// other (the job changed under this round) is retried next round.
+			a.log.Warn("placement refused by raft", "job", j.ID, "code", res.Code, "err", res.Err)
+			if deterministicRefusal(res.Code) {
+				a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: the allocation was refused: " + res.Err})
+			}
+			continue
 		}
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
@@ -114,22 +128,37 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 // propose commits one command from the leader and logs what raft refused.
 // Refusals of stale or repeated commands are expected after a leader change.
 func (a *Agent) propose(ctx context.Context, typ string, body any) bool {
+	res, err := a.proposeResult(ctx, typ, body)
+	return err == nil && res.Err == ""
+}
+
+// proposeResult commits one command from the leader. The error is raft's
+// (not the leader, timeout); a command the FSM refused comes back in
+// res.Err and res.Code.
+func (a *Agent) proposeResult(ctx context.Context, typ string, body any) (api.ApplyResult, error) {
 	b, err := raftfsm.Encode(typ, time.Now(), body)
 	if err != nil {
 		a.log.Error("encode command", "type", typ, "err", err)
-		return false
+		return api.ApplyResult{}, err
 	}
 	res, err := a.applyLocal(ctx, b)
 	if err != nil {
 		a.log.Warn("propose", "type", typ, "err", err)
-		return false
+		return res, err
 	}
 	if res.Err != "" {
 		a.log.Debug("command refused", "type", typ, "err", res.Err)
-		return false
+		return res, nil
 	}
 	a.log.Info("committed", "type", typ, "job", res.JobID)
-	return true
+	return res, nil
+}
+
+// deterministicRefusal reports whether the FSM refused a command for its
+// content, so proposing it again would be refused again: the command, not
+// the moment, is wrong.
+func deterministicRefusal(code string) bool {
+	return code == raftfsm.Code(raftfsm.ErrInvalid) || code == raftfsm.Code(raftfsm.ErrMalformed)
 }
 
 func (a *Agent) setWaitReason(id uint64, why string) {
