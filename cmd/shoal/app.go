@@ -23,7 +23,7 @@ var version = "dev"
 // turns its error into an exit code and one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(reorderArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
