@@ -204,7 +204,7 @@ func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
 		Hosts: []api.JobHost{}, Reason: j.Reason, SubmittedAt: j.SubmittedAt.UTC(), StartedAt: tp(j.StartedAt),
 		EndedAt: tp(j.EndedAt), Spec: j.Spec, Attempts: []api.Attempt{}}
 	if j.State == raftfsm.StateQueued {
-		out.WaitReason = a.waitReason(j.ID)
+		out.WaitReason = j.WaitReason
 	}
 	for _, at := range j.Attempts {
 		x := api.Attempt{N: at.N, State: string(at.State), Head: at.Head, Degraded: at.Degraded, DegradedReason: at.DegradedReason,

@@ -12,7 +12,9 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/testcluster"
 )
 
 // Issue 21, item 2: one job whose placement raft refuses halted scheduling
@@ -49,4 +51,53 @@ func TestRefusedPlacementDoesNotHaltTheQueue(t *testing.T) {
 	}
 	after := submitAPI(t, c, 2, api.JobSpec{Cmd: []string{"true"}, NP: 1})
 	waitState(t, c, 0, after, 30*time.Second, "done")
+}
+
+// loaded is a sampler of a node whose every core already runs five
+// processes: placement calls the whole cluster overloaded.
+type loaded struct{}
+
+func (loaded) Sample(context.Context) (probe.RawSample, error) {
+	return probe.RawSample{At: time.Now(), Load1: 40, MemAvail: 8 << 30}, nil
+}
+
+// Issue 21, item 4: why a job waits was the leader's memory, so `shoal job`
+// said nothing when asked of any other node. It is replicated now, and
+// written only when it changes.
+func TestWaitReasonOnEveryNode(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 3, func(i int, cfg *agent.Config) { cfg.Sampler = loaded{} })
+	id := submitAPI(t, c, 0, api.JobSpec{Cmd: []string{"true"}, NP: 2})
+	for i := range 3 {
+		testcluster.WaitFor(t, 20*time.Second, fmt.Sprintf("node %d to say why job %d waits", i, id), func() bool {
+			j := jobState(c, i, id)
+			return j.State == "queued" && strings.Contains(j.WaitReason, "cluster overloaded")
+		})
+	}
+	follower := (c.Leader() + 1) % 3
+	out, _, code := shoalCLI(t, c, follower, "job", fmt.Sprint(id))
+	if code != 0 || !strings.Contains(out, "cluster overloaded") {
+		t.Fatalf("shoal job %d on follower %s: exit %d:\n%s", id, c.Name(follower), code, out)
+	}
+	// An idle queue does not write raft every round: the leader reconciles
+	// every 500 ms, so over a 3 s window a reason proposed every round would
+	// add six or more entries (a repeated reason is a no-op, but a logged one).
+	since := c.Agent(follower).FSM().State().Jobs[id].WaitSince
+	applied := c.Agent(follower).Raft().AppliedIndex()
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		if n := c.Agent(follower).Raft().AppliedIndex(); n > applied+3 {
+			t.Fatalf("raft grew from %d to %d entries while the queue was idle", applied, n)
+		}
+		time.Sleep(100 * time.Millisecond) // an observation window, not a synchronisation
+	}
+	if j := c.Agent(follower).FSM().State().Jobs[id]; !j.WaitSince.Equal(since) {
+		t.Fatalf("wait reason rewritten with no change: since %v, now %v (%q)", since, j.WaitSince, j.WaitReason)
+	}
+	// Forced, the job runs, and the reason is gone everywhere.
+	c.Client(0).Kill(context.Background(), id, "root")
+	forced := submitAPI(t, c, 1, api.JobSpec{Cmd: []string{"true"}, NP: 2, Force: true, Oversubscribe: true})
+	j := waitState(t, c, 2, forced, 30*time.Second, "done")
+	if j.WaitReason != "" {
+		t.Fatalf("placed job still shows wait reason %q", j.WaitReason)
+	}
 }

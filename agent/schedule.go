@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
@@ -48,7 +49,7 @@ func (a *Agent) scheduleJobs(ctx context.Context) {
 				Reason: fmt.Sprintf("co-allocation timed out after %v: %v did not reserve", a.cfg.CoallocTimeout, att.Pending())})
 		}
 	}
-	a.placeQueued(ctx, st)
+	a.placeQueued(ctx, st, now)
 	a.decideElastic(ctx, st, now)
 }
 
@@ -64,7 +65,7 @@ func deadHost(att *raftfsm.Attempt, status map[string]gossip.Status) string {
 // placeQueued places queued jobs in queue order (priority, then first come)
 // on one snapshot, adding each placement's slots to it before the next, so
 // one round never hands the same free slots to two jobs.
-func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
+func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State, now time.Time) {
 	queue := raftfsm.Queue(st)
 	if len(queue) == 0 {
 		return
@@ -86,13 +87,13 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 			continue
 		}
 		if d.Wait {
-			a.setWaitReason(j.ID, d.WaitReason)
 			if j.Spec.Immediate {
 				a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "immediate job cannot start now: " + d.WaitReason})
+			} else if waitReasonStale(j.WaitReason, j.WaitSince, d.WaitReason, now) {
+				a.propose(ctx, raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: d.WaitReason})
 			}
 			continue
 		}
-		a.setWaitReason(j.ID, "")
 		hosts := make([]raftfsm.Host, len(d.Hosts))
 		for i, h := range d.Hosts {
 			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
@@ -161,20 +162,22 @@ func deterministicRefusal(code string) bool {
 	return code == raftfsm.Code(raftfsm.ErrInvalid) || code == raftfsm.Code(raftfsm.ErrMalformed)
 }
 
-func (a *Agent) setWaitReason(id uint64, why string) {
-	a.waitMu.Lock()
-	defer a.waitMu.Unlock()
-	if why == "" {
-		delete(a.waitWhy, id)
-		return
-	}
-	a.waitWhy[id] = why
-}
+// waitRefresh is how long a job's recorded wait reason may lag behind the
+// leader's when only its figures changed (the least-loaded node's load, the
+// free slots): often enough to read true, rarely enough that a queue of
+// waiting jobs does not write raft on every sample.
+const waitRefresh = 30 * time.Second
 
-func (a *Agent) waitReason(id uint64) string {
-	a.waitMu.Lock()
-	defer a.waitMu.Unlock()
-	return a.waitWhy[id]
+// waitReasonStale decides whether the leader writes a waiting job's new
+// reason to raft: at once when the kind of reason changed (the words before
+// the first colon: "cluster overloaded", "not enough free slots", ...), after
+// waitRefresh when only its figures did, never when it is the same.
+func waitReasonStale(old string, since time.Time, now string, at time.Time) bool {
+	if old == now {
+		return false
+	}
+	kind := func(s string) string { k, _, _ := strings.Cut(s, ":"); return k }
+	return kind(old) != kind(now) || at.Sub(since) >= waitRefresh
 }
 
 // excludeFailed hides from one job the nodes its last attempt failed on:

@@ -46,3 +46,29 @@ func TestExcludeFailedAvoidsLostAndSilentNodes(t *testing.T) {
 }
 
 func at(s int64) time.Time { return time.Unix(s, 0) }
+
+func TestWaitReasonStale(t *testing.T) {
+	t.Parallel()
+	over := "cluster overloaded: all 3 candidate nodes are above 1.00 load per core (least: n0 at 5.00); wait or force"
+	over2 := "cluster overloaded: all 3 candidate nodes are above 1.00 load per core (least: n1 at 4.90); wait or force"
+	slots := "not enough free slots: need 4, the 3 usable nodes have 0 (oversubscription off)"
+	for _, tc := range []struct {
+		old   string
+		since int64
+		now   string
+		at    int64
+		want  bool
+	}{
+		{"", 0, over, 100, true},       // first reason: at once
+		{over, 100, over, 101, false},  // unchanged: never
+		{over, 100, over, 1000, false}, // unchanged, however old
+		{over, 100, over2, 110, false}, // only the figures changed, recently
+		{over, 100, over2, 130, true},  // figures changed, waitRefresh later
+		{over, 100, slots, 101, true},  // another kind of reason: at once
+		{slots, 100, "", 101, true},    // cleared: at once
+	} {
+		if got := waitReasonStale(tc.old, at(tc.since), tc.now, at(tc.at)); got != tc.want {
+			t.Errorf("waitReasonStale(%q at %d, %q at %d) = %v, want %v", tc.old, tc.since, tc.now, tc.at, got, tc.want)
+		}
+	}
+}

@@ -63,6 +63,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).resize)
 	case CmdPurgeJobs:
 		return applyBody(s, c, (*State).purge)
+	case CmdSetWaitReason:
+		return applyBody(s, c, (*State).setWaitReason)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }
