@@ -61,8 +61,9 @@ func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *te
 func shoalCLI(t *testing.T, c *testcluster.Cluster, i int, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(testcluster.BuildShoal(t), args...)
-	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(i).Base, "SHOAL_TOKEN="+testcluster.Token)
 	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(i).Base, "SHOAL_TOKEN="+testcluster.Token,
+		"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"))
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,7 +17,10 @@ import (
 // ErrUnauthorized is returned when the agent refuses the token.
 var ErrUnauthorized = errors.New("the agent refused the token (401): check --token-file or SHOAL_TOKEN")
 
-// Client talks to one agent.
+// ErrNoAgent is returned when no agent the client knows could be reached.
+var ErrNoAgent = errors.New("no agent reachable")
+
+// Client talks to one agent, and to others when that one cannot be reached.
 type Client struct {
 	Base  string
 	Token string
@@ -24,6 +28,12 @@ type Client struct {
 	// Socket is the agent's local Unix socket when the client dials that
 	// instead of Base's host (then Base is a placeholder URL).
 	Socket string
+	// Fallbacks are other agents' base URLs, tried in order when Base
+	// cannot be reached or has no raft leader (503). The first that answers
+	// becomes Base for the calls after. Retrying a write is safe: a submit
+	// carries its request ID (raft keeps one job per ID), a kill of a killed
+	// job and a repeated progress report are no-ops.
+	Fallbacks []string
 }
 
 // SocketScheme prefixes the address of an agent's local socket:
@@ -72,34 +82,99 @@ type StatusError struct {
 func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s", e.Code, e.Msg) }
 
 // Do sends a request with an optional JSON body and decodes a JSON answer
-// into out (when out is not nil).
+// into out (when out is not nil). It tries Base, then each of Fallbacks.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		switch v := in.(type) {
 		case []byte:
-			body = bytes.NewReader(v)
+			body = v
 		default:
 			b, err := json.Marshal(in)
 			if err != nil {
 				return fmt.Errorf("encode request: %w", err)
 			}
-			body = bytes.NewReader(b)
+			body = b
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	return c.each(ctx, func() error { return c.do(ctx, method, path, in != nil, body, out) })
+}
+
+// each runs call against Base and, while it fails for want of an agent
+// (unreachable, or no raft leader there), against the fallbacks in turn.
+// The agent that answers becomes Base. When none does, the error wraps
+// ErrNoAgent, or is the last 503 when some agent answered without a leader.
+func (c *Client) each(ctx context.Context, call func() error) error {
+	err := call()
+	if !retryable(err) {
+		return err
+	}
+	order := []string{c.Base}
+	if c.Socket == "" { // a socket client's transport dials the socket whatever Base says
+		order = append(order, c.Fallbacks...)
+	}
+	tried := []string{c.Addr()}
+	var noLeader error
+	for i := 1; i < len(order) && ctx.Err() == nil; i++ {
+		if isNoLeader(err) {
+			noLeader = err
+		}
+		c.Base = order[i]
+		tried = append(tried, c.Base)
+		if err = call(); !retryable(err) {
+			// This agent answered: it is Base from now on, the others its fallbacks.
+			c.Fallbacks = append(slices.Clone(order[i+1:]), order[:i]...)
+			return err
+		}
+	}
+	c.Base = order[0]
+	if isNoLeader(err) {
+		noLeader = err
+	}
+	if noLeader != nil {
+		return noLeader
+	}
+	return fmt.Errorf("%w: tried %s: %w", ErrNoAgent, strings.Join(tried, ", "), err)
+}
+
+// retryable: the request did not reach an agent that could act on it.
+func retryable(err error) bool {
+	var ne *reachError
+	return errors.As(err, &ne) || isNoLeader(err)
+}
+
+func isNoLeader(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == http.StatusServiceUnavailable
+}
+
+// reachError is a request that got no HTTP answer from the agent.
+type reachError struct {
+	addr string
+	err  error
+}
+
+func (e *reachError) Error() string { return fmt.Sprintf("reach agent at %s: %v", e.addr, e.err) }
+func (e *reachError) Unwrap() error { return e.err }
+
+func (c *Client) do(ctx context.Context, method, path string, hasBody bool, body []byte, out any) error {
+	var rd io.Reader
+	if hasBody {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
 	if err != nil {
 		return fmt.Errorf("build request %s %s: %w", method, path, err)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	if in != nil {
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
+		return &reachError{addr: c.Addr(), err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
@@ -159,8 +234,13 @@ func (c *Client) Apply(ctx context.Context, cmd []byte) (ApplyResult, error) {
 	return r, c.Do(ctx, http.MethodPost, "/v1/apply", cmd, &r)
 }
 
-// Stream copies the body of a GET (a log) to w as it arrives.
+// Stream copies the body of a GET (a log) to w as it arrives, from Base
+// or, when it cannot be reached, from the first fallback that answers.
 func (c *Client) Stream(ctx context.Context, path string, w io.Writer) error {
+	return c.each(ctx, func() error { return c.stream(ctx, path, w) })
+}
+
+func (c *Client) stream(ctx context.Context, path string, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if err != nil {
 		return err
@@ -170,7 +250,7 @@ func (c *Client) Stream(ctx context.Context, path string, w io.Writer) error {
 	}
 	resp, err := c.streaming().Do(req)
 	if err != nil {
-		return fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
+		return &reachError{addr: c.Addr(), err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
