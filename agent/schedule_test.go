@@ -72,3 +72,31 @@ func TestWaitReasonStale(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21, item 5, the wiring: busy nodes reach the decision layer, and
+// --force from the job's spec with them.
+func TestElasticInputBusyNodesAndForce(t *testing.T) {
+	t.Parallel()
+	busy := func(name string) placement.Node {
+		return placement.Node{Name: name, Alive: true, Cores: 8, Load: placement.Means{M1: 40}}
+	}
+	snap := placement.Snapshot{Nodes: []placement.Node{
+		{Name: "a", Alive: true, Cores: 8}, busy("b"), busy("c"), {Name: "d", Alive: true, Cores: 8}, busy("e"),
+	}}
+	att := &raftfsm.Attempt{N: 1, State: raftfsm.StateRunning, Hosts: []raftfsm.Host{{Node: "a", Procs: 1}}, StartedAt: at(1)}
+	j := &raftfsm.Job{Spec: raftfsm.JobSpec{NP: 1, PPN: 1, Force: true, Elastic: &raftfsm.ElasticSpec{MinNP: 1, MaxNP: 5, Iterations: 100, Deadline: time.Hour}},
+		Elastic: &raftfsm.ElasticStatus{TargetNP: 1}, Attempt: 1, Attempts: []raftfsm.Attempt{*att}, State: raftfsm.StateRunning}
+	in := elasticInput(j, att, at(100), snap)
+	if in.Free != 1 || in.Busy != 3 || !in.Force {
+		t.Fatalf("free %d busy %d force %v, want 1, 3, true", in.Free, in.Busy, in.Force)
+	}
+	j.Elastic.TargetNP = 4
+	j.Attempts, j.Attempt = nil, 0
+	if np, _ := elasticPlacement(snap, j); np != 4 {
+		t.Fatalf("forced elastic job placed on %d processes, want its target 4", np)
+	}
+	j.Spec.Force = false
+	if np, _ := elasticPlacement(snap, j); np != 2 {
+		t.Fatalf("elastic job placed on %d processes, want the 2 free nodes", np)
+	}
+}
