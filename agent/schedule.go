@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,7 +82,11 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State, now time.Tim
 				req.Alpha = min(req.Alpha, 0.1) // seed 004: better-connected nodes, not more of them
 			}
 		}
+		req.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
 		d, err := placement.Place(excludeFailed(snap, j), req)
+		if errors.Is(err, placement.ErrCanceled) {
+			return
+		}
 		if err != nil {
 			a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})
 			continue
