@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +35,8 @@ type Client struct {
 	// carries its request ID (raft keeps one job per ID), a kill of a killed
 	// job and a repeated progress report are no-ops.
 	Fallbacks []string
+
+	mu sync.Mutex // guards Base and Fallbacks when a call moves to a fallback
 }
 
 // SocketScheme prefixes the address of an agent's local socket:
@@ -61,6 +64,8 @@ func (c *Client) Addr() string {
 	if c.Socket != "" {
 		return SocketScheme + c.Socket
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.Base
 }
 
@@ -97,44 +102,50 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 			body = b
 		}
 	}
-	return c.each(ctx, func() error { return c.do(ctx, method, path, in != nil, body, out) })
+	return c.each(ctx, func(base string) error { return c.do(ctx, base, method, path, in != nil, body, out) })
 }
 
 // each runs call against Base and, while it fails for want of an agent
 // (unreachable, or no raft leader there), against the fallbacks in turn.
 // The agent that answers becomes Base. When none does, the error wraps
 // ErrNoAgent, or is the last 503 when some agent answered without a leader.
-func (c *Client) each(ctx context.Context, call func() error) error {
-	err := call()
-	if !retryable(err) {
-		return err
-	}
+func (c *Client) each(ctx context.Context, call func(base string) error) error {
+	c.mu.Lock()
 	order := []string{c.Base}
 	if c.Socket == "" { // a socket client's transport dials the socket whatever Base says
 		order = append(order, c.Fallbacks...)
 	}
-	tried := []string{c.Addr()}
-	var noLeader error
-	for i := 1; i < len(order) && ctx.Err() == nil; i++ {
+	c.mu.Unlock()
+	var err, noLeader error
+	var tried []string
+	for i, base := range order {
+		if i > 0 && ctx.Err() != nil {
+			break
+		}
+		tried = append(tried, c.display(base))
+		if err = call(base); !retryable(err) {
+			if i > 0 { // this agent answered: it is Base from now on, the others its fallbacks
+				c.mu.Lock()
+				c.Base, c.Fallbacks = base, append(slices.Clone(order[i+1:]), order[:i]...)
+				c.mu.Unlock()
+			}
+			return err
+		}
 		if isNoLeader(err) {
 			noLeader = err
 		}
-		c.Base = order[i]
-		tried = append(tried, c.Base)
-		if err = call(); !retryable(err) {
-			// This agent answered: it is Base from now on, the others its fallbacks.
-			c.Fallbacks = append(slices.Clone(order[i+1:]), order[:i]...)
-			return err
-		}
-	}
-	c.Base = order[0]
-	if isNoLeader(err) {
-		noLeader = err
 	}
 	if noLeader != nil {
 		return noLeader
 	}
 	return fmt.Errorf("%w: tried %s: %w", ErrNoAgent, strings.Join(tried, ", "), err)
+}
+
+func (c *Client) display(base string) string {
+	if c.Socket != "" {
+		return SocketScheme + c.Socket
+	}
+	return base
 }
 
 // retryable: the request did not reach an agent that could act on it.
@@ -157,12 +168,12 @@ type reachError struct {
 func (e *reachError) Error() string { return fmt.Sprintf("reach agent at %s: %v", e.addr, e.err) }
 func (e *reachError) Unwrap() error { return e.err }
 
-func (c *Client) do(ctx context.Context, method, path string, hasBody bool, body []byte, out any) error {
+func (c *Client) do(ctx context.Context, base, method, path string, hasBody bool, body []byte, out any) error {
 	var rd io.Reader
 	if hasBody {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return fmt.Errorf("build request %s %s: %w", method, path, err)
 	}
@@ -174,7 +185,7 @@ func (c *Client) do(ctx context.Context, method, path string, hasBody bool, body
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return &reachError{addr: c.Addr(), err: err}
+		return &reachError{addr: c.display(base), err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
@@ -237,11 +248,11 @@ func (c *Client) Apply(ctx context.Context, cmd []byte) (ApplyResult, error) {
 // Stream copies the body of a GET (a log) to w as it arrives, from Base
 // or, when it cannot be reached, from the first fallback that answers.
 func (c *Client) Stream(ctx context.Context, path string, w io.Writer) error {
-	return c.each(ctx, func() error { return c.stream(ctx, path, w) })
+	return c.each(ctx, func(base string) error { return c.stream(ctx, base, path, w) })
 }
 
-func (c *Client) stream(ctx context.Context, path string, w io.Writer) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+func (c *Client) stream(ctx context.Context, base, path string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		return err
 	}
@@ -250,7 +261,7 @@ func (c *Client) stream(ctx context.Context, path string, w io.Writer) error {
 	}
 	resp, err := c.streaming().Do(req)
 	if err != nil {
-		return &reachError{addr: c.Addr(), err: err}
+		return &reachError{addr: c.display(base), err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
