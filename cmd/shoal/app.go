@@ -16,7 +16,7 @@ import (
 // Exit codes scripts can rely on.
 const (
 	exitOK       = 0
-	exitFailure  = 1 // the operation failed (agent unreachable, job failed, ...)
+	exitFailure  = 1 // the operation failed (job failed, refused, ...)
 	exitUsage    = 2 // bad flags or arguments: nothing was attempted
 	exitNoLeader = 3 // no raft leader, or no agent reachable, right now; retry later
 )
