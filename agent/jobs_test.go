@@ -192,6 +192,7 @@ func TestSubmitThenLogs(t *testing.T) {
 	if code != 0 || strings.Count(logs, "hello from") != 3 || strings.Count(logErr, "oops") != 3 {
 		t.Fatalf("logs: exit %d\nstdout:\n%s\nstderr:\n%s", code, logs, logErr)
 	}
+	waitState(t, c, 1, id, 10*time.Second, "done") // node 1 reads its own replica, which may lag node 0's
 	js, _, _ := shoalCLI(t, c, 1, "job", "--json", strconv.FormatUint(id, 10))
 	for _, field := range []string{`"id"`, `"state": "done"`, `"exit_code": 0`, `"attempt": 1`, `"hosts"`, `"degraded"`, `"submitted_at"`, `"started_at"`, `"ended_at"`} {
 		if !strings.Contains(js, field) {
