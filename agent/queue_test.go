@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/testcluster"
@@ -51,6 +52,18 @@ func TestRefusedPlacementDoesNotHaltTheQueue(t *testing.T) {
 	}
 	after := submitAPI(t, c, 2, api.JobSpec{Cmd: []string{"true"}, NP: 1})
 	waitState(t, c, 0, after, 30*time.Second, "done")
+
+	// Item 3: POST /v1/alloc with a huge hostfile count spun a core forever
+	// (2^62 round-robin steps, on after the client left). Now: 400 at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = c.Client(1).Do(ctx, "POST", "/v1/alloc", placement.Request{Relax: "dist", Oversubscribe: true, Force: true,
+		Hostfile: []placement.HostSlots{{Host: names[0], Slots: 1 << 62}}}, nil)
+	if !asStatus(err, &se) || se.Code != 400 || !strings.Contains(se.Msg, "slots") {
+		t.Fatalf("alloc with a 2^62-slot hostfile: %v after %v, want 400 at once", err, time.Since(start))
+	}
+	t.Logf("alloc with a 2^62-slot hostfile refused in %v", time.Since(start))
 }
 
 // loaded is a sampler of a node whose every core already runs five

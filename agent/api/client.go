@@ -185,6 +185,9 @@ func (c *Client) do(ctx context.Context, base, method, path string, hasBody bool
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
+		if ctx.Err() != nil { // the caller gave up: no other agent would be asked in time either
+			return fmt.Errorf("%s %s at %s: %w", method, path, c.display(base), err)
+		}
 		return &reachError{addr: c.display(base), err: err}
 	}
 	defer resp.Body.Close()
@@ -261,6 +264,9 @@ func (c *Client) stream(ctx context.Context, base, path string, w io.Writer) err
 	}
 	resp, err := c.streaming().Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("stream %s at %s: %w", path, c.display(base), err)
+		}
 		return &reachError{addr: c.display(base), err: err}
 	}
 	defer resp.Body.Close()

@@ -95,7 +95,9 @@ func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("cached fallback: exit %d, stderr %q", code, errOut)
 	}
-	if _, errOut, code = shoal(t, env(c.Client(0).Base), "job", strings.TrimSpace(out), "--json"); code != 0 {
-		t.Fatalf("job via cached fallback: exit %d, stderr %q", code, errOut)
-	}
+	id := strings.TrimSpace(out)
+	testcluster.WaitFor(t, 10*time.Second, "job "+id+" via the cached fallback (reads are local: it may lag)", func() bool {
+		_, errOut, code = shoal(t, env(c.Client(0).Base), "job", id, "--json")
+		return code == 0
+	})
 }
