@@ -49,13 +49,11 @@ type Agent struct {
 	sampling *sampling
 
 	// Jobs: local processes with attempt fencing, the reconciler's
-	// bookkeeping, and (on the leader) why queued jobs wait.
+	// bookkeeping.
 	procs        *procTable
 	jobs         jobState
 	jobGC        jobGC
 	streamClient *http.Client
-	waitMu       sync.Mutex
-	waitWhy      map[uint64]string
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
 
@@ -87,7 +85,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
 		jobs:         jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		streamClient: &http.Client{}, waitWhy: map[uint64]string{}, self: selfIdentity()}
+		streamClient: &http.Client{}, self: selfIdentity()}
 	var err error
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)

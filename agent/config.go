@@ -105,6 +105,10 @@ type TestingHooks struct {
 	// NeverAck makes the node never acknowledge co-allocations, as a node
 	// whose agent hangs would.
 	NeverAck bool
+	// RefusePlacement makes the leader propose, for the jobs it selects,
+	// an allocation raft refuses (a host with no processes), as a
+	// placement that disagrees with raft's validation would.
+	RefusePlacement func(j *raftfsm.Job) bool
 }
 
 // RaftTimings are hashicorp/raft's timeouts, tuned for a LAN.

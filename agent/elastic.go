@@ -105,10 +105,10 @@ func restarting(j *raftfsm.Job, att *raftfsm.Attempt) bool {
 	return false
 }
 
-// freeNodes counts the alive nodes outside hold with at least unit slots free: the nodes an
-// elastic job could grow onto now.
-func freeNodes(snap placement.Snapshot, unit int, hold *raftfsm.Attempt) int {
-	n := 0
+// spareNodes counts the alive nodes outside hold (with reported cores) that an elastic job
+// could grow onto now: free ones, with at least unit slots free, and busy ones, without; a job
+// submitted with --force may use the busy ones too.
+func spareNodes(snap placement.Snapshot, unit int, hold *raftfsm.Attempt) (free, busy int) {
 	for _, nd := range snap.Nodes {
 		if !nd.Alive || (hold != nil && hold.Holds(nd.Name)) {
 			continue
@@ -117,11 +117,15 @@ func freeNodes(snap placement.Snapshot, unit int, hold *raftfsm.Attempt) int {
 		if cores == 0 {
 			cores = nd.Cores
 		}
-		if cores-int(math.Ceil(nd.Load.M1))-nd.HeldSlots >= unit {
-			n++
+		switch {
+		case cores == 0:
+		case cores-int(math.Ceil(nd.Load.M1))-nd.HeldSlots >= unit:
+			free++
+		default:
+			busy++
 		}
 	}
-	return n
+	return free, busy
 }
 
 // spentNodeHours sums, over the job's attempts that ran, nodes x running time.
@@ -151,12 +155,14 @@ func restartCost(e *raftfsm.ElasticStatus) time.Duration {
 	return sum / time.Duration(len(e.RestartCosts))
 }
 
-// elasticInput turns a running elastic job into the decision layer's input.
-func elasticInput(j *raftfsm.Job, att *raftfsm.Attempt, now time.Time, free int) elastic.Input {
+// elasticInput turns a running elastic job into the decision layer's input; snap is what the
+// cluster has now.
+func elasticInput(j *raftfsm.Job, att *raftfsm.Attempt, now time.Time, snap placement.Snapshot) elastic.Input {
 	sp, e, unit := j.Spec.Elastic, j.Elastic, j.Spec.Unit()
+	free, busy := spareNodes(snap, unit, att)
 	in := elastic.Input{
 		Now: now, BudgetNH: sp.BudgetNH, SpentNH: spentNodeHours(j, now), Iterations: sp.Iterations,
-		Current: att.NP() / unit, Min: sp.MinNP / unit, Max: sp.MaxNP / unit, Free: free,
+		Current: att.NP() / unit, Min: sp.MinNP / unit, Max: sp.MaxNP / unit, Free: free, Busy: busy, Force: j.Spec.Force,
 		RestartCost: restartCost(e), CommHeavy: sp.CommHeavy,
 	}
 	if sp.Deadline > 0 {
@@ -191,7 +197,7 @@ func (a *Agent) decideElastic(ctx context.Context, st *raftfsm.State, now time.T
 			s := a.placementSnapshot(st)
 			snap = &s
 		}
-		d := elastic.Decide(cfg, elasticInput(j, att, now, freeNodes(*snap, j.Spec.Unit(), att)))
+		d := elastic.Decide(cfg, elasticInput(j, att, now, *snap))
 		if !d.Resize {
 			continue
 		}
@@ -202,10 +208,14 @@ func (a *Agent) decideElastic(ctx context.Context, st *raftfsm.State, now time.T
 }
 
 // elasticPlacement picks the process count of an elastic job's next attempt: its target, less
-// what is not free, but at least its minimum; the reason is set when it is not the target.
+// what is not free, but at least its minimum; the reason is set when it is not the target. A
+// job submitted with --force counts busy nodes as free, as its placement does.
 func elasticPlacement(snap placement.Snapshot, j *raftfsm.Job) (int, string) {
 	sp, unit, target := j.Spec.Elastic, j.Spec.Unit(), j.Elastic.TargetNP
-	free := freeNodes(snap, unit, nil)
+	free, busy := spareNodes(snap, unit, nil)
+	if j.Spec.Force {
+		free += busy
+	}
 	np := max(sp.MinNP, min(target, free*unit))
 	if np == target {
 		return np, ""
@@ -261,7 +271,7 @@ func (a *Agent) toAPIElastic(j *raftfsm.Job, snap func() placement.Snapshot) *ap
 		out.ResizeRequested = true
 		out.Decision = fmt.Sprintf("asked to checkpoint %s ago (SIGUSR1) for %d processes; waiting for exit 75", time.Since(e.ResizeAt).Round(time.Second), e.TargetNP)
 	case j.State == raftfsm.StateRunning:
-		d := elastic.Decide(opts.Decision, elasticInput(j, att, now, freeNodes(snap(), unit, att)))
+		d := elastic.Decide(opts.Decision, elasticInput(j, att, now, snap()))
 		out.Decision = d.Reason
 		if !d.FinishTarget.IsZero() {
 			out.Predicted = tp(d.FinishTarget)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,7 +118,11 @@ func (a *Agent) handleMembers(w http.ResponseWriter, _ *http.Request) {
 		if role == "" {
 			role = "none"
 		}
-		out = append(out, api.Member{Name: e.State.Name, Addr: e.State.Addr, Status: string(e.Status), Role: role})
+		m := api.Member{Name: e.State.Name, Addr: e.State.Addr, Status: string(e.Status), Role: role}
+		if e.State.Addr != "" && e.State.HTTPPort != 0 {
+			m.API = net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.HTTPPort))
+		}
+		out = append(out, m)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

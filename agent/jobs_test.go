@@ -61,8 +61,9 @@ func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *te
 func shoalCLI(t *testing.T, c *testcluster.Cluster, i int, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(testcluster.BuildShoal(t), args...)
-	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(i).Base, "SHOAL_TOKEN="+testcluster.Token)
 	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(i).Base, "SHOAL_TOKEN="+testcluster.Token,
+		"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"))
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -191,6 +192,7 @@ func TestSubmitThenLogs(t *testing.T) {
 	if code != 0 || strings.Count(logs, "hello from") != 3 || strings.Count(logErr, "oops") != 3 {
 		t.Fatalf("logs: exit %d\nstdout:\n%s\nstderr:\n%s", code, logs, logErr)
 	}
+	waitState(t, c, 1, id, 10*time.Second, "done") // node 1 reads its own replica, which may lag node 0's
 	js, _, _ := shoalCLI(t, c, 1, "job", "--json", strconv.FormatUint(id, 10))
 	for _, field := range []string{`"id"`, `"state": "done"`, `"exit_code": 0`, `"attempt": 1`, `"hosts"`, `"degraded"`, `"submitted_at"`, `"started_at"`, `"ended_at"`} {
 		if !strings.Contains(js, field) {

@@ -237,6 +237,7 @@ func (a *Agent) handleAlloc(w http.ResponseWriter, r *http.Request) {
 	if req.Alpha == 0 {
 		req.Alpha = st.Settings.Alpha
 	}
+	req.Done = r.Context().Done() // a client that leaves stops the placement
 	d, err := placement.Place(a.placementSnapshot(st), req)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
@@ -258,7 +259,7 @@ func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
 		Hosts: []api.JobHost{}, Reason: j.Reason, SubmittedAt: j.SubmittedAt.UTC(), StartedAt: tp(j.StartedAt),
 		EndedAt: tp(j.EndedAt), Spec: j.Spec, Attempts: []api.Attempt{}}
 	if j.State == raftfsm.StateQueued {
-		out.WaitReason = a.waitReason(j.ID)
+		out.WaitReason = j.WaitReason
 	}
 	for _, at := range j.Attempts {
 		x := api.Attempt{N: at.N, State: string(at.State), Head: at.Head, Degraded: at.Degraded, DegradedReason: at.DegradedReason,

@@ -2,10 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -47,7 +50,7 @@ func (a *Agent) scheduleJobs(ctx context.Context) {
 				Reason: fmt.Sprintf("co-allocation timed out after %v: %v did not reserve", a.cfg.CoallocTimeout, att.Pending())})
 		}
 	}
-	a.placeQueued(ctx, st)
+	a.placeQueued(ctx, st, now)
 	a.decideElastic(ctx, st, now)
 }
 
@@ -63,7 +66,7 @@ func deadHost(att *raftfsm.Attempt, status map[string]gossip.Status) string {
 // placeQueued places queued jobs in queue order (priority, then first come)
 // on one snapshot, adding each placement's slots to it before the next, so
 // one round never hands the same free slots to two jobs.
-func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
+func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State, now time.Time) {
 	queue := raftfsm.Queue(st)
 	if len(queue) == 0 {
 		return
@@ -79,27 +82,44 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 				req.Alpha = min(req.Alpha, 0.1) // seed 004: better-connected nodes, not more of them
 			}
 		}
+		req.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
 		d, err := placement.Place(excludeFailed(snap, j), req)
+		if errors.Is(err, placement.ErrCanceled) {
+			return
+		}
 		if err != nil {
 			a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})
 			continue
 		}
 		if d.Wait {
-			a.setWaitReason(j.ID, d.WaitReason)
 			if j.Spec.Immediate {
 				a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "immediate job cannot start now: " + d.WaitReason})
+			} else if waitReasonStale(j.WaitReason, j.WaitSince, d.WaitReason, now) {
+				a.propose(ctx, raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: d.WaitReason})
 			}
 			continue
 		}
-		a.setWaitReason(j.ID, "")
 		hosts := make([]raftfsm.Host, len(d.Hosts))
 		for i, h := range d.Hosts {
 			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
 		}
-		ok := a.propose(ctx, raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
+		if a.cfg.Testing.RefusePlacement != nil && a.cfg.Testing.RefusePlacement(j) {
+			hosts[0].Procs = 0 // an allocation raft's validation refuses, as a placement bug would make
+		}
+		res, err := a.proposeResult(ctx, raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
-		if !ok {
-			return
+		if err != nil {
+			return // no longer the leader, or raft is down: the next leader's round takes over
+		}
+		if res.Err != "" {
+			// One job refused must not hold up the jobs behind it. A refusal raft will repeat
+			// every round (the allocation breaks its bounds) fails the job with the reason; any
+			// other (the job changed under this round) is retried next round.
+			a.log.Warn("placement refused by raft", "job", j.ID, "code", res.Code, "err", res.Err)
+			if deterministicRefusal(res.Code) {
+				a.propose(ctx, raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: the allocation was refused: " + res.Err})
+			}
+			continue
 		}
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
@@ -114,38 +134,55 @@ func (a *Agent) placeQueued(ctx context.Context, st *raftfsm.State) {
 // propose commits one command from the leader and logs what raft refused.
 // Refusals of stale or repeated commands are expected after a leader change.
 func (a *Agent) propose(ctx context.Context, typ string, body any) bool {
+	res, err := a.proposeResult(ctx, typ, body)
+	return err == nil && res.Err == ""
+}
+
+// proposeResult commits one command from the leader. The error is raft's
+// (not the leader, timeout); a command the FSM refused comes back in
+// res.Err and res.Code.
+func (a *Agent) proposeResult(ctx context.Context, typ string, body any) (api.ApplyResult, error) {
 	b, err := raftfsm.Encode(typ, time.Now(), body)
 	if err != nil {
 		a.log.Error("encode command", "type", typ, "err", err)
-		return false
+		return api.ApplyResult{}, err
 	}
 	res, err := a.applyLocal(ctx, b)
 	if err != nil {
 		a.log.Warn("propose", "type", typ, "err", err)
-		return false
+		return res, err
 	}
 	if res.Err != "" {
 		a.log.Debug("command refused", "type", typ, "err", res.Err)
-		return false
+		return res, nil
 	}
 	a.log.Info("committed", "type", typ, "job", res.JobID)
-	return true
+	return res, nil
 }
 
-func (a *Agent) setWaitReason(id uint64, why string) {
-	a.waitMu.Lock()
-	defer a.waitMu.Unlock()
-	if why == "" {
-		delete(a.waitWhy, id)
-		return
+// deterministicRefusal reports whether the FSM refused a command for its
+// content, so proposing it again would be refused again: the command, not
+// the moment, is wrong.
+func deterministicRefusal(code string) bool {
+	return code == raftfsm.Code(raftfsm.ErrInvalid) || code == raftfsm.Code(raftfsm.ErrMalformed)
+}
+
+// waitRefresh is how long a job's recorded wait reason may lag behind the
+// leader's when only its figures changed (the least-loaded node's load, the
+// free slots): often enough to read true, rarely enough that a queue of
+// waiting jobs does not write raft on every sample.
+const waitRefresh = 30 * time.Second
+
+// waitReasonStale decides whether the leader writes a waiting job's new
+// reason to raft: at once when the kind of reason changed (the words before
+// the first colon: "cluster overloaded", "not enough free slots", ...), after
+// waitRefresh when only its figures did, never when it is the same.
+func waitReasonStale(old string, since time.Time, now string, at time.Time) bool {
+	if old == now {
+		return false
 	}
-	a.waitWhy[id] = why
-}
-
-func (a *Agent) waitReason(id uint64) string {
-	a.waitMu.Lock()
-	defer a.waitMu.Unlock()
-	return a.waitWhy[id]
+	kind := func(s string) string { k, _, _ := strings.Cut(s, ":"); return k }
+	return kind(old) != kind(now) || at.Sub(since) >= waitRefresh
 }
 
 // excludeFailed hides from one job the nodes its last attempt failed on:

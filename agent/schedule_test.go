@@ -46,3 +46,57 @@ func TestExcludeFailedAvoidsLostAndSilentNodes(t *testing.T) {
 }
 
 func at(s int64) time.Time { return time.Unix(s, 0) }
+
+func TestWaitReasonStale(t *testing.T) {
+	t.Parallel()
+	over := "cluster overloaded: all 3 candidate nodes are above 1.00 load per core (least: n0 at 5.00); wait or force"
+	over2 := "cluster overloaded: all 3 candidate nodes are above 1.00 load per core (least: n1 at 4.90); wait or force"
+	slots := "not enough free slots: need 4, the 3 usable nodes have 0 (oversubscription off)"
+	for _, tc := range []struct {
+		old   string
+		since int64
+		now   string
+		at    int64
+		want  bool
+	}{
+		{"", 0, over, 100, true},       // first reason: at once
+		{over, 100, over, 101, false},  // unchanged: never
+		{over, 100, over, 1000, false}, // unchanged, however old
+		{over, 100, over2, 110, false}, // only the figures changed, recently
+		{over, 100, over2, 130, true},  // figures changed, waitRefresh later
+		{over, 100, slots, 101, true},  // another kind of reason: at once
+		{slots, 100, "", 101, true},    // cleared: at once
+	} {
+		if got := waitReasonStale(tc.old, at(tc.since), tc.now, at(tc.at)); got != tc.want {
+			t.Errorf("waitReasonStale(%q at %d, %q at %d) = %v, want %v", tc.old, tc.since, tc.now, tc.at, got, tc.want)
+		}
+	}
+}
+
+// Issue 21, item 5, the wiring: busy nodes reach the decision layer, and
+// --force from the job's spec with them.
+func TestElasticInputBusyNodesAndForce(t *testing.T) {
+	t.Parallel()
+	busy := func(name string) placement.Node {
+		return placement.Node{Name: name, Alive: true, Cores: 8, Load: placement.Means{M1: 40}}
+	}
+	snap := placement.Snapshot{Nodes: []placement.Node{
+		{Name: "a", Alive: true, Cores: 8}, busy("b"), busy("c"), {Name: "d", Alive: true, Cores: 8}, busy("e"),
+	}}
+	att := &raftfsm.Attempt{N: 1, State: raftfsm.StateRunning, Hosts: []raftfsm.Host{{Node: "a", Procs: 1}}, StartedAt: at(1)}
+	j := &raftfsm.Job{Spec: raftfsm.JobSpec{NP: 1, PPN: 1, Force: true, Elastic: &raftfsm.ElasticSpec{MinNP: 1, MaxNP: 5, Iterations: 100, Deadline: time.Hour}},
+		Elastic: &raftfsm.ElasticStatus{TargetNP: 1}, Attempt: 1, Attempts: []raftfsm.Attempt{*att}, State: raftfsm.StateRunning}
+	in := elasticInput(j, att, at(100), snap)
+	if in.Free != 1 || in.Busy != 3 || !in.Force {
+		t.Fatalf("free %d busy %d force %v, want 1, 3, true", in.Free, in.Busy, in.Force)
+	}
+	j.Elastic.TargetNP = 4
+	j.Attempts, j.Attempt = nil, 0
+	if np, _ := elasticPlacement(snap, j); np != 4 {
+		t.Fatalf("forced elastic job placed on %d processes, want its target 4", np)
+	}
+	j.Spec.Force = false
+	if np, _ := elasticPlacement(snap, j); np != 2 {
+		t.Fatalf("elastic job placed on %d processes, want the 2 free nodes", np)
+	}
+}

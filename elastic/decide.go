@@ -28,6 +28,12 @@ type Input struct {
 	// Current is the job's node count; Min and Max its declared range; Free the nodes the job
 	// could add now (free nodes it does not hold).
 	Current, Min, Max, Free int
+	// Busy counts the alive nodes the job does not hold that have no slot free (loaded above
+	// their cores, or held by other jobs). Force says the job was submitted with --force: a
+	// deadline job that cannot make its deadline on the free nodes then grows onto busy ones
+	// too, as --force places a job on an overloaded cluster. Without Force they are ignored.
+	Busy  int
+	Force bool
 
 	// RestartCost is the job's measured checkpoint + relaunch time; 0 = not measured yet.
 	RestartCost time.Duration
@@ -191,16 +197,27 @@ func (m *model) deadline(d Decision) Decision {
 			why, round(secs(cur-left)))
 		return d
 	}
-	n := m.hi
-	for c := in.Current + 1; c <= m.hi; c++ {
+	hi := m.hi
+	if in.Force && in.Busy > 0 && m.remaining(m.hi) > m.cfg.Margin*left {
+		// The free nodes are not enough: --force lets the job time-share busy ones. The model
+		// assumes an added node runs at the measured speed, which a busy one does not; the next
+		// decision measures the rate on the new count and grows again if it must.
+		hi = max(in.Current, min(in.Max, in.Current+max(0, in.Free)+in.Busy))
+	}
+	n := hi
+	for c := in.Current + 1; c <= hi; c++ {
 		if m.remaining(c) <= m.cfg.Margin*left {
 			n = c
 			break
 		}
 	}
 	if n <= in.Current {
-		d.Reason = fmt.Sprintf("behind: needs %s nodes but none can be added (max %d, %d free); predicted %s late",
-			needed(d.Needed), in.Max, in.Free, round(secs(cur-left)))
+		busy := ""
+		if in.Busy > 0 && !in.Force {
+			busy = fmt.Sprintf("; %d busy nodes are used only with --force", in.Busy)
+		}
+		d.Reason = fmt.Sprintf("behind: needs %s nodes but none can be added (max %d, %d free%s); predicted %s late",
+			needed(d.Needed), in.Max, in.Free, busy, round(secs(cur-left)))
 		return d
 	}
 	gain := cur - (m.remaining(n) - m.cost)
@@ -215,6 +232,9 @@ func (m *model) deadline(d Decision) Decision {
 	case m.remaining(n) > m.cfg.Margin*left:
 		why = fmt.Sprintf("deadline: needs %s nodes (n_p); grown %d -> %d, the most available, predicted %s early (less than the %.0f%% margin)",
 			needed(d.Needed), in.Current, n, round(secs(left-m.remaining(n))), 100*(1-m.cfg.Margin))
+	}
+	if forced := n - m.hi; forced > 0 {
+		why += fmt.Sprintf(" (%d of the added nodes busy, used because of --force)", forced)
 	}
 	return m.resize(d, n, why)
 }

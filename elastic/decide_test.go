@@ -259,3 +259,37 @@ func TestBudget_ShrinksCommunicatingJob(t *testing.T) {
 		t.Errorf("a tight budget should shrink the job, got %d nodes", tight.final)
 	}
 }
+
+// Issue 21, item 5: an elastic job submitted with --force on a cluster whose
+// every other node is busy grows onto busy nodes to meet its deadline (as
+// --force places a job on an overloaded cluster); without --force it does
+// not, and says why. Budget jobs are not grown onto busy nodes either way.
+func TestDecide_ForceGrowsOntoBusyNodes(t *testing.T) {
+	t.Parallel()
+	cfg := elastic.DefaultConfig()
+	in := base()
+	in.Free, in.Busy = 0, 6
+	in.Deadline = t0.Add(400 * time.Second) // 900 s of work left on 2 nodes: needs ~5
+	d := elastic.Decide(cfg, in)
+	if d.Resize || !strings.Contains(d.Reason, "only with --force") {
+		t.Fatalf("without --force: %+v", d)
+	}
+	in.Force = true
+	d = elastic.Decide(cfg, in)
+	if !d.Resize || d.Target <= in.Current || !strings.Contains(d.Reason, "--force") {
+		t.Fatalf("with --force: %+v", d)
+	}
+	if d.Target > in.Max {
+		t.Fatalf("grown past max: %+v", d)
+	}
+	// Free nodes come first: with enough free, the busy ones are not named.
+	in.Free = 6
+	if d := elastic.Decide(cfg, in); !d.Resize || strings.Contains(d.Reason, "busy") {
+		t.Fatalf("with free nodes: %+v", d)
+	}
+	// A budget job under --force keeps to the free nodes.
+	in.Free, in.Deadline, in.BudgetNH = 0, time.Time{}, 10
+	if d := elastic.Decide(cfg, in); d.Resize && d.Target > in.Current {
+		t.Fatalf("budget job grown onto busy nodes: %+v", d)
+	}
+}

@@ -37,6 +37,9 @@
 //     Margin of the time left, but shrunk only when the smaller count would finish within
 //     ShrinkSlack (< Margin) of it, so a grow is never undone by the next decision.
 //
+// A job submitted with --force (Input.Force) that the free nodes cannot bring in by its deadline
+// grows onto busy nodes too (Input.Busy), as --force places a job on an overloaded cluster.
+//
 // Under a budget the time rule is replaced by: among the counts whose predicted node-hours (spent
 // so far + remaining work + restart) fit the budget, the one finishing earliest, the smallest on a
 // tie; when none fits, the cheapest. Budgets are soft, as in the seed: a job is never stopped for

@@ -89,24 +89,30 @@ func (r Request) normalized() (Request, error) {
 	if r.N < 0 {
 		return bad("n = %d: must be > 0", r.N)
 	}
-	if r.N > MaxProcs {
-		return bad("n = %d: at most %d", r.N, MaxProcs)
-	}
 	if r.PPN < 0 {
 		return bad("ppn = %d: must be >= 0", r.PPN)
 	}
+	// Every count is bounded before it is summed, and the sum stops at the bound, so no total
+	// can wrap around: a hostfile of huge counts whose sum overflows to a small n used to pass
+	// here and hand raft hosts of 2^62 processes.
+	total := 0
 	for i, h := range r.Hostfile {
-		if h.Host == "" || h.Slots <= 0 {
-			return bad("hostfile entry %d (%q, %d slots): need a host and slots >= 1", i+1, h.Host, h.Slots)
+		if h.Host == "" || h.Slots <= 0 || h.Slots > MaxProcs {
+			return bad("hostfile entry %d (%q, %d slots): need a host and slots in [1,%d]", i+1, h.Host, h.Slots, MaxProcs)
+		}
+		if total += h.Slots; total > MaxProcs {
+			return bad("hostfile holds more than %d slots: at most %d processes per job", MaxProcs, MaxProcs)
 		}
 	}
 	if r.N == 0 {
-		for _, h := range r.Hostfile {
-			r.N += h.Slots
-		}
+		r.N = total
 		if r.N == 0 {
 			return bad("n = 0: must be > 0")
 		}
+	}
+	// Checked after n is filled in from the hostfile: every loop over processes is bounded by it.
+	if r.N > MaxProcs {
+		return bad("n = %d: at most %d", r.N, MaxProcs)
 	}
 	if !finiteNonNeg(r.Alpha) || r.Alpha > 1 {
 		return bad("alpha = %v: must be in [0, 1] (0 = default %v)", r.Alpha, DefaultAlpha)

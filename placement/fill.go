@@ -28,7 +28,7 @@ func fillInOrder(g []int, slots []int, n int) []int {
 // roundRobin is GERBIL's round_robin (seed 000, Alg. 1): one process at a time to
 // the node with the most free slots left, re-sorting after each; ties go to the
 // earlier node. It spreads a job over all listed nodes instead of filling them.
-func roundRobin(g []int, slots []int, n int) []int {
+func roundRobin(b *budget, g []int, slots []int, n int) []int {
 	procs := make([]int, len(g))
 	if len(g) == 0 {
 		return procs
@@ -38,7 +38,7 @@ func roundRobin(g []int, slots []int, n int) []int {
 		*h = append(*h, rrItem{free: slots[i], pos: x})
 	}
 	heap.Init(h)
-	for ; n > 0; n-- {
+	for ; n > 0 && b.spend(1); n-- {
 		top := &(*h)[0]
 		procs[top.pos]++
 		top.free--

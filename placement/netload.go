@@ -128,6 +128,9 @@ func (np netloadPolicy) search(p *problem, pool []int, n, k int) ([]int, int) {
 	}
 	var res []result
 	for _, st := range s.starts() {
+		if !p.work.spend(s.P) {
+			break
+		}
 		g := s.greedy(st, np.startOnly)
 		res = append(res, result{s.value(g), g})
 	}

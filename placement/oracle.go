@@ -40,7 +40,7 @@ func exhaustive(p *problem, u []int, ok func(slots, size int) bool) ([]int, int)
 	t := make([]float64, full)
 	sl := make([]int, full)
 	best, bt, seen := 0, math.Inf(1), 0
-	for mask := 1; mask < full; mask++ {
+	for mask := 1; mask < full && p.work.spend(1); mask++ {
 		low := bits.TrailingZeros(uint(mask))
 		rest := mask &^ (1 << low)
 		i := u[low]

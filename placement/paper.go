@@ -14,6 +14,9 @@ func (paperPolicy) candidates(p *problem, want func(slots, size int) bool) (star
 	u := usable(p.paperPC)
 	h := &alg1Heap{}
 	for _, v := range u {
+		if !p.work.spend(len(u)) {
+			break
+		}
 		g := alg1(p, v, u, want, h)
 		c, n := costsOn(p.paperNL, p.paperCL, g)
 		starts, cs, ns = append(starts, v), append(cs, c), append(ns, n)
@@ -57,7 +60,7 @@ func (pp paperPolicy) choose(p *problem, want func(slots, size int) bool) ([]int
 
 func (pp paperPolicy) group(p *problem) ([]int, []int, int) {
 	g, cands, _ := pp.choose(p, func(slots, _ int) bool { return slots >= p.n })
-	return g, paperFill(g, p.paperPC, p.n), cands
+	return g, paperFill(p.work, g, p.paperPC, p.n), cands
 }
 
 func (pp paperPolicy) groupK(p *problem, k int) []int {
@@ -68,7 +71,7 @@ func (pp paperPolicy) groupK(p *problem, k int) []int {
 // paperFill is Alg. 1's allocation: pc_u processes per node in the group's
 // order, starting over at the first node while processes are left ("round
 // robin when capacity runs out"). A group without any pc adds one per pass.
-func paperFill(g []int, pc []int, n int) []int {
+func paperFill(b *budget, g []int, pc []int, n int) []int {
 	procs := make([]int, len(g))
 	if len(g) == 0 {
 		return procs
@@ -77,7 +80,7 @@ func paperFill(g []int, pc []int, n int) []int {
 	if sumOver(g, pc) == 0 {
 		step = func(int) int { return 1 }
 	}
-	for left := n; left > 0; {
+	for left := n; left > 0 && b.spend(len(g)); {
 		for x, i := range g {
 			t := min(step(i), left)
 			procs[x] += t

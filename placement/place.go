@@ -88,18 +88,21 @@ func place(s Snapshot, r Request, sel selector) (Decision, error) {
 		}
 	case RelaxDist:
 		g = cands
-		procs = roundRobin(g, slots, req.N)
+		procs = roundRobin(p.work, g, slots, req.N)
 	case RelaxLoc:
 		g = sel.groupK(p, min(len(hf), len(p.nodes)))
 		procs = matchCounts(g, slots, hf)
 	case RelaxLocDist:
 		g = sel.groupK(p, min(len(hf), len(p.nodes)))
-		procs = roundRobin(g, slots, req.N)
+		procs = roundRobin(p.work, g, slots, req.N)
 	}
 	if req.Relax == RelaxLoc || req.Relax == RelaxLocDist {
 		d.Score.Candidates = 1
 	}
 
+	if err := p.work.err(); err != nil {
+		return Decision{}, fmt.Errorf("place %d processes: %w", req.N, err)
+	}
 	g, procs = dropEmpty(g, procs)
 	if reason, over := oversubscribed(p, g, procs, slots); over {
 		if !req.Oversubscribe {

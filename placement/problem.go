@@ -30,12 +30,14 @@ type problem struct {
 	a, b       float64 // alpha/cref, beta/nref: T = a*C + b*N
 	paperT     float64 // Eq. 4 of the paper policy's winner
 
+	work *budget // bounds the request-dependent loops (Request.Done, MaxSteps)
+
 	dead, noCores, noPE int
 	missingPE           string
 }
 
 func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
-	p := &problem{req: r, snap: s, snapIdx: snapIdx, n: r.N, elig: make([]int, len(s.Nodes))}
+	p := &problem{req: r, snap: s, snapIdx: snapIdx, n: r.N, elig: make([]int, len(s.Nodes)), work: newBudget(&r)}
 	order := make([]int, 0, len(s.Nodes))
 	for i := range s.Nodes {
 		p.elig[i] = -1

@@ -2,6 +2,7 @@ package placement_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -42,11 +43,24 @@ func genCase(seed int64, nodes, n int, pol, relax, flags uint8) (placement.Snaps
 		if m == "none" || m == "loc" {
 			req.N = 0
 		}
+		// Now and then a hostfile count far past any bound, as a hand-made API
+		// request may carry: alone, or two of them whose sum wraps around.
+		if flags>>7&1 == 1 && n%5 == 0 {
+			req.Hostfile[0].Slots = math.MaxInt - r.IntN(3)
+			if r.IntN(2) == 0 {
+				req.Hostfile = append(req.Hostfile, placement.HostSlots{Host: req.Hostfile[0].Host, Slots: 1<<62 + r.IntN(4)})
+			}
+			req.N = 0
+		}
 	}
+	req.MaxSteps = stepBound(len(snap.Nodes))
 	return snap, req
 }
 
-// checkInvariants asserts what every decision promises.
+// checkInvariants asserts what every decision promises. genCase gives every
+// request the step budget stepBound allows, so a request that would make
+// placement run (nearly) forever fails here with ErrStepBudget instead of
+// hanging the fuzzer: placement of any request ends within bounded work.
 func checkInvariants(t *testing.T, snap placement.Snapshot, req placement.Request) {
 	t.Helper()
 	d, err := placement.Place(snap, req)
@@ -88,6 +102,8 @@ func checkInvariants(t *testing.T, snap placement.Snapshot, req placement.Reques
 			t.Fatalf("two launch units on %s", h.Node)
 		case h.Procs <= 0:
 			t.Fatalf("empty host %s", h.Node)
+		case h.Procs > placement.MaxProcs:
+			t.Fatalf("%d processes on %s, more than raft accepts (%d): %+v", h.Procs, h.Node, placement.MaxProcs, req.Hostfile)
 		}
 		seen[h.Node] = true
 		for _, pe := range req.PEs {

@@ -88,6 +88,14 @@ type Request struct {
 	// When every candidate node is above it the decision is Wait, unless Force.
 	LoadThreshold float64
 	Force         bool
+
+	// Done, when closed, stops the placement early with ErrCanceled (the API
+	// closes it when its client goes away). nil: never. Not part of the JSON form.
+	Done <-chan struct{} `json:"-"`
+	// MaxSteps caps the work of one placement, in steps (a process filled, a
+	// candidate node scanned, an oracle subset); past it Place returns
+	// ErrStepBudget. 0: no cap beyond the bounds on n and the snapshot.
+	MaxSteps int `json:"-"`
 }
 
 // AttrWeights are the SAW weights of Eq. 1 over the Table-1 attributes, and the

@@ -65,6 +65,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).purge)
 	case CmdSetLimits:
 		return applyBody(s, c, (*State).setLimits)
+	case CmdSetWaitReason:
+		return applyBody(s, c, (*State).setWaitReason)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

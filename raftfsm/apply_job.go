@@ -154,6 +154,7 @@ func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
 	n.Attempt = b.Attempt
 	n.State = StateLaunching
 	n.Reason = ""
+	n.WaitReason, n.WaitSince = "", time.Time{}
 	s.Jobs[n.ID] = n
 	return Result{JobID: n.ID, Attempt: n.Attempt}, nil
 }
@@ -316,6 +317,7 @@ func (s *State) reject(at time.Time, b *RejectJob) (Result, error) {
 	}
 	n := j.clone()
 	n.State, n.Reason, n.EndedAt = StateFailed, b.Reason, at
+	n.WaitReason, n.WaitSince = "", time.Time{}
 	s.Jobs[n.ID] = n
 	return res, nil
 }
@@ -345,6 +347,35 @@ func (s *State) kill(at time.Time, b *KillJob) (Result, error) {
 		cur.State, cur.Reason, cur.EndedAt = StateKilled, reason, at
 	}
 	n.State, n.Reason, n.EndedAt = StateKilled, reason, at
+	n.WaitReason, n.WaitSince = "", time.Time{}
+	s.Jobs[n.ID] = n
+	return res, nil
+}
+
+func (s *State) setWaitReason(at time.Time, b *SetWaitReason) (Result, error) {
+	if err := checkLen("reason", b.Reason); err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	j, err := s.job(b.ID)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: j.ID, Attempt: j.Attempt}
+	if j.WaitReason == b.Reason {
+		res.Noop = true
+		return res, nil
+	}
+	if j.State.Terminal() {
+		return res, fmt.Errorf("%w: job %d is %s", ErrJobTerminal, j.ID, j.State)
+	}
+	if j.State != StateQueued {
+		return res, fmt.Errorf("%w: job %d is %s, only a queued job waits", ErrWrongState, j.ID, j.State)
+	}
+	n := j.clone()
+	n.WaitReason, n.WaitSince = b.Reason, at
+	if b.Reason == "" {
+		n.WaitSince = time.Time{}
+	}
 	s.Jobs[n.ID] = n
 	return res, nil
 }

@@ -126,3 +126,12 @@ type ResizeJob struct {
 	TargetNP int    `json:"target_np"`
 	Reason   string `json:"reason"`
 }
+
+// SetWaitReason (set_wait_reason) records why the leader left a queued job waiting (the cluster is
+// overloaded, not enough free slots, ...), so that every node shows it. The leader proposes it
+// only when the reason changes; the same reason again is a no-op, and "" clears it. Placing,
+// rejecting or killing the job clears it too.
+type SetWaitReason struct {
+	ID     uint64 `json:"id"`
+	Reason string `json:"reason"`
+}

@@ -30,13 +30,14 @@ const (
 	CmdResizeJob      = "resize_job"
 	CmdPurgeJobs      = "purge_jobs"
 	CmdSetLimits      = "set_limits"
+	CmdSetWaitReason  = "set_wait_reason"
 )
 
 // CommandTypes lists every command type, in a fixed order.
 var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
-	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits,
+	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason,
 }
 
 func knownType(typ string) bool {

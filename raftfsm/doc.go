@@ -41,6 +41,8 @@
 //	remove_node       RemoveNode      a node gone for good: fail its attempts with retry
 //	report_progress   ReportProgress  the iteration a running attempt's program reached (monotone)
 //	resize_job        ResizeJob       ask an elastic job's attempt to checkpoint for a new count
+//	purge_jobs        PurgeJobs       drop finished jobs past their retention
+//	set_wait_reason   SetWaitReason   why a queued job waits, shown on every node ("" clears it)
 //
 // # Job states
 //

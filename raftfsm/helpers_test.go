@@ -218,6 +218,9 @@ func invariants(s *State) error {
 		if j.State.Terminal() == j.EndedAt.IsZero() {
 			return fmt.Errorf("job %d is %s with ended_at %v", id, j.State, j.EndedAt)
 		}
+		if (j.WaitReason != "" || !j.WaitSince.IsZero()) && (j.State != StateQueued || j.WaitReason == "" || j.WaitSince.IsZero()) {
+			return fmt.Errorf("job %d is %s with wait reason %q since %v", id, j.State, j.WaitReason, j.WaitSince)
+		}
 		if j.State == StatePlacing {
 			return fmt.Errorf("job %d entered placing", id)
 		}

@@ -50,8 +50,12 @@ type Job struct {
 	Attempt  int       `json:"attempt"`
 	Attempts []Attempt `json:"attempts,omitempty"`
 	// ExitCode is set when the program's exit status is known (done, or failed by finish_attempt).
-	ExitCode    *int      `json:"exit_code,omitempty"`
-	Reason      string    `json:"reason,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// WaitReason says why the leader leaves a queued job waiting, since WaitSince; empty once
+	// the job is placed, rejected or killed (set_wait_reason).
+	WaitReason  string    `json:"wait_reason,omitempty"`
+	WaitSince   time.Time `json:"wait_since,omitzero"`
 	SubmittedAt time.Time `json:"submitted_at"`
 	// StartedAt is when the current attempt started running; zero while queued or launching.
 	StartedAt time.Time `json:"started_at,omitzero"`

@@ -39,7 +39,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(47); {
+	switch k := r.IntN(50); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
@@ -90,6 +90,13 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			return CmdPurgeJobs, PurgeJobs{IDs: []uint64{id}}
 		}
 		return CmdPurgeJobs, PurgeJobs{IDs: []uint64{ids[0], id}}
+	case k < 48:
+		// The leader's reasons repeat (a no-op) or change, now and then to "" (cleared).
+		reasons := []string{"", "cluster overloaded", "not enough free slots", "not enough free slots"}
+		if q := Queue(s); len(q) > 0 && r.IntN(3) > 0 {
+			id = q[r.IntN(len(q))].ID
+		}
+		return CmdSetWaitReason, SetWaitReason{ID: id, Reason: reasons[r.IntN(len(reasons))]}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}

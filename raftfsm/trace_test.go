@@ -44,6 +44,9 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "no heartbeat for 15s", Generation: 1})
 	h.do(CmdProbeRestart, ProbeRestart{Node: "gpu1", Kind: ProbeNodeState, Reason: "crashed", Generation: 0})
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-5", Owner: "erin", Spec: JobSpec{Cmd: []string{"./sim"}, NP: 2, Priority: 5}})
+	h.do(CmdSetWaitReason, SetWaitReason{ID: 5, Reason: "cluster overloaded: all 4 candidate nodes are above 1.00 load per core"})
+	h.do(CmdSetWaitReason, SetWaitReason{ID: 5, Reason: "cluster overloaded: all 4 candidate nodes are above 1.00 load per core"}) // no-op: unchanged
+	h.do(CmdSetWaitReason, SetWaitReason{ID: 1, Reason: "not enough free slots"})                                                  // refused: job 1 is done
 	h.do(CmdPlaceJob, PlaceJob{ID: 5, Attempt: 1, Hosts: []Host{{"n1", 1}, {"gpu1", 1}}})
 	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "n1"})
 	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "gpu1"})

@@ -50,9 +50,15 @@ func validateSpec(s *JobSpec) error {
 	if s.PPN < 0 || s.PPN > s.NP {
 		return fmt.Errorf("%w: spec.ppn = %d, must be in [0,np=%d]", ErrInvalid, s.PPN, s.NP)
 	}
+	// Each count is bounded before it is added and the sum stops at the bound, so no total wraps
+	// around (counts of 2^63-1 used to sum to a small np, pass placement and block the queue).
+	slots := 0
 	for i, h := range s.Hostfile {
-		if h.Host == "" || h.Slots < 0 {
-			return fmt.Errorf("%w: spec.hostfile[%d] = %q:%d, want a host and slots >= 0", ErrInvalid, i, h.Host, h.Slots)
+		if h.Host == "" || h.Slots < 0 || h.Slots > MaxNP {
+			return fmt.Errorf("%w: spec.hostfile[%d] = %q:%d, want a host and slots in [0,%d]", ErrInvalid, i, h.Host, h.Slots, MaxNP)
+		}
+		if slots += h.Slots; slots > MaxNP {
+			return fmt.Errorf("%w: spec.hostfile holds more than %d slots", ErrInvalid, MaxNP)
 		}
 	}
 	for i, p := range s.PEs {
@@ -123,7 +129,9 @@ func validateHosts(hosts []Host, spec *JobSpec) error {
 			return fmt.Errorf("%w: hosts[%d]: node %q twice", ErrInvalid, i, h.Node)
 		}
 		seen[h.Node] = true
-		total += h.Procs
+		if total += h.Procs; total > MaxNP { // each count <= MaxNP: the sum cannot wrap before this
+			return fmt.Errorf("%w: hosts hold more than %d processes", ErrInvalid, MaxNP)
+		}
 	}
 	if e := spec.Elastic; e != nil {
 		if total < e.MinNP || total > e.MaxNP {

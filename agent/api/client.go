@@ -9,14 +9,19 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
 // ErrUnauthorized is returned when the agent refuses the token.
 var ErrUnauthorized = errors.New("the agent refused the token (401): check --token-file or SHOAL_TOKEN")
 
-// Client talks to one agent.
+// ErrNoAgent is returned when no agent the client knows could be reached.
+var ErrNoAgent = errors.New("no agent reachable")
+
+// Client talks to one agent, and to others when that one cannot be reached.
 type Client struct {
 	Base  string
 	Token string
@@ -24,6 +29,14 @@ type Client struct {
 	// Socket is the agent's local Unix socket when the client dials that
 	// instead of Base's host (then Base is a placeholder URL).
 	Socket string
+	// Fallbacks are other agents' base URLs, tried in order when Base
+	// cannot be reached or has no raft leader (503). The first that answers
+	// becomes Base for the calls after. Retrying a write is safe: a submit
+	// carries its request ID (raft keeps one job per ID), a kill of a killed
+	// job and a repeated progress report are no-ops.
+	Fallbacks []string
+
+	mu sync.Mutex // guards Base and Fallbacks when a call moves to a fallback
 }
 
 // SocketScheme prefixes the address of an agent's local socket:
@@ -51,6 +64,8 @@ func (c *Client) Addr() string {
 	if c.Socket != "" {
 		return SocketScheme + c.Socket
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.Base
 }
 
@@ -72,44 +87,124 @@ type StatusError struct {
 func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s", e.Code, e.Msg) }
 
 // Do sends a request with an optional JSON body and decodes a JSON answer
-// into out (when out is not nil).
+// into out (when out is not nil). It tries Base, then each of Fallbacks.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
-	_, err := c.do(ctx, method, path, in, out)
+	_, err := c.send(ctx, method, path, in, out)
 	return err
 }
 
-// doHeader is a GET like Do that also returns the answer's headers.
+// doHeader is a request like Do that also returns the answer's headers.
 func (c *Client) doHeader(ctx context.Context, method, path string, out any) (http.Header, error) {
-	return c.do(ctx, method, path, nil, out)
+	return c.send(ctx, method, path, nil, out)
 }
 
-func (c *Client) do(ctx context.Context, method, path string, in, out any) (http.Header, error) {
-	var body io.Reader
+func (c *Client) send(ctx context.Context, method, path string, in, out any) (http.Header, error) {
+	var body []byte
 	if in != nil {
 		switch v := in.(type) {
 		case []byte:
-			body = bytes.NewReader(v)
+			body = v
 		default:
 			b, err := json.Marshal(in)
 			if err != nil {
 				return nil, fmt.Errorf("encode request: %w", err)
 			}
-			body = bytes.NewReader(b)
+			body = b
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	var hdr http.Header
+	err := c.each(ctx, func(base string) error {
+		var err error
+		hdr, err = c.do(ctx, base, method, path, in != nil, body, out)
+		return err
+	})
+	return hdr, err
+}
+
+// each runs call against Base and, while it fails for want of an agent
+// (unreachable, or no raft leader there), against the fallbacks in turn.
+// The agent that answers becomes Base. When none does, the error wraps
+// ErrNoAgent, or is the last 503 when some agent answered without a leader.
+func (c *Client) each(ctx context.Context, call func(base string) error) error {
+	c.mu.Lock()
+	order := []string{c.Base}
+	if c.Socket == "" { // a socket client's transport dials the socket whatever Base says
+		order = append(order, c.Fallbacks...)
+	}
+	c.mu.Unlock()
+	var err, noLeader error
+	var tried []string
+	for i, base := range order {
+		if i > 0 && ctx.Err() != nil {
+			break
+		}
+		tried = append(tried, c.display(base))
+		if err = call(base); !retryable(err) {
+			if i > 0 { // this agent answered: it is Base from now on, the others its fallbacks
+				c.mu.Lock()
+				c.Base, c.Fallbacks = base, append(slices.Clone(order[i+1:]), order[:i]...)
+				c.mu.Unlock()
+			}
+			return err
+		}
+		if isNoLeader(err) {
+			noLeader = err
+		}
+	}
+	if noLeader != nil {
+		return noLeader
+	}
+	return fmt.Errorf("%w: tried %s: %w", ErrNoAgent, strings.Join(tried, ", "), err)
+}
+
+func (c *Client) display(base string) string {
+	if c.Socket != "" {
+		return SocketScheme + c.Socket
+	}
+	return base
+}
+
+// retryable: the request did not reach an agent that could act on it.
+func retryable(err error) bool {
+	var ne *reachError
+	return errors.As(err, &ne) || isNoLeader(err)
+}
+
+func isNoLeader(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == http.StatusServiceUnavailable
+}
+
+// reachError is a request that got no HTTP answer from the agent.
+type reachError struct {
+	addr string
+	err  error
+}
+
+func (e *reachError) Error() string { return fmt.Sprintf("reach agent at %s: %v", e.addr, e.err) }
+func (e *reachError) Unwrap() error { return e.err }
+
+func (c *Client) do(ctx context.Context, base, method, path string, hasBody bool, body []byte, out any) (http.Header, error) {
+	var rd io.Reader
+	if hasBody {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("build request %s %s: %w", method, path, err)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	if in != nil {
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
+		if ctx.Err() != nil { // the caller gave up: no other agent would be asked in time either
+			return nil, fmt.Errorf("%s %s at %s: %w", method, path, c.display(base), err)
+		}
+		return nil, &reachError{addr: c.display(base), err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
@@ -169,9 +264,14 @@ func (c *Client) Apply(ctx context.Context, cmd []byte) (ApplyResult, error) {
 	return r, c.Do(ctx, http.MethodPost, "/v1/apply", cmd, &r)
 }
 
-// Stream copies the body of a GET (a log) to w as it arrives.
+// Stream copies the body of a GET (a log) to w as it arrives, from Base
+// or, when it cannot be reached, from the first fallback that answers.
 func (c *Client) Stream(ctx context.Context, path string, w io.Writer) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+	return c.each(ctx, func(base string) error { return c.stream(ctx, base, path, w) })
+}
+
+func (c *Client) stream(ctx context.Context, base, path string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		return err
 	}
@@ -180,7 +280,10 @@ func (c *Client) Stream(ctx context.Context, path string, w io.Writer) error {
 	}
 	resp, err := c.streaming().Do(req)
 	if err != nil {
-		return fmt.Errorf("reach agent at %s: %w", c.Addr(), err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("stream %s at %s: %w", path, c.display(base), err)
+		}
+		return &reachError{addr: c.display(base), err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {

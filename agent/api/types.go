@@ -49,6 +49,9 @@ type Member struct {
 	// Role is the node's raft role: leader, voter, nonvoter, or none when
 	// it is not (yet) in the raft configuration.
 	Role string `json:"role"`
+	// API is HOST:PORT of the node's HTTP API ("" until it gossiped it):
+	// the CLI keeps these to reach another agent when its own is down.
+	API string `json:"api,omitempty"`
 }
 
 // Leader is GET /v1/leader.

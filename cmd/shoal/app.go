@@ -1,20 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
 )
 
 // Exit codes scripts can rely on.
 const (
 	exitOK       = 0
-	exitFailure  = 1 // the operation failed (agent unreachable, job failed, ...)
+	exitFailure  = 1 // the operation failed (job failed, refused, ...)
 	exitUsage    = 2 // bad flags or arguments: nothing was attempted
-	exitNoLeader = 3 // the cluster has no leader right now; retry later
+	exitNoLeader = 3 // no raft leader, or no agent reachable, right now; retry later
 )
 
 var version = "dev"
@@ -23,8 +27,11 @@ var version = "dev"
 // turns its error into an exit code and one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(reorderArgs(app, args))
 	if err == nil {
+		if cl, ok := app.Metadata[metaClient].(*api.Client); ok {
+			refreshCache(context.Background(), cl, app.Metadata[metaPrimary].(string), time.Now())
+		}
 		return exitOK
 	}
 	var ec cli.ExitCoder
@@ -53,6 +60,7 @@ Examples:
   shoal nodes
   shoal members --json
   shoal alloc -n 8 --format openmpi`,
+		Metadata:        map[string]any{},
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

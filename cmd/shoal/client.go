@@ -17,7 +17,7 @@ import (
 func clientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "http://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
-			Usage: "`URL` of the agent's HTTP API (needs the token), or unix://PATH of its local socket (no token: you act as yourself)"},
+			Usage: "`URL` of the agent's HTTP API (needs the token), or unix://PATH of its local socket (no token: you act as yourself); several URLs, comma-separated, are tried in order"},
 		&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "read the cluster token from `FILE`"},
 		&cli.StringFlag{Name: "token", EnvVars: []string{"SHOAL_TOKEN"}, Usage: "the cluster token itself (prefer --token-file: argv is visible to others)"},
 	}
@@ -28,7 +28,18 @@ func jsonFlag() cli.Flag {
 }
 
 func newClient(c *cli.Context) (*api.Client, error) {
-	addr := c.String("addr")
+	listed := strings.Split(c.String("addr"), ",")
+	for i := range listed {
+		listed[i] = strings.TrimSpace(listed[i])
+	}
+	addr := listed[0]
+	if len(listed) > 1 {
+		for _, a := range listed {
+			if !strings.HasPrefix(a, "http://") && !strings.HasPrefix(a, "https://") {
+				return nil, cli.Exit(fmt.Sprintf("--addr %q: a list holds URLs such as http://node1:7948,http://node2:7948 (a unix:// socket stands alone)", c.String("addr")), exitUsage)
+			}
+		}
+	}
 	if path, ok := strings.CutPrefix(addr, api.SocketScheme); ok {
 		// The kernel tells the agent who we are: no token to read (users
 		// usually cannot read it anyway).
@@ -51,8 +62,19 @@ func newClient(c *cli.Context) (*api.Client, error) {
 	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
 		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as http://127.0.0.1:7948 or unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
 	}
-	return api.NewClient(addr, tok), nil
+	cl := api.NewClient(addr, tok)
+	withFallbacks(cl, listed)
+	c.App.Metadata[metaClient] = cl
+	c.App.Metadata[metaPrimary] = addr
+	return cl, nil
 }
+
+// Keys of App.Metadata: the client a command used, for run() to refresh
+// the member cache after the command succeeded.
+const (
+	metaClient  = "client"
+	metaPrimary = "primary"
+)
 
 // apiError turns a client error into an exit code with one clear line.
 func apiError(err error) error {
@@ -60,6 +82,8 @@ func apiError(err error) error {
 	switch {
 	case errors.Is(err, api.ErrUnauthorized):
 		return cli.Exit(err.Error(), exitFailure)
+	case errors.Is(err, api.ErrNoAgent):
+		return cli.Exit(err.Error(), exitNoLeader)
 	case errors.As(err, &se) && se.Code == 503:
 		return cli.Exit(se.Msg, exitNoLeader)
 	case errors.As(err, &se) && se.Code/100 == 4:

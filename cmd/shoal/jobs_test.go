@@ -21,6 +21,10 @@ func TestJobsFollowsPages(t *testing.T) {
 	var mu sync.Mutex
 	var queries []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/jobs" {
+			http.NotFound(w, r) // e.g. the member list the CLI caches for its fallbacks
+			return
+		}
 		mu.Lock()
 		queries = append(queries, r.URL.RawQuery)
 		mu.Unlock()

@@ -15,6 +15,9 @@ import (
 // shoal runs the CLI in-process with captured output.
 func shoal(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	if _, ok := env["SHOAL_AGENTS_CACHE"]; !ok {
+		t.Setenv("SHOAL_AGENTS_CACHE", filepath.Join(t.TempDir(), "agents.json")) // not the user's cache
+	}
 	for k, v := range env {
 		t.Setenv(k, v)
 	}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// commandLineCommands take a program and its arguments as their positional
+// arguments: everything from the first positional on belongs to the program,
+// so its flags are never read as shoal's (shoal run -n 4 ./prog --flag).
+// rsh parses its own arguments (SkipFlagParsing) and is left alone too.
+var commandLineCommands = []string{"run", "submit"}
+
+// reorderArgs moves a command's flags ahead of its positional arguments, so
+// that `shoal job 5 --json` and `shoal logs 5 -f` parse as Slurm, git and
+// kubectl users expect: urfave/cli v2, like Go's flag package, stops reading
+// flags at the first positional argument. A flag that takes a value keeps
+// the argument after it (unless written --flag=value); `--` and everything
+// after it stay positional; commands that take a command line and commands
+// that parse their own arguments are not touched.
+func reorderArgs(app *cli.App, args []string) []string {
+	if len(args) < 3 || strings.HasPrefix(args[1], "-") {
+		return args
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil || cmd.SkipFlagParsing {
+		return args
+	}
+	commandLine := slices.Contains(commandLineCommands, cmd.Name)
+	rest := args[2:]
+	flags := make([]string, 0, len(rest))
+	var pos []string
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			pos = append(pos, rest[i:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue(cmd, name) && i+1 < len(rest) {
+				i++
+				flags = append(flags, rest[i])
+			}
+			continue
+		}
+		if commandLine {
+			pos = append(pos, rest[i:]...)
+			break
+		}
+		pos = append(pos, a)
+	}
+	out := append(slices.Clone(args[:2]), flags...)
+	return append(out, pos...)
+}
+
+// takesValue reports whether the command's flag of that name (or alias)
+// reads the next argument as its value; unknown flags read none (urfave
+// refuses them with a usage error anyway).
+func takesValue(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		if v, ok := f.(cli.DocGenerationFlag); ok {
+			return v.TakesValue()
+		}
+		return false
+	}
+	return false
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/testcluster"
+)
+
+// Issue 21, item 7: flags after positional arguments. Every command of the
+// app has a row, so a new command must say how its arguments are read.
+func TestReorderArgsEveryCommand(t *testing.T) {
+	t.Parallel()
+	cases := map[string][][2]string{
+		"agent":   {{"agent --data-dir d", "agent --data-dir d"}},
+		"nodes":   {{"nodes --json", "nodes --json"}},
+		"members": {{"members --json", "members --json"}},
+		"leader":  {{"leader --json", "leader --json"}},
+		"keygen":  {{"keygen", "keygen"}},
+		"net":     {{"net --metric lat --json", "net --metric lat --json"}},
+		"probes":  {{"probes --json", "probes --json"}},
+		"probe":   {{"probe latency --help", "probe --help latency"}},
+		"jobs":    {{"jobs --json", "jobs --json"}},
+		"job": {
+			{"job 5 --json", "job --json 5"},
+			{"job 5 --addr http://h:1 --json", "job --addr http://h:1 --json 5"},
+			{"job --json 5", "job --json 5"},
+			{"job 5 --addr=http://h:1", "job --addr=http://h:1 5"},
+			{"job 5 -- --json", "job 5 -- --json"}, // after --, an argument
+		},
+		"logs": {{"logs 5 -f", "logs -f 5"}, {"logs 5 --attempt 2 -f", "logs --attempt 2 -f 5"}},
+		"kill": {{"kill 5 --addr http://h:1", "kill --addr http://h:1 5"}},
+		// The program's flags are the program's: nothing after the command line's start moves.
+		"run": {
+			{"run -n 4 -- ./prog --flag -n 9", "run -n 4 -- ./prog --flag -n 9"},
+			{"run -n 4 ./prog --flag", "run -n 4 ./prog --flag"},
+		},
+		"submit": {{"submit -n 4 -- ./prog -x", "submit -n 4 -- ./prog -x"}},
+		"rsh":    {{"rsh -x HOST cmd -x --json", "rsh -x HOST cmd -x --json"}},
+		"alloc":  {{"alloc -n 4 --format openmpi", "alloc -n 4 --format openmpi"}},
+		"progress": {
+			{"progress --iter 5", "progress --iter 5"},
+			{"progress --iter -1", "progress --iter -1"},
+		},
+	}
+	app := newApp(io.Discard, io.Discard)
+	for _, cmd := range app.Commands {
+		if _, ok := cases[cmd.Name]; !ok {
+			t.Errorf("command %q has no row: add how its arguments are read", cmd.Name)
+		}
+	}
+	for name, rows := range cases {
+		if app.Command(name) == nil {
+			t.Errorf("row for %q, which is not a command", name)
+		}
+		for _, r := range rows {
+			got := strings.Join(reorderArgs(app, append([]string{"shoal"}, strings.Fields(r[0])...))[1:], " ")
+			if got != r[1] {
+				t.Errorf("%q reordered to %q, want %q", r[0], got, r[1])
+			}
+		}
+	}
+}
+
+// The documented forms work against a cluster: shoal job ID --json,
+// shoal kill ID --addr URL, shoal logs ID -f.
+func TestFlagsAfterArguments(t *testing.T) {
+	c := testcluster.New(t, 2, testcluster.Options{})
+	c.WaitLeader(20 * time.Second)
+	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
+	out, errOut, code := shoal(t, env, "submit", "-n", "1", "--mpi", "none", "--", "sleep", "600")
+	if code != 0 {
+		t.Fatalf("submit: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	out, errOut, code = shoal(t, env, "job", id, "--json")
+	var j struct {
+		ID   uint64 `json:"id"`
+		Spec struct {
+			Cmd []string `json:"cmd"`
+		} `json:"spec"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &j) != nil || len(j.Spec.Cmd) != 2 || j.Spec.Cmd[1] != "600" {
+		t.Fatalf("shoal job %s --json: exit %d, stdout %q, stderr %q", id, code, out, errOut)
+	}
+	if _, errOut, code = shoal(t, env, "kill", id, "--addr", c.Client(0).Base); code != 0 {
+		t.Fatalf("shoal kill %s --addr URL: exit %d, stderr %q", id, code, errOut)
+	}
+	testcluster.WaitFor(t, 10*time.Second, "job killed", func() bool {
+		js, err := c.Client(0).Jobs(context.Background())
+		return err == nil && len(js) == 1 && js[0].State == "killed"
+	})
+	if _, errOut, code = shoal(t, env, "logs", id, "-f"); code != 0 && strings.Contains(errOut, "give one job ID") {
+		t.Fatalf("shoal logs %s -f: exit %d, stderr %q", id, code, errOut)
+	}
+	// A program's flags stay the program's.
+	if _, errOut, code = shoal(t, env, "submit", "-n", "1", "--mpi", "none", "--", "sleep", "--json"); code != 0 {
+		t.Fatalf("submit -- sleep --json: exit %d, stderr %q", code, errOut)
+	}
+}

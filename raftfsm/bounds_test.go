@@ -1,0 +1,22 @@
+package raftfsm
+
+import (
+	"math"
+	"testing"
+)
+
+// Issue 21, item 2: counts whose sum wraps around must not slip past the
+// bounds, neither in a submitted hostfile nor in an allocation.
+func TestOverflowingCountsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.refused(CmdSubmitJob, SubmitJob{RequestID: "wrap", Owner: "alice", Spec: JobSpec{Cmd: []string{"x"}, NP: 1,
+		Hostfile: []HostSlots{{"a", math.MaxInt}, {"b", math.MaxInt}, {"c", 3}}}}, ErrInvalid)
+	h.refused(CmdSubmitJob, SubmitJob{RequestID: "big", Owner: "alice", Spec: JobSpec{Cmd: []string{"x"}, NP: 1,
+		Hostfile: []HostSlots{{"a", MaxNP}, {"b", 1}}}}, ErrInvalid)
+	h.ok(CmdSubmitJob, SubmitJob{RequestID: "fine", Owner: "alice", Spec: JobSpec{Cmd: []string{"x"}, NP: 2,
+		Hostfile: []HostSlots{{"a", MaxNP - 1}, {"b", 1}}}})
+	id := h.submit("ok", 1)
+	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", math.MaxInt}, {"b", math.MaxInt}, {"c", 3}}}, ErrInvalid)
+	h.wantState(id, StateQueued)
+}
