@@ -46,6 +46,9 @@ func (a *Agent) jobRoutes(mux *http.ServeMux) {
 // level-triggered and keyed by (job, attempt): running it twice starts
 // nothing twice.
 func (a *Agent) jobLoop(ctx context.Context) {
+	if !a.settleLastLife(ctx) {
+		return
+	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var last uint64

@@ -29,13 +29,14 @@ const (
 	CmdReportProgress = "report_progress"
 	CmdResizeJob      = "resize_job"
 	CmdPurgeJobs      = "purge_jobs"
+	CmdNodeRestarted  = "node_restarted"
 )
 
 // CommandTypes lists every command type, in a fixed order.
 var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
-	CmdReportProgress, CmdResizeJob, CmdPurgeJobs,
+	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdNodeRestarted,
 }
 
 func knownType(typ string) bool {

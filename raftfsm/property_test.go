@@ -90,6 +90,8 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			return CmdPurgeJobs, PurgeJobs{IDs: []uint64{id}}
 		}
 		return CmdPurgeJobs, PurgeJobs{IDs: []uint64{ids[0], id}}
+	case k < 46:
+		return CmdNodeRestarted, NodeRestarted{Node: node}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}
