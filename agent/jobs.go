@@ -117,6 +117,7 @@ func (a *Agent) reconcileJobs(ctx context.Context) {
 		a.jobs.lastSweep = time.Now()
 		a.sweep(live)
 		a.removeOMPIDirs(false)
+		a.pruneJobBookkeeping()
 	}
 }
 
