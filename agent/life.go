@@ -57,6 +57,8 @@ func (a *Agent) settleLastLife(ctx context.Context) bool {
 			a.log.Error("node_restarted refused by the leader; attempts of the last life are left to the failure detector", "err", err)
 			close(a.life.settled)
 			return true
+		case err != nil && ctx.Err() != nil:
+			return false // stopping
 		case err != nil:
 			a.log.Warn("commit node_restarted, retrying", "err", err)
 			select {
