@@ -132,12 +132,18 @@ func (a *Agent) bootOf(ctx context.Context, node string) string {
 // restartedHosts lists the nodes whose boot ID is known from before the launch and differs now:
 // they restarted under the attempt, and their processes with them.
 func (a *Agent) restartedHosts(ctx context.Context, before map[string]string) []string {
+	return restarted(before, func(node string) string { return a.bootOf(ctx, node) })
+}
+
+// restarted lists, sorted, the nodes of before whose boot ID now differs from the one recorded.
+// A node that did not answer, then or now, is not counted: unreachable nodes are judged apart.
+func restarted(before map[string]string, now func(node string) string) []string {
 	var out []string
 	for node, boot := range before {
 		if boot == "" {
 			continue
 		}
-		if now := a.bootOf(ctx, node); now != "" && now != boot {
+		if b := now(node); b != "" && b != boot {
 			out = append(out, node)
 		}
 	}
