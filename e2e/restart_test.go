@@ -16,7 +16,7 @@ import (
 // TestFailover_HeadRestartedAtOnce (issue 21, item 1): SIGKILL the agent heading a running job
 // and start it again on its data directory at once, faster than gossip's failure detector.
 // Attempt 1 must not start a second time: each rank appends job,attempt,pid to a file, attempt
-// 1 appears once per rank, and the job ends done in attempt 2.
+// 1 appears once per rank, and the job ends done in a later attempt.
 func TestFailover_HeadRestartedAtOnce(t *testing.T) {
 	l, leader := fiveNodes(t)
 	var hosts []string // two nodes that are not the leader: the test is not about elections
@@ -65,8 +65,13 @@ func TestFailover_HeadRestartedAtOnce(t *testing.T) {
 	if first := rankLines(runs, id, 1); len(first) != 2 {
 		t.Fatalf("attempt 1 started %d ranks (%v), want 2: an attempt ran twice", len(first), first)
 	}
-	if j.State != "done" || j.Attempt != 2 {
-		t.Fatalf("job %d is %s at attempt %d (%s), want done at attempt 2", id, j.State, j.Attempt, j.Reason)
+	if j.State != "done" || j.Attempt < 2 {
+		t.Fatalf("job %d is %s at attempt %d (%s), want done in a later attempt: %+v", id, j.State, j.Attempt, j.Reason, j.Attempts)
+	}
+	for n := 2; n <= j.Attempt; n++ {
+		if got := len(rankLines(runs, id, n)); got > 2 {
+			t.Errorf("attempt %d started %d ranks, want at most 2", n, got)
+		}
 	}
 	t.Logf("attempt 1: %s", j.Attempts[0].Reason)
 }
