@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -23,5 +25,24 @@ func TestNewLifeBootIDsDiffer(t *testing.T) {
 	a, b := newLife(), newLife()
 	if a.boot == "" || a.boot == b.boot {
 		t.Fatalf("boot IDs %q and %q: want two different non-empty IDs", a.boot, b.boot)
+	}
+}
+
+// Opening an attempt's log a second time appends: what the first opener wrote stays.
+func TestAttemptLogAppends(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "stdout")
+	for _, line := range []string{"first\n", "second\n"} {
+		f, err := openAttemptLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(line); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first\nsecond\n" {
+		t.Fatalf("log holds %q, want both lines", b)
 	}
 }
