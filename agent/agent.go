@@ -56,6 +56,8 @@ type Agent struct {
 	streamClient *http.Client
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
+	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
+	life life
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -85,7 +87,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
 		jobs:         jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		streamClient: &http.Client{}, self: selfIdentity()}
+		streamClient: &http.Client{}, self: selfIdentity(), life: newLife()}
 	var err error
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)

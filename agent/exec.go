@@ -85,7 +85,7 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) waitRunnable(ctx context.Context, k jobKey) (*raftfsm.Job, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		j, err := a.runnable(k)
+		j, err := a.runnableInThisLife(k)
 		if err == nil || time.Now().After(deadline) {
 			return j, err
 		}

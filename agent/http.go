@@ -92,7 +92,7 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 }
 
 func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: a.cfg.Name})
+	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: a.cfg.Name, Boot: a.life.boot})
 }
 
 func (a *Agent) handleSelf(w http.ResponseWriter, _ *http.Request) {

@@ -46,6 +46,9 @@ func (a *Agent) jobRoutes(mux *http.ServeMux) {
 // level-triggered and keyed by (job, attempt): running it twice starts
 // nothing twice.
 func (a *Agent) jobLoop(ctx context.Context) {
+	if !a.settleLastLife(ctx) {
+		return
+	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var last uint64
@@ -114,6 +117,7 @@ func (a *Agent) reconcileJobs(ctx context.Context) {
 		a.jobs.lastSweep = time.Now()
 		a.sweep(live)
 		a.removeOMPIDirs(false)
+		a.pruneJobBookkeeping()
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 func (a *Agent) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt) {
 	k := jobKey{Job: j.ID, Attempt: att.N}
 	log := a.log.With("job", j.ID, "attempt", att.N)
+	boots := a.hostBoots(ctx, att)
 	code, reason := a.launch(ctx, j, att, k)
 	if ctx.Err() != nil {
 		return // the agent is stopping; the leader fails the attempt when it sees us gone
@@ -40,6 +41,11 @@ func (a *Agent) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.At
 			reason = fmt.Sprintf("lost node(s) %v during attempt %d", lost, att.N)
 			log.Warn("attempt lost nodes", "nodes", lost)
 			typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true, Lost: lost}
+		} else if back := a.restartedHosts(ctx, boots); len(back) > 0 {
+			// Answering again, but a new life: the attempt's processes there died (life.go).
+			reason = fmt.Sprintf("node(s) %v restarted during attempt %d", back, att.N)
+			log.Warn("attempt lost a node to a restart", "nodes", back)
+			typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true}
 		}
 	}
 	if typ != "" {
@@ -71,12 +77,12 @@ func (a *Agent) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return -1, "create log dir: " + err.Error()
 	}
-	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	stdout, err := openAttemptLog(filepath.Join(dir, "stdout"))
 	if err != nil {
 		return -1, "create log: " + err.Error()
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	stderr, err := openAttemptLog(filepath.Join(dir, "stderr"))
 	if err != nil {
 		return -1, "create log: " + err.Error()
 	}

@@ -128,6 +128,9 @@ func TestPartition_MinorityCannotWrite(t *testing.T) {
 	if r.Code == 0 {
 		t.Fatalf("submit on the minority succeeded: %s", r.Stdout)
 	}
+	if r.Code != 3 { // the documented exit status of "no leader right now; retry later"
+		t.Errorf("submit on the minority exited %d, want 3 (no leader)", r.Code)
+	}
 	if !strings.Contains(strings.ToLower(r.Stderr), "leader") {
 		t.Errorf("submit on the minority failed without naming the missing leader: %q", r.Stderr)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -27,4 +28,18 @@ func TestFormation_FiveNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("shoal nodes:\n%s", out)
+	rows := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if f := strings.Fields(l); len(f) >= 3 {
+			rows[f[0]] = f[2]
+		}
+	}
+	for _, n := range l.Nodes() {
+		if rows[n] != "alive" {
+			t.Errorf("shoal nodes shows %s as %q, want a row with status alive", n, rows[n])
+		}
+	}
+	if len(rows) != len(l.Nodes()) {
+		t.Errorf("shoal nodes lists %d nodes, want %d", len(rows), len(l.Nodes()))
+	}
 }

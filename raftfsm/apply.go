@@ -14,7 +14,7 @@ type Result struct {
 	JobID uint64
 	// Attempt is the job's current attempt after the command.
 	Attempt int
-	// JobIDs lists, sorted, the jobs whose attempt remove_node failed, or the jobs purge_jobs removed.
+	// JobIDs lists, sorted, the jobs whose attempt remove_node or node_restarted failed, or the jobs purge_jobs removed.
 	JobIDs []uint64
 	// Noop is true when the command repeated a change already in the state (a re-proposal).
 	Noop bool
@@ -67,6 +67,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setLimits)
 	case CmdSetWaitReason:
 		return applyBody(s, c, (*State).setWaitReason)
+	case CmdNodeRestarted:
+		return applyBody(s, c, (*State).nodeRestarted)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

@@ -106,6 +106,15 @@ type RemoveNode struct {
 	Node string `json:"node"`
 }
 
+// NodeRestarted (node_restarted) is a node's agent starting a new life: the processes of its
+// last life died with it. Every live attempt the node had joined (acknowledged its reservation,
+// or running) fails with retry, so no attempt is ever started twice under one number. Attempts
+// placed on the node that it has not acknowledged yet are left alone: the new life acknowledges
+// them. Repeating the command is a no-op while the new life has acknowledged nothing.
+type NodeRestarted struct {
+	Node string `json:"node"`
+}
+
 // ReportProgress (report_progress) records the iteration the program of a running attempt
 // reached (shoal progress). Reports are monotone: one that does not advance is a no-op, so
 // re-proposals and reports overtaken by later ones change nothing.

@@ -31,13 +31,14 @@ const (
 	CmdPurgeJobs      = "purge_jobs"
 	CmdSetLimits      = "set_limits"
 	CmdSetWaitReason  = "set_wait_reason"
+	CmdNodeRestarted  = "node_restarted"
 )
 
 // CommandTypes lists every command type, in a fixed order.
 var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
-	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason,
+	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 }
 
 func knownType(typ string) bool {

@@ -39,6 +39,7 @@
 //	set_settings      SetSettings     placement weights, validated
 //	set_limits        SetLimits       per-user limits that submit_job checks (limits.go)
 //	remove_node       RemoveNode      a node gone for good: fail its attempts with retry
+//	node_restarted    NodeRestarted   a node's agent began a new life: fail with retry the attempts it joined
 //	report_progress   ReportProgress  the iteration a running attempt's program reached (monotone)
 //	resize_job        ResizeJob       ask an elastic job's attempt to checkpoint for a new count
 //	purge_jobs        PurgeJobs       drop finished jobs past their retention
@@ -63,7 +64,7 @@
 //	running   → done       finish_attempt exit code 0
 //	running   → failed     finish_attempt exit code ≠ 0 (the program failed: no retry)
 //	launching,
-//	running   → queued     fail_attempt   retry and attempt < max_attempts (remove_node does this)
+//	running   → queued     fail_attempt   retry and attempt < max_attempts (remove_node, node_restarted do this)
 //	launching,
 //	running   → failed     fail_attempt   no retry, or attempts exhausted
 //	queued    → failed     reject_job

@@ -39,7 +39,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(50); {
+	switch k := r.IntN(51); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
@@ -97,6 +97,8 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			id = q[r.IntN(len(q))].ID
 		}
 		return CmdSetWaitReason, SetWaitReason{ID: id, Reason: reasons[r.IntN(len(reasons))]}
+	case k < 49:
+		return CmdNodeRestarted, NodeRestarted{Node: node}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}
@@ -111,7 +113,7 @@ func TestProperty_RandomLogs(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		h := newHarness(t)
 		nextReq := 0
-		for i := 0; i < 400; i++ {
+		for i := 0; i < 800; i++ {
 			typ, body := randomCommand(r, h.f.State(), &nextReq)
 			before := stateBytes(t, h.f)
 			res := h.do(typ, body) // checks the invariants

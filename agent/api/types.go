@@ -64,6 +64,8 @@ type Leader struct {
 type Health struct {
 	Status string `json:"status"`
 	Name   string `json:"name"`
+	// Boot names this run of the agent: it changes on every restart.
+	Boot string `json:"boot,omitempty"`
 }
 
 // Error is the body of every non-2xx answer.

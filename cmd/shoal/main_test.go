@@ -149,6 +149,25 @@ func TestListingsAlignAndJSON(t *testing.T) {
 			t.Fatalf("%v: %d %s", cmd, code, errOut)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
+		// nodes and members list each of the three nodes once, under the header.
+		if cmd[0] != "jobs" {
+			names := map[string]int{}
+			for _, l := range lines[1:] {
+				if f := strings.Fields(l); len(f) > 0 {
+					names[f[0]]++
+				}
+			}
+			if len(lines) != 4 || names["n0"] != 1 || names["n1"] != 1 || names["n2"] != 1 {
+				t.Errorf("%v: want a header and one row for each of n0, n1, n2:\n%s", cmd, out)
+			}
+		}
+		if cmd[0] == "nodes" {
+			for _, l := range lines[1:] {
+				if f := strings.Fields(l); len(f) < 4 || f[2] != "alive" || f[3] != "4/8" {
+					t.Errorf("nodes: row %q, want status alive and cores 4/8 (the test inventory)", l)
+				}
+			}
+		}
 		// Columns line up: the second column starts at the same offset on every line.
 		col := -1
 		for _, l := range lines {

@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// An agent's life runs from one start to its stop. The processes of a life die with it (the
+// job loop kills them on stop, Pdeathsig on a crash), so an attempt this node joined in an
+// earlier life is over here, whatever the replicated state still says: a restart is faster
+// than gossip's failure detector, and a restarted head would otherwise launch the attempt a
+// second time under the same number. Before this node reserves, launches or runs anything, it
+// commits node_restarted, which fails those attempts with retry, and waits to see it applied.
+type life struct {
+	// boot names this life; GET /v1/health reports it, so a head sees that a node of its
+	// attempt restarted even when the node answers again before the head asks.
+	boot string
+	// settled is closed once node_restarted is committed and applied here.
+	settled chan struct{}
+}
+
+func newLife() life {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return life{boot: hex.EncodeToString(b), settled: make(chan struct{})}
+}
+
+// settleLastLife commits node_restarted for this node, retrying until it is committed or ctx
+// ends, and waits until the local FSM has applied it. It reports whether the node may act.
+func (a *Agent) settleLastLife(ctx context.Context) bool {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		b, err := raftfsm.Encode(raftfsm.CmdNodeRestarted, time.Now(), raftfsm.NodeRestarted{Node: a.cfg.Name})
+		if err != nil {
+			a.log.Error("encode node_restarted", "err", err)
+			return false
+		}
+		res, err := a.Apply(ctx, b)
+		var se *api.StatusError
+		switch {
+		case err == nil && res.Err != "":
+			a.log.Warn("node_restarted refused; attempts of the last life are left to the failure detector", "err", res.Err)
+		case errors.As(err, &se) && se.Code/100 == 4:
+			// An older leader that does not know the command: keep the old behaviour rather than
+			// never running a job here.
+			a.log.Error("node_restarted refused by the leader; attempts of the last life are left to the failure detector", "err", err)
+			close(a.life.settled)
+			return true
+		case err != nil && ctx.Err() != nil:
+			return false // stopping
+		case err != nil:
+			a.log.Warn("commit node_restarted, retrying", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for a.fsm.Index() < res.Index {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-tick.C:
+			case <-a.appliedJobs:
+			}
+		}
+		a.log.Info("attempts of the last life settled", "boot", a.life.boot, "index", res.Index)
+		close(a.life.settled)
+		return true
+	}
+	return false
+}
+
+// runnableInThisLife is runnable once this life has settled: until then an attempt the state
+// shows running here may be one of the last life, about to be failed.
+func (a *Agent) runnableInThisLife(k jobKey) (*raftfsm.Job, error) {
+	select {
+	case <-a.life.settled:
+		return a.runnable(k)
+	default:
+		return nil, fmt.Errorf("agent %s has just started and is still failing the attempts of its last life", a.cfg.Name)
+	}
+}
+
+// hostBoots asks every node of an attempt for its boot ID (empty where it does not answer).
+func (a *Agent) hostBoots(ctx context.Context, att *raftfsm.Attempt) map[string]string {
+	var mu sync.Mutex
+	out := map[string]string{}
+	var wg sync.WaitGroup
+	for _, h := range att.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			boot := a.bootOf(ctx, h.Node)
+			mu.Lock()
+			out[h.Node] = boot
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (a *Agent) bootOf(ctx context.Context, node string) string {
+	if node == a.cfg.Name {
+		return a.life.boot
+	}
+	base, err := a.httpAddrOf(node)
+	if err != nil {
+		return ""
+	}
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	h, err := api.NewClient(base, "").Health(hctx)
+	if err != nil {
+		return ""
+	}
+	return h.Boot
+}
+
+// restartedHosts lists the nodes whose boot ID is known from before the launch and differs now:
+// they restarted under the attempt, and their processes with them.
+func (a *Agent) restartedHosts(ctx context.Context, before map[string]string) []string {
+	return restarted(before, func(node string) string { return a.bootOf(ctx, node) })
+}
+
+// restarted lists, sorted, the nodes of before whose boot ID now differs from the one recorded.
+// A node that did not answer, then or now, is not counted: unreachable nodes are judged apart.
+func restarted(before map[string]string, now func(node string) string) []string {
+	var out []string
+	for node, boot := range before {
+		if boot == "" {
+			continue
+		}
+		if b := now(node); b != "" && b != boot {
+			out = append(out, node)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// openAttemptLog opens one of an attempt's log files for appending, creating it when missing:
+// it never truncates, so output already written for an attempt is never lost.
+func openAttemptLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+}

@@ -1,0 +1,34 @@
+package raftfsm
+
+import (
+	"fmt"
+	"time"
+)
+
+// nodeRestarted fails, with retry, every live attempt that node b.Node had joined before its
+// agent restarted: the attempt's processes there are gone, and an agent that launched it again
+// would run it twice under one attempt number.
+func (s *State) nodeRestarted(at time.Time, b *NodeRestarted) (Result, error) {
+	if err := nonEmpty("node", b.Node); err != nil {
+		return Result{}, err
+	}
+	var res Result
+	changed := map[uint64]*Job{}
+	for _, id := range s.SortedJobIDs() {
+		j := s.Jobs[id]
+		a := j.Current()
+		if !j.State.Live() || a == nil || a.Ended() || !a.Holds(b.Node) {
+			continue
+		}
+		if j.State == StateRunning || a.Acked(b.Node) {
+			reason := fmt.Sprintf("node %s restarted under attempt %d: its processes there ended with its agent", b.Node, a.N)
+			changed[id] = failedCopy(j, at, reason, true)
+			res.JobIDs = append(res.JobIDs, id)
+		}
+	}
+	for id, j := range changed {
+		s.Jobs[id] = j
+	}
+	res.Noop = len(changed) == 0
+	return res, nil
+}

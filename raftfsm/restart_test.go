@@ -1,0 +1,35 @@
+package raftfsm
+
+import "testing"
+
+// node_restarted fails the attempts the node had joined (running, or its reservation
+// acknowledged), leaves alone the attempts it has not acknowledged yet and those of other nodes,
+// and repeats as a no-op.
+func TestNodeRestarted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	j1, j2, j3, j4 := h.submit("1", 4), h.submit("2", 4), h.submit("3", 4), h.submit("4", 4)
+	h.launch(j1, 1, "a", "b")
+	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1}) // running on b
+	h.ok(CmdPlaceJob, PlaceJob{ID: j2, Attempt: 1, Hosts: []Host{{"b", 2}, {"c", 2}}})
+	h.ok(CmdAckReservation, AckReservation{ID: j2, Attempt: 1, Node: "b"}) // launching, b acked
+	h.ok(CmdPlaceJob, PlaceJob{ID: j3, Attempt: 1, Hosts: []Host{{"b", 2}, {"c", 2}}})
+	h.ok(CmdAckReservation, AckReservation{ID: j3, Attempt: 1, Node: "c"}) // launching, b not acked yet
+	h.launch(j4, 1, "c", "d")                                              // does not hold b
+
+	res := h.ok(CmdNodeRestarted, NodeRestarted{Node: "b"})
+	if len(res.JobIDs) != 2 || res.JobIDs[0] != j1 || res.JobIDs[1] != j2 {
+		t.Fatalf("affected jobs %v, want [%d %d]", res.JobIDs, j1, j2)
+	}
+	j := h.wantState(j1, StateQueued)
+	if a := j.Attempts[0]; a.State != StateFailed || a.Reason == "" {
+		t.Errorf("attempt 1 of job %d = %s %q, want failed with a reason", j1, a.State, a.Reason)
+	}
+	h.wantState(j2, StateQueued)
+	h.wantState(j3, StateLaunching)
+	h.wantState(j4, StateLaunching)
+	if again := h.ok(CmdNodeRestarted, NodeRestarted{Node: "b"}); !again.Noop || len(again.JobIDs) != 0 {
+		t.Errorf("second node_restarted = %+v, want a no-op", again)
+	}
+	h.refused(CmdNodeRestarted, NodeRestarted{}, ErrInvalid)
+}
