@@ -30,6 +30,7 @@ func (a *Agent) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) 
 	for {
 		res, err := a.applyOnce(ctx, cmd)
 		if err == nil {
+			a.awaitApplied(ctx, res.Index)
 			return res, nil
 		}
 		var se *api.StatusError
@@ -44,6 +45,26 @@ func (a *Agent) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) 
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 500*time.Millisecond)
+	}
+}
+
+// awaitApplied waits, until ctx ends, for this node's copy of the state to
+// hold the entry at index. A write forwarded to the leader is committed
+// there before this node has applied it; without the wait, a user who
+// submits through one agent and asks the same agent at once would be told
+// the job does not exist (read-your-writes on the agent you talk to).
+func (a *Agent) awaitApplied(ctx context.Context, index uint64) {
+	if index == 0 || a.fsm.Index() >= index {
+		return
+	}
+	tick := time.NewTicker(5 * time.Millisecond) // the polling period of a condition, not a synchronisation
+	defer tick.Stop()
+	for a.fsm.Index() < index {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 

@@ -324,3 +324,25 @@ func TestAgentKilledUnderRunningJobRequeues(t *testing.T) {
 		t.Fatalf("attempt 2 should have run both ranks once:\n%s", b)
 	}
 }
+
+// TestReadYourWritesOnAFollower: a job submitted through an agent that is not the leader is
+// visible on that agent as soon as the submit returns. The leader commits the write before the
+// follower has applied it; an agent that answered at once would make `id=$(shoal submit ...);
+// shoal job $id` fail with "no job" on the very agent the user talks to.
+func TestReadYourWritesOnAFollower(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 3, nil)
+	follower := (c.Leader() + 1) % 3
+	cl := c.Client(follower)
+	ctx := context.Background()
+	for i := range 30 {
+		res, err := cl.Submit(ctx, api.SubmitRequest{RequestID: fmt.Sprintf("ryw-%d", i), Owner: "root",
+			Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none"}})
+		if err != nil {
+			t.Fatalf("submit %d through %s: %v", i, c.Name(follower), err)
+		}
+		if _, err := cl.Job(ctx, res.ID); err != nil {
+			t.Fatalf("job %d submitted through %s is not visible there right after the submit: %v", res.ID, c.Name(follower), err)
+		}
+	}
+}
