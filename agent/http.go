@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,8 @@ func (a *Agent) startHTTP() {
 	a.jobRoutes(mux)
 	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
 	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext}
-	for _, ln := range []net.Listener{a.httpLn, a.sockLn} {
+	// TCP speaks only TLS; the local socket needs none (SO_PEERCRED).
+	for _, ln := range []net.Listener{tls.NewListener(a.httpLn, a.tls.serverTLS()), a.sockLn} {
 		if ln == nil {
 			continue
 		}
@@ -46,8 +48,9 @@ func (a *Agent) startHTTP() {
 	}
 }
 
-// route registers a handler behind authentication: over TCP a request
-// without the cluster token gets 401 and nothing else; over the local
+// route registers a handler behind authentication: over TCP (always TLS)
+// a request with neither a client certificate of the cluster's CA nor the
+// cluster token gets 401 and nothing else; over the local
 // socket the kernel's word on the sender stands in for the token (see
 // actAs for what a sender may do).
 func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
@@ -62,7 +65,7 @@ func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !tokenOK(tok, a.cfg.Token) {
+		if !certAuthed(r) && (!ok || !tokenOK(tok, a.cfg.Token)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
@@ -192,7 +195,7 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			var st json.RawMessage
-			if err := api.NewClient(base, a.cfg.Token).Do(r.Context(), "GET", "/v1/state?consistent=1", nil, &st); err != nil {
+			if err := a.peerClient(base).Do(r.Context(), "GET", "/v1/state?consistent=1", nil, &st); err != nil {
 				writeErr(w, http.StatusServiceUnavailable, err.Error())
 				return
 			}

@@ -192,7 +192,7 @@ func (c *Cluster) Up() []int {
 
 // Client returns an API client for node i, with the cluster token.
 func (c *Cluster) Client(i int) *api.Client {
-	return api.NewClient("http://127.0.0.1:"+strconv.Itoa(c.cfgs[i].HTTPPort), Token)
+	return tokenClient("https://127.0.0.1:"+strconv.Itoa(c.cfgs[i].HTTPPort), Token)
 }
 
 // Kill stops node i abruptly: no leave, no leadership transfer.

@@ -61,3 +61,24 @@ func (l *Leaf) Get() (*tls.Certificate, error) {
 	}
 	return l.cur, nil
 }
+
+// Reissue issues a new leaf for req now (an issued leaf; a fixed one is
+// left alone): the agent learns its advertise address from gossip only
+// after its first leaf exists.
+func (l *Leaf) Reissue(req LeafRequest) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ca == nil {
+		return nil
+	}
+	if req.TTL <= 0 {
+		req.TTL = DefaultLeafTTL
+	}
+	old := l.req
+	l.req = req
+	if err := l.renew(l.now()); err != nil {
+		l.req = old
+		return err
+	}
+	return nil
+}

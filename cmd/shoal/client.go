@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,12 +16,12 @@ import (
 // clientFlags are the flags of every command that talks to an agent; each
 // has an environment variable that works wherever the flag does.
 func clientFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "addr", Value: "http://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
-			Usage: "`URL` of the agent's HTTP API (needs the token), or unix://PATH of its local socket (no token: you act as yourself)"},
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: "https://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
+			Usage: "`URL` of the agent's HTTPS API (needs the token or a certificate), or unix://PATH of its local socket (no token: you act as yourself)"},
 		&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "read the cluster token from `FILE`"},
 		&cli.StringFlag{Name: "token", EnvVars: []string{"SHOAL_TOKEN"}, Usage: "the cluster token itself (prefer --token-file: argv is visible to others)"},
-	}
+	}, tlsFlags()...)
 }
 
 func jsonFlag() cli.Flag {
@@ -37,6 +38,12 @@ func newClient(c *cli.Context) (*api.Client, error) {
 		}
 		return api.NewClient(addr, ""), nil
 	}
+	if rest, ok := strings.CutPrefix(addr, "http://"); ok {
+		return nil, cli.Exit(fmt.Sprintf("--addr %q is plain HTTP, which the agent does not speak: use https://%s", addr, rest), exitUsage)
+	}
+	if !strings.HasPrefix(addr, "https://") {
+		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as https://127.0.0.1:7948 or unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
+	}
 	tok := c.String("token")
 	if f := c.String("token-file"); f != "" {
 		t, err := agent.ReadTokenFile(f)
@@ -45,13 +52,17 @@ func newClient(c *cli.Context) (*api.Client, error) {
 		}
 		tok = t
 	}
-	if tok == "" {
-		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN, or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
+	if tok == "" && c.String("cert-file") == "" {
+		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN (or --cert-file with --ca-file), or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
 	}
-	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
-		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as http://127.0.0.1:7948 or unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
+	tc, sendToken, err := clientTLS(tok, c.String("ca-file"), c.String("cert-file"), c.String("key-file"), time.Now())
+	if err != nil {
+		return nil, cli.Exit(err.Error(), exitUsage)
 	}
-	return api.NewClient(addr, tok), nil
+	if !sendToken {
+		tok = "" // a client certificate authenticates: the token stays here
+	}
+	return api.NewTLSClient(addr, tok, tc), nil
 }
 
 // apiError turns a client error into an exit code with one clear line.

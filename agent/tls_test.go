@@ -1,0 +1,88 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/testcluster"
+	"github.com/shoal-hpc/shoal/tlsca"
+)
+
+// TestAPI_TLSAndAuth: the API speaks only TLS; a caller needs a client
+// certificate of the cluster's CA or the token (inside TLS). Plain HTTP,
+// a certificate of another CA, and neither get no data; a client of
+// another cluster refuses the agent's certificate.
+func TestAPI_TLSAndAuth(t *testing.T) {
+	t.Parallel()
+	c := testcluster.New(t, 1, testcluster.Options{})
+	ctx := context.Background()
+	base := c.Client(0).Base
+	paths := []string{"/v1/nodes", "/v1/self", "/v1/members", "/v1/leader", "/v1/state"}
+
+	t.Run("token inside TLS", func(t *testing.T) {
+		if _, err := c.Client(0).Nodes(ctx); err != nil {
+			t.Errorf("nodes with the right token: %v", err)
+		}
+	})
+	t.Run("client certificate of the cluster CA", func(t *testing.T) {
+		if _, err := api.NewTLSClient(base, "", testcluster.CertTLS(testcluster.Token)).Nodes(ctx); err != nil {
+			t.Errorf("nodes with a certificate of the cluster's CA: %v", err)
+		}
+	})
+	t.Run("neither certificate nor token", func(t *testing.T) {
+		for _, tok := range []string{"", "wrong-token-wrong-token"} {
+			cl := api.NewTLSClient(base, tok, testcluster.ClientTLS(testcluster.Token))
+			for _, path := range paths {
+				if err := cl.Do(ctx, http.MethodGet, path, nil, nil); !errors.Is(err, api.ErrUnauthorized) {
+					t.Errorf("GET %s with token %q: %v, want 401", path, tok, err)
+				}
+			}
+			if _, err := cl.Apply(ctx, []byte(`{}`)); !errors.Is(err, api.ErrUnauthorized) {
+				t.Errorf("POST /v1/apply with token %q: %v, want 401", tok, err)
+			}
+			if h, err := cl.Health(ctx); err != nil || h.Status != "ok" {
+				t.Errorf("health without token: %+v, %v", h, err)
+			}
+		}
+	})
+	t.Run("certificate of another CA", func(t *testing.T) {
+		// It trusts our CA (public) but its own certificate is another
+		// cluster's: the handshake or the request fails, no data.
+		other, _ := tlsca.DeriveCA("another-cluster-token-0123456789")
+		leaf, _ := other.Issue(tlsca.LeafRequest{Name: "intruder", TTL: time.Hour}, time.Now())
+		ours, _ := tlsca.DeriveCA(testcluster.Token)
+		cl := api.NewTLSClient(base, "", tlsca.ClientConfig(tlsca.Pool(ours.Cert), tlsca.FixedLeaf(leaf), ""))
+		var nodes []api.Node
+		if err := cl.Do(ctx, http.MethodGet, "/v1/nodes", nil, &nodes); err == nil || len(nodes) > 0 {
+			t.Fatalf("a certificate of another CA read %d nodes (err %v)", len(nodes), err)
+		}
+	})
+	t.Run("agent of another cluster", func(t *testing.T) {
+		// A client of another cluster refuses this agent's certificate,
+		// and so never sends its token.
+		cl := api.NewTLSClient(base, "another-cluster-token-0123456789", testcluster.ClientTLS("another-cluster-token-0123456789"))
+		_, err := cl.Nodes(ctx)
+		if err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("client of another cluster: %v, want a certificate error", err)
+		}
+	})
+	t.Run("plain HTTP", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+strings.TrimPrefix(base, "https://")+"/v1/nodes", nil)
+		req.Header.Set("Authorization", "Bearer "+testcluster.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return // refused outright: fine
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(b), `"name"`) {
+			t.Fatalf("plain HTTP got %d %q, want 400 from TLS and no data", resp.StatusCode, b)
+		}
+	})
+}
