@@ -64,6 +64,7 @@ Examples:
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),
+			tlsCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, probeCommands()...)

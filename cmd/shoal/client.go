@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +69,11 @@ func newClient(c *cli.Context) (*api.Client, error) {
 // apiError turns a client error into an exit code with one clear line.
 func apiError(err error) error {
 	var se *api.StatusError
+	var ve *tls.CertificateVerificationError
 	switch {
+	case errors.As(err, &ve):
+		return cli.Exit(fmt.Sprintf("the agent's certificate is not signed by this cluster's CA (%v): "+
+			"is the token (or --ca-file) this cluster's, and the address one of its agents?", ve.Err), exitFailure)
 	case errors.Is(err, api.ErrUnauthorized):
 		return cli.Exit(err.Error(), exitFailure)
 	case errors.As(err, &se) && se.Code == 503:
