@@ -126,10 +126,7 @@ const CAFileName = "ca.pem"
 
 // writeCAFile writes the trusted CA certificates where jobs can read them.
 func (a *Agent) writeCAFile() error {
-	var pem []byte
-	for _, c := range a.tls.cas {
-		pem = append(pem, tlsca.CertPEM(c)...)
-	}
+	pem := a.tls.caPEM()
 	p := a.caFile()
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, pem, 0o644); err != nil {
@@ -159,4 +156,13 @@ func (a *Agent) settleTLS() error {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	return a.writeCAFile()
+}
+
+// caPEM is the trusted CA certificates as PEM (public).
+func (s *tlsState) caPEM() []byte {
+	var out []byte
+	for _, c := range s.cas {
+		out = append(out, tlsca.CertPEM(c)...)
+	}
+	return out
 }

@@ -224,6 +224,16 @@ func (c *Cluster) Restart(i int) {
 	}
 }
 
+// Reconfigure changes the configuration node i starts with next; the node
+// must be down (a rolling change: Stop, Reconfigure, Restart).
+func (c *Cluster) Reconfigure(i int, fn func(*agent.Config)) {
+	c.t.Helper()
+	if c.Agent(i) != nil {
+		c.t.Fatalf("reconfigure %s: it is running; stop it first", c.cfgs[i].Name)
+	}
+	fn(&c.cfgs[i])
+}
+
 // Start starts node i, one that Options.Later held back, joining the
 // nodes that are up.
 func (c *Cluster) Start(i int) { c.t.Helper(); c.Restart(i) }
