@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"context"
 	"errors"
 	"fmt"
 	"io"

@@ -1,8 +1,8 @@
 package agent
 
 import (
-	"crypto/tls"
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"slices"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
-	"github.com/shoal-hpc/shoal/tlsca"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 // probeManager is the node side of issue 5: it runs the probe server,

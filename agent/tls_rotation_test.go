@@ -84,7 +84,9 @@ func TestRotation_RollingNewCA(t *testing.T) {
 	}
 	writeThroughEvery("before")
 	roll("trust-both", func(int) agent.TLSFiles { return agent.TLSFiles{CAFile: both} })
-	roll("new-cert", func(i int) agent.TLSFiles { return agent.TLSFiles{CAFile: both, CertFile: certs[i][0], KeyFile: certs[i][1]} })
+	roll("new-cert", func(i int) agent.TLSFiles {
+		return agent.TLSFiles{CAFile: both, CertFile: certs[i][0], KeyFile: certs[i][1]}
+	})
 	roll("new-only", func(i int) agent.TLSFiles {
 		return agent.TLSFiles{CAFile: newOnly, CertFile: certs[i][0], KeyFile: certs[i][1]}
 	})
