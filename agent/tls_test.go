@@ -2,9 +2,12 @@ package agent_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +73,34 @@ func TestAPI_TLSAndAuth(t *testing.T) {
 		_, err := cl.Nodes(ctx)
 		if err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Fatalf("client of another cluster: %v, want a certificate error", err)
+		}
+	})
+	t.Run("raft from a process without the CA", func(t *testing.T) {
+		addr := "127.0.0.1:" + strconv.Itoa(c.Agent(0).RaftPort())
+		ours, _ := tlsca.DeriveCA(testcluster.Token)
+		other, _ := tlsca.DeriveCA("another-cluster-token-0123456789")
+		leaf, _ := other.Issue(tlsca.AgentRequest("intruder", "", time.Hour), time.Now())
+		for name, cfg := range map[string]*tls.Config{
+			"no certificate":           tlsca.ClientConfig(tlsca.Pool(ours.Cert), nil, tlsca.AgentServerName),
+			"another CA's certificate": tlsca.ClientConfig(tlsca.Pool(ours.Cert), tlsca.FixedLeaf(leaf), tlsca.AgentServerName),
+		} {
+			conn, err := tls.Dial("tcp", addr, cfg)
+			if err != nil {
+				continue // refused in the handshake
+			}
+			// TLS 1.3 clients finish before the server checks their
+			// certificate: the refusal shows on the first read.
+			conn.Write([]byte{0}) // raft's AppendEntries RPC type
+			conn.SetReadDeadline(time.Now().Add(3 * time.Second))
+			n, err := conn.Read(make([]byte, 1))
+			var ne net.Error
+			if err == nil || n > 0 || errors.As(err, &ne) && ne.Timeout() {
+				t.Errorf("raft with %s: read %d bytes, err %v; want the connection refused", name, n, err)
+			}
+			conn.Close()
+		}
+		if _, err := net.DialTimeout("tcp", addr, time.Second); err != nil {
+			t.Fatalf("raft port not listening: %v", err)
 		}
 	})
 	t.Run("plain HTTP", func(t *testing.T) {
