@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -33,6 +34,9 @@ func (a *Agent) startHTTP() {
 	a.jobRoutes(mux)
 	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
 	a.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext}
+	// Failed TLS handshakes (scanners, plain-HTTP clients) are routine:
+	// debug logs, not the standard logger's stderr.
+	a.httpSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)
 	// TCP speaks only TLS; the local socket needs none (SO_PEERCRED).
 	for _, ln := range []net.Listener{tls.NewListener(a.httpLn, a.tls.serverTLS()), a.sockLn} {
 		if ln == nil {
