@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/testcluster"
 	"github.com/shoal-hpc/shoal/tlsca"
 )
 
@@ -85,4 +87,36 @@ func TestAgentTLSFileErrors(t *testing.T) {
 			ln.Close()
 		}
 	}
+}
+
+// TestCLI_SitePKI: against agents with a site CA, the CLI verifies them
+// with --ca-file and authenticates with --cert-file/--key-file, or with the
+// token inside TLS; without --ca-file it refuses their certificates.
+func TestCLI_SitePKI(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	site, _ := tlsca.NewCA("site CA", now, 24*time.Hour)
+	caFile := filepath.Join(dir, "ca.pem")
+	os.WriteFile(caFile, tlsca.CertPEM(site.Cert), 0o644)
+	c := testcluster.New(t, 1, testcluster.Options{BootstrapExpect: 1, Configure: func(i int, cfg *agent.Config) {
+		cert, key := writeTLSPair(t, dir, cfg.Name, site, now, time.Hour)
+		cfg.TLS = agent.TLSFiles{CAFile: caFile, CertFile: cert, KeyFile: key}
+	}})
+	c.WaitLeader(20 * time.Second)
+	admin, adminKey := writeTLSPair(t, dir, "admin", site, now, time.Hour)
+	addr := c.Client(0).Base
+	for name, env := range map[string]map[string]string{
+		"client certificate": {"SHOAL_ADDR": addr, "SHOAL_CA_FILE": caFile, "SHOAL_CERT_FILE": admin, "SHOAL_KEY_FILE": adminKey, "SHOAL_TOKEN": ""},
+		"token inside TLS":   {"SHOAL_ADDR": addr, "SHOAL_CA_FILE": caFile, "SHOAL_TOKEN": testcluster.Token},
+	} {
+		out, errOut, code := shoal(t, env, "members", "--json")
+		if code != exitOK || !strings.Contains(out, `"n0"`) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errOut)
+		}
+	}
+	_, errOut, code := shoal(t, map[string]string{"SHOAL_ADDR": addr, "SHOAL_CA_FILE": "", "SHOAL_TOKEN": testcluster.Token}, "members")
+	if code != exitFailure || !strings.Contains(errOut, "not signed by this cluster's CA") {
+		t.Errorf("without --ca-file: exit %d, stderr %q; want the agent's certificate refused", code, errOut)
+	}
+	oneLine(t, "without --ca-file", errOut)
 }
