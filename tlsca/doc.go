@@ -12,8 +12,9 @@
 // NewCA makes such files for sites that want them (`shoal tls ca create`).
 //
 //	ca, _ := tlsca.DeriveCA(token)
-//	leaf, _ := ca.Issue(tlsca.LeafRequest{Name: "node1", IPs: ips}, time.Now())
-//	srv := tlsca.ServerConfig(ca.Pool(), leaf.Get, tls.RequireAndVerifyClientCert)
+//	leaf, _ := tlsca.IssuedLeaf(ca, tlsca.AgentRequest("node1", "10.0.0.1", 0), time.Now)
+//	srv := tlsca.ServerConfig(tlsca.Pool(ca.Cert), leaf, tls.RequireAndVerifyClientCert)
+//	cli := tlsca.ClientConfig(tlsca.Pool(ca.Cert), leaf, tlsca.AgentServerName)
 //
 // Everything here is a pure function of its inputs (the clock is a
 // parameter) except the random keys of leaves and of NewCA.
