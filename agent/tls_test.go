@@ -3,15 +3,18 @@ package agent_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/testcluster"
 	"github.com/shoal-hpc/shoal/tlsca"
@@ -116,4 +119,43 @@ func TestAPI_TLSAndAuth(t *testing.T) {
 			t.Fatalf("plain HTTP got %d %q, want 400 from TLS and no data", resp.StatusCode, b)
 		}
 	})
+}
+
+// TestLeafRenewedWhileRunning: an agent's own certificate is renewed
+// before it expires, so a cluster running longer than a leaf's life keeps
+// taking new connections (here a 3 s leaf, renewed at half-life).
+func TestLeafRenewedWhileRunning(t *testing.T) {
+	t.Parallel()
+	c := testcluster.New(t, 2, testcluster.Options{BootstrapExpect: 2, Configure: func(_ int, cfg *agent.Config) {
+		cfg.LeafTTL = 3 * time.Second
+	}})
+	c.WaitLeader(20 * time.Second)
+	served := func() *x509.Certificate {
+		conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.Agent(0).HTTPPort()), testcluster.CertTLS(testcluster.Token))
+		if err != nil {
+			t.Fatalf("TLS to the agent: %v", err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0]
+	}
+	first := served()
+	if life := time.Until(first.NotAfter); life > 3*time.Second {
+		t.Fatalf("leaf valid for %v more, want at most the 3 s LeafTTL", life)
+	}
+	testcluster.WaitFor(t, 10*time.Second, "the agent to serve a renewed leaf", func() bool {
+		return served().NotAfter.After(first.NotAfter)
+	})
+	// Past the first leaf's expiry: new connections, between agents too.
+	testcluster.WaitFor(t, 10*time.Second, "the first leaf to expire", func() bool { return time.Now().After(first.NotAfter) })
+	for i := range 2 {
+		cl := api.NewTLSClient(c.Client(i).Base, "", testcluster.CertTLS(testcluster.Token))
+		cl.HTTP.Transport.(*http.Transport).DisableKeepAlives = true
+		if _, err := cl.Submit(t.Context(), api.SubmitRequest{RequestID: "after-expiry-" + c.Name(i), Owner: "root",
+			Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: os.TempDir(), Oversubscribe: true}}); err != nil {
+			t.Fatalf("write through %s after the first leaf expired: %v", c.Name(i), err)
+		}
+		if _, err := cl.Members(t.Context()); err != nil {
+			t.Fatalf("read through %s after the first leaf expired: %v", c.Name(i), err)
+		}
+	}
 }
