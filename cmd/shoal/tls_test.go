@@ -54,6 +54,12 @@ func TestAgentTLSFileErrors(t *testing.T) {
 	future, futureKey := writeTLSPair(t, dir, "future", site, now.Add(3*time.Hour), time.Hour)
 	stranger, _ := tlsca.NewCA("stranger CA", now, 24*time.Hour)
 	foreign, foreignKey := writeTLSPair(t, dir, "foreign", stranger, now, time.Hour)
+	// A certificate of the right CA without the name agents check.
+	bare, _ := site.Issue(tlsca.LeafRequest{Name: "bare", TTL: time.Hour}, now)
+	bareKey, _ := tlsca.KeyPEM(bare.PrivateKey)
+	bareCert, bareKeyFile := filepath.Join(dir, "bare.pem"), filepath.Join(dir, "bare-key.pem")
+	os.WriteFile(bareCert, tlsca.CertPEM(bare.Leaf), 0o644)
+	os.WriteFile(bareKeyFile, bareKey, 0o600)
 	junk := filepath.Join(dir, "junk.pem")
 	os.WriteFile(junk, []byte("not a certificate"), 0o644)
 
@@ -69,6 +75,7 @@ func TestAgentTLSFileErrors(t *testing.T) {
 		{"expired certificate", "expired", []string{"--tls-ca-file", caFile, "--tls-cert-file", expired, "--tls-key-file", expiredKey}},
 		{"not yet valid certificate", "not valid yet", []string{"--tls-ca-file", caFile, "--tls-cert-file", future, "--tls-key-file", futureKey}},
 		{"certificate of another CA", "does not verify against the trusted CAs", []string{"--tls-ca-file", caFile, "--tls-cert-file", foreign, "--tls-key-file", foreignKey}},
+		{"certificate without agent.shoal", "lacks the name agent.shoal", []string{"--tls-ca-file", caFile, "--tls-cert-file", bareCert, "--tls-key-file", bareKeyFile}},
 		{"site certificate, derived CA trusted", "does not verify against the trusted CAs", []string{"--tls-cert-file", good, "--tls-key-file", goodKey}},
 	}
 	for _, tc := range cases {
