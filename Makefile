@@ -9,7 +9,7 @@ DEMO_N   ?= 4
 SHOAL    := $(BIN)/shoal
 DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
-DEMO_ENV := SHOAL_ADDR=http://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
+DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
 .PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e experiment clean
 
@@ -20,7 +20,7 @@ build:
 	$(GO) build -o $(DEV) ./cmd/shoal-dev
 
 # Debian packages the tests and the demo use; a no-op when all are there.
-DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make
+DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

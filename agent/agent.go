@@ -28,6 +28,9 @@ type Agent struct {
 	// sockLn is the local socket (socket.go); nil when off.
 	sockLn  net.Listener
 	httpSrv *http.Server
+	// tls is the agent's CA trust and certificate (tls.go): every TCP
+	// listener and client but gossip's speaks TLS 1.3 with it.
+	tls *tlsState
 
 	gossip *gossip.Gossip
 	static probe.Static
@@ -86,9 +89,14 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger = slog.Default()
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
-		jobs:         jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		streamClient: &http.Client{}, self: selfIdentity(), life: newLife()}
+		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
+		self: selfIdentity(), life: newLife()}
 	var err error
+	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
+		return nil, err
+	}
+	// Streams (logs, exec) last as long as their job: no client timeout.
+	a.streamClient = &http.Client{Transport: a.tls.peer}
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)
 	}
@@ -133,6 +141,10 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	if err := a.startGossip(); err != nil {
+		return err
+	}
+	if err := a.settleTLS(); err != nil {
+		a.gossip.Shutdown()
 		return err
 	}
 	if err := a.startRaft(); err != nil {
@@ -209,7 +221,7 @@ func (a *Agent) advertiseIP() string {
 
 // HTTPAddr is the API's base URL as peers reach it.
 func (a *Agent) HTTPAddr() string {
-	return "http://" + net.JoinHostPort(a.advertiseIP(), strconv.Itoa(a.HTTPPort()))
+	return "https://" + net.JoinHostPort(a.advertiseIP(), strconv.Itoa(a.HTTPPort()))
 }
 
 // Shutdown stops the agent; graceful leaves the cluster politely.

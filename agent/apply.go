@@ -80,7 +80,7 @@ func (a *Agent) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, err
 	if err != nil {
 		return api.ApplyResult{}, err
 	}
-	c := api.NewClient(base, a.cfg.Token)
+	c := a.peerClient(base)
 	var res api.ApplyResult
 	err = c.Do(ctx, "POST", "/v1/apply?forwarded=1", cmd, &res)
 	return res, err
@@ -118,5 +118,5 @@ func (a *Agent) httpAddrOf(name string) (string, error) {
 	if !ok || !e.HasState || e.State.HTTPPort == 0 {
 		return "", fmt.Errorf("node %q: no address known in gossip", name)
 	}
-	return "http://" + net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.HTTPPort)), nil
+	return "https://" + net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.HTTPPort)), nil
 }

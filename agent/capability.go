@@ -39,10 +39,13 @@ func (a *Agent) checkCapability(c string) (jobKey, error) {
 	return k, nil
 }
 
-// authTokenOrJob admits a request carrying the cluster token or a job
-// capability. It returns the attempt a capability grants (nil for the
+// authTokenOrJob admits a request with a client certificate of the
+// cluster's CA, the cluster token or a job capability. It returns the attempt a capability grants (nil for the
 // token) and false after answering 401 itself.
 func (a *Agent) authTokenOrJob(w http.ResponseWriter, r *http.Request) (*jobKey, bool) {
+	if certAuthed(r) {
+		return nil, true
+	}
 	auth := r.Header.Get("Authorization")
 	if tok, ok := strings.CutPrefix(auth, "Bearer "); ok && tokenOK(tok, a.cfg.Token) {
 		return nil, true

@@ -2,9 +2,7 @@ package agent_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,29 +120,4 @@ func TestDeadLeftAndRestart(t *testing.T) {
 	testcluster.WaitFor(t, 15*time.Second, "n2 shown left after a graceful stop", func() bool {
 		return statusOn(t, c, 0, "n2") == "left" && statusOn(t, c, 3, "n2") == "left"
 	})
-}
-
-func TestAPIRequiresToken(t *testing.T) {
-	t.Parallel()
-	c := testcluster.New(t, 1, testcluster.Options{})
-	ctx := context.Background()
-	base := c.Client(0).Base
-	for _, tok := range []string{"", "wrong-token-wrong-token"} {
-		for _, path := range []string{"/v1/nodes", "/v1/self", "/v1/members", "/v1/leader", "/v1/state"} {
-			err := api.NewClient(base, tok).Do(ctx, http.MethodGet, path, nil, nil)
-			if !errors.Is(err, api.ErrUnauthorized) {
-				t.Errorf("GET %s with token %q: %v, want 401", path, tok, err)
-			}
-		}
-		_, err := api.NewClient(base, tok).Apply(ctx, []byte(`{}`))
-		if !errors.Is(err, api.ErrUnauthorized) {
-			t.Errorf("POST /v1/apply with token %q: %v, want 401", tok, err)
-		}
-	}
-	if h, err := api.NewClient(base, "").Health(ctx); err != nil || h.Status != "ok" {
-		t.Errorf("health without token: %+v, %v", h, err)
-	}
-	if _, err := c.Client(0).Nodes(ctx); err != nil {
-		t.Errorf("nodes with the right token: %v", err)
-	}
 }

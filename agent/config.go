@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 // Config is everything an agent needs. Start from DefaultConfig.
@@ -34,9 +35,16 @@ type Config struct {
 	// allowed to act only as themselves (root as anyone). Default ""
 	// means DataDir/shoal.sock; SocketOff ("none") turns it off.
 	Socket string
-	// Token is the cluster secret: it authenticates API calls, raft
-	// connections and (through a derived key) encrypts gossip. Required.
+	// Token is the cluster secret: it derives the cluster CA (TLS for the
+	// API and raft), authenticates API calls inside TLS and (through a
+	// derived key) encrypts gossip. Required.
 	Token string
+	// TLS replaces the CA derived from Token with a site's files. Zero
+	// value: the derived CA and a leaf issued from it.
+	TLS TLSFiles
+	// LeafTTL is the life of the leaf an agent issues itself from the
+	// derived CA; it is renewed at half-life. Default 24h.
+	LeafTTL time.Duration
 	// SampleInterval is how often node state is sampled and gossiped.
 	// Default 3s.
 	SampleInterval time.Duration
@@ -141,6 +149,7 @@ func DefaultConfig() Config {
 		CoallocTimeout:  10 * time.Second,
 		JobRetention:    24 * time.Hour,
 		Limits:          raftfsm.DefaultLimits(),
+		LeafTTL:         tlsca.DefaultLeafTTL,
 		Raft: RaftTimings{
 			HeartbeatTimeout:   500 * time.Millisecond,
 			ElectionTimeout:    500 * time.Millisecond,
@@ -174,6 +183,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("voters %d must be at least bootstrap-expect %d", c.Voters, c.BootstrapExpect)
 	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0 || c.CoallocTimeout <= 0:
 		return errors.New("dead-voter grace, write timeout and co-allocation timeout must be positive")
+	case c.LeafTTL < 0:
+		return fmt.Errorf("leaf certificate TTL %v is negative", c.LeafTTL)
 	case c.JobRetention < 0:
 		return fmt.Errorf("job retention %v is negative: pass 0 to keep finished jobs forever", c.JobRetention)
 	case c.Raft.HeartbeatTimeout < 5*time.Millisecond || c.Raft.ElectionTimeout < 5*time.Millisecond:

@@ -138,7 +138,12 @@ func (a *Agent) jobCommand(job *raftfsm.Job, k jobKey, argv []string, shell stri
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "USER=" + job.Owner, "LOGNAME=" + job.Owner}, job.Spec.Env...)
 	cmd.Env = append(cmd.Env,
 		"SHOAL_JOB_ID="+strconv.FormatUint(k.Job, 10), "SHOAL_ATTEMPT="+strconv.Itoa(k.Attempt), "SHOAL_NODE="+a.cfg.Name,
-		"SHOAL_AGENT_ADDR="+a.localAddr(), a.markerFor(k))
+		"SHOAL_AGENT_ADDR="+a.localAddr(), "SHOAL_CA_FILE="+a.caFile(), a.markerFor(k))
+	if s := a.SocketPath(); s != "" {
+		// For helpers that do not speak TLS (shoal_elastic.h): the
+		// socket needs none, and the job capability still authorises.
+		cmd.Env = append(cmd.Env, "SHOAL_AGENT_SOCK="+s)
+	}
 	cmd.Env = append(cmd.Env, extra...)
 	return cmd, nil
 }
@@ -220,7 +225,7 @@ func (a *Agent) relayExec(w http.ResponseWriter, r *http.Request, req api.ExecRe
 		writeErr(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out.Header.Set("Authorization", "Bearer "+a.cfg.Token)
+	// No token: this agent's client certificate authenticates it (mutual TLS).
 	resp, err := a.streamClient.Do(out)
 	if err != nil {
 		writeErr(w, http.StatusBadGateway, fmt.Sprintf("reach %s: %v", req.Node, err))

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -34,11 +36,19 @@ func (a *Agent) startHTTP() {
 	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
 	lim := a.cfg.HTTP
 	a.httpSrv = &http.Server{Handler: lim.withDeadlines(mux), ReadHeaderTimeout: lim.HeaderTimeout, IdleTimeout: lim.IdleTimeout, ConnContext: connContext}
-	for _, ln := range []net.Listener{a.httpLn, a.sockLn} {
-		if ln == nil {
-			continue
-		}
-		ln = lim.limitListener(ln)
+	// Failed TLS handshakes (scanners, plain-HTTP clients) are routine:
+	// debug logs, not the standard logger's stderr.
+	a.httpSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)
+	// The connection caps count raw connections, before any handshake. TCP
+	// speaks only TLS; the local socket needs none (SO_PEERCRED).
+	var lns []net.Listener
+	if a.httpLn != nil {
+		lns = append(lns, tls.NewListener(lim.limitListener(a.httpLn), a.tls.serverTLS()))
+	}
+	if a.sockLn != nil {
+		lns = append(lns, lim.limitListener(a.sockLn))
+	}
+	for _, ln := range lns {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -49,8 +59,9 @@ func (a *Agent) startHTTP() {
 	}
 }
 
-// route registers a handler behind authentication: over TCP a request
-// without the cluster token gets 401 and nothing else; over the local
+// route registers a handler behind authentication: over TCP (always TLS)
+// a request with neither a client certificate of the cluster's CA nor the
+// cluster token gets 401 and nothing else; over the local
 // socket the kernel's word on the sender stands in for the token (see
 // actAs for what a sender may do).
 func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
@@ -69,7 +80,7 @@ func (a *Agent) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !tokenOK(tok, a.cfg.Token) {
+		if !certAuthed(r) && (!ok || !tokenOK(tok, a.cfg.Token)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
@@ -203,7 +214,7 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			var st json.RawMessage
-			if err := api.NewClient(base, a.cfg.Token).Do(r.Context(), "GET", "/v1/state?consistent=1", nil, &st); err != nil {
+			if err := a.peerClient(base).Do(r.Context(), "GET", "/v1/state?consistent=1", nil, &st); err != nil {
 				writeErr(w, http.StatusServiceUnavailable, err.Error())
 				return
 			}

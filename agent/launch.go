@@ -141,7 +141,8 @@ func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt
 		return -1, err
 	}
 	wrapper := filepath.Join(tmp, "rsh")
-	script := fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' exec '%s' rsh \"$@\"\n", a.jobCapability(k), a.localAddr(), a.bin())
+	script := fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' exec '%s' rsh \"$@\"\n",
+		a.jobCapability(k), a.localAddr(), a.caFile(), a.bin())
 	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
 		return -1, fmt.Errorf("write launcher wrapper: %w", err)
 	}
@@ -261,7 +262,7 @@ func (a *Agent) execOn(ctx context.Context, req api.ExecRequest, stdout, stderr 
 	if err != nil {
 		return -1, err
 	}
-	c := &api.Client{Base: base, Token: a.cfg.Token, HTTP: a.streamClient}
+	c := &api.Client{Base: base, HTTP: a.streamClient}
 	return c.Exec(ctx, req, stdout, stderr)
 }
 
@@ -290,7 +291,7 @@ func (a *Agent) bin() string {
 
 // localAddr is this agent's API as processes on this node reach it.
 func (a *Agent) localAddr() string {
-	return "http://" + loopbackOr(a.cfg.BindAddr) + ":" + strconv.Itoa(a.HTTPPort())
+	return "https://" + loopbackOr(a.cfg.BindAddr) + ":" + strconv.Itoa(a.HTTPPort())
 }
 
 func loopbackOr(bind string) string {
@@ -313,7 +314,7 @@ func (a *Agent) unreachable(ctx context.Context, att *raftfsm.Attempt) []string 
 			base, err := a.httpAddrOf(h.Node)
 			if err == nil {
 				hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err = api.NewClient(base, "").Health(hctx)
+				_, err = a.peerClient(base).Health(hctx)
 				cancel()
 			}
 			if err == nil {

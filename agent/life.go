@@ -122,7 +122,7 @@ func (a *Agent) bootOf(ctx context.Context, node string) string {
 	}
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	h, err := api.NewClient(base, "").Health(hctx)
+	h, err := a.peerClient(base).Health(hctx)
 	if err != nil {
 		return ""
 	}

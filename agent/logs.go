@@ -137,7 +137,7 @@ func (a *Agent) relay(w http.ResponseWriter, r *http.Request, url string) {
 		writeErr(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	req.Header.Set("Authorization", "Bearer "+a.cfg.Token)
+	// No token: this agent's client certificate authenticates it (mutual TLS).
 	resp, err := a.streamClient.Do(req)
 	if err != nil {
 		writeErr(w, http.StatusBadGateway, err.Error())

@@ -51,7 +51,7 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 			}
 		})
 	}
-	api := "http://" + ipA.String() + ":7948"
+	api := "https://" + ipA.String() + ":7948"
 	const roundLen = 5 * time.Second // --bandwidth-timeout + 1s slack
 	t.Log("rate Mbit/s | measured Mbit/s | error")
 	for _, rate := range []int{200, 100, 50, 10} {

@@ -34,9 +34,12 @@ type probeMsg struct {
 	Type string `json:"type"`
 
 	// config
-	Kind      string `json:"kind,omitempty"`
-	Node      string `json:"node,omitempty"`
-	Key       []byte `json:"key,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	Node string `json:"node,omitempty"`
+	Key  []byte `json:"key,omitempty"`
+	// CA is the PEM of the trusted CA certificates (public): bandwidth
+	// tests run over TLS and verify the peer's probe server with it.
+	CA        []byte `json:"ca,omitempty"`
 	BeatMS    int64  `json:"beat_ms,omitempty"`
 	SampleMS  int64  `json:"sample_ms,omitempty"`
 	LatencyMS int64  `json:"latency_ms,omitempty"`

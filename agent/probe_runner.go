@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 // RunProbe is the body of a probe process (`shoal probe KIND`): it reads
@@ -55,6 +58,7 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 	var busy atomic.Bool      // one measurement at a time
 	var peers []probePeer
 	var pinger *probe.Pinger
+	var probeTLS *tls.Config // bandwidth: verifies the peers' probe servers
 	switch kind {
 	case "nodestate":
 		if sampler == nil {
@@ -75,6 +79,11 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 		defer p.Close()
 		pinger = p
 	case "bandwidth":
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.CA) {
+			return fmt.Errorf("probe %s: no CA certificate in the configuration", kind)
+		}
+		probeTLS = tlsca.ClientConfig(pool, nil, tlsca.AgentServerName)
 	default:
 		return fmt.Errorf("no probe kind %q; want nodestate, latency or bandwidth", kind)
 	}
@@ -133,7 +142,7 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 				go func() {
 					defer busy.Store(false)
 					timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
-					r, err := probe.BandwidthTest(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout)
+					r, err := probe.BandwidthTestTLS(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout, probeTLS)
 					res := probeMsg{Type: msgBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
 					if err != nil {
 						res.Err = err.Error()

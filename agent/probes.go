@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 // probeManager is the node side of issue 5: it runs the probe server,
@@ -66,6 +68,9 @@ func (a *Agent) startProbes() {
 	srv, err := probe.Listen(a.cfg.BindAddr, cfg.Port, probe.ServerConfig{
 		Key: m.key, MaxBytes: cfg.BandwidthBytes, Timeout: cfg.BandwidthTimeout, Logger: a.log,
 		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.Mbps()) },
+		// The request and its HMAC go inside TLS; the client is
+		// authenticated by that HMAC, as before.
+		TLS: tlsca.ServerConfig(a.tls.roots, a.tls.leaf, tls.NoClientCert),
 	})
 	if err != nil {
 		// Without a server this node is left out of bandwidth schedules
@@ -175,7 +180,7 @@ func (m *probeManager) reconcile() {
 }
 
 func (m *probeManager) configMsg(kind string) probeMsg {
-	return probeMsg{Type: msgConfig, Kind: kind, Node: m.a.cfg.Name, Key: m.key,
+	return probeMsg{Type: msgConfig, Kind: kind, Node: m.a.cfg.Name, Key: m.key, CA: m.a.tls.caPEM(),
 		BeatMS: m.cfg.BeatInterval.Milliseconds(), SampleMS: m.a.cfg.SampleInterval.Milliseconds(),
 		LatencyMS: m.cfg.LatencyInterval.Milliseconds(), TimeoutMS: m.cfg.BandwidthTimeout.Milliseconds()}
 }

@@ -40,7 +40,7 @@ func (a *Agent) startRaft() error {
 	}
 	adv := &net.TCPAddr{IP: net.ParseIP(a.advertiseIP()), Port: a.RaftPort()}
 	a.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: newAuthStream(a.raftLn, adv, a.cfg.Token), MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
+		Stream: newTLSStream(a.raftLn, adv, a.tls), MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
 	})
 
 	rc := raft.DefaultConfig()

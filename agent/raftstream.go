@@ -1,143 +1,83 @@
 package agent
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"errors"
+	"context"
+	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 // raft's TCP transport accepts anybody who connects, and a raft peer can
-// rewrite the whole desired state. authStream makes both ends prove they
-// hold the cluster token before raft sees a byte: a mutual
-// challenge-response over HMAC-SHA256 with fresh nonces on each side. The
-// stream itself stays plaintext; the threat is a stranger on the LAN
-// writing to raft, not one reading job specs.
-type authStream struct {
+// rewrite the whole desired state, which holds every job's --env. So raft
+// runs only over TLS 1.3 with mutual authentication: both ends present a
+// certificate of a trusted CA (the token's derived CA, or the site's), and
+// the stream is encrypted. A stranger without such a certificate fails the
+// handshake before raft sees a byte.
+type tlsStream struct {
 	ln        net.Listener
 	advertise net.Addr
-	key       []byte
+	server    *tls.Config
+	client    *tls.Config
 }
 
-var _ raft.StreamLayer = (*authStream)(nil)
+var _ raft.StreamLayer = (*tlsStream)(nil)
 
-const (
-	raftMagic        = "SHOALR1\n"
-	handshakeTimeout = 5 * time.Second
-)
+const handshakeTimeout = 5 * time.Second
 
-var errHandshake = errors.New("raft peer failed the cluster-token handshake")
-
-func newAuthStream(ln net.Listener, advertise net.Addr, token string) *authStream {
-	return &authStream{ln: ln, advertise: advertise, key: derive(token, "raft")}
+func newTLSStream(ln net.Listener, advertise net.Addr, st *tlsState) *tlsStream {
+	return &tlsStream{ln: ln, advertise: advertise,
+		server: tlsca.ServerConfig(st.roots, st.leaf, tls.RequireAndVerifyClientCert),
+		client: tlsca.ClientConfig(st.roots, st.leaf, tlsca.AgentServerName)}
 }
 
-func (s *authStream) Accept() (net.Conn, error) {
+func (s *tlsStream) Accept() (net.Conn, error) {
 	c, err := s.ln.Accept()
 	if err != nil {
 		return nil, err
 	}
 	// The handshake runs on the first Read or Write, in the goroutine raft
-	// gives the connection, so a slow stranger cannot stall Accept.
-	return &serverConn{Conn: c, key: s.key}, nil
+	// gives the connection, so a slow stranger cannot stall Accept; it is
+	// bounded so one cannot hold that goroutine either.
+	return &serverConn{Conn: tls.Server(c, s.server)}, nil
 }
 
-func (s *authStream) Close() error   { return s.ln.Close() }
-func (s *authStream) Addr() net.Addr { return s.advertise }
+func (s *tlsStream) Close() error   { return s.ln.Close() }
+func (s *tlsStream) Addr() net.Addr { return s.advertise }
 
-func (s *authStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(addr), timeout)
+func (s *tlsStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: s.client}
+	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, handshakeTimeout))
+	defer cancel()
+	c, err := d.DialContext(ctx, "tcp", string(addr))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dial raft peer %s over TLS: %w", addr, err)
 	}
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
-	if err := clientHandshake(c, s.key); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("dial raft peer %s: %w", addr, err)
-	}
-	_ = c.SetDeadline(time.Time{})
 	return c, nil
 }
 
-func mac(key []byte, side string, a, b []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(side))
-	m.Write(a)
-	m.Write(b)
-	return m.Sum(nil)
-}
-
-func clientHandshake(c net.Conn, key []byte) error {
-	nc := make([]byte, 32)
-	if _, err := rand.Read(nc); err != nil {
-		return err
-	}
-	if _, err := c.Write(append([]byte(raftMagic), nc...)); err != nil {
-		return fmt.Errorf("send challenge: %w", err)
-	}
-	buf := make([]byte, 64)
-	if _, err := io.ReadFull(c, buf); err != nil {
-		return fmt.Errorf("read server proof: %w", err)
-	}
-	ns, proof := buf[:32], buf[32:]
-	if !hmac.Equal(proof, mac(key, "S", nc, ns)) {
-		return errHandshake
-	}
-	if _, err := c.Write(mac(key, "C", nc, ns)); err != nil {
-		return fmt.Errorf("send client proof: %w", err)
-	}
-	return nil
-}
-
+// serverConn completes the TLS handshake, within handshakeTimeout, before
+// the first byte is read or written.
 type serverConn struct {
-	net.Conn
-	key  []byte
+	*tls.Conn
 	once sync.Once
 	err  error
 }
 
 func (c *serverConn) handshake() error {
 	c.once.Do(func() {
-		_ = c.Conn.SetDeadline(time.Now().Add(handshakeTimeout))
-		defer c.Conn.SetDeadline(time.Time{})
-		hello := make([]byte, len(raftMagic)+32)
-		if _, err := io.ReadFull(c.Conn, hello); err != nil {
-			c.err = fmt.Errorf("read challenge: %w", err)
-			return
-		}
-		if string(hello[:len(raftMagic)]) != raftMagic {
-			c.err = errHandshake
-			return
-		}
-		nc := hello[len(raftMagic):]
-		ns := make([]byte, 32)
-		if _, err := rand.Read(ns); err != nil {
-			c.err = err
-			return
-		}
-		if _, err := c.Conn.Write(append(ns, mac(c.key, "S", nc, ns)...)); err != nil {
-			c.err = err
-			return
-		}
-		proof := make([]byte, 32)
-		if _, err := io.ReadFull(c.Conn, proof); err != nil {
-			c.err = fmt.Errorf("read client proof: %w", err)
-			return
-		}
-		if !hmac.Equal(proof, mac(c.key, "C", nc, ns)) {
-			c.err = errHandshake
+		ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+		defer cancel()
+		if c.err = c.Conn.HandshakeContext(ctx); c.err != nil {
+			c.err = fmt.Errorf("raft peer %s failed the TLS handshake: %w", c.RemoteAddr(), c.err)
+			c.Conn.Close()
 		}
 	})
-	if c.err != nil {
-		c.Conn.Close()
-	}
 	return c.err
 }
 

@@ -1,21 +1,39 @@
 package agent
 
 import (
+	"bytes"
+	"crypto/tls"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
-func TestAuthStream(t *testing.T) {
+func testTLSState(t *testing.T, token string) *tlsState {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Token = "n", token
+	st, err := loadTLS(&cfg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestTLSStream: raft connections need a certificate of the cluster's CA;
+// a process without one (no certificate, another cluster's, or plain TCP
+// bytes) gets no raft byte through.
+func TestTLSStream(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newAuthStream(ln, ln.Addr(), "the-right-cluster-token")
+	srv := newTLSStream(ln, ln.Addr(), testTLSState(t, "the-right-cluster-token"))
 	defer srv.Close()
 	go func() {
 		for {
@@ -28,10 +46,10 @@ func TestAuthStream(t *testing.T) {
 	}()
 	addr := ln.Addr().String()
 
-	good := newAuthStream(nil, nil, "the-right-cluster-token")
+	good := newTLSStream(nil, nil, testTLSState(t, "the-right-cluster-token"))
 	c, err := good.Dial(raft.ServerAddress(addr), time.Second)
 	if err != nil {
-		t.Fatalf("holder of the token refused: %v", err)
+		t.Fatalf("holder of the cluster's CA refused: %v", err)
 	}
 	c.Write([]byte("ping"))
 	buf := make([]byte, 4)
@@ -40,12 +58,25 @@ func TestAuthStream(t *testing.T) {
 	}
 	c.Close()
 
-	bad := newAuthStream(nil, nil, "a-wrong-cluster-token!!")
-	if _, err := bad.Dial(raft.ServerAddress(addr), time.Second); err == nil {
-		t.Fatal("a dialer with the wrong token got through")
+	// Another cluster: its client certificate is refused, and it refuses
+	// our server's certificate too.
+	bad := newTLSStream(nil, nil, testTLSState(t, "a-wrong-cluster-token!!"))
+	if c, err := bad.Dial(raft.ServerAddress(addr), time.Second); err == nil {
+		c.Close()
+		t.Fatal("a dialer of another cluster got through")
 	}
-
-	// A stranger who skips the handshake and writes raft bytes gets nothing back.
+	// A stranger who trusts our CA (it is public) but has no certificate.
+	ca, _ := tlsca.DeriveCA("the-right-cluster-token")
+	anon, err := tls.Dial("tcp", addr, tlsca.ClientConfig(tlsca.Pool(ca.Cert), nil, tlsca.AgentServerName))
+	if err == nil {
+		anon.Write([]byte("ping"))
+		anon.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if n, _ := io.ReadFull(anon, buf); n > 0 {
+			t.Fatal("a client without a certificate got raft bytes back")
+		}
+		anon.Close()
+	}
+	// A stranger who skips TLS and writes raft bytes gets nothing back.
 	raw, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +84,7 @@ func TestAuthStream(t *testing.T) {
 	defer raw.Close()
 	raw.Write(make([]byte, 40+32))
 	raw.SetReadDeadline(time.Now().Add(2 * time.Second))
-	n, _ := io.ReadFull(raw, make([]byte, 64+8))
-	if n == 64+8 {
+	if got, _ := io.ReadAll(raw); bytes.Contains(got, make([]byte, 40+32)) {
 		t.Fatal("stranger's bytes were echoed")
 	}
 }

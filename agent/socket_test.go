@@ -299,7 +299,7 @@ func TestLocalSocket(t *testing.T) {
 
 	t.Run("TCP still needs the token", func(t *testing.T) {
 		t.Parallel()
-		_, err := api.NewClient(c.Client(0).Base, "").Submit(ctx, api.SubmitRequest{RequestID: "tcp", Owner: me.Username,
+		_, err := api.NewTLSClient(c.Client(0).Base, "", testcluster.ClientTLS(testcluster.Token)).Submit(ctx, api.SubmitRequest{RequestID: "tcp", Owner: me.Username,
 			Spec: api.JobSpec{Cmd: []string{"true", "tcp-no-token"}, NP: 1, MPI: "none"}})
 		if !errors.Is(err, api.ErrUnauthorized) {
 			t.Fatalf("submit over TCP without a token: %v, want 401", err)

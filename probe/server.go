@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,10 @@ type ServerConfig struct {
 	// from one IP address, so that strangers who connect and send nothing
 	// cannot take every slot. Defaults 64 and 4.
 	MaxConns, MaxConnsPerSource int
+	// TLS, when set, wraps every bandwidth connection: the request (and
+	// its HMAC) travels encrypted, verified by the client against the
+	// cluster's CA. Nil: plain TCP.
+	TLS *tls.Config
 }
 
 // Server is a node's probe server: a UDP echo for latency and a TCP sink
@@ -94,7 +99,11 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find a port free for both TCP and UDP: %w", err)
 	}
+	// The slots count raw connections, before any handshake.
 	s.ln = connlimit.NewListener(s.ln, connlimit.NewSlots(cfg.MaxConns, cfg.MaxConnsPerSource), connlimit.SourceIP)
+	if cfg.TLS != nil {
+		s.ln = tls.NewListener(s.ln, cfg.TLS)
+	}
 	s.wg.Add(2)
 	go s.serveEcho()
 	go s.serveBandwidth()
@@ -253,6 +262,13 @@ var (
 // to the last byte it received. It takes at most about timeout plus a
 // few seconds of setup; ctx cancels it.
 func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration) (BandwidthResult, error) {
+	return BandwidthTestTLS(ctx, addr, key, from, n, timeout, nil)
+}
+
+// BandwidthTestTLS is BandwidthTest over TLS when tc is not nil (the
+// server's ServerConfig.TLS is set): the request is sent only after the
+// server proved it holds a certificate tc trusts.
+func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config) (BandwidthResult, error) {
 	var req bwRequest
 	req.Bytes, req.At, req.From = n, time.Now().UnixMilli(), from
 	if _, err := randRead(req.Nonce[:]); err != nil {
@@ -262,8 +278,14 @@ func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 	if err != nil {
 		return BandwidthResult{}, err
 	}
-	d := net.Dialer{Timeout: 2 * time.Second}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	var c net.Conn
+	if tc != nil {
+		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 2 * time.Second}, Config: tc}
+		c, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		d := net.Dialer{Timeout: 2 * time.Second}
+		c, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: %w", addr, err)
 	}
@@ -294,8 +316,8 @@ func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 			break // out of time: the server reports what arrived
 		}
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
+	if cw, ok := c.(interface{ CloseWrite() error }); ok { // *net.TCPConn, *tls.Conn
+		_ = cw.CloseWrite()
 	}
 	_ = c.SetReadDeadline(time.Now().Add(timeout + 2*time.Second))
 	rb := make([]byte, bwResultLen)

@@ -2,11 +2,14 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
@@ -68,4 +71,35 @@ func FuzzParseProbeMessages(f *testing.F) {
 		_, _ = parseBWResult(testKey, [16]byte{}, b)
 		_, _ = parseBWHeader(b)
 	})
+}
+
+// TestServer_BandwidthOverTLS: with TLS the request (and its HMAC) is sent
+// only to a server holding a certificate of the cluster's CA; a client of
+// another cluster refuses the server, and a plain-TCP client gets nothing.
+func TestServer_BandwidthOverTLS(t *testing.T) {
+	t.Parallel()
+	ca, _ := tlsca.DeriveCA("probe-test-token-0123456789")
+	leaf, err := tlsca.IssuedLeaf(ca, tlsca.AgentRequest("srv", "", time.Hour), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 2 * time.Second,
+		TLS: tlsca.ServerConfig(tlsca.Pool(ca.Cert), leaf, tls.NoClientCert)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	ok := tlsca.ClientConfig(tlsca.Pool(ca.Cert), nil, tlsca.AgentServerName)
+	if r, err := BandwidthTestTLS(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second, ok); err != nil || r.Bytes != 1<<20 {
+		t.Fatalf("test over TLS: %+v %v", r, err)
+	}
+	other, _ := tlsca.DeriveCA("another-cluster-token-0123456789")
+	if _, err := BandwidthTestTLS(context.Background(), addr, testKey, "n1", 1<<16, time.Second,
+		tlsca.ClientConfig(tlsca.Pool(other.Cert), nil, tlsca.AgentServerName)); err == nil {
+		t.Fatal("a client of another cluster sent its request to this server")
+	}
+	if _, err := BandwidthTest(context.Background(), addr, testKey, "n1", 1<<16, time.Second); err == nil {
+		t.Fatal("a plain-TCP test was answered by a TLS server")
+	}
 }

@@ -192,7 +192,7 @@ func (c *Cluster) Up() []int {
 
 // Client returns an API client for node i, with the cluster token.
 func (c *Cluster) Client(i int) *api.Client {
-	return api.NewClient("http://127.0.0.1:"+strconv.Itoa(c.cfgs[i].HTTPPort), Token)
+	return tokenClient("https://127.0.0.1:"+strconv.Itoa(c.cfgs[i].HTTPPort), Token)
 }
 
 // Kill stops node i abruptly: no leave, no leadership transfer.
@@ -222,6 +222,16 @@ func (c *Cluster) Restart(i int) {
 	if err := c.start(i); err != nil {
 		c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
 	}
+}
+
+// Reconfigure changes the configuration node i starts with next; the node
+// must be down (a rolling change: Stop, Reconfigure, Restart).
+func (c *Cluster) Reconfigure(i int, fn func(*agent.Config)) {
+	c.t.Helper()
+	if c.Agent(i) != nil {
+		c.t.Fatalf("reconfigure %s: it is running; stop it first", c.cfgs[i].Name)
+	}
+	fn(&c.cfgs[i])
 }
 
 // Start starts node i, one that Options.Later held back, joining the

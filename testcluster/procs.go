@@ -184,12 +184,12 @@ func (p *ProcCluster) save() error {
 
 // Client returns an API client for agent i.
 func (p *ProcCluster) Client(i int) *api.Client {
-	return api.NewClient("http://127.0.0.1:"+strconv.Itoa(p.Nodes[i].HTTPPort), p.Token)
+	return tokenClient("https://127.0.0.1:"+strconv.Itoa(p.Nodes[i].HTTPPort), p.Token)
 }
 
 // Addr is agent i's API URL.
 func (p *ProcCluster) Addr(i int) string {
-	return "http://127.0.0.1:" + strconv.Itoa(p.Nodes[i].HTTPPort)
+	return "https://127.0.0.1:" + strconv.Itoa(p.Nodes[i].HTTPPort)
 }
 
 // Kill sends SIGKILL to agent i: a crash.

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ type Client struct {
 const SocketScheme = "unix://"
 
 // NewClient returns a client for the agent at base, e.g.
-// "http://127.0.0.1:7948", or at its local socket,
+// "https://127.0.0.1:7948" (see NewTLSClient for the certificates), or at its local socket,
 // "unix:///var/lib/shoal/shoal.sock", where the kernel tells the agent who
 // the caller is and no token is needed.
 func NewClient(base, token string) *Client {
@@ -57,6 +58,19 @@ func NewClient(base, token string) *Client {
 			HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: dial}}}
 	}
 	return &Client{Base: strings.TrimRight(base, "/"), Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// NewTLSClient is NewClient verifying the agent, and presenting a client
+// certificate, as tc says (tlsca.ClientConfig builds one). The token, when
+// not empty, is sent only inside TLS. A socket address ignores tc: the
+// kernel authenticates both ends there.
+func NewTLSClient(base, token string, tc *tls.Config) *Client {
+	c := NewClient(base, token)
+	if c.Socket == "" {
+		c.HTTP.Transport = &http.Transport{TLSClientConfig: tc, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment}
+	}
+	return c
 }
 
 // Addr is the agent's address as given to NewClient, for messages.

@@ -228,7 +228,11 @@ func (c *Client) Kill(ctx context.Context, id uint64, user string) error {
 // Exec runs a command through an agent's /v1/exec and copies its output;
 // it returns the remote exit status.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, stdout, stderr io.Writer) (int, error) {
-	return c.ExecAuth(ctx, "Bearer "+c.Token, req, stdout, stderr)
+	auth := ""
+	if c.Token != "" {
+		auth = "Bearer " + c.Token
+	}
+	return c.ExecAuth(ctx, auth, req, stdout, stderr)
 }
 
 // Progress reports a job's iteration with the Authorization header auth ("Job <capability>"
@@ -263,7 +267,7 @@ func (c *Client) Progress(ctx context.Context, auth string, id uint64, r Progres
 }
 
 // ExecAuth is Exec with an explicit Authorization header (a job capability:
-// "Job <capability>").
+// "Job <capability>"); empty sends none (a client certificate authenticates).
 func (c *Client) ExecAuth(ctx context.Context, auth string, req ExecRequest, stdout, stderr io.Writer) (int, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -273,7 +277,9 @@ func (c *Client) ExecAuth(ctx context.Context, auth string, req ExecRequest, std
 	if err != nil {
 		return -1, err
 	}
-	hr.Header.Set("Authorization", auth)
+	if auth != "" {
+		hr.Header.Set("Authorization", auth)
+	}
 	hc := c.HTTP
 	if hc == nil || hc.Timeout != 0 {
 		hc = c.streaming() // a stream lasts as long as the command

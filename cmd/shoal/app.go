@@ -72,6 +72,7 @@ Examples:
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),
+			tlsCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, probeCommands()...)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,12 +17,12 @@ import (
 // clientFlags are the flags of every command that talks to an agent; each
 // has an environment variable that works wherever the flag does.
 func clientFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "addr", Value: "http://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
-			Usage: "`URL` of the agent's HTTP API (needs the token), or unix://PATH of its local socket (no token: you act as yourself); several URLs, comma-separated, are tried in order"},
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: "https://127.0.0.1:7948", EnvVars: []string{"SHOAL_ADDR"},
+			Usage: "`URL` of the agent's HTTPS API (needs the token or a certificate), or unix://PATH of its local socket (no token: you act as yourself); several URLs, comma-separated, are tried in order"},
 		&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "read the cluster token from `FILE`"},
 		&cli.StringFlag{Name: "token", EnvVars: []string{"SHOAL_TOKEN"}, Usage: "the cluster token itself (prefer --token-file: argv is visible to others)"},
-	}
+	}, tlsFlags()...)
 }
 
 func jsonFlag() cli.Flag {
@@ -35,8 +37,11 @@ func newClient(c *cli.Context) (*api.Client, error) {
 	addr := listed[0]
 	if len(listed) > 1 {
 		for _, a := range listed {
-			if !strings.HasPrefix(a, "http://") && !strings.HasPrefix(a, "https://") {
-				return nil, cli.Exit(fmt.Sprintf("--addr %q: a list holds URLs such as http://node1:7948,http://node2:7948 (a unix:// socket stands alone)", c.String("addr")), exitUsage)
+			if rest, ok := strings.CutPrefix(a, "http://"); ok {
+				return nil, cli.Exit(fmt.Sprintf("--addr %q is plain HTTP, which the agent does not speak: use https://%s", a, rest), exitUsage)
+			}
+			if !strings.HasPrefix(a, "https://") {
+				return nil, cli.Exit(fmt.Sprintf("--addr %q: a list holds URLs such as https://node1:7948,https://node2:7948 (a unix:// socket stands alone)", c.String("addr")), exitUsage)
 			}
 		}
 	}
@@ -48,6 +53,12 @@ func newClient(c *cli.Context) (*api.Client, error) {
 		}
 		return api.NewClient(addr, ""), nil
 	}
+	if rest, ok := strings.CutPrefix(addr, "http://"); ok {
+		return nil, cli.Exit(fmt.Sprintf("--addr %q is plain HTTP, which the agent does not speak: use https://%s", addr, rest), exitUsage)
+	}
+	if !strings.HasPrefix(addr, "https://") {
+		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as https://127.0.0.1:7948 or unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
+	}
 	tok := c.String("token")
 	if f := c.String("token-file"); f != "" {
 		t, err := agent.ReadTokenFile(f)
@@ -56,13 +67,17 @@ func newClient(c *cli.Context) (*api.Client, error) {
 		}
 		tok = t
 	}
-	if tok == "" {
-		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN, or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
+	if tok == "" && c.String("cert-file") == "" {
+		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN (or --cert-file with --ca-file), or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
 	}
-	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
-		return nil, cli.Exit(fmt.Sprintf("--addr %q must be a URL such as http://127.0.0.1:7948 or unix:///var/lib/shoal/shoal.sock", addr), exitUsage)
+	tc, sendToken, err := clientTLS(tok, c.String("ca-file"), c.String("cert-file"), c.String("key-file"), time.Now())
+	if err != nil {
+		return nil, cli.Exit(err.Error(), exitUsage)
 	}
-	cl := api.NewClient(addr, tok)
+	if !sendToken {
+		tok = "" // a client certificate authenticates: the token stays here
+	}
+	cl := api.NewTLSClient(addr, tok, tc)
 	withFallbacks(cl, listed)
 	c.App.Metadata[metaClient] = cl
 	c.App.Metadata[metaPrimary] = addr
@@ -79,7 +94,11 @@ const (
 // apiError turns a client error into an exit code with one clear line.
 func apiError(err error) error {
 	var se *api.StatusError
+	var ve *tls.CertificateVerificationError
 	switch {
+	case errors.As(err, &ve):
+		return cli.Exit(fmt.Sprintf("the agent's certificate is not signed by this cluster's CA (%v): "+
+			"is the token (or --ca-file) this cluster's, and the address one of its agents?", ve.Err), exitFailure)
 	case errors.Is(err, api.ErrUnauthorized):
 		return cli.Exit(err.Error(), exitFailure)
 	case errors.Is(err, api.ErrNoAgent):

@@ -42,6 +42,9 @@ Examples:
 			&cli.StringSliceFlag{Name: "join", EnvVars: []string{"SHOAL_JOIN"}, Usage: "`ADDR` (host or host:gossip-port) of an agent to join; repeatable; retried with backoff"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"SHOAL_DATA_DIR"}, Usage: "`DIR` for raft's log and snapshots (required)"},
 			&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "`FILE` holding the cluster token (required; see 'shoal keygen')"},
+			&cli.StringFlag{Name: "tls-ca-file", EnvVars: []string{"SHOAL_TLS_CA_FILE"}, Usage: "PEM `FILE` of the CA certificates to trust instead of the CA derived from the token (several during a rotation)"},
+			&cli.StringFlag{Name: "tls-cert-file", EnvVars: []string{"SHOAL_TLS_CERT_FILE"}, Usage: "this agent's certificate, PEM `FILE` (default: issued from the token's CA at start)"},
+			&cli.StringFlag{Name: "tls-key-file", EnvVars: []string{"SHOAL_TLS_KEY_FILE"}, Usage: "the key of --tls-cert-file, PEM `FILE`"},
 			&cli.StringFlag{Name: "socket", EnvVars: []string{"SHOAL_SOCKET"}, Usage: "Unix socket `PATH` where local users reach the API as themselves, without the token (default: DATA-DIR/shoal.sock; \"" + agent.SocketOff + "\": none)"},
 			&cli.DurationFlag{Name: "sample-interval", Value: d.SampleInterval, EnvVars: []string{"SHOAL_SAMPLE_INTERVAL"}, Usage: "how often node state is sampled and gossiped"},
 			&cli.StringSliceFlag{Name: "pe", EnvVars: []string{"SHOAL_PE"}, Usage: "declare processing elements shoal cannot detect, `KIND=COUNT`; repeatable"},
@@ -109,6 +112,7 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 		return cfg, usagef(c, "%v", err)
 	}
 	cfg.Token = tok
+	cfg.TLS = agent.TLSFiles{CAFile: c.String("tls-ca-file"), CertFile: c.String("tls-cert-file"), KeyFile: c.String("tls-key-file")}
 	cfg.Socket = c.String("socket")
 	cfg.SampleInterval = c.Duration("sample-interval")
 	pes, err := probe.ParsePEFlags(c.StringSlice("pe"))

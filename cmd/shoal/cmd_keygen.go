@@ -12,8 +12,10 @@ func keygenCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "keygen",
 		Usage: "print a new cluster token",
-		Description: `The token authenticates every API call and raft connection and, through a
-derived key, encrypts gossip. Every agent of a cluster reads the same token.
+		Description: `The token derives the cluster CA (TLS for the API, raft and probes: every agent
+issues its own certificate from it), authenticates API calls inside TLS and, through a
+derived key, encrypts gossip. Every agent of a cluster reads the same token; no other
+file is needed ('shoal tls' is for sites that keep their own PKI).
 
 Example:
   shoal keygen > token && chmod 600 token`,

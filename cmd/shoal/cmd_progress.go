@@ -26,7 +26,7 @@ Prints "checkpoint" when shoal asks the job to resize (as SIGUSR1 does): write t
 $SHOAL_CHECKPOINT_DIR at the next iteration boundary and exit 75.
 
 The same as an HTTP call:
-  curl -s -X POST -H "Authorization: Job $SHOAL_JOB_CAP" \
+  curl -s --cacert "$SHOAL_CA_FILE" -X POST -H "Authorization: Job $SHOAL_JOB_CAP" \
        -d '{"iter": 120, "comm": 0.1}' "$SHOAL_AGENT_ADDR/v1/jobs/$SHOAL_JOB_ID/progress"
 
 Examples:
@@ -61,7 +61,11 @@ Examples:
 			}
 			ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
 			defer cancel()
-			res, err := api.NewClient(addr, "").Progress(ctx, "Job "+capab, id, req)
+			jc, err := jobClient(addr)
+			if err != nil {
+				return cli.Exit("progress: "+err.Error(), exitUsage)
+			}
+			res, err := jc.Progress(ctx, "Job "+capab, id, req)
 			if err != nil {
 				return apiError(err)
 			}

@@ -96,7 +96,11 @@ func runRsh(c *cli.Context) error {
 	// ssh joins the remote command into one string for the remote shell;
 	// so do we, so that launchers quoting for ssh work unchanged.
 	req := api.ExecRequest{Job: id, Attempt: att, Node: host, Shell: strings.Join(cmd, " ")}
-	code, err := api.NewClient(addr, "").ExecAuth(ctx, "Job "+capab, req, c.App.Writer, c.App.ErrWriter)
+	jc, err := jobClient(addr)
+	if err != nil {
+		return cli.Exit("rsh: "+err.Error(), exitUsage)
+	}
+	code, err := jc.ExecAuth(ctx, "Job "+capab, req, c.App.Writer, c.App.ErrWriter)
 	if err != nil {
 		// ssh's own failures exit 255; launchers read that as "could not launch".
 		return cli.Exit("rsh: "+host+": "+err.Error(), 255)

@@ -124,12 +124,19 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		}
 		oneLine(t, tc.name, errOut)
 	}
-	// A wrong token: refused, exit 1, one line.
+	// A wrong token derives another CA: the CLI refuses the agent's
+	// certificate (so never sends anything), exit 1, one line.
 	_, errOut, code := shoal(t, map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": "not-the-cluster-token"}, "submit", "-n", "1", "--", "true")
-	if code != exitFailure || !strings.Contains(errOut, "401") {
+	if code != exitFailure || !strings.Contains(errOut, "not signed by this cluster's CA") {
 		t.Errorf("wrong token: exit %d, stderr %q", code, errOut)
 	}
 	oneLine(t, "wrong token", errOut)
+	// A plain-HTTP address: one line saying to use https://, nothing sent.
+	_, errOut, code = shoal(t, map[string]string{"SHOAL_ADDR": "http://127.0.0.1:7948", "SHOAL_TOKEN": testcluster.Token}, "jobs")
+	if code != exitUsage || !strings.Contains(errOut, "use https://127.0.0.1:7948") {
+		t.Errorf("http:// address: exit %d, stderr %q", code, errOut)
+	}
+	oneLine(t, "http address", errOut)
 	if js, err := c.Client(1).Jobs(context.Background()); err != nil || len(js) != 0 {
 		t.Fatalf("bad input changed the cluster: %d jobs (%v)", len(js), err)
 	}

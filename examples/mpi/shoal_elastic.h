@@ -3,8 +3,10 @@
  * Header-only; include it after <mpi.h> to get the collective helpers. The protocol:
  *
  *   - shoal starts every process of an elastic job with SHOAL_CHECKPOINT_DIR (one directory for
- *     all attempts of the job), SHOAL_ATTEMPT, SHOAL_ITERATIONS, SHOAL_AGENT_ADDR, SHOAL_JOB_CAP,
+ *     all attempts of the job), SHOAL_ATTEMPT, SHOAL_ITERATIONS, SHOAL_AGENT_SOCK, SHOAL_JOB_CAP,
  *     and SHOAL_RESTART=1 on every attempt after the first;
+ *   - reports go over the agent's local Unix socket (SHOAL_AGENT_SOCK): its TCP API speaks only
+ *     TLS, which a header-only helper does not; the socket needs none (the kernel vouches for it);
  *   - the program reports its iteration (shoal_progress), rank 0 is enough;
  *   - to resize, shoal sends SIGUSR1 (and answers progress reports with "checkpoint": true);
  *     at the next iteration boundary the program writes its state under SHOAL_CHECKPOINT_DIR and
@@ -36,6 +38,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,36 +90,24 @@ static inline int shoal_resize_requested(void) { return shoal_resize_flag_ != 0;
  * report that cannot be delivered is dropped. Returns 1 when the agent answered that a resize
  * is requested (the same as SIGUSR1). */
 static inline int shoal_progress_ex(long iter, double comm, int final) {
-    const char *addr = getenv("SHOAL_AGENT_ADDR"), *cap = getenv("SHOAL_JOB_CAP");
+    const char *sock = getenv("SHOAL_AGENT_SOCK"), *cap = getenv("SHOAL_JOB_CAP");
     const char *job = getenv("SHOAL_JOB_ID"), *att = getenv("SHOAL_ATTEMPT");
-    if (!addr || !cap || !job || !att) return 0;
+    if (!sock || !cap || !job || !att) return 0;
     double now = shoal_now_();
     if (!final && shoal_last_report_ > 0 && now - shoal_last_report_ < shoal_report_every_) return 0;
     shoal_last_report_ = now;
-    char host[256], port[16] = "80";
-    const char *p = strstr(addr, "://");
-    p = p ? p + 3 : addr;
-    size_t n = strcspn(p, ":/");
-    if (n >= sizeof host) return 0;
-    memcpy(host, p, n);
-    host[n] = 0;
-    if (p[n] == ':') {
-        size_t m = strcspn(p + n + 1, "/");
-        if (m >= sizeof port) return 0;
-        memcpy(port, p + n + 1, m);
-        port[m] = 0;
-    }
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, port, &hints, &res) != 0) return 0;
-    int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
-    if (fd < 0) { freeaddrinfo(res); return 0; }
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    if (strlen(sock) >= sizeof sa.sun_path) return 0;
+    strcpy(sa.sun_path, sock);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
     struct timeval tv = {2, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) { close(fd); freeaddrinfo(res); return 0; }
-    freeaddrinfo(res);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) { close(fd); return 0; }
+    const char *host = "shoal.sock";
     char body[128], req[1024];
     if (comm >= 0)
         snprintf(body, sizeof body, "{\"attempt\":%s,\"iter\":%ld,\"comm\":%.4f}", att, iter, comm > 1 ? 1.0 : comm);

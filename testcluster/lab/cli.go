@@ -23,7 +23,7 @@ type Result struct {
 func (l *Lab) ShoalCmd(ctx context.Context, node string, args ...string) *exec.Cmd {
 	cmd := l.TB.Command(ctx, node, append([]string{l.opts.Shoal}, args...)...)
 	ip, _ := l.TB.Node(node)
-	cmd.Env = append(cmd.Env, fmt.Sprintf("SHOAL_ADDR=http://%s:%d", ip, HTTPPort), "SHOAL_TOKEN_FILE="+l.token)
+	cmd.Env = append(cmd.Env, fmt.Sprintf("SHOAL_ADDR=https://%s:%d", ip, HTTPPort), "SHOAL_TOKEN_FILE="+l.token)
 	return cmd
 }
 

@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/tlsca"
+)
+
+// TLSFiles replace the CA derived from the cluster token with a site's
+// own (--tls-ca-file, --tls-cert-file, --tls-key-file). All empty: the
+// derived CA is trusted and the agent issues its own leaf from it.
+type TLSFiles struct {
+	// CAFile holds the trusted CA certificates (PEM; several during a
+	// rotation). Empty: the CA derived from the token.
+	CAFile string
+	// CertFile and KeyFile are this agent's certificate and key. Empty: a
+	// leaf issued from the derived CA at start, renewed at half-life.
+	CertFile, KeyFile string
+}
+
+// tlsState is what every TLS listener and client of the agent shares.
+type tlsState struct {
+	cas   []*x509.Certificate
+	roots *x509.CertPool
+	leaf  *tlsca.Leaf
+	// issued is true when leaf comes from the derived CA (so it can be
+	// reissued with the address gossip settles on).
+	issued bool
+	// peer is the transport of agent-to-agent HTTP calls: mutual TLS,
+	// connections kept alive and reused.
+	peer *http.Transport
+}
+
+// loadTLS builds the agent's trust and certificate from its config, or
+// says in one line what is wrong, before anything listens.
+func loadTLS(cfg *Config, now func() time.Time) (*tlsState, error) {
+	f := cfg.TLS
+	st := &tlsState{}
+	var derived *tlsca.CA
+	if f.CAFile == "" || f.CertFile == "" {
+		ca, err := tlsca.DeriveCA(cfg.Token)
+		if err != nil {
+			return nil, err
+		}
+		derived = ca
+	}
+	if f.CAFile != "" {
+		cas, err := tlsca.LoadCAFile(f.CAFile, now())
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca-file: %w", err)
+		}
+		st.cas = cas
+	} else {
+		st.cas = []*x509.Certificate{derived.Cert}
+	}
+	st.roots = tlsca.Pool(st.cas...)
+	switch {
+	case f.CertFile != "" || f.KeyFile != "":
+		if f.CertFile == "" || f.KeyFile == "" {
+			return nil, errors.New("--tls-cert-file and --tls-key-file go together: pass both, or neither to issue a certificate from the token's CA")
+		}
+		kp, err := tlsca.LoadKeyPair(f.CertFile, f.KeyFile, now())
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert-file: %w", err)
+		}
+		st.leaf = tlsca.FixedLeaf(kp)
+	default:
+		l, err := tlsca.IssuedLeaf(derived, tlsca.AgentRequest(cfg.Name, cfg.advertise(), cfg.LeafTTL), now)
+		if err != nil {
+			return nil, err
+		}
+		st.leaf, st.issued = l, true
+	}
+	own, err := st.leaf.Get()
+	if err != nil {
+		return nil, err
+	}
+	if err := tlsca.Verify(own.Leaf, st.roots, now()); err != nil {
+		return nil, fmt.Errorf("this agent's certificate does not verify against the trusted CAs (peers would refuse it): %w; "+
+			"put its CA in --tls-ca-file", err)
+	}
+	if err := own.Leaf.VerifyHostname(tlsca.AgentServerName); err != nil {
+		return nil, fmt.Errorf("this agent's certificate lacks the name %s that agents check: make it with 'shoal tls cert create'", tlsca.AgentServerName)
+	}
+	st.peer = &http.Transport{
+		TLSClientConfig:     tlsca.ClientConfig(st.roots, st.leaf, tlsca.AgentServerName),
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	}
+	return st, nil
+}
+
+// serverTLS is the HTTP API's TLS configuration: a client certificate of a
+// trusted CA authenticates a caller; a caller without one may still
+// present the token, inside TLS.
+func (s *tlsState) serverTLS() *tls.Config {
+	return tlsca.ServerConfig(s.roots, s.leaf, tls.VerifyClientCertIfGiven)
+}
+
+// peerClient is a client for another agent's API: mutual TLS, no token.
+func (a *Agent) peerClient(base string) *api.Client {
+	return &api.Client{Base: base, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: a.tls.peer}}
+}
+
+// certAuthed reports whether r came over TLS with a client certificate
+// that chains to a trusted CA: another agent, or a CLI holding the token
+// or a site certificate. Such a caller is an administrator, like a holder
+// of the token.
+func certAuthed(r *http.Request) bool {
+	return r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+}
+
+// CAFileName is the public file, under the data dir, holding the CA
+// certificates a job's `shoal rsh` verifies its agent against. It holds
+// no key: jobs can check the agent, not mint certificates.
+const CAFileName = "ca.pem"
+
+// writeCAFile writes the trusted CA certificates where jobs can read them.
+func (a *Agent) writeCAFile() error {
+	pem := a.tls.caPEM()
+	p := a.caFile()
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, pem, 0o644); err != nil {
+		return fmt.Errorf("write the CA certificate for jobs: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil { // whatever the umask
+		return fmt.Errorf("write the CA certificate for jobs: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return fmt.Errorf("write the CA certificate for jobs: %w", err)
+	}
+	return nil
+}
+
+func (a *Agent) caFile() string { return filepath.Join(a.cfg.DataDir, CAFileName) }
+
+// settleTLS reissues a derived leaf once gossip has settled the advertise
+// address (so a CLI may reach the agent by it) and writes the public CA
+// file for jobs.
+func (a *Agent) settleTLS() error {
+	if a.tls.issued {
+		if err := a.tls.leaf.Reissue(tlsca.AgentRequest(a.cfg.Name, a.advertiseIP(), a.cfg.LeafTTL)); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(a.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	return a.writeCAFile()
+}
+
+// caPEM is the trusted CA certificates as PEM (public).
+func (s *tlsState) caPEM() []byte {
+	var out []byte
+	for _, c := range s.cas {
+		out = append(out, tlsca.CertPEM(c)...)
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/tlsca"
+)
+
+// cliLeafTTL is the life of the client certificate a CLI holding the
+// token mints for itself: one command's worth, with room for `logs -f`.
+const cliLeafTTL = 12 * time.Hour
+
+// tlsFlags are the CLI's certificate flags; without them the token's
+// derived CA verifies the agent and a certificate minted from it in
+// memory authenticates the CLI, so the token itself never crosses the wire.
+func tlsFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "ca-file", EnvVars: []string{"SHOAL_CA_FILE"}, Usage: "verify the agent against the CA certificates in PEM `FILE` (default: the CA derived from the token)"},
+		&cli.StringFlag{Name: "cert-file", EnvVars: []string{"SHOAL_CERT_FILE"}, Usage: "authenticate with this client certificate, PEM `FILE` (default: one minted from the token's CA)"},
+		&cli.StringFlag{Name: "key-file", EnvVars: []string{"SHOAL_KEY_FILE"}, Usage: "the key of --cert-file, PEM `FILE`"},
+	}
+}
+
+// clientTLS builds the CLI's TLS configuration and says whether the token
+// must still be sent (inside TLS): only when a site CA is trusted and no
+// client certificate was given, since then the CLI cannot mint one.
+func clientTLS(token, caFile, certFile, keyFile string, now time.Time) (*tls.Config, bool, error) {
+	var roots []*x509.Certificate
+	var derived *tlsca.CA
+	if token != "" {
+		ca, err := tlsca.DeriveCA(token)
+		if err != nil {
+			return nil, false, err
+		}
+		derived = ca
+	}
+	switch {
+	case caFile != "":
+		cas, err := tlsca.LoadCAFile(caFile, now)
+		if err != nil {
+			return nil, false, fmt.Errorf("--ca-file: %w", err)
+		}
+		roots = cas
+	case derived != nil:
+		roots = []*x509.Certificate{derived.Cert}
+	default:
+		return nil, false, fmt.Errorf("nothing to verify the agent with: pass --token-file (its CA) or --ca-file")
+	}
+	pool := tlsca.Pool(roots...)
+	switch {
+	case certFile != "" || keyFile != "":
+		kp, err := tlsca.LoadKeyPair(certFile, keyFile, now)
+		if err != nil {
+			return nil, false, fmt.Errorf("--cert-file/--key-file: %w", err)
+		}
+		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(kp), ""), false, nil
+	case derived != nil && caFile == "":
+		leaf, err := derived.Issue(tlsca.LeafRequest{Name: "shoal-cli", TTL: cliLeafTTL}, now)
+		if err != nil {
+			return nil, false, err
+		}
+		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(leaf), ""), false, nil
+	}
+	return tlsca.ClientConfig(pool, nil, ""), true, nil
+}
+
+// jobClient is the client of a process inside a job (`shoal rsh`,
+// `shoal progress`): it verifies its agent against the public CA file the
+// agent gave it (SHOAL_CA_FILE) and authenticates with the attempt's
+// capability, never the token.
+func jobClient(addr string) (*api.Client, error) {
+	caFile := os.Getenv("SHOAL_CA_FILE")
+	if caFile == "" {
+		return nil, fmt.Errorf("SHOAL_CA_FILE is not set: run this inside a shoal job")
+	}
+	cas, err := tlsca.LoadCAFile(caFile, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return api.NewTLSClient(addr, "", tlsca.ClientConfig(tlsca.Pool(cas...), nil, tlsca.AgentServerName)), nil
+}
