@@ -106,7 +106,7 @@ func TestNonRootAgentIsSingleUser(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	tcp := api.NewClient("http://127.0.0.1:"+strconv.Itoa(ports[2]), testcluster.Token)
+	tcp := api.NewTLSClient("https://127.0.0.1:"+strconv.Itoa(ports[2]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
 	testcluster.WaitFor(t, 30*time.Second, "the agent as nobody to lead", func() bool {
 		_, err := tcp.Leader(ctx)
 		return err == nil

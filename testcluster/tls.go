@@ -2,6 +2,9 @@ package testcluster
 
 import (
 	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"testing"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
@@ -35,4 +38,31 @@ func CertTLS(token string) *tls.Config {
 
 func tokenClient(base, token string) *api.Client {
 	return api.NewTLSClient(base, token, ClientTLS(token))
+}
+
+// FakeAgent is an HTTPS test server that a CLI holding Token accepts as
+// one of its cluster's agents: its certificate is issued by the token's
+// derived CA. Tests that script an agent's answers use it; it stops when
+// the test ends.
+func FakeAgent(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	ca, err := tlsca.DeriveCA(Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ca.Issue(tlsca.AgentRequest("fake-agent", "127.0.0.1", time.Hour), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// PeerHTTP is an HTTP client that reaches a test cluster's agents as
+// another agent would: mutual TLS with a certificate of Token's CA.
+func PeerHTTP() *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: CertTLS(Token)}}
 }

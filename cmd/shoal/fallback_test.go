@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +31,7 @@ func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 		}
 		return len(js)
 	}
-	dead := "http://127.0.0.1:1"
+	dead := "https://127.0.0.1:1"
 
 	// Nothing reachable: exit 3, one line, nothing written.
 	_, errOut, code := shoal(t, env(dead), "submit", "-n", "1", "--mpi", "none", "--", "true")
@@ -50,10 +49,11 @@ func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 
 	// A write that reached an agent whose answer was lost is retried on the
 	// next agent with the same request ID: still one job.
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	peer := testcluster.PeerHTTP()
+	proxy := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, c.Client(0).Base+r.URL.RequestURI(), r.Body)
 		req.Header = r.Header.Clone()
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := peer.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
@@ -62,7 +62,6 @@ func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 			conn.Close()
 		}
 	}))
-	defer proxy.Close()
 	out, errOut, code = shoal(t, env(proxy.URL+","+c.Client(2).Base), "submit", "-n", "1", "--mpi", "none", "--", "sleep", "601")
 	if code != 0 {
 		t.Fatalf("retried write: exit %d, stderr %q", code, errOut)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/testcluster"
 )
 
 // TestJobsFollowsPages: `shoal jobs --user --state` passes the filters to
@@ -20,7 +20,7 @@ func TestJobsFollowsPages(t *testing.T) {
 	// Not parallel: urfave/cli sets package-level flags on every run.
 	var mu sync.Mutex
 	var queries []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/jobs" {
 			http.NotFound(w, r) // e.g. the member list the CLI caches for its fallbacks
 			return
@@ -40,9 +40,8 @@ func TestJobsFollowsPages(t *testing.T) {
 		}
 		_ = json.NewEncoder(w).Encode(page)
 	}))
-	defer srv.Close()
 	var o, e strings.Builder
-	if rc := run([]string{"shoal", "jobs", "--addr", srv.URL, "--token", "t", "--json", "--user", "alice", "--state", "queued,running"}, &o, &e); rc != 0 {
+	if rc := run([]string{"shoal", "jobs", "--addr", srv.URL, "--token", testcluster.Token, "--json", "--user", "alice", "--state", "queued,running"}, &o, &e); rc != 0 {
 		t.Fatalf("exit %d: %s", rc, e.String())
 	}
 	var js []api.Job

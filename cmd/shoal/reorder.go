@@ -28,8 +28,21 @@ func reorderArgs(app *cli.App, args []string) []string {
 	if cmd == nil || cmd.SkipFlagParsing {
 		return args
 	}
+	// A command group (shoal tls cert create ...): reorder within the
+	// subcommand named, never across the names that lead to it.
+	head := 2
+	for len(cmd.Subcommands) > 0 && head < len(args) {
+		sub := subcommand(cmd, args[head])
+		if sub == nil {
+			return args
+		}
+		cmd, head = sub, head+1
+	}
+	if len(cmd.Subcommands) > 0 || cmd.SkipFlagParsing {
+		return args
+	}
 	commandLine := slices.Contains(commandLineCommands, cmd.Name)
-	rest := args[2:]
+	rest := args[head:]
 	flags := make([]string, 0, len(rest))
 	var pos []string
 	for i := 0; i < len(rest); i++ {
@@ -52,8 +65,17 @@ func reorderArgs(app *cli.App, args []string) []string {
 		}
 		pos = append(pos, a)
 	}
-	out := append(slices.Clone(args[:2]), flags...)
+	out := append(slices.Clone(args[:head]), flags...)
 	return append(out, pos...)
+}
+
+func subcommand(cmd *cli.Command, name string) *cli.Command {
+	for _, sub := range cmd.Subcommands {
+		if sub.HasName(name) {
+			return sub
+		}
+	}
+	return nil
 }
 
 // takesValue reports whether the command's flag of that name (or alias)
