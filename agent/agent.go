@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -61,6 +62,8 @@ type Agent struct {
 	self agentIdentity
 	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
 	life life
+	// jobLimits are the limits the job helper sets for every job process.
+	jobLimits []jobexec.Rlimit
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -91,6 +94,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
 		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
 		self: selfIdentity(), life: newLife()}
+	a.initJobLimits()
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -88,10 +89,19 @@ type Config struct {
 	// from the fields above.
 	Gossip gossip.Config
 
-	// Bin is the shoal executable the agent starts for `shoal probe KIND`
-	// and hands to MPI as its remote launcher (`shoal rsh`). Default: this
-	// process's own executable. In-process tests point it at a built binary.
+	// Bin is the shoal executable the agent starts for `shoal probe KIND`,
+	// hands to MPI as its remote launcher (`shoal rsh`), and starts as the
+	// job helper (jobexec), as root. Default: this process's own executable
+	// (/proc/self/exe for the helper). In-process tests point it at a built
+	// binary.
 	Bin string
+
+	// JobLimits are resource limits (setrlimit) every job process starts
+	// with, set over the system's defaults: PID 1's limits, with at most
+	// 1024 open files as the soft limit (see jobexec.SystemLimits). The
+	// agent's own limits never reach jobs. --job-rlimit RES=SOFT[:HARD].
+	// Default none.
+	JobLimits []jobexec.Rlimit
 
 	// Sampler reads the node's dynamic state. Default: the host (gopsutil).
 	// Tests inject their own to drive state changes.
@@ -194,6 +204,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Limits.Validate(); err != nil {
 		return fmt.Errorf("per-user limits: %w", err)
+	}
+	for _, l := range c.JobLimits {
+		if err := l.Validate(); err != nil {
+			return err
+		}
 	}
 	if err := c.Probes.Validate(); err != nil {
 		return err

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -120,25 +123,28 @@ func (a *Agent) runnable(k jobKey) (*raftfsm.Job, error) {
 	return out, err
 }
 
-// jobCommand builds a job process: the owner's identity, the job's working
-// directory and environment, and shoal's variables.
+// jobCommand builds a job process: the owner's identity and groups, the
+// job's working directory and environment, shoal's variables, and the
+// site's job limits, all applied by the job helper (jobexec) before it
+// executes the command.
 func (a *Agent) jobCommand(job *raftfsm.Job, k jobKey, argv []string, shell string, extra []string) (*exec.Cmd, error) {
-	var cmd *exec.Cmd
 	if shell != "" {
-		cmd = exec.Command("/bin/sh", "-c", shell)
-	} else {
-		cmd = exec.Command(argv[0], argv[1:]...)
+		argv = []string{"/bin/sh", "-c", shell}
 	}
-	cmd.Dir = job.Spec.Workdir
 	cred, home, err := a.credentialFor(job.Owner)
 	if err != nil {
 		return nil, err
 	}
-	cmd.SysProcAttr = procAttr(cred)
+	spec := a.jobSpec(cred)
+	spec.Dir = job.Spec.Workdir
+	cmd, err := jobexec.Command(a.cfg.Bin, spec, argv)
+	if err != nil {
+		return nil, err
+	}
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "USER=" + job.Owner, "LOGNAME=" + job.Owner}, job.Spec.Env...)
 	cmd.Env = append(cmd.Env,
 		"SHOAL_JOB_ID="+strconv.FormatUint(k.Job, 10), "SHOAL_ATTEMPT="+strconv.Itoa(k.Attempt), "SHOAL_NODE="+a.cfg.Name,
-		"SHOAL_AGENT_ADDR="+a.localAddr(), "SHOAL_CA_FILE="+a.caFile(), a.markerFor(k))
+		"SHOAL_AGENT_ADDR="+a.localAddr(), "SHOAL_CA_FILE="+a.caFile(), "SHOAL_CA_CERTS="+a.caCerts(), a.markerFor(k))
 	if s := a.SocketPath(); s != "" {
 		// For helpers that do not speak TLS (shoal_elastic.h): the
 		// socket needs none, and the job capability still authorises.
@@ -148,11 +154,35 @@ func (a *Agent) jobCommand(job *raftfsm.Job, k jobKey, argv []string, shell stri
 	return cmd, nil
 }
 
-// credentialFor runs a job as its owner when the agent is root and the
-// owner is another user. An agent that is not root runs only its own
-// user's jobs: another owner's job is refused (singleuser.go), never run
-// under the agent's identity.
-func (a *Agent) credentialFor(owner string) (*syscall.Credential, string, error) {
+// jobSpec is what the job helper does for every process it starts for a
+// job, or for any filesystem work on a job's behalf: reset the limits and
+// the OOM score the agent may run with (an administrator's
+// oom_score_adj=-1000 for the agent must not shield every job), and become
+// the owner.
+func (a *Agent) jobSpec(cred *jobexec.Cred) jobexec.Spec {
+	oom := 0
+	return jobexec.Spec{Cred: cred, Limits: a.jobLimits, OOMScoreAdj: &oom, Parent: os.Getpid()}
+}
+
+// asOwner does filesystem work for a job with its owner's permissions, in
+// the job helper: a path the owner chose (a checkpoint directory, a
+// symlink they planted) then reaches nothing the owner could not reach.
+func (a *Agent) asOwner(owner string, mkdir, removeAll string) error {
+	cred, _, err := a.credentialFor(owner)
+	if err != nil {
+		return err
+	}
+	spec := a.jobSpec(cred)
+	spec.Mkdir, spec.RemoveAll = mkdir, removeAll
+	return jobexec.Run(a.cfg.Bin, spec)
+}
+
+// credentialFor runs a job as its owner, with the owner's primary and
+// supplementary groups, when the agent is root and the owner is another
+// user. An agent that is not root runs only its own user's jobs: another
+// owner's job is refused (singleuser.go), never run under the agent's
+// identity.
+func (a *Agent) credentialFor(owner string) (*jobexec.Cred, string, error) {
 	me, err := user.Current()
 	if err != nil {
 		return nil, "/", fmt.Errorf("who am I: %w", err)
@@ -167,9 +197,30 @@ func (a *Agent) credentialFor(owner string) (*syscall.Credential, string, error)
 	if err != nil {
 		return nil, "", fmt.Errorf("job owner %q is not a user on this node: %w", owner, err)
 	}
-	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, u.HomeDir, nil
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, "", fmt.Errorf("job owner %q: uid %q: %w", owner, u.Uid, err)
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, "", fmt.Errorf("job owner %q: gid %q: %w", owner, u.Gid, err)
+	}
+	c := &jobexec.Cred{User: owner, UID: uint32(uid), GID: uint32(gid)}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return nil, "", fmt.Errorf("job owner %q: groups: %w", owner, err)
+	}
+	for _, id := range ids {
+		g, err := strconv.ParseUint(id, 10, 32)
+		if err != nil {
+			return nil, "", fmt.Errorf("job owner %q: group id %q: %w", owner, id, err)
+		}
+		c.Groups = append(c.Groups, uint32(g))
+	}
+	if !slices.Contains(c.Groups, c.GID) {
+		c.Groups = append(c.Groups, c.GID)
+	}
+	return c, u.HomeDir, nil
 }
 
 // runStreaming starts cmd as a process of attempt k, copies its output to
@@ -177,8 +228,8 @@ func (a *Agent) credentialFor(owner string) (*syscall.Credential, string, error)
 // process group.
 func (a *Agent) runStreaming(ctx context.Context, k jobKey, cmd *exec.Cmd, stdout, stderr io.Writer) (int, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		return -1, fmt.Errorf("start %q on %s: %w", cmd.Args[0], a.cfg.Name, err)
+	if err := jobexec.Start(cmd); err != nil {
+		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], a.cfg.Name, err)
 	}
 	pid := cmd.Process.Pid
 	a.procs.add(k, cmd)

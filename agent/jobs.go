@@ -15,7 +15,7 @@ type jobState struct {
 	launched map[jobKey]bool      // attempts whose launcher this node (as head) started
 	acking   map[jobKey]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
 	el       elasticState         // elastic jobs: options, signals sent, progress committed
-	ompiDirs map[jobKey]string    // Open MPI session directory bases of attempts (ompi.go)
+	ompiDirs map[jobKey]ompiDir   // Open MPI session directory bases of attempts (ompi.go)
 	// lastSweep is when stray processes were last looked for (sweep.go).
 	lastSweep time.Time
 }

@@ -131,25 +131,17 @@ func hostSpec(att *raftfsm.Attempt) string {
 // as the remote launcher, through a small wrapper that carries the
 // attempt's capability: MPI launchers take one executable path.
 func (a *Agent) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k jobKey, stdout, stderr io.Writer) (int, error) {
-	tmp, err := os.MkdirTemp("", fmt.Sprintf("shoal-job%d.%d-", k.Job, k.Attempt))
-	if err != nil {
-		return -1, fmt.Errorf("job dir: %w", err)
-	}
-	defer os.RemoveAll(tmp)
 	cred, _, err := a.credentialFor(j.Owner)
 	if err != nil {
 		return -1, err
 	}
-	wrapper := filepath.Join(tmp, "rsh")
-	script := fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' exec '%s' rsh \"$@\"\n",
-		a.jobCapability(k), a.localAddr(), a.caFile(), a.bin())
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		return -1, fmt.Errorf("write launcher wrapper: %w", err)
+	script := fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
+		a.jobCapability(k), a.localAddr(), a.caFile(), a.caCerts(), a.bin())
+	tmp, wrapper, err := writeLauncherWrapper(k, script, cred)
+	if err != nil {
+		return -1, err
 	}
-	if cred != nil {
-		_ = os.Chown(tmp, int(cred.Uid), int(cred.Gid))
-		_ = os.Chown(wrapper, int(cred.Uid), int(cred.Gid))
-	}
+	defer os.RemoveAll(tmp) // root's own directory (writeLauncherWrapper)
 	np := strconv.Itoa(att.NP())
 	extra := a.jobEnv(j, att, k)
 	var argv []string
@@ -350,20 +342,14 @@ func (a *Agent) jobEnv(j *raftfsm.Job, att *raftfsm.Attempt, k jobKey) []string 
 	return env
 }
 
-// makeCheckpointDir creates the job's checkpoint directory, owned by the job's owner.
+// makeCheckpointDir creates the job's checkpoint directory as the job's
+// owner: the path is the user's choice (--checkpoint-dir, or a
+// .shoal-checkpoints in their working directory that may be a symlink),
+// so it is created with their permissions, never root's.
 func (a *Agent) makeCheckpointDir(j *raftfsm.Job) error {
 	dir := a.checkpointDir(j)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create checkpoint dir: %w", err)
-	}
-	cred, _, err := a.credentialFor(j.Owner)
-	if err != nil {
-		return err
-	}
-	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return fmt.Errorf("chown checkpoint dir %s: %w", dir, err)
-		}
+	if err := a.asOwner(j.Owner, dir, ""); err != nil {
+		return fmt.Errorf("create checkpoint dir %s: %w (give the job a --workdir or --checkpoint-dir its owner may write)", dir, err)
 	}
 	return nil
 }

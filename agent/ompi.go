@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"golang.org/x/sys/unix"
 )
 
 // ompiTmpdirVar is the Open MPI parameter (4.x, ORTE) that sets where a
@@ -36,11 +38,11 @@ func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
 	a.jobs.mu.Lock()
 	defer a.jobs.mu.Unlock()
 	if a.jobs.ompiDirs == nil {
-		a.jobs.ompiDirs = map[jobKey]string{}
+		a.jobs.ompiDirs = map[jobKey]ompiDir{}
 	}
-	if dir, ok := a.jobs.ompiDirs[k]; ok {
-		if _, err := os.Stat(dir); err == nil {
-			return []string{ompiTmpdirVar + "=" + dir}, nil
+	if d, ok := a.jobs.ompiDirs[k]; ok {
+		if _, err := os.Stat(d.path); err == nil {
+			return []string{ompiTmpdirVar + "=" + d.path}, nil
 		}
 	}
 	dir, err := os.MkdirTemp("", fmt.Sprintf("shoal-ompi%d.%d-", k.Job, k.Attempt))
@@ -49,14 +51,33 @@ func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
 	}
 	cred, _, err := a.credentialFor(job.Owner)
 	if err == nil && cred != nil {
-		err = os.Chown(dir, int(cred.Uid), int(cred.Gid))
+		err = fchownDir(dir, cred)
 	}
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("open mpi session dir: %w", err)
 	}
-	a.jobs.ompiDirs[k] = dir
+	a.jobs.ompiDirs[k] = ompiDir{path: dir, owner: job.Owner}
 	return []string{ompiTmpdirVar + "=" + dir}, nil
+}
+
+// ompiDir is an attempt's Open MPI session directory and the user it
+// belongs to.
+type ompiDir struct{ path, owner string }
+
+// fchownDir hands a directory the agent has just created in /tmp (with a
+// fresh random name, which no other user can rename or replace there) to
+// the job's owner, through a descriptor opened without following links.
+func fchownDir(dir string, cred *jobexec.Cred) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchown(fd, int(cred.UID), int(cred.GID)); err != nil {
+		return fmt.Errorf("hand %s to %s: %w", dir, cred, err)
+	}
+	return nil
 }
 
 // removeOMPIDirs removes the session directories of attempts that are no
@@ -83,11 +104,17 @@ func (a *Agent) removeOMPIDirs(all bool) {
 		}
 	})
 	a.jobs.mu.Lock()
-	defer a.jobs.mu.Unlock()
+	dirs := make([]ompiDir, 0, len(ended))
 	for _, k := range ended {
-		if err := os.RemoveAll(a.jobs.ompiDirs[k]); err != nil {
-			a.log.Warn("remove open mpi session dir", "dir", a.jobs.ompiDirs[k], "err", err)
-		}
+		dirs = append(dirs, a.jobs.ompiDirs[k])
 		delete(a.jobs.ompiDirs, k)
+	}
+	a.jobs.mu.Unlock()
+	for _, d := range dirs {
+		// The directory is the owner's: remove it as the owner, outside the
+		// lock (it starts a helper process).
+		if err := a.asOwner(d.owner, "", d.path); err != nil {
+			a.log.Warn("remove open mpi session dir", "dir", d.path, "err", err)
+		}
 	}
 }

@@ -107,10 +107,3 @@ func (t *procTable) kill(k jobKey, grace time.Duration) {
 		}
 	}()
 }
-
-// procAttr puts a job process in its own process group, so that killing
-// the group reaches every descendant, and runs it as its owner when the
-// agent runs as root.
-func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Credential: cred, Pdeathsig: syscall.SIGKILL}
-}

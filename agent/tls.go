@@ -3,6 +3,7 @@ package agent
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -142,6 +143,12 @@ func (a *Agent) writeCAFile() error {
 }
 
 func (a *Agent) caFile() string { return filepath.Join(a.cfg.DataDir, CAFileName) }
+
+// caCerts is the public CA certificates as jobs get them in their
+// environment (SHOAL_CA_CERTS): base64 of the PEM, one line that MPI
+// launchers forward like any other variable. Unlike ca.pem it needs no
+// search permission on the data dir.
+func (a *Agent) caCerts() string { return base64.StdEncoding.EncodeToString(a.tls.caPEM()) }
 
 // settleTLS reissues a derived leaf once gossip has settled the advertise
 // address (so a CLI may reach the agent by it) and writes the public CA

@@ -19,16 +19,26 @@ func LoadCAFile(path string, now time.Time) ([]*x509.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read CA file: %w", err)
 	}
-	certs, err := parseCerts(b)
+	certs, err := ParseCAs(b, now)
 	if err != nil {
 		return nil, fmt.Errorf("CA file %s: %w", path, err)
 	}
+	return certs, nil
+}
+
+// ParseCAs reads CA certificates from PEM bytes; each must be a CA and
+// valid at now.
+func ParseCAs(b []byte, now time.Time) ([]*x509.Certificate, error) {
+	certs, err := parseCerts(b)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range certs {
 		if !c.IsCA {
-			return nil, fmt.Errorf("CA file %s: certificate %q is not a CA certificate (pass the CA's certificate, not a node's)", path, c.Subject.CommonName)
+			return nil, fmt.Errorf("certificate %q is not a CA certificate (pass the CA's certificate, not a node's)", c.Subject.CommonName)
 		}
 		if err := CheckValidity(c, now); err != nil {
-			return nil, fmt.Errorf("CA file %s: %w", path, err)
+			return nil, err
 		}
 	}
 	return certs, nil

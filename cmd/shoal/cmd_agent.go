@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -51,6 +52,7 @@ Examples:
 			&cli.StringFlag{Name: "switch", EnvVars: []string{"SHOAL_SWITCH"}, Usage: "`NAME` of the rack or switch this node hangs off"},
 			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
+			&cli.StringSliceFlag{Name: "job-rlimit", EnvVars: []string{"SHOAL_JOB_RLIMIT"}, Usage: "resource limit every job starts with, `RES=SOFT[:HARD]` (ulimit names: nofile, nproc, memlock, stack, core, as, ...; \"unlimited\"); repeatable; over the system's defaults (PID 1's limits, nofile soft at most 1024)"},
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
 			&cli.IntFlag{Name: "max-queued-jobs", Value: d.Limits.QueuedJobs, EnvVars: []string{"SHOAL_MAX_QUEUED_JOBS"}, Usage: "queued jobs one user may have, cluster-wide (0: no limit)"},
 			&cli.IntFlag{Name: "max-user-procs", Value: d.Limits.Procs, EnvVars: []string{"SHOAL_MAX_USER_PROCS"}, Usage: "processes one user's unfinished jobs may ask for, cluster-wide (0: no limit)"},
@@ -129,6 +131,13 @@ func agentConfig(c *cli.Context) (agent.Config, error) {
 	cfg.HTTP.MaxConns, cfg.HTTP.MaxConnsPerSource = c.Int("http-max-conns"), c.Int("http-max-conns-per-source")
 	cfg.HTTP.IdleTimeout, cfg.HTTP.RequestTimeout = c.Duration("http-idle-timeout"), c.Duration("http-request-timeout")
 	cfg.Gossip.MaxInboundStreams, cfg.Gossip.MaxStreamsPerSource = c.Int("gossip-max-streams"), c.Int("gossip-max-streams-per-source")
+	for _, l := range c.StringSlice("job-rlimit") {
+		r, err := jobexec.ParseRlimit(l)
+		if err != nil {
+			return cfg, usagef(c, "--job-rlimit: %v", err)
+		}
+		cfg.JobLimits = append(cfg.JobLimits, r)
+	}
 	if err := probeFlags(c, &cfg); err != nil {
 		return cfg, err
 	}

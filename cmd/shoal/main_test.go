@@ -61,6 +61,8 @@ func TestAgentFlagErrors(t *testing.T) {
 		"no http conns":       {"agent", "--data-dir", dd, "--token-file", tok, "--http-max-conns-per-source", "0"},
 		"negative idle":       {"agent", "--data-dir", dd, "--token-file", tok, "--http-idle-timeout", "-1s"},
 		"no gossip streams":   {"agent", "--data-dir", dd, "--token-file", tok, "--gossip-max-streams", "0"},
+		"bad job rlimit":      {"agent", "--data-dir", dd, "--token-file", tok, "--job-rlimit", "nofile=4096:1024"},
+		"unknown job rlimit":  {"agent", "--data-dir", dd, "--token-file", tok, "--job-rlimit", "files=10"},
 	}
 	for name, args := range cases {
 		_, errOut, code := shoal(t, nil, args...)

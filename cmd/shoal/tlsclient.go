@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"time"
@@ -72,17 +73,30 @@ func clientTLS(token, caFile, certFile, keyFile string, now time.Time) (*tls.Con
 }
 
 // jobClient is the client of a process inside a job (`shoal rsh`,
-// `shoal progress`): it verifies its agent against the public CA file the
-// agent gave it (SHOAL_CA_FILE) and authenticates with the attempt's
-// capability, never the token.
+// `shoal progress`): it verifies its agent against the public CA
+// certificates the agent gave it, by value (SHOAL_CA_CERTS, base64 of the
+// PEM: a job of any user can read its own environment, whatever the data
+// dir's mode) or as a file (SHOAL_CA_FILE), and authenticates with the
+// attempt's capability, never the token.
 func jobClient(addr string) (*api.Client, error) {
-	caFile := os.Getenv("SHOAL_CA_FILE")
-	if caFile == "" {
-		return nil, fmt.Errorf("SHOAL_CA_FILE is not set: run this inside a shoal job")
-	}
-	cas, err := tlsca.LoadCAFile(caFile, time.Now())
-	if err != nil {
-		return nil, err
+	var cas []*x509.Certificate
+	if v := os.Getenv("SHOAL_CA_CERTS"); v != "" {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return nil, fmt.Errorf("SHOAL_CA_CERTS is not base64: %w", err)
+		}
+		if cas, err = tlsca.ParseCAs(b, time.Now()); err != nil {
+			return nil, fmt.Errorf("SHOAL_CA_CERTS: %w", err)
+		}
+	} else {
+		caFile := os.Getenv("SHOAL_CA_FILE")
+		if caFile == "" {
+			return nil, fmt.Errorf("neither SHOAL_CA_CERTS nor SHOAL_CA_FILE is set: run this inside a shoal job")
+		}
+		var err error
+		if cas, err = tlsca.LoadCAFile(caFile, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	return api.NewTLSClient(addr, "", tlsca.ClientConfig(tlsca.Pool(cas...), nil, tlsca.AgentServerName)), nil
 }
