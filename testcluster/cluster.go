@@ -53,6 +53,11 @@ type Cluster struct {
 	mu     sync.Mutex
 	agents []*agent.Agent // nil while a node is down
 	cfgs   []agent.Config
+	// clients holds one API client per agent address. A client per call
+	// would leave one kept-alive TLS connection per poll open on the agent
+	// until its idle timeout, a handshake each, until the agent's
+	// per-source connection cap refuses the test its next call.
+	clients map[string]*api.Client
 }
 
 // New starts n agents, joins them into one cluster and registers their
@@ -192,7 +197,18 @@ func (c *Cluster) Up() []int {
 
 // Client returns an API client for node i, with the cluster token.
 func (c *Cluster) Client(i int) *api.Client {
-	return tokenClient("https://127.0.0.1:"+strconv.Itoa(c.cfgs[i].HTTPPort), Token)
+	base := "https://127.0.0.1:" + strconv.Itoa(c.cfgs[i].HTTPPort)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clients == nil {
+		c.clients = map[string]*api.Client{}
+	}
+	cl, ok := c.clients[base]
+	if !ok {
+		cl = tokenClient(base, Token)
+		c.clients[base] = cl
+	}
+	return cl
 }
 
 // Kill stops node i abruptly: no leave, no leadership transfer.
