@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,7 +39,7 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 		// Both ranks started, and their first lines reached the head's log.
 		var first []string
 		testcluster.WaitFor(t, 20*time.Second, "both ranks of attempt 1 started", func() bool {
-			first = attemptLines(runs, id, 1)
+			first = testcluster.AttemptLines(runs, id, 1)
 			return len(first) == 2 && strings.Count(logOf(c, leader, id, 1), "start ") == 2
 		})
 		kill := c.Index(head)
@@ -52,7 +51,7 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 		c.Restart(kill)
 
 		j = waitState(t, c, leader, id, 60*time.Second, "done", "failed")
-		if again := attemptLines(runs, id, 1); len(again) != 2 {
+		if again := testcluster.AttemptLines(runs, id, 1); len(again) != 2 {
 			t.Fatalf("%s: attempt 1 of job %d started %d times (%v), want once per rank (2)", victim, id, len(again), again)
 		}
 		// Attempt 2 runs; on a loaded machine it may itself fail for an outside reason (a
@@ -62,7 +61,7 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 		}
 		t.Logf("%s: attempt 1 failed: %s", victim, j.Attempts[0].Reason)
 		for n := 2; n <= j.Attempt; n++ {
-			if got := len(attemptLines(runs, id, n)); got > 2 || n == j.Attempt && got != 2 {
+			if got := len(testcluster.AttemptLines(runs, id, n)); got > 2 || n == j.Attempt && got != 2 {
 				t.Errorf("%s: attempt %d started %d ranks, want 2 (and never more)", victim, n, got)
 			}
 		}
@@ -74,18 +73,6 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 			}
 		}
 	}
-}
-
-// attemptLines are the job,attempt,pid lines of one attempt in the runs file.
-func attemptLines(runs string, id uint64, attempt int) []string {
-	b, _ := os.ReadFile(runs)
-	var out []string
-	for _, l := range strings.Fields(string(b)) {
-		if strings.HasPrefix(l, fmt.Sprintf("%d,%d,", id, attempt)) {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 func logOf(c *testcluster.Cluster, i int, id uint64, attempt int) string {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,7 +55,7 @@ func headRestartedAtOnce(t *testing.T, l *lab.Lab, ask string, hosts []string) {
 	var j api.Job
 	if err := testcluster.Poll(60*time.Second, func() bool {
 		j, err = l.Job(ctxFor(t, time.Minute), ask, id)
-		return err == nil && j.State == "running" && len(rankLines(runs, id, 1)) == 2
+		return err == nil && j.State == "running" && len(testcluster.AttemptLines(runs, id, 1)) == 2
 	}); err != nil {
 		t.Fatalf("job %d did not start both ranks: %+v %v", id, j, err)
 	}
@@ -74,28 +73,16 @@ func headRestartedAtOnce(t *testing.T, l *lab.Lab, ask string, hosts []string) {
 	}); err != nil {
 		t.Fatalf("job %d did not end: %+v %v", id, j, err)
 	}
-	if first := rankLines(runs, id, 1); len(first) != 2 {
+	if first := testcluster.AttemptLines(runs, id, 1); len(first) != 2 {
 		t.Fatalf("job %d: attempt 1 started %d ranks (%v), want 2: an attempt ran twice", id, len(first), first)
 	}
 	if j.State != "done" || j.Attempt < 2 {
 		t.Fatalf("job %d is %s at attempt %d (%s), want done in a later attempt: %+v", id, j.State, j.Attempt, j.Reason, j.Attempts)
 	}
 	for n := 2; n <= j.Attempt; n++ {
-		if got := len(rankLines(runs, id, n)); got > 2 {
+		if got := len(testcluster.AttemptLines(runs, id, n)); got > 2 {
 			t.Errorf("job %d: attempt %d started %d ranks, want at most 2", id, n, got)
 		}
 	}
 	t.Logf("job %d, attempt 1: %s", id, j.Attempts[0].Reason)
-}
-
-// rankLines are the job,attempt,pid lines of one attempt.
-func rankLines(runs string, id uint64, attempt int) []string {
-	b, _ := os.ReadFile(runs)
-	var out []string
-	for _, l := range strings.Fields(string(b)) {
-		if strings.HasPrefix(l, fmt.Sprintf("%d,%d,", id, attempt)) {
-			out = append(out, l)
-		}
-	}
-	return out
 }

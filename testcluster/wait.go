@@ -1,6 +1,9 @@
 package testcluster
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,3 +41,18 @@ type timeoutErr struct{}
 func (timeoutErr) Error() string { return "condition not met before the deadline" }
 
 var errTimeout error = timeoutErr{}
+
+// AttemptLines returns the lines of a runs file that the ranks of one
+// attempt appended, each "job,attempt,pid": the restart tests' record of
+// which attempts started, and how often.
+func AttemptLines(runs string, job uint64, attempt int) []string {
+	b, _ := os.ReadFile(runs)
+	var out []string
+	prefix := fmt.Sprintf("%d,%d,", job, attempt)
+	for _, l := range strings.Fields(string(b)) {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
