@@ -83,15 +83,37 @@ func (a *Agent) handleProgress(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		res, err := a.Apply(ctx, b)
-		cancel()
-		out.Committed = err == nil && res.Err == ""
-		if !out.Committed {
-			a.forgetReport(k) // let the next report try again
+		if total > 0 && req.Iter >= total {
+			// The last iteration's report is committed before the answer: the
+			// program exits next, and the attempt's end must not overtake it.
+			out.Committed = a.commitProgress(r.Context(), k, b)
+		} else {
+			// Any other report is committed in the background. Rank 0 waits
+			// for this answer inside its iteration loop, and every rank
+			// waits for rank 0: a raft round trip here (hundreds of ms on
+			// a loaded machine) would slow the whole program at every report.
+			out.Committed = true
+			a.wg.Add(1)
+			go func() {
+				defer a.wg.Done()
+				a.commitProgress(a.ctx, k, b)
+			}()
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// commitProgress commits one report_progress; a report that is not
+// committed is forgotten, so the next report of the attempt tries again.
+func (a *Agent) commitProgress(ctx context.Context, k jobKey, b []byte) bool {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	res, err := a.Apply(ctx, b)
+	if err != nil || res.Err != "" {
+		a.forgetReport(k)
+		return false
+	}
+	return true
 }
 
 // shouldCommit rate-limits progress commits per attempt: the first report, then one every

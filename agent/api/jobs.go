@@ -115,7 +115,9 @@ type ProgressRequest struct {
 }
 
 // ProgressResponse answers a progress report. Checkpoint is the resize request (the same as
-// SIGUSR1): checkpoint at the next iteration boundary and exit 75.
+// SIGUSR1): checkpoint at the next iteration boundary and exit 75. Committed says the report is
+// being recorded in raft: the last iteration's report before the answer, any other in the
+// background (a report that fails to commit is retried with the attempt's next one).
 type ProgressResponse struct {
 	Job        uint64 `json:"job"`
 	Attempt    int    `json:"attempt"`
