@@ -33,14 +33,17 @@ func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *te
 		Bin:     testcluster.BuildShoal(t),
 		Sampler: func(int) probe.Sampler { return idle{} },
 		Configure: func(i int, cfg *agent.Config) {
-			cfg.CoallocTimeout = 3 * time.Second
+			// Long enough for a loaded 2-core machine to reserve (3 s was
+			// not, under two busy loops), short enough for the tests of a
+			// node that never acknowledges.
+			cfg.CoallocTimeout = 6 * time.Second
 			cfg.Probes.InProcess = true
 			if configure != nil {
 				configure(i, cfg)
 			}
 		},
 	})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	testcluster.WaitFor(t, 15*time.Second, "every node in raft", func() bool {
 		ms, err := c.Client(0).Members(context.Background())
 		if err != nil {

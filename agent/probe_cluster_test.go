@@ -71,7 +71,7 @@ func TestProbes_CycleAndSupervision(t *testing.T) {
 	bin := testcluster.BuildShoal(t)
 	const n = 3
 	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: fastProbes})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	names := []string{c.Name(0), c.Name(1), c.Name(2)}
 	ctx := context.Background()
 
@@ -152,7 +152,7 @@ func TestProbes_NodeDiesMidCycle(t *testing.T) {
 	bin := testcluster.BuildShoal(t)
 	const n = 5
 	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: fastProbes})
-	leader := c.WaitLeader(20 * time.Second)
+	leader := c.WaitLeader(45 * time.Second)
 	victim := (leader + 1) % n
 	dead := c.Name(victim)
 	fsm := func() *agent.Agent { return c.Agent(leader) }
@@ -206,7 +206,7 @@ func TestProbes_JoinerCaughtUp(t *testing.T) {
 		fastProbes(i, cfg)
 		cfg.Probes.BandwidthInterval = time.Hour
 	}})
-	leader := c.WaitLeader(20 * time.Second)
+	leader := c.WaitLeader(45 * time.Second)
 	first := []string{c.Name(0), c.Name(1), c.Name(2)}
 	testcluster.WaitFor(t, 30*time.Second, "the first three nodes measured", func() bool {
 		ps, err := c.Client(leader).Net(context.Background())

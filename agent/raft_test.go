@@ -57,7 +57,7 @@ func jobsOn(c *testcluster.Cluster, i int) int {
 func TestFiveAgentsThreeVotersFailover(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t, 5, testcluster.Options{BootstrapExpect: 3})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	testcluster.WaitFor(t, 20*time.Second, "1 leader, 2 voters, 2 non-voters", func() bool {
 		r := roles(t, c, 0)
 		return count(r, "leader") == 1 && count(r, "voter") == 2 && count(r, "nonvoter") == 2
@@ -93,7 +93,7 @@ func TestFiveAgentsThreeVotersFailover(t *testing.T) {
 			t.Fatalf("write through %s after the leader died: %v (%s)", c.Name(i), err, c.Describe())
 		}
 	}
-	leader := c.WaitLeader(15 * time.Second)
+	leader := c.WaitLeader(30 * time.Second)
 	if leader == old {
 		t.Fatal("the dead leader is still leader")
 	}
@@ -116,7 +116,7 @@ func TestFiveAgentsThreeVotersFailover(t *testing.T) {
 func TestTwoVotersDieOneAfterTheOther(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t, 5, testcluster.Options{BootstrapExpect: 3})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	voters := func() []int {
 		var out []int
 		r := roles(t, c, c.Up()[0])
@@ -151,7 +151,7 @@ func TestTwoVotersDieOneAfterTheOther(t *testing.T) {
 func TestRestartEveryAgentRecoversState(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t, 3, testcluster.Options{})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	for i := range 10 {
 		if res, err := c.Client(i%3).Apply(context.Background(), submitCmd(t, fmt.Sprint("r", i))); err != nil || res.Err != "" {
 			t.Fatalf("write %d: %v %s", i, err, res.Err)
@@ -192,7 +192,7 @@ func TestRestartEveryAgentRecoversState(t *testing.T) {
 func TestSingleNodeCluster(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t, 1, testcluster.Options{BootstrapExpect: 1})
-	c.WaitLeader(10 * time.Second)
+	c.WaitLeader(30 * time.Second)
 	res, err := c.Client(0).Apply(context.Background(), submitCmd(t, "solo"))
 	if err != nil || res.JobID != 1 {
 		t.Fatalf("write on a single node: %+v %v", res, err)
@@ -206,7 +206,7 @@ func TestSingleNodeCluster(t *testing.T) {
 func TestWriteWithoutQuorumFailsClearly(t *testing.T) {
 	t.Parallel()
 	c := testcluster.New(t, 3, testcluster.Options{Configure: func(_ int, cfg *agent.Config) { cfg.WriteTimeout = 5 * time.Second }})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	c.Kill(0)
 	c.Kill(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -129,7 +129,7 @@ func TestLeafRenewedWhileRunning(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{BootstrapExpect: 2, Configure: func(_ int, cfg *agent.Config) {
 		cfg.LeafTTL = 3 * time.Second
 	}})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	served := func() *x509.Certificate {
 		conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.Agent(0).HTTPPort()), testcluster.CertTLS(testcluster.Token))
 		if err != nil {

@@ -20,7 +20,7 @@ func TestNodeWithoutTheTokenIsKeptOut(t *testing.T) {
 				cfg.Token = "intruder-token-0123456789abcdef0123"
 			}
 		}})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	c.Start(2) // the intruder, joining n0 and n1
 	c.Start(3) // the control, joining all three
 	alive := func(g *gossip.Gossip, name string) bool {

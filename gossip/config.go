@@ -94,7 +94,10 @@ func TestConfig() Config {
 	c.ProbeInterval = 400 * time.Millisecond
 	c.ProbeTimeout = 250 * time.Millisecond
 	c.GossipInterval = 50 * time.Millisecond
-	c.SuspicionMult = 4
+	// A suspect is declared dead after SuspicionMult probe intervals
+	// (3.2 s here): at 4 (1.6 s) a loaded 2-core machine running the suite
+	// under -race made false deaths that failed jobs' attempts.
+	c.SuspicionMult = 8
 	c.PushPullInterval = 2 * time.Second
 	c.ReconnectInterval = time.Second
 	// Every node of a loopback cluster is the same source address.

@@ -19,7 +19,7 @@ import (
 // safely, and says "no agent reachable" with exit 3.
 func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	cache := filepath.Join(t.TempDir(), "agents.json")
 	env := func(addr string) map[string]string {
 		return map[string]string{"SHOAL_ADDR": addr, "SHOAL_TOKEN": testcluster.Token, "SHOAL_AGENTS_CACHE": cache}

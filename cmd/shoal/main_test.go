@@ -90,7 +90,7 @@ func TestUnreachableJoinGivesUp(t *testing.T) {
 
 func TestJobBadInputChangesNothing(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
 	dir := t.TempDir()
 	unknownHosts := filepath.Join(dir, "hosts")
@@ -146,7 +146,7 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 
 func TestListingsAlignAndJSON(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	env := map[string]string{"SHOAL_ADDR": c.Client(1).Base, "SHOAL_TOKEN": testcluster.Token}
 	testcluster.WaitFor(t, 15*time.Second, "3 members with roles", func() bool {
 		out, _, code := shoal(t, env, "members")

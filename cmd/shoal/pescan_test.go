@@ -37,7 +37,7 @@ func buildGPUProgram(t *testing.T) string {
 func TestGPUNeedFoundInExecutable_NoGPUOnThisMachine(t *testing.T) {
 	prog := buildGPUProgram(t)
 	c := testcluster.New(t, 1, testcluster.Options{BootstrapExpect: 1})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
 
 	// Declared nothing: the job needs a GPU, says why, and no node has one,

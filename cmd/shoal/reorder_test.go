@@ -75,7 +75,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 // shoal kill ID --addr URL, shoal logs ID -f.
 func TestFlagsAfterArguments(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
 	out, errOut, code := shoal(t, env, "submit", "-n", "1", "--mpi", "none", "--", "sleep", "600")
 	if code != 0 {

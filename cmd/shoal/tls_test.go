@@ -109,7 +109,7 @@ func TestCLI_SitePKI(t *testing.T) {
 		cert, key := writeTLSPair(t, dir, cfg.Name, site, now, time.Hour)
 		cfg.TLS = agent.TLSFiles{CAFile: caFile, CertFile: cert, KeyFile: key}
 	}})
-	c.WaitLeader(20 * time.Second)
+	c.WaitLeader(45 * time.Second)
 	admin, adminKey := writeTLSPair(t, dir, "admin", site, now, time.Hour)
 	addr := c.Client(0).Base
 	for name, env := range map[string]map[string]string{
