@@ -79,11 +79,22 @@ func TestSocketClientProcess(t *testing.T) {
 func asUser(t *testing.T, bin, sock string, uid uint32, req sockReq) sockAns {
 	t.Helper()
 	rb, _ := json.Marshal(req)
-	cmd := exec.Command(bin, "-test.run=^TestSocketClientProcess$")
-	cmd.Env = []string{"SHOAL_TEST_SOCKET=" + sock, "SHOAL_TEST_REQUEST=" + string(rb), "PATH=/usr/bin:/bin"}
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-	out, err := cmd.CombinedOutput()
+	var out []byte
+	var err error
+	// A fork elsewhere in this process can hold the copy's write descriptor
+	// open for an instant after it was written (golang/go#22315): exec then
+	// fails with ETXTBSY until that child execs. Try again a few times.
+	for try := 0; ; try++ {
+		cmd := exec.Command(bin, "-test.run=^TestSocketClientProcess$")
+		cmd.Env = []string{"SHOAL_TEST_SOCKET=" + sock, "SHOAL_TEST_REQUEST=" + string(rb), "PATH=/usr/bin:/bin"}
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		out, err = cmd.CombinedOutput()
+		if !errors.Is(err, syscall.ETXTBSY) || try == 20 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // backoff before the next exec, not a synchronisation
+	}
 	if err != nil {
 		t.Fatalf("helper as uid %d: %v\n%s", uid, err, out)
 	}
