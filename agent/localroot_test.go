@@ -159,6 +159,44 @@ func TestJobsActAsTheirOwner(t *testing.T) {
 	}
 	elastic := &raftfsm.ElasticSpec{MinNP: 1, MaxNP: 1, Iterations: 10, Deadline: time.Hour}
 
+	// The job's environment names a library for the dynamic loader. The
+	// job helper runs as root until it changes identity, so a helper that
+	// started with the job's environment loaded nobody's library as root.
+	// The library records the uids it was loaded under.
+	t.Run("LD_PRELOAD in the job's environment", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("gcc"); err != nil {
+			t.Skip("gcc not installed (make deps installs it)")
+		}
+		dir := mkdirOwned(t, filepath.Join(base, "preload"), 0o777, uid, gid)
+		src, lib, seen := filepath.Join(dir, "p.c"), filepath.Join(dir, "p.so"), filepath.Join(dir, "seen")
+		code := `#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void record(void) {
+	FILE *f = fopen("` + seen + `", "a");
+	if (f) { fprintf(f, "uid=%d euid=%d\n", (int)getuid(), (int)geteuid()); fclose(f); }
+}
+`
+		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+			t.Fatalf("build the preload library: %v: %s", err, out)
+		}
+		id := submitAs(t, c, nobody.Username, api.JobSpec{Cmd: []string{"true"}, Workdir: work,
+			Env: []string{"LD_PRELOAD=" + lib}})
+		if j := waitState(t, c, 0, id, 30*time.Second, "done", "failed", "killed"); j.State != "done" {
+			t.Fatalf("job %s: %s", j.State, describe(j))
+		}
+		b, _ := os.ReadFile(seen)
+		if strings.Contains(string(b), "uid=0") || strings.Contains(string(b), "euid=0 ") || strings.Contains(string(b), "euid=0\n") {
+			t.Fatalf("nobody's LD_PRELOAD library was loaded as root:\n%s", b)
+		}
+		if !strings.Contains(string(b), fmt.Sprintf("uid=%d euid=%d", uid, uid)) {
+			t.Fatalf("the job itself did not get its LD_PRELOAD (its environment was lost):\n%s", b)
+		}
+	})
+
 	// A .shoal-checkpoints symlink in the job's workdir to a root-owned
 	// directory: the agent used to create the checkpoint dir in it as
 	// root and chown it to the job's owner.

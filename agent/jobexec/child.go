@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,8 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// statusFD is the helper's end of the status pipe (ExtraFiles[0]).
-const statusFD = 3
+// statusFD is the helper's end of the status pipe (ExtraFiles[0]); envFD
+// is the pipe that carries the job's environment (ExtraFiles[1]).
+const (
+	statusFD = 3
+	envFD    = 4
+)
 
 // exitSetup is the helper's exit status when it could not start the job;
 // the reason is on the status pipe.
@@ -48,17 +53,35 @@ func helper(specJSON string, argv []string) int {
 	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
 		return fail(fmt.Errorf("job helper: bad spec: %w", err))
 	}
+	// The job's environment is data until the exec: read it now, apply it
+	// only after the identity change.
+	envPipe := os.NewFile(envFD, "environment")
+	envJSON, err := io.ReadAll(envPipe)
+	envPipe.Close()
+	if err != nil {
+		return fail(fmt.Errorf("job helper: read the job's environment: %w", err))
+	}
+	var env []string
+	if err := json.Unmarshal(envJSON, &env); err != nil {
+		return fail(fmt.Errorf("job helper: bad environment: %w", err))
+	}
 	if err := s.setUp(); err != nil {
 		return fail(err)
 	}
 	if len(argv) == 0 {
 		return 0
 	}
+	os.Clearenv()
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			os.Setenv(k, v)
+		}
+	}
 	path, err := exec.LookPath(argv[0]) // with the job's PATH, as the user
 	if err != nil {
 		return fail(fmt.Errorf("%s cannot run %s: %w", s.Cred, argv[0], err))
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	err = syscall.Exec(path, argv, env)
 	return fail(fmt.Errorf("%s cannot run %s: %w", s.Cred, path, err))
 }
 

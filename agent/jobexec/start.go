@@ -51,24 +51,51 @@ type SetupError struct{ Reason string }
 
 func (e *SetupError) Error() string { return e.Reason }
 
+// helperEnv is the whole environment the helper starts with. It runs as
+// root until it has changed identity, so nothing of the job's environment
+// may reach it: the dynamic loader would honour a job's LD_PRELOAD or
+// LD_LIBRARY_PATH, and the Go runtime its GODEBUG, while still root. The
+// job's environment travels on a pipe (envFD) and is used only by the
+// final exec, after the identity change.
+var helperEnv = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+
 // Start starts a command made by Command and returns once the helper has
 // executed the job (nil) or given up (a *SetupError, after reaping it).
+// cmd.Env is the job's environment (nil: none); the helper process itself
+// starts with helperEnv only.
 func Start(cmd *exec.Cmd) error {
 	if len(cmd.ExtraFiles) != 0 {
-		return errors.New("job helper: ExtraFiles must be empty (fd 3 is the status pipe)")
+		return errors.New("job helper: ExtraFiles must be empty (fds 3 and 4 are the helper's pipes)")
+	}
+	env, err := json.Marshal(cmd.Env)
+	if err != nil {
+		return fmt.Errorf("job helper environment: %w", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("job helper status pipe: %w", err)
 	}
 	defer r.Close()
-	cmd.ExtraFiles = []*os.File{w}
+	er, ew, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("job helper environment pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{w, er}
+	cmd.Env = helperEnv
 	err = cmd.Start()
 	w.Close()
+	er.Close()
 	cmd.ExtraFiles = nil
 	if err != nil {
+		ew.Close()
 		return err
 	}
+	go func() {
+		// A helper that failed before reading gets EPIPE here, not us a signal.
+		_, _ = ew.Write(env)
+		ew.Close()
+	}()
 	msg, rerr := io.ReadAll(r)
 	if rerr == nil && len(msg) == 0 {
 		return nil
