@@ -68,6 +68,9 @@ type Agent struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// bgMu guards stopping, set once Stop waits on wg (background).
+	bgMu     sync.Mutex
+	stopping bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -276,6 +279,9 @@ func (a *Agent) shutdown(graceful bool) error {
 			errs = append(errs, err)
 		}
 	}
+	a.bgMu.Lock()
+	a.stopping = true
+	a.bgMu.Unlock()
 	a.wg.Wait()
 	if a.bolt != nil {
 		if err := a.stable.close(a.bolt.Close); err != nil {

@@ -92,12 +92,7 @@ func (a *Agent) handleProgress(w http.ResponseWriter, r *http.Request) {
 			// for this answer inside its iteration loop, and every rank
 			// waits for rank 0: a raft round trip here (hundreds of ms on
 			// a loaded machine) would slow the whole program at every report.
-			out.Committed = true
-			a.wg.Add(1)
-			go func() {
-				defer a.wg.Done()
-				a.commitProgress(a.ctx, k, b)
-			}()
+			out.Committed = a.background(func() { a.commitProgress(a.ctx, k, b) })
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -142,4 +137,22 @@ func (a *Agent) forgetReport(k jobKey) {
 	a.jobs.el.mu.Lock()
 	defer a.jobs.el.mu.Unlock()
 	delete(a.jobs.el.reported, k)
+}
+
+// background runs f in a goroutine that Stop waits for, unless the agent
+// is stopping (then it reports false and runs nothing): a WaitGroup must
+// not gain work once Stop has begun to wait on it, and a handler outlives
+// the HTTP server's shutdown grace.
+func (a *Agent) background(f func()) bool {
+	a.bgMu.Lock()
+	defer a.bgMu.Unlock()
+	if a.stopping {
+		return false
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		f()
+	}()
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -51,9 +52,9 @@ func (a *Agent) settleLastLife(ctx context.Context) bool {
 		switch {
 		case err == nil && res.Err != "":
 			a.log.Warn("node_restarted refused; attempts of the last life are left to the failure detector", "err", res.Err)
-		case errors.As(err, &se) && se.Code/100 == 4:
+		case errors.As(err, &se) && se.Code == http.StatusBadRequest:
 			// An older leader that does not know the command: keep the old behaviour rather than
-			// never running a job here.
+			// never running a job here. (A 401 or 403, e.g. during a CA rotation, is retried.)
 			a.log.Error("node_restarted refused by the leader; attempts of the last life are left to the failure detector", "err", err)
 			close(a.life.settled)
 			return true

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -146,12 +147,31 @@ func writePair(c *cli.Context, base string, der []byte, key any) error {
 			return cli.Exit(err.Error(), exitFailure)
 		}
 	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+	// Created here, never through a link or over a file someone else put
+	// in the directory since the check above: the key mints certificates.
+	if err := writeNew(keyFile, keyPEM, 0o600); err != nil {
 		return cli.Exit(err.Error(), exitFailure)
 	}
-	if err := os.WriteFile(certFile, tlsca.DERPEM(der), 0o644); err != nil {
+	if err := writeNew(certFile, tlsca.DERPEM(der), 0o644); err != nil {
 		return cli.Exit(err.Error(), exitFailure)
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s and %s\n", certFile, keyFile)
+	return nil
+}
+
+// writeNew creates path (O_EXCL, not following a symlink) with mode and
+// writes b to it.
+func writeNew(path string, b []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return fmt.Errorf("create %s: %w (move it away or pass --out-dir)", path, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	return nil
 }
