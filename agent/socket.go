@@ -62,6 +62,9 @@ func (a *Agent) listenSocket() (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create the socket's directory: %w", err)
 	}
+	if err := socketDirSafe(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
 	if err := removeStaleSocket(path); err != nil {
 		return nil, err
 	}
@@ -77,6 +80,27 @@ func (a *Agent) listenSocket() (net.Listener, error) {
 		a.log.Warn("local users other than the directory's owner and group cannot reach the socket: its directory is not searchable by others (chmod o+x, or pass --socket PATH)", "dir", filepath.Dir(path))
 	}
 	return ln, nil
+}
+
+// socketDirSafe refuses a socket directory that another user could write
+// to (unless it is sticky, as /tmp is): the agent chmods the socket by
+// path after creating it, and there a user could swap the socket for a
+// link to any file between the two, which root would then make writable.
+func socketDirSafe(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !st.IsDir():
+		return fmt.Errorf("socket directory %s is not a directory (a link?): pass --socket in a real directory", dir)
+	case ok && int(sys.Uid) != os.Geteuid() && sys.Uid != 0:
+		return fmt.Errorf("socket directory %s belongs to uid %d, not to the agent: pass --socket in a directory of root's (e.g. /run/shoal)", dir, sys.Uid)
+	case st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0:
+		return fmt.Errorf("socket directory %s is writable by other users (mode %o): pass --socket in a directory only its owner may write (e.g. /run/shoal)", dir, st.Mode().Perm())
+	}
+	return nil
 }
 
 func removeStaleSocket(path string) error {
