@@ -35,26 +35,27 @@ func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "a job needs a request_id and an owner")
 		return
 	}
-	if code, why := a.checkSubmit(r, &req.Spec); code != 0 {
+	spec := toRaftSpec(req.Spec)
+	if code, why := a.checkSubmit(r, &spec); code != 0 {
 		writeErr(w, code, why)
 		return
 	}
-	if err := a.checkHostfile(req.Spec.Hostfile); err != nil {
+	if err := a.checkHostfile(spec.Hostfile); err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := checkElastic(req.Spec); err != nil {
+	if err := checkElastic(spec); err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !req.Spec.Oversubscribe {
+	if !spec.Oversubscribe {
 		slots, nodes := a.clusterSlots()
-		if req.Spec.NP > slots {
-			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %d processes but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", req.Spec.NP, slots, nodes))
+		if spec.NP > slots {
+			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %d processes but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", spec.NP, slots, nodes))
 			return
 		}
 	}
-	b, err := raftfsm.Encode(raftfsm.CmdSubmitJob, time.Now(), raftfsm.SubmitJob{RequestID: req.RequestID, Owner: req.Owner, Spec: req.Spec})
+	b, err := raftfsm.Encode(raftfsm.CmdSubmitJob, time.Now(), raftfsm.SubmitJob{RequestID: req.RequestID, Owner: req.Owner, Spec: spec})
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
@@ -205,9 +206,7 @@ func (a *Agent) handleKill(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body struct {
-		User string `json:"user"`
-	}
+	var body api.KillRequest
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
 		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
 		return
@@ -222,17 +221,18 @@ func (a *Agent) handleKill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, time.Now(), raftfsm.KillJob{ID: j.ID, User: body.User})
-	a.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return map[string]any{"id": j.ID, "state": "killed"} })
+	a.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return api.KillResponse{ID: j.ID, State: "killed"} })
 }
 
 // handleAlloc answers a placement question on this agent's current view
 // without reserving anything (`shoal alloc`).
 func (a *Agent) handleAlloc(w http.ResponseWriter, r *http.Request) {
-	var req placement.Request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	var ar api.AllocRequest
+	if err := json.NewDecoder(r.Body).Decode(&ar); err != nil {
 		writeErr(w, http.StatusBadRequest, "decode placement request: "+err.Error())
 		return
 	}
+	req := toPlacementRequest(ar)
 	st := a.fsm.State()
 	if req.Alpha == 0 {
 		req.Alpha = st.Settings.Alpha
@@ -243,7 +243,7 @@ func (a *Agent) handleAlloc(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	writeJSON(w, http.StatusOK, toAPIDecision(d))
 }
 
 func tp(t time.Time) *time.Time {
@@ -257,7 +257,7 @@ func tp(t time.Time) *time.Time {
 func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
 	out := api.Job{ID: j.ID, State: string(j.State), Owner: j.Owner, ExitCode: j.ExitCode, Attempt: j.Attempt,
 		Hosts: []api.JobHost{}, Reason: j.Reason, SubmittedAt: j.SubmittedAt.UTC(), StartedAt: tp(j.StartedAt),
-		EndedAt: tp(j.EndedAt), Spec: j.Spec, Attempts: []api.Attempt{}}
+		EndedAt: tp(j.EndedAt), Spec: toAPISpec(j.Spec), Attempts: []api.Attempt{}}
 	if j.State == raftfsm.StateQueued {
 		out.WaitReason = j.WaitReason
 	}
