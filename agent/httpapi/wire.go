@@ -1,7 +1,10 @@
-package agent
+package httpapi
 
 import (
+	"time"
+
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -75,4 +78,26 @@ func toAPIDecision(d placement.Decision) api.AllocDecision {
 		out.Score.Nodes = append(out.Score.Nodes, api.AllocNodeScore{Node: n.Node, CL: n.CL, Slots: n.Slots, Procs: n.Procs})
 	}
 	return out
+}
+
+func toAPIMeans(m gossip.Means) api.Means {
+	return api.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
+}
+
+func toAPINode(e gossip.Entry) api.Node {
+	s := e.State
+	n := api.Node{
+		Name: s.Name, Addr: s.Addr, Status: string(e.Status), Hostname: s.Static.Hostname, CPUModel: s.Static.CPUModel,
+		Cores: s.Static.Cores, Threads: s.Static.Threads, MHz: s.Static.MHz, MemTotal: s.Static.MemTotal,
+		Load: toAPIMeans(s.Dyn.Load), CPUUtil: toAPIMeans(s.Dyn.CPUUtil), MemAvail: toAPIMeans(s.Dyn.MemAvail),
+		NetFlow: toAPIMeans(s.Dyn.NetFlow), Users: s.Dyn.Users, PEs: []api.PE{}, Switch: s.Static.Switch,
+		HTTPPort: s.HTTPPort, RaftPort: s.RaftPort,
+	}
+	if s.Dyn.SampledAt > 0 {
+		n.Sampled = time.UnixMilli(s.Dyn.SampledAt).UTC()
+	}
+	for _, pe := range s.Static.PEs {
+		n.PEs = append(n.PEs, api.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count, MemBytes: pe.MemBytes})
+	}
+	return n
 }

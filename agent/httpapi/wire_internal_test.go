@@ -1,4 +1,4 @@
-package agent
+package httpapi
 
 import (
 	"encoding/json"
