@@ -158,7 +158,10 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return err
 	}
-	a.startHTTP()
+	if err := a.startHTTP(); err != nil {
+		a.gossip.Shutdown()
+		return fmt.Errorf("start the HTTP API: %w", err)
+	}
 	a.startSampling()
 	a.startProbes()
 	a.startJobs()

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -226,69 +225,4 @@ func elasticPlacement(snap placement.Snapshot, j *raftfsm.Job) (int, string) {
 		why = fmt.Sprintf("attempt %d failed (%s): resumed from the checkpoint on %d of %d processes", last.N, last.Reason, np, target)
 	}
 	return np, why
-}
-
-// toAPIElastic is the elastic part of `shoal job`.
-func (a *Agent) toAPIElastic(j *raftfsm.Job, snap func() placement.Snapshot) *api.Elastic {
-	sp, e := j.Spec.Elastic, j.Elastic
-	if sp == nil || e == nil {
-		return nil
-	}
-	now, unit, opts := time.Now(), j.Spec.Unit(), a.elasticOptions()
-	out := &api.Elastic{MinNP: sp.MinNP, MaxNP: sp.MaxNP, Unit: unit, BudgetNH: sp.BudgetNH, SpentNH: spentNodeHours(j, now),
-		Iterations: sp.Iterations, CommHeavy: sp.CommHeavy, TargetNP: e.TargetNP, Checkpoints: e.Checkpoints,
-		CheckpointDir: a.checkpointDir(j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
-	if c := restartCost(e); c > 0 {
-		out.RestartCostS, out.RestartKnown = c.Seconds(), true
-	}
-	if sp.Deadline > 0 {
-		out.Deadline = tp(j.SubmittedAt.Add(sp.Deadline))
-	}
-	for _, h := range e.History {
-		out.History = append(out.History, api.Resize{At: h.At.UTC(), Attempt: h.Attempt, FromNP: h.FromNP, ToNP: h.ToNP, Reason: h.Reason})
-	}
-	reported := false
-	for i := len(j.Attempts) - 1; i >= 0; i-- {
-		if p := j.Attempts[i].Progress; p != nil {
-			out.Iter, reported = p.Iter, true
-			break
-		}
-	}
-	att := j.Current()
-	if att == nil {
-		out.Decision = "not placed yet"
-		return out
-	}
-	out.CurrentNP = att.NP()
-	if p := att.Progress; p != nil {
-		out.ResumedFrom, out.CommShare = p.FirstIter, p.Comm
-		if d := p.At.Sub(p.FirstAt).Seconds(); d > 0 {
-			out.Rate = float64(p.Iter-p.FirstIter) / d
-		}
-	}
-	switch {
-	case j.State == raftfsm.StateRunning && e.ResizeAttempt == att.N:
-		out.ResizeRequested = true
-		out.Decision = fmt.Sprintf("asked to checkpoint %s ago (SIGUSR1) for %d processes; waiting for exit 75", time.Since(e.ResizeAt).Round(time.Second), e.TargetNP)
-	case j.State == raftfsm.StateRunning:
-		d := elastic.Decide(opts.Decision, elasticInput(j, att, now, snap()))
-		out.Decision = d.Reason
-		if !d.FinishTarget.IsZero() {
-			out.Predicted = tp(d.FinishTarget)
-		}
-	case j.State.Terminal():
-		out.Decision = "ended"
-	default:
-		out.Decision = fmt.Sprintf("%s; next attempt on %d processes", j.State, e.TargetNP)
-	}
-	switch {
-	case sp.Iterations <= 0:
-		out.FixedSize = "the job declared no total of iterations (--iterations): it runs as a fixed-size job"
-	case j.State == raftfsm.StateRunning && att.Progress == nil && !att.StartedAt.IsZero() && now.Sub(att.StartedAt) > opts.NoProgressAfter:
-		out.FixedSize = fmt.Sprintf("no progress reported in the %s since attempt %d started: it runs as a fixed-size job until it reports ('shoal progress --iter K' or shoal_progress() in shoal_elastic.h)",
-			now.Sub(att.StartedAt).Round(time.Second), att.N)
-	case j.State.Terminal() && !reported && !att.StartedAt.IsZero():
-		out.FixedSize = "the program never reported progress: it ran as a fixed-size job"
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -24,20 +23,6 @@ type jobState struct {
 func (a *Agent) startJobs() {
 	a.leaderHooks = append(a.leaderHooks, a.syncLimits, a.scheduleJobs)
 	a.goLoop("jobs", a.jobLoop)
-}
-
-// jobRoutes registers the jobs' API routes.
-func (a *Agent) jobRoutes(mux *http.ServeMux) {
-	a.route(mux, "POST /v1/jobs", a.handleSubmit)
-	a.route(mux, "GET /v1/jobs", a.handleJobs)
-	a.route(mux, "GET /v1/jobs/{id}", a.handleJob)
-	a.route(mux, "POST /v1/jobs/{id}/kill", a.handleKill)
-	a.route(mux, "GET /v1/jobs/{id}/logs", a.handleLogs)
-	a.route(mux, "POST /v1/alloc", a.handleAlloc)
-	// progress comes from inside jobs: a job capability is enough there too.
-	mux.HandleFunc("POST /v1/jobs/{id}/progress", a.handleProgress)
-	// exec has its own check: a job capability is enough there.
-	mux.HandleFunc("POST /v1/exec", a.handleExec)
 }
 
 // jobLoop makes this node match the desired state of jobs: reserve and

@@ -23,7 +23,7 @@ import (
 func queuedBody(marker string, priority int) json.RawMessage {
 	b, _ := json.Marshal(api.SubmitRequest{RequestID: marker, Spec: api.JobSpec{
 		Cmd: []string{"true", marker}, NP: 1, MPI: "none", Workdir: "/", Oversubscribe: true, Priority: priority,
-		PEs: []raftfsm.PENeed{{Kind: "gpu", PerProc: 1}}}})
+		PEs: []api.PENeed{{Kind: "gpu", PerProc: 1}}}})
 	return b
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/jobexec"
-	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -157,7 +156,7 @@ func TestJobsActAsTheirOwner(t *testing.T) {
 			}
 		}
 	}
-	elastic := &raftfsm.ElasticSpec{MinNP: 1, MaxNP: 1, Iterations: 10, Deadline: time.Hour}
+	elastic := &api.ElasticSpec{MinNP: 1, MaxNP: 1, Iterations: 10, Deadline: time.Hour}
 
 	// The job's environment names a library for the dynamic loader. The
 	// job helper runs as root until it changes identity, so a helper that

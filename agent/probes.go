@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -294,10 +293,4 @@ func (m *probeManager) known() func(string) bool {
 		names[e.State.Name] = true
 	}
 	return func(n string) bool { return names[n] }
-}
-
-// probeRoutes registers the probes' API routes (issue 5).
-func (a *Agent) probeRoutes(mux *http.ServeMux) {
-	a.route(mux, "GET /v1/net", a.handleNet)
-	a.route(mux, "GET /v1/probes", a.handleProbes)
 }

@@ -45,7 +45,7 @@ func TestRefusedPlacementDoesNotHaltTheQueue(t *testing.T) {
 	names := []string{c.Name(0), c.Name(1), c.Name(2)}
 	_, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: t.Name() + "-wrap", Owner: "root",
 		Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: os.TempDir(), Relax: "none",
-			Hostfile: []raftfsm.HostSlots{{Host: names[0], Slots: math.MaxInt}, {Host: names[1], Slots: math.MaxInt}, {Host: names[2], Slots: 3}}}})
+			Hostfile: []api.HostSlots{{Host: names[0], Slots: math.MaxInt}, {Host: names[1], Slots: math.MaxInt}, {Host: names[2], Slots: 3}}}})
 	var se *api.StatusError
 	if err == nil || !asStatus(err, &se) || se.Code != 400 || !strings.Contains(err.Error(), "hostfile") {
 		t.Errorf("submit of a wrapping hostfile: %v, want 400 naming the hostfile", err)

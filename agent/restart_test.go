@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -33,7 +32,7 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 		script := `echo "start $SHOAL_JOB_ID,$SHOAL_ATTEMPT,$$"; echo "$SHOAL_JOB_ID,$SHOAL_ATTEMPT,$$" >> ` + runs +
 			`; if [ "$SHOAL_ATTEMPT" = 1 ]; then sleep 20; fi`
 		id := submitAPI(t, c, leader, api.JobSpec{Cmd: []string{"sh", "-c", script}, NP: 2, MaxAttempts: 3,
-			Hostfile: []raftfsm.HostSlots{{Host: c.Name(a), Slots: 1}, {Host: c.Name(b), Slots: 1}}})
+			Hostfile: []api.HostSlots{{Host: c.Name(a), Slots: 1}, {Host: c.Name(b), Slots: 1}}})
 		j := waitState(t, c, leader, id, 30*time.Second, "running")
 		head := j.Attempts[0].Head
 		// Both ranks started, and their first lines reached the head's log.

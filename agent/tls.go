@@ -112,14 +112,6 @@ func (a *Agent) peerClient(base string) *api.Client {
 	return &api.Client{Base: base, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: a.tls.peer}}
 }
 
-// certAuthed reports whether r came over TLS with a client certificate
-// that chains to a trusted CA: another agent, or a CLI holding the token
-// or a site certificate. Such a caller is an administrator, like a holder
-// of the token.
-func certAuthed(r *http.Request) bool {
-	return r.TLS != nil && len(r.TLS.VerifiedChains) > 0
-}
-
 // CAFileName is the public file, under the data dir, holding the CA
 // certificates a job's `shoal rsh` verifies its agent against. It holds
 // no key: jobs can check the agent, not mint certificates.

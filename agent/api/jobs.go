@@ -12,12 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/shoal-hpc/shoal/raftfsm"
 )
-
-// JobSpec is what a user asks for; it is stored in raft as is.
-type JobSpec = raftfsm.JobSpec
 
 // SubmitRequest is POST /v1/jobs.
 type SubmitRequest struct {
@@ -224,7 +219,7 @@ func (c *Client) Job(ctx context.Context, id uint64) (Job, error) {
 
 // Kill kills a job on behalf of user.
 func (c *Client) Kill(ctx context.Context, id uint64, user string) error {
-	return c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/kill", id), map[string]string{"user": user}, nil)
+	return c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/kill", id), KillRequest{User: user}, nil)
 }
 
 // Exec runs a command through an agent's /v1/exec and copies its output;

@@ -35,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/testcluster/lab"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
@@ -268,7 +269,7 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, se
 	for _, w := range weights {
 		args = append(args, "--weight", w)
 	}
-	var d placement.Decision
+	var d api.AllocDecision // `shoal alloc --format json` prints the API's answer
 	out, err := l.Shoal(ctx, node, args...)
 	if err != nil {
 		return nil, 0, err
@@ -276,7 +277,11 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, se
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		return nil, 0, fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
 	}
-	hosts := ranksOf(d)
+	var placed placement.Decision
+	for _, h := range d.Hosts {
+		placed.Hosts = append(placed.Hosts, placement.Host{Node: h.Node, Procs: h.Procs})
+	}
+	hosts := ranksOf(placed)
 	if len(hosts) != np {
 		return nil, 0, fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
 	}

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -26,7 +26,7 @@ Exits 4, with the reason on stderr, when placement recommends waiting.
 Examples:
   shoal alloc -n 8 > hosts && mpiexec -f hosts -n 8 ./app
   shoal alloc -n 16 --ppn 4 --format openmpi
-  shoal alloc -n 4 --format json | jq .Score
+  shoal alloc -n 4 --format json | jq .score
   shoal alloc -n 4 --alpha 0.1 --weight flow=0    # a communication-bound program`,
 		Flags: append(clientFlags(),
 			&cli.IntFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required)"},
@@ -47,10 +47,10 @@ Examples:
 			if c.NArg() > 0 {
 				return usagef(c, "alloc takes no arguments")
 			}
-			req := placement.Request{N: c.Int("np"), PPN: c.Int("ppn"), Policy: c.String("policy"), Relax: c.String("relax"),
+			req := api.AllocRequest{NP: c.Int("np"), PPN: c.Int("ppn"), Policy: c.String("policy"), Relax: c.String("relax"),
 				Oversubscribe: c.Bool("oversubscribe") && !c.Bool("no-oversubscribe"), Alpha: c.Float64("alpha"),
 				Force: c.Bool("force"), Seed: c.Int64("seed")}
-			if req.N < 1 {
+			if req.NP < 1 {
 				return usagef(c, "-n/--np must be at least 1")
 			}
 			if specs := c.StringSlice("weight"); len(specs) > 0 {
@@ -60,7 +60,7 @@ Examples:
 						return usagef(c, "--weight: %v", err)
 					}
 				}
-				req.Attr = &w
+				req.Attr = apiAttrWeights(w)
 			}
 			format := c.String("format")
 			switch format {
@@ -73,9 +73,11 @@ Examples:
 				if err != nil {
 					return usagef(c, "read hostfile: %v", err)
 				}
-				if req.Hostfile, err = placement.ParseHostfile(string(b)); err != nil {
+				hs, err := placement.ParseHostfile(string(b))
+				if err != nil {
 					return usagef(c, "hostfile %s: %v", f, err)
 				}
+				req.Hostfile = apiHostfile(hs)
 			}
 			for _, p := range c.StringSlice("pe") {
 				kind, n, ok := strings.Cut(p, ":")
@@ -83,14 +85,14 @@ Examples:
 				if !ok || err != nil || count < 1 {
 					return usagef(c, "--pe %q: use KIND:COUNT, e.g. gpu:1", p)
 				}
-				req.PEs = append(req.PEs, placement.PENeed{Kind: strings.ToLower(kind), PerProc: count})
+				req.PEs = append(req.PEs, api.PENeed{Kind: strings.ToLower(kind), PerProc: count})
 			}
 			cl, err := newClient(c)
 			if err != nil {
 				return err
 			}
-			var d placement.Decision
-			if err := cl.Do(c.Context, http.MethodPost, "/v1/alloc", req, &d); err != nil {
+			d, err := cl.Alloc(c.Context, req)
+			if err != nil {
 				return apiError(err)
 			}
 			if format == "json" {
@@ -107,7 +109,7 @@ Examples:
 			if format == "json" {
 				return nil
 			}
-			out, err := placement.FormatHostfile(d, format)
+			out, err := placement.FormatHostfile(placementHosts(d), format)
 			if err != nil {
 				return cli.Exit(err.Error(), exitFailure)
 			}

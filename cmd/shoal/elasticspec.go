@@ -8,12 +8,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/agent/api"
 )
 
 // parseJobSize reads -n/--np (N or MIN:MAX) and the elastic flags (issue 8) into sp. Every mistake
 // is a usage error: nothing reaches the cluster.
-func parseJobSize(c *cli.Context, sp *raftfsm.JobSpec) error {
+func parseJobSize(c *cli.Context, sp *api.JobSpec) error {
 	np, nodes := c.String("np"), c.String("nodes")
 	elasticFlags := []string{"deadline", "budget", "iterations", "start", "comm-heavy", "checkpoint-dir"}
 	rangeNP := strings.Contains(np, ":")
@@ -63,7 +63,7 @@ func parseJobSize(c *cli.Context, sp *raftfsm.JobSpec) error {
 			return usagef(c, "--start %d is outside %d:%d", start, lo, hi)
 		}
 	}
-	e := &raftfsm.ElasticSpec{MinNP: lo * unit, MaxNP: hi * unit, Iterations: c.Int64("iterations"),
+	e := &api.ElasticSpec{MinNP: lo * unit, MaxNP: hi * unit, Iterations: c.Int64("iterations"),
 		BudgetNH: c.Float64("budget"), CommHeavy: c.Bool("comm-heavy"), CheckpointDir: c.String("checkpoint-dir")}
 	if e.Iterations < 1 {
 		return usagef(c, "an elastic job needs its total of iterations: --iterations N (N >= 1)")

@@ -76,9 +76,7 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		if err != nil {
 			return req, usagef(c, "hostfile %s: %v", f, err)
 		}
-		for _, h := range hs {
-			sp.Hostfile = append(sp.Hostfile, raftfsm.HostSlots{Host: h.Host, Slots: h.Slots})
-		}
+		sp.Hostfile = apiHostfile(hs)
 	}
 	sp.Relax = c.String("relax")
 	switch sp.Relax {
@@ -156,10 +154,10 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 			if !ok || kind == "" || err != nil || count < 1 {
 				return req, usagef(c, "--pe %q: use KIND:COUNT per process, e.g. gpu:1, or none", p)
 			}
-			sp.PEs = append(sp.PEs, raftfsm.PENeed{Kind: strings.ToLower(kind), PerProc: count})
+			sp.PEs = append(sp.PEs, api.PENeed{Kind: strings.ToLower(kind), PerProc: count})
 		}
 	case info.NeedsGPU():
-		sp.PEs, sp.PEsDetected = []raftfsm.PENeed{{Kind: "gpu", PerProc: 1}}, true
+		sp.PEs, sp.PEsDetected = []api.PENeed{{Kind: "gpu", PerProc: 1}}, true
 	}
 	u, err := user.Current()
 	if err != nil {

@@ -1,4 +1,4 @@
-package agent
+package httpapi
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ import (
 
 // handleSubmit checks a job against the cluster as it is now (so a job
 // that can never run is refused at once, with the numbers) and commits it.
-func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	var req api.SubmitRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeErr(w, http.StatusBadRequest, "decode job: "+err.Error())
@@ -35,38 +35,39 @@ func (a *Agent) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "a job needs a request_id and an owner")
 		return
 	}
-	if code, why := a.checkSubmit(r, &req.Spec); code != 0 {
+	spec := toRaftSpec(req.Spec)
+	if code, why := s.checkSubmit(r, &spec); code != 0 {
 		writeErr(w, code, why)
 		return
 	}
-	if err := a.checkHostfile(req.Spec.Hostfile); err != nil {
+	if err := s.checkHostfile(spec.Hostfile); err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := checkElastic(req.Spec); err != nil {
+	if err := checkElastic(spec); err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !req.Spec.Oversubscribe {
-		slots, nodes := a.clusterSlots()
-		if req.Spec.NP > slots {
-			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %d processes but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", req.Spec.NP, slots, nodes))
+	if !spec.Oversubscribe {
+		slots, nodes := s.clusterSlots()
+		if spec.NP > slots {
+			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %d processes but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", spec.NP, slots, nodes))
 			return
 		}
 	}
-	b, err := raftfsm.Encode(raftfsm.CmdSubmitJob, time.Now(), raftfsm.SubmitJob{RequestID: req.RequestID, Owner: req.Owner, Spec: req.Spec})
+	b, err := raftfsm.Encode(raftfsm.CmdSubmitJob, s.now(), raftfsm.SubmitJob{RequestID: req.RequestID, Owner: req.Owner, Spec: spec})
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	a.applyAndAnswer(w, r, b, func(res api.ApplyResult) any { return api.SubmitResponse{ID: res.JobID} })
+	s.applyAndAnswer(w, r, b, func(res api.ApplyResult) any { return api.SubmitResponse{ID: res.JobID} })
 }
 
 // applyAndAnswer commits a command and maps raft's and the FSM's refusals
 // to HTTP codes: 503 while there is no leader, 400/403/404/409 for a
 // command the FSM refused.
-func (a *Agent) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byte, ok func(api.ApplyResult) any) {
-	res, err := a.Apply(r.Context(), cmd)
+func (s *Server) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byte, ok func(api.ApplyResult) any) {
+	res, err := s.be.Apply(r.Context(), cmd)
 	if err != nil {
 		writeErr(w, http.StatusServiceUnavailable, err.Error())
 		return
@@ -91,9 +92,9 @@ func (a *Agent) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byt
 
 // checkHostfile refuses a hostfile that names a node this cluster does
 // not know, before anything is committed.
-func (a *Agent) checkHostfile(hf []raftfsm.HostSlots) error {
+func (s *Server) checkHostfile(hf []raftfsm.HostSlots) error {
 	for _, h := range hf {
-		e, ok := a.gossip.Node(h.Host)
+		e, ok := s.be.Node(h.Host)
 		if !ok || !e.HasState {
 			return fmt.Errorf("hostfile names %q, which is not a node of this cluster (see 'shoal nodes')", h.Host)
 		}
@@ -103,8 +104,8 @@ func (a *Agent) checkHostfile(hf []raftfsm.HostSlots) error {
 
 // clusterSlots counts the logical cores of alive nodes: the most processes
 // the cluster can run without oversubscribing.
-func (a *Agent) clusterSlots() (slots, nodes int) {
-	for _, e := range a.gossip.Nodes() {
+func (s *Server) clusterSlots() (slots, nodes int) {
+	for _, e := range s.be.Nodes() {
 		if e.HasState && e.Status == gossip.StatusAlive {
 			slots += max(e.State.Static.Threads, e.State.Static.Cores)
 			nodes++
@@ -118,7 +119,7 @@ func (a *Agent) clusterSlots() (slots, nodes int) {
 // most api.JobsPageMax). When more jobs match, the api.NextAfterHeader
 // header names the ID to pass as ?after= for the next page. A listing that
 // answered every job at once grew to 150 MB with one user's queue.
-func (a *Agent) handleJobs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	q, err := jobQuery(r)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
@@ -126,10 +127,10 @@ func (a *Agent) handleJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	var page []*raftfsm.Job
 	var more bool
-	a.fsm.View(func(s *raftfsm.State) { page, more = raftfsm.ListJobs(s, q) })
+	s.be.View(func(st *raftfsm.State) { page, more = raftfsm.ListJobs(st, q) })
 	out := make([]api.Job, 0, len(page))
 	for _, j := range page {
-		out = append(out, a.jobFor(r, j))
+		out = append(out, s.jobFor(r, j))
 	}
 	if more {
 		w.Header().Set(api.NextAfterHeader, strconv.FormatUint(page[len(page)-1].ID, 10))
@@ -171,21 +172,21 @@ func jobQuery(r *http.Request) (raftfsm.JobQuery, error) {
 
 // jobFor is a job as r may see it: other users' environment values are
 // hidden from local users (mayReadEnv).
-func (a *Agent) jobFor(r *http.Request, j *raftfsm.Job) api.Job {
-	out := a.toAPIJob(j)
+func (s *Server) jobFor(r *http.Request, j *raftfsm.Job) api.Job {
+	out := s.toAPIJob(j)
 	if !mayReadEnv(r, j.Owner) {
 		out.Spec.Env = hiddenEnv(out.Spec.Env)
 	}
 	return out
 }
 
-func (a *Agent) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
+func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
 	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, fmt.Sprintf("job ID %q is not a number", r.PathValue("id")))
 		return nil, false
 	}
-	st := a.fsm.State()
+	st := s.be.State()
 	j := st.Jobs[id]
 	if j == nil {
 		writeErr(w, http.StatusNotFound, fmt.Sprintf("no job %d", id))
@@ -194,20 +195,18 @@ func (a *Agent) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Jo
 	return j, true
 }
 
-func (a *Agent) handleJob(w http.ResponseWriter, r *http.Request) {
-	if j, ok := a.jobFromPath(w, r); ok {
-		writeJSON(w, http.StatusOK, a.jobFor(r, j))
+func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.jobFromPath(w, r); ok {
+		writeJSON(w, http.StatusOK, s.jobFor(r, j))
 	}
 }
 
-func (a *Agent) handleKill(w http.ResponseWriter, r *http.Request) {
-	j, ok := a.jobFromPath(w, r)
+func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.jobFromPath(w, r)
 	if !ok {
 		return
 	}
-	var body struct {
-		User string `json:"user"`
-	}
+	var body api.KillRequest
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
 		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
 		return
@@ -221,32 +220,34 @@ func (a *Agent) handleKill(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
 		return
 	}
-	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, time.Now(), raftfsm.KillJob{ID: j.ID, User: body.User})
-	a.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return map[string]any{"id": j.ID, "state": "killed"} })
+	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, s.now(), raftfsm.KillJob{ID: j.ID, User: body.User})
+	s.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return api.KillResponse{ID: j.ID, State: "killed"} })
 }
 
 // handleAlloc answers a placement question on this agent's current view
 // without reserving anything (`shoal alloc`).
-func (a *Agent) handleAlloc(w http.ResponseWriter, r *http.Request) {
-	var req placement.Request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+func (s *Server) handleAlloc(w http.ResponseWriter, r *http.Request) {
+	var ar api.AllocRequest
+	if err := json.NewDecoder(r.Body).Decode(&ar); err != nil {
 		writeErr(w, http.StatusBadRequest, "decode placement request: "+err.Error())
 		return
 	}
-	st := a.fsm.State()
+	req := toPlacementRequest(ar)
+	st := s.be.State()
 	if req.Alpha == 0 {
 		req.Alpha = st.Settings.Alpha
 	}
 	req.Done = r.Context().Done() // a client that leaves stops the placement
-	d, err := placement.Place(a.placementSnapshot(st), req)
+	d, err := placement.Place(s.be.PlacementSnapshot(st), req)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	writeJSON(w, http.StatusOK, toAPIDecision(d))
 }
 
-func tp(t time.Time) *time.Time {
+// OptTime is t in UTC, or nil for the zero time (a JSON null).
+func OptTime(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
@@ -254,16 +255,16 @@ func tp(t time.Time) *time.Time {
 	return &u
 }
 
-func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
+func (s *Server) toAPIJob(j *raftfsm.Job) api.Job {
 	out := api.Job{ID: j.ID, State: string(j.State), Owner: j.Owner, ExitCode: j.ExitCode, Attempt: j.Attempt,
-		Hosts: []api.JobHost{}, Reason: j.Reason, SubmittedAt: j.SubmittedAt.UTC(), StartedAt: tp(j.StartedAt),
-		EndedAt: tp(j.EndedAt), Spec: j.Spec, Attempts: []api.Attempt{}}
+		Hosts: []api.JobHost{}, Reason: j.Reason, SubmittedAt: j.SubmittedAt.UTC(), StartedAt: OptTime(j.StartedAt),
+		EndedAt: OptTime(j.EndedAt), Spec: toAPISpec(j.Spec), Attempts: []api.Attempt{}}
 	if j.State == raftfsm.StateQueued {
 		out.WaitReason = j.WaitReason
 	}
 	for _, at := range j.Attempts {
 		x := api.Attempt{N: at.N, State: string(at.State), Head: at.Head, Degraded: at.Degraded, DegradedReason: at.DegradedReason,
-			Reason: at.Reason, ExitCode: at.ExitCode, PlacedAt: tp(at.PlacedAt), StartedAt: tp(at.StartedAt), EndedAt: tp(at.EndedAt)}
+			Reason: at.Reason, ExitCode: at.ExitCode, PlacedAt: OptTime(at.PlacedAt), StartedAt: OptTime(at.StartedAt), EndedAt: OptTime(at.EndedAt)}
 		if p := at.Progress; p != nil {
 			x.Progress = &api.AttemptProgress{FirstIter: p.FirstIter, Iter: p.Iter, FirstAt: p.FirstAt.UTC(), At: p.At.UTC()}
 		}
@@ -272,14 +273,7 @@ func (a *Agent) toAPIJob(j *raftfsm.Job) api.Job {
 		}
 		out.Attempts = append(out.Attempts, x)
 	}
-	var snap *placement.Snapshot
-	out.Elastic = a.toAPIElastic(j, func() placement.Snapshot {
-		if snap == nil {
-			s := a.placementSnapshot(a.fsm.State())
-			snap = &s
-		}
-		return *snap
-	})
+	out.Elastic = s.be.Elastic(j)
 	if cur := j.Current(); cur != nil {
 		last := out.Attempts[len(out.Attempts)-1]
 		out.Hosts, out.Degraded, out.DegradedReason = last.Hosts, cur.Degraded, cur.DegradedReason

@@ -1,4 +1,4 @@
-package agent
+package httpapi
 
 import (
 	"net/http"
@@ -13,8 +13,8 @@ import (
 
 // handleNet serves GET /v1/net: one object per measured ordered pair,
 // read from every node's gossiped row.
-func (a *Agent) handleNet(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, netPairs(a.gossip.Nodes()))
+func (s *Server) handleNet(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, netPairs(s.be.Nodes()))
 }
 
 func netPairs(nodes []gossip.Entry) []api.NetPair {
@@ -50,17 +50,17 @@ func ptr(f float64) *float64 { return &f }
 // handleProbes serves GET /v1/probes: every probe of every node with state
 // as gossiped (stale when its beat is older than the stale threshold) and
 // the leader's last relaunch reason from raft.
-func (a *Agent) handleProbes(w http.ResponseWriter, _ *http.Request) {
-	stale := a.cfg.Probes.orDefault().Supervise.StaleAfter
+func (s *Server) handleProbes(w http.ResponseWriter, _ *http.Request) {
+	stale := s.cfg.ProbeStaleAfter
 	reasons := map[raftfsm.ProbeKey]string{}
-	a.fsm.View(func(s *raftfsm.State) {
-		for k, p := range s.Probes {
+	s.be.View(func(st *raftfsm.State) {
+		for k, p := range st.Probes {
 			reasons[k] = p.LastReason
 		}
 	})
-	now := time.Now()
+	now := s.now()
 	out := []api.ProbeInfo{}
-	for _, e := range a.gossip.Nodes() {
+	for _, e := range s.be.Nodes() {
 		if !e.HasState || e.Status == gossip.StatusLeft {
 			continue
 		}

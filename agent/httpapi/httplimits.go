@@ -1,4 +1,4 @@
-package agent
+package httpapi
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/shoal-hpc/shoal/internal/connlimit"
 )
 
-// HTTPLimits bound what the API server gives a connection, above all one
+// Limits bound what the API server gives a connection, above all one
 // that never shows a token: the health route answers anybody, and every
 // other route reads a request before it can refuse it.
-type HTTPLimits struct {
+type Limits struct {
 	// HeaderTimeout is how long a connection has to send a request's
 	// headers. Default 10s.
 	HeaderTimeout time.Duration
@@ -33,9 +33,9 @@ type HTTPLimits struct {
 	MaxConnsPerSource int
 }
 
-// DefaultHTTPLimits returns the production limits.
-func DefaultHTTPLimits() HTTPLimits {
-	return HTTPLimits{
+// DefaultLimits returns the production limits.
+func DefaultLimits() Limits {
+	return Limits{
 		HeaderTimeout:     10 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		RequestTimeout:    30 * time.Second,
@@ -45,7 +45,7 @@ func DefaultHTTPLimits() HTTPLimits {
 }
 
 // Validate names the first limit out of bounds.
-func (l HTTPLimits) Validate() error {
+func (l Limits) Validate() error {
 	switch {
 	case l.HeaderTimeout <= 0:
 		return fmt.Errorf("HTTP header timeout %v must be positive", l.HeaderTimeout)
@@ -59,9 +59,9 @@ func (l HTTPLimits) Validate() error {
 	return nil
 }
 
-// limitListener caps ln's connections: per source address over TCP, in
+// LimitListener caps ln's connections: per source address over TCP, in
 // all on either.
-func (l HTTPLimits) limitListener(ln net.Listener) net.Listener {
+func (l Limits) LimitListener(ln net.Listener) net.Listener {
 	key := connlimit.SourceIP
 	if _, tcp := ln.Addr().(*net.TCPAddr); !tcp {
 		key = nil
@@ -71,9 +71,10 @@ func (l HTTPLimits) limitListener(ln net.Listener) net.Listener {
 
 // withDeadlines gives every request RequestTimeout to be read and
 // answered; liftDeadlines takes it off a streaming answer.
-func (l HTTPLimits) withDeadlines(h http.Handler) http.Handler {
+func (l Limits) withDeadlines(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
+		// A connection deadline is the kernel's wall clock: never the injected one.
 		end := time.Now().Add(l.RequestTimeout)
 		_ = rc.SetReadDeadline(end)
 		_ = rc.SetWriteDeadline(end)

@@ -1,11 +1,10 @@
-package agent
+package httpapi
 
 import (
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -17,10 +16,10 @@ import (
 // output survives a leader change. ?stream=stdout|stderr (default stdout),
 // ?attempt=N (default: the latest attempt that started), ?offset=BYTES,
 // ?follow=1 keeps the answer open until the attempt ends.
-func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	// Authenticated by route: a followed (or just long) log may take hours.
 	liftDeadlines(w)
-	j, ok := a.jobFromPath(w, r)
+	j, ok := s.jobFromPath(w, r)
 	if !ok {
 		return
 	}
@@ -46,19 +45,19 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, fmt.Sprintf("job %d has not started yet: no output", j.ID))
 		return
 	}
-	if att.Head != a.cfg.Name {
-		base, err := a.httpAddrOf(att.Head)
+	if att.Head != s.cfg.Name {
+		base, err := s.be.PeerBase(att.Head)
 		if err != nil {
 			writeErr(w, http.StatusServiceUnavailable, fmt.Sprintf("output of job %d is on %s, which is not reachable: %v", j.ID, att.Head, err))
 			return
 		}
-		a.relay(w, r, base+r.URL.RequestURI())
+		s.relay(w, r, base+r.URL.RequestURI())
 		return
 	}
 	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
-	path := filepath.Join(a.attemptDir(jobKey{Job: j.ID, Attempt: att.N}), stream)
+	path := s.be.LogPath(j.ID, att.N, stream)
 	w.Header().Set("Content-Type", "application/octet-stream")
-	a.serveLog(w, r, path, offset, q.Get("follow") != "", jobKey{Job: j.ID, Attempt: att.N})
+	s.serveLog(w, r, path, offset, q.Get("follow") != "", Attempt{Job: j.ID, Attempt: att.N})
 }
 
 func latestStarted(j *raftfsm.Job) *raftfsm.Attempt {
@@ -70,12 +69,12 @@ func latestStarted(j *raftfsm.Job) *raftfsm.Attempt {
 	return nil
 }
 
-func (a *Agent) serveLog(w http.ResponseWriter, r *http.Request, path string, offset int64, follow bool, k jobKey) {
+func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, path string, offset int64, follow bool, k Attempt) {
 	fl, _ := w.(http.Flusher)
 	buf := make([]byte, 64<<10)
 	wroteHeader := false
 	for {
-		ended := a.attemptEnded(k)
+		ended := s.attemptEnded(k)
 		f, err := os.Open(path)
 		if err == nil {
 			if _, err := f.Seek(offset, io.SeekStart); err == nil {
@@ -118,10 +117,10 @@ func (a *Agent) serveLog(w http.ResponseWriter, r *http.Request, path string, of
 	}
 }
 
-func (a *Agent) attemptEnded(k jobKey) bool {
+func (s *Server) attemptEnded(k Attempt) bool {
 	ended := true
-	a.fsm.View(func(s *raftfsm.State) {
-		j := s.Jobs[k.Job]
+	s.be.View(func(st *raftfsm.State) {
+		j := st.Jobs[k.Job]
 		if j == nil || k.Attempt > len(j.Attempts) {
 			return
 		}
@@ -131,14 +130,14 @@ func (a *Agent) attemptEnded(k jobKey) bool {
 }
 
 // relay proxies a GET to another agent and streams its answer.
-func (a *Agent) relay(w http.ResponseWriter, r *http.Request, url string) {
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, url string) {
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		writeErr(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	// No token: this agent's client certificate authenticates it (mutual TLS).
-	resp, err := a.streamClient.Do(req)
+	resp, err := s.be.StreamClient().Do(req)
 	if err != nil {
 		writeErr(w, http.StatusBadGateway, err.Error())
 		return

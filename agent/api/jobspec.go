@@ -1,0 +1,76 @@
+package api
+
+import "time"
+
+// JobSpec is what a user asks for (POST /v1/jobs, and the spec of every job
+// listed). It is the API's own type: the agent converts it to and from the
+// raft command schema (raftfsm.JobSpec) at the HTTP boundary, so a rename
+// there cannot change these keys. The keys are the ones the raft schema has
+// always sent, so old clients keep working.
+type JobSpec struct {
+	Cmd     []string `json:"cmd"`
+	Env     []string `json:"env,omitempty"` // "KEY=VALUE", in the user's order
+	Workdir string   `json:"workdir,omitempty"`
+	// NP is the total number of processes (-n).
+	NP int `json:"np"`
+	// PPN is processes per node (--ppn); 0 lets placement decide.
+	PPN      int         `json:"ppn,omitempty"`
+	Priority int         `json:"priority,omitempty"` // higher runs first
+	Policy   string      `json:"policy,omitempty"`   // placement policy; "" = cluster default
+	Relax    string      `json:"relax,omitempty"`    // GERBIL relaxation mode; "" = none
+	Hostfile []HostSlots `json:"hostfile,omitempty"`
+	// Oversubscribe: place on busy nodes (degraded) rather than wait.
+	Oversubscribe bool     `json:"oversubscribe"`
+	PEs           []PENeed `json:"pes,omitempty"`
+	// PEsDetected says PEs were found in the executable's libraries rather than declared.
+	PEsDetected bool   `json:"pes_detected,omitempty"`
+	MPI         string `json:"mpi,omitempty"` // "mpich", "openmpi", "none"; "" = detect
+	// Immediate: on-line job, start now or fail at once with the reason (no queueing).
+	Immediate bool `json:"immediate,omitempty"`
+	// Force places the job even when every node is overloaded.
+	Force bool `json:"force,omitempty"`
+	// MaxAttempts bounds the attempts, the first included; 0 is the cluster's default.
+	MaxAttempts int `json:"max_attempts"`
+	// Timeout is the wall-clock limit of one attempt in nanoseconds; 0 = none.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Alpha overrides the cluster's compute-versus-network weight for this job; nil = cluster's.
+	Alpha *float64 `json:"alpha,omitempty"`
+	// Elastic makes the job resizable; nil = fixed size.
+	Elastic *ElasticSpec `json:"elastic,omitempty"`
+}
+
+// HostSlots is one line of a user's hostfile.
+type HostSlots struct {
+	Host  string `json:"host"`
+	Slots int    `json:"slots"` // 0 = as many as placement finds
+}
+
+// PENeed asks for PerProc processing elements of a kind (e.g. "gpu") for every process.
+type PENeed struct {
+	Kind    string `json:"kind"`
+	PerProc int    `json:"per_proc"`
+}
+
+// ElasticSpec is the resizing contract of an elastic job.
+type ElasticSpec struct {
+	MinNP      int           `json:"min_np"`
+	MaxNP      int           `json:"max_np"`
+	Deadline   time.Duration `json:"deadline,omitempty"`   // finish within, from submit, in nanoseconds
+	BudgetNH   float64       `json:"budget_nh,omitempty"`  // node-hours
+	Iterations int64         `json:"iterations,omitempty"` // total iterations of the program
+	// CommHeavy declares the job communication-heavy: it is never grown.
+	CommHeavy bool `json:"comm_heavy,omitempty"`
+	// CheckpointDir is $SHOAL_CHECKPOINT_DIR; "" = .shoal-checkpoints/JOB in the workdir.
+	CheckpointDir string `json:"checkpoint_dir,omitempty"`
+}
+
+// KillRequest is POST /v1/jobs/{id}/kill.
+type KillRequest struct {
+	User string `json:"user"`
+}
+
+// KillResponse answers a kill.
+type KillResponse struct {
+	ID    uint64 `json:"id"`
+	State string `json:"state"`
+}

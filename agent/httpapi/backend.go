@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Backend is what the handlers need of the agent. The agent implements it
+// with an adapter over its components; nothing here reaches back into the
+// agent itself.
+type Backend interface {
+	// Nodes is every node gossip knows; Node one of them.
+	Nodes() []gossip.Entry
+	Node(name string) (gossip.Entry, bool)
+	// Roles maps node names to their raft roles (leader, voter, nonvoter).
+	Roles() map[string]string
+
+	// Leader is the raft leader's name and raft address ("" when none).
+	Leader() (name, addr string)
+	// IsLeader says whether this agent leads; ConfirmLeader checks it with
+	// the voters and applies everything committed (a consistent read).
+	IsLeader() bool
+	ConfirmLeader() error
+	// Apply commits a raftfsm command, forwarding it to the leader;
+	// ApplyLocal commits it here, on the leader.
+	Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error)
+	ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error)
+
+	// State is a copy of the replicated state; View reads it in place.
+	State() *raftfsm.State
+	View(func(*raftfsm.State))
+	// PlacementSnapshot is the cluster as placement sees it now.
+	PlacementSnapshot(*raftfsm.State) placement.Snapshot
+	// Elastic is the resizing view of an elastic job, nil for another.
+	Elastic(j *raftfsm.Job) *api.Elastic
+
+	// PeerBase is the API's base URL on node; PeerClient a client for it
+	// (this agent's certificate authenticates); StreamClient one without
+	// a timeout for logs and exec.
+	PeerBase(node string) (string, error)
+	PeerClient(base string) *api.Client
+	StreamClient() *http.Client
+
+	// PrepareExec readies a command of a job attempt on this node; the
+	// returned function runs it, copying its output, and returns its exit
+	// status. A refusal is an error WithStatus says the HTTP code of.
+	PrepareExec(ctx context.Context, req api.ExecRequest) (func(ctx context.Context, stdout, stderr io.Writer) (int, error), error)
+	// LogPath is where this node keeps a stream (stdout, stderr) of an attempt it heads.
+	LogPath(job uint64, attempt int, stream string) string
+	// ReportProgress records an attempt's reported iteration (rate-limited
+	// per attempt; total is the job's iterations, 0 unknown) and says
+	// whether it is being committed.
+	ReportProgress(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool
+}
+
+// statusError is an error with the HTTP status it should be answered with.
+type statusError struct {
+	code int
+	err  error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// WithStatus marks err to be answered with the HTTP status code.
+func WithStatus(code int, err error) error { return &statusError{code: code, err: err} }

@@ -1,0 +1,22 @@
+// Package httpapi is the agent's HTTP API: the route table, the handlers,
+// and who may do what. It speaks agent/api's wire types and converts them
+// at this boundary to the raft command schema (raftfsm) and the placement
+// package's types, so renaming a field of a pure package changes no user's
+// JSON.
+//
+// Authentication happens here, before any handler runs: over TCP (always
+// TLS 1.3) a client certificate of the cluster's CA or the cluster token;
+// over the agent's local socket the kernel's word on the sender
+// (SO_PEERCRED, ConnContext), who then acts only as themselves (actAs),
+// root as anyone. A job's processes hold a job capability (JobCapability)
+// that admits them to exec and progress for their own attempt only. An
+// agent that is not root takes changes over the socket only from its own
+// user (Identity). Limits bounds connections and request time.
+//
+// The handlers reach the rest of the agent only through Backend, which the
+// agent implements with an adapter over its components (gossip, raft, the
+// FSM, the node side of jobs):
+//
+//	srv := httpapi.New(cfg, backend)
+//	hs := &http.Server{Handler: srv.Handler(), ConnContext: httpapi.ConnContext}
+package httpapi

@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Config is what the API needs to know of its agent.
+type Config struct {
+	// Name is the node's name; Boot names this run of the agent (health).
+	Name, Boot string
+	// Token is the cluster token: a bearer of it is an administrator.
+	Token string
+	// CapabilityKey signs job capabilities (JobCapability).
+	CapabilityKey []byte
+	// Self is who the agent runs as: not root makes it single-user.
+	Self Identity
+	// Limits are this agent's per-user limits, checked at submit.
+	Limits raftfsm.Limits
+	// HTTP bounds requests (RequestTimeout; the listeners' caps are
+	// LimitListener's).
+	HTTP Limits
+	// ProbeStaleAfter is how old a running probe's beat may be before
+	// GET /v1/probes shows it stale.
+	ProbeStaleAfter time.Duration
+	Logger          *slog.Logger
+	// Clock reads the time; nil is time.Now.
+	Clock func() time.Time
+}
+
+// DefaultConfig is a config with the production limits; Name and Token
+// must still be set.
+func DefaultConfig() Config {
+	return Config{HTTP: DefaultLimits(), ProbeStaleAfter: probe.DefaultSuperviseConfig().StaleAfter, Logger: slog.Default(), Clock: time.Now}
+}
+
+// Validate names what is missing or out of bounds.
+func (c Config) Validate() error {
+	switch {
+	case c.Name == "":
+		return errors.New("httpapi: the node needs a name")
+	case c.Token == "":
+		return errors.New("httpapi: the cluster token is empty")
+	case len(c.CapabilityKey) == 0:
+		return errors.New("httpapi: no key to sign job capabilities")
+	}
+	if err := c.HTTP.Validate(); err != nil {
+		return fmt.Errorf("httpapi: %w", err)
+	}
+	return nil
+}
+
+// Server is the API of one agent.
+type Server struct {
+	cfg Config
+	be  Backend
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New returns the API of an agent over be.
+func New(cfg Config, be Backend) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, be: be, log: cmp.Or(cfg.Logger, slog.Default()), now: cfg.Clock}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Handler is the route table, every request bounded by Limits.RequestTimeout.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	s.route(mux, "GET /v1/self", s.handleSelf)
+	s.route(mux, "GET /v1/nodes", s.handleNodes)
+	s.route(mux, "GET /v1/members", s.handleMembers)
+	s.route(mux, "GET /v1/leader", s.handleLeader)
+	s.route(mux, "POST /v1/apply", s.handleApply)
+	s.route(mux, "GET /v1/state", s.handleState)
+	s.route(mux, "GET /v1/net", s.handleNet)
+	s.route(mux, "GET /v1/probes", s.handleProbes)
+	s.route(mux, "POST /v1/jobs", s.handleSubmit)
+	s.route(mux, "GET /v1/jobs", s.handleJobs)
+	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
+	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
+	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
+	s.route(mux, "POST /v1/alloc", s.handleAlloc)
+	// progress comes from inside jobs: a job capability is enough there too.
+	mux.HandleFunc("POST /v1/jobs/{id}/progress", s.handleProgress)
+	// exec has its own check: a job capability is enough there.
+	mux.HandleFunc("POST /v1/exec", s.handleExec)
+	return s.cfg.HTTP.withDeadlines(mux)
+}
+
+// route registers a handler behind authentication: over TCP (always TLS)
+// a request with neither a client certificate of the cluster's CA nor the
+// cluster token gets 401 and nothing else; over the local
+// socket the kernel's word on the sender stands in for the token (see
+// actAs for what a sender may do).
+func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if p, local := peerOf(r); local {
+			if p.err != nil {
+				writeErr(w, http.StatusForbidden, "the agent could not tell who you are: "+p.err.Error())
+				return
+			}
+			if why := singleUserRefusal(s.cfg.Self, p.uid, r.Method); why != "" {
+				writeErr(w, http.StatusForbidden, why)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			h(w, r)
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !certAuthed(r) && (!ok || !tokenOK(tok, s.cfg.Token)) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
+			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h(w, r)
+	})
+}

@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/httpapi"
+	"github.com/shoal-hpc/shoal/elastic"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// httpBackend is the agent as its HTTP API sees it (httpapi.Backend): the
+// components the handlers read, and the node's job and leader services.
+type httpBackend struct {
+	gossip       *gossip.Gossip
+	raft         *raft.Raft
+	fsm          *raftfsm.FSM
+	streamClient *http.Client
+	now          func() time.Time
+
+	// TODO(#20 merge): today's *Agent methods, until the rooms that own
+	// them (leader, agent/jobrun, agent/raftnode) give them homes of their own.
+	roles             func() map[string]string
+	apply, applyLocal func(context.Context, []byte) (api.ApplyResult, error)
+	peerBase          func(node string) (string, error)
+	peerClient        func(base string) *api.Client
+	placementSnapshot func(*raftfsm.State) placement.Snapshot
+	elasticOptions    func() ElasticOptions
+	checkpointDir     func(*raftfsm.Job) string
+	prepareExec       func(context.Context, api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error)
+	attemptDir        func(jobKey) string
+	reportProgress    func(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool
+}
+
+// newHTTPBackend wires the backend from a's components; its func fields are
+// today's *Agent methods, bound here until their rooms exist (TODO above).
+func newHTTPBackend(a *Agent) *httpBackend {
+	return &httpBackend{gossip: a.gossip, raft: a.raft, fsm: a.fsm, streamClient: a.streamClient, now: time.Now,
+		roles: a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
+		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: a.checkpointDir,
+		prepareExec: a.prepareExec, attemptDir: a.attemptDir, reportProgress: a.reportProgress}
+}
+
+var _ httpapi.Backend = (*httpBackend)(nil)
+
+func (b *httpBackend) Nodes() []gossip.Entry                 { return b.gossip.Nodes() }
+func (b *httpBackend) Node(name string) (gossip.Entry, bool) { return b.gossip.Node(name) }
+func (b *httpBackend) Roles() map[string]string              { return b.roles() }
+func (b *httpBackend) IsLeader() bool                        { return b.raft.State() == raft.Leader }
+func (b *httpBackend) State() *raftfsm.State                 { return b.fsm.State() }
+func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
+func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peerBase(node) }
+func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peerClient(base) }
+func (b *httpBackend) StreamClient() *http.Client            { return b.streamClient }
+func (b *httpBackend) LogPath(job uint64, attempt int, stream string) string {
+	return filepath.Join(b.attemptDir(jobKey{Job: job, Attempt: attempt}), stream)
+}
+
+func (b *httpBackend) Leader() (name, addr string) {
+	a, id := b.raft.LeaderWithID()
+	return string(id), string(a)
+}
+
+func (b *httpBackend) ConfirmLeader() error {
+	if err := b.raft.VerifyLeader().Error(); err != nil {
+		return fmt.Errorf("verify leadership: %w", err)
+	}
+	if err := b.raft.Barrier(5 * time.Second).Error(); err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
+	return nil
+}
+
+func (b *httpBackend) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+	return b.apply(ctx, cmd)
+}
+func (b *httpBackend) ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+	return b.applyLocal(ctx, cmd)
+}
+
+func (b *httpBackend) PlacementSnapshot(st *raftfsm.State) placement.Snapshot {
+	return b.placementSnapshot(st)
+}
+
+func (b *httpBackend) PrepareExec(ctx context.Context, req api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
+	return b.prepareExec(ctx, req)
+}
+
+func (b *httpBackend) ReportProgress(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool {
+	return b.reportProgress(ctx, job, attempt, iter, total, comm)
+}
+
+// Elastic is the elastic part of `shoal job`.
+// TODO(#20 merge): its inputs (spentNodeHours, restartCost, elasticInput) move with the leader core.
+func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
+	sp, e := j.Spec.Elastic, j.Elastic
+	if sp == nil || e == nil {
+		return nil
+	}
+	var snapped *placement.Snapshot
+	snap := func() placement.Snapshot { // only a running job's decision needs one
+		if snapped == nil {
+			s := b.placementSnapshot(b.fsm.State())
+			snapped = &s
+		}
+		return *snapped
+	}
+	now, unit, opts := b.now(), j.Spec.Unit(), b.elasticOptions()
+	out := &api.Elastic{MinNP: sp.MinNP, MaxNP: sp.MaxNP, Unit: unit, BudgetNH: sp.BudgetNH, SpentNH: spentNodeHours(j, now),
+		Iterations: sp.Iterations, CommHeavy: sp.CommHeavy, TargetNP: e.TargetNP, Checkpoints: e.Checkpoints,
+		CheckpointDir: b.checkpointDir(j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
+	if c := restartCost(e); c > 0 {
+		out.RestartCostS, out.RestartKnown = c.Seconds(), true
+	}
+	if sp.Deadline > 0 {
+		out.Deadline = httpapi.OptTime(j.SubmittedAt.Add(sp.Deadline))
+	}
+	for _, h := range e.History {
+		out.History = append(out.History, api.Resize{At: h.At.UTC(), Attempt: h.Attempt, FromNP: h.FromNP, ToNP: h.ToNP, Reason: h.Reason})
+	}
+	reported := false
+	for i := len(j.Attempts) - 1; i >= 0; i-- {
+		if p := j.Attempts[i].Progress; p != nil {
+			out.Iter, reported = p.Iter, true
+			break
+		}
+	}
+	att := j.Current()
+	if att == nil {
+		out.Decision = "not placed yet"
+		return out
+	}
+	out.CurrentNP = att.NP()
+	if p := att.Progress; p != nil {
+		out.ResumedFrom, out.CommShare = p.FirstIter, p.Comm
+		if d := p.At.Sub(p.FirstAt).Seconds(); d > 0 {
+			out.Rate = float64(p.Iter-p.FirstIter) / d
+		}
+	}
+	switch {
+	case j.State == raftfsm.StateRunning && e.ResizeAttempt == att.N:
+		out.ResizeRequested = true
+		out.Decision = fmt.Sprintf("asked to checkpoint %s ago (SIGUSR1) for %d processes; waiting for exit 75", now.Sub(e.ResizeAt).Round(time.Second), e.TargetNP)
+	case j.State == raftfsm.StateRunning:
+		d := elastic.Decide(opts.Decision, elasticInput(j, att, now, snap()))
+		out.Decision = d.Reason
+		if !d.FinishTarget.IsZero() {
+			out.Predicted = httpapi.OptTime(d.FinishTarget)
+		}
+	case j.State.Terminal():
+		out.Decision = "ended"
+	default:
+		out.Decision = fmt.Sprintf("%s; next attempt on %d processes", j.State, e.TargetNP)
+	}
+	switch {
+	case sp.Iterations <= 0:
+		out.FixedSize = "the job declared no total of iterations (--iterations): it runs as a fixed-size job"
+	case j.State == raftfsm.StateRunning && att.Progress == nil && !att.StartedAt.IsZero() && now.Sub(att.StartedAt) > opts.NoProgressAfter:
+		out.FixedSize = fmt.Sprintf("no progress reported in the %s since attempt %d started: it runs as a fixed-size job until it reports ('shoal progress --iter K' or shoal_progress() in shoal_elastic.h)",
+			now.Sub(att.StartedAt).Round(time.Second), att.N)
+	case j.State.Terminal() && !reported && !att.StartedAt.IsZero():
+		out.FixedSize = "the program never reported progress: it ran as a fixed-size job"
+	}
+	return out
+}

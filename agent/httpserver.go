@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/httpapi"
+)
+
+// HTTPLimits bound the API server's connections and timeouts (httpapi.Limits).
+type HTTPLimits = httpapi.Limits
+
+// DefaultHTTPLimits returns the production limits.
+func DefaultHTTPLimits() HTTPLimits { return httpapi.DefaultLimits() }
+
+// capabilityKey signs job capabilities: derived from the token, so every
+// agent checks what any agent issued.
+func capabilityKey(token string) []byte { return derive(token, "job-capability") }
+
+// jobCapability is the SHOAL_JOB_CAP of attempt k's processes.
+// TODO(#20 merge): the launcher (agent/jobrun) can call httpapi.JobCapability itself.
+func (a *Agent) jobCapability(k jobKey) string {
+	return httpapi.JobCapability(capabilityKey(a.cfg.Token), httpapi.Attempt{Job: k.Job, Attempt: k.Attempt})
+}
+
+// startHTTP serves agent/httpapi on the TLS listener and the local socket.
+func (a *Agent) startHTTP() error {
+	stale := a.cfg.Probes.orDefault().Supervise.StaleAfter
+	srv, err := httpapi.New(httpapi.Config{Name: a.cfg.Name, Boot: a.life.boot, Token: a.cfg.Token,
+		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP,
+		ProbeStaleAfter: stale, Logger: a.log, Clock: time.Now}, newHTTPBackend(a))
+	if err != nil {
+		return err
+	}
+	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
+	lim := a.cfg.HTTP
+	a.httpSrv = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: lim.HeaderTimeout, IdleTimeout: lim.IdleTimeout,
+		ConnContext: httpapi.ConnContext}
+	// Failed TLS handshakes (scanners, plain-HTTP clients) are routine:
+	// debug logs, not the standard logger's stderr.
+	a.httpSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)
+	// The connection caps count raw connections, before any handshake. TCP
+	// speaks only TLS; the local socket needs none (SO_PEERCRED).
+	var lns []net.Listener
+	if a.httpLn != nil {
+		lns = append(lns, tls.NewListener(lim.LimitListener(a.httpLn), a.tls.serverTLS()))
+	}
+	if a.sockLn != nil {
+		lns = append(lns, lim.LimitListener(a.sockLn))
+	}
+	for _, ln := range lns {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("HTTP API stopped", "listener", ln.Addr().String(), "err", err)
+			}
+		}()
+	}
+	return nil
+}
