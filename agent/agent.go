@@ -46,8 +46,13 @@ type Agent struct {
 	// appliedLeader and appliedJobs are signalled after every applied raft
 	// entry (see notifyingFSM).
 	appliedLeader, appliedJobs chan struct{}
-	// leaderHooks run on every leader reconcile round (jobs, probes).
+	// leaderHooks run on every leader reconcile round besides the
+	// leader core's duties (leading.go).
 	leaderHooks []func(ctx context.Context)
+	// book is the leader core's memory between rounds (leading.go).
+	book leaderBook
+	// clock is where the leader's loops read the time.
+	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
 	probes   *probeManager
 	sampling *sampling
@@ -56,7 +61,6 @@ type Agent struct {
 	// bookkeeping.
 	procs        *procTable
 	jobs         jobState
-	jobGC        jobGC
 	streamClient *http.Client
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
@@ -96,7 +100,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
 		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		self: selfIdentity(), life: newLife()}
+		self: selfIdentity(), life: newLife(), clock: time.Now}
 	a.initJobLimits()
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
