@@ -6,25 +6,25 @@
 // agent builds the View, proposes what comes back, and feeds what raft
 // answered (a refused placement, a cycle committed) into the next Book.
 //
-//	   gossip (nodes, liveness,            raft FSM (jobs, probes,
-//	   probe beats, links)                 duties, settings)
-//	            │ agent converts                │
-//	            ▼                               ▼
-//	   ┌──────────────────── View + Book ─────────────────────┐
-//	   │ leader core (this package, pure)                     │
-//	   │   Schedule     dead hosts, barrier, co-alloc timeout,│
-//	   │                placement + wait reasons, elastic     │
-//	   │   Probes       relaunches, bandwidth cycles          │
-//	   │   CollectJobs  purge of finished jobs                │
-//	   │   Membership   add / promote / demote / remove       │
-//	   └──────────────── Commands + Actions + next Book ──────┘
-//	            │ agent proposes (agent/leading.go)
-//	            ▼
-//	   raft log ──► FSM on every node ──► node reconcilers
-//	   (jobs: reserve, launch, kill; probes: relaunch, duties)
-//	            │
-//	            ▼
-//	   processes (MPI ranks, probe children) ──► gossip ──► (top)
+//	gossip (nodes, liveness,            raft FSM (jobs, probes,
+//	probe beats, links)                 duties, settings)
+//	         │ agent converts                │
+//	         ▼                               ▼
+//	┌──────────────────── View + Book ─────────────────────┐
+//	│ leader core (this package, pure)                     │
+//	│   Schedule     dead hosts, barrier, co-alloc timeout,│
+//	│                placement + wait reasons, elastic     │
+//	│   Probes       relaunches, bandwidth cycles          │
+//	│   CollectJobs  purge of finished jobs                │
+//	│   Membership   add / promote / demote / remove       │
+//	└──────────────── Commands + Actions + next Book ──────┘
+//	         │ agent proposes (agent/leading.go)
+//	         ▼
+//	raft log ──► FSM on every node ──► node reconcilers
+//	(jobs: reserve, launch, kill; probes: relaunch, duties)
+//	         │
+//	         ▼
+//	processes (MPI ranks, probe children) ──► gossip ──► (top)
 //
 // Every command is idempotent and keyed (job and attempt, probe
 // generation, cycle), so a round repeated by a new leader, or one whose
