@@ -46,11 +46,9 @@ type Agent struct {
 	// appliedLeader and appliedJobs are signalled after every applied raft
 	// entry (see notifyingFSM).
 	appliedLeader, appliedJobs chan struct{}
-	// leaderHooks run on every leader reconcile round besides the
-	// leader core's duties (leading.go).
+	// leaderHooks run on every leader round besides the leader core's
+	// duties (leading.go); registered before Start starts the leader loop.
 	leaderHooks []func(ctx context.Context)
-	// book is the leader core's memory between rounds (leading.go).
-	book leaderBook
 	// clock is where the leader's loops read the time.
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
@@ -168,7 +166,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.startJobs()
 	a.startJobGC()
 	a.goLoop("bootstrap", a.bootstrapLoop)
-	a.goLoop("leader", a.leaderLoop)
+	a.goLoop("leader", newLeading(a).loop)
 	if len(a.cfg.Join) > 0 {
 		a.goLoop("join", func(ctx context.Context) {
 			if err := a.gossip.Join(ctx, a.cfg.Join); err != nil && ctx.Err() == nil {

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,23 +22,59 @@ import (
 // membership changes, and feeds what raft answered into the core's Book.
 // The decisions themselves are the core's.
 
-// leaderBook keeps the core's Book between rounds and leadership terms
-// (a node that leads again keeps its memory, as it always did). Each
-// duty reads and writes its own part.
-type leaderBook struct {
-	mu sync.Mutex
-	b  leader.Book
+// leading runs the leader core for one agent. It holds what the core
+// needs, not the agent: raft, the FSM, gossip, the clock, a way to
+// propose, and the core's Book between rounds and leadership terms (a
+// node that leads again keeps its memory, as it always did).
+type leading struct {
+	log    *slog.Logger
+	raft   *raft.Raft
+	fsm    *raftfsm.FSM
+	gossip *gossip.Gossip
+	clock  func() time.Time
+	// config is the core's configuration as it is now (elastic options
+	// change at run time).
+	config func() leader.Config
+	// apply commits one encoded command on this node, the leader.
+	apply func(context.Context, []byte) (api.ApplyResult, error)
+	// leaderCh hears raft's leadership changes, applied every applied entry.
+	leaderCh <-chan bool
+	applied  <-chan struct{}
+	// hooks are the leader duties that are not the core's (limits).
+	hooks []func(context.Context)
+
+	mu   sync.Mutex
+	book leader.Book
 }
 
-func (lb *leaderBook) update(fn func(*leader.Book)) {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	fn(&lb.b)
+// newLeading gathers what the leader core needs from a started agent
+// (raft, FSM, gossip, the leader hooks registered so far).
+func newLeading(a *Agent) *leading {
+	cfg := a.cfg
+	elasticDecision := a.elasticOptions
+	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
+		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
+		config: func() leader.Config {
+			pc := cfg.Probes.orDefault()
+			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
+				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
+				Elastic: elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.budget(), RoundLen: pc.roundLen(),
+					BandwidthInterval: pc.BandwidthInterval}}
+		}}
 }
 
-// leaderLoop runs the leader's reconcilers for as long as this node leads.
-func (a *Agent) leaderLoop(ctx context.Context) {
+func (l *leading) update(fn func(*leader.Book)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fn(&l.book)
+}
+
+// loop runs the leader's duties for as long as this node leads.
+func (l *leading) loop(ctx context.Context) {
 	var stop context.CancelFunc
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -44,22 +82,22 @@ func (a *Agent) leaderLoop(ctx context.Context) {
 				stop()
 			}
 			return
-		case isLeader := <-a.leaderCh:
+		case isLeader := <-l.leaderCh:
 			if stop != nil {
 				stop()
 				stop = nil
 			}
 			if !isLeader {
-				a.log.Info("lost raft leadership")
+				l.log.Info("lost raft leadership")
 				continue
 			}
-			a.log.Info("gained raft leadership")
+			l.log.Info("gained raft leadership")
 			var lctx context.Context
 			lctx, stop = context.WithCancel(ctx)
-			a.wg.Add(1)
+			wg.Add(1)
 			go func() {
-				defer a.wg.Done()
-				a.lead(lctx)
+				defer wg.Done()
+				l.lead(lctx)
 			}()
 		}
 	}
@@ -71,16 +109,16 @@ func (a *Agent) leaderLoop(ctx context.Context) {
 // leader hook runs in a loop of its own: a slow round of one (a probe
 // relaunch storm on a loaded machine, a long placement) must not starve
 // the others.
-func (a *Agent) lead(ctx context.Context) {
-	if err := a.raft.Barrier(5 * time.Second).Error(); err != nil {
-		a.log.Warn("barrier after gaining leadership", "err", err)
+func (l *leading) lead(ctx context.Context) {
+	if err := l.raft.Barrier(5 * time.Second).Error(); err != nil {
+		l.log.Warn("barrier after gaining leadership", "err", err)
 		return
 	}
-	duties := []func(context.Context){func(context.Context) { a.reconcileMembership() }, a.scheduleJobs, a.leadProbes}
-	if a.cfg.JobRetention > 0 {
-		duties = append(duties, a.collectJobs)
+	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes}
+	if l.config().JobRetention > 0 {
+		duties = append(duties, l.collectJobs)
 	}
-	duties = append(duties, a.leaderHooks...)
+	duties = append(duties, l.hooks...)
 	wakes := make([]chan struct{}, len(duties))
 	var wg sync.WaitGroup
 	for i, fn := range duties {
@@ -106,8 +144,8 @@ func (a *Agent) lead(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-		case <-a.gossip.Changed():
-		case <-a.appliedLeader:
+		case <-l.gossip.Changed():
+		case <-l.applied:
 		}
 		for _, w := range wakes {
 			select {
@@ -118,21 +156,14 @@ func (a *Agent) lead(ctx context.Context) {
 	}
 }
 
-// leaderView is the core's input for one round on st.
-func (a *Agent) leaderView(st *raftfsm.State) leader.View {
-	pc := a.cfg.Probes.orDefault()
-	return leader.View{Now: a.clock(), State: st, Nodes: a.leaderNodes(), Config: leader.Config{
-		Self: a.cfg.Name, Voters: a.cfg.voters(), DeadVoterGrace: a.cfg.DeadVoterGrace,
-		CoallocTimeout: a.cfg.CoallocTimeout, JobRetention: a.cfg.JobRetention,
-		Elastic: a.elasticOptions().Decision, RefusePlacement: a.cfg.Testing.RefusePlacement,
-		Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.budget(), RoundLen: pc.roundLen(),
-			BandwidthInterval: pc.BandwidthInterval},
-	}}
+// view is the core's input for one round on st.
+func (l *leading) view(st *raftfsm.State) leader.View {
+	return leader.View{Now: l.clock(), State: st, Nodes: leaderNodes(l.gossip), Config: l.config()}
 }
 
 // leaderNodes converts what gossip observes into the core's nodes.
-func (a *Agent) leaderNodes() []leader.Node {
-	entries := a.gossip.Nodes()
+func leaderNodes(g *gossip.Gossip) []leader.Node {
+	entries := g.Nodes()
 	out := make([]leader.Node, 0, len(entries))
 	for _, e := range entries {
 		out = append(out, leaderNode(e))
@@ -166,56 +197,58 @@ func pm(m gossip.Means) placement.Means {
 // placementSnapshot is placement's input from what gossip observes and
 // what raft holds (leader.Snapshot): the leader's and `shoal alloc`'s.
 func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return leader.Snapshot(st, a.leaderNodes())
+	return leader.Snapshot(st, leaderNodes(a.gossip))
 }
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once.
-func (a *Agent) scheduleJobs(ctx context.Context) {
-	v := a.leaderView(a.fsm.State())
+func (l *leading) scheduleJobs(ctx context.Context) {
+	v := l.view(l.fsm.State())
 	v.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
 	var b leader.JobsBook
-	a.book.update(func(bk *leader.Book) { b = bk.Jobs })
+	l.update(func(bk *leader.Book) { b = bk.Jobs })
 	cmds, b := leader.Schedule(v, b)
-	a.carryOut(ctx, cmds, func(c leader.Command, res api.ApplyResult) {
-		if p, ok := c.Body.(raftfsm.PlaceJob); ok && c.Type == raftfsm.CmdPlaceJob && res.Err != "" {
-			a.log.Warn("placement refused by raft", "job", p.ID, "code", res.Code, "err", res.Err)
+	l.carryOut(ctx, cmds, func(c leader.Command, res api.ApplyResult) {
+		if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
+			// One job refused must not hold up the jobs behind it: the
+			// next round rejects it if raft would refuse it every round.
+			l.log.Warn("placement refused by raft", "job", p.ID, "code", res.Code, "err", res.Err)
 			b = b.PlacementRefused(p.ID, p.Attempt, res.Code, res.Err)
 		}
 	})
-	a.book.update(func(bk *leader.Book) { bk.Jobs = b })
+	l.update(func(bk *leader.Book) { bk.Jobs = b })
 }
 
 // leadProbes runs the core's probe supervision and bandwidth schedule
 // (leader.Probes) once.
-func (a *Agent) leadProbes(ctx context.Context) {
-	v := a.leaderView(nil)
+func (l *leading) leadProbes(ctx context.Context) {
+	v := l.view(nil)
 	var b leader.ProbesBook
-	a.book.update(func(bk *leader.Book) { b = bk.Probes })
+	l.update(func(bk *leader.Book) { b = bk.Probes })
 	var cmds []leader.Command
-	a.fsm.View(func(s *raftfsm.State) {
+	l.fsm.View(func(s *raftfsm.State) {
 		v.State = s
 		cmds, b = leader.Probes(v, b)
 	})
-	a.carryOut(ctx, cmds, func(c leader.Command, res api.ApplyResult) {
+	l.carryOut(ctx, cmds, func(c leader.Command, res api.ApplyResult) {
 		if c.Cycle != nil && res.Err == "" {
 			b = b.CycleCommitted(*c.Cycle)
 		}
 	})
-	a.book.update(func(bk *leader.Book) { bk.Probes = b })
+	l.update(func(bk *leader.Book) { bk.Probes = b })
 }
 
 // collectJobs runs the core's job janitor (leader.CollectJobs) once.
-func (a *Agent) collectJobs(ctx context.Context) {
-	v := a.leaderView(nil)
+func (l *leading) collectJobs(ctx context.Context) {
+	v := l.view(nil)
 	var b leader.GCBook
-	a.book.update(func(bk *leader.Book) { b = bk.GC })
+	l.update(func(bk *leader.Book) { b = bk.GC })
 	var cmds []leader.Command
-	a.fsm.View(func(s *raftfsm.State) {
+	l.fsm.View(func(s *raftfsm.State) {
 		v.State = s
 		cmds, b = leader.CollectJobs(v, b)
 	})
-	a.book.update(func(bk *leader.Book) { bk.GC = b })
-	a.carryOut(ctx, cmds, nil)
+	l.update(func(bk *leader.Book) { bk.GC = b })
+	l.carryOut(ctx, cmds, nil)
 }
 
 // carryOut proposes a round's commands in order and logs the notes the
@@ -223,22 +256,22 @@ func (a *Agent) collectJobs(ctx context.Context) {
 // command raft committed (res.Err set when the FSM refused it). Once a
 // placement command is not taken, the round's later placement commands
 // are skipped: they counted it as committed.
-func (a *Agent) carryOut(ctx context.Context, cmds []leader.Command, taken func(leader.Command, api.ApplyResult)) {
+func (l *leading) carryOut(ctx context.Context, cmds []leader.Command, taken func(leader.Command, api.ApplyResult)) {
 	skipPlacement := false
 	for _, c := range cmds {
 		if c.Placement && skipPlacement {
 			continue
 		}
 		if c.Before != nil {
-			a.log.Info(c.Before.Msg, c.Before.Attrs...)
+			l.log.Info(c.Before.Msg, c.Before.Attrs...)
 		}
-		res, err := a.proposeResult(ctx, c.Type, c.Body)
+		res, err := l.propose(ctx, c.Type, c.Body)
 		ok := err == nil && res.Err == ""
 		switch {
 		case ok && c.After != nil:
-			a.log.Info(c.After.Msg, c.After.Attrs...)
+			l.log.Info(c.After.Msg, c.After.Attrs...)
 		case !ok && c.Failed != nil:
-			a.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", res.Err)...)
+			l.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", res.Err)...)
 		}
 		if !ok && c.Placement {
 			skipPlacement = true
@@ -249,38 +282,37 @@ func (a *Agent) carryOut(ctx context.Context, cmds []leader.Command, taken func(
 	}
 }
 
-// proposeResult commits one command from the leader. The error is raft's
-// (not the leader, timeout); a command the FSM refused comes back in
-// res.Err and res.Code. Refusals of stale or repeated commands are
-// expected after a leader change.
-func (a *Agent) proposeResult(ctx context.Context, typ string, body any) (api.ApplyResult, error) {
-	b, err := raftfsm.Encode(typ, a.clock(), body)
+// propose commits one command from the leader. The error is raft's (not
+// the leader, timeout); a command the FSM refused comes back in res.Err
+// and res.Code. Refusals of stale or repeated commands are expected
+// after a leader change.
+func (l *leading) propose(ctx context.Context, typ string, body any) (api.ApplyResult, error) {
+	b, err := raftfsm.Encode(typ, l.clock(), body)
 	if err != nil {
-		a.log.Error("encode command", "type", typ, "err", err)
+		l.log.Error("encode command", "type", typ, "err", err)
 		return api.ApplyResult{}, err
 	}
-	res, err := a.applyLocal(ctx, b)
+	res, err := l.apply(ctx, b)
 	if err != nil {
-		a.log.Warn("propose", "type", typ, "err", err)
+		l.log.Warn("propose", "type", typ, "err", err)
 		return res, err
 	}
 	if res.Err != "" {
-		a.log.Debug("command refused", "type", typ, "err", res.Err)
+		l.log.Debug("command refused", "type", typ, "err", res.Err)
 		return res, nil
 	}
-	a.log.Info("committed", "type", typ, "job", res.JobID)
+	l.log.Info("committed", "type", typ, "job", res.JobID)
 	return res, nil
 }
 
 // reconcileMembership applies the core's membership changes
 // (leader.Membership), stopping at the first that fails.
-func (a *Agent) reconcileMembership() {
-	f := a.raft.GetConfiguration()
+func (l *leading) reconcileMembership() {
+	f := l.raft.GetConfiguration()
 	if f.Error() != nil {
 		return
 	}
-	v := leader.View{Now: a.clock(), Nodes: a.leaderNodes(),
-		Config: leader.Config{Self: a.cfg.Name, Voters: a.cfg.voters(), DeadVoterGrace: a.cfg.DeadVoterGrace}}
+	v := leader.View{Now: l.clock(), Nodes: leaderNodes(l.gossip), Config: l.config()}
 	for _, s := range f.Configuration().Servers {
 		v.Servers = append(v.Servers, leader.Server{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
 	}
@@ -289,19 +321,19 @@ func (a *Agent) reconcileMembership() {
 		id, addr := raft.ServerID(act.ID), raft.ServerAddress(act.Addr)
 		switch act.Kind {
 		case leader.ActAdd:
-			err = a.raft.AddNonvoter(id, addr, 0, 5*time.Second).Error()
+			err = l.raft.AddNonvoter(id, addr, 0, 5*time.Second).Error()
 		case leader.ActPromote:
-			err = a.raft.AddVoter(id, addr, 0, 5*time.Second).Error()
+			err = l.raft.AddVoter(id, addr, 0, 5*time.Second).Error()
 		case leader.ActDemote:
-			err = a.raft.DemoteVoter(id, 0, 5*time.Second).Error()
+			err = l.raft.DemoteVoter(id, 0, 5*time.Second).Error()
 		case leader.ActRemove:
-			err = a.raft.RemoveServer(id, 0, 5*time.Second).Error()
+			err = l.raft.RemoveServer(id, 0, 5*time.Second).Error()
 		}
 		if err != nil {
-			a.log.Warn("raft membership change failed", "action", act.Kind, "server", act.ID, "err", err)
+			l.log.Warn("raft membership change failed", "action", act.Kind, "server", act.ID, "err", err)
 			return
 		}
-		a.log.Info("raft membership changed", "action", act.Kind, "server", act.ID, "why", act.Why)
+		l.log.Info("raft membership changed", "action", act.Kind, "server", act.ID, "why", act.Why)
 	}
 }
 
