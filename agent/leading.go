@@ -200,55 +200,64 @@ func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
 	return leader.Snapshot(st, leaderNodes(a.gossip))
 }
 
-// scheduleJobs runs the core's job scheduling (leader.Schedule) once.
+// scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
+// a copy of the state: a long placement must not hold the FSM's lock.
 func (l *leading) scheduleJobs(ctx context.Context) {
-	v := l.view(l.fsm.State())
-	v.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
-	var b leader.JobsBook
-	l.update(func(bk *leader.Book) { b = bk.Jobs })
-	cmds, b := leader.Schedule(v, b)
-	l.carryOut(ctx, cmds, func(c leader.Command, res api.ApplyResult) {
-		if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
-			// One job refused must not hold up the jobs behind it: the
-			// next round rejects it if raft would refuse it every round.
-			l.log.Warn("placement refused by raft", "job", p.ID, "code", res.Code, "err", res.Err)
-			b = b.PlacementRefused(p.ID, p.Attempt, res.Code, res.Err)
-		}
-	})
-	l.update(func(bk *leader.Book) { bk.Jobs = b })
+	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, leader.Schedule,
+		func(b leader.JobsBook, c leader.Command, res api.ApplyResult) leader.JobsBook {
+			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
+				// One job refused must not hold up the jobs behind it: the
+				// next round rejects it if raft would refuse it every round.
+				l.log.Warn("placement refused by raft", "job", p.ID, "code", res.Code, "err", res.Err)
+				return b.PlacementRefused(p.ID, p.Attempt, res.Code, res.Err)
+			}
+			return b
+		})
 }
 
 // leadProbes runs the core's probe supervision and bandwidth schedule
 // (leader.Probes) once.
 func (l *leading) leadProbes(ctx context.Context) {
-	v := l.view(nil)
-	var b leader.ProbesBook
-	l.update(func(bk *leader.Book) { b = bk.Probes })
-	var cmds []leader.Command
-	l.fsm.View(func(s *raftfsm.State) {
-		v.State = s
-		cmds, b = leader.Probes(v, b)
-	})
-	l.carryOut(ctx, cmds, func(c leader.Command, res api.ApplyResult) {
-		if c.Cycle != nil && res.Err == "" {
-			b = b.CycleCommitted(*c.Cycle)
-		}
-	})
-	l.update(func(bk *leader.Book) { bk.Probes = b })
+	runDuty(ctx, l, true, func(b *leader.Book) *leader.ProbesBook { return &b.Probes }, leader.Probes,
+		func(b leader.ProbesBook, c leader.Command, res api.ApplyResult) leader.ProbesBook {
+			if c.Cycle != nil && res.Err == "" {
+				return b.CycleCommitted(*c.Cycle)
+			}
+			return b
+		})
 }
 
 // collectJobs runs the core's job janitor (leader.CollectJobs) once.
 func (l *leading) collectJobs(ctx context.Context) {
-	v := l.view(nil)
-	var b leader.GCBook
-	l.update(func(bk *leader.Book) { b = bk.GC })
+	runDuty(ctx, l, true, func(b *leader.Book) *leader.GCBook { return &b.GC }, leader.CollectJobs, nil)
+}
+
+// runDuty runs one duty of the core once: it reads the duty's part of
+// the Book, decides on the current state (under the FSM's read lock when
+// live, else on a copy, with the round canceled with ctx), proposes the
+// commands, folds raft's answers in with answer, and keeps the part.
+func runDuty[B any](ctx context.Context, l *leading, live bool, part func(*leader.Book) *B,
+	decide func(leader.View, B) ([]leader.Command, B), answer func(B, leader.Command, api.ApplyResult) B) {
+	var b B
+	l.update(func(bk *leader.Book) { b = *part(bk) })
 	var cmds []leader.Command
-	l.fsm.View(func(s *raftfsm.State) {
-		v.State = s
-		cmds, b = leader.CollectJobs(v, b)
-	})
-	l.update(func(bk *leader.Book) { bk.GC = b })
-	l.carryOut(ctx, cmds, nil)
+	if live {
+		v := l.view(nil)
+		l.fsm.View(func(s *raftfsm.State) {
+			v.State = s
+			cmds, b = decide(v, b)
+		})
+	} else {
+		v := l.view(l.fsm.State())
+		v.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
+		cmds, b = decide(v, b)
+	}
+	var taken func(leader.Command, api.ApplyResult)
+	if answer != nil {
+		taken = func(c leader.Command, res api.ApplyResult) { b = answer(b, c, res) }
+	}
+	l.carryOut(ctx, cmds, taken)
+	l.update(func(bk *leader.Book) { *part(bk) = b })
 }
 
 // carryOut proposes a round's commands in order and logs the notes the

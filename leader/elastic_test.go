@@ -13,14 +13,8 @@ import (
 func running(t *testing.T, np int, sp raftfsm.ElasticSpec, iters ...int64) *world {
 	w := newWorld(t, "n1", "n2", "n3", "n4")
 	submit(w, "el", raftfsm.JobSpec{NP: np, PPN: 1, MPI: "none", Elastic: &sp})
-	var hosts []raftfsm.Host
-	for _, n := range w.nodes[:np] {
-		hosts = append(hosts, raftfsm.Host{Node: n.Name, Procs: 1})
-	}
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: hosts})
-	for _, h := range hosts {
-		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: h.Node})
-	}
+	hosts := []string{"n1", "n2", "n3", "n4"}[:np]
+	placeAndAck(w, 1, hosts, hosts...)
 	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
 	for _, it := range iters {
 		w.now = w.now.Add(3 * time.Second)

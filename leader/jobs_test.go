@@ -15,10 +15,7 @@ import (
 func launching(t *testing.T, acks ...string) *world {
 	w := newWorld(t, "n1", "n2", "n3")
 	submit(w, "j", raftfsm.JobSpec{NP: 2, PPN: 1, MPI: "none"})
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 1}, {Node: "n2", Procs: 1}}})
-	for _, n := range acks {
-		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: n})
-	}
+	placeAndAck(w, 1, []string{"n1", "n2"}, acks...)
 	return w
 }
 
@@ -44,7 +41,7 @@ func TestSchedule_LaunchingAndRunningAttempts(t *testing.T) {
 			want: []string{`"reason":"node n2 died under attempt 1","retry":true,"lost":["n2"]`}},
 		{name: "left host", acks: []string{"n1", "n2"}, start: true, n2: StatusLeft, want: []string{`"lost":["n2"]`}},
 		{name: "host unknown to gossip", acks: []string{"n1", "n2"}, start: true, forget: true, want: []string{`"lost":["n2"]`}},
-		{name: "suspect is not dead", acks: []string{"n1", "n2"}, n2: StatusSuspect, want: []string{`start_job`}, wantNot: []string{"fail_attempt"}},
+		{name: "suspect is not dead", acks: []string{"n1", "n2"}, n2: Status("suspect"), want: []string{`start_job`}, wantNot: []string{"fail_attempt"}},
 		{name: "running and healthy: nothing", acks: []string{"n1", "n2"}, start: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,18 +58,10 @@ func TestSchedule_LaunchingAndRunningAttempts(t *testing.T) {
 			}
 			w.now = w.now.Add(tc.after)
 			cmds, _ := Schedule(w.view(), JobsBook{})
-			got := commands(cmds)
-			if len(got) != len(tc.want) {
-				t.Fatalf("commands %q, want %d like %q", got, len(tc.want), tc.want)
-			}
-			for i, want := range tc.want {
-				if !strings.Contains(got[i], want) {
-					t.Errorf("command %d = %s, want it to contain %s", i, got[i], want)
-				}
-			}
+			wantCommands(t, cmds, tc.want)
 			for _, no := range tc.wantNot {
-				if contains(got, no) {
-					t.Errorf("commands %q, want no %s", got, no)
+				if contains(commands(cmds), no) {
+					t.Errorf("commands %q, want no %s", commands(cmds), no)
 				}
 			}
 			for _, c := range cmds {
@@ -141,14 +130,8 @@ func TestSchedule_Placement(t *testing.T) {
 			w := newWorld(t, "n1", "n2", "n3")
 			tc.setup(w)
 			cmds, _ := Schedule(w.view(), JobsBook{})
-			got := commands(cmds)
-			if len(got) != len(tc.want) {
-				t.Fatalf("commands %q, want %d like %q", got, len(tc.want), tc.want)
-			}
-			for i, want := range tc.want {
-				if !strings.Contains(got[i], want) {
-					t.Errorf("command %d = %s, want it to contain %s", i, got[i], want)
-				}
+			wantCommands(t, cmds, tc.want)
+			for i := range cmds {
 				if !cmds[i].Placement {
 					t.Errorf("%s not marked as a placement: the agent would go on after a refusal", cmds[i].Type)
 				}

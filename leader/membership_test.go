@@ -29,7 +29,7 @@ func TestMembership(t *testing.T) {
 			nodes: []Node{alive("n1"), alive("n2"), alive("n3"), alive("n4")},
 			want:  "[promote n2 n2:7000 promote n3 n3:7000]"},
 		{name: "suspect non-voter is not promoted", voters: 3, servers: []Server{voter("n1"), nonvoter("n2"), nonvoter("n3")},
-			nodes: []Node{alive("n1"), with(alive("n2"), StatusSuspect, now), alive("n3")},
+			nodes: []Node{alive("n1"), with(alive("n2"), Status("suspect"), now), alive("n3")},
 			want:  "[promote n3 n3:7000]"},
 		{name: "dead within grace: kept", voters: 3, servers: []Server{voter("n1"), voter("n2"), voter("n3")},
 			nodes: []Node{alive("n1"), with(alive("n2"), StatusDead, now.Add(-9*time.Second)), alive("n3")},

@@ -29,16 +29,16 @@ type View struct {
 	Done <-chan struct{}
 }
 
-// Status is a node's liveness as gossip sees it; its values are gossip's.
+// Status is a node's liveness as gossip sees it, gossip's own string
+// (gossip.Status). The core acts on three of its values; any other
+// ("suspect", "unknown") is neither alive nor gone.
 type Status string
 
-// The liveness values gossip reports.
+// The liveness values the core acts on.
 const (
-	StatusAlive   Status = "alive"
-	StatusSuspect Status = "suspect"
-	StatusDead    Status = "dead"
-	StatusLeft    Status = "left"
-	StatusUnknown Status = "unknown"
+	StatusAlive Status = "alive"
+	StatusDead  Status = "dead"
+	StatusLeft  Status = "left"
 )
 
 // Node is what gossip tells the leader about one member. The agent

@@ -241,3 +241,31 @@ func submit(w *world, req string, spec raftfsm.JobSpec) uint64 {
 func contains(lines []string, sub string) bool {
 	return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, sub) })
 }
+
+// wantCommands fails unless cmds are as many as want, each containing
+// its want.
+func wantCommands(t *testing.T, cmds []Command, want []string) {
+	t.Helper()
+	got := commands(cmds)
+	if len(got) != len(want) {
+		t.Fatalf("commands %q, want %d like %q", got, len(want), want)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("command %d = %s, want it to contain %s", i, got[i], w)
+		}
+	}
+}
+
+// placeAndAck places job id's first attempt on hosts (one process each)
+// and has every node in acks reserve.
+func placeAndAck(w *world, id uint64, hosts []string, acks ...string) {
+	var hs []raftfsm.Host
+	for _, h := range hosts {
+		hs = append(hs, raftfsm.Host{Node: h, Procs: 1})
+	}
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: hs})
+	for _, n := range acks {
+		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: n})
+	}
+}
