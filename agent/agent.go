@@ -46,8 +46,11 @@ type Agent struct {
 	// appliedLeader and appliedJobs are signalled after every applied raft
 	// entry (see notifyingFSM).
 	appliedLeader, appliedJobs chan struct{}
-	// leaderHooks run on every leader reconcile round (jobs, probes).
+	// leaderHooks run on every leader round besides the leader core's
+	// duties (leading.go); registered before Start starts the leader loop.
 	leaderHooks []func(ctx context.Context)
+	// clock is where the leader's loops read the time.
+	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
 	probes   *probeManager
 	sampling *sampling
@@ -56,7 +59,6 @@ type Agent struct {
 	// bookkeeping.
 	procs        *procTable
 	jobs         jobState
-	jobGC        jobGC
 	streamClient *http.Client
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
@@ -96,7 +98,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
 		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		self: selfIdentity(), life: newLife()}
+		self: selfIdentity(), life: newLife(), clock: time.Now}
 	a.initJobLimits()
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
@@ -167,7 +169,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.startJobs()
 	a.startJobGC()
 	a.goLoop("bootstrap", a.bootstrapLoop)
-	a.goLoop("leader", a.leaderLoop)
+	a.goLoop("leader", newLeading(a).loop)
 	if len(a.cfg.Join) > 0 {
 		a.goLoop("join", func(ctx context.Context) {
 			if err := a.gossip.Join(ctx, a.cfg.Join); err != nil && ctx.Err() == nil {

@@ -3,8 +3,10 @@
 // node, and the authenticated HTTP API that the CLI and other agents call.
 //
 // It holds no algorithms. Decisions (placement, membership changes, probe
-// schedules) come from pure functions in other packages or in small pure
-// files here (membership.go), and the agent only carries them out:
+// schedules) come from pure functions in other packages, and the agent
+// only carries them out. The raft leader's decisions are package leader's
+// (see its doc for the loop: gossip and FSM in, leader core, commands
+// out, raft, node reconcilers, processes); leading.go runs it:
 //
 //	a, err := agent.New(cfg)        // binds every port, starts nothing yet
 //	err = a.Start(ctx)              // gossip, samplers, raft, HTTP

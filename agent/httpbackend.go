@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -100,7 +101,6 @@ func (b *httpBackend) ReportProgress(ctx context.Context, job uint64, attempt in
 }
 
 // Elastic is the elastic part of `shoal job`.
-// TODO(#20 merge): its inputs (spentNodeHours, restartCost, elasticInput) move with the leader core.
 func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 	sp, e := j.Spec.Elastic, j.Elastic
 	if sp == nil || e == nil {
@@ -115,10 +115,10 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 		return *snapped
 	}
 	now, unit, opts := b.now(), j.Spec.Unit(), b.elasticOptions()
-	out := &api.Elastic{MinNP: sp.MinNP, MaxNP: sp.MaxNP, Unit: unit, BudgetNH: sp.BudgetNH, SpentNH: spentNodeHours(j, now),
+	out := &api.Elastic{MinNP: sp.MinNP, MaxNP: sp.MaxNP, Unit: unit, BudgetNH: sp.BudgetNH, SpentNH: leader.SpentNodeHours(j, now),
 		Iterations: sp.Iterations, CommHeavy: sp.CommHeavy, TargetNP: e.TargetNP, Checkpoints: e.Checkpoints,
 		CheckpointDir: b.checkpointDir(j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
-	if c := restartCost(e); c > 0 {
+	if c := leader.RestartCost(e); c > 0 {
 		out.RestartCostS, out.RestartKnown = c.Seconds(), true
 	}
 	if sp.Deadline > 0 {
@@ -151,7 +151,7 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 		out.ResizeRequested = true
 		out.Decision = fmt.Sprintf("asked to checkpoint %s ago (SIGUSR1) for %d processes; waiting for exit 75", now.Sub(e.ResizeAt).Round(time.Second), e.TargetNP)
 	case j.State == raftfsm.StateRunning:
-		d := elastic.Decide(opts.Decision, elasticInput(j, att, now, snap()))
+		d := elastic.Decide(opts.Decision, leader.ElasticInput(j, att, now, snap()))
 		out.Decision = d.Reason
 		if !d.FinishTarget.IsZero() {
 			out.Predicted = httpapi.OptTime(d.FinishTarget)

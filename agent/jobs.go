@@ -19,9 +19,10 @@ type jobState struct {
 	lastSweep time.Time
 }
 
-// startJobs starts this node's job reconciler and registers the leader's.
+// startJobs starts this node's job reconciler and registers the leader's
+// limit sync (the leader's job scheduling is a duty of leading.go).
 func (a *Agent) startJobs() {
-	a.leaderHooks = append(a.leaderHooks, a.syncLimits, a.scheduleJobs)
+	a.leaderHooks = append(a.leaderHooks, a.syncLimits)
 	a.goLoop("jobs", a.jobLoop)
 }
 

@@ -37,12 +37,6 @@ type probeManager struct {
 	testID    uint64
 	dutyDone  map[dutyKey]bool
 	pendingBW map[uint64]string // test id → peer
-
-	// leader side
-	sup        *probe.Supervisor
-	cycleStart map[uint64]time.Time
-	tries      map[probe.Pair]int // tests of each pair since the last full cycle (catch-up)
-	counted    uint64             // the last cycle whose tests tries holds
 }
 
 type dutyKey struct {
@@ -61,7 +55,6 @@ func (a *Agent) startProbes() {
 	m := &probeManager{
 		a: a, cfg: cfg, key: probeKey(a.cfg.Token), row: newNetRow(), wake: make(chan struct{}, 1),
 		procs: map[string]*probeProc{}, dutyDone: map[dutyKey]bool{}, pendingBW: map[uint64]string{},
-		sup: probe.NewSupervisor(cfg.Supervise), cycleStart: map[uint64]time.Time{},
 	}
 	a.probes = m
 	srv, err := probe.Listen(a.cfg.BindAddr, cfg.Port, probe.ServerConfig{
@@ -79,7 +72,6 @@ func (a *Agent) startProbes() {
 		m.srv = srv
 		a.gossip.Update(func(s *gossip.NodeState) { s.ProbePort = srv.Port() })
 	}
-	a.leaderHooks = append(a.leaderHooks, m.lead)
 	a.goLoop("probes", m.loop)
 	a.goLoop("probe-duties", m.dutyLoop)
 }

@@ -65,72 +65,70 @@ func (c SuperviseConfig) Backoff(streak int) time.Duration {
 	return min(d, c.BackoffMax)
 }
 
-type probeKey struct{ node, kind string }
+// ProbeKey names one probe process: its node and kind.
+type ProbeKey struct{ Node, Kind string }
 
-type seenBeat struct {
-	beat  int64
-	gen   uint64
-	state string
-	at    time.Time
+// SeenBeat is the last report of a probe the leader saw change, and when
+// (on the leader's clock).
+type SeenBeat struct {
+	Beat  int64
+	Gen   uint64
+	State string
+	At    time.Time
 }
 
 // Supervisor is the leader's memory between supervision rounds: when it
 // last saw each heartbeat change (its own clock, so node clocks may
-// differ) and how many relaunches in a row each probe has had. It holds
-// no clock and does no I/O; a new leader starts with an empty one.
+// differ) and how many relaunches in a row each probe has had. It is a
+// value that holds no clock and does no I/O: Decide returns the next
+// memory and leaves its receiver as it was. The zero value is empty.
 type Supervisor struct {
-	cfg    SuperviseConfig
-	seen   map[probeKey]seenBeat
-	streak map[probeKey]int
+	Seen   map[ProbeKey]SeenBeat
+	Streak map[ProbeKey]int
 }
 
-// NewSupervisor returns an empty Supervisor.
-func NewSupervisor(cfg SuperviseConfig) *Supervisor {
-	return &Supervisor{cfg: cfg, seen: map[probeKey]seenBeat{}, streak: map[probeKey]int{}}
-}
-
-// Decide returns the relaunches due at now. views lists the probes of
-// live nodes only: a dead node's probes are not relaunched (raft's
-// remove_node drops them). A probe whose node has not yet caught up with
-// raft's generation is left alone, so one failure is never counted twice.
-func (s *Supervisor) Decide(now time.Time, views []ProbeView) []Restart {
+// Decide returns the relaunches due at now and the memory for the next
+// round. views lists the probes of live nodes only: a dead node's probes
+// are not relaunched (raft's remove_node drops them). A probe whose node
+// has not yet caught up with raft's generation is left alone, so one
+// failure is never counted twice.
+func (s Supervisor) Decide(cfg SuperviseConfig, now time.Time, views []ProbeView) ([]Restart, Supervisor) {
+	next := Supervisor{Seen: make(map[ProbeKey]SeenBeat, len(views)), Streak: map[ProbeKey]int{}}
 	var out []Restart
-	live := make(map[probeKey]bool, len(views))
 	for _, v := range views {
-		k := probeKey{v.Node, v.Kind}
-		live[k] = true
-		sb, ok := s.seen[k]
-		if !ok || sb.beat != v.Beat || sb.gen != v.Running || sb.state != v.State {
-			sb = seenBeat{beat: v.Beat, gen: v.Running, state: v.State, at: now}
-			s.seen[k] = sb
+		k := ProbeKey{v.Node, v.Kind}
+		if n, ok := s.Streak[k]; ok {
+			next.Streak[k] = n
 		}
+		sb, ok := next.Seen[k]
+		if !ok {
+			sb, ok = s.Seen[k]
+		}
+		if !ok || sb.Beat != v.Beat || sb.Gen != v.Running || sb.State != v.State {
+			sb = SeenBeat{Beat: v.Beat, Gen: v.Running, State: v.State, At: now}
+		}
+		next.Seen[k] = sb
 		if v.Running != v.Desired {
 			continue
 		}
 		var reason string
-		switch quiet := now.Sub(sb.at); {
+		switch quiet := now.Sub(sb.At); {
 		case v.State == StateExited:
 			reason = "process exited"
-		case quiet >= s.cfg.StaleAfter:
+		case quiet >= cfg.StaleAfter:
 			reason = fmt.Sprintf("no heartbeat for %s", quiet.Round(time.Second))
 		default:
 			continue
 		}
 		streak := 1
-		if !v.LastRestart.IsZero() && now.Sub(v.LastRestart) < s.cfg.StableAfter {
-			streak = s.streak[k] + 1
+		if !v.LastRestart.IsZero() && now.Sub(v.LastRestart) < cfg.StableAfter {
+			streak = next.Streak[k] + 1
 		}
-		if !v.LastRestart.IsZero() && now.Before(v.LastRestart.Add(s.cfg.Backoff(streak))) {
+		if !v.LastRestart.IsZero() && now.Before(v.LastRestart.Add(cfg.Backoff(streak))) {
 			continue // backing off: it keeps failing
 		}
-		s.streak[k] = streak
+		next.Streak[k] = streak
 		out = append(out, Restart{Node: v.Node, Kind: v.Kind, Reason: reason, Generation: v.Desired})
 	}
-	for k := range s.seen {
-		if !live[k] {
-			delete(s.seen, k)
-			delete(s.streak, k)
-		}
-	}
-	return out
+	return out, next
 }

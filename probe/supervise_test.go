@@ -19,47 +19,56 @@ func TestSupervisor_Decide(t *testing.T) {
 	t.Parallel()
 	cfg := SuperviseConfig{StaleAfter: 10 * time.Second, BackoffBase: time.Second, BackoffMax: time.Minute, StableAfter: time.Minute}
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := NewSupervisor(cfg)
+	var s Supervisor
+	decide := func(now time.Time, views []ProbeView) []Restart {
+		before := len(s.Seen)
+		r, next := s.Decide(cfg, now, views)
+		if len(s.Seen) != before {
+			t.Fatal("Decide changed its receiver")
+		}
+		s = next
+		return r
+	}
 	run := ProbeView{Node: "a", Kind: "latency", State: StateRunning, Beat: 1}
-	if r := s.Decide(t0, []ProbeView{run}); len(r) != 0 {
+	if r := decide(t0, []ProbeView{run}); len(r) != 0 {
 		t.Fatalf("healthy probe relaunched: %v", r)
 	}
 	// Beats change: never stale.
 	run.Beat = 2
-	if r := s.Decide(t0.Add(9*time.Second), []ProbeView{run}); len(r) != 0 {
+	if r := decide(t0.Add(9*time.Second), []ProbeView{run}); len(r) != 0 {
 		t.Fatalf("beating probe relaunched: %v", r)
 	}
 	// No change for StaleAfter: hung.
-	r := s.Decide(t0.Add(19*time.Second), []ProbeView{run})
+	r := decide(t0.Add(19*time.Second), []ProbeView{run})
 	if len(r) != 1 || r[0].Generation != 0 || r[0].Reason != "no heartbeat for 10s" {
 		t.Fatalf("hung probe: %v", r)
 	}
 	// The node has not caught up with generation 1 yet: nothing twice.
 	at := t0.Add(19 * time.Second)
-	if r := s.Decide(at.Add(time.Second), []ProbeView{{Node: "a", Kind: "latency", State: StateExited, Desired: 1, LastRestart: at}}); len(r) != 0 {
+	if r := decide(at.Add(time.Second), []ProbeView{{Node: "a", Kind: "latency", State: StateExited, Desired: 1, LastRestart: at}}); len(r) != 0 {
 		t.Fatalf("ordered twice: %v", r)
 	}
 	// Caught up and exited again at once: second in a row waits BackoffBase.
 	ex := ProbeView{Node: "a", Kind: "latency", State: StateExited, Running: 1, Desired: 1, LastRestart: at}
-	if r := s.Decide(at.Add(500*time.Millisecond), []ProbeView{ex}); len(r) != 0 {
+	if r := decide(at.Add(500*time.Millisecond), []ProbeView{ex}); len(r) != 0 {
 		t.Fatalf("no backoff: %v", r)
 	}
-	if r := s.Decide(at.Add(time.Second), []ProbeView{ex}); len(r) != 1 || r[0].Generation != 1 || r[0].Reason != "process exited" {
+	if r := decide(at.Add(time.Second), []ProbeView{ex}); len(r) != 1 || r[0].Generation != 1 || r[0].Reason != "process exited" {
 		t.Fatalf("after backoff: %v", r)
 	}
 	// Third in a row waits 2s.
 	at2 := at.Add(time.Second)
 	ex = ProbeView{Node: "a", Kind: "latency", State: StateExited, Running: 2, Desired: 2, LastRestart: at2}
-	if r := s.Decide(at2.Add(1500*time.Millisecond), []ProbeView{ex}); len(r) != 0 {
+	if r := decide(at2.Add(1500*time.Millisecond), []ProbeView{ex}); len(r) != 0 {
 		t.Fatalf("third relaunch too early: %v", r)
 	}
-	if r := s.Decide(at2.Add(2*time.Second), []ProbeView{ex}); len(r) != 1 {
+	if r := decide(at2.Add(2*time.Second), []ProbeView{ex}); len(r) != 1 {
 		t.Fatalf("third relaunch: %v", r)
 	}
 	// A probe that ran longer than StableAfter starts over: immediate.
 	at3 := at2.Add(2 * time.Second)
 	ex = ProbeView{Node: "a", Kind: "latency", State: StateExited, Running: 3, Desired: 3, LastRestart: at3}
-	if r := s.Decide(at3.Add(2*time.Minute), []ProbeView{ex}); len(r) != 1 {
+	if r := decide(at3.Add(2*time.Minute), []ProbeView{ex}); len(r) != 1 {
 		t.Fatalf("stable probe not relaunched at once: %v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package leader
 
 import (
 	"testing"
@@ -86,7 +86,7 @@ func TestElasticInputBusyNodesAndForce(t *testing.T) {
 	att := &raftfsm.Attempt{N: 1, State: raftfsm.StateRunning, Hosts: []raftfsm.Host{{Node: "a", Procs: 1}}, StartedAt: at(1)}
 	j := &raftfsm.Job{Spec: raftfsm.JobSpec{NP: 1, PPN: 1, Force: true, Elastic: &raftfsm.ElasticSpec{MinNP: 1, MaxNP: 5, Iterations: 100, Deadline: time.Hour}},
 		Elastic: &raftfsm.ElasticStatus{TargetNP: 1}, Attempt: 1, Attempts: []raftfsm.Attempt{*att}, State: raftfsm.StateRunning}
-	in := elasticInput(j, att, at(100), snap)
+	in := ElasticInput(j, att, at(100), snap)
 	if in.Free != 1 || in.Busy != 3 || !in.Force {
 		t.Fatalf("free %d busy %d force %v, want 1, 3, true", in.Free, in.Busy, in.Force)
 	}

@@ -1,45 +1,33 @@
-package agent
+package leader
 
 import (
-	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// placementSnapshot turns what gossip observes and what raft holds into
+// Snapshot turns what gossip observes and what raft holds into
 // placement's input: nodes with their Table-1 attributes and the slots
-// shoal jobs hold on them, and the links each node measured.
-func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
+// shoal jobs hold on them, and the links each node measured. Nodes whose
+// gossiped state has not arrived are left out.
+func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 	held := raftfsm.HeldSlots(st)
 	var snap placement.Snapshot
-	for _, e := range a.gossip.Nodes() {
-		if !e.HasState {
+	for _, nd := range nodes {
+		if !nd.HasState {
 			continue
 		}
-		s := e.State
-		n := placement.Node{
-			Name: s.Name, Alive: e.Status == gossip.StatusAlive, Switch: s.Static.Switch,
-			Cores: s.Static.Cores, Threads: s.Static.Threads, MHz: s.Static.MHz, MemTotal: s.Static.MemTotal,
-			Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil), MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow),
-			Users: s.Dyn.Users, HeldSlots: held[s.Name],
-		}
-		for _, pe := range s.Static.PEs {
-			n.PEs = append(n.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
-		}
+		n := nd.Attrs
+		n.Name, n.Alive, n.HeldSlots = nd.Name, nd.Status == StatusAlive, held[nd.Name]
 		snap.Nodes = append(snap.Nodes, n)
-		for _, ne := range s.Net {
+		for _, ne := range nd.Net {
 			if ne.BWAt == 0 && ne.RTTAt == 0 {
 				continue
 			}
-			snap.Links = append(snap.Links, placement.Link{From: s.Name, To: ne.Peer, RTTms: ne.RTT1 / 1000,
+			snap.Links = append(snap.Links, placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTTus / 1000,
 				AvailMbps: ne.BW, PeakMbps: ne.Peak, Measured: ne.BWAt != 0})
 		}
 	}
 	return snap
-}
-
-func pm(m gossip.Means) placement.Means {
-	return placement.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
 }
 
 // placementRequest turns a job's spec into placement's question.

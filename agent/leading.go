@@ -1,0 +1,368 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/leader"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// This file runs the leader core (package leader) while this node leads:
+// it builds the core's View from raft's state, gossip and raft's
+// configuration, proposes the commands the core returns, applies its
+// membership changes, and feeds what raft answered into the core's Book.
+// The decisions themselves are the core's.
+
+// leading runs the leader core for one agent. It holds what the core
+// needs, not the agent: raft, the FSM, gossip, the clock, a way to
+// propose, and the core's Book between rounds and leadership terms (a
+// node that leads again keeps its memory, as it always did).
+type leading struct {
+	log    *slog.Logger
+	raft   *raft.Raft
+	fsm    *raftfsm.FSM
+	gossip *gossip.Gossip
+	clock  func() time.Time
+	// config is the core's configuration as it is now (elastic options
+	// change at run time).
+	config func() leader.Config
+	// apply commits one encoded command on this node, the leader.
+	apply func(context.Context, []byte) (api.ApplyResult, error)
+	// leaderCh hears raft's leadership changes, applied every applied entry.
+	leaderCh <-chan bool
+	applied  <-chan struct{}
+	// hooks are the leader duties that are not the core's (limits).
+	hooks []func(context.Context)
+
+	mu   sync.Mutex
+	book leader.Book
+}
+
+// newLeading gathers what the leader core needs from a started agent
+// (raft, FSM, gossip, the leader hooks registered so far).
+func newLeading(a *Agent) *leading {
+	cfg := a.cfg
+	elasticDecision := a.elasticOptions
+	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
+		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
+		config: func() leader.Config {
+			pc := cfg.Probes.orDefault()
+			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
+				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
+				Elastic: elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.budget(), RoundLen: pc.roundLen(),
+					BandwidthInterval: pc.BandwidthInterval}}
+		}}
+}
+
+func (l *leading) update(fn func(*leader.Book)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fn(&l.book)
+}
+
+// loop runs the leader's duties for as long as this node leads.
+func (l *leading) loop(ctx context.Context) {
+	var stop context.CancelFunc
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+			}
+			return
+		case isLeader := <-l.leaderCh:
+			if stop != nil {
+				stop()
+				stop = nil
+			}
+			if !isLeader {
+				l.log.Info("lost raft leadership")
+				continue
+			}
+			l.log.Info("gained raft leadership")
+			var lctx context.Context
+			lctx, stop = context.WithCancel(ctx)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.lead(lctx)
+			}()
+		}
+	}
+}
+
+// lead runs while this node is leader. It first waits for every entry of
+// earlier terms to be applied (Barrier), so decisions read a current FSM.
+// Each duty of the core (membership, jobs, probes, job GC) and every
+// leader hook runs in a loop of its own: a slow round of one (a probe
+// relaunch storm on a loaded machine, a long placement) must not starve
+// the others.
+func (l *leading) lead(ctx context.Context) {
+	if err := l.raft.Barrier(5 * time.Second).Error(); err != nil {
+		l.log.Warn("barrier after gaining leadership", "err", err)
+		return
+	}
+	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes}
+	if l.config().JobRetention > 0 {
+		duties = append(duties, l.collectJobs)
+	}
+	duties = append(duties, l.hooks...)
+	wakes := make([]chan struct{}, len(duties))
+	var wg sync.WaitGroup
+	for i, fn := range duties {
+		wakes[i] = make(chan struct{}, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				fn(ctx)
+				select {
+				case <-ctx.Done():
+					return
+				case <-wakes[i]:
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-l.gossip.Changed():
+		case <-l.applied:
+		}
+		for _, w := range wakes {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// view is the core's input for one round on st.
+func (l *leading) view(st *raftfsm.State) leader.View {
+	return leader.View{Now: l.clock(), State: st, Nodes: leaderNodes(l.gossip), Config: l.config()}
+}
+
+// leaderNodes converts what gossip observes into the core's nodes.
+func leaderNodes(g *gossip.Gossip) []leader.Node {
+	entries := g.Nodes()
+	out := make([]leader.Node, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, leaderNode(e))
+	}
+	return out
+}
+
+func leaderNode(e gossip.Entry) leader.Node {
+	s := e.State
+	n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
+		RaftAddr: raftAddrOf(s), ProbePort: s.ProbePort,
+		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
+			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
+			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users}}
+	for _, pe := range s.Static.PEs {
+		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
+	}
+	for _, ne := range s.Net {
+		n.Net = append(n.Net, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt})
+	}
+	for _, b := range s.Probes {
+		n.Probes = append(n.Probes, leader.ProbeBeat{Kind: b.Kind, State: b.State, Restarts: b.Restarts, Beat: b.Beat})
+	}
+	return n
+}
+
+func pm(m gossip.Means) placement.Means {
+	return placement.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
+}
+
+// placementSnapshot is placement's input from what gossip observes and
+// what raft holds (leader.Snapshot): the leader's and `shoal alloc`'s.
+func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
+	return leader.Snapshot(st, leaderNodes(a.gossip))
+}
+
+// scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
+// a copy of the state: a long placement must not hold the FSM's lock.
+func (l *leading) scheduleJobs(ctx context.Context) {
+	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, leader.Schedule,
+		func(b leader.JobsBook, c leader.Command, res api.ApplyResult) leader.JobsBook {
+			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
+				// One job refused must not hold up the jobs behind it: the
+				// next round rejects it if raft would refuse it every round.
+				l.log.Warn("placement refused by raft", "job", p.ID, "code", res.Code, "err", res.Err)
+				return b.PlacementRefused(p.ID, p.Attempt, res.Code, res.Err)
+			}
+			return b
+		})
+}
+
+// leadProbes runs the core's probe supervision and bandwidth schedule
+// (leader.Probes) once.
+func (l *leading) leadProbes(ctx context.Context) {
+	runDuty(ctx, l, true, func(b *leader.Book) *leader.ProbesBook { return &b.Probes }, leader.Probes,
+		func(b leader.ProbesBook, c leader.Command, res api.ApplyResult) leader.ProbesBook {
+			if c.Cycle != nil && res.Err == "" {
+				return b.CycleCommitted(*c.Cycle)
+			}
+			return b
+		})
+}
+
+// collectJobs runs the core's job janitor (leader.CollectJobs) once.
+func (l *leading) collectJobs(ctx context.Context) {
+	runDuty(ctx, l, true, func(b *leader.Book) *leader.GCBook { return &b.GC }, leader.CollectJobs, nil)
+}
+
+// runDuty runs one duty of the core once: it reads the duty's part of
+// the Book, decides on the current state (under the FSM's read lock when
+// live, else on a copy, with the round canceled with ctx), proposes the
+// commands, folds raft's answers in with answer, and keeps the part.
+func runDuty[B any](ctx context.Context, l *leading, live bool, part func(*leader.Book) *B,
+	decide func(leader.View, B) ([]leader.Command, B), answer func(B, leader.Command, api.ApplyResult) B) {
+	var b B
+	l.update(func(bk *leader.Book) { b = *part(bk) })
+	var cmds []leader.Command
+	if live {
+		v := l.view(nil)
+		l.fsm.View(func(s *raftfsm.State) {
+			v.State = s
+			cmds, b = decide(v, b)
+		})
+	} else {
+		v := l.view(l.fsm.State())
+		v.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
+		cmds, b = decide(v, b)
+	}
+	var taken func(leader.Command, api.ApplyResult)
+	if answer != nil {
+		taken = func(c leader.Command, res api.ApplyResult) { b = answer(b, c, res) }
+	}
+	l.carryOut(ctx, cmds, taken)
+	l.update(func(bk *leader.Book) { *part(bk) = b })
+}
+
+// carryOut proposes a round's commands in order and logs the notes the
+// core attached to them. taken, when set, hears raft's answer to each
+// command raft committed (res.Err set when the FSM refused it). Once a
+// placement command is not taken, the round's later placement commands
+// are skipped: they counted it as committed.
+func (l *leading) carryOut(ctx context.Context, cmds []leader.Command, taken func(leader.Command, api.ApplyResult)) {
+	skipPlacement := false
+	for _, c := range cmds {
+		if c.Placement && skipPlacement {
+			continue
+		}
+		if c.Before != nil {
+			l.log.Info(c.Before.Msg, c.Before.Attrs...)
+		}
+		res, err := l.propose(ctx, c.Type, c.Body)
+		ok := err == nil && res.Err == ""
+		switch {
+		case ok && c.After != nil:
+			l.log.Info(c.After.Msg, c.After.Attrs...)
+		case !ok && c.Failed != nil:
+			l.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", res.Err)...)
+		}
+		if !ok && c.Placement {
+			skipPlacement = true
+		}
+		if err == nil && taken != nil {
+			taken(c, res)
+		}
+	}
+}
+
+// propose commits one command from the leader. The error is raft's (not
+// the leader, timeout); a command the FSM refused comes back in res.Err
+// and res.Code. Refusals of stale or repeated commands are expected
+// after a leader change.
+func (l *leading) propose(ctx context.Context, typ string, body any) (api.ApplyResult, error) {
+	b, err := raftfsm.Encode(typ, l.clock(), body)
+	if err != nil {
+		l.log.Error("encode command", "type", typ, "err", err)
+		return api.ApplyResult{}, err
+	}
+	res, err := l.apply(ctx, b)
+	if err != nil {
+		l.log.Warn("propose", "type", typ, "err", err)
+		return res, err
+	}
+	if res.Err != "" {
+		l.log.Debug("command refused", "type", typ, "err", res.Err)
+		return res, nil
+	}
+	l.log.Info("committed", "type", typ, "job", res.JobID)
+	return res, nil
+}
+
+// reconcileMembership applies the core's membership changes
+// (leader.Membership), stopping at the first that fails.
+func (l *leading) reconcileMembership() {
+	f := l.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	v := leader.View{Now: l.clock(), Nodes: leaderNodes(l.gossip), Config: l.config()}
+	for _, s := range f.Configuration().Servers {
+		v.Servers = append(v.Servers, leader.Server{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	for _, act := range leader.Membership(v) {
+		var err error
+		id, addr := raft.ServerID(act.ID), raft.ServerAddress(act.Addr)
+		switch act.Kind {
+		case leader.ActAdd:
+			err = l.raft.AddNonvoter(id, addr, 0, 5*time.Second).Error()
+		case leader.ActPromote:
+			err = l.raft.AddVoter(id, addr, 0, 5*time.Second).Error()
+		case leader.ActDemote:
+			err = l.raft.DemoteVoter(id, 0, 5*time.Second).Error()
+		case leader.ActRemove:
+			err = l.raft.RemoveServer(id, 0, 5*time.Second).Error()
+		}
+		if err != nil {
+			l.log.Warn("raft membership change failed", "action", act.Kind, "server", act.ID, "err", err)
+			return
+		}
+		l.log.Info("raft membership changed", "action", act.Kind, "server", act.ID, "why", act.Why)
+	}
+}
+
+// roles returns each server's raft role: leader, voter or nonvoter.
+func (a *Agent) roles() map[string]string {
+	out := map[string]string{}
+	f := a.raft.GetConfiguration()
+	if f.Error() != nil {
+		return out
+	}
+	_, leaderID := a.raft.LeaderWithID()
+	for _, s := range f.Configuration().Servers {
+		switch {
+		case s.ID == leaderID:
+			out[string(s.ID)] = "leader"
+		case s.Suffrage == raft.Voter:
+			out[string(s.ID)] = "voter"
+		default:
+			out[string(s.ID)] = "nonvoter"
+		}
+	}
+	return out
+}

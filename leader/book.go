@@ -1,0 +1,92 @@
+package leader
+
+import (
+	"maps"
+	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+// Book is the leader's own memory between rounds, the part of its state
+// raft does not hold: a value, passed in and returned, never kept by the
+// core. Each part belongs to one of the agent's leader loops (jobs,
+// probes, job GC), so loops that run apart never share one. The zero Book
+// is a new leader's.
+type Book struct {
+	Jobs   JobsBook
+	Probes ProbesBook
+	GC     GCBook
+}
+
+// JobsBook is the job scheduler's memory: outcomes of its last proposals
+// that the next round acts on.
+type JobsBook struct {
+	// Refused holds, per job, a placement raft refused for its content
+	// (the allocation breaks raft's bounds): the next round rejects the
+	// job with the reason rather than proposing the same placement again.
+	Refused map[uint64]Refusal
+}
+
+// Refusal is a placement raft refused.
+type Refusal struct {
+	// Attempt is the attempt the refused placement would have made.
+	Attempt int
+	// Code and Err are raft's refusal (raftfsm.Code, the error text).
+	Code, Err string
+}
+
+// PlacementRefused records raft's refusal of a placement proposed for
+// job's attempt, so that the next round can act on it. Only refusals
+// raft would repeat every round are kept: any other (the job changed
+// under the round) is retried by the next round anyway.
+func (b JobsBook) PlacementRefused(job uint64, attempt int, code, err string) JobsBook {
+	if !deterministicRefusal(code) {
+		return b
+	}
+	next := JobsBook{Refused: maps.Clone(b.Refused)}
+	if next.Refused == nil {
+		next.Refused = map[uint64]Refusal{}
+	}
+	next.Refused[job] = Refusal{Attempt: attempt, Code: code, Err: err}
+	return next
+}
+
+// ProbesBook is the probe reconciler's memory.
+type ProbesBook struct {
+	// Supervisor is when each probe's heartbeat last changed and how many
+	// relaunches in a row each probe has had.
+	Supervisor probe.Supervisor
+	// CycleStart is when the full bandwidth cycle the recorded cycle
+	// belongs to started (a catch-up cycle keeps its full cycle's start).
+	CycleStart map[uint64]time.Time
+	// Tries counts the tests of each pair since the last full cycle
+	// (catch-up retries a failed test once).
+	Tries map[probe.Pair]int
+	// Counted is the last cycle whose tests Tries holds.
+	Counted uint64
+}
+
+// CycleStart is the bookkeeping of a bandwidth cycle the leader planned,
+// recorded once raft took it.
+type CycleStart struct {
+	Cycle uint64
+	// Start is the start of the full cycle it belongs to.
+	Start time.Time
+	// Full: a full cycle starts counting tests over.
+	Full bool
+}
+
+// CycleCommitted records in the book a cycle raft took.
+func (b ProbesBook) CycleCommitted(c CycleStart) ProbesBook {
+	b.CycleStart = map[uint64]time.Time{c.Cycle: c.Start}
+	if c.Full {
+		b.Tries, b.Counted = map[probe.Pair]int{}, 0 // counted when the cycle has run
+	}
+	return b
+}
+
+// GCBook is the job janitor's memory.
+type GCBook struct {
+	// LastCollect is when the janitor last looked for jobs to purge.
+	LastCollect time.Time
+}

@@ -1,0 +1,35 @@
+package leader
+
+import (
+	"time"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// JobGCEvery is how often the leader looks for finished jobs to purge and
+// each node for log directories of purged jobs. Purging is housekeeping:
+// minutes late is fine, and the scan reads the whole job table.
+const JobGCEvery = time.Minute
+
+// GCEvery is JobGCEvery, or the retention when that is shorter (tests).
+func GCEvery(retention time.Duration) time.Duration { return min(JobGCEvery, retention) }
+
+// CollectJobs is the leader's job janitor: at most every GCEvery it
+// proposes purge_jobs for the finished jobs that ended more than
+// JobRetention ago (raftfsm.PurgeCandidates), so the replicated state,
+// snapshots and `shoal jobs` do not grow forever. It proposes nothing
+// when retention is off (0).
+func CollectJobs(v View, b GCBook) ([]Command, GCBook) {
+	retention := v.Config.JobRetention
+	if retention <= 0 || v.Now.Sub(b.LastCollect) < GCEvery(retention) {
+		return nil, b
+	}
+	b.LastCollect = v.Now
+	ids := raftfsm.PurgeCandidates(v.State, v.Now, retention)
+	if len(ids) == 0 {
+		return nil, b
+	}
+	return []Command{{Type: raftfsm.CmdPurgeJobs, Body: raftfsm.PurgeJobs{IDs: ids},
+		After:  note("purged finished jobs", "jobs", len(ids), "retention", retention),
+		Failed: note("purge of finished jobs not committed", "jobs", len(ids))}}, b
+}

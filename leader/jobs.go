@@ -1,0 +1,196 @@
+package leader
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Schedule is the leader's job reconciler. Each round it reads the whole
+// desired state and closes the gaps: fail attempts whose nodes died so
+// the job is requeued, release the barrier of attempts every node
+// reserved, give up on co-allocations that timed out, place queued jobs,
+// and resize elastic jobs. Every command is idempotent, keyed by (job,
+// attempt), so a round repeated by a new leader never launches anything
+// twice.
+func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
+	st, now := v.State, v.Now
+	status := map[string]Status{}
+	for _, n := range v.Nodes {
+		status[n.Name] = n.Status
+	}
+	var cmds []Command
+	for _, id := range st.SortedJobIDs() {
+		j := st.Jobs[id]
+		att := j.Current()
+		if att == nil || !j.State.Live() {
+			continue
+		}
+		if dead := deadHost(att, status); dead != "" {
+			cmds = append(cmds, Command{Type: raftfsm.CmdFailAttempt, Body: raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
+				Reason: fmt.Sprintf("node %s died under attempt %d", dead, att.N), Retry: true, Lost: []string{dead}}})
+			continue
+		}
+		if j.State != raftfsm.StateLaunching {
+			continue
+		}
+		if att.AllAcked() {
+			cmds = append(cmds, Command{Type: raftfsm.CmdStartJob, Body: raftfsm.StartJob{ID: j.ID, Attempt: att.N}})
+			continue
+		}
+		if !att.PlacedAt.IsZero() && now.Sub(att.PlacedAt) > v.Config.CoallocTimeout {
+			cmds = append(cmds, Command{Type: raftfsm.CmdFailAttempt, Body: raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Retry: true,
+				Reason: fmt.Sprintf("co-allocation timed out after %v: %v did not reserve", v.Config.CoallocTimeout, att.Pending())}})
+		}
+	}
+	placed, next := placeQueued(v, b)
+	cmds = append(cmds, placed...)
+	cmds = append(cmds, decideElastic(v)...)
+	return cmds, next
+}
+
+func deadHost(att *raftfsm.Attempt, status map[string]Status) string {
+	for _, h := range att.Hosts {
+		if s := status[h.Node]; s == StatusDead || s == StatusLeft || s == "" {
+			return h.Node
+		}
+	}
+	return ""
+}
+
+// placeQueued places queued jobs in queue order (priority, then first come)
+// on one snapshot, adding each placement's slots to it before the next, so
+// one round never hands the same free slots to two jobs. Its commands are
+// marked Placement: each was decided assuming the placements before it
+// commit, so when one is not taken the agent skips the rest and the next
+// round decides them again from raft's state.
+func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
+	st, now := v.State, v.Now
+	queue := raftfsm.Queue(st)
+	next := JobsBook{Refused: maps.Clone(b.Refused)}
+	maps.DeleteFunc(next.Refused, func(id uint64, r Refusal) bool {
+		j := st.Jobs[id]
+		return j == nil || j.State != raftfsm.StateQueued || r.Attempt != j.Attempt+1
+	})
+	if len(queue) == 0 {
+		return nil, next
+	}
+	var cmds []Command
+	add := func(typ string, body any) {
+		cmds = append(cmds, Command{Type: typ, Body: body, Placement: true})
+	}
+	snap := Snapshot(st, v.Nodes)
+	for _, j := range queue {
+		if r, ok := next.Refused[j.ID]; ok {
+			// One job refused must not hold up the jobs behind it: raft
+			// would refuse the same allocation every round, so the job
+			// fails with the reason.
+			delete(next.Refused, j.ID)
+			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: the allocation was refused: " + r.Err})
+			continue
+		}
+		req, why := placementRequest(j, st.Settings), ""
+		if j.Elastic != nil && j.Spec.Elastic != nil {
+			// An elastic job starts on its target, or on what is free (at least its minimum):
+			// a job that lost a node resumes on the nodes that are left rather than waiting.
+			req.N, why = elasticPlacement(excludeFailed(snap, j), j)
+			if j.Spec.Elastic.CommHeavy {
+				req.Alpha = min(req.Alpha, 0.1) // seed 004: better-connected nodes, not more of them
+			}
+		}
+		req.Done = v.Done // the agent stopping or leadership lost ends a long placement
+		d, err := placement.Place(excludeFailed(snap, j), req)
+		if errors.Is(err, placement.ErrCanceled) {
+			return cmds, next
+		}
+		if err != nil {
+			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})
+			continue
+		}
+		if d.Wait {
+			if j.Spec.Immediate {
+				add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "immediate job cannot start now: " + d.WaitReason})
+			} else if waitReasonStale(j.WaitReason, j.WaitSince, d.WaitReason, now) {
+				add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: d.WaitReason})
+			}
+			continue
+		}
+		hosts := make([]raftfsm.Host, len(d.Hosts))
+		for i, h := range d.Hosts {
+			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
+		}
+		if v.Config.RefusePlacement != nil && v.Config.RefusePlacement(j) {
+			hosts[0].Procs = 0 // an allocation raft's validation refuses, as a placement bug would make
+		}
+		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
+			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
+		for _, h := range d.Hosts {
+			for i := range snap.Nodes {
+				if snap.Nodes[i].Name == h.Node {
+					snap.Nodes[i].HeldSlots += h.Procs
+				}
+			}
+		}
+	}
+	return cmds, next
+}
+
+// deterministicRefusal reports whether the FSM refused a command for its
+// content, so proposing it again would be refused again: the command, not
+// the moment, is wrong.
+func deterministicRefusal(code string) bool {
+	return code == raftfsm.Code(raftfsm.ErrInvalid) || code == raftfsm.Code(raftfsm.ErrMalformed)
+}
+
+// waitRefresh is how long a job's recorded wait reason may lag behind the
+// leader's when only its figures changed (the least-loaded node's load, the
+// free slots): often enough to read true, rarely enough that a queue of
+// waiting jobs does not write raft on every sample.
+const waitRefresh = 30 * time.Second
+
+// waitReasonStale decides whether the leader writes a waiting job's new
+// reason to raft: at once when the kind of reason changed (the words before
+// the first colon: "cluster overloaded", "not enough free slots", ...), after
+// waitRefresh when only its figures did, never when it is the same.
+func waitReasonStale(old string, since time.Time, now string, at time.Time) bool {
+	if old == now {
+		return false
+	}
+	kind := func(s string) string { k, _, _ := strings.Cut(s, ":"); return k }
+	return kind(old) != kind(now) || at.Sub(since) >= waitRefresh
+}
+
+// excludeFailed hides from one job the nodes its last attempt failed on:
+// nodes that never reserved (a hung agent would be chosen again and again
+// until the job runs out of attempts) and nodes the attempt lost (gossip may
+// take seconds to declare them dead, and the retry must not wait for that).
+func excludeFailed(snap placement.Snapshot, j *raftfsm.Job) placement.Snapshot {
+	if len(j.Attempts) == 0 {
+		return snap
+	}
+	last := j.Attempts[len(j.Attempts)-1]
+	if last.State != raftfsm.StateFailed {
+		return snap
+	}
+	avoid := slices.Clone(last.Lost)
+	if last.StartedAt.IsZero() {
+		avoid = append(avoid, last.Pending()...)
+	}
+	if len(avoid) == 0 {
+		return snap
+	}
+	out := snap
+	out.Nodes = slices.Clone(snap.Nodes)
+	for i := range out.Nodes {
+		if slices.Contains(avoid, out.Nodes[i].Name) {
+			out.Nodes[i].Alive = false
+		}
+	}
+	return out
+}

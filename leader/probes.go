@@ -1,0 +1,154 @@
+package leader
+
+import (
+	"maps"
+	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Probes is the leader's probe reconciler: it relaunches probes that
+// crashed or hung (seed 002's Central Monitor, recorded in raft), and
+// keeps the bandwidth schedule going: a new cycle every
+// BandwidthInterval, and the rest of a cycle without a node that died in
+// it.
+func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
+	cmds, b := supervise(v, b)
+	more, b := scheduleCycle(v, b)
+	return append(cmds, more...), b
+}
+
+func supervise(v View, b ProbesBook) ([]Command, ProbesBook) {
+	var views []probe.ProbeView
+	for _, n := range v.Nodes {
+		if n.Status != StatusAlive || !n.HasState {
+			continue
+		}
+		for _, pb := range n.Probes {
+			pv := probe.ProbeView{Node: n.Name, Kind: pb.Kind, State: pb.State, Running: uint64(pb.Restarts), Beat: pb.Beat}
+			if p, ok := v.State.Probes[raftfsm.ProbeKey{Node: pv.Node, Kind: pv.Kind}]; ok {
+				pv.Desired, pv.LastRestart = p.Generation, p.LastRestartAt
+			}
+			views = append(views, pv)
+		}
+	}
+	restarts, sup := b.Supervisor.Decide(v.Config.Probes.Supervise, v.Now, views)
+	b.Supervisor = sup
+	var cmds []Command
+	for _, r := range restarts {
+		cmds = append(cmds, Command{Type: raftfsm.CmdProbeRestart,
+			Body:   raftfsm.ProbeRestart{Node: r.Node, Kind: r.Kind, Reason: r.Reason, Generation: r.Generation},
+			Before: note("ordering probe relaunch", "node", r.Node, "probe", r.Kind, "reason", r.Reason, "generation", r.Generation)})
+	}
+	return cmds, b
+}
+
+func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
+	now, cfg := v.Now, v.Config.Probes
+	up := map[string]bool{}
+	var members []string
+	last := map[probe.Pair]time.Time{}
+	for _, n := range v.Nodes {
+		if n.Status == StatusAlive && n.HasState && n.ProbePort > 0 {
+			up[n.Name] = true
+			members = append(members, n.Name)
+		}
+		for _, c := range n.Net {
+			if c.BWAt > 0 {
+				p := probe.NewPair(n.Name, c.Peer)
+				if at := time.UnixMilli(c.BWAt); at.After(last[p]) {
+					last[p] = at
+				}
+			}
+		}
+	}
+	gone := func(n string) bool { return !up[n] }
+	d := v.State.ProbeDuties
+	rounds := fromRaftRounds(d.Rounds)
+	d.Rounds = nil
+	cur := probe.RoundAt(d.SetAt, d.RoundLen, len(rounds), now)
+	if d.Cycle > 0 && cur < len(rounds) {
+		// Mid-cycle: drop a dead node from the rounds still to come. The
+		// round under way keeps its slot (as an empty round) so no node
+		// is put into two tests at once.
+		if probe.Involves(rounds, cur+1, gone) {
+			rest := append([][]probe.Duty{nil}, probe.Remaining(rounds, cur, gone)...)
+			return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
+				Before: note("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)}}, b
+		}
+		return nil, b
+	}
+	if len(members) < 2 {
+		return nil, b
+	}
+	cycle := d.Cycle + 1
+	rl := cfg.RoundLen
+	if d.Cycle > 0 {
+		start, ok := b.CycleStart[d.Cycle]
+		if !ok {
+			start = d.SetAt
+		}
+		if now.Before(probe.NextCycleAt(start, d.SetAt, len(rounds), d.RoundLen, cfg.BandwidthInterval)) {
+			return catchUp(v, b, members, last, rounds, cycle, start)
+		}
+	}
+	plan := probe.PlanCycle(members, last, cfg.Budget, now)
+	return []Command{{Type: raftfsm.CmdSetProbeDuties,
+		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
+		Cycle: &CycleStart{Cycle: cycle, Start: now, Full: true},
+		After: note("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
+			"tests_per_node", plan.TestsPerNode, "deferred_pairs", len(plan.Deferred), "cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+}
+
+// catchUp runs, between full cycles, a short cycle for the never-measured
+// pairs of nodes that joined since, and retries a failed test once
+// (probe.PlanCatchUp). It keeps the full cycle's start, so catching up does
+// not push the next full cycle back.
+func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) ([]Command, ProbesBook) {
+	b.Tries = maps.Clone(b.Tries)
+	if b.Tries == nil {
+		b.Tries = map[probe.Pair]int{} // a new leader: it knows the last recorded cycle only
+	}
+	if b.Counted != cycle-1 {
+		// The cycle just ended has not been counted yet (this leader did not
+		// plan it, or planned it before it ended): count its tests once.
+		for _, r := range done {
+			for _, t := range r {
+				b.Tries[probe.NewPair(t.From, t.To)]++
+			}
+		}
+		b.Counted = cycle - 1
+	}
+	plan := probe.PlanCatchUp(members, last, b.Tries, v.Config.Probes.Budget, v.Now)
+	if len(plan.Rounds) == 0 {
+		return nil, b
+	}
+	rl := v.Config.Probes.RoundLen
+	return []Command{{Type: raftfsm.CmdSetProbeDuties,
+		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
+		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
+		After: note("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "rounds", len(plan.Rounds),
+			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+}
+
+func fromRaftRounds(rs [][]raftfsm.Pair) [][]probe.Duty {
+	out := make([][]probe.Duty, len(rs))
+	for i, r := range rs {
+		for _, p := range r {
+			out[i] = append(out[i], probe.Duty{From: p.From, To: p.To})
+		}
+	}
+	return out
+}
+
+func toRaftRounds(rs [][]probe.Duty) [][]raftfsm.Pair {
+	out := make([][]raftfsm.Pair, len(rs))
+	for i, r := range rs {
+		out[i] = []raftfsm.Pair{}
+		for _, d := range r {
+			out[i] = append(out[i], raftfsm.Pair{From: d.From, To: d.To})
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package leader
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+func setProbe(w *world, node, kind, state string) {
+	for i := range w.node(node).Probes {
+		if b := &w.node(node).Probes[i]; b.Kind == kind {
+			b.State = state
+		}
+	}
+}
+
+func TestProbes_Supervision(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		setup func(w *world)
+		want  []string
+	}{
+		{name: "healthy: nothing"},
+		{name: "exited: relaunched", setup: func(w *world) { setProbe(w, "n2", raftfsm.ProbeLatency, probe.StateExited) },
+			want: []string{`probe_restart {"node":"n2","kind":"latency","reason":"process exited","generation":0}`}},
+		{name: "exited on a dead node: left to remove_node", setup: func(w *world) {
+			setProbe(w, "n2", raftfsm.ProbeLatency, probe.StateExited)
+			w.node("n2").Status = StatusDead
+		}},
+		{name: "node behind raft's generation: not ordered twice", setup: func(w *world) {
+			w.apply(raftfsm.CmdProbeRestart, raftfsm.ProbeRestart{Node: "n2", Kind: raftfsm.ProbeLatency, Reason: "x", Generation: 0})
+			setProbe(w, "n2", raftfsm.ProbeLatency, probe.StateExited)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, "n1", "n2")
+			w.st.ProbeDuties = raftfsm.ProbeDuties{Cycle: 1, SetAt: w.now, RoundLen: time.Hour, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}}
+			if tc.setup != nil {
+				tc.setup(w)
+			}
+			cmds, _ := Probes(w.view(), ProbesBook{})
+			if got := commands(cmds); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("commands %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A heartbeat that stops is noticed StaleAfter later on the leader's
+// clock; the Book carries when it last changed from round to round.
+func TestProbes_HungProbeNeedsTheBook(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "n1", "n2")
+	w.st.ProbeDuties = raftfsm.ProbeDuties{Cycle: 1, SetAt: w.now, RoundLen: time.Hour, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}}
+	_, b := Probes(w.view(), ProbesBook{})
+	w.now = w.now.Add(15 * time.Second)
+	cmds, _ := Probes(w.view(), b)
+	got := commands(cmds)
+	if len(got) != 2*len(raftfsm.ProbeKinds) {
+		t.Fatalf("commands %q, want every probe of both nodes relaunched as hung", got)
+	}
+	for _, c := range got {
+		if !strings.Contains(c, `"reason":"no heartbeat for 15s"`) {
+			t.Fatalf("commands %q, want every probe relaunched as hung", got)
+		}
+	}
+	if cmds, _ := Probes(w.view(), ProbesBook{}); len(cmds) != 0 {
+		t.Fatalf("a new leader's empty book relaunched %q at once", commands(cmds))
+	}
+}
+
+func TestProbes_BandwidthCycles(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "n1", "n2", "n3")
+	w.cfg.Probes.RoundLen = 10 * time.Second
+	// The schedule alone: supervision would relaunch probes whose
+	// heartbeat this test does not move.
+	Probes := scheduleCycle
+
+	// No cycle yet, three members: a full cycle, recorded once raft takes it.
+	cmds, b := Probes(w.view(), ProbesBook{})
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties || cmds[0].Cycle == nil || !cmds[0].Cycle.Full ||
+		cmds[0].Body.(raftfsm.SetProbeDuties).Cycle != 1 || len(cmds[0].Body.(raftfsm.SetProbeDuties).Rounds) != 3 {
+		t.Fatalf("first round: %q", commands(cmds))
+	}
+	if len(b.CycleStart) != 0 {
+		t.Fatal("cycle recorded before raft took it")
+	}
+	w.apply(cmds[0].Type, cmds[0].Body)
+	b = b.CycleCommitted(*cmds[0].Cycle)
+	if !b.CycleStart[1].Equal(t0) {
+		t.Fatalf("cycle start %v", b.CycleStart)
+	}
+
+	// Mid-cycle, everyone alive: nothing. n3 dies: dropped from the rounds to come.
+	w.now = t0.Add(5 * time.Second)
+	if cmds, _ := Probes(w.view(), b); len(cmds) != 0 {
+		t.Fatalf("mid-cycle: %q", commands(cmds))
+	}
+	w.node("n3").Status = StatusDead
+	cmds, _ = Probes(w.view(), b)
+	if len(cmds) != 1 || cmds[0].Cycle != nil || cmds[0].Before == nil || !strings.Contains(cmds[0].Before.Msg, "dropping dead nodes") {
+		t.Fatalf("dead node mid-cycle: %q", commands(cmds))
+	}
+	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds[1:] {
+		for _, p := range r {
+			if p.From == "n3" || p.To == "n3" {
+				t.Fatalf("n3 still scheduled: %q", commands(cmds))
+			}
+		}
+	}
+	w.node("n3").Status = StatusAlive
+
+	// The cycle ended (every pair measured), the interval not: a new
+	// node's pairs are caught up, keeping the full cycle's start.
+	for i := range w.nodes {
+		for _, peer := range []string{"n1", "n2", "n3"} {
+			if peer != w.nodes[i].Name {
+				w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 900, BWAt: t0.Add(20 * time.Second).UnixMilli()})
+			}
+		}
+	}
+	w.nodes = append(w.nodes, testNode("n4"))
+	w.now = t0.Add(40 * time.Second)
+	cmds, b2 := Probes(w.view(), b)
+	if len(cmds) != 1 || cmds[0].Cycle == nil || cmds[0].Cycle.Full || !cmds[0].Cycle.Start.Equal(t0) ||
+		cmds[0].After == nil || !strings.Contains(cmds[0].After.Msg, "catch-up") {
+		t.Fatalf("catch-up: %q", commands(cmds))
+	}
+	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+		for _, p := range r {
+			if p.From != "n4" && p.To != "n4" {
+				t.Fatalf("catch-up tests a pair measured in the cycle: %q", commands(cmds))
+			}
+		}
+	}
+	if b2.Counted != 1 || b2.Tries[probe.NewPair("n1", "n2")] != 1 || len(b.Tries) != 0 {
+		t.Fatalf("the ended cycle's tests not counted once in the next book: counted %d tries %v (input %v)", b2.Counted, b2.Tries, b.Tries)
+	}
+
+	// Past the interval: a new full cycle.
+	w.now = t0.Add(5 * time.Minute)
+	cmds, _ = Probes(w.view(), b2)
+	if len(cmds) != 1 || cmds[0].Cycle == nil || !cmds[0].Cycle.Full || cmds[0].Body.(raftfsm.SetProbeDuties).Cycle != 2 {
+		t.Fatalf("after the interval: %q", commands(cmds))
+	}
+	if n := b2.CycleCommitted(*cmds[0].Cycle); len(n.Tries) != 0 || n.Counted != 0 || !n.CycleStart[2].Equal(w.now) {
+		t.Fatalf("a full cycle committed must start counting over: %+v", n)
+	}
+
+	// Fewer than two members with a probe port: no cycle.
+	lone := newWorld(t, "n1")
+	if cmds, _ := Probes(lone.view(), ProbesBook{}); len(cmds) != 0 {
+		t.Fatalf("one member: %q", commands(cmds))
+	}
+}

@@ -1,0 +1,150 @@
+package leader
+
+import (
+	"time"
+
+	"github.com/shoal-hpc/shoal/elastic"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// View is everything one round of the leader decides from: the desired
+// state (raft's), the observed state (gossip's, converted by the agent),
+// the time and the configuration. The leader's own memory between rounds
+// is not in it: that is the Book, passed beside it.
+type View struct {
+	// Now is the leader's clock for this round.
+	Now time.Time
+	// State is raft's replicated state. The core only reads it.
+	State *raftfsm.State
+	// Nodes is what gossip observes, one entry per member.
+	Nodes []Node
+	// Servers is raft's configuration (membership rounds only).
+	Servers []Server
+	// Config is the leader's configuration.
+	Config Config
+	// Done, when closed, ends a long placement early: the agent stopping
+	// or leadership lost. Nil never closes.
+	Done <-chan struct{}
+}
+
+// Status is a node's liveness as gossip sees it, gossip's own string
+// (gossip.Status). The core acts on three of its values; any other
+// ("suspect", "unknown") is neither alive nor gone.
+type Status string
+
+// The liveness values the core acts on.
+const (
+	StatusAlive Status = "alive"
+	StatusDead  Status = "dead"
+	StatusLeft  Status = "left"
+)
+
+// Node is what gossip tells the leader about one member. The agent
+// builds it from a gossip entry (the gossip package itself does network
+// I/O, which this package must not import).
+type Node struct {
+	Name   string
+	Status Status
+	// Since is when Status last changed, on the leader's clock.
+	Since time.Time
+	// HasState is false for a member whose gossiped state has not arrived.
+	HasState bool
+	// RaftAddr is host:port of the node's raft listener, "" when unknown.
+	RaftAddr string
+	// ProbePort is the node's bandwidth probe port, 0 when it runs none.
+	ProbePort int
+	// Attrs are the node's placement attributes (Table 1 of seed 002).
+	// Alive and HeldSlots are left zero: Snapshot sets them from Status
+	// and raft.
+	Attrs placement.Node
+	// Net is the node's row of the network matrix.
+	Net []NetEntry
+	// Probes are the heartbeats of the node's probe processes.
+	Probes []ProbeBeat
+}
+
+// NetEntry is one measured link of a node's row (gossip.NetEntry).
+type NetEntry struct {
+	Peer string
+	// RTTus is the 1-minute mean round trip in microseconds.
+	RTTus float64
+	// BW and Peak are the available and peak bandwidth in Mbit/s.
+	BW, Peak float64
+	// BWAt and RTTAt are the Unix milliseconds of the last measurements.
+	BWAt, RTTAt int64
+}
+
+// ProbeBeat is one probe process as its node reports it (gossip.ProbeBeat).
+type ProbeBeat struct {
+	Kind, State string
+	// Restarts is the generation the node runs.
+	Restarts int
+	// Beat is the Unix millisecond time of the last heartbeat.
+	Beat int64
+}
+
+// Server is one member of raft's configuration.
+type Server struct {
+	ID    string
+	Addr  string
+	Voter bool
+}
+
+// Config is the leader's part of the agent's configuration.
+type Config struct {
+	// Self is this node's name: the leader.
+	Self string
+	// Voters is the target number of raft voters.
+	Voters int
+	// DeadVoterGrace is how long a server may be dead before removal.
+	DeadVoterGrace time.Duration
+	// CoallocTimeout is how long an allocation's nodes have to reserve.
+	CoallocTimeout time.Duration
+	// JobRetention is how long finished jobs stay; 0 keeps them forever.
+	JobRetention time.Duration
+	// Elastic is the elastic decision layer's configuration.
+	Elastic elastic.Config
+	// Probes configure probe supervision and the bandwidth schedule.
+	Probes ProbeConfig
+	// RefusePlacement, a test hook, breaks the allocation proposed for
+	// the jobs it selects so that raft refuses it (TestingHooks).
+	RefusePlacement func(j *raftfsm.Job) bool
+}
+
+// ProbeConfig is what the leader needs of the probe configuration.
+type ProbeConfig struct {
+	Supervise probe.SuperviseConfig
+	Budget    probe.BudgetConfig
+	// RoundLen is the time one round of bandwidth tests is given.
+	RoundLen time.Duration
+	// BandwidthInterval is how often a full bandwidth cycle starts.
+	BandwidthInterval time.Duration
+}
+
+// Command is one raft command the leader proposes, in order.
+type Command struct {
+	// Type and Body are raftfsm's command type and body.
+	Type string
+	Body any
+	// Before is logged (info) when the agent proposes it, After once raft
+	// took it, Failed (warn) when raft did not commit it or refused it.
+	Before, After, Failed *Note
+	// Cycle, when set, is the probe bookkeeping to record in the Book
+	// once raft took the command (Book.CycleCommitted).
+	Cycle *CycleStart
+	// Placement marks the commands of a round's placement: each was
+	// decided on a snapshot that counts the placements before it as
+	// committed, so once one of them is not taken the agent proposes none
+	// of the rest, and the next round decides them again.
+	Placement bool
+}
+
+// Note is one log line the agent writes about a decision.
+type Note struct {
+	Msg   string
+	Attrs []any
+}
+
+func note(msg string, attrs ...any) *Note { return &Note{Msg: msg, Attrs: attrs} }
