@@ -1,0 +1,200 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/cgroups/v3/cgroup2"
+)
+
+// v2Manager makes attempts' cgroups in the unified hierarchy.
+type v2Manager struct {
+	mount  string
+	parent *cgroup2.Manager
+	group  string // the parent's path in the hierarchy
+	ctrls  []string
+}
+
+// v2Optional are the controllers used where the agent's cgroup offers them.
+var v2Optional = []string{"pids"}
+
+// openV2 uses the unified hierarchy mounted at mount; need are the
+// controllers it must offer (tests on hybrid machines pass none).
+func openV2(cfg Config, mount string, need []string) (*Manager, error) {
+	own, err := cgroup2.NestedGroupPath("")
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v2: the agent's own cgroup: %w", err)
+	}
+	offered := []string{}
+	if b, err := os.ReadFile(filepath.Join(mount, own, "cgroup.controllers")); err == nil {
+		offered = strings.Fields(string(b))
+	}
+	has := func(c string) bool {
+		for _, o := range offered {
+			if o == c {
+				return true
+			}
+		}
+		return false
+	}
+	var ctrls, missing []string
+	for _, c := range need {
+		if has(c) {
+			ctrls = append(ctrls, c)
+		} else {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("cgroup v2: the agent's cgroup %s offers controllers %q, not %s (bound to cgroup v1 hierarchies, or not delegated)",
+			filepath.Join(mount, own), strings.Join(offered, " "), strings.Join(missing, " "))
+	}
+	if len(need) > 0 {
+		for _, c := range v2Optional {
+			if has(c) {
+				ctrls = append(ctrls, c)
+			}
+		}
+	}
+	group := cfg.Parent
+	if !filepath.IsAbs(group) {
+		group = filepath.Join(own, group)
+	}
+	parent, err := cgroup2.NewManager(mount, group, enable(ctrls))
+	if err != nil {
+		return nil, why(fmt.Errorf("cgroup v2: create the parent cgroup %s: %w", group, err))
+	}
+	// Prove that an attempt's cgroup can be made with its controllers: the
+	// kernel refuses to enable them below a cgroup with processes in it.
+	probe, err := parent.NewChild("probe", enable(ctrls))
+	if err != nil {
+		if errors.Is(err, syscall.EBUSY) {
+			return nil, fmt.Errorf("cgroup v2: cannot enable %s below %s: it has processes of its own (run the agent in a leaf cgroup, e.g. systemd DelegateSubgroup=, or give an absolute cgroup parent)",
+				strings.Join(ctrls, " "), group)
+		}
+		return nil, why(fmt.Errorf("cgroup v2: create a cgroup below %s: %w", group, err))
+	}
+	_, serr := os.Stat(filepath.Join(mount, group, "probe", "memory.swap.max"))
+	if err := probe.Delete(); err != nil {
+		return nil, fmt.Errorf("cgroup v2: remove %s/probe: %w", group, err)
+	}
+	sup := Support{Version: V2, Parent: group, Controllers: ctrls, Swap: serr == nil}
+	return &Manager{cfg: cfg, sup: sup, v2: &v2Manager{mount: mount, parent: parent, group: group, ctrls: ctrls}}, nil
+}
+
+// enable is the resources that turn controllers on, with no limits.
+func enable(ctrls []string) *cgroup2.Resources {
+	r := &cgroup2.Resources{}
+	for _, c := range ctrls {
+		switch c {
+		case "memory":
+			r.Memory = &cgroup2.Memory{}
+		case "cpu":
+			r.CPU = &cgroup2.CPU{}
+		case "pids":
+			r.Pids = &cgroup2.Pids{}
+		}
+	}
+	if len(ctrls) == 0 {
+		return nil // NewChild then leaves subtree_control alone
+	}
+	return r
+}
+
+func (v *v2Manager) create(sup Support, cfg Config, name string, l Limits) (*v2Group, error) {
+	dir := filepath.Join(v.mount, v.group, name)
+	if _, err := os.Lstat(dir); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrExists, dir)
+	}
+	res := enable(v.ctrls)
+	if l.MemoryBytes > 0 {
+		lim := int64(l.MemoryBytes)
+		res.Memory.Max = &lim
+		if sup.Swap {
+			none := int64(0)
+			res.Memory.Swap = &none
+		}
+	}
+	if l.CPUs > 0 {
+		period, quota := cpuQuota(cfg.CPUPeriod, l.CPUs)
+		res.CPU.Max = cgroup2.NewCPUMax(&quota, &period)
+	}
+	if l.Pids > 0 {
+		res.Pids.Max = l.Pids
+	}
+	cg, err := v.parent.NewChild(name, res)
+	if err != nil {
+		return nil, why(err)
+	}
+	return &v2Group{dir: dir, cg: cg}, nil
+}
+
+// v2Group is one attempt's cgroup in the unified hierarchy.
+type v2Group struct {
+	dir string
+	cg  *cgroup2.Manager
+}
+
+func (g *v2Group) dirs() []string { return []string{g.dir} }
+
+func (g *v2Group) add(pid int) error { return g.cg.AddProc(uint64(pid)) }
+
+func (g *v2Group) procs() ([]int, error) {
+	ps, err := g.cg.Procs(true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = int(p)
+	}
+	return out, nil
+}
+
+// signalAll writes cgroup.kill: the kernel kills every process in the
+// cgroup and its descendants, and forks racing with it are killed too.
+func (g *v2Group) signalAll(time.Time) (int, error) {
+	pids, err := g.procs()
+	if err != nil {
+		return 0, err
+	}
+	if len(pids) == 0 {
+		return 0, nil
+	}
+	return len(pids), g.cg.Kill()
+}
+
+func (g *v2Group) usage() (Usage, error) {
+	st, err := g.cg.StatFiltered(cgroup2.StatCPU | cgroup2.StatMemory | cgroup2.StatMemoryEvents)
+	if err != nil {
+		return Usage{}, err
+	}
+	var u Usage
+	if c := st.CPU; c != nil {
+		u.User = time.Duration(c.UserUsec) * time.Microsecond
+		u.System = time.Duration(c.SystemUsec) * time.Microsecond
+	}
+	if m := st.Memory; m != nil {
+		u.PeakMemory = m.MaxUsage
+		if m.UsageLimit < 1<<62 { // "max" reads as the largest value
+			u.MemoryLimit = m.UsageLimit
+		}
+	}
+	if e := st.MemoryEvents; e != nil {
+		u.OOMKills = e.OomKill
+		u.MemoryFailcnt = e.Max
+	}
+	return u, nil
+}
+
+func (g *v2Group) delete() error {
+	if _, err := os.Lstat(g.dir); os.IsNotExist(err) {
+		return nil
+	}
+	return g.cg.Delete()
+}
