@@ -34,7 +34,10 @@ func (l Limits) validate() error {
 
 // Usage is what an attempt's processes used, as the kernel counted it.
 type Usage struct {
-	// User and System are CPU time (v1 counts it in clock ticks).
+	// CPU is the CPU time of all its processes, to the nanosecond (v1
+	// cpuacct.usage) or microsecond (v2).
+	CPU time.Duration
+	// User and System split it (v1 counts these in clock ticks, 10 ms).
 	User, System time.Duration
 	// PeakMemory is the most memory the attempt used at once, in bytes
 	// (page cache included, as the limit counts it); 0 where the kernel
@@ -49,8 +52,8 @@ type Usage struct {
 	MemoryFailcnt uint64
 }
 
-// CPUSeconds is user plus system time in seconds.
-func (u Usage) CPUSeconds() float64 { return (u.User + u.System).Seconds() }
+// CPUSeconds is the CPU time in seconds (sacct's TotalCPU).
+func (u Usage) CPUSeconds() float64 { return u.CPU.Seconds() }
 
 // group is one hierarchy's way of doing what Cgroup does.
 type group interface {

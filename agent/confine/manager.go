@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	cgroups "github.com/containerd/cgroups/v3"
@@ -44,7 +45,11 @@ func (s Support) String() string {
 	if !s.Swap {
 		swap = "swap not accounted"
 	}
-	return fmt.Sprintf("%s (%s; %s) under %s", s.Version, strings.Join(s.Controllers, " "), swap, s.Parent)
+	ctrls := strings.Join(s.Controllers, " ")
+	if ctrls == "" {
+		ctrls = "no controllers"
+	}
+	return fmt.Sprintf("%s (%s; %s) under %s", s.Version, ctrls, swap, s.Parent)
 }
 
 // has says whether attempts' cgroups get a controller.
@@ -129,4 +134,12 @@ func why(err error) error {
 		return fmt.Errorf("%w (the cgroup filesystem is mounted read-only, as in a container without cgroup rights)", err)
 	}
 	return err
+}
+
+// parentDirs are the parent cgroup's directories, one per hierarchy.
+func (m *Manager) parentDirs() []string {
+	if m.v1 != nil {
+		return m.v1.dirs(m.v1.parent)
+	}
+	return []string{filepath.Join(m.v2.mount, m.v2.group)}
 }

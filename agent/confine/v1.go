@@ -3,6 +3,7 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -172,6 +173,9 @@ func (g *v1Group) procs() ([]int, error) {
 func (g *v1Group) signalAll(deadline time.Time) (int, error) {
 	state := filepath.Join(g.m.dir(g.path, cgroup1.Freezer), "freezer.state")
 	if err := os.WriteFile(state, []byte("FROZEN"), 0); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil // deleted: nothing left to kill
+		}
 		return 0, fmt.Errorf("freeze: %w", err)
 	}
 	for time.Now().Before(deadline) {
@@ -200,6 +204,7 @@ func (g *v1Group) usage() (Usage, error) {
 	}
 	var u Usage
 	if c := st.CPU; c != nil && c.Usage != nil {
+		u.CPU = time.Duration(c.Usage.Total)
 		u.User = time.Duration(c.Usage.User)
 		u.System = time.Duration(c.Usage.Kernel)
 	}

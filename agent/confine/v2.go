@@ -3,6 +3,7 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,7 +66,11 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	if !filepath.IsAbs(group) {
 		group = filepath.Join(own, group)
 	}
-	parent, err := cgroup2.NewManager(mount, group, enable(ctrls))
+	res := enable(ctrls)
+	if res == nil {
+		res = &cgroup2.Resources{}
+	}
+	parent, err := cgroup2.NewManager(mount, group, res)
 	if err != nil {
 		return nil, why(fmt.Errorf("cgroup v2: create the parent cgroup %s: %w", group, err))
 	}
@@ -146,6 +151,9 @@ func (g *v2Group) add(pid int) error { return g.cg.AddProc(uint64(pid)) }
 
 func (g *v2Group) procs() ([]int, error) {
 	ps, err := g.cg.Procs(true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // deleted: empty
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +184,7 @@ func (g *v2Group) usage() (Usage, error) {
 	}
 	var u Usage
 	if c := st.CPU; c != nil {
+		u.CPU = time.Duration(c.UsageUsec) * time.Microsecond
 		u.User = time.Duration(c.UserUsec) * time.Microsecond
 		u.System = time.Duration(c.SystemUsec) * time.Microsecond
 	}
