@@ -39,6 +39,8 @@ type Usage struct {
 	CPU time.Duration
 	// User and System split it (v1 counts these in clock ticks, 10 ms).
 	User, System time.Duration
+	// Throttled is how long the CPU quota held the attempt back.
+	Throttled time.Duration
 	// PeakMemory is the most memory the attempt used at once, in bytes
 	// (page cache included, as the limit counts it); 0 where the kernel
 	// does not record it (v2 before Linux 5.19).

@@ -85,6 +85,9 @@ func killEscaped(t *testing.T, m *Manager) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: usage %+v", m.Support(), u)
+	if u.CPUSeconds() <= 0 {
+		t.Errorf("usage %+v: want CPU time > 0 for a helper, three shells and three sleeps", u)
+	}
 	if err := cg.Delete(); err != nil {
 		t.Fatal(err)
 	}

@@ -38,23 +38,21 @@ func ParseSize(flag, s string) (uint64, error) {
 	return v << shift, nil
 }
 
-// FormatSize gives a byte count for people: exactly, the way ParseSize
-// reads it, when a unit divides it (1 << 30 is "1G"), else to a tenth of the
-// largest unit it reaches ("97.3M"); under 1K in bytes ("512B").
+// FormatSize gives a byte count for people, in the largest unit it
+// reaches: exactly when the unit divides it, as ParseSize reads it (1 << 30
+// is "1G"), else to a tenth ("100.7M"); under 1K in bytes ("512B").
 func FormatSize(b uint64) string {
-	units := []struct {
+	for _, u := range []struct {
 		shift  uint
 		suffix string
-	}{{40, "T"}, {30, "G"}, {20, "M"}, {10, "K"}}
-	for _, u := range units {
-		if b != 0 && b%(1<<u.shift) == 0 {
+	}{{40, "T"}, {30, "G"}, {20, "M"}, {10, "K"}} {
+		if b < 1<<u.shift {
+			continue
+		}
+		if b%(1<<u.shift) == 0 {
 			return strconv.FormatUint(b>>u.shift, 10) + u.suffix
 		}
-	}
-	for _, u := range units {
-		if b >= 1<<u.shift {
-			return strconv.FormatFloat(float64(b)/float64(uint64(1)<<u.shift), 'f', 1, 64) + u.suffix
-		}
+		return strconv.FormatFloat(float64(b)/float64(uint64(1)<<u.shift), 'f', 1, 64) + u.suffix
 	}
 	return strconv.FormatUint(b, 10) + "B"
 }

@@ -52,7 +52,7 @@ func TestFormatSize(t *testing.T) {
 	for in, want := range map[uint64]string{
 		64 << 20:              "64M",
 		3 << 30:               "3G",
-		1536 << 20:            "1536M",
+		1536 << 20:            "1.5G",
 		100<<20 + 300<<10 + 5: "100.3M",
 		2047:                  "2.0K",
 		512:                   "512B",

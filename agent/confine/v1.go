@@ -206,6 +206,9 @@ func (g *v1Group) usage() (Usage, error) {
 	if c := st.CPU; c != nil && c.Usage != nil {
 		u.CPU = time.Duration(c.Usage.Total)
 		u.User = time.Duration(c.Usage.User)
+		if c.Throttling != nil {
+			u.Throttled = time.Duration(c.Throttling.ThrottledTime)
+		}
 		u.System = time.Duration(c.Usage.Kernel)
 	}
 	if m := st.Memory; m != nil && m.Usage != nil {

@@ -186,6 +186,7 @@ func (g *v2Group) usage() (Usage, error) {
 	if c := st.CPU; c != nil {
 		u.CPU = time.Duration(c.UsageUsec) * time.Microsecond
 		u.User = time.Duration(c.UserUsec) * time.Microsecond
+		u.Throttled = time.Duration(c.ThrottledUsec) * time.Microsecond
 		u.System = time.Duration(c.SystemUsec) * time.Microsecond
 	}
 	if m := st.Memory; m != nil {
