@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -40,6 +41,14 @@ func killEscaped(t *testing.T, m *Manager) {
 	cg := newCgroup(t, m, "job-7-0", Limits{})
 	j := startJob(t, cg, escapeScript)
 	leader, a, b := j.pid(t), j.pid(t), j.pid(t)
+	t.Cleanup(func() {
+		// Should Kill fail, the escaped processes must not outlive the test.
+		for _, p := range []int{a, b} {
+			if !gone(p) {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	})
 	for _, p := range []int{a, b} {
 		// The pid is known from the fork; the environment is the new one
 		// once sleep is executing.
