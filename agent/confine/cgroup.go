@@ -85,8 +85,8 @@ type Cgroup struct {
 // caller kills and deletes it (an agent that died left it) or picks
 // another name.
 func (m *Manager) New(name string, l Limits) (*Cgroup, error) {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || filepath.Base(name) != name {
-		return nil, fmt.Errorf("cgroup name %q: want one path component, e.g. job-12-0", name)
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	if err := l.validate(); err != nil {
 		return nil, err
@@ -111,6 +111,13 @@ func (m *Manager) New(name string, l Limits) (*Cgroup, error) {
 		return nil, fmt.Errorf("create cgroup %s: %w", name, err)
 	}
 	return &Cgroup{name: name, g: g}, nil
+}
+
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || filepath.Base(name) != name {
+		return fmt.Errorf("cgroup name %q: want one path component, e.g. job-12-0", name)
+	}
+	return nil
 }
 
 // Name is the cgroup's name under the parent.

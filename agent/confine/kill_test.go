@@ -2,7 +2,9 @@ package confine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -23,18 +25,6 @@ exec sleep 600`
 func TestKillEndsProcessesThatEscapedTheJob(t *testing.T) {
 	t.Parallel()
 	eachHierarchy(t, killEscaped)
-}
-
-// TestV2KillWithoutControllers runs the kill test in a cgroup2 hierarchy
-// with no controllers: cgroup.procs and cgroup.kill are in every cgroup2
-// group, as on this hybrid development machine.
-func TestV2KillWithoutControllers(t *testing.T) {
-	t.Parallel()
-	needRoot(t)
-	if unifiedMount() == "" {
-		t.Skip("cgroup v2: no cgroup2 hierarchy is mounted")
-	}
-	killEscaped(t, testManager(t, func(c Config) (*Manager, error) { return openV2(c, unifiedMount(), nil) }))
 }
 
 func killEscaped(t *testing.T, m *Manager) {
@@ -137,6 +127,40 @@ func TestNewRefusesBadNamesAndExistingCgroups(t *testing.T) {
 		}
 		if _, err := m.New("neg", Limits{CPUs: -1}); err == nil {
 			t.Error("New with -1 CPUs worked")
+		}
+	})
+}
+
+func TestLeftoversOfADeadAgentAreFoundAndKilled(t *testing.T) {
+	t.Parallel()
+	eachHierarchy(t, func(t *testing.T, m *Manager) {
+		cg := newCgroup(t, m, "job-5-0", Limits{})
+		j := startJob(t, cg, "echo $$; exec sleep 600")
+		pid := j.pid(t)
+		m2 := reopen(t, m)
+		names, err := m2.List()
+		if err != nil || !slices.Equal(names, []string{"job-5-0"}) {
+			t.Fatalf("List = %v, %v; want [job-5-0]", names, err)
+		}
+		left, err := m2.Load("job-5-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if procs, err := left.Procs(); err != nil || !slices.Equal(procs, []int{pid}) {
+			t.Fatalf("the leftover cgroup holds %v, %v; want [%d]", procs, err, pid)
+		}
+		if err := left.Kill(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		j.wait(t, 5*time.Second)
+		if err := left.Delete(); err != nil {
+			t.Fatal(err)
+		}
+		if names, err := m2.List(); err != nil || len(names) != 0 {
+			t.Errorf("after Delete, List = %v, %v", names, err)
+		}
+		if _, err := m2.Load("job-5-0"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Load of a deleted cgroup = %v, want not exist", err)
 		}
 	})
 }

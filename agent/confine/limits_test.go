@@ -1,6 +1,8 @@
 package confine
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -76,33 +78,40 @@ func TestPeakMemoryAndCPUTimeOfAJob(t *testing.T) {
 	})
 }
 
-// TestCPUQuotaHoldsTwoBusyLoopsToOneCore runs two busy loops under a
-// one-CPU quota for two seconds. On this machine's two cores, shared with
-// other work, the loops may get less than a core, so the test asserts the
-// upper bound only, and logs whether the usage was within 20 % of one core.
-func TestCPUQuotaHoldsTwoBusyLoopsToOneCore(t *testing.T) {
+// TestCPUQuotaHoldsBusyLoops runs two busy loops under a quota of one CPU
+// and of a quarter CPU for two seconds each. On this machine's two cores,
+// shared with other work, the loops may get less than their quota, so the
+// test asserts the upper bound (120 % of the quota) and logs whether the
+// usage was within 20 % of it. The quarter CPU is the case a loaded
+// machine still tells apart: unconfined, two loops get more than that.
+func TestCPUQuotaHoldsBusyLoops(t *testing.T) {
 	t.Parallel()
 	eachHierarchy(t, func(t *testing.T, m *Manager) {
-		cg := newCgroup(t, m, "job-11-0", Limits{CPUs: 1})
-		j := startJob(t, cg, "while :; do :; done & while :; do :; done & echo started; wait")
-		j.line(t)
-		u0, err := cg.Usage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Now()
-		<-time.After(2 * time.Second) // the measuring window, not a synchronisation
-		u1, err := cg.Usage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		wall := time.Since(t0)
-		cores := float64(u1.CPU-u0.CPU) / float64(wall)
-		within := cores >= 0.8 && cores <= 1.2
-		t.Logf("%s: two busy loops under a 1-CPU quota used %.2f cores over %v (within ±20%% of one core: %v), throttled %v",
-			m.Support(), cores, wall.Round(time.Millisecond), within, u1.Throttled-u0.Throttled)
-		if cores > 1.2 || cores <= 0 {
-			t.Errorf("two busy loops under a 1-CPU quota used %.2f cores, want at most 1.2", cores)
+		for i, quota := range []float64{1, 0.25} {
+			cg := newCgroup(t, m, fmt.Sprintf("job-11-%d", i), Limits{CPUs: quota})
+			j := startJob(t, cg, "while :; do :; done & while :; do :; done & echo started; wait")
+			j.line(t)
+			u0, err := cg.Usage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			<-time.After(2 * time.Second) // the measuring window, not a synchronisation
+			u1, err := cg.Usage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wall := time.Since(t0)
+			if err := cg.Kill(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			cores := float64(u1.CPU-u0.CPU) / float64(wall)
+			within := cores >= 0.8*quota && cores <= 1.2*quota
+			t.Logf("%s: two busy loops under a %v-CPU quota used %.2f cores over %v (within ±20%% of the quota: %v), throttled %v",
+				m.Support(), quota, cores, wall.Round(time.Millisecond), within, u1.Throttled-u0.Throttled)
+			if cores > 1.2*quota || cores <= 0 {
+				t.Errorf("two busy loops under a %v-CPU quota used %.2f cores, want at most %.2f", quota, cores, 1.2*quota)
+			}
 		}
 	})
 }

@@ -70,19 +70,24 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	if res == nil {
 		res = &cgroup2.Resources{}
 	}
+	// The kernel refuses to enable controllers below a cgroup that has
+	// processes of its own (the root excepted): the agent's, when the
+	// parent is below it, as with systemd's Delegate=yes.
+	busy := func(err error, below string) error {
+		if errors.Is(err, syscall.EBUSY) {
+			return fmt.Errorf("cgroup v2: cannot enable %s below %s: it has processes of its own (run the agent in a leaf cgroup, e.g. systemd DelegateSubgroup=, or give an absolute cgroup parent)",
+				strings.Join(ctrls, " "), below)
+		}
+		return why(fmt.Errorf("cgroup v2: create a cgroup below %s: %w", below, err))
+	}
 	parent, err := cgroup2.NewManager(mount, group, res)
 	if err != nil {
-		return nil, why(fmt.Errorf("cgroup v2: create the parent cgroup %s: %w", group, err))
+		return nil, busy(err, filepath.Dir(group))
 	}
-	// Prove that an attempt's cgroup can be made with its controllers: the
-	// kernel refuses to enable them below a cgroup with processes in it.
+	// Prove that an attempt's cgroup can be made with its controllers.
 	probe, err := parent.NewChild("probe", enable(ctrls))
 	if err != nil {
-		if errors.Is(err, syscall.EBUSY) {
-			return nil, fmt.Errorf("cgroup v2: cannot enable %s below %s: it has processes of its own (run the agent in a leaf cgroup, e.g. systemd DelegateSubgroup=, or give an absolute cgroup parent)",
-				strings.Join(ctrls, " "), group)
-		}
-		return nil, why(fmt.Errorf("cgroup v2: create a cgroup below %s: %w", group, err))
+		return nil, busy(err, group)
 	}
 	_, serr := os.Stat(filepath.Join(mount, group, "probe", "memory.swap.max"))
 	if err := probe.Delete(); err != nil {
