@@ -22,7 +22,7 @@ type Config struct {
 	// each hierarchy. Default "shoal".
 	Parent string
 	// Hierarchy is HierarchyAuto (default: v2 when the unified hierarchy
-	// offers memory, cpu and pids, else v1), HierarchyV1 or HierarchyV2.
+	// offers memory and cpu, else v1), HierarchyV1 or HierarchyV2.
 	Hierarchy string
 	// CPUPeriod is the CFS period a CPU quota is given per (the kernel's
 	// default, 100 ms); between 1 ms and 1 s.

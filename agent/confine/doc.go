@@ -6,6 +6,7 @@
 // The agent's side, once per node and once per attempt:
 //
 //	m, err := confine.Open(confine.DefaultConfig()) // err: why jobs run unconfined here
+//	names, err := m.List()                           // left by an agent that died: Load, Kill, Delete
 //	cg, err := m.New("job-12-0", confine.Limits{MemoryBytes: 64 << 20, CPUs: 2})
 //	spec.Cgroup = cg.Dirs()                          // jobexec: the helper joins it before it execs
 //	...
@@ -17,7 +18,7 @@
 //
 // cgroup v2 (the unified hierarchy current distributions mount at
 // /sys/fs/cgroup) is used when the agent's own cgroup there offers the
-// memory, cpu and pids controllers; otherwise cgroup v1 with memory, cpu and
+// memory and cpu controllers (pids too where offered); otherwise cgroup v1 with memory, cpu and
 // cpuacct, and freezer (pids when mounted) at /sys/fs/cgroup/NAME, as on
 // hybrid machines where systemd mounts an empty cgroup2 at
 // /sys/fs/cgroup/unified. Attempts' cgroups go under Config.Parent: by
@@ -34,20 +35,28 @@
 // (swap off; without swap accounting, memory.swappiness 0 instead). The CPU
 // limit is a CFS quota of CPUs × the period. Kill is cgroup.kill on v2 and
 // freeze, SIGKILL every process, thaw on v1, repeated until the cgroup is
-// empty or the context ends.
+// empty or the context ends (also on v2 kernels before 5.14, which have no
+// cgroup.kill).
 //
 // # Why github.com/containerd/cgroups/v3
 //
-// It is what containerd and the tools built on it use to manage both
-// hierarchies, it is maintained, and it covers creating cgroups with limits,
-// adding processes, statistics (cpuacct and memory on v1; cpu.stat,
-// memory.peak and memory.events on v2), cgroup.kill and deletion with the
-// kernel's EBUSY retries. Written here by hand, where the library lacks a
-// call: the v1 kill (the library has no v1 Kill, and its v1 Freeze waits for
-// FROZEN with no deadline, which a task in uninterruptible sleep would turn
-// into a hung agent), the v1 oom_kill count read through the library's Stat
-// but swap accounting checked by a stat of memory.memsw.limit_in_bytes, and
-// the job helper's join (agent/jobexec writes its own pid to cgroup.procs in
-// each directory Dirs gives: one write per hierarchy, no mount table parsing
-// on every job start).
+// It is what containerd, and the runtimes and tools built on it, use to
+// manage both hierarchies; it is maintained, and it covers what this
+// package needs: creating cgroups with limits (from the OCI runtime spec's
+// resources on v1, its own on v2), enabling v2 controllers down the tree,
+// adding processes, listing them, statistics (cpuacct, memory and
+// memory.oom_control on v1; cpu.stat, memory.peak and memory.events on
+// v2), cgroup.kill, and deletion with the kernel's EBUSY retries.
+//
+// Written here by hand, where the library lacks the call or does it in a
+// way an agent cannot use: the v1 kill (the library has none) and the v2
+// kill on kernels before 5.14 (its fallback reaps the processes it kills,
+// which would steal the exit status of the agent's own child from the
+// executor's Wait), both as freeze, SIGKILL, thaw with a deadline on the
+// freeze (the library's Freeze waits for the frozen state forever, which a
+// task in uninterruptible sleep turns into a hung agent); the check that a
+// controller directory is a cgroup mount (statfs); and the job helper's
+// join (agent/jobexec writes its own pid to cgroup.procs in each directory
+// Dirs gives: one write per hierarchy, with no mount table to parse on
+// every job start, and the helper's spec stays plain data).
 package confine

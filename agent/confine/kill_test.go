@@ -24,11 +24,26 @@ exec sleep 600`
 
 func TestKillEndsProcessesThatEscapedTheJob(t *testing.T) {
 	t.Parallel()
-	eachHierarchy(t, killEscaped)
+	eachHierarchy(t, func(t *testing.T, m *Manager) { killEscaped(t, m) })
 }
 
-func killEscaped(t *testing.T, m *Manager) {
+// TestV2KillWithTheFreezer kills through cgroup.freeze, as on kernels
+// before 5.14 that have no cgroup.kill.
+func TestV2KillWithTheFreezer(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	if unifiedMount() == "" {
+		t.Skip("cgroup v2: no cgroup2 hierarchy is mounted")
+	}
+	m := testManager(t, func(c Config) (*Manager, error) { return openV2(c, unifiedMount(), nil) })
+	killEscaped(t, m, func(cg *Cgroup) { cg.g.(*v2Group).noKillFile = true })
+}
+
+func killEscaped(t *testing.T, m *Manager, tweak ...func(*Cgroup)) {
 	cg := newCgroup(t, m, "job-7-0", Limits{})
+	for _, f := range tweak {
+		f(cg)
+	}
 	j := startJob(t, cg, escapeScript)
 	leader, a, b := j.pid(t), j.pid(t), j.pid(t)
 	t.Cleanup(func() {

@@ -57,5 +57,5 @@ func (m *Manager) Load(name string) (*Cgroup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load cgroup %s: %w", name, err)
 	}
-	return &Cgroup{name: name, g: &v2Group{dir: dir, cg: cg}}, nil
+	return &Cgroup{name: name, g: newV2Group(dir, cg)}, nil
 }

@@ -3,7 +3,6 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -166,35 +165,9 @@ func (g *v1Group) procs() ([]int, error) {
 	return out, nil
 }
 
-// signalAll freezes the cgroup so that nothing in it can fork, sends
-// SIGKILL to every process, and thaws it so that they die. A cgroup that
-// does not freeze within the deadline (a task in uninterruptible sleep)
-// is signalled anyway: Kill's loop catches what forked meanwhile.
+// signalAll freezes, kills and thaws: the library has no v1 Kill.
 func (g *v1Group) signalAll(deadline time.Time) (int, error) {
-	state := filepath.Join(g.m.dir(g.path, cgroup1.Freezer), "freezer.state")
-	if err := os.WriteFile(state, []byte("FROZEN"), 0); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return 0, nil // deleted: nothing left to kill
-		}
-		return 0, fmt.Errorf("freeze: %w", err)
-	}
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(state)
-		if err != nil || string(b) == "FROZEN\n" {
-			break
-		}
-		time.Sleep(time.Millisecond) // the freezer has no event to wait on
-	}
-	pids, err := g.procs()
-	for _, pid := range pids {
-		if kerr := unix.Kill(pid, unix.SIGKILL); kerr != nil && !errors.Is(kerr, unix.ESRCH) {
-			err = errors.Join(err, fmt.Errorf("kill %d: %w", pid, kerr))
-		}
-	}
-	if terr := os.WriteFile(state, []byte("THAWED"), 0); terr != nil {
-		err = errors.Join(err, fmt.Errorf("thaw: %w", terr))
-	}
-	return len(pids), err
+	return freezeKillThaw(v1Freezer(g.m.dir(g.path, cgroup1.Freezer)), g.procs, deadline)
 }
 
 func (g *v1Group) usage() (Usage, error) {
