@@ -159,16 +159,22 @@ func startJob(t testing.TB, cg *Cgroup, script string) *job {
 		t.Fatal(err)
 	}
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "SHOAL_PROC=7-0-test", "SHOAL_JOB=7"}
-	out, err := cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait would close that under a reader
+	// still reading what the job printed before it exited.
+	out, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { out.Close() })
+	cmd.Stdout = w
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
-	if err := jobexec.Start(cmd); err != nil {
+	err = jobexec.Start(cmd)
+	w.Close() // the job has it
+	if err != nil {
 		t.Fatal(err)
 	}
 	j := &job{cmd: cmd, lines: bufio.NewScanner(out), stdin: in, done: make(chan error, 1)}
@@ -176,11 +182,7 @@ func startJob(t testing.TB, cg *Cgroup, script string) *job {
 		cmd.Process.Kill()
 		<-j.done
 	})
-	go func() {
-		// Wait must not close stdout under the reader: read it all first,
-		// which ends when the job and everything holding its stdout exit.
-		j.done <- cmd.Wait()
-	}()
+	go func() { j.done <- cmd.Wait() }()
 	return j
 }
 

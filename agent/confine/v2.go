@@ -31,8 +31,14 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cgroup v2: the agent's own cgroup: %w", err)
 	}
+	// The controllers that can be enabled below the parent's parent: the
+	// agent's own cgroup's, or the root's for an absolute parent.
+	base := own
+	if filepath.IsAbs(cfg.Parent) {
+		base = "/"
+	}
 	offered := []string{}
-	if b, err := os.ReadFile(filepath.Join(mount, own, "cgroup.controllers")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(mount, base, "cgroup.controllers")); err == nil {
 		offered = strings.Fields(string(b))
 	}
 	has := func(c string) bool {
@@ -52,8 +58,8 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("cgroup v2: the agent's cgroup %s offers controllers %q, not %s (bound to cgroup v1 hierarchies, or not delegated)",
-			filepath.Join(mount, own), strings.Join(offered, " "), strings.Join(missing, " "))
+		return nil, fmt.Errorf("cgroup v2: cgroup %s offers controllers %q, not %s (bound to cgroup v1 hierarchies, or not delegated)",
+			filepath.Join(mount, base), strings.Join(offered, " "), strings.Join(missing, " "))
 	}
 	if len(need) > 0 {
 		for _, c := range v2Optional {
