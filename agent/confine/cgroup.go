@@ -16,9 +16,15 @@ type Limits struct {
 	MemoryBytes uint64
 	// CPUs is the CPU quota in CPUs (cpus per rank × ranks on the node).
 	CPUs float64
-	// Pids is the largest number of processes and threads.
+	// Pids is the largest number of processes and threads, 0 or at least
+	// MinPids.
 	Pids int64
 }
+
+// MinPids is the smallest process limit: the job helper is a Go program
+// whose runtime starts several threads, and it joins the cgroup before it
+// executes the job; with too few left it cannot start the job at all.
+const MinPids = 64
 
 func (l Limits) validate() error {
 	switch {
@@ -26,8 +32,8 @@ func (l Limits) validate() error {
 		return fmt.Errorf("memory limit %d: too large", l.MemoryBytes)
 	case math.IsNaN(l.CPUs) || l.CPUs < 0 || l.CPUs > 1<<20:
 		return fmt.Errorf("CPU limit %v: want a number of CPUs", l.CPUs)
-	case l.Pids < 0:
-		return fmt.Errorf("process limit %d: want a positive number", l.Pids)
+	case l.Pids < 0 || (l.Pids > 0 && l.Pids < MinPids):
+		return fmt.Errorf("process limit %d: want at least %d (the job helper's threads count too)", l.Pids, MinPids)
 	}
 	return nil
 }

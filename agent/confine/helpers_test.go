@@ -141,6 +141,7 @@ func deleteWhenEmpty(cg *Cgroup) error {
 // stdout as lines.
 type job struct {
 	cmd   *exec.Cmd
+	out   *os.File
 	lines *bufio.Scanner
 	stdin io.WriteCloser
 	done  chan error
@@ -177,7 +178,7 @@ func startJob(t testing.TB, cg *Cgroup, script string) *job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &job{cmd: cmd, lines: bufio.NewScanner(out), stdin: in, done: make(chan error, 1)}
+	j := &job{cmd: cmd, out: out, lines: bufio.NewScanner(out), stdin: in, done: make(chan error, 1)}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-j.done
@@ -189,6 +190,9 @@ func startJob(t testing.TB, cg *Cgroup, script string) *job {
 // line reads the job's next line of output.
 func (j *job) line(t testing.TB) string {
 	t.Helper()
+	// Processes the job left behind hold its stdout: a read must not wait
+	// for them.
+	j.out.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if !j.lines.Scan() {
 		t.Fatalf("job output ended: %v", j.lines.Err())
 	}

@@ -140,8 +140,10 @@ func TestNewRefusesBadNamesAndExistingCgroups(t *testing.T) {
 				t.Errorf("New(%q) = %v", bad, err)
 			}
 		}
-		if _, err := m.New("neg", Limits{CPUs: -1}); err == nil {
-			t.Error("New with -1 CPUs worked")
+		for _, l := range []Limits{{CPUs: -1}, {Pids: 4}, {Pids: -1}, {MemoryBytes: 1 << 63}} {
+			if _, err := m.New("bad", l); err == nil {
+				t.Errorf("New with %+v worked", l)
+			}
 		}
 	})
 }

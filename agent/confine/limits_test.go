@@ -3,6 +3,8 @@ package confine
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"slices"
 	"testing"
 	"time"
 )
@@ -112,6 +114,39 @@ func TestCPUQuotaHoldsBusyLoops(t *testing.T) {
 			if cores > 1.2*quota || cores <= 0 {
 				t.Errorf("two busy loops under a %v-CPU quota used %.2f cores, want at most %.2f", quota, cores, 1.2*quota)
 			}
+		}
+	})
+}
+
+func TestPidsLimitAndAdd(t *testing.T) {
+	t.Parallel()
+	eachHierarchy(t, func(t *testing.T, m *Manager) {
+		cg := newCgroup(t, m, "job-12-0", Limits{Pids: MinPids})
+		// The shell forks until it cannot, and exits when it cannot:
+		// with no limit it would wait for its sleeps.
+		j := startJob(t, cg, fmt.Sprintf(`i=0; while [ $i -lt %d ]; do sleep 600 & i=$((i+1)); done; wait`, 2*MinPids))
+		if err := j.wait(t, 60*time.Second); err == nil {
+			t.Fatal("the shell forked all its sleeps")
+		}
+		procs, err := cg.Procs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(procs) == 0 || len(procs) > MinPids {
+			t.Errorf("a cgroup limited to %d processes holds %d", MinPids, len(procs))
+		}
+		// Add moves a process that is already running.
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		other := newCgroup(t, m, "job-12-1", Limits{})
+		if err := other.Add(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		if procs, err := other.Procs(); err != nil || !slices.Equal(procs, []int{cmd.Process.Pid}) {
+			t.Errorf("after Add the cgroup holds %v, %v; want [%d]", procs, err, cmd.Process.Pid)
 		}
 	})
 }
