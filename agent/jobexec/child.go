@@ -86,8 +86,12 @@ func helper(specJSON string, argv []string) int {
 }
 
 // setUp does everything but the exec, in the order the package comment
-// gives: what needs root first, then the identity, then the paths.
+// gives: the cgroup and what else needs root first, then the identity,
+// then the paths.
 func (s *Spec) setUp() error {
+	if err := joinCgroups(s.Cgroup); err != nil {
+		return err
+	}
 	for _, l := range s.Limits {
 		if err := setLimit(l); err != nil {
 			return err

@@ -17,6 +17,11 @@ const Arg0 = "shoal-exec-job"
 
 // Spec is what the helper does before it executes a job's command.
 type Spec struct {
+	// Cgroup are the directories of the job's cgroup, one per mounted
+	// hierarchy on cgroup v1 (confine.Cgroup.Dirs): the helper writes its
+	// pid to cgroup.procs in each before anything else. Empty: the job
+	// stays in the agent's cgroup.
+	Cgroup []string `json:"cgroup,omitempty"`
 	// Cred is the identity the job runs as; nil keeps the helper's own (an
 	// agent that is not root, or a job of the agent's own user).
 	Cred *Cred `json:"cred,omitempty"`

@@ -1,0 +1,214 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/containerd/cgroups/v3/cgroup1"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// v1Manager makes attempts' cgroups in the legacy hierarchies.
+type v1Manager struct {
+	hier   cgroup1.Hierarchy
+	parent cgroup1.Path
+	subs   []cgroup1.Subsystem
+}
+
+// dirOf is a subsystem's directory for a cgroup path: every cgroup1
+// subsystem the package uses has one.
+type dirOf interface{ Path(string) string }
+
+func openV1(cfg Config) (*Manager, error) {
+	all := []cgroup1.Subsystem{
+		// The kernel-memory files are gone from recent kernels and not
+		// needed: skip them rather than fail the statistics.
+		cgroup1.NewMemory(mountRoot, cgroup1.OptionalSwap(), cgroup1.IgnoreModules("kmem", "kmem.tcp")),
+		cgroup1.NewCpu(mountRoot),
+		cgroup1.NewCpuacct(mountRoot),
+		cgroup1.NewPids(mountRoot),
+		cgroup1.NewFreezer(mountRoot),
+	}
+	var subs []cgroup1.Subsystem
+	var have []string
+	for _, s := range all {
+		if isMount(filepath.Join(mountRoot, string(s.Name())), unix.CGROUP_SUPER_MAGIC) {
+			subs = append(subs, s)
+			have = append(have, string(s.Name()))
+		}
+	}
+	sup := Support{Version: V1, Controllers: have}
+	for _, n := range v1Need {
+		if !sup.has(n) {
+			return nil, fmt.Errorf("cgroup v1: no %s hierarchy is mounted at %s/%s (confining needs %v)", n, mountRoot, n, v1Need)
+		}
+	}
+	hier := func() ([]cgroup1.Subsystem, error) { return subs, nil }
+	parent := cgroup1.StaticPath(cfg.Parent)
+	if !filepath.IsAbs(cfg.Parent) {
+		parent = cgroup1.NestedPath(cfg.Parent)
+	}
+	if _, err := cgroup1.New(parent, &specs.LinuxResources{}, cgroup1.WithHierarchy(hier)); err != nil {
+		return nil, why(fmt.Errorf("cgroup v1: create the parent cgroup %s: %w", cfg.Parent, err))
+	}
+	mem, err := parent(cgroup1.Memory)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v1: the parent cgroup %s: %w", cfg.Parent, err)
+	}
+	sup.Parent = mem
+	_, err = os.Stat(filepath.Join(mountRoot, "memory", mem, "memory.memsw.limit_in_bytes"))
+	sup.Swap = err == nil
+	return &Manager{cfg: cfg, sup: sup, v1: &v1Manager{hier: hier, parent: parent, subs: subs}}, nil
+}
+
+// isMount says whether dir is the root of a filesystem of type magic.
+func isMount(dir string, magic int64) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && int64(st.Type) == magic
+}
+
+// path is the cgroup path of a child of the parent.
+func (v *v1Manager) path(name string) cgroup1.Path {
+	return func(s cgroup1.Name) (string, error) {
+		p, err := v.parent(s)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(p, name), nil
+	}
+}
+
+func (v *v1Manager) dirs(p cgroup1.Path) []string {
+	var out []string
+	for _, s := range v.subs {
+		if sp, err := p(s.Name()); err == nil {
+			out = append(out, s.(dirOf).Path(sp))
+		}
+	}
+	return out
+}
+
+func (v *v1Manager) dir(p cgroup1.Path, n cgroup1.Name) string {
+	for _, s := range v.subs {
+		if s.Name() == n {
+			if sp, err := p(n); err == nil {
+				return s.(dirOf).Path(sp)
+			}
+		}
+	}
+	return ""
+}
+
+func (v *v1Manager) create(sup Support, cfg Config, name string, l Limits) (*v1Group, error) {
+	p := v.path(name)
+	dirs := v.dirs(p)
+	for _, d := range dirs {
+		if _, err := os.Lstat(d); err == nil {
+			return nil, fmt.Errorf("%w: %s", ErrExists, d)
+		}
+	}
+	res := &specs.LinuxResources{}
+	if l.MemoryBytes > 0 {
+		lim := int64(l.MemoryBytes)
+		res.Memory = &specs.LinuxMemory{Limit: &lim}
+		if sup.Swap {
+			// memsw is memory plus swap: equal to the limit, no swap.
+			res.Memory.Swap = &lim
+		} else {
+			none := uint64(0)
+			res.Memory.Swappiness = &none
+		}
+	}
+	if l.CPUs > 0 {
+		period, quota := cpuQuota(cfg.CPUPeriod, l.CPUs)
+		res.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota}
+	}
+	if l.Pids > 0 {
+		n := l.Pids
+		res.Pids = &specs.LinuxPids{Limit: &n}
+	}
+	cg, err := cgroup1.New(p, res, cgroup1.WithHierarchy(v.hier))
+	if err != nil {
+		for _, d := range dirs {
+			os.Remove(d) // what was made before the error; empty
+		}
+		return nil, why(err)
+	}
+	return &v1Group{m: v, path: p, cg: cg}, nil
+}
+
+// v1Group is one attempt's cgroup in the legacy hierarchies.
+type v1Group struct {
+	m    *v1Manager
+	path cgroup1.Path
+	cg   cgroup1.Cgroup
+}
+
+func (g *v1Group) dirs() []string { return g.m.dirs(g.path) }
+
+func (g *v1Group) add(pid int) error { return g.cg.AddProc(uint64(pid)) }
+
+// procs lists the freezer's processes: the hierarchy Kill freezes.
+func (g *v1Group) procs() ([]int, error) {
+	ps, err := g.cg.Processes(cgroup1.Freezer, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = p.Pid
+	}
+	return out, nil
+}
+
+// signalAll freezes, kills and thaws: the library has no v1 Kill.
+func (g *v1Group) signalAll(deadline time.Time) (int, error) {
+	return freezeKillThaw(v1Freezer(g.m.dir(g.path, cgroup1.Freezer)), g.procs, deadline)
+}
+
+func (g *v1Group) usage() (Usage, error) {
+	st, err := g.cg.Stat(cgroup1.IgnoreNotExist)
+	if err != nil {
+		return Usage{}, err
+	}
+	var u Usage
+	if c := st.CPU; c != nil && c.Usage != nil {
+		u.CPU = time.Duration(c.Usage.Total)
+		u.User = time.Duration(c.Usage.User)
+		if c.Throttling != nil {
+			u.Throttled = time.Duration(c.Throttling.ThrottledTime)
+		}
+		u.System = time.Duration(c.Usage.Kernel)
+	}
+	if m := st.Memory; m != nil && m.Usage != nil {
+		u.PeakMemory = m.Usage.Max
+		u.MemoryFailcnt = m.Usage.Failcnt
+		if m.Usage.Limit < 1<<62 { // unlimited is the largest page multiple
+			u.MemoryLimit = m.Usage.Limit
+		}
+	}
+	if o := st.MemoryOomControl; o != nil {
+		u.OOMKills = o.OomKill
+	}
+	return u, nil
+}
+
+func (g *v1Group) delete() error {
+	err := g.cg.Delete()
+	if errors.Is(err, cgroup1.ErrCgroupDeleted) {
+		return nil
+	}
+	return err
+}
+
+// cpuQuota is the CFS period and quota, in microseconds, for a number of
+// CPUs: at least 1 ms of quota, which the kernel requires.
+func cpuQuota(period time.Duration, cpus float64) (uint64, int64) {
+	p := uint64(period / time.Microsecond)
+	q := int64(cpus*float64(p) + 0.5)
+	return p, max(q, 1000)
+}
