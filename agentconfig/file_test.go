@@ -195,7 +195,7 @@ func TestPackagedConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as shipped: %v", err)
 	}
-	if got := f.Keys(); !reflect.DeepEqual(got, []string{"data_dir", "token_file"}) {
+	if got := f.Keys(); !reflect.DeepEqual(got, []string{"data_dir", "token_file", "socket"}) {
 		t.Errorf("keys set as shipped: %v", got)
 	}
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = .*)$`)
@@ -224,7 +224,7 @@ func TestPackagedConfig(t *testing.T) {
 		}
 	}
 	for _, k := range Keys() {
-		if !seen[k.Name()] && k.Name() != "data_dir" && k.Name() != "token_file" {
+		if !seen[k.Name()] && k.Name() != "data_dir" && k.Name() != "token_file" && k.Name() != "socket" {
 			t.Errorf("key %s is not in %s", k.Name(), path)
 		}
 	}

@@ -17,6 +17,11 @@ data_dir = "/var/lib/shoal"
 # The cluster secret; readable by root only.
 token_file = "/etc/shoal/token"
 
+# Local users reach the API on this Unix socket as themselves, without the
+# token: export SHOAL_ADDR=unix:///run/shoal/shoal.sock ("none": no socket).
+# systemd creates /run/shoal; the data dir (0700) would hide the socket.
+socket = "/run/shoal/shoal.sock"
+
 # Agents to join: "host" or "host:gossip_port"; retried with backoff.
 # join = ["node1", "node2", "node3"]
 
@@ -36,8 +41,6 @@ token_file = "/etc/shoal/token"
 # http_port = 7948
 # probe_port = 7949
 
-# Local users reach the API on this Unix socket as themselves ("none": off).
-# socket = "/var/lib/shoal/shoal.sock"
 
 # Site TLS files instead of the CA derived from the token.
 # tls_ca_file = "/etc/shoal/ca.pem"
