@@ -129,4 +129,3 @@ func TestSnakeCase(t *testing.T) {
 		}
 	}
 }
-
