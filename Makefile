@@ -20,7 +20,9 @@ build:
 	$(GO) build -o $(DEV) ./cmd/shoal-dev
 
 # Debian packages the tests and the demo use; a no-op when all are there.
-DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db
+# systemd (systemd-analyze), man-db and zsh: make deb-check; prometheus:
+# promtool, which the metrics tests run on the exposition.
+DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
