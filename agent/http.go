@@ -33,6 +33,7 @@ func (a *Agent) startHTTP() {
 	a.route(mux, "GET /v1/state", a.handleState)
 	a.probeRoutes(mux)
 	a.jobRoutes(mux)
+	a.metricsRoutes(mux)
 	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
 	lim := a.cfg.HTTP
 	a.httpSrv = &http.Server{Handler: lim.withDeadlines(mux), ReadHeaderTimeout: lim.HeaderTimeout, IdleTimeout: lim.IdleTimeout, ConnContext: connContext}

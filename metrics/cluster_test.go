@@ -1,58 +1,114 @@
 package metrics_test
 
 import (
-	"bytes"
-	"net/http/httptest"
+	"context"
+	"io"
+	"net/http"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/metrics"
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Real raft and memberlist, in two in-process agents, report into the
-// Prometheus sink instead of go-metrics' blackhole, and promtool accepts
-// what they report.
-func TestRaftAndMemberlistMetricsLand(t *testing.T) {
+type idle struct{}
+
+func (idle) Sample(context.Context) (probe.RawSample, error) {
+	return probe.RawSample{At: time.Now(), MemAvail: 8 << 30}, nil
+}
+
+// scrapeAgent reads GET /v1/metrics of agent i with the cluster token.
+func scrapeAgent(t *testing.T, c *testcluster.Cluster, i int) string {
+	t.Helper()
+	cl := c.Client(i)
+	req, err := http.NewRequest("GET", cl.Addr()+"/v1/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testcluster.Token)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(testcluster.Token)}, Timeout: 10 * time.Second}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("GET /v1/metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /v1/metrics: %d %s", resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// value is the value of the sample line that starts with series, or -1.
+func value(text, series string) float64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
+	if m == nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+// GET /v1/metrics of a real two-node cluster: raft's and memberlist's own
+// metrics land in it instead of go-metrics' blackhole, the job metrics
+// move when a job runs, and promtool accepts the whole exposition.
+func TestAgentMetricsEndpoint(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a two-node cluster")
+		t.Skip("starts a two-node cluster and runs a job")
 	}
-	if err := metrics.InstallGoMetrics(); err != nil {
-		t.Fatal(err)
-	}
-	m := metrics.New(metrics.Sources{})
-	if err := m.AddGoMetrics(); err != nil {
-		t.Fatal(err)
-	}
-	c := testcluster.New(t, 2, testcluster.Options{})
+	c := testcluster.New(t, 2, testcluster.Options{
+		Bin:     testcluster.BuildShoal(t),
+		Sampler: func(int) probe.Sampler { return idle{} },
+		Configure: func(i int, cfg *agent.Config) {
+			cfg.SampleInterval = 200 * time.Millisecond
+			cfg.CoallocTimeout = 6 * time.Second
+			cfg.Probes.InProcess = true
+		},
+	})
 	c.WaitLeader(45 * time.Second)
-	var names []string
-	testcluster.WaitFor(t, 30*time.Second, "raft's and memberlist's metrics in the registry", func() bool {
-		fams, err := m.Registry().Gather()
-		if err != nil {
-			return false
+	before := scrapeAgent(t, c, 0)
+	if v := value(before, `shoal_jobs{state="done"}`); v > 0 {
+		t.Fatalf("a fresh cluster reports %v done jobs", v)
+	}
+	ctx := context.Background()
+	var res api.SubmitResponse
+	testcluster.WaitFor(t, 30*time.Second, "the job submitted", func() bool {
+		var err error
+		res, err = c.Client(0).Submit(ctx, api.SubmitRequest{RequestID: "metrics-1", Owner: "root",
+			Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none"}})
+		return err == nil
+	})
+	testcluster.WaitFor(t, 60*time.Second, "the job done", func() bool {
+		j, err := c.Client(0).Job(ctx, res.ID)
+		return err == nil && j.State == "done"
+	})
+	var text string
+	testcluster.WaitFor(t, 30*time.Second, "job, raft and memberlist metrics on both agents", func() bool {
+		for i := range 2 {
+			text = scrapeAgent(t, c, i)
+			if value(text, `shoal_jobs{state="done"}`) != 1 || value(text, "shoal_job_queue_wait_seconds_count") != 1 ||
+				value(text, "shoal_job_launch_seconds_count") != 1 || value(text, "shoal_queue_length") != 0 ||
+				!strings.Contains(text, "\nshoal_raft_") || !strings.Contains(text, "\nshoal_memberlist_") ||
+				value(text, "process_resident_memory_bytes") <= 0 {
+				return false
+			}
 		}
-		names = names[:0]
-		raft, ml := false, false
-		for _, f := range fams {
-			names = append(names, f.GetName())
-			raft = raft || strings.HasPrefix(f.GetName(), "shoal_raft_")
-			ml = ml || strings.HasPrefix(f.GetName(), "shoal_memberlist_")
-		}
-		return raft && ml
-	}, func() string { return "families: " + strings.Join(names, " ") })
+		return true
+	}, func() string { return "last exposition:\n" + text })
 
 	path, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Skip("promtool not installed (apt-get install prometheus, or make deps): cannot check raft's and memberlist's names")
+		t.Skip("promtool not installed (apt-get install prometheus, or make deps): cannot check the exposition")
 	}
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/metrics", nil))
 	cmd := exec.Command(path, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(rec.Body.Bytes())
+	cmd.Stdin = strings.NewReader(text)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool check metrics: %v\n%s\nexposition:\n%s", err, out, rec.Body)
+		t.Fatalf("promtool check metrics: %v\n%s\nexposition:\n%s", err, out, text)
 	}
 }

@@ -20,6 +20,9 @@ type Sources struct {
 	// QueueLength is the number of jobs waiting for placement:
 	// shoal_queue_length.
 	QueueLength func() int
+	// QueueOldestWait is how long the longest-waiting queued job has
+	// waited: shoal_queue_oldest_wait_seconds.
+	QueueOldestWait func() time.Duration
 	// ProbeBeatAge is, per probe process (nodestate, latency, bandwidth),
 	// the time since its last heartbeat: shoal_probe_last_beat_age_seconds.
 	ProbeBeatAge func() map[string]time.Duration
@@ -45,6 +48,8 @@ type Metrics struct {
 	// GossipConvergence is how long a node-state change took to reach
 	// every alive node.
 	GossipConvergence prometheus.Histogram
+
+	att attempts
 }
 
 // New returns the metrics of one agent, with the Go runtime's and the
@@ -89,10 +94,11 @@ func New(src Sources) *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 var (
-	jobsDesc  = prometheus.NewDesc(Namespace+"_jobs", "Jobs in the cluster's state, by state.", []string{"state"}, nil)
-	queueDesc = prometheus.NewDesc(Namespace+"_queue_length", "Jobs waiting for placement.", nil, nil)
-	beatDesc  = prometheus.NewDesc(Namespace+"_probe_last_beat_age_seconds", "Time since a probe process's last heartbeat.", []string{"probe"}, nil)
-	bwDesc    = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
+	jobsDesc   = prometheus.NewDesc(Namespace+"_jobs", "Jobs in the cluster's state, by state.", []string{"state"}, nil)
+	queueDesc  = prometheus.NewDesc(Namespace+"_queue_length", "Jobs waiting for placement.", nil, nil)
+	oldestDesc = prometheus.NewDesc(Namespace+"_queue_oldest_wait_seconds", "How long the longest-waiting queued job has waited.", nil, nil)
+	beatDesc   = prometheus.NewDesc(Namespace+"_probe_last_beat_age_seconds", "Time since a probe process's last heartbeat.", []string{"probe"}, nil)
+	bwDesc     = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
 )
 
 // scrapeGauges reads Sources when scraped, so the agent need not push a
@@ -102,6 +108,7 @@ type scrapeGauges struct{ src Sources }
 func (g *scrapeGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- queueDesc
+	ch <- oldestDesc
 	ch <- beatDesc
 	ch <- bwDesc
 }
@@ -115,6 +122,9 @@ func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
 	}
 	if g.src.QueueLength != nil {
 		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(g.src.QueueLength()))
+	}
+	if g.src.QueueOldestWait != nil {
+		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, g.src.QueueOldestWait().Seconds())
 	}
 	if g.src.ProbeBeatAge != nil {
 		for p, age := range g.src.ProbeBeatAge() {

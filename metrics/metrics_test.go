@@ -129,3 +129,29 @@ func TestSnakeCase(t *testing.T) {
 		}
 	}
 }
+
+// Each attempt's queue wait and launch time are observed once, however
+// often the state is handed in.
+func TestObserveAttemptsOnce(t *testing.T) {
+	t.Parallel()
+	m := New(Sources{})
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	queued := []Attempt{{Job: 1, Attempt: 1, Waited: t0}}
+	placed := []Attempt{{Job: 1, Attempt: 1, Waited: t0, Placed: t0.Add(2 * time.Second)}}
+	running := []Attempt{{Job: 1, Attempt: 1, Waited: t0, Placed: t0.Add(2 * time.Second), Started: t0.Add(2500 * time.Millisecond)},
+		{Job: 2, Attempt: 1, Waited: t0, Placed: t0.Add(time.Second)}}
+	for _, l := range [][]Attempt{queued, placed, placed, running, running} {
+		m.ObserveAttempts(l)
+	}
+	text := scrape(t, m, "")
+	for _, want := range []string{"shoal_job_queue_wait_seconds_count 2", "shoal_job_queue_wait_seconds_sum 3",
+		"shoal_job_launch_seconds_count 1", "shoal_job_launch_seconds_sum 0.5"} {
+		if !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("lacks %q", want)
+		}
+	}
+	m.ObserveAttempts(nil) // every job purged
+	if n := len(m.att.seen); n != 0 {
+		t.Errorf("%d purged attempts remembered", n)
+	}
+}
