@@ -229,3 +229,35 @@ func TestPackagedConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestChanged(t *testing.T) {
+	t.Parallel()
+	load := func(src string) Agent {
+		t.Helper()
+		f, err := Parse("c.hcl", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := Default()
+		if err := a.ApplyFile(f); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	old := load("data_dir = \"/d\"\nlog_level = \"info\"\njoin = [\"a\"]\nprobe_budget = \"1GiB\"")
+	cases := []struct {
+		src  string
+		want []string
+	}{
+		{"data_dir = \"/d\"\nlog_level = \"info\"\njoin = [\"a\"]\nprobe_budget = \"1GiB\"", nil},
+		{"data_dir = \"/d\"\njoin = [\"a\"]", nil}, // info and 1GiB are the defaults
+		{"data_dir = \"/d\"\nlog_level = \"debug\"\njoin = [\"a\"]\nprobe_budget = \"1GiB\"", []string{"log_level"}},
+		{"data_dir = \"/e\"\njoin = [\"a\", \"b\"]\nprobe_budget = \"1073741824\"", []string{"data_dir", "join"}},
+	}
+	for _, tc := range cases {
+		n := load(tc.src)
+		if got := old.Changed(&n); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: changed %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}

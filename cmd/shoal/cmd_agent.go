@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -145,12 +146,33 @@ func agentSettings(c *cli.Context) (agentconfig.Agent, error) {
 	return a, nil
 }
 
-func newLogger(c *cli.Context, a agentconfig.Agent) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: a.LogLevel}
-	if a.LogJSON {
+// newLogger logs to stderr at a level a SIGHUP may change.
+func newLogger(c *cli.Context, json bool, level *slog.LevelVar) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if json {
 		return slog.New(slog.NewJSONHandler(c.App.ErrWriter, opts))
 	}
 	return slog.New(slog.NewTextHandler(c.App.ErrWriter, opts))
+}
+
+// reload is SIGHUP: it reads the config file and the flags again and
+// applies what can change without a restart, the log level; it logs every
+// other setting that differs from what the agent runs with as needing a
+// restart (issue 18 wants probe intervals, budget and job retention live
+// too, which needs the agent's support). A bad file changes nothing.
+func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, log *slog.Logger) {
+	next, err := agentSettings(c)
+	if err != nil {
+		log.Error("SIGHUP: config not reloaded; the agent keeps its settings", "err", err.Error())
+		return
+	}
+	var applied []string
+	if next.LogLevel != level.Level() {
+		applied = append(applied, fmt.Sprintf("log_level %v -> %v", level.Level(), next.LogLevel))
+		level.Set(next.LogLevel)
+	}
+	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool { return k == "log_level" })
+	log.Info("SIGHUP: config reloaded", "changed", applied, "needs_restart", restart)
 }
 
 func runAgent(c *cli.Context) error {
@@ -166,8 +188,15 @@ func runAgent(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "%s: valid\n", what)
 		return nil
 	}
+	// SIGHUP reloads the config; registered first, so that an early one
+	// does not end the agent (its default action).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	cfg := a.Config
-	log := newLogger(c, a)
+	level := new(slog.LevelVar)
+	level.Set(a.LogLevel)
+	log := newLogger(c, a.LogJSON, level)
 	cfg.Logger = log
 	ag, err := agent.New(cfg)
 	if err != nil {
@@ -193,7 +222,13 @@ func runAgent(c *cli.Context) error {
 			break
 		}
 	}
-	<-ctx.Done()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-hup:
+			reload(c, a, level, log)
+		}
+	}
 	log.Info("signal received, leaving the cluster")
 	if err := ag.Shutdown(agent.Graceful); err != nil {
 		return cli.Exit(err.Error(), exitFailure)

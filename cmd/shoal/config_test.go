@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -235,5 +236,104 @@ bandwidth_interval = "1h"
 		if debug := strings.Contains(string(out), "level=DEBUG"); debug != (i == 1) {
 			t.Errorf("agent %d: debug lines %v, want %v (log_level in its file)", i, debug, i == 1)
 		}
+	}
+}
+
+// SIGHUP re-reads the config file: the new log level takes effect at once,
+// other changes are logged as needing a restart, and a bad file changes
+// nothing and keeps the agent running.
+func TestAgentSIGHUPReload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an agent process")
+	}
+	bin := testcluster.BuildShoal(t)
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte(testcluster.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 4)
+	path := filepath.Join(dir, "shoal.hcl")
+	writeConfig := func(extra string) {
+		t.Helper()
+		cfg := fmt.Sprintf(`name = "hup"
+bind = "127.0.0.1"
+gossip_port = %d
+raft_port = %d
+http_port = %d
+probe_port = %d
+data_dir = %q
+token_file = %q
+bootstrap_expect = 1
+latency_interval = "1h"
+bandwidth_interval = "1h"
+%s
+`, ports[0], ports[1], ports[2], ports[3], filepath.Join(dir, "data"), tok, extra)
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConfig(`log_level = "info"`)
+	logPath := filepath.Join(dir, "agent.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "agent", "--config", path)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logf.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	agentLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	explain := func() string { return "agent log:\n" + agentLog() }
+	cl := api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", ports[2]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
+	ctx := context.Background()
+	testcluster.WaitFor(t, 45*time.Second, "the agent's API", func() bool { _, err := cl.Leader(ctx); return err == nil }, explain)
+	// A plain-TCP stranger makes a TLS handshake error, which the agent
+	// logs at debug level only.
+	poke := func() {
+		if conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[2])); err == nil {
+			conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+			io.Copy(io.Discard, conn)
+			conn.Close()
+		}
+	}
+	poke()
+	if strings.Contains(agentLog(), "level=DEBUG") {
+		t.Fatalf("debug lines at log_level info:\n%s", agentLog())
+	}
+
+	writeConfig("log_level = \"debug\"\njob_retention = \"1h\"")
+	cmd.Process.Signal(syscall.SIGHUP)
+	testcluster.WaitFor(t, 15*time.Second, "the reload logged", func() bool {
+		l := agentLog()
+		return strings.Contains(l, "SIGHUP: config reloaded") && strings.Contains(l, `changed="[log_level INFO -> DEBUG]"`) &&
+			strings.Contains(l, "needs_restart=[job_retention]")
+	}, explain)
+	testcluster.WaitFor(t, 15*time.Second, "a debug line after the reload", func() bool {
+		poke()
+		return strings.Contains(agentLog(), "level=DEBUG")
+	}, explain)
+
+	writeConfig("log_level = \"loud\"")
+	cmd.Process.Signal(syscall.SIGHUP)
+	testcluster.WaitFor(t, 15*time.Second, "the bad file refused", func() bool {
+		return strings.Contains(agentLog(), "SIGHUP: config not reloaded") && strings.Contains(agentLog(), "shoal.hcl:12: log_level: ")
+	}, explain)
+	if _, err := cl.Leader(ctx); err != nil {
+		t.Fatalf("agent gone after a bad reload: %v\n%s", err, agentLog())
 	}
 }
