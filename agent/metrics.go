@@ -19,6 +19,9 @@ func (a *Agent) metricsRoutes(mux *http.ServeMux) {
 		JobsByState:     a.jobsByState,
 		QueueLength:     func() int { return a.jobsByState()[string(raftfsm.StateQueued)] },
 		QueueOldestWait: a.oldestQueuedWait,
+		Probes:          a.metricProbes,
+		Bandwidth:       a.metricBandwidth,
+		RTT:             a.metricRTT,
 	})
 	if err := metrics.InstallGoMetrics(); err != nil {
 		a.log.Warn("no raft or memberlist metrics", "err", err)
@@ -83,5 +86,41 @@ func (a *Agent) metricAttempts() []metrics.Attempt {
 			}
 		}
 	})
+	return out
+}
+
+// metricProbes is this node's probe processes as it gossips them.
+func (a *Agent) metricProbes() []metrics.Probe {
+	now := time.Now()
+	var out []metrics.Probe
+	for _, b := range a.gossip.Self().Probes {
+		p := metrics.Probe{Kind: b.Kind, Restarts: b.Restarts, BeatAge: -1}
+		if b.Beat > 0 {
+			p.BeatAge = max(now.Sub(time.UnixMilli(b.Beat)), 0)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// metricBandwidth is this node's row of measured bandwidth, bytes/s.
+func (a *Agent) metricBandwidth() map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range a.gossip.Self().Net {
+		if e.BWAt > 0 {
+			out[e.Peer] = e.BW * 1e6 / 8 // Mbit/s
+		}
+	}
+	return out
+}
+
+// metricRTT is this node's row of mean round-trip times.
+func (a *Agent) metricRTT() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, e := range a.gossip.Self().Net {
+		if e.RTTAt > 0 {
+			out[e.Peer] = time.Duration(e.RTT1 * float64(time.Microsecond))
+		}
+	}
 	return out
 }

@@ -23,6 +23,10 @@ func (idle) Sample(context.Context) (probe.RawSample, error) {
 	return probe.RawSample{At: time.Now(), MemAvail: 8 << 30}, nil
 }
 
+// scraper is one HTTP client for the whole test: a client per scrape
+// would leave its connection open and soon meet the agent's per-source cap.
+var scraper = &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(testcluster.Token)}, Timeout: 10 * time.Second}
+
 // scrapeAgent reads GET /v1/metrics of agent i with the cluster token.
 func scrapeAgent(t *testing.T, c *testcluster.Cluster, i int) string {
 	t.Helper()
@@ -32,8 +36,7 @@ func scrapeAgent(t *testing.T, c *testcluster.Cluster, i int) string {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+testcluster.Token)
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(testcluster.Token)}, Timeout: 10 * time.Second}
-	resp, err := hc.Do(req)
+	resp, err := scraper.Do(req)
 	if err != nil {
 		t.Fatalf("GET /v1/metrics: %v", err)
 	}
@@ -89,17 +92,24 @@ func TestAgentMetricsEndpoint(t *testing.T) {
 		return err == nil && j.State == "done"
 	})
 	var text string
-	testcluster.WaitFor(t, 30*time.Second, "job, raft and memberlist metrics on both agents", func() bool {
+	testcluster.WaitFor(t, 60*time.Second, "job, raft, memberlist and probe metrics on both agents, a link's on one", func() bool {
+		links := false
 		for i := range 2 {
 			text = scrapeAgent(t, c, i)
 			if value(text, `shoal_jobs{state="done"}`) != 1 || value(text, "shoal_job_queue_wait_seconds_count") != 1 ||
 				value(text, "shoal_job_launch_seconds_count") != 1 || value(text, "shoal_queue_length") != 0 ||
 				!strings.Contains(text, "\nshoal_raft_") || !strings.Contains(text, "\nshoal_memberlist_") ||
-				value(text, "process_resident_memory_bytes") <= 0 {
+				value(text, "process_resident_memory_bytes") <= 0 ||
+				value(text, `shoal_probe_restarts_total{probe="nodestate"}`) != 0 ||
+				value(text, `shoal_probe_last_beat_age_seconds{probe="nodestate"}`) < 0 {
 				return false
 			}
+			peer := c.Name(1 - i)
+			if value(text, `shoal_rtt_seconds{peer="`+peer+`"}`) > 0 && value(text, `shoal_bandwidth_bytes_per_second{peer="`+peer+`"}`) > 0 {
+				links = true
+			}
 		}
-		return true
+		return links
 	}, func() string { return "last exposition:\n" + text })
 
 	path, err := exec.LookPath("promtool")

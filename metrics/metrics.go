@@ -23,12 +23,26 @@ type Sources struct {
 	// QueueOldestWait is how long the longest-waiting queued job has
 	// waited: shoal_queue_oldest_wait_seconds.
 	QueueOldestWait func() time.Duration
-	// ProbeBeatAge is, per probe process (nodestate, latency, bandwidth),
-	// the time since its last heartbeat: shoal_probe_last_beat_age_seconds.
-	ProbeBeatAge func() map[string]time.Duration
+	// Probes are this node's probe processes (nodestate, latency,
+	// bandwidth): shoal_probe_restarts_total{probe} and
+	// shoal_probe_last_beat_age_seconds{probe}.
+	Probes func() []Probe
 	// Bandwidth is the last measured bandwidth from this node to each peer,
 	// bytes per second: shoal_bandwidth_bytes_per_second{peer}.
 	Bandwidth func() map[string]float64
+	// RTT is the mean round-trip time from this node to each peer:
+	// shoal_rtt_seconds{peer}.
+	RTT func() map[string]time.Duration
+}
+
+// Probe is one probe process as its supervisor reports it.
+type Probe struct {
+	Kind string
+	// Restarts since the agent started (the supervisor's count).
+	Restarts int
+	// BeatAge is the time since the last heartbeat; negative when there
+	// was none yet (the age is then left out).
+	BeatAge time.Duration
 }
 
 // Metrics is one agent's registry and shoal's own metrics. The agent
@@ -43,8 +57,6 @@ type Metrics struct {
 	Placement prometheus.Histogram
 	// Launch is how long a job took from placement to every rank running.
 	Launch prometheus.Histogram
-	// ProbeRestarts counts restarts of a probe process, by probe.
-	ProbeRestarts *prometheus.CounterVec
 	// GossipConvergence is how long a node-state change took to reach
 	// every alive node.
 	GossipConvergence prometheus.Histogram
@@ -73,17 +85,13 @@ func New(src Sources) *Metrics {
 			Help:    "Time from a job's placement to every rank running.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12), // 10 ms .. ~20 s
 		}),
-		ProbeRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "probe_restarts_total",
-			Help: "Restarts of a probe process by the agent's supervisor.",
-		}, []string{"probe"}),
 		GossipConvergence: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "gossip_convergence_seconds",
 			Help:    "Time a node-state change took to reach every alive node.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 10), // 50 ms .. ~26 s
 		}),
 	}
-	reg.MustRegister(m.QueueWait, m.Placement, m.Launch, m.ProbeRestarts, m.GossipConvergence,
+	reg.MustRegister(m.QueueWait, m.Placement, m.Launch, m.GossipConvergence,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&scrapeGauges{src: src})
@@ -94,11 +102,13 @@ func New(src Sources) *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 var (
-	jobsDesc   = prometheus.NewDesc(Namespace+"_jobs", "Jobs in the cluster's state, by state.", []string{"state"}, nil)
-	queueDesc  = prometheus.NewDesc(Namespace+"_queue_length", "Jobs waiting for placement.", nil, nil)
-	oldestDesc = prometheus.NewDesc(Namespace+"_queue_oldest_wait_seconds", "How long the longest-waiting queued job has waited.", nil, nil)
-	beatDesc   = prometheus.NewDesc(Namespace+"_probe_last_beat_age_seconds", "Time since a probe process's last heartbeat.", []string{"probe"}, nil)
-	bwDesc     = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
+	jobsDesc     = prometheus.NewDesc(Namespace+"_jobs", "Jobs in the cluster's state, by state.", []string{"state"}, nil)
+	queueDesc    = prometheus.NewDesc(Namespace+"_queue_length", "Jobs waiting for placement.", nil, nil)
+	oldestDesc   = prometheus.NewDesc(Namespace+"_queue_oldest_wait_seconds", "How long the longest-waiting queued job has waited.", nil, nil)
+	beatDesc     = prometheus.NewDesc(Namespace+"_probe_last_beat_age_seconds", "Time since a probe process's last heartbeat.", []string{"probe"}, nil)
+	restartsDesc = prometheus.NewDesc(Namespace+"_probe_restarts_total", "Restarts of a probe process by the agent's supervisor since the agent started.", []string{"probe"}, nil)
+	rttDesc      = prometheus.NewDesc(Namespace+"_rtt_seconds", "Mean round-trip time from this node to a peer, over the last minute.", []string{"peer"}, nil)
+	bwDesc       = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
 )
 
 // scrapeGauges reads Sources when scraped, so the agent need not push a
@@ -109,8 +119,10 @@ func (g *scrapeGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- queueDesc
 	ch <- oldestDesc
+	ch <- restartsDesc
 	ch <- beatDesc
 	ch <- bwDesc
+	ch <- rttDesc
 }
 
 func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
@@ -126,14 +138,22 @@ func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
 	if g.src.QueueOldestWait != nil {
 		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, g.src.QueueOldestWait().Seconds())
 	}
-	if g.src.ProbeBeatAge != nil {
-		for p, age := range g.src.ProbeBeatAge() {
-			ch <- prometheus.MustNewConstMetric(beatDesc, prometheus.GaugeValue, age.Seconds(), p)
+	if g.src.Probes != nil {
+		for _, p := range g.src.Probes() {
+			ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.CounterValue, float64(p.Restarts), p.Kind)
+			if p.BeatAge >= 0 {
+				ch <- prometheus.MustNewConstMetric(beatDesc, prometheus.GaugeValue, p.BeatAge.Seconds(), p.Kind)
+			}
 		}
 	}
 	if g.src.Bandwidth != nil {
 		for peer, bps := range g.src.Bandwidth() {
 			ch <- prometheus.MustNewConstMetric(bwDesc, prometheus.GaugeValue, bps, peer)
+		}
+	}
+	if g.src.RTT != nil {
+		for peer, rtt := range g.src.RTT() {
+			ch <- prometheus.MustNewConstMetric(rttDesc, prometheus.GaugeValue, rtt.Seconds(), peer)
 		}
 	}
 }

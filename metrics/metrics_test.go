@@ -39,10 +39,13 @@ func promtool(t *testing.T, exposition string) {
 
 func testSources() Sources {
 	return Sources{
-		JobsByState:  func() map[string]int { return map[string]int{"queued": 2, "running": 1, "done": 7} },
-		QueueLength:  func() int { return 2 },
-		ProbeBeatAge: func() map[string]time.Duration { return map[string]time.Duration{"latency": 1500 * time.Millisecond} },
-		Bandwidth:    func() map[string]float64 { return map[string]float64{"n2": 1.1e9} },
+		JobsByState: func() map[string]int { return map[string]int{"queued": 2, "running": 1, "done": 7} },
+		QueueLength: func() int { return 2 },
+		Probes: func() []Probe {
+			return []Probe{{Kind: "latency", Restarts: 1, BeatAge: 1500 * time.Millisecond}, {Kind: "bandwidth", BeatAge: -1}}
+		},
+		Bandwidth: func() map[string]float64 { return map[string]float64{"n2": 1.1e9} },
+		RTT:       func() map[string]time.Duration { return map[string]time.Duration{"n2": 250 * time.Microsecond} },
 	}
 }
 
@@ -65,15 +68,14 @@ func TestExpositionPromtoolAccepts(t *testing.T) {
 	m.Placement.Observe(0.004)
 	m.QueueWait.Observe(1.5)
 	m.Launch.Observe(0.3)
-	m.ProbeRestarts.WithLabelValues("bandwidth").Inc()
 	m.GossipConvergence.Observe(0.8)
 
 	text := scrape(t, m, "")
 	for _, want := range []string{
 		`shoal_jobs{state="queued"} 2`, `shoal_jobs{state="done"} 7`, `shoal_queue_length 2`,
-		`shoal_probe_last_beat_age_seconds{probe="latency"} 1.5`, `shoal_bandwidth_bytes_per_second{peer="n2"} 1.1e+09`,
+		`shoal_probe_last_beat_age_seconds{probe="latency"} 1.5`, `shoal_bandwidth_bytes_per_second{peer="n2"} 1.1e+09`, `shoal_rtt_seconds{peer="n2"} 0.00025`,
 		`shoal_placement_seconds_count 1`, `shoal_job_queue_wait_seconds_count 1`, `shoal_job_launch_seconds_count 1`,
-		`shoal_probe_restarts_total{probe="bandwidth"} 1`, `shoal_gossip_convergence_seconds_count 1`,
+		`shoal_probe_restarts_total{probe="latency"} 1`, `shoal_probe_restarts_total{probe="bandwidth"} 0`, `shoal_gossip_convergence_seconds_count 1`,
 		"process_resident_memory_bytes ", "go_goroutines ",
 		"shoal_raft_commit_time_count 1", "shoal_raft_state_leader_total 1", "shoal_raft_peers 3",
 		`shoal_memberlist_msg_alive_total{node_name="n1"} 1`, "shoal_memberlist_gossip_count 1",
@@ -81,6 +83,9 @@ func TestExpositionPromtoolAccepts(t *testing.T) {
 		if !strings.Contains(text, "\n"+want) {
 			t.Errorf("exposition lacks %q", want)
 		}
+	}
+	if strings.Contains(text, `shoal_probe_last_beat_age_seconds{probe="bandwidth"}`) {
+		t.Error("a beat age for a probe that never beat")
 	}
 	if t.Failed() {
 		t.Logf("exposition:\n%s", text)

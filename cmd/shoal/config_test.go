@@ -212,10 +212,13 @@ bandwidth_interval = "1h"
 		return b.String()
 	}
 	ctx := context.Background()
-	client := func(i int) *api.Client {
-		base := fmt.Sprintf("https://127.0.0.1:%d", httpPort[i])
-		return api.NewTLSClient(base, testcluster.Token, testcluster.ClientTLS(testcluster.Token))
+	// One client per agent for the whole test: a client per poll would
+	// leave connections open and soon meet the agent's per-source cap.
+	clients := make([]*api.Client, n)
+	for i := range n {
+		clients[i] = api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", httpPort[i]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
 	}
+	client := func(i int) *api.Client { return clients[i] }
 	testcluster.WaitFor(t, 60*time.Second, "three agents from config files agree on a leader", func() bool {
 		leader := ""
 		for i := range n {
