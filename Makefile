@@ -11,7 +11,7 @@ DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e experiment clean
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e experiment deb deb-check clean
 
 all: build
 
@@ -20,7 +20,9 @@ build:
 	$(GO) build -o $(DEV) ./cmd/shoal-dev
 
 # Debian packages the tests and the demo use; a no-op when all are there.
-DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump
+# systemd (systemd-analyze), man-db and zsh: make deb-check; prometheus:
+# promtool, which the metrics tests run on the exposition.
+DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -85,6 +87,35 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStreamHeader -fuzztime 30s ./gossip/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./raftfsm/
 	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime 30s ./raftfsm/
+
+# Debian package: bin/shoal_VERSION_amd64.deb. nfpm is a Go module run at a
+# pinned version, so the package needs nothing but the Go toolchain and the
+# module proxy, and nfpm's dependencies stay out of shoal's go.mod. v2.45.2
+# is the newest whose dependencies the proxy serves (later ones need
+# go.digitalxero.dev modules for msix). The binary keeps cgo, as `make
+# build`, so os/user resolves LDAP/sssd users through NSS.
+NFPM_VERSION ?= v2.45.2
+DEB_VERSION  ?= $(shell git log -1 --date=format:%Y%m%d --format=0.0~git%cd.%h 2>/dev/null || echo 0.0~dev)
+# packaging/nfpm.yaml reads the files from bin/pkg.
+PKG_DIR      := bin/pkg
+deb:
+	rm -rf $(PKG_DIR) $(BIN)/shoal_*.deb && mkdir -p $(PKG_DIR)
+	$(GO) build -trimpath -ldflags "-s -w -X main.version=$(DEB_VERSION)" -o $(PKG_DIR)/shoal ./cmd/shoal
+	$(PKG_DIR)/shoal gen man $(PKG_DIR)
+	gzip -9n $(PKG_DIR)/shoal.1 $(PKG_DIR)/shoal.hcl.5
+	$(PKG_DIR)/shoal gen completion bash > $(PKG_DIR)/shoal.bash
+	$(PKG_DIR)/shoal gen completion zsh > $(PKG_DIR)/_shoal
+	SHOAL_DEB_VERSION=$(DEB_VERSION) GOFLAGS= \
+		$(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION) package \
+		--config packaging/nfpm.yaml --packager deb --target $(BIN)/
+	@ls -l $(BIN)/shoal_*.deb
+
+# Installs the package into a throwaway copy of this Debian system (an
+# overlay in a private mount namespace, then chroot), checks files, modes,
+# the unit (systemd-analyze verify), man pages, completion, --validate, and
+# that purge leaves only the data dir. Needs root; skips otherwise.
+deb-check: deps deb
+	bash packaging/debcheck.sh $(BIN)/shoal_*.deb
 
 clean: demo-stop
 	rm -rf $(BIN) $(DEMO_DIR)

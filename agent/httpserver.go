@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/shoal-hpc/shoal/agent/httpapi"
 )
@@ -32,7 +31,7 @@ func (a *Agent) startHTTP() error {
 	stale := a.cfg.Probes.orDefault().Supervise.StaleAfter
 	srv, err := httpapi.New(httpapi.Config{Name: a.cfg.Name, Boot: a.life.boot, Token: a.cfg.Token,
 		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP,
-		ProbeStaleAfter: stale, Logger: a.log, Clock: time.Now}, newHTTPBackend(a))
+		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics()}, newHTTPBackend(a))
 	if err != nil {
 		return err
 	}

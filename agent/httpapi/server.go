@@ -34,6 +34,9 @@ type Config struct {
 	Logger          *slog.Logger
 	// Clock reads the time; nil is time.Now.
 	Clock func() time.Time
+	// Metrics serves GET /v1/metrics (Prometheus text, JSON with
+	// ?format=json); nil leaves the route out.
+	Metrics http.Handler
 }
 
 // DefaultConfig is a config with the production limits; Name and Token
@@ -96,6 +99,9 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)
+	if s.cfg.Metrics != nil {
+		s.route(mux, "GET /v1/metrics", s.cfg.Metrics.ServeHTTP)
+	}
 	// progress comes from inside jobs: a job capability is enough there too.
 	mux.HandleFunc("POST /v1/jobs/{id}/progress", s.handleProgress)
 	// exec has its own check: a job capability is enough there.

@@ -27,7 +27,10 @@ var version = "dev"
 // turns its error into an exit code and one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	err := app.Run(reorderArgs(app, args))
+	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" { // must stay last
+		args = reorderArgs(app, args)
+	}
+	err := app.Run(args)
 	if err == nil {
 		if cl, ok := app.Metadata[metaClient].(*api.Client); ok {
 			refreshCache(context.Background(), cl, app.Metadata[metaPrimary].(string), time.Now())
@@ -64,8 +67,10 @@ Examples:
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		OnUsageError:    usageError,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run() prints and exits
+		// shoal's completion scripts (shoal gen completion) ask the binary.
+		EnableBashCompletion: true,
+		OnUsageError:         usageError,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run() prints and exits
 		Commands: []*cli.Command{
 			agentCommand(),
 			nodesCommand(),
@@ -73,6 +78,7 @@ Examples:
 			leaderCommand(),
 			keygenCommand(),
 			tlsCommand(),
+			genCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, probeCommands()...)

@@ -47,6 +47,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 		"submit": {{"submit -n 4 -- ./prog -x", "submit -n 4 -- ./prog -x"}},
 		"rsh":    {{"rsh -x HOST cmd -x --json", "rsh -x HOST cmd -x --json"}},
 		"alloc":  {{"alloc -n 4 --format openmpi", "alloc -n 4 --format openmpi"}},
+		"gen":    {{"gen man out", "gen man out"}, {"gen completion bash", "gen completion bash"}},
 		"progress": {
 			{"progress --iter 5", "progress --iter 5"},
 			{"progress --iter -1", "progress --iter -1"},

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# debcheck.sh PKG.deb: checks shoal's Debian package as an administrator
+# meets it. The archive's files and modes are read with dpkg-deb; then the
+# package is installed with dpkg into a throwaway copy of this Debian system
+# (an overlay of / with a tmpfs on top, in a private mount namespace, entered
+# with chroot), where the unit is verified, the man pages rendered, the
+# completion run, the config validated, and the package purged again: purge
+# must leave nothing of it but /var/lib/shoal. Nothing reaches the host.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: debcheck.sh shoal_VERSION_amd64.deb (got $# arguments)" >&2; exit 2; }
+deb=$(readlink -f "$1")
+[ -f "$deb" ] || { echo "debcheck: no package $1: run 'make deb' first" >&2; exit 2; }
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP deb-check: needs root for a mount namespace and chroot"
+	exit 0
+fi
+for tool in dpkg-deb unshare systemd-analyze man; do
+	command -v "$tool" >/dev/null || { echo "debcheck: $tool is missing: run 'make deps'" >&2; exit 2; }
+done
+passed=0
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok   $*"; passed=$((passed + 1)); }
+
+# 1. The archive: every file where Debian wants it, with its mode and owner.
+list=$(dpkg-deb -c "$deb" | awk '{print $1, $2, $6}')
+entry() {
+	grep -qxF -- "$1 root/root ./${2#/}" <<<"$list" || fail "archive: want $1 root/root $2, have: $(grep -F "./${2#/}" <<<"$list" || echo nothing)"
+}
+entry -rwxr-xr-x /usr/bin/shoal
+entry -rw-r--r-- /lib/systemd/system/shoal.service
+entry -rw-r--r-- /etc/shoal/shoal.hcl
+entry drwx------ /var/lib/shoal/
+entry -rw-r--r-- /usr/share/bash-completion/completions/shoal
+entry -rw-r--r-- /usr/share/zsh/vendor-completions/_shoal
+entry -rw-r--r-- /usr/share/man/man1/shoal.1.gz
+entry -rw-r--r-- /usr/share/man/man5/shoal.hcl.5.gz
+ok "archive holds the binary, unit, config, data dir 0700, completions and man pages"
+[ "$(dpkg-deb -I "$deb" conffiles)" = /etc/shoal/shoal.hcl ] || fail "conffiles: want /etc/shoal/shoal.hcl, have $(dpkg-deb -I "$deb" conffiles)"
+ok "/etc/shoal/shoal.hcl is a conffile"
+unit=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/shoal.service)
+for want in 'ExecStart=/usr/bin/shoal agent --config /etc/shoal/shoal.hcl' 'Restart=on-failure' \
+	'After=network-online.target' 'Wants=network-online.target' 'LimitNOFILE=65536' \
+	'ConditionPathExists=/etc/shoal/token' 'User=root'; do
+	grep -qxF "$want" <<<"$unit" || fail "shoal.service lacks $want"
+done
+ok "unit: root, --config, restart on failure, after network-online, LimitNOFILE, no start without a token"
+
+# 2. Install, use and purge it in a throwaway copy of this system.
+export deb
+inner=$(mktemp)
+trap 'rm -f "$inner"' EXIT
+unshare --mount --propagation private bash -euo pipefail -s >"$inner" 2>&1 <<'INNER' || { cat "$inner"; exit 1; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok   $*"; }
+top=$(mktemp -d /tmp/debcheck.XXXXXX)
+mount -t tmpfs tmpfs "$top"
+mkdir "$top/upper" "$top/work" "$top/root"
+R=$top/root
+mount -t overlay overlay -o "lowerdir=/,upperdir=$top/upper,workdir=$top/work" "$R"
+mount -t proc proc "$R/proc"
+mount --rbind /dev "$R/dev"
+mount -t tmpfs tmpfs "$R/tmp"
+mount -t tmpfs tmpfs "$R/run"
+cp "$deb" "$R/tmp/shoal.deb"
+chr() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+# A clean start even on a machine where shoal was installed or run: these
+# are the overlay's copies, not the host's.
+if chr dpkg -s shoal >/dev/null 2>&1; then
+	chr dpkg --purge shoal >/dev/null
+fi
+rm -rf "$R/var/lib/shoal" "$R/etc/shoal"
+
+chr dpkg -i /tmp/shoal.deb >"$top/install.log" 2>&1 || fail "dpkg -i: $(cat "$top/install.log")"
+ok "dpkg -i installs it"
+[ "$(chr stat -c '%a %U' /var/lib/shoal)" = "700 root" ] || fail "/var/lib/shoal is $(chr stat -c '%a %U' /var/lib/shoal), want 700 root"
+chr test ! -e /etc/systemd/system/multi-user.target.wants/shoal.service || fail "the package enabled shoal.service"
+ok "data dir 0700 root; the service is not enabled (no token yet)"
+
+out=$(chr shoal agent --config /etc/shoal/shoal.hcl --validate 2>&1) && fail "--validate passed without a token: $out"
+grep -q 'shoal.hcl:[0-9]*: token_file: ' <<<"$out" || fail "--validate without a token: $out"
+chr sh -c 'shoal keygen > /etc/shoal/token && chmod 600 /etc/shoal/token'
+out=$(chr shoal agent --config /etc/shoal/shoal.hcl --validate 2>&1) || fail "--validate of the shipped config with a token: $out"
+ok "shipped config: refused without a token (file:line: token_file), valid with one"
+
+out=$(chr systemd-analyze verify /lib/systemd/system/shoal.service 2>&1) || fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify warns: $out"
+ok "systemd-analyze verify accepts shoal.service"
+
+for page in shoal shoal.hcl; do
+	out=$(chr env MANWIDTH=80 man --warnings -P cat "$page" 2>"$top/man.err") || fail "man $page: $(cat "$top/man.err")"
+	[ ! -s "$top/man.err" ] || fail "man $page warns: $(cat "$top/man.err")"
+	grep -q "NAME" <<<"$out" || fail "man $page rendered no NAME section"
+done
+out=$(chr env MANWIDTH=80 man --warnings -l /usr/share/man/man1/shoal.1.gz 2>&1 >/dev/null)
+[ -z "$out" ] || fail "man -l shoal.1.gz: $out"
+ok "man shoal and man shoal.hcl render without warnings"
+
+comp='source /usr/share/bash-completion/completions/shoal; _shoal; printf "%s\n" "${COMPREPLY[@]}"'
+got=$(chr bash -c "COMP_WORDS=(shoal ag); COMP_CWORD=1; $comp")
+[ "$got" = agent ] || fail "bash completion of 'shoal ag': $got"
+got=$(chr bash -c "COMP_WORDS=(shoal agent --data); COMP_CWORD=2; $comp")
+[ "$got" = --data-dir ] || fail "bash completion of 'shoal agent --data': $got"
+if chr sh -c 'command -v zsh' >/dev/null; then
+	chr zsh -n /usr/share/zsh/vendor-completions/_shoal || fail "zsh -n _shoal"
+	ok "bash completion completes commands and flags; zsh's parses"
+else
+	ok "bash completion completes commands and flags (no zsh here to parse _shoal)"
+fi
+
+rm -f "$R/etc/shoal/token" # the administrator's file, not the package's
+echo state >"$R/var/lib/shoal/raft.db" # what a running agent leaves
+chr dpkg --purge shoal >"$top/purge.log" 2>&1 || fail "dpkg --purge: $(cat "$top/purge.log")"
+# What install and purge changed is exactly the overlay's upper layer (the
+# lower one is the live host, which other work may change meanwhile):
+# besides dpkg's own records, only the data dir may remain, and no file of
+# the system may have been replaced or removed (a whiteout is a file here).
+cd "$top/upper"
+left=$(find . -xdev \( -path ./var/lib/dpkg -o -path ./var/log -o -path ./var/cache \) -prune -o ! -type d -print | sed 's|^\.||' | sort)
+[ "$left" = /var/lib/shoal/raft.db ] || fail "purge left or changed files other than the data dir's: $left"
+newdirs=$(find . -xdev -type d | sed 's|^\.||' | while read -r d; do [ -z "$d" ] || [ -e "$d" ] || echo "$d"; done)
+[ "$newdirs" = /var/lib/shoal ] || fail "purge left directories other than /var/lib/shoal: $newdirs"
+cd /
+ok "dpkg --purge leaves nothing but /var/lib/shoal and the agent's state in it"
+INNER
+cat "$inner"
+echo "deb-check: $((passed + $(grep -c '^ok ' "$inner"))) passed, 0 failed"

@@ -1,0 +1,89 @@
+# /etc/shoal/shoal.hcl: settings of the shoal agent (shoal.service).
+#
+# Every flag of 'shoal agent' is a key here, spelt with underscores
+# (--data-dir is data_dir); a flag on the command line overrides the file.
+# Check the file with: shoal agent --config /etc/shoal/shoal.hcl --validate
+# 'systemctl reload shoal' applies a new log_level at once; the agent logs
+# which other changes need 'systemctl restart shoal'.
+# All keys are described in shoal.hcl(5) and 'shoal agent --help'.
+#
+# Before starting the service, create the cluster token (the same file on
+# every node) and list a few other nodes to join:
+#   shoal keygen > /etc/shoal/token && chmod 600 /etc/shoal/token
+#   systemctl enable --now shoal
+# The service does not start while /etc/shoal/token is missing.
+
+# Where raft keeps its log and snapshots. The package creates it, mode 0700.
+data_dir = "/var/lib/shoal"
+
+# The cluster secret; readable by root only.
+token_file = "/etc/shoal/token"
+
+# Local users reach the API on this Unix socket as themselves, without the
+# token: export SHOAL_ADDR=unix:///run/shoal/shoal.sock ("none": no socket).
+# systemd creates /run/shoal; the data dir (0700) would hide the socket.
+socket = "/run/shoal/shoal.sock"
+
+# Agents to join: "host" or "host:gossip_port"; retried with backoff.
+# join = ["node1", "node2", "node3"]
+
+# Raft bootstraps once this many agents see each other (1: a single node);
+# voters is the target number of raft voters (default: bootstrap_expect).
+# bootstrap_expect = 3
+# voters = 5
+
+# Node name (default: the hostname) and addresses.
+# name = "node1"
+# bind = "0.0.0.0"
+# advertise = "10.0.0.11"
+
+# Ports: gossip (TCP+UDP), raft, HTTP API, probes (TCP+UDP).
+# gossip_port = 7946
+# raft_port = 7947
+# http_port = 7948
+# probe_port = 7949
+
+
+# Site TLS files instead of the CA derived from the token.
+# tls_ca_file = "/etc/shoal/ca.pem"
+# tls_cert_file = "/etc/shoal/agent.pem"
+# tls_key_file = "/etc/shoal/agent-key.pem"
+
+# Processing elements shoal cannot detect, and the switch this node is on.
+# pe = ["fpga=2"]
+# switch = "rack1"
+
+# Node sampling and network probes.
+# sample_interval = "3s"
+# latency_interval = "1m"
+# bandwidth_interval = "5m"
+# bandwidth_bytes = "4MiB"
+# bandwidth_timeout = "5s"
+# probe_budget = "1GiB"
+
+# Jobs: resource limits every job starts with, retention of finished jobs.
+# job_rlimit = ["nofile=4096", "memlock=unlimited"]
+# job_retention = "24h"
+
+# Per-user limits, cluster-wide (0: no limit).
+# max_queued_jobs = 100
+# max_user_procs = 4096
+# max_spec_bytes = 65536
+# max_argv = 1024
+# max_env = 256
+
+# Raft membership.
+# dead_voter_grace = "10s"
+# join_timeout = "0s"
+
+# API and gossip connection bounds.
+# http_max_conns = 4096
+# http_max_conns_per_source = 256
+# http_idle_timeout = "1m"
+# http_request_timeout = "30s"
+# gossip_max_streams = 128
+# gossip_max_streams_per_source = 16
+
+# Logging (to the journal): debug, info, warn or error; JSON lines.
+# log_level = "info"
+# log_json = false
