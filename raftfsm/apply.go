@@ -69,6 +69,10 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setWaitReason)
 	case CmdNodeRestarted:
 		return applyBody(s, c, (*State).nodeRestarted)
+	case CmdDrainNode:
+		return applyBody(s, c, (*State).drainNode)
+	case CmdUndrainNode:
+		return applyBody(s, c, (*State).undrainNode)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

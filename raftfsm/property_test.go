@@ -39,7 +39,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(51); {
+	switch k := r.IntN(53); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
@@ -99,6 +99,10 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		return CmdSetWaitReason, SetWaitReason{ID: id, Reason: reasons[r.IntN(len(reasons))]}
 	case k < 49:
 		return CmdNodeRestarted, NodeRestarted{Node: node}
+	case k < 50:
+		return CmdDrainNode, DrainNode{Node: node, Deadline: time.Duration(r.IntN(3)) * time.Minute}
+	case k < 51:
+		return CmdUndrainNode, UndrainNode{Node: node}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}

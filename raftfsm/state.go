@@ -19,6 +19,8 @@ type State struct {
 	Limits      Limits
 	ProbeDuties ProbeDuties
 	Probes      map[ProbeKey]*Probe
+	// Drains holds the drained nodes by name (drain.go); nil when none is.
+	Drains map[string]Drain
 
 	// byRequest indexes Jobs by RequestID for submit dedup; rebuilt from Jobs, never serialised.
 	byRequest map[string]uint64
@@ -53,6 +55,7 @@ func (s *State) Clone() *State {
 		ProbeDuties: s.ProbeDuties.clone(),
 		Probes:      make(map[ProbeKey]*Probe, len(s.Probes)),
 		byRequest:   maps.Clone(s.byRequest),
+		Drains:      maps.Clone(s.Drains),
 	}
 	if c.byRequest == nil {
 		c.byRequest = map[string]uint64{}
@@ -80,6 +83,7 @@ type stateJSON struct {
 	ProbeDuties ProbeDuties `json:"probe_duties"`
 	Jobs        []*Job      `json:"jobs"`
 	Probes      []*Probe    `json:"probes"`
+	Drains      []Drain     `json:"drains,omitempty"`
 }
 
 // MarshalJSON writes the canonical form.
@@ -91,6 +95,9 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		ProbeDuties: s.ProbeDuties,
 		Jobs:        make([]*Job, 0, len(s.Jobs)),
 		Probes:      make([]*Probe, 0, len(s.Probes)),
+	}
+	if len(s.Drains) > 0 {
+		w.Drains = sortedDrains(s.Drains)
 	}
 	for _, id := range s.SortedJobIDs() {
 		w.Jobs = append(w.Jobs, s.Jobs[id])
@@ -148,6 +155,18 @@ func (s *State) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%w: probe %s/%s twice", ErrMalformed, p.Node, p.Kind)
 		}
 		n.Probes[p.ProbeKey] = p
+	}
+	for _, d := range w.Drains {
+		if d.Node == "" {
+			return fmt.Errorf("%w: a drain names no node", ErrMalformed)
+		}
+		if _, dup := n.Drains[d.Node]; dup {
+			return fmt.Errorf("%w: drain of %s twice", ErrMalformed, d.Node)
+		}
+		if n.Drains == nil {
+			n.Drains = map[string]Drain{}
+		}
+		n.Drains[d.Node] = d
 	}
 	*s = *n
 	return nil
