@@ -70,11 +70,11 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 2})
 	h.do(CmdReportProgress, ReportProgress{ID: 6, Attempt: 2, Iter: 21})
 	h.do(CmdDrainNode, DrainNode{Node: "n2"})
-	h.do(CmdDrainNode, DrainNode{Node: "n2"})                                   // no-op: drained already
-	h.do(CmdDrainNode, DrainNode{Node: "n1", Deadline: 300e9})                  // n1's attempts fail from t+5m
-	h.do(CmdDrainNode, DrainNode{Node: "n3", Deadline: -1})                     // refused
+	h.do(CmdDrainNode, DrainNode{Node: "n2"})                  // no-op: drained already
+	h.do(CmdDrainNode, DrainNode{Node: "n1", Deadline: 300e9}) // n1's attempts fail from t+5m
+	h.do(CmdDrainNode, DrainNode{Node: "n3", Deadline: -1})    // refused
 	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})
-	h.do(CmdUndrainNode, UndrainNode{Node: "n2"}) // no-op
+	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})                                                             // no-op
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
 	return h
