@@ -30,6 +30,10 @@ func TestSchedule_Drain(t *testing.T) {
 			w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n2"})
 			submit(w, "a", raftfsm.JobSpec{NP: 12, PPN: 4, MPI: "none"})
 		}, want: []string{`set_wait_reason {"id":1,`}, wantNot: []string{"place_job"}},
+		{name: "a hostfile job naming the drained node waits, not rejected", setup: func(w *world) {
+			w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n2"})
+			submit(w, "a", raftfsm.JobSpec{NP: 1, MPI: "none", Relax: "none", Hostfile: []raftfsm.HostSlots{{Host: "n2", Slots: 1}}})
+		}, want: []string{`set_wait_reason {"id":1,"reason":"hostfile names node n2, which is drained"}`}},
 		{name: "undrained: placed on it again", setup: func(w *world) {
 			w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n2"})
 			w.do(raftfsm.CmdUndrainNode, raftfsm.UndrainNode{Node: "n2"})

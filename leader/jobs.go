@@ -84,6 +84,16 @@ func expiredDrain(st *raftfsm.State, att *raftfsm.Attempt, now time.Time) (strin
 	return "", raftfsm.Drain{}
 }
 
+// drainedHost returns the first host of j's hostfile that is drained.
+func drainedHost(st *raftfsm.State, j *raftfsm.Job) string {
+	for _, h := range j.Spec.Hostfile {
+		if _, ok := st.Drained(h.Host); ok {
+			return h.Host
+		}
+	}
+	return ""
+}
+
 // placeQueued places queued jobs in queue order (priority, then first come)
 // on one snapshot, adding each placement's slots to it before the next, so
 // one round never hands the same free slots to two jobs. Its commands are
@@ -128,6 +138,16 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		d, err := placement.Place(excludeFailed(snap, j), req)
 		if errors.Is(err, placement.ErrCanceled) {
 			return cmds, next
+		}
+		if err != nil && errors.Is(err, placement.ErrDeadHost) {
+			if n := drainedHost(st, j); n != "" {
+				// As Slurm keeps a job that asks for a drained node pending:
+				// the drain ends, the node does not die.
+				if r := fmt.Sprintf("hostfile names node %s, which is drained", n); waitReasonStale(j.WaitReason, j.WaitSince, r, now) {
+					add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: r})
+				}
+				continue
+			}
 		}
 		if err != nil {
 			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})

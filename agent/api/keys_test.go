@@ -33,6 +33,8 @@ func TestWireKeys(t *testing.T) {
 		"probe_info":        &api.ProbeInfo{},
 		"alloc_request":     &api.AllocRequest{},
 		"alloc_decision":    &api.AllocDecision{},
+		"drain_request":     &api.DrainRequest{},
+		"drain_status":      &api.DrainStatus{},
 	}
 	got := map[string][]string{}
 	for name, v := range bodies {

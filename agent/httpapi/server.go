@@ -87,6 +87,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	s.route(mux, "GET /v1/self", s.handleSelf)
 	s.route(mux, "GET /v1/nodes", s.handleNodes)
+	s.route(mux, "POST /v1/nodes/{name}/drain", s.handleDrain)
+	s.route(mux, "POST /v1/nodes/{name}/undrain", s.handleUndrain)
 	s.route(mux, "GET /v1/members", s.handleMembers)
 	s.route(mux, "GET /v1/leader", s.handleLeader)
 	s.route(mux, "POST /v1/apply", s.handleApply)

@@ -74,6 +74,7 @@ Examples:
 		Commands: []*cli.Command{
 			agentCommand(),
 			nodesCommand(),
+			nodeCommand(),
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),

@@ -25,14 +25,16 @@ func filled[T any]() T {
 func TestJSONKeysPinned(t *testing.T) {
 	// Not parallel: urfave/cli sets package-level flags on every run.
 	answers := map[string]any{
-		"/v1/nodes":   []api.Node{filled[api.Node]()},
-		"/v1/members": []api.Member{filled[api.Member]()},
-		"/v1/leader":  filled[api.Leader](),
-		"/v1/net":     []api.NetPair{filled[api.NetPair]()},
-		"/v1/probes":  []api.ProbeInfo{filled[api.ProbeInfo]()},
-		"/v1/jobs":    []api.Job{filled[api.Job]()},
-		"/v1/jobs/1":  filled[api.Job](),
-		"/v1/alloc":   filled[api.AllocDecision](),
+		"/v1/nodes":            []api.Node{filled[api.Node]()},
+		"/v1/members":          []api.Member{filled[api.Member]()},
+		"/v1/leader":           filled[api.Leader](),
+		"/v1/net":              []api.NetPair{filled[api.NetPair]()},
+		"/v1/probes":           []api.ProbeInfo{filled[api.ProbeInfo]()},
+		"/v1/jobs":             []api.Job{filled[api.Job]()},
+		"/v1/jobs/1":           filled[api.Job](),
+		"/v1/alloc":            filled[api.AllocDecision](),
+		"/v1/nodes/n1/drain":   filled[api.DrainStatus](),
+		"/v1/nodes/n1/undrain": filled[api.DrainStatus](),
 	}
 	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := answers[r.URL.Path]
@@ -52,6 +54,8 @@ func TestJSONKeysPinned(t *testing.T) {
 		"jobs":    {"jobs", "--json"},
 		"job":     {"job", "--json", "1"},
 		"alloc":   {"alloc", "-n", "1", "--format", "json"},
+		"drain":   {"node", "drain", "--json", "n1"},
+		"undrain": {"node", "undrain", "--json", "n1"},
 	}
 	got := map[string][]string{}
 	for name, args := range listings {
