@@ -35,6 +35,9 @@ func TestWireKeys(t *testing.T) {
 		"alloc_decision":    &api.AllocDecision{},
 		"drain_request":     &api.DrainRequest{},
 		"drain_status":      &api.DrainStatus{},
+		"raft_peer":         &api.RaftPeer{},
+		"remove_peer":       &api.RemovePeerRequest{},
+		"restore_response":  &api.RestoreResponse{},
 	}
 	got := map[string][]string{}
 	for name, v := range bodies {

@@ -90,6 +90,10 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/nodes/{name}/drain", s.handleDrain)
 	s.route(mux, "POST /v1/nodes/{name}/undrain", s.handleUndrain)
 	s.route(mux, "GET /v1/members", s.handleMembers)
+	s.route(mux, "GET /v1/operator/snapshot", s.handleSnapshotSave)
+	s.routeLimit(mux, "POST /v1/operator/snapshot", maxSnapshot, s.handleSnapshotRestore)
+	s.route(mux, "GET /v1/operator/raft/peers", s.handleRaftPeers)
+	s.route(mux, "POST /v1/operator/raft/remove-peer", s.handleRemovePeer)
 	s.route(mux, "GET /v1/leader", s.handleLeader)
 	s.route(mux, "POST /v1/apply", s.handleApply)
 	s.route(mux, "GET /v1/state", s.handleState)
@@ -117,6 +121,11 @@ func (s *Server) Handler() http.Handler {
 // socket the kernel's word on the sender stands in for the token (see
 // actAs for what a sender may do).
 func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	s.routeLimit(mux, pattern, maxBody, h)
+}
+
+// routeLimit is route with a request body of up to limit bytes.
+func (s *Server) routeLimit(mux *http.ServeMux, pattern string, limit int64, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if p, local := peerOf(r); local {
 			if p.err != nil {
@@ -127,7 +136,7 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 				writeErr(w, http.StatusForbidden, why)
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			h(w, r)
 			return
 		}
@@ -137,7 +146,7 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		h(w, r)
 	})
 }

@@ -75,6 +75,7 @@ Examples:
 			agentCommand(),
 			nodesCommand(),
 			nodeCommand(),
+			operatorCommand(),
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),

@@ -46,16 +46,17 @@ Examples:
 
 func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tDRAIN\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES")
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tDRAIN")
 	for _, n := range ns {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\n",
-			safe(n.Name), safe(n.Addr), safe(n.Status), safe(drainCell(n)), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
-			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\n",
+			safe(n.Name), safe(n.Addr), safe(n.Status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
+			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), safe(drainCell(n)))
 	}
 	tw.Flush()
 }
 
-// drainCell is the DRAIN column: "-" in service, else the drain and its
+// drainCell is the DRAIN column, the last so that the columns before it
+// stay where scripts read them: "-" in service, else the drain and its
 // deadline.
 func drainCell(n api.Node) string {
 	if n.Drain == "" {

@@ -16,8 +16,16 @@ import (
 func TestReorderArgsEveryCommand(t *testing.T) {
 	t.Parallel()
 	cases := map[string][][2]string{
-		"agent":   {{"agent --data-dir d", "agent --data-dir d"}},
-		"nodes":   {{"nodes --json", "nodes --json"}},
+		"agent": {{"agent --data-dir d", "agent --data-dir d"}},
+		"nodes": {{"nodes --json", "nodes --json"}},
+		"node": {
+			{"node drain n3 --deadline 30m", "node drain --deadline 30m n3"},
+			{"node undrain n3 --json", "node undrain --json n3"},
+		},
+		"operator": {
+			{"operator snapshot save f.snap --addr http://h:1", "operator snapshot save --addr http://h:1 f.snap"},
+			{"operator raft remove-peer n7", "operator raft remove-peer n7"},
+		},
 		"members": {{"members --json", "members --json"}},
 		"leader":  {{"leader --json", "leader --json"}},
 		"keygen":  {{"keygen", "keygen"}},
