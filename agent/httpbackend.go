@@ -49,7 +49,7 @@ type httpBackend struct {
 func newHTTPBackend(a *Agent) *httpBackend {
 	return &httpBackend{gossip: a.gossip, raft: a.raft, fsm: a.fsm, streamClient: a.streamClient, now: time.Now,
 		writeTimeout: a.cfg.WriteTimeout,
-		roles: a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
+		roles:        a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
 		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: a.checkpointDir,
 		prepareExec: a.prepareExec, attemptDir: a.attemptDir, reportProgress: a.reportProgress}
 }
