@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -49,10 +49,9 @@ func (o ElasticOptions) Validate() error {
 
 // elasticState is the node-local bookkeeping of elastic jobs.
 type elasticState struct {
-	mu        sync.Mutex
-	opts      *ElasticOptions
-	signalled map[jobKey]time.Time    // when SIGUSR1 last went to an attempt asked to resize
-	reported  map[jobKey]progressMark // the last progress committed per attempt
+	mu       sync.Mutex
+	opts     *ElasticOptions
+	reported map[jobKey]progressMark // the last progress committed per attempt
 }
 
 type progressMark struct {
@@ -78,31 +77,6 @@ func (a *Agent) elasticOptions() ElasticOptions {
 		return DefaultElasticOptions()
 	}
 	return *a.jobs.el.opts
-}
-
-// checkpointDir is $SHOAL_CHECKPOINT_DIR of a job: one directory for all its attempts, inside
-// its working directory unless the job names one. The submit time makes it unique to the job
-// even when another cluster's job had the same ID in the same directory.
-func (a *Agent) checkpointDir(j *raftfsm.Job) string {
-	if d := j.Spec.Elastic.CheckpointDir; d != "" {
-		return d
-	}
-	base := j.Spec.Workdir
-	if base == "" {
-		base = filepath.Join(a.cfg.DataDir, "jobs")
-	}
-	return filepath.Join(base, ".shoal-checkpoints", fmt.Sprintf("job%d-%d", j.ID, j.SubmittedAt.Unix()))
-}
-
-// restarting says whether an attempt of an elastic job follows one that ran: its program should
-// resume from the checkpoint.
-func restarting(j *raftfsm.Job, att *raftfsm.Attempt) bool {
-	for _, p := range j.Attempts {
-		if p.N < att.N && !p.StartedAt.IsZero() {
-			return true
-		}
-	}
-	return false
 }
 
 // spareNodes counts the alive nodes outside hold (with reported cores) that an elastic job
@@ -237,7 +211,7 @@ func (a *Agent) toAPIElastic(j *raftfsm.Job, snap func() placement.Snapshot) *ap
 	now, unit, opts := time.Now(), j.Spec.Unit(), a.elasticOptions()
 	out := &api.Elastic{MinNP: sp.MinNP, MaxNP: sp.MaxNP, Unit: unit, BudgetNH: sp.BudgetNH, SpentNH: spentNodeHours(j, now),
 		Iterations: sp.Iterations, CommHeavy: sp.CommHeavy, TargetNP: e.TargetNP, Checkpoints: e.Checkpoints,
-		CheckpointDir: a.checkpointDir(j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
+		CheckpointDir: jobrun.CheckpointDir(a.cfg.DataDir, j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
 	if c := restartCost(e); c > 0 {
 		out.RestartCostS, out.RestartKnown = c.Seconds(), true
 	}

@@ -103,7 +103,7 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 }
 
 func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: a.cfg.Name, Boot: a.life.boot})
+	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: a.cfg.Name, Boot: a.jobNode.Boot()})
 }
 
 func (a *Agent) handleSelf(w http.ResponseWriter, _ *http.Request) {

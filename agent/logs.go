@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 )
 
 // handleLogs serves a job's output. The head node of an attempt keeps its
@@ -33,7 +33,7 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "stream must be stdout or stderr")
 		return
 	}
-	att := latestStarted(j)
+	att := jobrun.LatestStarted(j)
 	if n := q.Get("attempt"); n != "" {
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 1 || k > len(j.Attempts) {
@@ -59,15 +59,6 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 	path := filepath.Join(a.attemptDir(jobKey{Job: j.ID, Attempt: att.N}), stream)
 	w.Header().Set("Content-Type", "application/octet-stream")
 	a.serveLog(w, r, path, offset, q.Get("follow") != "", jobKey{Job: j.ID, Attempt: att.N})
-}
-
-func latestStarted(j *raftfsm.Job) *raftfsm.Attempt {
-	for i := len(j.Attempts) - 1; i >= 0; i-- {
-		if !j.Attempts[i].StartedAt.IsZero() {
-			return &j.Attempts[i]
-		}
-	}
-	return nil
 }
 
 func (a *Agent) serveLog(w http.ResponseWriter, r *http.Request, path string, offset int64, follow bool, k jobKey) {
@@ -116,18 +107,6 @@ func (a *Agent) serveLog(w http.ResponseWriter, r *http.Request, path string, of
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func (a *Agent) attemptEnded(k jobKey) bool {
-	ended := true
-	a.fsm.View(func(s *raftfsm.State) {
-		j := s.Jobs[k.Job]
-		if j == nil || k.Attempt > len(j.Attempts) {
-			return
-		}
-		ended = j.Attempts[k.Attempt-1].Ended()
-	})
-	return ended
 }
 
 // relay proxies a GET to another agent and streams its answer.
