@@ -15,39 +15,40 @@ import (
 // live attempts' marks.
 func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 	t.Parallel()
+	// Twenty jobs run on n0 (IDs 1 to 20, in submit order); every fifth is still running.
+	type command struct {
+		typ  string
+		body any
+	}
+	var cmds []command
+	live := map[jobKey]bool{}
+	for id := uint64(1); id <= 20; id++ {
+		cmds = append(cmds,
+			command{raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(id), Owner: "alice", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}},
+			command{raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}},
+			command{raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"}},
+			command{raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1}})
+		if id%5 == 0 {
+			live[jobKey{Job: id, Attempt: 1}] = true
+		} else {
+			cmds = append(cmds, command{raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: id, Attempt: 1, ExitCode: new(int)}})
+		}
+	}
 	f := raftfsm.New()
-	var index uint64
-	apply := func(typ string, body any) raftfsm.Result {
-		t.Helper()
-		b, err := raftfsm.Encode(typ, time.Unix(1700000000, 0), body)
+	for i, c := range cmds {
+		b, err := raftfsm.Encode(c.typ, time.Unix(1700000000, 0), c.body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		index++
-		res := f.Apply(&raft.Log{Index: index, Data: b}).(raftfsm.Result)
-		if res.Err != nil {
-			t.Fatalf("%s: %v", typ, res.Err)
+		if res := f.Apply(&raft.Log{Index: uint64(i + 1), Data: b}).(raftfsm.Result); res.Err != nil {
+			t.Fatalf("%s: %v", c.typ, res.Err)
 		}
-		return res
 	}
 	a := &Agent{fsm: f}
-	live := map[jobKey]bool{}
-	for i := 1; i <= 20; i++ {
-		id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(i), Owner: "alice",
-			Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}).JobID
-		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
-		apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
-		apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1})
-		k := jobKey{Job: id, Attempt: 1}
-		if !a.shouldCommit(k, 1, 0) {
+	for id := uint64(1); id <= 20; id++ {
+		if k := (jobKey{Job: id, Attempt: 1}); !a.shouldCommit(k, 1, 0) {
 			t.Fatalf("first report of %v not committed", k)
 		}
-		if i%5 == 0 {
-			live[k] = true
-			continue
-		}
-		code := 0
-		apply(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: id, Attempt: 1, ExitCode: &code})
 	}
 	a.pruneProgressMarks()
 	if got := a.BookkeepingSizes()["reported"]; got != len(live) {
