@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
-	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -55,17 +55,13 @@ type Agent struct {
 	probes   *probeManager
 	sampling *sampling
 
-	// Jobs: local processes with attempt fencing, the reconciler's
-	// bookkeeping.
-	procs        *procTable
+	// jobNode is the node side of jobs (agent/jobrun): the reconciler,
+	// launcher and executor of this node's job processes; set in Start.
+	jobNode      *jobrun.Node
 	jobs         jobState
 	streamClient *http.Client
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
-	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
-	life life
-	// jobLimits are the limits the job helper sets for every job process.
-	jobLimits []jobexec.Rlimit
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -96,10 +92,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
-		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		self: selfIdentity(), life: newLife(), clock: time.Now}
-	a.initJobLimits()
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), self: selfIdentity(), clock: time.Now}
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err
@@ -157,6 +150,12 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	if err := a.startRaft(); err != nil {
+		a.gossip.Shutdown()
+		return err
+	}
+	var err error
+	if a.jobNode, err = a.newJobNode(); err != nil {
+		a.raft.Shutdown()
 		a.gossip.Shutdown()
 		return err
 	}
@@ -295,16 +294,4 @@ func (a *Agent) shutdown(graceful bool) error {
 	}
 	a.log.Info("agent stopped", "graceful", graceful)
 	return errors.Join(errs...)
-}
-
-// JobPIDs lists the process-group leaders this node runs for a job, any
-// attempt; tests use it to check that a kill reached every rank.
-func (a *Agent) JobPIDs(job uint64) []int {
-	var out []int
-	for _, k := range a.procs.keys() {
-		if k.Job == job {
-			out = append(out, a.procs.pids(k)...)
-		}
-	}
-	return out
 }

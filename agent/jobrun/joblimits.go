@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"fmt"
@@ -28,11 +28,11 @@ func jobLimitsFor(site []jobexec.Rlimit, procLimits string, readErr error) ([]jo
 	return jobexec.MergeLimits(base, site), nil
 }
 
-func (a *Agent) initJobLimits() {
+func (n *Node) initJobLimits() {
 	b, err := os.ReadFile(procOneLimits)
-	limits, err := jobLimitsFor(a.cfg.JobLimits, string(b), err)
+	limits, err := jobLimitsFor(n.cfg.JobLimits, string(b), err)
 	if err != nil {
-		a.log.Warn("job limits: the system's defaults are unknown", "err", err)
+		n.log.Warn("job limits: the system's defaults are unknown", "err", err)
 	}
-	a.jobLimits = limits
+	n.jobLimits = limits
 }

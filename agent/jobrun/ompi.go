@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // daemon puts its session directory: <base>/ompi.<hostname>.<uid>/jf.<job family>/...
 const ompiTmpdirVar = "OMPI_MCA_orte_tmpdir_base"
 
-// ompiSessionEnv gives the Open MPI daemon (orted) that `shoal rsh` starts
+// OMPISessionEnv gives the Open MPI daemon (orted) that `shoal rsh` starts
 // on this node a session directory base of this agent's own.
 //
 // Every orted, as it starts and again as it exits, deletes the whole
@@ -29,18 +29,15 @@ const ompiTmpdirVar = "OMPI_MCA_orte_tmpdir_base"
 // that is gone. A directory per node and attempt keeps them apart.
 //
 // A job that sets the variable itself keeps its own value.
-func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
+func (n *Node) OMPISessionEnv(job *raftfsm.Job, k Key) ([]string, error) {
 	if job.Spec.MPI != "openmpi" || slices.ContainsFunc(job.Spec.Env, func(kv string) bool {
 		return strings.HasPrefix(kv, ompiTmpdirVar+"=")
 	}) {
 		return nil, nil
 	}
-	a.jobs.mu.Lock()
-	defer a.jobs.mu.Unlock()
-	if a.jobs.ompiDirs == nil {
-		a.jobs.ompiDirs = map[jobKey]ompiDir{}
-	}
-	if d, ok := a.jobs.ompiDirs[k]; ok {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if d, ok := n.ompiDirs[k]; ok {
 		if _, err := os.Stat(d.path); err == nil {
 			return []string{ompiTmpdirVar + "=" + d.path}, nil
 		}
@@ -49,7 +46,7 @@ func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open mpi session dir: %w", err)
 	}
-	cred, _, err := a.credentialFor(job.Owner)
+	cred, _, err := n.credentialFor(job.Owner)
 	if err == nil && cred != nil {
 		err = fchownDir(dir, cred)
 	}
@@ -57,7 +54,7 @@ func (a *Agent) ompiSessionEnv(job *raftfsm.Job, k jobKey) ([]string, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("open mpi session dir: %w", err)
 	}
-	a.jobs.ompiDirs[k] = ompiDir{path: dir, owner: job.Owner}
+	n.ompiDirs[k] = ompiDir{path: dir, owner: job.Owner}
 	return []string{ompiTmpdirVar + "=" + dir}, nil
 }
 
@@ -85,36 +82,36 @@ func fchownDir(dir string, cred *jobexec.Cred) error {
 // that started them, so the directories go when the attempt ends, after the
 // sweep has killed what was left of it. Liveness is read afresh: an attempt
 // that has ended never becomes live again.
-func (a *Agent) removeOMPIDirs(all bool) {
-	a.jobs.mu.Lock()
-	keys := make([]jobKey, 0, len(a.jobs.ompiDirs))
-	for k := range a.jobs.ompiDirs {
+func (n *Node) removeOMPIDirs(all bool) {
+	n.mu.Lock()
+	keys := make([]Key, 0, len(n.ompiDirs))
+	for k := range n.ompiDirs {
 		keys = append(keys, k)
 	}
-	a.jobs.mu.Unlock()
+	n.mu.Unlock()
 	if len(keys) == 0 {
 		return
 	}
-	var ended []jobKey
-	a.fsm.View(func(s *raftfsm.State) {
+	var ended []Key
+	n.d.State.View(func(s *raftfsm.State) {
 		for _, k := range keys {
 			if j := s.Jobs[k.Job]; all || j == nil || j.Attempt != k.Attempt || !j.State.Live() {
 				ended = append(ended, k)
 			}
 		}
 	})
-	a.jobs.mu.Lock()
+	n.mu.Lock()
 	dirs := make([]ompiDir, 0, len(ended))
 	for _, k := range ended {
-		dirs = append(dirs, a.jobs.ompiDirs[k])
-		delete(a.jobs.ompiDirs, k)
+		dirs = append(dirs, n.ompiDirs[k])
+		delete(n.ompiDirs, k)
 	}
-	a.jobs.mu.Unlock()
+	n.mu.Unlock()
 	for _, d := range dirs {
 		// The directory is the owner's: remove it as the owner, outside the
 		// lock (it starts a helper process).
-		if err := a.asOwner(d.owner, "", d.path); err != nil {
-			a.log.Warn("remove open mpi session dir", "dir", d.path, "err", err)
+		if err := n.asOwner(d.owner, "", d.path); err != nil {
+			n.log.Warn("remove open mpi session dir", "dir", d.path, "err", err)
 		}
 	}
 }

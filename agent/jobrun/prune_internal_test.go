@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// The agent's per-job maps stay bounded by the live jobs over thousands of jobs. This drives
+// The node's per-job maps stay bounded by the live jobs over thousands of jobs. This drives
 // the pruning path directly, not through a cluster (thousands of real launches are too slow on
 // a shared test machine): 3000 jobs go through submit, place, ack, start and finish in an FSM
-// by raft commands, the agent's bookkeeping gets the entries its reconciler, exec handler,
-// progress handler and leader make for each, and pruneJobBookkeeping runs every 100 jobs, as
-// the job loop runs it every few seconds. Every 500th job is left running and must keep its
+// by raft commands, the node's bookkeeping gets the entries its reconciler and exec handler
+// make for each, and pruneBookkeeping runs every 100 jobs, as the reconciler runs it every few
+// seconds, and runs the agent's own pruning (Deps.Prune) each time. Every 500th job is left running and must keep its
 // entries; the rest are purged at the end.
 func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 	t.Parallel()
@@ -34,9 +34,8 @@ func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 		}
 		return res
 	}
-	a := &Agent{fsm: f, procs: newProcTable(),
-		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{},
-			el: elasticState{signalled: map[jobKey]time.Time{}}}}
+	prunes := 0
+	a := testNode(t, f, func() { prunes++ })
 	const jobs, keepEvery, pruneEvery = 3000, 500, 100
 	var live, finished []uint64
 	peak := 0
@@ -44,20 +43,19 @@ func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 		id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(i), Owner: "alice",
 			Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}).JobID
 		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
-		k := jobKey{Job: id, Attempt: 1}
-		a.jobs.mu.Lock()
-		a.jobs.acking[k] = time.Now() // reserve
-		a.jobs.mu.Unlock()
+		k := Key{Job: id, Attempt: 1}
+		a.mu.Lock()
+		a.acking[k] = time.Now() // reserve
+		a.mu.Unlock()
 		if err := a.procs.fence(k); err != nil {
 			t.Fatal(err)
 		}
 		apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
 		apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1})
 		a.markLaunched(k)
-		a.shouldCommit(k, 1, 0) // a progress report
-		a.jobs.el.mu.Lock()
-		a.jobs.el.signalled[k] = time.Now() // signalResize's record (it would scan /proc)
-		a.jobs.el.mu.Unlock()
+		a.mu.Lock()
+		a.signalled[k] = time.Now() // signalResize's record (it would scan /proc)
+		a.mu.Unlock()
 		if i%keepEvery == 0 {
 			live = append(live, id)
 		} else {
@@ -66,7 +64,7 @@ func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 			finished = append(finished, id)
 		}
 		if i%pruneEvery == 0 {
-			a.pruneJobBookkeeping()
+			a.pruneBookkeeping()
 			for name, n := range a.BookkeepingSizes() {
 				peak = max(peak, n)
 				if n > len(live) {
@@ -80,8 +78,8 @@ func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 		apply(raftfsm.CmdPurgeJobs, raftfsm.PurgeJobs{IDs: finished[:n]})
 		finished = finished[n:]
 	}
-	a.pruneJobBookkeeping()
-	want := map[string]int{"launched": len(live), "acking": len(live), "seen": len(live), "reported": len(live),
+	a.pruneBookkeeping()
+	want := map[string]int{"launched": len(live), "acking": len(live), "seen": len(live),
 		"signalled": len(live), "ompi_dirs": 0}
 	got := a.BookkeepingSizes()
 	for name, n := range want {
@@ -89,8 +87,11 @@ func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 			t.Errorf("%s holds %d entries after %d jobs, want %d (the live set)", name, got[name], jobs, n)
 		}
 	}
+	if want := jobs/pruneEvery + 1; prunes != want {
+		t.Errorf("the agent's own pruning ran %d times, want %d (once per pruning)", prunes, want)
+	}
 	for _, id := range live {
-		if !a.jobs.launched[jobKey{Job: id, Attempt: 1}] {
+		if !a.launched[Key{Job: id, Attempt: 1}] {
 			t.Errorf("live job %d lost its launched mark: the reconciler would launch it again", id)
 		}
 	}

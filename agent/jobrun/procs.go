@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// jobKey names one attempt of one job.
-type jobKey struct {
+// Key names one attempt of one job.
+type Key struct {
 	Job     uint64
 	Attempt int
 }
@@ -19,16 +19,17 @@ type jobKey struct {
 // older, so two live attempts of one job never run here at once.
 type procTable struct {
 	mu    sync.Mutex
-	procs map[jobKey]map[int]*exec.Cmd // by pid
-	seen  map[uint64]int               // highest attempt seen per job
+	procs map[Key]map[int]*exec.Cmd // by pid
+	seen  map[uint64]int            // highest attempt seen per job
+	now   func() time.Time
 }
 
-func newProcTable() *procTable {
-	return &procTable{procs: map[jobKey]map[int]*exec.Cmd{}, seen: map[uint64]int{}}
+func newProcTable(now func() time.Time) *procTable {
+	return &procTable{procs: map[Key]map[int]*exec.Cmd{}, seen: map[uint64]int{}, now: now}
 }
 
 // fence records attempt k of job and fails if a newer one was seen.
-func (t *procTable) fence(k jobKey) error {
+func (t *procTable) fence(k Key) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.seen[k.Job]; k.Attempt < s {
@@ -38,7 +39,7 @@ func (t *procTable) fence(k jobKey) error {
 	return nil
 }
 
-func (t *procTable) add(k jobKey, c *exec.Cmd) {
+func (t *procTable) add(k Key, c *exec.Cmd) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.procs[k] == nil {
@@ -47,7 +48,7 @@ func (t *procTable) add(k jobKey, c *exec.Cmd) {
 	t.procs[k][c.Process.Pid] = c
 }
 
-func (t *procTable) remove(k jobKey, pid int) {
+func (t *procTable) remove(k Key, pid int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.procs[k], pid)
@@ -57,10 +58,10 @@ func (t *procTable) remove(k jobKey, pid int) {
 }
 
 // keys lists the attempts that have processes here.
-func (t *procTable) keys() []jobKey {
+func (t *procTable) keys() []Key {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]jobKey, 0, len(t.procs))
+	out := make([]Key, 0, len(t.procs))
 	for k := range t.procs {
 		out = append(out, k)
 	}
@@ -68,7 +69,7 @@ func (t *procTable) keys() []jobKey {
 }
 
 // pids lists the processes of one attempt.
-func (t *procTable) pids(k jobKey) []int {
+func (t *procTable) pids(k Key) []int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []int
@@ -80,7 +81,7 @@ func (t *procTable) pids(k jobKey) []int {
 
 // kill ends every process group of an attempt: SIGTERM, then SIGKILL after
 // grace for whatever is left.
-func (t *procTable) kill(k jobKey, grace time.Duration) {
+func (t *procTable) kill(k Key, grace time.Duration) {
 	pids := t.pids(k)
 	for _, pid := range pids {
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
@@ -89,8 +90,8 @@ func (t *procTable) kill(k jobKey, grace time.Duration) {
 		return
 	}
 	go func() {
-		deadline := time.Now().Add(grace)
-		for time.Now().Before(deadline) {
+		deadline := t.now().Add(grace)
+		for t.now().Before(deadline) {
 			alive := false
 			for _, pid := range pids {
 				if syscall.Kill(-pid, 0) == nil {

@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -38,46 +37,46 @@ func newLife() life {
 
 // settleLastLife commits node_restarted for this node, retrying until it is committed or ctx
 // ends, and waits until the local FSM has applied it. It reports whether the node may act.
-func (a *Agent) settleLastLife(ctx context.Context) bool {
+func (n *Node) settleLastLife(ctx context.Context) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		b, err := raftfsm.Encode(raftfsm.CmdNodeRestarted, time.Now(), raftfsm.NodeRestarted{Node: a.cfg.Name})
+		b, err := raftfsm.Encode(raftfsm.CmdNodeRestarted, n.now(), raftfsm.NodeRestarted{Node: n.cfg.Name})
 		if err != nil {
-			a.log.Error("encode node_restarted", "err", err)
+			n.log.Error("encode node_restarted", "err", err)
 			return false
 		}
-		res, err := a.Apply(ctx, b)
+		res, err := n.d.Propose(ctx, b)
 		var se *api.StatusError
 		switch {
 		case err == nil && res.Err != "":
-			a.log.Warn("node_restarted refused; attempts of the last life are left to the failure detector", "err", res.Err)
+			n.log.Warn("node_restarted refused; attempts of the last life are left to the failure detector", "err", res.Err)
 		case errors.As(err, &se) && se.Code == http.StatusBadRequest:
 			// An older leader that does not know the command: keep the old behaviour rather than
 			// never running a job here. (A 401 or 403, e.g. during a CA rotation, is retried.)
-			a.log.Error("node_restarted refused by the leader; attempts of the last life are left to the failure detector", "err", err)
-			close(a.life.settled)
+			n.log.Error("node_restarted refused by the leader; attempts of the last life are left to the failure detector", "err", err)
+			close(n.life.settled)
 			return true
 		case err != nil && ctx.Err() != nil:
 			return false // stopping
 		case err != nil:
-			a.log.Warn("commit node_restarted, retrying", "err", err)
+			n.log.Warn("commit node_restarted, retrying", "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
 			continue
 		}
-		for a.fsm.Index() < res.Index {
+		for n.d.State.Index() < res.Index {
 			select {
 			case <-ctx.Done():
 				return false
 			case <-tick.C:
-			case <-a.appliedJobs:
+			case <-n.d.Applied:
 			}
 		}
-		a.log.Info("attempts of the last life settled", "boot", a.life.boot, "index", res.Index)
-		close(a.life.settled)
+		n.log.Info("attempts of the last life settled", "boot", n.life.boot, "index", res.Index)
+		close(n.life.settled)
 		return true
 	}
 	return false
@@ -85,17 +84,17 @@ func (a *Agent) settleLastLife(ctx context.Context) bool {
 
 // runnableInThisLife is runnable once this life has settled: until then an attempt the state
 // shows running here may be one of the last life, about to be failed.
-func (a *Agent) runnableInThisLife(k jobKey) (*raftfsm.Job, error) {
+func (n *Node) runnableInThisLife(k Key) (*raftfsm.Job, error) {
 	select {
-	case <-a.life.settled:
-		return a.runnable(k)
+	case <-n.life.settled:
+		return n.runnable(k)
 	default:
-		return nil, fmt.Errorf("agent %s has just started and is still failing the attempts of its last life", a.cfg.Name)
+		return nil, fmt.Errorf("agent %s has just started and is still failing the attempts of its last life", n.cfg.Name)
 	}
 }
 
 // hostBoots asks every node of an attempt for its boot ID (empty where it does not answer).
-func (a *Agent) hostBoots(ctx context.Context, att *raftfsm.Attempt) map[string]string {
+func (n *Node) hostBoots(ctx context.Context, att *raftfsm.Attempt) map[string]string {
 	var mu sync.Mutex
 	out := map[string]string{}
 	var wg sync.WaitGroup
@@ -103,7 +102,7 @@ func (a *Agent) hostBoots(ctx context.Context, att *raftfsm.Attempt) map[string]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			boot := a.bootOf(ctx, h.Node)
+			boot := n.bootOf(ctx, h.Node)
 			mu.Lock()
 			out[h.Node] = boot
 			mu.Unlock()
@@ -113,17 +112,17 @@ func (a *Agent) hostBoots(ctx context.Context, att *raftfsm.Attempt) map[string]
 	return out
 }
 
-func (a *Agent) bootOf(ctx context.Context, node string) string {
-	if node == a.cfg.Name {
-		return a.life.boot
+func (n *Node) bootOf(ctx context.Context, node string) string {
+	if node == n.cfg.Name {
+		return n.life.boot
 	}
-	base, err := a.httpAddrOf(node)
+	base, err := n.d.HTTPAddrOf(node)
 	if err != nil {
 		return ""
 	}
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	h, err := a.peerClient(base).Health(hctx)
+	h, err := n.d.PeerClient(base).Health(hctx)
 	if err != nil {
 		return ""
 	}
@@ -132,8 +131,8 @@ func (a *Agent) bootOf(ctx context.Context, node string) string {
 
 // restartedHosts lists the nodes whose boot ID is known from before the launch and differs now:
 // they restarted under the attempt, and their processes with them.
-func (a *Agent) restartedHosts(ctx context.Context, before map[string]string) []string {
-	return restarted(before, func(node string) string { return a.bootOf(ctx, node) })
+func (n *Node) restartedHosts(ctx context.Context, before map[string]string) []string {
+	return restarted(before, func(node string) string { return n.bootOf(ctx, node) })
 }
 
 // restarted lists, sorted, the nodes of before whose boot ID now differs from the one recorded.
@@ -150,10 +149,4 @@ func restarted(before map[string]string, now func(node string) string) []string 
 	}
 	slices.Sort(out)
 	return out
-}
-
-// openAttemptLog opens one of an attempt's log files for appending, creating it when missing:
-// it never truncates, so output already written for an attempt is never lost.
-func openAttemptLog(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 }

@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // launcherNames are MPI launchers and shoal itself: they catch SIGUSR1 for purposes of their
@@ -18,31 +17,25 @@ var launcherNames = []string{"mpiexec", "mpirun", "hydra_", "orterun", "orted", 
 // signalResize sends SIGUSR1 to the processes of attempt k on this node that catch it (their
 // SigCgt mask has it): the program's ranks, or a script that traps USR1. A process that does not
 // catch SIGUSR1 would die of it, so it is left alone; so are the launchers. It returns how many
-// processes were signalled, and is repeated every SignalEvery while the attempt runs, for a
+// processes were signalled, and is repeated every Deps.ResizeSignalEvery while the attempt runs, for a
 // process that installs its handler late.
-func (a *Agent) signalResize(k jobKey) int {
-	a.jobs.el.mu.Lock()
-	if a.jobs.el.signalled == nil {
-		a.jobs.el.signalled = map[jobKey]time.Time{}
-	}
-	every := DefaultElasticOptions().SignalEvery
-	if o := a.jobs.el.opts; o != nil {
-		every = o.SignalEvery
-	}
-	if t, ok := a.jobs.el.signalled[k]; ok && time.Since(t) < every {
-		a.jobs.el.mu.Unlock()
+func (n *Node) signalResize(k Key) int {
+	every := n.d.ResizeSignalEvery()
+	n.mu.Lock()
+	if t, ok := n.signalled[k]; ok && n.now().Sub(t) < every {
+		n.mu.Unlock()
 		return 0
 	}
-	a.jobs.el.signalled[k] = time.Now()
-	a.jobs.el.mu.Unlock()
-	n := 0
-	for _, pid := range descendants(a.procs.pids(k)) {
+	n.signalled[k] = n.now()
+	n.mu.Unlock()
+	count := 0
+	for _, pid := range descendants(n.procs.pids(k)) {
 		if catchesUSR1(pid) && !isLauncher(pid) && syscall.Kill(pid, syscall.SIGUSR1) == nil {
-			n++
+			count++
 		}
 	}
-	a.log.Info("asked the job's processes to checkpoint (SIGUSR1)", "job", k.Job, "attempt", k.Attempt, "processes", n)
-	return n
+	n.log.Info("asked the job's processes to checkpoint (SIGUSR1)", "job", k.Job, "attempt", k.Attempt, "processes", count)
+	return count
 }
 
 // descendants returns roots and every process below them, from /proc.

@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"bytes"
@@ -20,26 +20,26 @@ import (
 // (see runMPI), so each rank carries the marker of the node it runs on.
 const procMarker = "SHOAL_PROC"
 
-func (a *Agent) markerFor(k jobKey) string {
-	return fmt.Sprintf("%s=%s:%d:%d", procMarker, a.instance(), k.Job, k.Attempt)
+func (n *Node) markerFor(k Key) string {
+	return fmt.Sprintf("%s=%s:%d:%d", procMarker, n.instance(), k.Job, k.Attempt)
 }
 
 // instance names this agent among all agents of the machine: its node name
 // and data directory. It survives a restart (so a restarted agent sweeps
 // what its previous life left) and differs between agents that share a
 // machine, as test clusters do.
-func (a *Agent) instance() string {
-	h := sha256.Sum256([]byte(a.cfg.Name + "\x00" + a.cfg.DataDir))
-	return a.cfg.Name + "-" + hex.EncodeToString(h[:4])
+func (n *Node) instance() string {
+	h := sha256.Sum256([]byte(n.cfg.Name + "\x00" + n.cfg.DataDir))
+	return n.cfg.Name + "-" + hex.EncodeToString(h[:4])
 }
 
 // markedProcs scans /proc for processes carrying this node's marker,
 // grouped by attempt. Processes it may not read (other users' when the
 // agent is not root) are skipped.
-func (a *Agent) markedProcs() map[jobKey][]int {
-	out := map[jobKey][]int{}
+func (n *Node) markedProcs() map[Key][]int {
+	out := map[Key][]int{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	prefix := []byte(procMarker + "=" + a.instance() + ":")
+	prefix := []byte(procMarker + "=" + n.instance() + ":")
 	self := os.Getpid()
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(filepath.Base(d))
@@ -59,7 +59,7 @@ func (a *Agent) markedProcs() map[jobKey][]int {
 			j, err1 := strconv.ParseUint(job, 10, 64)
 			n, err2 := strconv.Atoi(att)
 			if ok && err1 == nil && err2 == nil {
-				k := jobKey{Job: j, Attempt: n}
+				k := Key{Job: j, Attempt: n}
 				out[k] = append(out[k], pid)
 			}
 			break
@@ -71,12 +71,12 @@ func (a *Agent) markedProcs() map[jobKey][]int {
 // sweep kills every marked process of an attempt that is not live: ranks
 // that escaped their process group, and leftovers from before an agent
 // restart.
-func (a *Agent) sweep(live map[jobKey]bool) {
-	for k, pids := range a.markedProcs() {
+func (n *Node) sweep(live map[Key]bool) {
+	for k, pids := range n.markedProcs() {
 		if live[k] {
 			continue
 		}
-		a.log.Info("killing stray processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt, "pids", pids)
+		n.log.Info("killing stray processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt, "pids", pids)
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -1,4 +1,4 @@
-package agent
+package jobrun
 
 import (
 	"fmt"
@@ -6,6 +6,13 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 )
+
+// wrapperScript is the remote shell an MPI launcher of one attempt runs:
+// `shoal rsh` with the attempt's capability and the way to the local agent.
+func wrapperScript(capability, agentAddr, caFile, caCerts, bin string) string {
+	return fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
+		capability, agentAddr, caFile, caCerts, bin)
+}
 
 // writeLauncherWrapper creates the small script an MPI launcher of attempt
 // k runs as its remote shell (`shoal rsh` with the attempt's capability)
@@ -18,7 +25,7 @@ import (
 // fchown on its descriptor, never chown by path. (The directory used to be
 // the owner's, and a symlink renamed over the script between two chowns by
 // path got a root-owned file of the user's choosing chowned to them.)
-func writeLauncherWrapper(k jobKey, script string, cred *jobexec.Cred) (dir, path string, err error) {
+func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path string, err error) {
 	dir, err = os.MkdirTemp("", fmt.Sprintf("shoal-job%d.%d-", k.Job, k.Attempt))
 	if err != nil {
 		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
