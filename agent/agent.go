@@ -15,6 +15,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -49,8 +50,7 @@ type Agent struct {
 	// leaderHooks run on every leader reconcile round (jobs, probes).
 	leaderHooks []func(ctx context.Context)
 	// probes runs the network probes and their processes (issue 5).
-	probes   *probeManager
-	sampling *sampling
+	probes *probes.Manager
 
 	// Jobs: local processes with attempt fencing, the reconciler's
 	// bookkeeping.
@@ -159,7 +159,6 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.startHTTP()
-	a.startSampling()
 	a.startProbes()
 	a.startJobs()
 	a.startJobGC()

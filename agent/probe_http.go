@@ -51,7 +51,7 @@ func ptr(f float64) *float64 { return &f }
 // as gossiped (stale when its beat is older than the stale threshold) and
 // the leader's last relaunch reason from raft.
 func (a *Agent) handleProbes(w http.ResponseWriter, _ *http.Request) {
-	stale := a.cfg.Probes.orDefault().Supervise.StaleAfter
+	stale := a.cfg.Probes.OrDefault().Supervise.StaleAfter
 	reasons := map[raftfsm.ProbeKey]string{}
 	a.fsm.View(func(s *raftfsm.State) {
 		for k, p := range s.Probes {

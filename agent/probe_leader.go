@@ -2,28 +2,54 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
+
+// probeLeader is the leader side of the probes: the supervisor's memory
+// and the bandwidth cycles' bookkeeping, fed by the agent.
+// TODO(#20 merge): leadercore's pure leader core replaces this file.
+type probeLeader struct {
+	cfg    probes.Config
+	gossip *gossip.Gossip
+	fsm    *raftfsm.FSM
+	apply  func(context.Context, []byte) (api.ApplyResult, error)
+	now    func() time.Time
+	log    *slog.Logger
+
+	sup        *probe.Supervisor
+	cycleStart map[uint64]time.Time
+	tries      map[probe.Pair]int // tests of each pair since the last full cycle (catch-up)
+	counted    uint64             // the last cycle whose tests tries holds
+}
+
+func newProbeLeader(cfg probes.Config, g *gossip.Gossip, fsm *raftfsm.FSM, apply func(context.Context, []byte) (api.ApplyResult, error),
+	now func() time.Time, log *slog.Logger) *probeLeader {
+	return &probeLeader{cfg: cfg, gossip: g, fsm: fsm, apply: apply, now: now, log: log,
+		sup: probe.NewSupervisor(cfg.Supervise), cycleStart: map[uint64]time.Time{}}
+}
 
 // lead is the leader's probe reconciler, run on every leader round: it
 // relaunches probes that crashed or hung (seed 002's Central Monitor,
 // recorded in raft), and keeps the bandwidth schedule going: a new cycle
 // every BandwidthInterval, and the rest of a cycle without a node that
 // died in it.
-func (m *probeManager) lead(ctx context.Context) {
-	now := time.Now()
-	nodes := m.a.gossip.Nodes()
+func (m *probeLeader) lead(ctx context.Context) {
+	now := m.now()
+	nodes := m.gossip.Nodes()
 	m.supervise(ctx, now, nodes)
 	m.schedule(ctx, now, nodes)
 }
 
-func (m *probeManager) supervise(ctx context.Context, now time.Time, nodes []gossip.Entry) {
+func (m *probeLeader) supervise(ctx context.Context, now time.Time, nodes []gossip.Entry) {
 	var views []probe.ProbeView
-	m.a.fsm.View(func(s *raftfsm.State) {
+	m.fsm.View(func(s *raftfsm.State) {
 		for _, e := range nodes {
 			if e.Status != gossip.StatusAlive || !e.HasState {
 				continue
@@ -38,12 +64,12 @@ func (m *probeManager) supervise(ctx context.Context, now time.Time, nodes []gos
 		}
 	})
 	for _, r := range m.sup.Decide(now, views) {
-		m.a.log.Info("ordering probe relaunch", "node", r.Node, "probe", r.Kind, "reason", r.Reason, "generation", r.Generation)
+		m.log.Info("ordering probe relaunch", "node", r.Node, "probe", r.Kind, "reason", r.Reason, "generation", r.Generation)
 		m.commit(ctx, raftfsm.CmdProbeRestart, raftfsm.ProbeRestart{Node: r.Node, Kind: r.Kind, Reason: r.Reason, Generation: r.Generation})
 	}
 }
 
-func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []gossip.Entry) {
+func (m *probeLeader) schedule(ctx context.Context, now time.Time, nodes []gossip.Entry) {
 	up := map[string]bool{}
 	var members []string
 	last := map[probe.Pair]time.Time{}
@@ -65,7 +91,7 @@ func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []goss
 	gone := func(n string) bool { return !up[n] }
 	var d raftfsm.ProbeDuties
 	var rounds [][]probe.Duty
-	m.a.fsm.View(func(s *raftfsm.State) {
+	m.fsm.View(func(s *raftfsm.State) {
 		d = s.ProbeDuties
 		rounds = fromRaftRounds(d.Rounds)
 		d.Rounds = nil
@@ -77,7 +103,7 @@ func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []goss
 		// is put into two tests at once.
 		if probe.Involves(rounds, cur+1, gone) {
 			rest := append([][]probe.Duty{nil}, probe.Remaining(rounds, cur, gone)...)
-			m.a.log.Info("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)
+			m.log.Info("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)
 			m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen})
 		}
 		return
@@ -86,7 +112,7 @@ func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []goss
 		return
 	}
 	cycle := d.Cycle + 1
-	rl := m.cfg.roundLen()
+	rl := m.cfg.RoundLen()
 	if d.Cycle > 0 {
 		start, ok := m.cycleStart[d.Cycle]
 		if !ok {
@@ -97,11 +123,11 @@ func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []goss
 			return
 		}
 	}
-	plan := probe.PlanCycle(members, last, m.cfg.budget(), now)
+	plan := probe.PlanCycle(members, last, m.cfg.BudgetConfig(), now)
 	if m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl}) {
 		m.cycleStart = map[uint64]time.Time{cycle: now}
 		m.tries, m.counted = map[probe.Pair]int{}, 0 // counted when the cycle has run
-		m.a.log.Info("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
+		m.log.Info("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
 			"tests_per_node", plan.TestsPerNode, "deferred_pairs", len(plan.Deferred), "cycle_time", time.Duration(len(plan.Rounds))*rl)
 	}
 }
@@ -110,7 +136,7 @@ func (m *probeManager) schedule(ctx context.Context, now time.Time, nodes []goss
 // pairs of nodes that joined since, and retries a failed test once
 // (probe.PlanCatchUp). It keeps the full cycle's start, so catching up does
 // not push the next full cycle back.
-func (m *probeManager) catchUp(ctx context.Context, now time.Time, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) {
+func (m *probeLeader) catchUp(ctx context.Context, now time.Time, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) {
 	if m.tries == nil {
 		m.tries = map[probe.Pair]int{} // a new leader: it knows the last recorded cycle only
 	}
@@ -124,32 +150,32 @@ func (m *probeManager) catchUp(ctx context.Context, now time.Time, members []str
 		}
 		m.counted = cycle - 1
 	}
-	plan := probe.PlanCatchUp(members, last, m.tries, m.cfg.budget(), now)
+	plan := probe.PlanCatchUp(members, last, m.tries, m.cfg.BudgetConfig(), now)
 	if len(plan.Rounds) == 0 {
 		return
 	}
-	rl := m.cfg.roundLen()
+	rl := m.cfg.RoundLen()
 	if m.commit(ctx, raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl}) {
 		m.cycleStart = map[uint64]time.Time{cycle: fullStart}
-		m.a.log.Info("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "rounds", len(plan.Rounds),
+		m.log.Info("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "rounds", len(plan.Rounds),
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)
 	}
 }
 
 // commit proposes a command and reports whether raft took it.
-func (m *probeManager) commit(ctx context.Context, typ string, body any) bool {
-	cmd, err := raftfsm.Encode(typ, time.Now(), body)
+func (m *probeLeader) commit(ctx context.Context, typ string, body any) bool {
+	cmd, err := raftfsm.Encode(typ, m.now(), body)
 	if err != nil {
-		m.a.log.Error("encode probe command", "type", typ, "err", err)
+		m.log.Error("encode probe command", "type", typ, "err", err)
 		return false
 	}
-	res, err := m.a.Apply(ctx, cmd)
+	res, err := m.apply(ctx, cmd)
 	if err != nil {
-		m.a.log.Warn("probe command not committed", "type", typ, "err", err)
+		m.log.Warn("probe command not committed", "type", typ, "err", err)
 		return false
 	}
 	if res.Err != "" {
-		m.a.log.Info("probe command refused", "type", typ, "err", res.Err)
+		m.log.Info("probe command refused", "type", typ, "err", res.Err)
 		return false
 	}
 	return true
