@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/agent/probes"
+	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -37,15 +37,15 @@ type Agent struct {
 	gossip *gossip.Gossip
 	static probe.Static
 
-	raft   *raft.Raft
-	fsm    *raftfsm.FSM
-	bolt   *raftboltdb.BoltStore
-	stable *guardedStable
-	trans  *raft.NetworkTransport
+	// node is raft with its transport and stores (agent/raftnode); raft
+	// is node.Raft.
+	node *raftnode.Node
+	raft *raft.Raft
+	fsm  *raftfsm.FSM
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft
-	// entry (see notifyingFSM).
+	// entry (raftnode's notifying FSM).
 	appliedLeader, appliedJobs chan struct{}
 	// leaderHooks run on every leader reconcile round (jobs, probes).
 	leaderHooks []func(ctx context.Context)
@@ -162,7 +162,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.startProbes()
 	a.startJobs()
 	a.startJobGC()
-	a.goLoop("bootstrap", a.bootstrapLoop)
+	a.goLoop("bootstrap", func(ctx context.Context) {
+		a.node.Bootstrap(ctx, a.gossip, a.cfg.Name, a.cfg.BootstrapExpect, a.log)
+	})
 	a.goLoop("leader", a.leaderLoop)
 	if len(a.cfg.Join) > 0 {
 		a.goLoop("join", func(ctx context.Context) {
@@ -270,8 +272,8 @@ func (a *Agent) shutdown(graceful bool) error {
 	} else {
 		a.raftLn.Close()
 	}
-	if a.trans != nil {
-		a.trans.Close()
+	if a.node != nil {
+		a.node.CloseTransport()
 	}
 	if a.gossip != nil {
 		if err := a.gossip.Shutdown(); err != nil {
@@ -282,8 +284,8 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.stopping = true
 	a.bgMu.Unlock()
 	a.wg.Wait()
-	if a.bolt != nil {
-		if err := a.stable.close(a.bolt.Close); err != nil {
+	if a.node != nil {
+		if err := a.node.CloseStore(); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}
