@@ -15,20 +15,11 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 )
 
-// Gossip is what bootstrapping needs of the gossip layer: the nodes it
-// sees, this node's state to publish its standing in, and a wake-up on
-// changes.
-type Gossip interface {
-	Nodes() []gossip.Entry
-	Update(fn func(*gossip.NodeState))
-	Changed() <-chan struct{}
-}
-
-// Bootstrap publishes this node's raft standing in gossip and, while it
+// Bootstrap publishes this node's raft standing in g and, while it
 // has none, bootstraps the cluster once expect agents agree (see
 // bootstrapProposal and bootstrapReady). It returns once the node is a
 // member, or when ctx ends.
-func (n *Node) Bootstrap(ctx context.Context, g Gossip, self string, expect int, log *slog.Logger) {
+func (n *Node) Bootstrap(ctx context.Context, g *gossip.Gossip, self string, expect int, log *slog.Logger) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var published []string
@@ -71,7 +62,7 @@ func (n *Node) bootstrap(views []bootView, prop []string, log *slog.Logger) {
 	log.Info("bootstrapped raft cluster", "voters", prop)
 }
 
-func bootViews(g Gossip) []bootView {
+func bootViews(g *gossip.Gossip) []bootView {
 	var out []bootView
 	for _, e := range g.Nodes() {
 		if !e.HasState {

@@ -45,7 +45,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-func (c *Config) validate() error {
+// Validate names the first missing field.
+func (c *Config) Validate() error {
 	switch {
 	case c.ID == "":
 		return errors.New("raft node: empty ID")
@@ -73,7 +74,7 @@ type Node struct {
 // stream layer. The node is not part of any cluster until it bootstraps
 // (Bootstrap) or a leader adds it.
 func Start(cfg Config) (*Node, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
