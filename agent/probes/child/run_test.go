@@ -3,6 +3,7 @@ package child
 import (
 	"context"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,24 @@ func TestReadLines_RefusesGarbage(t *testing.T) {
 	err := ReadLines(strings.NewReader("{\"type\":\"beat\"}\nnot json\n{\"type\":\"beat\"}\n"), func(m Msg) { got = append(got, m) })
 	if err == nil || len(got) != 1 {
 		t.Fatalf("ReadLines = %v after %d messages, want an error after 1", err, len(got))
+	}
+}
+
+// TestChild_DoesNotImportAgent keeps the probe process's body apart from
+// the agent: `shoal probe KIND` must not need the agent's code.
+func TestChild_DoesNotImportAgent(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list imports with")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "github.com/shoal-hpc/shoal/agent" || strings.HasPrefix(p, "github.com/shoal-hpc/shoal/agent/") && p != "github.com/shoal-hpc/shoal/agent/probes/child" {
+			t.Errorf("the probe child imports %s; it must not link the agent", p)
+		}
 	}
 }
