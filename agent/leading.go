@@ -59,7 +59,8 @@ func newLeading(a *Agent) *leading {
 			pc := cfg.Probes.OrDefault()
 			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
 				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
-				Elastic: elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+				HistoryRetention: cfg.HistoryRetention,
+				Elastic:          elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
 					BandwidthInterval: pc.BandwidthInterval}}
 		}}

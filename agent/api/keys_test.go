@@ -38,6 +38,7 @@ func TestWireKeys(t *testing.T) {
 		"raft_peer":         &api.RaftPeer{},
 		"remove_peer":       &api.RemovePeerRequest{},
 		"restore_response":  &api.RestoreResponse{},
+		"history_record":    &api.HistoryRecord{},
 	}
 	got := map[string][]string{}
 	for name, v := range bodies {

@@ -102,6 +102,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs", s.handleSubmit)
 	s.route(mux, "GET /v1/jobs", s.handleJobs)
 	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
+	s.route(mux, "GET /v1/history", s.handleHistory)
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)

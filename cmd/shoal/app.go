@@ -76,6 +76,7 @@ Examples:
 			nodesCommand(),
 			nodeCommand(),
 			operatorCommand(),
+			historyCommand(),
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),

@@ -55,6 +55,7 @@ Examples:
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
 			&cli.StringSliceFlag{Name: "job-rlimit", EnvVars: []string{"SHOAL_JOB_RLIMIT"}, Usage: "resource limit every job starts with, `RES=SOFT[:HARD]` (ulimit names: nofile, nproc, memlock, stack, core, as, ...; \"unlimited\"); repeatable; over the system's defaults (PID 1's limits, nofile soft at most 1024)"},
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
+			&cli.DurationFlag{Name: "history-retention", Value: d.HistoryRetention, EnvVars: []string{"SHOAL_HISTORY_RETENTION"}, Usage: "how long the record of a purged job stays for 'shoal history' (0: keep the newest 10000)"},
 			&cli.IntFlag{Name: "max-queued-jobs", Value: d.Limits.QueuedJobs, EnvVars: []string{"SHOAL_MAX_QUEUED_JOBS"}, Usage: "queued jobs one user may have, cluster-wide (0: no limit)"},
 			&cli.IntFlag{Name: "max-user-procs", Value: d.Limits.Procs, EnvVars: []string{"SHOAL_MAX_USER_PROCS"}, Usage: "processes one user's unfinished jobs may ask for, cluster-wide (0: no limit)"},
 			&cli.IntFlag{Name: "max-spec-bytes", Value: d.Limits.SpecBytes, EnvVars: []string{"SHOAL_MAX_SPEC_BYTES"}, Usage: "size of one job's spec as JSON, in `BYTES` (0: no limit)"},

@@ -36,6 +36,7 @@ func TestJSONKeysPinned(t *testing.T) {
 		"/v1/nodes/n1/drain":      filled[api.DrainStatus](),
 		"/v1/nodes/n1/undrain":    filled[api.DrainStatus](),
 		"/v1/operator/raft/peers": []api.RaftPeer{filled[api.RaftPeer]()},
+		"/v1/history":             []api.HistoryRecord{filled[api.HistoryRecord]()},
 	}
 	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := answers[r.URL.Path]
@@ -58,6 +59,7 @@ func TestJSONKeysPinned(t *testing.T) {
 		"drain":      {"node", "drain", "--json", "n1"},
 		"undrain":    {"node", "undrain", "--json", "n1"},
 		"list-peers": {"operator", "raft", "list-peers", "--json"},
+		"history":    {"history", "--json"},
 	}
 	got := map[string][]string{}
 	for name, args := range listings {
