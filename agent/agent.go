@@ -50,6 +50,8 @@ type Agent struct {
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
 	leaderHooks []func(ctx context.Context)
+	// live holds the settings a SIGHUP may change (reload.go).
+	live liveConfig
 	// clock is where the leader's loops read the time.
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
@@ -93,6 +95,8 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger = slog.Default()
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), self: selfIdentity(), clock: time.Now}
+	r := cfg.Reloadable()
+	a.live.p.Store(&r)
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err

@@ -56,10 +56,13 @@ func newLeading(a *Agent) *leading {
 	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
 		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
 		config: func() leader.Config {
-			pc := cfg.Probes.OrDefault()
+			live := a.live.load() // what a SIGHUP may have changed
+			pc := cfg.Probes
+			pc.BandwidthInterval, pc.Budget = live.BandwidthInterval, live.ProbeBudget
+			pc = pc.OrDefault()
 			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
-				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
-				HistoryRetention: cfg.HistoryRetention,
+				CoallocTimeout: cfg.CoallocTimeout, JobRetention: live.JobRetention,
+				HistoryRetention: live.HistoryRetention,
 				Elastic:          elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
 					BandwidthInterval: pc.BandwidthInterval}}
@@ -116,10 +119,9 @@ func (l *leading) lead(ctx context.Context) {
 		l.log.Warn("barrier after gaining leadership", "err", err)
 		return
 	}
-	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes}
-	if l.config().JobRetention > 0 {
-		duties = append(duties, l.collectJobs)
-	}
+	// Job GC runs even when retention is off: a SIGHUP may turn it on,
+	// and the core proposes nothing while it is off.
+	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes, l.collectJobs}
 	duties = append(duties, l.hooks...)
 	wakes := make([]chan struct{}, len(duties))
 	var wg sync.WaitGroup

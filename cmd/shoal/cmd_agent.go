@@ -157,12 +157,18 @@ func newLogger(c *cli.Context, json bool, level *slog.LevelVar) *slog.Logger {
 }
 
 // reload is SIGHUP: it reads the config file and the flags again and
-// applies what can change without a restart, the log level; it logs every
-// other setting that differs from what the agent runs with as needing a
-// restart (issue 18 wants probe intervals, budget and job retention live
-// too, which needs the agent's support). A bad file changes nothing.
-func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, log *slog.Logger) {
+// applies what can change without a restart: the log level here, the job
+// and history retention, the bandwidth interval and the probe budget in
+// the agent (agent.Reload). It logs every other setting that differs
+// from what the agent started with as needing a restart. A bad file
+// changes nothing.
+func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, ag *agent.Agent, log *slog.Logger) {
 	next, err := agentSettings(c)
+	if err != nil {
+		log.Error("SIGHUP: config not reloaded; the agent keeps its settings", "err", err.Error())
+		return
+	}
+	live, err := ag.Reload(next.Config.Reloadable())
 	if err != nil {
 		log.Error("SIGHUP: config not reloaded; the agent keeps its settings", "err", err.Error())
 		return
@@ -172,7 +178,10 @@ func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, log
 		applied = append(applied, fmt.Sprintf("log_level %v -> %v", level.Level(), next.LogLevel))
 		level.Set(next.LogLevel)
 	}
-	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool { return k == "log_level" })
+	applied = append(applied, live...)
+	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool {
+		return k == "log_level" || slices.Contains(agent.ReloadableKeys, k)
+	})
 	log.Info("SIGHUP: config reloaded", "changed", applied, "needs_restart", restart)
 }
 
@@ -227,7 +236,7 @@ func runAgent(c *cli.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-hup:
-			reload(c, a, level, log)
+			reload(c, a, level, ag, log)
 		}
 	}
 	log.Info("signal received, leaving the cluster")
