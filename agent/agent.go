@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/metrics"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -50,6 +51,9 @@ type Agent struct {
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
 	leaderHooks []func(ctx context.Context)
+	// metrics are GET /v1/metrics' (metrics.go), set before the leader
+	// loop starts.
+	metrics *metrics.Metrics
 	// live holds the settings a SIGHUP may change (reload.go).
 	live liveConfig
 	// clock is where the leader's loops read the time.
