@@ -79,6 +79,16 @@ func TestDrainNode(t *testing.T) {
 	if d := nodeDrain(t, c, 1, n2); d != "draining" { // read where the drain was applied
 		t.Fatalf("%s with a job running shows drain %q, want draining", n2, d)
 	}
+	// The drain is raft's: it survives a leader change, and the new
+	// leader places nothing on n2 either.
+	old := c.Leader()
+	if err := c.Agent(old).Raft().LeadershipTransfer().Error(); err != nil {
+		t.Fatalf("leadership transfer: %v", err)
+	}
+	testcluster.WaitFor(t, 30*time.Second, "a new leader", func() bool { l := c.Leader(); return l >= 0 && l != old })
+	if d := nodeDrain(t, c, c.Leader(), n2); d != "draining" {
+		t.Fatalf("after the leader change %s shows drain %q, want draining", n2, d)
+	}
 	// New jobs run, none on n2; a job that asks for n2 waits.
 	pinned := submitAPI(t, c, 0, api.JobSpec{Cmd: []string{"true"}, NP: 1, Relax: "none", Hostfile: []api.HostSlots{{Host: n2, Slots: 1}}})
 	var others []uint64
