@@ -47,11 +47,11 @@ func TestSchedule_Drain(t *testing.T) {
 			running(w)
 			w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n2", Deadline: time.Minute})
 		}, after: time.Minute - time.Millisecond},
-		{name: "past the deadline: failed with retry, the node lost", setup: func(w *world) {
+		{name: "past the deadline: failed with retry", setup: func(w *world) {
 			running(w)
 			w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n2", Deadline: time.Minute})
 		}, after: time.Minute,
-			want: []string{`fail_attempt {"id":1,"attempt":1,"reason":"node n2 drained: its deadline 2026-01-01T00:01:00Z passed under attempt 1","retry":true,"lost":["n2"]}`}},
+			want: []string{`fail_attempt {"id":1,"attempt":1,"reason":"node n2 drained: its deadline 2026-01-01T00:01:00Z passed under attempt 1","retry":true}`}},
 		{name: "past the deadline of another node: left alone", setup: func(w *world) {
 			running(w)
 			w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n3", Deadline: time.Minute})

@@ -39,9 +39,12 @@ func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
 			continue
 		}
 		if node, d := expiredDrain(st, att, now); node != "" {
+			// Not Lost: placement already keeps the retry off a drained
+			// node, and once undrained the node is fit again (a job pinned
+			// to it by its hostfile runs there).
 			cmds = append(cmds, Command{Type: raftfsm.CmdFailAttempt, Body: raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
 				Reason: fmt.Sprintf("node %s drained: its deadline %s passed under attempt %d", node, d.Deadline.Format(time.RFC3339), att.N),
-				Retry:  true, Lost: []string{node}},
+				Retry:  true},
 				Before: note("drain deadline passed: requeueing", "job", j.ID, "attempt", att.N, "node", node)})
 			continue
 		}
