@@ -65,9 +65,8 @@ func newLeading(a *Agent) *leading {
 		leaderCh:         a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
 		config: func() leader.Config {
 			live := a.live.load() // what a SIGHUP may have changed
-			pc := cfg.Probes
+			pc := cfg.Probes.OrDefault() // the zero config is the defaults: expand it first
 			pc.BandwidthInterval, pc.Budget = live.BandwidthInterval, live.ProbeBudget
-			pc = pc.OrDefault()
 			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
 				CoallocTimeout: cfg.CoallocTimeout, JobRetention: live.JobRetention,
 				HistoryRetention: live.HistoryRetention,

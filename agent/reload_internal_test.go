@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/agent/probes"
 )
 
 // Reload swaps what the leader reads at its next round; a bad value
@@ -49,5 +51,20 @@ func TestReloadReachesTheLeader(t *testing.T) {
 	}
 	if again, _ := a.Reload(next); len(again) != 0 {
 		t.Errorf("the same settings again: changed %q", again)
+	}
+}
+
+// An agent configured with the zero probes config (the defaults) gives
+// the leader the whole default supervision, not just the reloadable part.
+func TestReloadKeepsProbeDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Probes = "n1", probes.Config{}
+	a := &Agent{cfg: cfg, log: slog.New(slog.DiscardHandler)}
+	r := cfg.Reloadable()
+	a.live.p.Store(&r)
+	got, want := newLeading(a).config().Probes, probes.DefaultConfig()
+	if got.Supervise != want.Supervise || got.BandwidthInterval != want.BandwidthInterval || got.Budget.BytesPerHour != want.Budget {
+		t.Errorf("leader probe config %+v, want the defaults %+v", got, want)
 	}
 }
