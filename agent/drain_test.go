@@ -79,6 +79,14 @@ func TestDrainNode(t *testing.T) {
 	if d := nodeDrain(t, c, 1, n2); d != "draining" { // read where the drain was applied
 		t.Fatalf("%s with a job running shows drain %q, want draining", n2, d)
 	}
+	out, _, _ = shoalCLI(t, c, 1, "nodes")
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == n2 && f[len(f)-1] != "draining" {
+			t.Errorf("shoal nodes row of %s: %q, want DRAIN draining last", n2, l)
+		} else if len(f) > 0 && f[0] == n0 && f[len(f)-1] != "-" {
+			t.Errorf("shoal nodes row of %s: %q, want DRAIN - last", n0, l)
+		}
+	}
 	// The drain is raft's: it survives a leader change, and the new
 	// leader places nothing on n2 either.
 	old := c.Leader()

@@ -164,4 +164,17 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &peers) != nil || len(peers) != 2 || !strings.HasPrefix(peers[0].ID, "m") {
 		t.Errorf("list-peers after the restore: exit %d\n%s", code, out)
 	}
+
+	// remove-peer: an unknown ID is refused (exit 2, nothing changed); a
+	// follower of the old cluster is removed, through another follower.
+	out, errOut, code = shoalCLI(t, a, 0, "operator", "raft", "remove-peer", "nosuch")
+	if code != 2 || out != "" || !strings.Contains(errOut, "no raft peer \"nosuch\"") {
+		t.Errorf("remove-peer nosuch: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	lead := a.Leader()
+	victim, via := (lead+1)%3, (lead+2)%3
+	out, errOut, code = shoalCLI(t, a, via, "operator", "raft", "remove-peer", a.Name(victim))
+	if code != 0 || !strings.Contains(out, "removed "+a.Name(victim)) {
+		t.Errorf("remove-peer %s: exit %d\n%s%s", a.Name(victim), code, out, errOut)
+	}
 }
