@@ -65,10 +65,12 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	// Saved through a follower: the leader takes it.
 	dir := t.TempDir()
 	file := filepath.Join(dir, "backup.snap")
+	start := time.Now()
 	out, errOut, code := shoalCLI(t, a, (a.Leader()+1)%3, "operator", "snapshot", "save", file)
 	if code != 0 || !strings.Contains(out, "saved the state") {
 		t.Fatalf("snapshot save: exit %d\n%s%s", code, out, errOut)
 	}
+	t.Logf("shoal operator snapshot save through a follower in %v: %s", time.Since(start), strings.TrimSpace(out))
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("snapshot file: %v %v, want mode 0600", fi, err)
 	}
@@ -114,10 +116,12 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	}
 
 	// The whole file, through a follower: the jobs, settings and drains are back.
+	start = time.Now()
 	out, errOut, code = shoalCLI(t, b, (b.Leader()+1)%2, "operator", "snapshot", "restore", file)
 	if code != 0 || !strings.Contains(out, "4 jobs") {
 		t.Fatalf("snapshot restore: exit %d\n%s%s", code, out, errOut)
 	}
+	t.Logf("shoal operator snapshot restore through a follower in %v: %s", time.Since(start), strings.TrimSpace(out))
 	for i := range 2 {
 		testcluster.WaitFor(t, 20*time.Second, "the restored state on every node", func() bool {
 			return len(clusterState(t, b, i).Jobs) == 4
