@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/metrics"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -50,6 +51,11 @@ type Agent struct {
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
 	leaderHooks []func(ctx context.Context)
+	// metrics are GET /v1/metrics' (metrics.go), set before the leader
+	// loop starts.
+	metrics *metrics.Metrics
+	// live holds the settings a SIGHUP may change (reload.go).
+	live liveConfig
 	// clock is where the leader's loops read the time.
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
@@ -93,6 +99,8 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Logger = slog.Default()
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), self: selfIdentity(), clock: time.Now}
+	r := cfg.Reloadable()
+	a.live.p.Store(&r)
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err

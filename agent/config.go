@@ -75,6 +75,10 @@ type Config struct {
 	// the cluster state, with their logs, before the leader purges them
 	// (like Nomad's job_gc_threshold). 0 keeps them forever. Default 24h.
 	JobRetention time.Duration
+	// HistoryRetention is how long a purged job's record stays for
+	// `shoal history` (Slurm's sacct), at most raftfsm.MaxHistoryRecords
+	// of them. 0 keeps them (within that bound). Default 30 days.
+	HistoryRetention time.Duration
 	// Limits are the per-user limits the leader writes into raft, where
 	// submit_job enforces them cluster-wide (limits.go); a zero field is no
 	// limit. Default raftfsm.DefaultLimits().
@@ -149,18 +153,19 @@ type RaftTimings struct {
 // DefaultConfig returns production defaults.
 func DefaultConfig() Config {
 	return Config{
-		BindAddr:        "0.0.0.0",
-		GossipPort:      7946,
-		RaftPort:        7947,
-		HTTPPort:        7948,
-		SampleInterval:  3 * time.Second,
-		BootstrapExpect: 3,
-		DeadVoterGrace:  10 * time.Second,
-		WriteTimeout:    10 * time.Second,
-		CoallocTimeout:  10 * time.Second,
-		JobRetention:    24 * time.Hour,
-		Limits:          raftfsm.DefaultLimits(),
-		LeafTTL:         tlsca.DefaultLeafTTL,
+		BindAddr:         "0.0.0.0",
+		GossipPort:       7946,
+		RaftPort:         7947,
+		HTTPPort:         7948,
+		SampleInterval:   3 * time.Second,
+		BootstrapExpect:  3,
+		DeadVoterGrace:   10 * time.Second,
+		WriteTimeout:     10 * time.Second,
+		CoallocTimeout:   10 * time.Second,
+		JobRetention:     24 * time.Hour,
+		HistoryRetention: 30 * 24 * time.Hour,
+		Limits:           raftfsm.DefaultLimits(),
+		LeafTTL:          tlsca.DefaultLeafTTL,
 		Raft: RaftTimings{
 			HeartbeatTimeout:   500 * time.Millisecond,
 			ElectionTimeout:    500 * time.Millisecond,
@@ -198,6 +203,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("leaf certificate TTL %v is negative", c.LeafTTL)
 	case c.JobRetention < 0:
 		return fmt.Errorf("job retention %v is negative: pass 0 to keep finished jobs forever", c.JobRetention)
+	case c.HistoryRetention < 0:
+		return fmt.Errorf("history retention %v is negative: pass 0 to keep job records (the newest %d)", c.HistoryRetention, raftfsm.MaxHistoryRecords)
 	case c.Raft.HeartbeatTimeout < 5*time.Millisecond || c.Raft.ElectionTimeout < 5*time.Millisecond:
 		return errors.New("raft heartbeat and election timeouts must be at least 5ms")
 	case c.Raft.LeaderLeaseTimeout > c.Raft.HeartbeatTimeout:

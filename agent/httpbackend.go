@@ -29,6 +29,8 @@ type httpBackend struct {
 	fsm          *raftfsm.FSM
 	streamClient *http.Client
 	now          func() time.Time
+	// writeTimeout bounds the operator's raft calls (Config.WriteTimeout).
+	writeTimeout time.Duration
 
 	// TODO(#20 merge): today's *Agent methods, until the rooms that own
 	// them (leader, agent/jobrun, agent/raftnode) give them homes of their own.
@@ -48,7 +50,8 @@ type httpBackend struct {
 // today's *Agent methods, bound here until their rooms exist (TODO above).
 func newHTTPBackend(a *Agent) *httpBackend {
 	return &httpBackend{gossip: a.gossip, raft: a.raft, fsm: a.fsm, streamClient: a.streamClient, now: time.Now,
-		roles: a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
+		writeTimeout: a.cfg.WriteTimeout,
+		roles:        a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
 		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: func(j *raftfsm.Job) string { return jobrun.CheckpointDir(a.cfg.DataDir, j) },
 		prepareExec: prepareExec(a.jobNode), attemptDir: a.jobNode.AttemptDir, reportProgress: a.reportProgress}
 }

@@ -12,13 +12,16 @@ import (
 )
 
 // startJobGC starts this node's removal of purged jobs' logs. The
-// leader's purge is one of the leader core's duties (leading.go).
+// leader's purge is one of the leader core's duties (leading.go). It runs
+// even when retention is off, as a SIGHUP may turn it on; with retention
+// off nothing is purged, so nothing is removed.
 func (a *Agent) startJobGC() {
-	if a.cfg.JobRetention <= 0 {
-		return
+	every := leader.JobGCEvery
+	if r := a.cfg.JobRetention; r > 0 {
+		every = leader.GCEvery(r)
 	}
 	a.goLoop("job-gc", func(ctx context.Context) {
-		tick := time.NewTicker(leader.GCEvery(a.cfg.JobRetention))
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {

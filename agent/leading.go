@@ -43,6 +43,9 @@ type leading struct {
 	applied  <-chan struct{}
 	// hooks are the leader duties that are not the core's (limits).
 	hooks []func(context.Context)
+	// observePlacement records the time one job's placement took
+	// (shoal_placement_seconds); nil records nothing.
+	observePlacement func(time.Duration)
 
 	mu   sync.Mutex
 	book leader.Book
@@ -53,13 +56,21 @@ type leading struct {
 func newLeading(a *Agent) *leading {
 	cfg := a.cfg
 	elasticDecision := a.elasticOptions
+	var observe func(time.Duration)
+	if m := a.metrics; m != nil {
+		observe = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
+	}
 	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
-		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
+		observePlacement: observe,
+		leaderCh:         a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
 		config: func() leader.Config {
-			pc := cfg.Probes.OrDefault()
+			live := a.live.load()        // what a SIGHUP may have changed
+			pc := cfg.Probes.OrDefault() // the zero config is the defaults: expand it first
+			pc.BandwidthInterval, pc.Budget = live.BandwidthInterval, live.ProbeBudget
 			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
-				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
-				Elastic: elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+				CoallocTimeout: cfg.CoallocTimeout, JobRetention: live.JobRetention,
+				HistoryRetention: live.HistoryRetention,
+				Elastic:          elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
 					BandwidthInterval: pc.BandwidthInterval}}
 		}}
@@ -115,10 +126,9 @@ func (l *leading) lead(ctx context.Context) {
 		l.log.Warn("barrier after gaining leadership", "err", err)
 		return
 	}
-	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes}
-	if l.config().JobRetention > 0 {
-		duties = append(duties, l.collectJobs)
-	}
+	// Job GC runs even when retention is off: a SIGHUP may turn it on,
+	// and the core proposes nothing while it is off.
+	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes, l.collectJobs}
 	duties = append(duties, l.hooks...)
 	wakes := make([]chan struct{}, len(duties))
 	var wg sync.WaitGroup
@@ -203,9 +213,27 @@ func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
 // a copy of the state: a long placement must not hold the FSM's lock.
+//
+// The round's placement time, from its start to the last allocation
+// committed, shared among the jobs it placed, is each one's
+// shoal_placement_seconds: placement decides all of a round's jobs on one
+// snapshot, so one job's share is all there is to measure. Wall-clock
+// time, not the leader's injected clock: a duration, not a date.
 func (l *leading) scheduleJobs(ctx context.Context) {
+	start, placed, last := time.Now(), 0, time.Time{}
+	defer func() {
+		if placed > 0 && l.observePlacement != nil {
+			per := last.Sub(start) / time.Duration(placed)
+			for range placed {
+				l.observePlacement(per)
+			}
+		}
+	}()
 	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, leader.Schedule,
 		func(b leader.JobsBook, c leader.Command, res api.ApplyResult) leader.JobsBook {
+			if _, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err == "" {
+				placed, last = placed+1, time.Now()
+			}
 			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
 				// One job refused must not hold up the jobs behind it: the
 				// next round rejects it if raft would refuse it every round.

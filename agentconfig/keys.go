@@ -130,6 +130,7 @@ var keys = []Key{
 		return nil
 	}},
 	{"job-retention", Duration, func(a *Agent, v Value) error { a.Config.JobRetention = v.Dur; return nil }},
+	{"history-retention", Duration, func(a *Agent, v Value) error { a.Config.HistoryRetention = v.Dur; return nil }},
 	{"max-queued-jobs", Int, func(a *Agent, v Value) error { a.Config.Limits.QueuedJobs = v.Int; return nil }},
 	{"max-user-procs", Int, func(a *Agent, v Value) error { a.Config.Limits.Procs = v.Int; return nil }},
 	{"max-spec-bytes", Int, func(a *Agent, v Value) error { a.Config.Limits.SpecBytes = v.Int; return nil }},

@@ -53,3 +53,44 @@ func TestCollectJobs(t *testing.T) {
 		})
 	}
 }
+
+// A purged job leaves a history record; the leader purges the records
+// older than the history retention, and none when it is off.
+func TestCollectJobs_History(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "n1")
+	w.cfg.JobRetention = time.Hour
+	zero := 0
+	submit(w, "done", raftfsm.JobSpec{NP: 1, MPI: "none"})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 1}}})
+	w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n1"})
+	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
+	w.do(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: 1, Attempt: 1, ExitCode: &zero})
+	ended := w.now
+	w.now = ended.Add(2 * time.Hour)
+	cmds, _ := CollectJobs(w.view(), GCBook{})
+	wantCommands(t, cmds, []string{`purge_jobs {"ids":[1]}`})
+	w.apply(cmds[0].Type, cmds[0].Body)
+	if len(w.st.History) != 1 || w.st.History[0].ID != 1 {
+		t.Fatalf("history after the purge: %+v", w.st.History)
+	}
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration
+		after     time.Duration
+		want      []string
+	}{
+		{name: "history retention off: kept", after: 1000 * time.Hour},
+		{name: "within the history retention: kept", retention: 24 * time.Hour, after: 24 * time.Hour},
+		{name: "past the history retention: purged", retention: 24 * time.Hour, after: 24*time.Hour + time.Second,
+			want: []string{`purge_history {"before":"2026-01-01T00:00:01Z"}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := w.view()
+			v.Now = ended.Add(tc.after)
+			v.Config.HistoryRetention = tc.retention
+			cmds, _ := CollectJobs(v, GCBook{})
+			wantCommands(t, cmds, tc.want)
+		})
+	}
+}

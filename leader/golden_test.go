@@ -112,5 +112,20 @@ func scriptedHistory(t testing.TB) *world {
 	w.logf("# an hour later the finished jobs are purged; a new full bandwidth cycle starts")
 	step(time.Hour)
 	step(time.Second)
+
+	w.logf("# a job pinned to n2 runs; n2 is drained with a deadline: a new job goes elsewhere,")
+	w.logf("# and past the deadline the pinned job is requeued and waits for n2; undrained, it runs again")
+	submit(w, "pinned", raftfsm.JobSpec{NP: 1, MPI: "none", Relax: "none", Hostfile: []raftfsm.HostSlots{{Host: "n2", Slots: 1}}, MaxAttempts: 2})
+	step(time.Second)
+	step(time.Second)
+	w.do(raftfsm.CmdDrainNode, raftfsm.DrainNode{Node: "n2", Deadline: 5 * time.Second})
+	submit(w, "after-drain", raftfsm.JobSpec{NP: 2, PPN: 1, MPI: "none"})
+	step(time.Second)
+	step(time.Second)
+	step(5 * time.Second)
+	step(time.Second)
+	w.do(raftfsm.CmdUndrainNode, raftfsm.UndrainNode{Node: "n2"})
+	step(time.Second)
+	step(time.Second)
 	return w
 }

@@ -14,7 +14,8 @@ import (
 
 // Schedule is the leader's job reconciler. Each round it reads the whole
 // desired state and closes the gaps: fail attempts whose nodes died so
-// the job is requeued, release the barrier of attempts every node
+// the job is requeued (and those on a drained node past its deadline),
+// release the barrier of attempts every node
 // reserved, give up on co-allocations that timed out, place queued jobs,
 // and resize elastic jobs. Every command is idempotent, keyed by (job,
 // attempt), so a round repeated by a new leader never launches anything
@@ -35,6 +36,16 @@ func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
 		if dead := deadHost(att, status); dead != "" {
 			cmds = append(cmds, Command{Type: raftfsm.CmdFailAttempt, Body: raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
 				Reason: fmt.Sprintf("node %s died under attempt %d", dead, att.N), Retry: true, Lost: []string{dead}}})
+			continue
+		}
+		if node, d := expiredDrain(st, att, now); node != "" {
+			// Not Lost: placement already keeps the retry off a drained
+			// node, and once undrained the node is fit again (a job pinned
+			// to it by its hostfile runs there).
+			cmds = append(cmds, Command{Type: raftfsm.CmdFailAttempt, Body: raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
+				Reason: fmt.Sprintf("node %s drained: its deadline %s passed under attempt %d", node, d.Deadline.Format(time.RFC3339), att.N),
+				Retry:  true},
+				Before: note("drain deadline passed: requeueing", "job", j.ID, "attempt", att.N, "node", node)})
 			continue
 		}
 		if j.State != raftfsm.StateLaunching {
@@ -59,6 +70,28 @@ func deadHost(att *raftfsm.Attempt, status map[string]Status) string {
 	for _, h := range att.Hosts {
 		if s := status[h.Node]; s == StatusDead || s == StatusLeft || s == "" {
 			return h.Node
+		}
+	}
+	return ""
+}
+
+// expiredDrain returns the first host of att whose drain deadline has
+// passed at now, as a node loss: the attempt is failed with retry and
+// the job runs elsewhere.
+func expiredDrain(st *raftfsm.State, att *raftfsm.Attempt, now time.Time) (string, raftfsm.Drain) {
+	for _, h := range att.Hosts {
+		if d, ok := st.Drained(h.Node); ok && d.Expired(now) {
+			return h.Node, d
+		}
+	}
+	return "", raftfsm.Drain{}
+}
+
+// drainedHost returns the first host of j's hostfile that is drained.
+func drainedHost(st *raftfsm.State, j *raftfsm.Job) string {
+	for _, h := range j.Spec.Hostfile {
+		if _, ok := st.Drained(h.Host); ok {
+			return h.Host
 		}
 	}
 	return ""
@@ -108,6 +141,16 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		d, err := placement.Place(excludeFailed(snap, j), req)
 		if errors.Is(err, placement.ErrCanceled) {
 			return cmds, next
+		}
+		if err != nil && errors.Is(err, placement.ErrDeadHost) {
+			if n := drainedHost(st, j); n != "" {
+				// As Slurm keeps a job that asks for a drained node pending:
+				// the drain ends, the node does not die.
+				if r := fmt.Sprintf("hostfile names node %s, which is drained", n); waitReasonStale(j.WaitReason, j.WaitSince, r, now) {
+					add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: r})
+				}
+				continue
+			}
 		}
 		if err != nil {
 			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "cannot place: " + err.Error()})

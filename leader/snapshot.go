@@ -8,7 +8,8 @@ import (
 // Snapshot turns what gossip observes and what raft holds into
 // placement's input: nodes with their Table-1 attributes and the slots
 // shoal jobs hold on them, and the links each node measured. Nodes whose
-// gossiped state has not arrived are left out.
+// gossiped state has not arrived are left out. A drained node is not
+// alive to placement: it takes no new attempt, whatever gossip says.
 func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 	held := raftfsm.HeldSlots(st)
 	var snap placement.Snapshot
@@ -17,7 +18,8 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 			continue
 		}
 		n := nd.Attrs
-		n.Name, n.Alive, n.HeldSlots = nd.Name, nd.Status == StatusAlive, held[nd.Name]
+		_, drained := st.Drained(nd.Name)
+		n.Name, n.Alive, n.HeldSlots = nd.Name, nd.Status == StatusAlive && !drained, held[nd.Name]
 		snap.Nodes = append(snap.Nodes, n)
 		for _, ne := range nd.Net {
 			if ne.BWAt == 0 && ne.RTTAt == 0 {

@@ -104,6 +104,9 @@ type Config struct {
 	CoallocTimeout time.Duration
 	// JobRetention is how long finished jobs stay; 0 keeps them forever.
 	JobRetention time.Duration
+	// HistoryRetention is how long the records of purged jobs stay
+	// (shoal history); 0 keeps them, up to raftfsm.MaxHistoryRecords.
+	HistoryRetention time.Duration
 	// Elastic is the elastic decision layer's configuration.
 	Elastic elastic.Config
 	// Probes configure probe supervision and the bandwidth schedule.

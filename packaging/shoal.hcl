@@ -64,6 +64,8 @@ socket = "/run/shoal/shoal.sock"
 # Jobs: resource limits every job starts with, retention of finished jobs.
 # job_rlimit = ["nofile=4096", "memlock=unlimited"]
 # job_retention = "24h"
+# Records of purged jobs for 'shoal history' (like Slurm's sacct), the newest 10000 at most.
+# history_retention = "720h"
 
 # Per-user limits, cluster-wide (0: no limit).
 # max_queued_jobs = 100

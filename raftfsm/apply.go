@@ -69,6 +69,12 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setWaitReason)
 	case CmdNodeRestarted:
 		return applyBody(s, c, (*State).nodeRestarted)
+	case CmdDrainNode:
+		return applyBody(s, c, (*State).drainNode)
+	case CmdUndrainNode:
+		return applyBody(s, c, (*State).undrainNode)
+	case CmdPurgeHistory:
+		return applyBody(s, c, (*State).purgeHistory)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

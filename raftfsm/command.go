@@ -32,6 +32,9 @@ const (
 	CmdSetLimits      = "set_limits"
 	CmdSetWaitReason  = "set_wait_reason"
 	CmdNodeRestarted  = "node_restarted"
+	CmdDrainNode      = "drain_node"
+	CmdUndrainNode    = "undrain_node"
+	CmdPurgeHistory   = "purge_history"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -39,6 +42,7 @@ var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
+	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
 }
 
 func knownType(typ string) bool {

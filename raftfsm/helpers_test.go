@@ -233,6 +233,17 @@ func invariants(s *State) error {
 			return fmt.Errorf("probe %v: %+v", k, p)
 		}
 	}
+	for i, r := range s.History {
+		if i > 0 && r.ID <= s.History[i-1].ID {
+			return fmt.Errorf("history out of order at %d: job %d after %d", i, r.ID, s.History[i-1].ID)
+		}
+		if _, live := s.Jobs[r.ID]; live || !r.State.finished() || r.ID >= s.NextJobID {
+			return fmt.Errorf("history record of job %d (%s) beside a job of that ID, or unfinished", r.ID, r.State)
+		}
+	}
+	if len(s.History) > MaxHistoryRecords {
+		return fmt.Errorf("%d history records", len(s.History))
+	}
 	return nil
 }
 

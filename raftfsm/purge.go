@@ -7,7 +7,7 @@ import (
 )
 
 // PurgeJobs (purge_jobs) forgets finished jobs: done, failed or killed ones among IDs leave the
-// state and their request IDs stop deduplicating. Without it the replicated state, every snapshot
+// state, each leaving a compact HistoryRecord, and their request IDs stop deduplicating. Without it the replicated state, every snapshot
 // and every `shoal jobs` grow with every job ever run. IDs that are unknown or not finished are
 // skipped, so a re-proposal, or a job killed and purged by two leaders in turn, is harmless.
 type PurgeJobs struct {
@@ -27,6 +27,7 @@ func (s *State) purge(_ time.Time, b *PurgeJobs) (Result, error) {
 		return Result{}, fmt.Errorf("%w: purge_jobs: %d ids, want 1 to %d", ErrInvalid, len(b.IDs), MaxPurgeBatch)
 	}
 	var gone []uint64
+	var recs []HistoryRecord
 	for _, id := range b.IDs {
 		j, ok := s.Jobs[id]
 		if !ok || !j.State.finished() {
@@ -37,8 +38,12 @@ func (s *State) purge(_ time.Time, b *PurgeJobs) (Result, error) {
 			delete(s.byRequest, j.RequestID)
 		}
 		gone = append(gone, id)
+		recs = append(recs, Record(j))
 	}
 	slices.Sort(gone)
+	if len(recs) > 0 {
+		s.History = addHistory(s.History, recs) // the job leaves its record
+	}
 	return Result{JobIDs: gone, Noop: len(gone) == 0}, nil
 }
 

@@ -95,3 +95,13 @@ func decodeSnapshot(data []byte) (uint64, *State, error) {
 	}
 	return env.Index, env.State, nil
 }
+
+// SnapshotVersion is the version of the snapshot encoding Persist writes and Restore reads.
+const SnapshotVersion = snapshotVersion
+
+// CheckSnapshot decodes a snapshot as Restore would, without restoring it, and returns the
+// index it was taken at: a backup is refused before anything changes. Errors wrap ErrBadSnapshot.
+func CheckSnapshot(data []byte) (uint64, error) {
+	index, _, err := decodeSnapshot(data)
+	return index, err
+}

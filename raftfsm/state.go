@@ -19,6 +19,10 @@ type State struct {
 	Limits      Limits
 	ProbeDuties ProbeDuties
 	Probes      map[ProbeKey]*Probe
+	// Drains holds the drained nodes by name (drain.go); nil when none is.
+	Drains map[string]Drain
+	// History holds the records of purged jobs, by job ID (history.go); nil when none.
+	History []HistoryRecord
 
 	// byRequest indexes Jobs by RequestID for submit dedup; rebuilt from Jobs, never serialised.
 	byRequest map[string]uint64
@@ -53,6 +57,8 @@ func (s *State) Clone() *State {
 		ProbeDuties: s.ProbeDuties.clone(),
 		Probes:      make(map[ProbeKey]*Probe, len(s.Probes)),
 		byRequest:   maps.Clone(s.byRequest),
+		Drains:      maps.Clone(s.Drains),
+		History:     slices.Clone(s.History), // records are never changed in place
 	}
 	if c.byRequest == nil {
 		c.byRequest = map[string]uint64{}
@@ -74,12 +80,14 @@ func (s *State) SortedJobIDs() []uint64 {
 
 // stateJSON is State's canonical wire form.
 type stateJSON struct {
-	NextJobID   uint64      `json:"next_job_id"`
-	Settings    Settings    `json:"settings"`
-	Limits      Limits      `json:"limits,omitzero"`
-	ProbeDuties ProbeDuties `json:"probe_duties"`
-	Jobs        []*Job      `json:"jobs"`
-	Probes      []*Probe    `json:"probes"`
+	NextJobID   uint64          `json:"next_job_id"`
+	Settings    Settings        `json:"settings"`
+	Limits      Limits          `json:"limits,omitzero"`
+	ProbeDuties ProbeDuties     `json:"probe_duties"`
+	Jobs        []*Job          `json:"jobs"`
+	Probes      []*Probe        `json:"probes"`
+	Drains      []Drain         `json:"drains,omitempty"`
+	History     []HistoryRecord `json:"history,omitempty"`
 }
 
 // MarshalJSON writes the canonical form.
@@ -92,6 +100,10 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		Jobs:        make([]*Job, 0, len(s.Jobs)),
 		Probes:      make([]*Probe, 0, len(s.Probes)),
 	}
+	if len(s.Drains) > 0 {
+		w.Drains = sortedDrains(s.Drains)
+	}
+	w.History = s.History
 	for _, id := range s.SortedJobIDs() {
 		w.Jobs = append(w.Jobs, s.Jobs[id])
 	}
@@ -149,6 +161,27 @@ func (s *State) UnmarshalJSON(data []byte) error {
 		}
 		n.Probes[p.ProbeKey] = p
 	}
+	for _, d := range w.Drains {
+		if d.Node == "" {
+			return fmt.Errorf("%w: a drain names no node", ErrMalformed)
+		}
+		if _, dup := n.Drains[d.Node]; dup {
+			return fmt.Errorf("%w: drain of %s twice", ErrMalformed, d.Node)
+		}
+		if n.Drains == nil {
+			n.Drains = map[string]Drain{}
+		}
+		n.Drains[d.Node] = d
+	}
+	for i, r := range w.History {
+		if r.ID == 0 || (i > 0 && r.ID <= w.History[i-1].ID) {
+			return fmt.Errorf("%w: history record %d (job %d) out of order", ErrMalformed, i, r.ID)
+		}
+	}
+	if len(w.History) > MaxHistoryRecords {
+		return fmt.Errorf("%w: %d history records, at most %d", ErrMalformed, len(w.History), MaxHistoryRecords)
+	}
+	n.History = w.History
 	*s = *n
 	return nil
 }

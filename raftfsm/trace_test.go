@@ -1,6 +1,9 @@
 package raftfsm
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // scriptedTrace drives a small cluster's day through every command type, refusals included, and
 // returns the harness holding its log.
@@ -69,6 +72,15 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 2, Node: "n2"})
 	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 2})
 	h.do(CmdReportProgress, ReportProgress{ID: 6, Attempt: 2, Iter: 21})
+	h.do(CmdDrainNode, DrainNode{Node: "n2"})
+	h.do(CmdDrainNode, DrainNode{Node: "n2"})                  // no-op: drained already
+	h.do(CmdDrainNode, DrainNode{Node: "n1", Deadline: 300e9}) // n1's attempts fail from t+5m
+	h.do(CmdDrainNode, DrainNode{Node: "n3", Deadline: -1})    // refused
+	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})
+	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})                                                             // no-op
+	h.do(CmdPurgeJobs, PurgeJobs{IDs: []uint64{3, 4}})                                                        // jobs 3 and 4 leave their records
+	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)})                                     // job 3's record goes
+	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)})                                     // no-op
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
 	return h

@@ -235,6 +235,14 @@ func (c *Client) do(ctx context.Context, base, method, path string, hasBody bool
 	if out == nil {
 		return resp.Header, nil
 	}
+	if raw, ok := out.(*[]byte); ok { // a body that is not JSON (a snapshot file)
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("read answer of %s %s: %w", method, path, err)
+		}
+		*raw = b
+		return resp.Header, nil
+	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return nil, fmt.Errorf("decode answer of %s %s: %w", method, path, err)
 	}

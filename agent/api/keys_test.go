@@ -33,6 +33,12 @@ func TestWireKeys(t *testing.T) {
 		"probe_info":        &api.ProbeInfo{},
 		"alloc_request":     &api.AllocRequest{},
 		"alloc_decision":    &api.AllocDecision{},
+		"drain_request":     &api.DrainRequest{},
+		"drain_status":      &api.DrainStatus{},
+		"raft_peer":         &api.RaftPeer{},
+		"remove_peer":       &api.RemovePeerRequest{},
+		"restore_response":  &api.RestoreResponse{},
+		"history_record":    &api.HistoryRecord{},
 	}
 	got := map[string][]string{}
 	for name, v := range bodies {

@@ -39,6 +39,11 @@ type Node struct {
 	Sampled  time.Time `json:"sampled_at,omitzero"`
 	HTTPPort int       `json:"http_port,omitempty"`
 	RaftPort int       `json:"raft_port,omitempty"`
+	// Drain is "draining" while a drained node still runs attempts,
+	// "drained" once it runs none, "" when it is in service.
+	Drain string `json:"drain"`
+	// DrainDeadline is when attempts left on a draining node are requeued.
+	DrainDeadline *time.Time `json:"drain_deadline,omitempty"`
 }
 
 // Member is one row of GET /v1/members.

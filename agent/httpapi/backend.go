@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/snapfile"
 )
 
 // Backend is what the handlers need of the agent. The agent implements it
@@ -57,6 +58,16 @@ type Backend interface {
 	// per attempt; total is the job's iterations, 0 unknown) and says
 	// whether it is being committed.
 	ReportProgress(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool
+
+	// SaveSnapshot returns a snapshot file (snapfile) of the state and
+	// RestoreSnapshot loads a checked one, both on the leader through
+	// raft's user snapshot API.
+	SaveSnapshot(ctx context.Context) ([]byte, error)
+	RestoreSnapshot(ctx context.Context, h snapfile.Header, payload []byte) error
+	// RaftPeers is raft's configuration; RemovePeer (on the leader) drops
+	// a server from it.
+	RaftPeers() ([]api.RaftPeer, error)
+	RemovePeer(ctx context.Context, id string) error
 }
 
 // statusError is an error with the HTTP status it should be answered with.

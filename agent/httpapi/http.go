@@ -43,7 +43,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) handleSelf(w http.ResponseWriter, _ *http.Request) {
 	e, _ := s.be.Node(s.cfg.Name)
-	writeJSON(w, http.StatusOK, toAPINode(e))
+	n := []api.Node{toAPINode(e)}
+	s.withDrains(n)
+	writeJSON(w, http.StatusOK, n[0])
 }
 
 func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
@@ -53,6 +55,7 @@ func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
 			out = append(out, toAPINode(e))
 		}
 	}
+	s.withDrains(out)
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -87,7 +87,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	s.route(mux, "GET /v1/self", s.handleSelf)
 	s.route(mux, "GET /v1/nodes", s.handleNodes)
+	s.route(mux, "POST /v1/nodes/{name}/drain", s.handleDrain)
+	s.route(mux, "POST /v1/nodes/{name}/undrain", s.handleUndrain)
 	s.route(mux, "GET /v1/members", s.handleMembers)
+	s.route(mux, "GET /v1/operator/snapshot", s.handleSnapshotSave)
+	s.routeLimit(mux, "POST /v1/operator/snapshot", maxSnapshot, s.handleSnapshotRestore)
+	s.route(mux, "GET /v1/operator/raft/peers", s.handleRaftPeers)
+	s.route(mux, "POST /v1/operator/raft/remove-peer", s.handleRemovePeer)
 	s.route(mux, "GET /v1/leader", s.handleLeader)
 	s.route(mux, "POST /v1/apply", s.handleApply)
 	s.route(mux, "GET /v1/state", s.handleState)
@@ -96,6 +102,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs", s.handleSubmit)
 	s.route(mux, "GET /v1/jobs", s.handleJobs)
 	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
+	s.route(mux, "GET /v1/history", s.handleHistory)
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)
@@ -115,6 +122,11 @@ func (s *Server) Handler() http.Handler {
 // socket the kernel's word on the sender stands in for the token (see
 // actAs for what a sender may do).
 func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	s.routeLimit(mux, pattern, maxBody, h)
+}
+
+// routeLimit is route with a request body of up to limit bytes.
+func (s *Server) routeLimit(mux *http.ServeMux, pattern string, limit int64, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if p, local := peerOf(r); local {
 			if p.err != nil {
@@ -125,7 +137,7 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 				writeErr(w, http.StatusForbidden, why)
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			h(w, r)
 			return
 		}
@@ -135,7 +147,7 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		h(w, r)
 	})
 }

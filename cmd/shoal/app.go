@@ -74,6 +74,9 @@ Examples:
 		Commands: []*cli.Command{
 			agentCommand(),
 			nodesCommand(),
+			nodeCommand(),
+			operatorCommand(),
+			historyCommand(),
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),

@@ -55,6 +55,7 @@ Examples:
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
 			&cli.StringSliceFlag{Name: "job-rlimit", EnvVars: []string{"SHOAL_JOB_RLIMIT"}, Usage: "resource limit every job starts with, `RES=SOFT[:HARD]` (ulimit names: nofile, nproc, memlock, stack, core, as, ...; \"unlimited\"); repeatable; over the system's defaults (PID 1's limits, nofile soft at most 1024)"},
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
+			&cli.DurationFlag{Name: "history-retention", Value: d.HistoryRetention, EnvVars: []string{"SHOAL_HISTORY_RETENTION"}, Usage: "how long the record of a purged job stays for 'shoal history' (0: keep the newest 10000)"},
 			&cli.IntFlag{Name: "max-queued-jobs", Value: d.Limits.QueuedJobs, EnvVars: []string{"SHOAL_MAX_QUEUED_JOBS"}, Usage: "queued jobs one user may have, cluster-wide (0: no limit)"},
 			&cli.IntFlag{Name: "max-user-procs", Value: d.Limits.Procs, EnvVars: []string{"SHOAL_MAX_USER_PROCS"}, Usage: "processes one user's unfinished jobs may ask for, cluster-wide (0: no limit)"},
 			&cli.IntFlag{Name: "max-spec-bytes", Value: d.Limits.SpecBytes, EnvVars: []string{"SHOAL_MAX_SPEC_BYTES"}, Usage: "size of one job's spec as JSON, in `BYTES` (0: no limit)"},
@@ -156,12 +157,18 @@ func newLogger(c *cli.Context, json bool, level *slog.LevelVar) *slog.Logger {
 }
 
 // reload is SIGHUP: it reads the config file and the flags again and
-// applies what can change without a restart, the log level; it logs every
-// other setting that differs from what the agent runs with as needing a
-// restart (issue 18 wants probe intervals, budget and job retention live
-// too, which needs the agent's support). A bad file changes nothing.
-func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, log *slog.Logger) {
+// applies what can change without a restart: the log level here, the job
+// and history retention, the bandwidth interval and the probe budget in
+// the agent (agent.Reload). It logs every other setting that differs
+// from what the agent started with as needing a restart. A bad file
+// changes nothing.
+func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, ag *agent.Agent, log *slog.Logger) {
 	next, err := agentSettings(c)
+	if err != nil {
+		log.Error("SIGHUP: config not reloaded; the agent keeps its settings", "err", err.Error())
+		return
+	}
+	live, err := ag.Reload(next.Config.Reloadable())
 	if err != nil {
 		log.Error("SIGHUP: config not reloaded; the agent keeps its settings", "err", err.Error())
 		return
@@ -171,7 +178,10 @@ func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, log
 		applied = append(applied, fmt.Sprintf("log_level %v -> %v", level.Level(), next.LogLevel))
 		level.Set(next.LogLevel)
 	}
-	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool { return k == "log_level" })
+	applied = append(applied, live...)
+	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool {
+		return k == "log_level" || slices.Contains(agent.ReloadableKeys, k)
+	})
 	log.Info("SIGHUP: config reloaded", "changed", applied, "needs_restart", restart)
 }
 
@@ -226,7 +236,7 @@ func runAgent(c *cli.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-hup:
-			reload(c, a, level, log)
+			reload(c, a, level, ag, log)
 		}
 	}
 	log.Info("signal received, leaving the cluster")

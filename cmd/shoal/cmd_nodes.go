@@ -16,6 +16,9 @@ func nodesCommand() *cli.Command {
 		Usage: "list every node with its inventory and load, like sinfo",
 		Description: `Load, CPU, free memory and network flow are shown now / 5-minute mean.
 
+DRAIN is "draining" while a drained node still runs jobs, "drained" once it
+runs none (shoal node drain).
+
 Examples:
   shoal nodes
   shoal nodes --json | jq '.[] | select(.status == "alive") | .name'`,
@@ -43,13 +46,26 @@ Examples:
 
 func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES")
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tDRAIN")
 	for _, n := range ns {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\n",
 			safe(n.Name), safe(n.Addr), safe(n.Status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
-			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)))
+			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), safe(drainCell(n)))
 	}
 	tw.Flush()
+}
+
+// drainCell is the DRAIN column, the last so that the columns before it
+// stay where scripts read them: "-" in service, else the drain and its
+// deadline.
+func drainCell(n api.Node) string {
+	if n.Drain == "" {
+		return "-"
+	}
+	if n.DrainDeadline != nil && n.Drain == "draining" {
+		return n.Drain + " (requeue at " + n.DrainDeadline.Local().Format("15:04:05") + ")"
+	}
+	return n.Drain
 }
 
 func pesString(pes []api.PE) string {

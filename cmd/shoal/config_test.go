@@ -268,15 +268,14 @@ probe_port = %d
 data_dir = %q
 token_file = %q
 bootstrap_expect = 1
-latency_interval = "1h"
-bandwidth_interval = "1h"
 %s
 `, ports[0], ports[1], ports[2], ports[3], filepath.Join(dir, "data"), tok, extra)
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeConfig(`log_level = "info"`)
+	probes := "latency_interval = \"1h\"\nbandwidth_interval = \"1h\"\n"
+	writeConfig(probes + `log_level = "info"`)
 	logPath := filepath.Join(dir, "agent.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -319,19 +318,36 @@ bandwidth_interval = "1h"
 		t.Fatalf("debug lines at log_level info:\n%s", agentLog())
 	}
 
-	writeConfig("log_level = \"debug\"\njob_retention = \"1h\"")
+	// A finished job, kept for the default day. Forced: this shared
+	// machine's real load must not keep it waiting.
+	sub, err := cl.Submit(ctx, api.SubmitRequest{RequestID: "reload-" + dir, Owner: "root",
+		Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: dir, Force: true, Oversubscribe: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j api.Job
+	testcluster.WaitFor(t, 30*time.Second, "the job done", func() bool { j, _ = cl.Job(ctx, sub.ID); return j.State == "done" },
+		func() string { return fmt.Sprintf("job %+v\n%s", j, explain()) })
+
+	writeConfig("log_level = \"debug\"\njob_retention = \"1s\"\nbandwidth_interval = \"30m\"\nlatency_interval = \"2h\"")
 	cmd.Process.Signal(syscall.SIGHUP)
 	testcluster.WaitFor(t, 15*time.Second, "the reload logged", func() bool {
 		l := agentLog()
-		return strings.Contains(l, "SIGHUP: config reloaded") && strings.Contains(l, `changed="[log_level INFO -> DEBUG]"`) &&
-			strings.Contains(l, "needs_restart=[job_retention]")
+		return strings.Contains(l, "SIGHUP: config reloaded") &&
+			strings.Contains(l, `changed="[log_level INFO -> DEBUG bandwidth_interval 1h0m0s -> 30m0s job_retention 24h0m0s -> 1s]"`) &&
+			strings.Contains(l, "needs_restart=[latency_interval]")
+	}, explain)
+	// The new job retention takes effect: the job is purged, its record left.
+	testcluster.WaitFor(t, 30*time.Second, "the job purged after the reload", func() bool {
+		hs, err := cl.History(ctx, "")
+		return err == nil && len(hs) == 1 && hs[0].ID == sub.ID && hs[0].Purged
 	}, explain)
 	testcluster.WaitFor(t, 15*time.Second, "a debug line after the reload", func() bool {
 		poke()
 		return strings.Contains(agentLog(), "level=DEBUG")
 	}, explain)
 
-	writeConfig("log_level = \"loud\"")
+	writeConfig(probes + "log_level = \"loud\"")
 	cmd.Process.Signal(syscall.SIGHUP)
 	testcluster.WaitFor(t, 15*time.Second, "the bad file refused", func() bool {
 		return strings.Contains(agentLog(), "SIGHUP: config not reloaded") && strings.Contains(agentLog(), "shoal.hcl:12: log_level: ")

@@ -25,14 +25,18 @@ func filled[T any]() T {
 func TestJSONKeysPinned(t *testing.T) {
 	// Not parallel: urfave/cli sets package-level flags on every run.
 	answers := map[string]any{
-		"/v1/nodes":   []api.Node{filled[api.Node]()},
-		"/v1/members": []api.Member{filled[api.Member]()},
-		"/v1/leader":  filled[api.Leader](),
-		"/v1/net":     []api.NetPair{filled[api.NetPair]()},
-		"/v1/probes":  []api.ProbeInfo{filled[api.ProbeInfo]()},
-		"/v1/jobs":    []api.Job{filled[api.Job]()},
-		"/v1/jobs/1":  filled[api.Job](),
-		"/v1/alloc":   filled[api.AllocDecision](),
+		"/v1/nodes":               []api.Node{filled[api.Node]()},
+		"/v1/members":             []api.Member{filled[api.Member]()},
+		"/v1/leader":              filled[api.Leader](),
+		"/v1/net":                 []api.NetPair{filled[api.NetPair]()},
+		"/v1/probes":              []api.ProbeInfo{filled[api.ProbeInfo]()},
+		"/v1/jobs":                []api.Job{filled[api.Job]()},
+		"/v1/jobs/1":              filled[api.Job](),
+		"/v1/alloc":               filled[api.AllocDecision](),
+		"/v1/nodes/n1/drain":      filled[api.DrainStatus](),
+		"/v1/nodes/n1/undrain":    filled[api.DrainStatus](),
+		"/v1/operator/raft/peers": []api.RaftPeer{filled[api.RaftPeer]()},
+		"/v1/history":             []api.HistoryRecord{filled[api.HistoryRecord]()},
 	}
 	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := answers[r.URL.Path]
@@ -44,14 +48,18 @@ func TestJSONKeysPinned(t *testing.T) {
 	}))
 	env := map[string]string{"SHOAL_ADDR": srv.URL, "SHOAL_TOKEN": testcluster.Token}
 	listings := map[string][]string{
-		"nodes":   {"nodes", "--json"},
-		"members": {"members", "--json"},
-		"leader":  {"leader", "--json"},
-		"net":     {"net", "--json"},
-		"probes":  {"probes", "--json"},
-		"jobs":    {"jobs", "--json"},
-		"job":     {"job", "--json", "1"},
-		"alloc":   {"alloc", "-n", "1", "--format", "json"},
+		"nodes":      {"nodes", "--json"},
+		"members":    {"members", "--json"},
+		"leader":     {"leader", "--json"},
+		"net":        {"net", "--json"},
+		"probes":     {"probes", "--json"},
+		"jobs":       {"jobs", "--json"},
+		"job":        {"job", "--json", "1"},
+		"alloc":      {"alloc", "-n", "1", "--format", "json"},
+		"drain":      {"node", "drain", "--json", "n1"},
+		"undrain":    {"node", "undrain", "--json", "n1"},
+		"list-peers": {"operator", "raft", "list-peers", "--json"},
+		"history":    {"history", "--json"},
 	}
 	got := map[string][]string{}
 	for name, args := range listings {

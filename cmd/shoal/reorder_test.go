@@ -16,8 +16,16 @@ import (
 func TestReorderArgsEveryCommand(t *testing.T) {
 	t.Parallel()
 	cases := map[string][][2]string{
-		"agent":   {{"agent --data-dir d", "agent --data-dir d"}},
-		"nodes":   {{"nodes --json", "nodes --json"}},
+		"agent": {{"agent --data-dir d", "agent --data-dir d"}},
+		"nodes": {{"nodes --json", "nodes --json"}},
+		"node": {
+			{"node drain n3 --deadline 30m", "node drain --deadline 30m n3"},
+			{"node undrain n3 --json", "node undrain --json n3"},
+		},
+		"operator": {
+			{"operator snapshot save f.snap --addr http://h:1", "operator snapshot save --addr http://h:1 f.snap"},
+			{"operator raft remove-peer n7", "operator raft remove-peer n7"},
+		},
 		"members": {{"members --json", "members --json"}},
 		"leader":  {{"leader --json", "leader --json"}},
 		"keygen":  {{"keygen", "keygen"}},
@@ -26,10 +34,11 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 			{"tls cert create --node n1 --ip 10.0.0.1 out", "tls cert create --node n1 --ip 10.0.0.1 out"},
 			{"tls ca create", "tls ca create"},
 		},
-		"net":    {{"net --metric lat --json", "net --metric lat --json"}},
-		"probes": {{"probes --json", "probes --json"}},
-		"probe":  {{"probe latency --help", "probe --help latency"}},
-		"jobs":   {{"jobs --json", "jobs --json"}},
+		"net":     {{"net --metric lat --json", "net --metric lat --json"}},
+		"probes":  {{"probes --json", "probes --json"}},
+		"probe":   {{"probe latency --help", "probe --help latency"}},
+		"jobs":    {{"jobs --json", "jobs --json"}},
+		"history": {{"history --user alice --json", "history --user alice --json"}},
 		"job": {
 			{"job 5 --json", "job --json 5"},
 			{"job 5 --addr http://h:1 --json", "job --addr http://h:1 --json 5"},

@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/snapfile"
+)
+
+// maxSnapshot bounds a snapshot file a restore takes: far above the state
+// of a cluster whose job GC runs, far below what hurts an agent.
+const maxSnapshot = 256 << 20
+
+// handleSnapshotSave answers a snapshot file of the replicated state,
+// taken on the leader (`shoal operator snapshot save`).
+func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r, "snapshot save") {
+		return
+	}
+	liftDeadlines(w)
+	if s.forwardToLeader(w, r, nil) {
+		return
+	}
+	file, err := s.be.SaveSnapshot(r.Context())
+	if err != nil {
+		writeErr(w, statusOf(err, http.StatusServiceUnavailable), err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(file)
+}
+
+// handleSnapshotRestore replaces the replicated state with a snapshot
+// file's. The file is checked whole (format, size, checksum, the state in
+// it) before anything changes, here and again on the leader.
+func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r, "snapshot restore") {
+		return
+	}
+	liftDeadlines(w)
+	file, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("read snapshot: %v (at most %d MiB)", err, maxSnapshot>>20))
+		return
+	}
+	h, payload, err := checkSnapshot(file)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if s.forwardToLeader(w, r, file) {
+		return
+	}
+	if err := s.be.RestoreSnapshot(r.Context(), h, payload); err != nil {
+		writeErr(w, statusOf(err, http.StatusServiceUnavailable), err.Error())
+		return
+	}
+	jobs := 0
+	s.be.View(func(st *raftfsm.State) { jobs = len(st.Jobs) })
+	s.log.Warn("restored the cluster state from a snapshot", "raft_index", h.RaftIndex, "taken_at", h.TakenAt, "jobs", jobs)
+	writeJSON(w, http.StatusOK, api.RestoreResponse{RaftIndex: h.RaftIndex, Jobs: jobs})
+}
+
+// checkSnapshot refuses a file that is not a whole shoal snapshot of a
+// state this agent can load, saying what is wrong with it.
+func checkSnapshot(file []byte) (snapfile.Header, []byte, error) {
+	h, payload, err := snapfile.Decode(file)
+	if err != nil {
+		return h, nil, fmt.Errorf("refused snapshot: %w", err)
+	}
+	if h.FSMVersion != raftfsm.SnapshotVersion {
+		return h, nil, fmt.Errorf("refused snapshot: its state is version %d, this shoal reads %d", h.FSMVersion, raftfsm.SnapshotVersion)
+	}
+	if _, err := raftfsm.CheckSnapshot(payload); err != nil {
+		return h, nil, fmt.Errorf("refused snapshot: %w", err)
+	}
+	return h, payload, nil
+}
+
+func (s *Server) handleRaftPeers(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r, "raft list-peers") {
+		return
+	}
+	peers, err := s.be.RaftPeers()
+	if err != nil {
+		writeErr(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, peers)
+}
+
+func (s *Server) handleRemovePeer(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r, "raft remove-peer") {
+		return
+	}
+	var body api.RemovePeerRequest
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(raw, &body)
+	}
+	if err != nil || body.ID == "" {
+		writeErr(w, http.StatusBadRequest, "remove-peer takes {\"id\": NODE} (see 'shoal operator raft list-peers')")
+		return
+	}
+	if s.forwardToLeader(w, r, raw) {
+		return
+	}
+	if err := s.be.RemovePeer(r.Context(), body.ID); err != nil {
+		writeErr(w, statusOf(err, http.StatusServiceUnavailable), err.Error())
+		return
+	}
+	s.log.Warn("removed a raft peer by hand", "id", body.ID)
+	writeJSON(w, http.StatusOK, map[string]string{"removed": body.ID})
+}
+
+// admin refuses a request that is not an administrator's (root over the
+// local socket, or the cluster token).
+func (s *Server) admin(w http.ResponseWriter, r *http.Request, verb string) bool {
+	if privileged(r) {
+		return true
+	}
+	p, _ := peerOf(r)
+	writeErr(w, http.StatusForbidden, fmt.Sprintf("%s needs root or the cluster token; you are uid %d", verb, p.uid))
+	return false
+}
+
+// forwardToLeader sends the request on to the raft leader and copies its
+// answer, unless this agent leads (false: answer it here). A forwarded
+// request that reaches a follower is refused, so forwarding never loops.
+func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if s.be.IsLeader() {
+		return false
+	}
+	if r.URL.Query().Get("forwarded") != "" {
+		writeErr(w, http.StatusServiceUnavailable, ErrNotLeader.Error())
+		return true
+	}
+	id, _ := s.be.Leader()
+	if id == "" {
+		writeErr(w, http.StatusServiceUnavailable, ErrNoLeader.Error())
+		return true
+	}
+	base, err := s.be.PeerBase(id)
+	if err != nil {
+		writeErr(w, http.StatusServiceUnavailable, err.Error())
+		return true
+	}
+	var in any
+	if body != nil {
+		in = body
+	}
+	var out []byte
+	if err := s.be.PeerClient(base).Do(r.Context(), r.Method, r.URL.Path+"?forwarded=1", in, &out); err != nil {
+		var se *api.StatusError
+		if errors.As(err, &se) {
+			writeErr(w, se.Code, se.Msg)
+		} else {
+			writeErr(w, http.StatusServiceUnavailable, err.Error())
+		}
+		return true
+	}
+	if json.Valid(out) {
+		w.Header().Set("Content-Type", "application/json")
+	} else {
+		w.Header().Set("Content-Type", "application/octet-stream")
+	}
+	_, _ = w.Write(out)
+	return true
+}
+
+// statusOf is the HTTP status err carries (WithStatus), else def.
+func statusOf(err error, def int) int {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.code
+	}
+	return def
+}
