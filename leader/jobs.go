@@ -86,7 +86,17 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		cmds = append(cmds, Command{Type: typ, Body: body, Placement: true})
 	}
 	snap := Snapshot(st, v.Nodes)
+	gs := newGates(st, now)
 	for _, j := range queue {
+		if g := gs.check(j); g.never != "" {
+			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: g.never})
+			continue
+		} else if g.wait != "" {
+			if waitReasonStale(j.WaitReason, j.WaitSince, g.wait, now) {
+				add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: g.wait})
+			}
+			continue
+		}
 		if r, ok := next.Refused[j.ID]; ok {
 			// One job refused must not hold up the jobs behind it: raft
 			// would refuse the same allocation every round, so the job
@@ -130,6 +140,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
+		gs.placed(j)
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
 				if snap.Nodes[i].Name == h.Node {

@@ -69,6 +69,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setWaitReason)
 	case CmdNodeRestarted:
 		return applyBody(s, c, (*State).nodeRestarted)
+	case CmdHoldJob:
+		return applyBody(s, c, (*State).hold)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

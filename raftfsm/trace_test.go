@@ -1,6 +1,9 @@
 package raftfsm
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // scriptedTrace drives a small cluster's day through every command type, refusals included, and
 // returns the harness holding its log.
@@ -69,6 +72,17 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 2, Node: "n2"})
 	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 2})
 	h.do(CmdReportProgress, ReportProgress{ID: 6, Attempt: 2, Iter: 21})
+	// Issue 19: an array with a name, a begin time and a dependency; hold, release, kill.
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-7", Owner: "grace", Spec: JobSpec{Cmd: []string{"./sweep"}, NP: 1, Name: "sweep",
+		Begin: t0.Add(time.Hour), Depend: []Dependency{{Type: DependAfterOK, IDs: []uint64{1}}, {Type: DependSingleton}},
+		Array: &ArraySpec{Tasks: []int{0, 2, 4}, Limit: 2}}})
+	h.do(CmdHoldJob, HoldJob{ID: 7, User: "grace", Hold: true, Array: true})
+	h.do(CmdHoldJob, HoldJob{ID: 8, User: "grace", Hold: false})
+	h.do(CmdHoldJob, HoldJob{ID: 8, User: "heidi", Hold: true}) // refused: not the owner
+	h.do(CmdKillJob, KillJob{ID: 9, User: "grace"})
+	h.do(CmdKillJob, KillJob{ID: 7, User: "grace", Array: true})
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-8", Owner: "grace", Spec: JobSpec{Cmd: []string{"./post"}, NP: 1,
+		Depend: []Dependency{{Type: DependAfterAny, IDs: []uint64{11}}}}}) // refused: a cycle
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
 	return h

@@ -100,6 +100,21 @@ func validateSpec(s *JobSpec) error {
 			return err
 		}
 	}
+	if err := validateName(s.Name); err != nil {
+		return err
+	}
+	if y := s.Begin.Year(); !s.Begin.IsZero() && (y < 1 || y > 9999) {
+		return fmt.Errorf("%w: spec.begin year %d outside [1,9999]", ErrInvalid, y)
+	}
+	if err := validateDepend(s.Depend); err != nil {
+		return err
+	}
+	if err := validateArray(s.Array); err != nil {
+		return err
+	}
+	if s.Array != nil && s.Immediate {
+		return fmt.Errorf("%w: an array cannot be immediate (its tasks queue by design)", ErrInvalid)
+	}
 	for _, f := range []struct{ name, v string }{
 		{"spec.workdir", s.Workdir}, {"spec.policy", s.Policy}, {"spec.relax", s.Relax},
 	} {
