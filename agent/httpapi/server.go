@@ -97,6 +97,8 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET /v1/jobs", s.handleJobs)
 	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
+	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
+	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)
 	if s.cfg.Metrics != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -48,7 +49,48 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment; repeatable"},
 		&cli.StringFlag{Name: "workdir", Usage: "working `DIR` of the job (default: the current directory)"},
 		&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
+		&cli.StringFlag{Name: "job-name", Aliases: []string{"J"}, Usage: "the job's `NAME` (shown by 'shoal jobs'; singleton matches it)"},
+		&cli.StringFlag{Name: "begin", Usage: "start no earlier than `TIME`: now+30m, 15:04, 2026-11-24T15:04 or RFC 3339"},
+		&cli.StringFlag{Name: "dependency", Aliases: []string{"d"}, Usage: "wait for other jobs, `COND[,COND...]`: afterok:ID[:ID...], afternotok:ID, afterany:ID, singleton"},
+		&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one job per task `INDICES`: 0-99, 1,3,5, 1-9:2, and %N for at most N at once (0-99%10)"},
 	)
+}
+
+// slurmSpec fills the spec from the flags Slurm users bring: name, begin,
+// dependency, array.
+func slurmSpec(c *cli.Context, sp *api.JobSpec, now time.Time) error {
+	sp.Name = c.String("job-name")
+	if strings.ContainsFunc(sp.Name, func(r rune) bool { return r < ' ' || r == 0x7f || r == '/' }) || len(sp.Name) > raftfsm.MaxNameLen {
+		return usagef(c, "-J/--job-name %q: at most %d characters, no slash or control character", sp.Name, raftfsm.MaxNameLen)
+	}
+	if b := c.String("begin"); b != "" {
+		t, err := parseBegin(b, now)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		sp.Begin = t.UTC()
+	}
+	if d := c.String("dependency"); d != "" {
+		deps, err := parseDependency(d)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		sp.Depend = deps
+	}
+	if a := c.String("array"); a != "" {
+		arr, err := parseArray(a)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		if sp.Immediate {
+			return usagef(c, "--array and --immediate do not go together: an array's tasks queue")
+		}
+		sp.Array = &arr
+	}
+	if c.Command.Name == "run" && sp.Array != nil {
+		return usagef(c, "shoal run follows one job; submit an array with 'shoal submit --array'")
+	}
+	return nil
 }
 
 // buildSubmit turns flags and the command line into a submit request. All
@@ -98,6 +140,9 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		sp.Alpha = &a
 	}
 	sp.Immediate, sp.Force = c.Bool("immediate"), c.Bool("force")
+	if err := slurmSpec(c, sp, time.Now()); err != nil {
+		return req, err
+	}
 	sp.MaxAttempts, sp.Timeout = c.Int("max-attempts"), c.Duration("timeout")
 	if sp.MaxAttempts < 1 {
 		return req, usagef(c, "--max-attempts must be at least 1")

@@ -118,6 +118,17 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		{"alloc -n 0", []string{"alloc", "-n", "0"}, exitUsage},
 		{"socket address without a path", []string{"jobs", "--addr", "unix://"}, exitUsage},
 		{"address neither URL nor socket", []string{"jobs", "--addr", "127.0.0.1:7948"}, exitUsage},
+		{"array backwards", []string{"submit", "-n", "1", "--array", "5-1", "--", "true"}, exitUsage},
+		{"array limit 0", []string{"submit", "-n", "1", "--array", "0-9%0", "--", "true"}, exitUsage},
+		{"begin in the past", []string{"submit", "-n", "1", "--begin", "2020-01-01", "--", "true"}, exitUsage},
+		{"begin unparseable", []string{"submit", "-n", "1", "--begin", "teatime", "--", "true"}, exitUsage},
+		{"unknown dependency", []string{"submit", "-n", "1", "--dependency", "before:1", "--", "true"}, exitUsage},
+		{"dependency cycle", []string{"submit", "-n", "1", "--dependency", "afterok:1", "--", "true"}, exitUsage},
+		{"dependency unknown job", []string{"submit", "-n", "1", "--dependency", "afterany:4000", "--", "true"}, exitUsage},
+		{"name with slash", []string{"submit", "-n", "1", "-J", "a/b", "--", "true"}, exitUsage},
+		{"hold needs an id", []string{"hold"}, exitUsage},
+		{"release a task not a number", []string{"release", "12_x"}, exitUsage},
+		{"kill no such job", []string{"kill", "77"}, exitUsage},
 	}
 	for _, tc := range cases {
 		_, errOut, code := shoal(t, env, tc.args...)
