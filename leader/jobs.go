@@ -64,7 +64,8 @@ func deadHost(att *raftfsm.Attempt, status map[string]Status) string {
 	return ""
 }
 
-// placeQueued places queued jobs in queue order (priority, then first come)
+// placeQueued places queued jobs in queue order (priority, then the
+// owner's fair-share factor, then first come)
 // on one snapshot, adding each placement's slots to it before the next, so
 // one round never hands the same free slots to two jobs. Its commands are
 // marked Placement: each was decided assuming the placements before it
@@ -72,7 +73,7 @@ func deadHost(att *raftfsm.Attempt, status map[string]Status) string {
 // round decides them again from raft's state.
 func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 	st, now := v.State, v.Now
-	queue := raftfsm.Queue(st)
+	queue := raftfsm.FairQueue(st, now, v.Config.FairShareHalfLife)
 	next := JobsBook{Refused: maps.Clone(b.Refused)}
 	maps.DeleteFunc(next.Refused, func(id uint64, r Refusal) bool {
 		j := st.Jobs[id]

@@ -150,6 +150,9 @@ type Job struct {
 	ArrayJobID  uint64 `json:"array_job_id,omitempty"`
 	ArrayTaskID *int   `json:"array_task_id,omitempty"`
 	ArrayLimit  int    `json:"array_limit,omitempty"`
+	// EffectivePriority orders the queue: the priority plus the owner's
+	// fair-share factor in (0,1], higher for less recent usage.
+	EffectivePriority float64 `json:"effective_priority"`
 }
 
 // ExecRequest is POST /v1/exec: run a command of a job's attempt on Node.

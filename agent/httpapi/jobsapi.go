@@ -131,10 +131,17 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	var page []*raftfsm.Job
 	var more bool
-	s.be.View(func(st *raftfsm.State) { page, more = raftfsm.ListJobs(st, q) })
+	var share map[string]float64
+	now := s.now()
+	s.be.View(func(st *raftfsm.State) {
+		page, more = raftfsm.ListJobs(st, q)
+		share = raftfsm.FairShare(st, raftfsm.Usage(st, now, 0))
+	})
 	out := make([]api.Job, 0, len(page))
 	for _, j := range page {
-		out = append(out, s.jobFor(r, j))
+		aj := s.jobFor(r, j)
+		aj.EffectivePriority = raftfsm.EffectivePriority(j, share)
+		out = append(out, aj)
 	}
 	if more {
 		w.Header().Set(api.NextAfterHeader, strconv.FormatUint(page[len(page)-1].ID, 10))
@@ -219,7 +226,11 @@ func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.J
 
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.jobFromPath(w, r); ok {
-		writeJSON(w, http.StatusOK, s.jobFor(r, j))
+		aj := s.jobFor(r, j)
+		var share map[string]float64
+		s.be.View(func(st *raftfsm.State) { share = raftfsm.FairShare(st, raftfsm.Usage(st, s.now(), 0)) })
+		aj.EffectivePriority = raftfsm.EffectivePriority(j, share)
+		writeJSON(w, http.StatusOK, aj)
 	}
 }
 

@@ -63,7 +63,7 @@ Examples:
 // follow each other fold into one row, as squeue shows them: 12_[3-99%10].
 func writeJobs(w io.Writer, js []api.Job, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tOWNER\tNP\tATTEMPT\tHOSTS\tAGE\tCOMMAND")
+	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tOWNER\tPRIO\tNP\tATTEMPT\tHOSTS\tAGE\tCOMMAND")
 	for i := 0; i < len(js); i++ {
 		j := js[i]
 		id := displayID(j)
@@ -92,7 +92,7 @@ func writeJobs(w io.Writer, js []api.Job, now time.Time) {
 		if j.Held {
 			state += " (held)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", id, cell(or(j.Name, "-"), 20), cell(state, 16), cell(j.Owner, 16), j.Spec.NP, j.Attempt,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%d\t%d\t%s\t%s\t%s\n", id, cell(or(j.Name, "-"), 20), cell(state, 16), cell(j.Owner, 16), j.EffectivePriority, j.Spec.NP, j.Attempt,
 			cell(hosts, 48), ageAt(j.SubmittedAt, now), cell(strings.Join(j.Spec.Cmd, " "), 40))
 	}
 	tw.Flush()
@@ -157,6 +157,34 @@ func writeJob(c *cli.Context, j api.Job) {
 		row("Waiting", j.WaitReason)
 	}
 	row("Owner", j.Owner)
+	if j.Name != "" {
+		row("Name", j.Name)
+	}
+	if j.ArrayJobID != 0 && j.ArrayTaskID != nil {
+		lim := ""
+		if j.ArrayLimit > 0 {
+			lim = fmt.Sprintf(" (at most %d tasks at once)", j.ArrayLimit)
+		}
+		row("Array", fmt.Sprintf("%d, task %d%s", j.ArrayJobID, *j.ArrayTaskID, lim))
+	}
+	row("Priority", fmt.Sprintf("%d (effective %.3f with the owner's fair share)", j.Spec.Priority, j.EffectivePriority))
+	if j.Held {
+		row("Held", "yes: 'shoal release "+displayID(j)+"' lets it run")
+	}
+	if !j.Spec.Begin.IsZero() {
+		row("Begin", j.Spec.Begin.Local().Format(time.DateTime))
+	}
+	if len(j.Spec.Depend) > 0 {
+		var ds []string
+		for _, d := range j.Spec.Depend {
+			s := d.Type
+			for _, id := range d.IDs {
+				s += ":" + strconv.FormatUint(id, 10)
+			}
+			ds = append(ds, s)
+		}
+		row("Dependency", strings.Join(ds, ","))
+	}
 	row("Command", strings.Join(j.Spec.Cmd, " "))
 	row("Workdir", j.Spec.Workdir)
 	row("Processes", fmt.Sprintf("%d (ppn %d, mpi %s, policy %s)", j.Spec.NP, j.Spec.PPN, j.Spec.MPI, or(j.Spec.Policy, "netload")))

@@ -74,6 +74,10 @@ func TestSlurmHabitsLive(t *testing.T) {
 		t.Fatalf("release: exit %d: %s", code, errOut)
 	}
 	waitFor(later, "the BeginTime wait again", func(j api.Job) bool { return !j.Held && strings.HasPrefix(j.WaitReason, "BeginTime") })
+	// root ran jobs above: its fair-share factor is below 1, the effective priority in (0,1).
+	if p := job(later).EffectivePriority; p <= 0 || p >= 1 {
+		t.Errorf("effective priority of a priority-0 job after usage = %v, want in (0,1)", p)
+	}
 
 	// An array of 6 with %2: never more than 2 tasks hold slots at once, all finish.
 	arr := submit("-J", "sweep", "--array", "0-5%2", "--", "sleep", "0.5")
