@@ -40,7 +40,9 @@ func TestSchedule_FairShareInterleavesUsers(t *testing.T) {
 		}
 		batches = append(batches, batch)
 	}
-	count := func(b []string, who string) int { return len(slices.DeleteFunc(slices.Clone(b), func(s string) bool { return s != who })) }
+	count := func(b []string, who string) int {
+		return len(slices.DeleteFunc(slices.Clone(b), func(s string) bool { return s != who }))
+	}
 	if count(batches[0], "alice") != 8 {
 		t.Fatalf("first batch %v, want alice's first 8 tasks (nobody has usage: first come)", batches[0])
 	}
