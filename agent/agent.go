@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
-	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/agent/probes"
+	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -36,15 +37,15 @@ type Agent struct {
 	gossip *gossip.Gossip
 	static probe.Static
 
-	raft   *raft.Raft
-	fsm    *raftfsm.FSM
-	bolt   *raftboltdb.BoltStore
-	stable *guardedStable
-	trans  *raft.NetworkTransport
+	// node is raft with its transport and stores (agent/raftnode); raft
+	// is node.Raft.
+	node *raftnode.Node
+	raft *raft.Raft
+	fsm  *raftfsm.FSM
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft
-	// entry (see notifyingFSM).
+	// entry (raftnode's notifying FSM).
 	appliedLeader, appliedJobs chan struct{}
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
@@ -52,20 +53,15 @@ type Agent struct {
 	// clock is where the leader's loops read the time.
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
-	probes   *probeManager
-	sampling *sampling
+	probes *probes.Manager
 
-	// Jobs: local processes with attempt fencing, the reconciler's
-	// bookkeeping.
-	procs        *procTable
+	// jobNode is the node side of jobs (agent/jobrun): the reconciler,
+	// launcher and executor of this node's job processes; set in Start.
+	jobNode      *jobrun.Node
 	jobs         jobState
 	streamClient *http.Client
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
-	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
-	life life
-	// jobLimits are the limits the job helper sets for every job process.
-	jobLimits []jobexec.Rlimit
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -96,10 +92,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), procs: newProcTable(),
-		jobs: jobState{launched: map[jobKey]bool{}, acking: map[jobKey]time.Time{}},
-		self: selfIdentity(), life: newLife(), clock: time.Now}
-	a.initJobLimits()
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), self: selfIdentity(), clock: time.Now}
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err
@@ -160,15 +153,22 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return err
 	}
+	var err error
+	if a.jobNode, err = a.newJobNode(); err != nil {
+		a.raft.Shutdown()
+		a.gossip.Shutdown()
+		return err
+	}
 	if err := a.startHTTP(); err != nil {
 		a.gossip.Shutdown()
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
-	a.startSampling()
 	a.startProbes()
 	a.startJobs()
 	a.startJobGC()
-	a.goLoop("bootstrap", a.bootstrapLoop)
+	a.goLoop("bootstrap", func(ctx context.Context) {
+		a.node.Bootstrap(ctx, a.gossip, a.cfg.Name, a.cfg.BootstrapExpect, a.log)
+	})
 	a.goLoop("leader", newLeading(a).loop)
 	if len(a.cfg.Join) > 0 {
 		a.goLoop("join", func(ctx context.Context) {
@@ -276,8 +276,8 @@ func (a *Agent) shutdown(graceful bool) error {
 	} else {
 		a.raftLn.Close()
 	}
-	if a.trans != nil {
-		a.trans.Close()
+	if a.node != nil {
+		a.node.CloseTransport()
 	}
 	if a.gossip != nil {
 		if err := a.gossip.Shutdown(); err != nil {
@@ -288,23 +288,11 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.stopping = true
 	a.bgMu.Unlock()
 	a.wg.Wait()
-	if a.bolt != nil {
-		if err := a.stable.close(a.bolt.Close); err != nil {
+	if a.node != nil {
+		if err := a.node.CloseStore(); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}
 	a.log.Info("agent stopped", "graceful", graceful)
 	return errors.Join(errs...)
-}
-
-// JobPIDs lists the process-group leaders this node runs for a job, any
-// attempt; tests use it to check that a kill reached every rank.
-func (a *Agent) JobPIDs(job uint64) []int {
-	var out []int
-	for _, k := range a.procs.keys() {
-		if k.Job == job {
-			out = append(out, a.procs.pids(k)...)
-		}
-	}
-	return out
 }

@@ -2,12 +2,10 @@ package agent
 
 import (
 	"fmt"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/shoal-hpc/shoal/elastic"
-	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 // ElasticOptions tune elastic jobs (issue 8) on one agent.
@@ -45,10 +43,9 @@ func (o ElasticOptions) Validate() error {
 
 // elasticState is the node-local bookkeeping of elastic jobs.
 type elasticState struct {
-	mu        sync.Mutex
-	opts      *ElasticOptions
-	signalled map[jobKey]time.Time    // when SIGUSR1 last went to an attempt asked to resize
-	reported  map[jobKey]progressMark // the last progress committed per attempt
+	mu       sync.Mutex
+	opts     *ElasticOptions
+	reported map[jobKey]progressMark // the last progress committed per attempt
 }
 
 type progressMark struct {
@@ -74,29 +71,4 @@ func (a *Agent) elasticOptions() ElasticOptions {
 		return DefaultElasticOptions()
 	}
 	return *a.jobs.el.opts
-}
-
-// checkpointDir is $SHOAL_CHECKPOINT_DIR of a job: one directory for all its attempts, inside
-// its working directory unless the job names one. The submit time makes it unique to the job
-// even when another cluster's job had the same ID in the same directory.
-func (a *Agent) checkpointDir(j *raftfsm.Job) string {
-	if d := j.Spec.Elastic.CheckpointDir; d != "" {
-		return d
-	}
-	base := j.Spec.Workdir
-	if base == "" {
-		base = filepath.Join(a.cfg.DataDir, "jobs")
-	}
-	return filepath.Join(base, ".shoal-checkpoints", fmt.Sprintf("job%d-%d", j.ID, j.SubmittedAt.Unix()))
-}
-
-// restarting says whether an attempt of an elastic job follows one that ran: its program should
-// resume from the checkpoint.
-func restarting(j *raftfsm.Job, att *raftfsm.Attempt) bool {
-	for _, p := range j.Attempts {
-		if p.N < att.N && !p.StartedAt.IsZero() {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
@@ -47,8 +49,8 @@ type httpBackend struct {
 func newHTTPBackend(a *Agent) *httpBackend {
 	return &httpBackend{gossip: a.gossip, raft: a.raft, fsm: a.fsm, streamClient: a.streamClient, now: time.Now,
 		roles: a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
-		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: a.checkpointDir,
-		prepareExec: a.prepareExec, attemptDir: a.attemptDir, reportProgress: a.reportProgress}
+		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: func(j *raftfsm.Job) string { return jobrun.CheckpointDir(a.cfg.DataDir, j) },
+		prepareExec: prepareExec(a.jobNode), attemptDir: a.jobNode.AttemptDir, reportProgress: a.reportProgress}
 }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
@@ -171,4 +173,16 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 		out.FixedSize = "the program never reported progress: it ran as a fixed-size job"
 	}
 	return out
+}
+
+// prepareExec is POST /v1/exec's start on this node (jobrun.Node.PrepareExec):
+// an attempt that is not running here is a conflict (409).
+func prepareExec(n *jobrun.Node) func(context.Context, api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
+	return func(ctx context.Context, req api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
+		run, err := n.PrepareExec(ctx, jobrun.Key{Job: req.Job, Attempt: req.Attempt}, req.Argv, req.Shell, req.Env)
+		if errors.Is(err, jobrun.ErrNotRunnable) {
+			return nil, httpapi.WithStatus(http.StatusConflict, err)
+		}
+		return run, err
+	}
 }

@@ -138,6 +138,17 @@ func (j *Job) Current() *Attempt {
 	return &j.Attempts[j.Attempt-1]
 }
 
+// LatestStarted is the last attempt of j that started, or nil: the one
+// whose output `shoal logs` shows.
+func (j *Job) LatestStarted() *Attempt {
+	for i := len(j.Attempts) - 1; i >= 0; i-- {
+		if !j.Attempts[i].StartedAt.IsZero() {
+			return &j.Attempts[i]
+		}
+	}
+	return nil
+}
+
 // JobSpec is what the user asked for (issue 6's flags).
 type JobSpec struct {
 	Cmd     []string `json:"cmd"`

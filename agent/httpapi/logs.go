@@ -32,7 +32,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "stream must be stdout or stderr")
 		return
 	}
-	att := latestStarted(j)
+	att := j.LatestStarted()
 	if n := q.Get("attempt"); n != "" {
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 1 || k > len(j.Attempts) {
@@ -58,15 +58,6 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	path := s.be.LogPath(j.ID, att.N, stream)
 	w.Header().Set("Content-Type", "application/octet-stream")
 	s.serveLog(w, r, path, offset, q.Get("follow") != "", Attempt{Job: j.ID, Attempt: att.N})
-}
-
-func latestStarted(j *raftfsm.Job) *raftfsm.Attempt {
-	for i := len(j.Attempts) - 1; i >= 0; i-- {
-		if !j.Attempts[i].StartedAt.IsZero() {
-			return &j.Attempts[i]
-		}
-	}
-	return nil
 }
 
 func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, path string, offset int64, follow bool, k Attempt) {

@@ -1,0 +1,184 @@
+package jobrun
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+func TestBuildLaunch(t *testing.T) {
+	t.Parallel()
+	two := &raftfsm.Attempt{N: 1, Head: "a", Hosts: []raftfsm.Host{{Node: "a", Procs: 2}, {Node: "b", Procs: 1}}}
+	degraded := &raftfsm.Attempt{N: 2, Head: "a", Hosts: []raftfsm.Host{{Node: "a", Procs: 4}}, Degraded: true}
+	paths := LaunchPaths{Launcher: "/usr/bin/mpiexec.mpich", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
+	ompiPaths := LaunchPaths{Launcher: "/usr/bin/mpirun.openmpi", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
+	jobEnv := []string{"SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}
+	elasticEnv := []string{"SHOAL_JOB_CAP=7.2.beef", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100"}
+	headEnv := []string{"PATH=/usr/bin", "HOME=/home/al", "FOO=1", "SHOAL_NODE=a", "SHOAL_PROC=a-1234:7:1", "FOO=2", "SHOAL_JOB_CAP=7.1.cafe"}
+	mpiOmpi := []string{"--mca", "plm_rsh_agent", ompiPaths.Wrapper, "--mca", "plm_rsh_no_tree_spawn", "1",
+		"--mca", "routed", "direct", "--mca", "mpi_yield_when_idle", "1"}
+	for _, tc := range []struct {
+		name     string
+		in       LaunchInput
+		argv     []string
+		copies   []Copy
+		errWants string
+	}{{
+		name: "mpich forwards the head's environment but SHOAL_NODE and the marker",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"./ring", "-n", "5"}}, Attempt: two,
+			Paths: paths, JobEnv: jobEnv, HeadEnv: headEnv},
+		argv: []string{paths.Launcher, "-launcher", "ssh", "-launcher-exec", paths.Wrapper, "-hosts", "a:2,b:1", "-n", "3",
+			"-genvlist", "PATH,HOME,FOO,SHOAL_JOB_CAP", "./ring", "-n", "5"},
+	}, {
+		name: "mpich ignores degraded and root: hydra has no such flags",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}}, Attempt: degraded,
+			Paths: paths, HeadEnv: []string{"A=1"}, AllowRoot: true},
+		argv: []string{paths.Launcher, "-launcher", "ssh", "-launcher-exec", paths.Wrapper, "-hosts", "a:4", "-n", "4",
+			"-genvlist", "A", "x"},
+	}, {
+		name: "open mpi names the job's variables and shoal's with -x",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}, Env: []string{"OMP_NUM_THREADS=2", "X=a=b"}},
+			Attempt: two, Paths: ompiPaths, JobEnv: jobEnv, HeadEnv: headEnv},
+		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:2,b:1", "-np", "3",
+			"-x", "OMP_NUM_THREADS", "-x", "X", "-x", "SHOAL_JOB_CAP", "-x", "SHOAL_NP", "./ring"}),
+	}, {
+		name: "open mpi oversubscribes a degraded attempt",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}}, Attempt: degraded,
+			Paths: ompiPaths},
+		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:4", "-np", "4", "--oversubscribe", "./ring"}),
+	}, {
+		name: "open mpi as root is told so, after oversubscribe",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}}, Attempt: degraded,
+			Paths: ompiPaths, AllowRoot: true},
+		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:4", "-np", "4", "--oversubscribe", "--allow-run-as-root", "./ring"}),
+	}, {
+		name: "open mpi forwards an elastic job's checkpoint variables",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./heat"}}, Attempt: degraded,
+			Paths: ompiPaths, JobEnv: elasticEnv},
+		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:4", "-np", "4", "--oversubscribe",
+			"-x", "SHOAL_JOB_CAP", "-x", "SHOAL_NP", "-x", "SHOAL_CHECKPOINT_DIR", "-x", "SHOAL_RESTART", "-x", "SHOAL_ITERATIONS", "./heat"}),
+	}, {
+		name: "copies: one per process, ranks in host order",
+		in:   LaunchInput{Spec: &raftfsm.JobSpec{MPI: "none", Cmd: []string{"hostname"}}, Attempt: two, JobEnv: jobEnv},
+		copies: []Copy{
+			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}},
+			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}},
+			{Node: "b", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}},
+		},
+	}, {
+		name: "no flavour is copies; a degraded attempt just has more per node",
+		in:   LaunchInput{Spec: &raftfsm.JobSpec{Cmd: []string{"./step"}}, Attempt: degraded},
+		copies: []Copy{
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=3", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
+		},
+	}, {
+		name:     "an unknown flavour is refused with the ones there are",
+		in:       LaunchInput{Spec: &raftfsm.JobSpec{MPI: "lam", Cmd: []string{"x"}}, Attempt: two},
+		errWants: `unknown MPI flavour "lam" (want mpich, openmpi or none)`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := BuildLaunch(tc.in)
+			if tc.errWants != "" {
+				if err == nil || err.Error() != tc.errWants {
+					t.Fatalf("error %v, want %q", err, tc.errWants)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Argv, tc.argv) {
+				t.Errorf("argv\n got %q\nwant %q", got.Argv, tc.argv)
+			}
+			if !slices.EqualFunc(got.Copies, tc.copies, func(a, b Copy) bool {
+				return a.Node == b.Node && slices.Equal(a.Argv, b.Argv) && slices.Equal(a.Env, b.Env)
+			}) {
+				t.Errorf("copies\n got %q\nwant %q", got.Copies, tc.copies)
+			}
+		})
+	}
+}
+
+// What every process of an attempt gets from shoal: the capability and the size, and for an
+// elastic job where its checkpoints go and whether it resumes.
+func TestJobEnv(t *testing.T) {
+	t.Parallel()
+	n := testNode(t, raftfsm.New(), func() {})
+	submitted := time.Unix(1700000000, 0)
+	ran := raftfsm.Attempt{N: 1, StartedAt: submitted.Add(time.Minute), Hosts: []raftfsm.Host{{Node: "a", Procs: 2}}}
+	placedOnly := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "a", Procs: 2}}}
+	second := raftfsm.Attempt{N: 2, Hosts: []raftfsm.Host{{Node: "a", Procs: 2}, {Node: "b", Procs: 2}}}
+	elastic := &raftfsm.ElasticSpec{MinNP: 2, MaxNP: 8, Iterations: 100}
+	for _, tc := range []struct {
+		name string
+		job  *raftfsm.Job
+		att  *raftfsm.Attempt
+		want []string
+	}{{
+		name: "fixed-size job",
+		job:  &raftfsm.Job{ID: 7, Spec: raftfsm.JobSpec{Workdir: "/w"}, Attempts: []raftfsm.Attempt{placedOnly}},
+		att:  &placedOnly,
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2"},
+	}, {
+		name: "elastic job, first attempt",
+		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{placedOnly}},
+		att:  &placedOnly,
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100"},
+	}, {
+		name: "elastic job resumed after a resize",
+		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{ran, second}},
+		att:  &second,
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100"},
+	}, {
+		name: "elastic job whose first attempt never started does not resume",
+		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{placedOnly, second}},
+		att:  &second,
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := n.jobEnv(tc.job, tc.att, Key{Job: tc.job.ID, Attempt: tc.att.N}); !slices.Equal(got, tc.want) {
+				t.Errorf("jobEnv\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The launcher's own environment names this node and carries this node's marker; MPICH's
+// forwarding list built from it leaves both out, so every rank gets its own node's.
+func TestProcessEnvThroughMPICH(t *testing.T) {
+	t.Parallel()
+	n := testNode(t, raftfsm.New(), func() {})
+	job := &raftfsm.Job{ID: 7, Owner: "al", Spec: raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}, Env: []string{"FOO=1"}}}
+	k := Key{Job: 7, Attempt: 1}
+	env := n.processEnv(job, k, "/home/al", []string{"SHOAL_NP=1"})
+	if !slices.Contains(env, "SHOAL_NODE=n0") || !slices.Contains(env, n.markerFor(k)) {
+		t.Fatalf("launcher env %q lacks SHOAL_NODE=n0 or the marker", env)
+	}
+	l, err := BuildLaunch(LaunchInput{Spec: &job.Spec, Attempt: &raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}, HeadEnv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(l.Argv, "-genvlist")
+	if i < 0 {
+		t.Fatalf("no -genvlist in %q", l.Argv)
+	}
+	list := strings.Split(l.Argv[i+1], ",")
+	for _, name := range []string{"SHOAL_NODE", procMarker} {
+		if slices.Contains(list, name) {
+			t.Errorf("-genvlist %s forwards %s", l.Argv[i+1], name)
+		}
+	}
+	for _, name := range []string{"FOO", "SHOAL_AGENT_ADDR", "SHOAL_NP", "USER"} {
+		if !slices.Contains(list, name) {
+			t.Errorf("-genvlist %s does not forward %s", l.Argv[i+1], name)
+		}
+	}
+}

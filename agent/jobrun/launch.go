@@ -1,0 +1,275 @@
+package jobrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// runLauncher runs on the head node of a running attempt: it starts the
+// MPI launcher (or the plain copies), writes the job's output to the
+// attempt's log files, and commits the outcome. A launcher that cannot
+// start fails the attempt with the reason instead of hanging.
+func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt) {
+	k := Key{Job: j.ID, Attempt: att.N}
+	log := n.log.With("job", j.ID, "attempt", att.N)
+	boots := n.hostBoots(ctx, att)
+	code, reason := n.launch(ctx, j, att, k)
+	if ctx.Err() != nil {
+		return // the agent is stopping; the leader fails the attempt when it sees us gone
+	}
+	var typ string
+	var body any
+	// A node that dies under a job usually makes the launcher fail before
+	// gossip declares it dead. Blame the program only when every node of
+	// the attempt still answers; otherwise the attempt is requeued.
+	checkpointed := code == raftfsm.ExitCheckpointed && reason == "" && j.Spec.Elastic != nil
+	if (reason != "" || code != 0) && !checkpointed {
+		if lost := n.unreachable(ctx, att); len(lost) > 0 {
+			reason = fmt.Sprintf("lost node(s) %v during attempt %d", lost, att.N)
+			log.Warn("attempt lost nodes", "nodes", lost)
+			typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true, Lost: lost}
+		} else if back := n.restartedHosts(ctx, boots); len(back) > 0 {
+			// Answering again, but a new life: the attempt's processes there died (life.go).
+			reason = fmt.Sprintf("node(s) %v restarted during attempt %d", back, att.N)
+			log.Warn("attempt lost a node to a restart", "nodes", back)
+			typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true}
+		}
+	}
+	if typ != "" {
+		// decided above
+	} else if reason != "" {
+		log.Warn("attempt failed", "reason", reason)
+		typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason}
+	} else {
+		log.Info("attempt exited", "code", code)
+		typ, body = raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: j.ID, Attempt: att.N, ExitCode: &code}
+	}
+	b, _ := raftfsm.Encode(typ, n.now(), body)
+	// The outcome must reach raft whatever happens to the leader meanwhile:
+	// retry until it is committed or refused.
+	for ctx.Err() == nil {
+		res, err := n.d.Propose(ctx, b)
+		if err == nil {
+			if res.Err != "" {
+				log.Info("outcome not recorded", "err", res.Err) // e.g. the job was killed meanwhile
+			}
+			return
+		}
+		log.Warn("record attempt outcome, retrying", "err", err)
+	}
+}
+
+func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key) (int, string) {
+	dir := n.AttemptDir(k)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return -1, "create log dir: " + err.Error()
+	}
+	stdout, err := openAttemptLog(filepath.Join(dir, "stdout"))
+	if err != nil {
+		return -1, "create log: " + err.Error()
+	}
+	defer stdout.Close()
+	stderr, err := openAttemptLog(filepath.Join(dir, "stderr"))
+	if err != nil {
+		return -1, "create log: " + err.Error()
+	}
+	defer stderr.Close()
+	if err := n.procs.fence(k); err != nil {
+		return -1, err.Error()
+	}
+	if j.Spec.Elastic != nil {
+		if err := n.makeCheckpointDir(j); err != nil {
+			return -1, err.Error()
+		}
+	}
+	if j.Spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, j.Spec.Timeout)
+		defer cancel()
+	}
+	var code int
+	if j.Spec.MPI == string(Copies) || j.Spec.MPI == "" {
+		code, err = n.runCopies(ctx, j, att, stdout, stderr)
+	} else {
+		code, err = n.runMPI(ctx, j, att, k, stdout, stderr)
+	}
+	if err != nil {
+		return -1, err.Error()
+	}
+	if j.Spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return -1, fmt.Sprintf("timed out after %v", j.Spec.Timeout)
+	}
+	return code, ""
+}
+
+// runMPI starts mpiexec (MPICH's Hydra) or mpirun (Open MPI) with shoal rsh
+// as the remote launcher, through a small wrapper that carries the
+// attempt's capability: MPI launchers take one executable path.
+func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key, stdout, stderr io.Writer) (int, error) {
+	cred, home, err := n.credentialFor(j.Owner)
+	if err != nil {
+		return -1, err
+	}
+	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	tmp, wrapper, err := writeLauncherWrapper(k, script, cred)
+	if err != nil {
+		return -1, err
+	}
+	defer os.RemoveAll(tmp) // root's own directory (writeLauncherWrapper)
+	extra := n.jobEnv(j, att, k)
+	// Every rank's SHOAL_NODE must name the node it runs on. The launcher
+	// keeps the head's own (Hydra forks the head's proxy without the remote
+	// launcher when the name resolves locally, and Open MPI's mpirun is the
+	// head's daemon); remote proxies get theirs from their agent.
+	env := n.processEnv(j, k, home, extra)
+	l, err := BuildLaunch(LaunchInput{Spec: &j.Spec, Attempt: att, JobEnv: extra, HeadEnv: env,
+		Paths:     LaunchPaths{Launcher: launcherPath(Flavour(j.Spec.MPI)), Wrapper: wrapper},
+		AllowRoot: os.Geteuid() == 0 && cred == nil})
+	if err != nil {
+		return -1, err
+	}
+	cmd, err := n.command(cred, j.Spec.Workdir, l.Argv, env)
+	if err != nil {
+		return -1, err
+	}
+	return n.RunStreaming(ctx, k, cmd, stdout, stderr)
+}
+
+// launcherPath finds a flavour's launcher: the flavour's own name first
+// (Debian installs both as alternatives), the generic one last.
+func launcherPath(f Flavour) string {
+	switch f {
+	case MPICH:
+		return lookFirst("mpiexec.mpich", "mpiexec.hydra", "mpiexec")
+	case OpenMPI:
+		return lookFirst("mpirun.openmpi", "mpirun")
+	}
+	return ""
+}
+
+func lookFirst(names ...string) string {
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return names[len(names)-1]
+}
+
+// runCopies is --mpi none: NP copies of the command across the allocation,
+// each told its rank, the size and the hosts. The job's exit status is the
+// first non-zero status of a copy, or 0.
+func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, stdout, stderr io.Writer) (int, error) {
+	l, err := BuildLaunch(LaunchInput{Spec: &j.Spec, Attempt: att, JobEnv: n.jobEnv(j, att, Key{Job: j.ID, Attempt: att.N})})
+	if err != nil {
+		return -1, err
+	}
+	so, se := &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
+	type result struct {
+		code int
+		err  error
+	}
+	results := make(chan result, len(l.Copies))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, c := range l.Copies {
+		req := api.ExecRequest{Job: j.ID, Attempt: att.N, Node: c.Node, Argv: c.Argv, Env: c.Env}
+		go func() {
+			code, err := n.execOn(ctx, req, so, se)
+			results <- result{code, err}
+		}()
+	}
+	code := 0
+	var firstErr error
+	for range l.Copies {
+		r := <-results
+		if r.err != nil && firstErr == nil {
+			firstErr = r.err
+			cancel() // one copy could not run: stop the others
+		}
+		if r.code != 0 && code == 0 {
+			code = r.code
+		}
+	}
+	if firstErr != nil {
+		return -1, firstErr
+	}
+	return code, nil
+}
+
+// execOn runs an exec request on its node through that node's agent.
+func (n *Node) execOn(ctx context.Context, req api.ExecRequest, stdout, stderr io.Writer) (int, error) {
+	base, err := n.d.HTTPAddrOf(req.Node)
+	if err != nil {
+		return -1, err
+	}
+	c := &api.Client{Base: base, HTTP: n.d.StreamClient}
+	return c.Exec(ctx, req, stdout, stderr)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// bin is the shoal executable for `shoal rsh`.
+func (n *Node) bin() string {
+	if n.cfg.Bin != "" {
+		return n.cfg.Bin
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return "shoal"
+	}
+	return p
+}
+
+// unreachable lists the attempt's nodes whose agents do not answer a
+// health check within two seconds.
+func (n *Node) unreachable(ctx context.Context, att *raftfsm.Attempt) []string {
+	var mu sync.Mutex
+	var lost []string
+	var wg sync.WaitGroup
+	for _, h := range att.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			base, err := n.d.HTTPAddrOf(h.Node)
+			if err == nil {
+				hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err = n.d.PeerClient(base).Health(hctx)
+				cancel()
+			}
+			if err == nil {
+				if status, ok := n.d.NodeStatus(h.Node); ok && (status == "dead" || status == "left") {
+					err = fmt.Errorf("%s", status)
+				}
+			}
+			if err != nil {
+				mu.Lock()
+				lost = append(lost, h.Node)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lost)
+	return lost
+}

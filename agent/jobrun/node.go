@@ -1,0 +1,181 @@
+package jobrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Config is what a Node is: which node, where its files go, what its job
+// processes are told. The agent fills it from its own configuration.
+type Config struct {
+	// Name is this node's name, as the replicated state holds it. Required.
+	Name string
+	// DataDir holds the attempts' logs (DataDir/jobs/ID/N) and, for an
+	// elastic job without a working directory, its checkpoints. Required.
+	DataDir string
+	// Bin is the shoal executable, handed to MPI as its remote launcher
+	// (`shoal rsh`) and started as the job helper (jobexec). Default "":
+	// this process's own executable.
+	Bin string
+	// LocalAddr is the agent's API as processes on this node reach it
+	// (SHOAL_AGENT_ADDR), e.g. "https://127.0.0.1:7948". Required.
+	LocalAddr string
+	// Socket is the agent's local socket (SHOAL_AGENT_SOCK); "" when off.
+	Socket string
+	// CAFile is the public CA file jobs verify the agent with (SHOAL_CA_FILE).
+	CAFile string
+	// CACerts is the same certificates as base64 of the PEM (SHOAL_CA_CERTS).
+	CACerts string
+	// JobLimits are the site's resource limits over the system's defaults
+	// (--job-rlimit); see jobLimitsFor. Default none.
+	JobLimits []jobexec.Rlimit
+	// NeverAck makes the node never acknowledge co-allocations, as a node
+	// whose agent hangs would (a fault injection for tests).
+	NeverAck bool
+}
+
+// Validate names the first field that is missing.
+func (c *Config) Validate() error {
+	switch {
+	case c.Name == "":
+		return errors.New("jobrun: node name is empty")
+	case c.DataDir == "":
+		return errors.New("jobrun: data dir is empty")
+	case c.LocalAddr == "":
+		return errors.New("jobrun: the agent's local API address is empty")
+	}
+	for _, l := range c.JobLimits {
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("jobrun: %w", err)
+		}
+	}
+	return nil
+}
+
+// StateReader is this node's copy of the replicated state (*raftfsm.FSM).
+// View must not be held across anything that blocks.
+type StateReader interface {
+	View(fn func(*raftfsm.State))
+	State() *raftfsm.State
+	Index() uint64
+}
+
+var _ StateReader = (*raftfsm.FSM)(nil)
+
+// Deps are what a Node needs from the rest of the agent, each as small as
+// the Node uses it. Every field is required.
+type Deps struct {
+	Log *slog.Logger
+	// Now is the clock every timestamp and age is read from.
+	Now func() time.Time
+	// State reads the replicated state as applied here.
+	State StateReader
+	// Applied is signalled after every applied raft entry; the reconciler
+	// wakes on it rather than waiting for its tick.
+	Applied <-chan struct{}
+	// Propose commits a raft command through the leader (encoded with
+	// raftfsm.Encode) and returns its result. It blocks until then or ctx ends.
+	Propose func(ctx context.Context, cmd []byte) (api.ApplyResult, error)
+	// HTTPAddrOf is a node's API base URL as gossip knows it.
+	HTTPAddrOf func(node string) (string, error)
+	// PeerClient is a client for another agent's API (mutual TLS, a timeout).
+	PeerClient func(base string) *api.Client
+	// StreamClient reaches other agents for streams that last as long as
+	// their job (exec): no timeout.
+	StreamClient *http.Client
+	// NodeStatus is a node's gossip status ("alive", "suspect", "dead",
+	// "left") and whether gossip knows the node.
+	NodeStatus func(node string) (status string, known bool)
+	// JobCapability is the capability of one attempt, handed to its
+	// processes in SHOAL_JOB_CAP (for `shoal rsh` and `shoal progress`).
+	JobCapability func(Key) string
+	// MayRunAs is nil when this node may start a process as owner, or
+	// why not (an agent that is not root runs only its own user's jobs).
+	MayRunAs func(owner string) error
+	// ResizeSignalEvery is how often SIGUSR1 is sent again to an attempt
+	// asked to resize (the agent's elastic options, which tests change).
+	ResizeSignalEvery func() time.Duration
+	// Prune drops the agent's own per-attempt bookkeeping of ended
+	// attempts; it runs with the Node's pruning, every few seconds.
+	Prune func()
+}
+
+func (d *Deps) validate() error {
+	if d.Log == nil || d.Now == nil || d.State == nil || d.Applied == nil || d.Propose == nil ||
+		d.HTTPAddrOf == nil || d.PeerClient == nil || d.StreamClient == nil || d.NodeStatus == nil ||
+		d.JobCapability == nil || d.MayRunAs == nil || d.ResizeSignalEvery == nil || d.Prune == nil {
+		return errors.New("jobrun: every dependency is required")
+	}
+	return nil
+}
+
+// Node is the node side of jobs on one agent: the reconciler that makes
+// this node match the replicated state, the launcher of the attempts it
+// heads, the executor of job processes, and their bookkeeping.
+type Node struct {
+	cfg Config
+	d   Deps
+	log *slog.Logger
+	now func() time.Time
+
+	procs *procTable
+	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
+	life life
+	// jobLimits are the limits the job helper sets for every job process.
+	jobLimits []jobexec.Rlimit
+
+	mu       sync.Mutex
+	launched map[Key]bool      // attempts whose launcher this node (as head) started
+	acking   map[Key]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
+	ompiDirs map[Key]ompiDir   // Open MPI session directory bases of attempts (ompi.go)
+	// signalled is when SIGUSR1 last went to an attempt asked to resize (elastic_signal.go).
+	signalled map[Key]time.Time
+	// lastSweep is when stray processes were last looked for (sweep.go).
+	lastSweep time.Time
+
+	// wg holds the launchers and acknowledgements Run started; Run waits for them.
+	wg sync.WaitGroup
+}
+
+// New checks cfg and deps and returns a Node that does nothing until Run.
+func New(cfg Config, deps Deps) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := deps.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, procs: newProcTable(deps.Now), life: newLife(),
+		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}}
+	n.initJobLimits()
+	return n, nil
+}
+
+// Boot names this life of the node; GET /v1/health reports it, so a head
+// sees that a node of its attempt restarted.
+func (n *Node) Boot() string { return n.life.boot }
+
+// PIDs lists the process-group leaders this node runs for a job, any
+// attempt.
+func (n *Node) PIDs(job uint64) []int {
+	var out []int
+	for _, k := range n.procs.keys() {
+		if k.Job == job {
+			out = append(out, n.procs.pids(k)...)
+		}
+	}
+	return out
+}
+
+// Fence records that this node has seen attempt k and fails if a newer
+// attempt of the job was seen: nothing older may run here from now on.
+func (n *Node) Fence(k Key) error { return n.procs.fence(k) }

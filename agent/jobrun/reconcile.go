@@ -1,0 +1,134 @@
+package jobrun
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// ackResend is how long an acknowledged reservation waits before the
+// reconciler sends it again (raft may have lost it with a leader).
+const ackResend = 2 * time.Second
+
+// Run makes this node match the desired state of jobs until ctx ends:
+// reserve and acknowledge its part of new allocations, start the launcher
+// of attempts it heads, and kill processes of attempts that are no longer
+// live. It is level-triggered and keyed by (job, attempt): running it twice
+// starts nothing twice. Nothing starts before the attempts of the node's
+// last life are settled. When ctx ends it kills every job process of the
+// node (an agent that stops takes its ranks with it) and waits for the
+// launchers it started.
+func (n *Node) Run(ctx context.Context) {
+	defer n.wg.Wait()
+	if !n.settleLastLife(ctx) {
+		return
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var last uint64
+	lastFull := n.now()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, k := range n.procs.keys() {
+				n.procs.kill(k, 0)
+			}
+			n.sweep(nil) // an agent that stops takes its ranks with it
+			n.removeOMPIDirs(true)
+			return
+		case <-tick.C:
+		case <-n.d.Applied:
+		}
+		if idx := n.d.State.Index(); idx != last || n.now().Sub(lastFull) > time.Second {
+			last, lastFull = idx, n.now()
+			n.reconcile(ctx)
+		}
+	}
+}
+
+func (n *Node) reconcile(ctx context.Context) {
+	st := n.d.State.State()
+	live := map[Key]bool{}
+	self := n.cfg.Name
+	for _, id := range st.SortedJobIDs() {
+		j := st.Jobs[id]
+		att := j.Current()
+		if att == nil {
+			continue
+		}
+		k := Key{Job: j.ID, Attempt: att.N}
+		if j.State.Live() {
+			live[k] = true
+		}
+		switch j.State {
+		case raftfsm.StateLaunching:
+			if att.Holds(self) && !att.Acked(self) {
+				n.reserve(ctx, k)
+			}
+		case raftfsm.StateRunning:
+			// An elastic attempt asked to resize: its processes here checkpoint and exit 75.
+			if j.Elastic != nil && j.Elastic.ResizeAttempt == att.N && len(n.procs.pids(k)) > 0 {
+				n.signalResize(k)
+			}
+			if att.Head == self && n.markLaunched(k) {
+				n.wg.Add(1)
+				go func() {
+					defer n.wg.Done()
+					n.runLauncher(ctx, j, att)
+				}()
+			}
+		}
+	}
+	ended := false
+	for _, k := range n.procs.keys() {
+		if !live[k] {
+			n.log.Info("killing processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt)
+			n.procs.kill(k, 2*time.Second)
+			ended = true
+		}
+	}
+	if ended || n.now().Sub(n.lastSweep) > 5*time.Second {
+		n.lastSweep = n.now()
+		n.sweep(live)
+		n.removeOMPIDirs(false)
+		n.pruneBookkeeping()
+	}
+}
+
+func (n *Node) markLaunched(k Key) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.launched[k] {
+		return false
+	}
+	n.launched[k] = true
+	return true
+}
+
+// reserve is the first step of co-allocation on this node: fence the
+// attempt (nothing older may run here from now on) and acknowledge.
+func (n *Node) reserve(ctx context.Context, k Key) {
+	if n.cfg.NeverAck {
+		return
+	}
+	n.mu.Lock()
+	if t, ok := n.acking[k]; ok && n.now().Sub(t) < ackResend {
+		n.mu.Unlock()
+		return
+	}
+	n.acking[k] = n.now()
+	n.mu.Unlock()
+	if err := n.procs.fence(k); err != nil {
+		n.log.Warn("refusing reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
+		return
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, n.now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: n.cfg.Name})
+		if _, err := n.d.Propose(ctx, b); err != nil {
+			n.log.Warn("acknowledge reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
+		}
+	}()
+}

@@ -1,0 +1,63 @@
+package jobrun
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shoal-hpc/shoal/agent/jobexec"
+)
+
+// wrapperScript is the remote shell an MPI launcher of one attempt runs:
+// `shoal rsh` with the attempt's capability and the way to the local agent.
+func wrapperScript(capability, agentAddr, caFile, caCerts, bin string) string {
+	return fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
+		capability, agentAddr, caFile, caCerts, bin)
+}
+
+// writeLauncherWrapper creates the small script an MPI launcher of attempt
+// k runs as its remote shell (`shoal rsh` with the attempt's capability)
+// and returns its directory (the caller removes it) and its path.
+//
+// The construction leaves the job's owner nothing to swap: the directory is
+// root's (a fresh, randomly named one, in a sticky /tmp where nobody else
+// may rename or replace it) and the owner may only pass through it (0711);
+// the script is created there with O_EXCL and handed to the owner with
+// fchown on its descriptor, never chown by path. (The directory used to be
+// the owner's, and a symlink renamed over the script between two chowns by
+// path got a root-owned file of the user's choosing chowned to them.)
+func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path string, err error) {
+	dir, err = os.MkdirTemp("", fmt.Sprintf("shoal-job%d.%d-", k.Job, k.Attempt))
+	if err != nil {
+		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
+	}
+	defer root.Close()
+	if err := root.Chmod(".", 0o711); err != nil {
+		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
+	}
+	f, err := root.OpenFile("rsh", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+	if err != nil {
+		return "", "", fmt.Errorf("write launcher wrapper: %w", err)
+	}
+	defer f.Close()
+	if cred != nil {
+		if err := f.Chown(int(cred.UID), int(cred.GID)); err != nil {
+			return "", "", fmt.Errorf("hand the launcher wrapper to %s: %w", cred, err)
+		}
+	}
+	if _, err := f.WriteString(script); err != nil {
+		return "", "", fmt.Errorf("write launcher wrapper: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", "", fmt.Errorf("write launcher wrapper: %w", err)
+	}
+	return dir, dir + "/rsh", nil
+}

@@ -1,0 +1,35 @@
+package jobrun
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+// testNode is a Node over f for tests of its bookkeeping: nothing it does there reaches the
+// network, so every dependency on other agents refuses.
+func testNode(t *testing.T, f StateReader, prune func()) *Node {
+	t.Helper()
+	errNone := errors.New("no peers in this test")
+	n, err := New(Config{Name: "n0", DataDir: t.TempDir(), LocalAddr: "https://127.0.0.1:1"}, Deps{
+		Log: slog.New(slog.DiscardHandler), Now: time.Now, State: f, Applied: make(chan struct{}),
+		Propose:           func(context.Context, []byte) (api.ApplyResult, error) { return api.ApplyResult{}, errNone },
+		HTTPAddrOf:        func(string) (string, error) { return "", errNone },
+		PeerClient:        func(base string) *api.Client { return &api.Client{Base: base} },
+		StreamClient:      &http.Client{},
+		NodeStatus:        func(string) (string, bool) { return "", false },
+		JobCapability:     func(k Key) string { return "cap" },
+		MayRunAs:          func(string) error { return errNone },
+		ResizeSignalEvery: func() time.Duration { return time.Second },
+		Prune:             prune,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

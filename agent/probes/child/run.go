@@ -1,0 +1,164 @@
+package child
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/tlsca"
+)
+
+// Run is the body of a probe process (`shoal probe KIND`): it reads
+// its configuration and orders from in and writes heartbeats and
+// measurements to out, as described on Msg, until in closes or ctx
+// ends. sampler is the nodestate probe's source (nil: the host). The
+// agent runs the same function in-process when it has no binary to exec.
+func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler probe.Sampler, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	msgs := make(chan Msg, 16)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- ReadLines(in, func(m Msg) {
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+			}
+		})
+		close(msgs)
+	}()
+	var cfg Msg
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case m, ok := <-msgs:
+		if !ok {
+			return fmt.Errorf("probe %s: no configuration on stdin: %w", kind, errors.Join(<-readErr, io.ErrUnexpectedEOF))
+		}
+		if m.Type != TypeConfig || m.Kind != kind {
+			return fmt.Errorf("probe %s: first message is %q for %q, want config for %q", kind, m.Type, m.Kind, kind)
+		}
+		cfg = m
+	}
+	w := NewWriter(out)
+	beat := time.NewTicker(time.Duration(max(cfg.BeatMS, 10)) * time.Millisecond)
+	defer beat.Stop()
+	if err := w.Send(Msg{Type: TypeBeat}); err != nil {
+		return err
+	}
+	var work <-chan time.Time // the kind's own period
+	var busy atomic.Bool      // one measurement at a time
+	var peers []Peer
+	var pinger *probe.Pinger
+	var probeTLS *tls.Config // bandwidth: verifies the peers' probe servers
+	switch kind {
+	case "nodestate":
+		if sampler == nil {
+			sampler = probe.NewHostSampler()
+		}
+		t := time.NewTicker(time.Duration(max(cfg.SampleMS, 10)) * time.Millisecond)
+		defer t.Stop()
+		work = t.C
+		sampleOnce(ctx, sampler, w, log)
+	case "latency":
+		t := time.NewTicker(time.Duration(max(cfg.LatencyMS, 100)) * time.Millisecond)
+		defer t.Stop()
+		work = t.C
+		p, err := probe.NewPinger(cfg.Key)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		pinger = p
+	case "bandwidth":
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.CA) {
+			return fmt.Errorf("probe %s: no CA certificate in the configuration", kind)
+		}
+		probeTLS = tlsca.ClientConfig(pool, nil, tlsca.AgentServerName)
+	default:
+		return fmt.Errorf("no probe kind %q; want nodestate, latency or bandwidth", kind)
+	}
+	pingAll := func() {
+		if len(peers) == 0 || !busy.CompareAndSwap(false, true) {
+			return
+		}
+		ps := peers
+		go func() {
+			defer busy.Store(false)
+			var rtts []PeerRTT
+			for _, p := range ps {
+				got, err := pinger.Ping(p.Addr, 3, 500*time.Millisecond)
+				if err != nil {
+					log.Debug("ping", "peer", p.Name, "err", err)
+					continue
+				}
+				rtts = append(rtts, PeerRTT{Peer: p.Name, US: max(probe.MedianRTT(got).Microseconds(), 1)})
+			}
+			if len(rtts) > 0 {
+				_ = w.Send(Msg{Type: TypeRTT, RTTs: rtts})
+			}
+		}()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+			if err := w.Send(Msg{Type: TypeBeat}); err != nil {
+				return err
+			}
+		case <-work:
+			switch kind {
+			case "nodestate":
+				sampleOnce(ctx, sampler, w, log)
+			case "latency":
+				pingAll()
+			}
+		case m, ok := <-msgs:
+			if !ok {
+				return nil // the agent closed our stdin: it is going away
+			}
+			switch {
+			case m.Type == TypePeers && kind == "latency":
+				first := len(peers) == 0
+				peers = m.Peers
+				if first {
+					pingAll()
+				}
+			case m.Type == TypeTest && kind == "bandwidth":
+				if !busy.CompareAndSwap(false, true) {
+					_ = w.Send(Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Err: "a test is already running"})
+					continue
+				}
+				go func() {
+					defer busy.Store(false)
+					timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
+					r, err := probe.BandwidthTestTLS(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout, probeTLS)
+					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
+					if err != nil {
+						res.Err = err.Error()
+					}
+					_ = w.Send(res)
+				}()
+			}
+		}
+	}
+}
+
+func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger) {
+	raw, err := s.Sample(ctx)
+	if err != nil {
+		log.Warn("sample node state", "err", err)
+		return
+	}
+	_ = w.Send(Msg{Type: TypeSample, Sample: &raw})
+}

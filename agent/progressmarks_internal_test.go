@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// The progress marks of elastic attempts (shouldCommit's rate limit) go with their attempt:
+// the job node runs pruneProgressMarks with its own pruning, and what is left is exactly the
+// live attempts' marks.
+func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
+	t.Parallel()
+	// Twenty jobs run on n0 (IDs 1 to 20, in submit order); every fifth is still running.
+	type command struct {
+		typ  string
+		body any
+	}
+	var cmds []command
+	live := map[jobKey]bool{}
+	for id := uint64(1); id <= 20; id++ {
+		cmds = append(cmds,
+			command{raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(id), Owner: "alice", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}},
+			command{raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}},
+			command{raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"}},
+			command{raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1}})
+		if id%5 == 0 {
+			live[jobKey{Job: id, Attempt: 1}] = true
+		} else {
+			cmds = append(cmds, command{raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: id, Attempt: 1, ExitCode: new(int)}})
+		}
+	}
+	f := raftfsm.New()
+	for i, c := range cmds {
+		b, err := raftfsm.Encode(c.typ, time.Unix(1700000000, 0), c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := f.Apply(&raft.Log{Index: uint64(i + 1), Data: b}).(raftfsm.Result); res.Err != nil {
+			t.Fatalf("%s: %v", c.typ, res.Err)
+		}
+	}
+	a := &Agent{fsm: f}
+	for id := uint64(1); id <= 20; id++ {
+		if k := (jobKey{Job: id, Attempt: 1}); !a.shouldCommit(k, 1, 0) {
+			t.Fatalf("first report of %v not committed", k)
+		}
+	}
+	a.pruneProgressMarks()
+	if got := a.BookkeepingSizes()["reported"]; got != len(live) {
+		t.Fatalf("reported holds %d marks after pruning, want %d (the live attempts)", got, len(live))
+	}
+	for k := range live {
+		if _, ok := a.jobs.el.reported[k]; !ok {
+			t.Errorf("live attempt %v lost its progress mark", k)
+		}
+	}
+}
