@@ -190,6 +190,13 @@ type JobSpec struct {
 	// Array makes submit_job create one job per task (--array). Only the submit carries it:
 	// the tasks' own specs have it nil (their index and limit are on the Job).
 	Array *ArraySpec `json:"array,omitempty"`
+	// Batch runs Cmd once, on the head node, with the allocation described in its environment
+	// (a batch script, as sbatch runs it): MPI launches inside it use the allocation.
+	Batch bool `json:"batch,omitempty"`
+	// Output and Error are file patterns (%j %A %a %N %u %x, relative to Workdir) the head node
+	// writes the job's stdout and stderr to, as the job's owner; "" = the attempt's logs only.
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.

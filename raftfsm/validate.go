@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/shoal-hpc/shoal/internal/jobfmt"
 )
 
 // Bounds on user input, so that one bad submit cannot bloat every node's state.
@@ -111,6 +113,14 @@ func validateSpec(s *JobSpec) error {
 	}
 	if err := validateArray(s.Array); err != nil {
 		return err
+	}
+	for _, f := range []struct{ name, v string }{{"spec.output", s.Output}, {"spec.error", s.Error}} {
+		if err := checkLen(f.name, f.v); err != nil {
+			return err
+		}
+		if err := jobfmt.CheckPattern(f.v); err != nil {
+			return fmt.Errorf("%w: %s %w", ErrInvalid, f.name, err)
+		}
 	}
 	if s.Array != nil && s.Immediate {
 		return fmt.Errorf("%w: an array cannot be immediate (its tasks queue by design)", ErrInvalid)

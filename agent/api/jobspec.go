@@ -45,6 +45,12 @@ type JobSpec struct {
 	Depend []Dependency `json:"depend,omitempty"`
 	// Array submits one job per task (--array); nil = one job.
 	Array *ArraySpec `json:"array,omitempty"`
+	// Batch runs the command (a batch script) once on the head node, with
+	// the allocation in its environment; MPI launches inside it use it.
+	Batch bool `json:"batch,omitempty"`
+	// Output and Error are the file patterns of -o/--output and -e/--error.
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Dependency is one condition of --dependency: afterok, afternotok or

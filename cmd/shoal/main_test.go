@@ -95,6 +95,8 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	unknownHosts := filepath.Join(dir, "hosts")
 	os.WriteFile(unknownHosts, []byte("n0:2\nghost:2\n"), 0o644)
+	badScript := filepath.Join(dir, "job.sh")
+	os.WriteFile(badScript, []byte("#!/bin/sh\n#SHOAL -n 2\n#SHOAL --foo\ntrue\n"), 0o755)
 	badHosts := filepath.Join(dir, "bad")
 	os.WriteFile(badHosts, []byte("n0:two\n"), 0o644)
 	cases := []struct {
@@ -129,11 +131,17 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		{"hold needs an id", []string{"hold"}, exitUsage},
 		{"release a task not a number", []string{"release", "12_x"}, exitUsage},
 		{"kill no such job", []string{"kill", "77"}, exitUsage},
+		{"directive with an unknown flag", []string{"submit", badScript}, exitUsage},
+		{"unknown output pattern", []string{"submit", "-n", "1", "--output", "out-%q", "--", "true"}, exitUsage},
+		{"bad export", []string{"submit", "-n", "1", "--export", "PATH,NONE", "--", "true"}, exitUsage},
 	}
 	for _, tc := range cases {
 		_, errOut, code := shoal(t, env, tc.args...)
 		if code != tc.code {
 			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.name, code, tc.code, errOut)
+		}
+		if tc.name == "directive with an unknown flag" && !strings.Contains(errOut, "job.sh:3: unknown flag --foo") {
+			t.Errorf("%s: stderr %q, want job.sh:3: unknown flag --foo", tc.name, errOut)
 		}
 		oneLine(t, tc.name, errOut)
 	}
