@@ -99,7 +99,9 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 		defer cancel()
 	}
 	var code int
-	if j.Spec.MPI == string(Copies) || j.Spec.MPI == "" {
+	if j.Spec.Batch {
+		code, err = n.runBatch(ctx, j, att, k, stdout, stderr)
+	} else if j.Spec.MPI == string(Copies) || j.Spec.MPI == "" {
 		code, err = n.runCopies(ctx, j, att, stdout, stderr)
 	} else {
 		code, err = n.runMPI(ctx, j, att, k, stdout, stderr)
@@ -140,6 +142,38 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 		return -1, err
 	}
 	cmd, err := n.command(cred, j.Spec.Workdir, l.Argv, env)
+	if err != nil {
+		return -1, err
+	}
+	return n.RunStreaming(ctx, k, cmd, stdout, stderr)
+}
+
+// runBatch runs a batch script once, on the head, as sbatch does: with the
+// allocation described in its environment (allocationEnv), the hostfiles
+// written beside the attempt's remote shell, and the variables that make
+// mpiexec and mpirun inside it launch on the allocation through shoal rsh
+// (stepEnv): the job steps.
+func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key, stdout, stderr io.Writer) (int, error) {
+	cred, home, err := n.credentialFor(j.Owner)
+	if err != nil {
+		return -1, err
+	}
+	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	tmp, wrapper, err := writeLauncherWrapper(k, script, cred)
+	if err != nil {
+		return -1, err
+	}
+	defer os.RemoveAll(tmp)
+	mpich, ompi := hostfiles(att)
+	in := StepInput{Flavour: Flavour(j.Spec.MPI), Wrapper: wrapper, Degraded: att.Degraded, AllowRoot: os.Geteuid() == 0 && cred == nil}
+	if in.MPICHHosts, err = writeOwnedFile(tmp, "hosts.mpich", mpich, cred); err != nil {
+		return -1, err
+	}
+	if in.OpenMPIHosts, err = writeOwnedFile(tmp, "hosts.openmpi", ompi, cred); err != nil {
+		return -1, err
+	}
+	env := n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...))
+	cmd, err := n.command(cred, j.Spec.Workdir, j.Spec.Cmd, env)
 	if err != nil {
 		return -1, err
 	}

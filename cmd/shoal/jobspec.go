@@ -198,6 +198,9 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		cmdArgs = []string{exe}
 	}
 	exe = cmdArgs[len(cmdArgs)-1]
+	if sp.Batch && sp.Name == "" {
+		sp.Name = filepath.Base(exe) // sbatch names a job for its script
+	}
 	sp.Cmd = append(cmdArgs, args[1:]...)
 	info, elfErr := probe.ScanELF(exe)
 	if elfErr != nil && !errors.Is(elfErr, probe.ErrNotELF) {

@@ -1,0 +1,121 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/testcluster"
+)
+
+// TestBatchScriptRunsMPICHAndOpenMPISteps: a batch script with #SHOAL
+// directives runs once on its allocation's head, with the allocation in
+// its environment, and an MPICH step and an Open MPI step inside it use
+// the allocation without naming hosts (issue 19). The command line's
+// --ppn overrides the script's.
+func TestBatchScriptRunsMPICHAndOpenMPISteps(t *testing.T) {
+	t.Parallel()
+	mpich, ompi := ring(t, "mpich"), ring(t, "openmpi")
+	c := jobCluster(t, 2, nil)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "steps.sh")
+	os.WriteFile(script, []byte(fmt.Sprintf(`#!/bin/sh
+#SHOAL -n 4 --ppn 1 -J steps   # ppn 1 would need 4 nodes: the command line's --ppn 2 must win
+#SHOAL --env GREETING='hello there' --timeout 2m
+echo "name=$SHOAL_JOB_NAME id=$SHOAL_JOB_ID nodes=$SHOAL_NODELIST ntasks=$SHOAL_NTASKS nnodes=$SHOAL_NNODES submit=$SHOAL_SUBMIT_DIR greeting=$GREETING"
+echo "hostfile:"; cat "$SHOAL_HOSTFILE"
+echo "once on $SHOAL_NODE"
+mpiexec.mpich %s 2 || exit 12
+# The test's two nodes share one machine: Open MPI's shared-memory transport
+# between ranks it believes on different nodes crashes, so TCP only.
+OMPI_MCA_btl=self,tcp mpirun.openmpi %s 2 || exit 13
+`, mpich, ompi)), 0o755)
+	out, errOut, code := shoalCLI(t, c, 0, "submit", "--ppn", "2", "--workdir", dir, script)
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("submit printed %q", out)
+	}
+	j := waitState(t, c, 0, id, 3*time.Minute, "done", "failed")
+	var logs strings.Builder
+	_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d", id, j.Attempt), &logs)
+	var errs strings.Builder
+	_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stderr&attempt=%d", id, j.Attempt), &errs)
+	if j.State != "done" {
+		t.Fatalf("batch job %s (%s)\nstdout:\n%s\nstderr:\n%s", j.State, j.Reason, logs.String(), errs.String())
+	}
+	got := logs.String()
+	want := fmt.Sprintf("name=steps id=%d nodes=n[0-1] ntasks=4 nnodes=2 submit=%s greeting=hello there", id, dir)
+	for _, w := range []string{want, "n0:2\nn1:2\n", "ring token 8 (want 8), allreduce 10 (want 10): ok"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, got)
+		}
+	}
+	if n := strings.Count(got, "once on n0"); n != 1 || strings.Count(got, "once on") != 1 {
+		t.Errorf("the script ran %d times, want once (on the head):\n%s", n, got)
+	}
+	if n := strings.Count(got, "ring token 8 (want 8), allreduce 10 (want 10): ok"); n != 2 {
+		t.Errorf("%d MPI steps succeeded, want 2 (MPICH, then Open MPI):\n%s", n, got)
+	}
+	// Open MPI's daemon on n1 was started through n1's agent, so its ranks
+	// name n1. (Hydra forwards the whole environment of mpiexec, the head's
+	// SHOAL_NODE with it, so the MPICH step's ranks all say n0.)
+	if strings.Count(got, "(shoal node n1)") < 2 {
+		t.Errorf("the Open MPI step ran fewer than 2 ranks through n1's agent:\n%s", got)
+	}
+}
+
+// TestJobEnvironmentLive: array tasks see their array and task IDs, every
+// job its name and node list; --export ALL (the default) carries the
+// submitter's environment and --export NONE clears it.
+func TestJobEnvironmentLive(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 2, nil)
+	submit := func(args ...string) uint64 {
+		t.Helper()
+		cmd := exec.Command(testcluster.BuildShoal(t), append([]string{"submit"}, args...)...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(0).Base, "SHOAL_TOKEN="+testcluster.Token,
+			"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"), "MODULE_STATE=gcc/12")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("submit %q: %v", args, err)
+		}
+		id, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+		if err != nil {
+			t.Fatalf("submit printed %q", out)
+		}
+		return id
+	}
+	stdout := func(id uint64) string {
+		t.Helper()
+		j := waitState(t, c, 0, id, time.Minute, "done", "failed")
+		var b strings.Builder
+		_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d", id, j.Attempt), &b)
+		if j.State != "done" {
+			t.Fatalf("job %d %s (%s): %s", id, j.State, j.Reason, b.String())
+		}
+		return b.String()
+	}
+	show := `echo "array=${SHOAL_ARRAY_JOB_ID-none} task=${SHOAL_ARRAY_TASK_ID-none} name=$SHOAL_JOB_NAME nodes=$SHOAL_NODELIST module=${MODULE_STATE-unset}"`
+	arr := submit("-n", "1", "--mpi", "none", "-J", "sweep", "--array", "0-2%2", "--", "sh", "-c", show)
+	for i := range 3 {
+		out := stdout(arr + uint64(i))
+		want := fmt.Sprintf("array=%d task=%d name=sweep nodes=n", arr, i)
+		if !strings.Contains(out, want) || !strings.Contains(out, "module=gcc/12") {
+			t.Errorf("task %d printed %q, want %q and the submitter's MODULE_STATE", i, out, want)
+		}
+	}
+	none := submit("-n", "2", "--ppn", "1", "--mpi", "none", "--export", "NONE", "--", "sh", "-c", show)
+	if out := stdout(none); strings.Count(out, "array=none task=none name=sh nodes=n[0-1] module=unset") != 2 {
+		t.Errorf("--export NONE job printed %q, want the submitter's variables gone", out)
+	}
+}
