@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -117,5 +120,70 @@ func TestJobEnvironmentLive(t *testing.T) {
 	none := submit("-n", "2", "--ppn", "1", "--mpi", "none", "--export", "NONE", "--", "sh", "-c", show)
 	if out := stdout(none); strings.Count(out, "array=none task=none name=sh nodes=n[0-1] module=unset") != 2 {
 		t.Errorf("--export NONE job printed %q, want the submitter's variables gone", out)
+	}
+}
+
+// TestOutputFilesLive: --output and --error files appear in the submit
+// directory with their patterns expanded, owned by the job's user, while
+// the attempt's logs keep the output; without --error, stderr joins the
+// --output file, as with sbatch.
+func TestOutputFilesLive(t *testing.T) {
+	t.Parallel()
+	nobody, err := user.Lookup("nobody")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and the user nobody")
+	}
+	c := jobCluster(t, 2, nil)
+	dir, err := os.MkdirTemp("", "shoal-outfiles-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	spec := api.JobSpec{Cmd: []string{"/bin/sh", "-c", "echo out-line; echo err-line >&2"}, NP: 1, MPI: "none", Workdir: dir,
+		Name: "named", Output: "o-%x-%j-%u-%N.txt", Error: "e-%A_%a.txt", MaxAttempts: 1}
+	submitAs := func(spec api.JobSpec) uint64 {
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()), Owner: "nobody", Spec: spec})
+		if err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+		return res.ID
+	}
+	id := submitAs(spec)
+	j := waitState(t, c, 0, id, time.Minute, "done", "failed")
+	if j.State != "done" {
+		t.Fatalf("job %s: %s", j.State, j.Reason)
+	}
+	head := j.Attempts[len(j.Attempts)-1].Head
+	uid := nobody.Uid
+	for name, want := range map[string]string{
+		fmt.Sprintf("o-named-%d-nobody-%s.txt", id, head): "out-line\n",
+		fmt.Sprintf("e-%d_0.txt", id):                       "err-line\n",
+	} {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil || string(b) != want {
+			entries, _ := os.ReadDir(dir)
+			t.Errorf("%s: %q, %v; want %q (directory holds %v)", name, b, err, want, entries)
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || fmt.Sprint(st.Sys().(*syscall.Stat_t).Uid) != uid {
+			t.Errorf("%s is not owned by nobody (uid %s)", name, uid)
+		}
+	}
+	var logs strings.Builder
+	_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d", id, j.Attempt), &logs)
+	if logs.String() != "out-line\n" {
+		t.Errorf("the attempt's log holds %q, want the output too", logs.String())
+	}
+	// Without --error, stderr goes to the --output file.
+	spec.Output, spec.Error = "both-%j.txt", ""
+	id = submitAs(spec)
+	if j := waitState(t, c, 0, id, time.Minute, "done", "failed"); j.State != "done" {
+		t.Fatalf("job %s: %s", j.State, j.Reason)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("both-%d.txt", id)))
+	if !strings.Contains(string(b), "out-line") || !strings.Contains(string(b), "err-line") {
+		t.Errorf("--output without --error holds %q, want both streams", b)
 	}
 }

@@ -88,6 +88,11 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err := n.procs.fence(k); err != nil {
 		return -1, err.Error()
 	}
+	outW, errW, finish, err := n.outputFiles(j, stdout, stderr)
+	if err != nil {
+		return -1, err.Error()
+	}
+	defer finish()
 	if j.Spec.Elastic != nil {
 		if err := n.makeCheckpointDir(j); err != nil {
 			return -1, err.Error()
@@ -100,11 +105,11 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	}
 	var code int
 	if j.Spec.Batch {
-		code, err = n.runBatch(ctx, j, att, k, stdout, stderr)
+		code, err = n.runBatch(ctx, j, att, k, outW, errW)
 	} else if j.Spec.MPI == string(Copies) || j.Spec.MPI == "" {
-		code, err = n.runCopies(ctx, j, att, stdout, stderr)
+		code, err = n.runCopies(ctx, j, att, outW, errW)
 	} else {
-		code, err = n.runMPI(ctx, j, att, k, stdout, stderr)
+		code, err = n.runMPI(ctx, j, att, k, outW, errW)
 	}
 	if err != nil {
 		return -1, err.Error()
