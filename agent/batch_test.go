@@ -158,7 +158,7 @@ func TestOutputFilesLive(t *testing.T) {
 	uid := nobody.Uid
 	for name, want := range map[string]string{
 		fmt.Sprintf("o-named-%d-nobody-%s.txt", id, head): "out-line\n",
-		fmt.Sprintf("e-%d_0.txt", id):                       "err-line\n",
+		fmt.Sprintf("e-%d_0.txt", id):                     "err-line\n",
 	} {
 		p := filepath.Join(dir, name)
 		b, err := os.ReadFile(p)

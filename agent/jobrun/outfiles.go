@@ -96,4 +96,3 @@ func (n *Node) outputFiles(j *raftfsm.Job, stdout, stderr *os.File) (outW, errW 
 	}
 	return outW, errW, stop, nil
 }
-
