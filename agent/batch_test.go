@@ -187,3 +187,30 @@ func TestOutputFilesLive(t *testing.T) {
 		t.Errorf("--output without --error holds %q, want both streams", b)
 	}
 }
+
+// TestRunForwardsStdinToRankZero: shoal run's standard input reaches rank
+// 0 of an MPICH and of an Open MPI job, through the head's launcher.
+func TestRunForwardsStdinToRankZero(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 2, nil)
+	for _, tc := range []struct{ flavour, rankVar string }{{"mpich", "PMI_RANK"}, {"openmpi", "OMPI_COMM_WORLD_RANK"}} {
+		if _, err := exec.LookPath(map[string]string{"mpich": "mpiexec.mpich", "openmpi": "mpirun.openmpi"}[tc.flavour]); err != nil {
+			t.Logf("%s not installed", tc.flavour)
+			continue
+		}
+		prog := fmt.Sprintf(`if [ "$%s" = 0 ]; then echo "rank 0 got: $(cat)"; else echo "rank $%s read nothing"; fi`, tc.rankVar, tc.rankVar)
+		cmd := exec.Command(testcluster.BuildShoal(t), "run", "-n", "2", "--ppn", "1", "--mpi", tc.flavour, "--timeout", "1m", "--", "sh", "-c", prog)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(1).Base, "SHOAL_TOKEN="+testcluster.Token,
+			"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"))
+		cmd.Stdin = strings.NewReader("line one\nline two\n")
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: shoal run: %v\nstdout:\n%s\nstderr:\n%s", tc.flavour, err, so.String(), se.String())
+		}
+		if !strings.Contains(so.String(), "rank 0 got: line one\nline two") || !strings.Contains(so.String(), "rank 1 read nothing") {
+			t.Errorf("%s: stdout %q, want rank 0 to have read the input", tc.flavour, so.String())
+		}
+	}
+}

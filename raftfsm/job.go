@@ -197,6 +197,8 @@ type JobSpec struct {
 	// writes the job's stdout and stderr to, as the job's owner; "" = the attempt's logs only.
 	Output string `json:"output,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Stdin: the client (shoal run) sends standard input, which the launcher passes to rank 0.
+	Stdin bool `json:"stdin,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.

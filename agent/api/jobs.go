@@ -229,6 +229,34 @@ func (c *Client) Job(ctx context.Context, id uint64) (Job, error) {
 	return out, c.Do(ctx, http.MethodGet, fmt.Sprintf("/v1/jobs/%d", id), nil, &out)
 }
 
+// SendStdin streams r to the standard input of a `shoal run` job's
+// attempt, which its launcher gives to rank 0, until r ends. It goes to
+// Base only: a stream half sent cannot be retried elsewhere.
+func (c *Client) SendStdin(ctx context.Context, id uint64, attempt int, r io.Reader) error {
+	c.mu.Lock()
+	base := c.Base
+	c.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/v1/jobs/%d/stdin?attempt=%d", base, id, attempt), r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.streaming().Do(req)
+	if err != nil {
+		return fmt.Errorf("send stdin of job %d to %s: %w", id, c.display(base), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e Error
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e)
+		return &StatusError{Code: resp.StatusCode, Msg: e.Error}
+	}
+	return nil
+}
+
 // JobRef returns the job ref names: a job ID, or ARRAY_TASK for a task of
 // an array (Slurm's 12_3).
 func (c *Client) JobRef(ctx context.Context, ref string) (Job, error) {

@@ -51,6 +51,9 @@ type JobSpec struct {
 	// Output and Error are the file patterns of -o/--output and -e/--error.
 	Output string `json:"output,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Stdin: the client sends standard input (POST /v1/jobs/{id}/stdin),
+	// which the launcher passes to rank 0 (shoal run).
+	Stdin bool `json:"stdin,omitempty"`
 }
 
 // Dependency is one condition of --dependency: afterok, afternotok or

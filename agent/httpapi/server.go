@@ -99,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
 	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
+	s.routeBody(mux, "POST /v1/jobs/{id}/stdin", s.handleStdin, 0) // a stream: no bound on its size
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)
 	if s.cfg.Metrics != nil {
@@ -117,6 +118,12 @@ func (s *Server) Handler() http.Handler {
 // socket the kernel's word on the sender stands in for the token (see
 // actAs for what a sender may do).
 func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	s.routeBody(mux, pattern, h, maxBody)
+}
+
+// routeBody is route with a bound on the request body of maxBytes; 0 for
+// none (a stream, like a job's standard input).
+func (s *Server) routeBody(mux *http.ServeMux, pattern string, h http.HandlerFunc, maxBytes int64) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if p, local := peerOf(r); local {
 			if p.err != nil {
@@ -127,7 +134,9 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 				writeErr(w, http.StatusForbidden, why)
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			if maxBytes > 0 {
+				r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+			}
 			h(w, r)
 			return
 		}
@@ -137,7 +146,9 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if maxBytes > 0 {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+		}
 		h(w, r)
 	})
 }

@@ -150,6 +150,21 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
+	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
+}
+
+// runWithStdin runs a launcher whose standard input, for a `shoal run`
+// job, is what its client sends (stdin.go); the launcher gives it to rank 0.
+func (n *Node) runWithStdin(ctx context.Context, j *raftfsm.Job, k Key, cmd *exec.Cmd, stdout, stderr io.Writer) (int, error) {
+	in, done, err := n.openStdin(j, k)
+	if err != nil {
+		return -1, err
+	}
+	defer done()
+	if in != nil {
+		cmd.Stdin = in
+		defer in.Close()
+	}
 	return n.RunStreaming(ctx, k, cmd, stdout, stderr)
 }
 
@@ -182,7 +197,7 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 	if err != nil {
 		return -1, err
 	}
-	return n.RunStreaming(ctx, k, cmd, stdout, stderr)
+	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
 }
 
 // launcherPath finds a flavour's launcher: the flavour's own name first
