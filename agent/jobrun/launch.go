@@ -135,6 +135,17 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	}
 	defer os.RemoveAll(tmp) // root's own directory (writeLauncherWrapper)
 	extra := n.jobEnv(j, att, k)
+	// SHOAL_HOSTFILE: the allocation in the flavour's hostfile format, on the head.
+	mpich, ompi := hostfiles(att)
+	hosts := mpich
+	if Flavour(j.Spec.MPI) == OpenMPI {
+		hosts = ompi
+	}
+	hostfile, err := writeOwnedFile(tmp, "hosts", hosts, cred)
+	if err != nil {
+		return -1, err
+	}
+	extra = append(extra, "SHOAL_HOSTFILE="+hostfile)
 	// Every rank's SHOAL_NODE must name the node it runs on. The launcher
 	// keeps the head's own (Hydra forks the head's proxy without the remote
 	// launcher when the name resolves locally, and Open MPI's mpirun is the
