@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -218,4 +219,56 @@ func TestRunForwardsStdinToRankZero(t *testing.T) {
 			t.Errorf("%s: stdout %q, want SHOAL_HOSTFILE to list both nodes in the flavour's format; stderr %s", tc.flavour, so.String(), se.String())
 		}
 	}
+}
+
+// TestFairShareInterleavesUsersLive: root's array fills the cluster
+// first; once its tasks have run, nobody's (no usage) go before the rest
+// of root's, though submitted after all of them.
+func TestFairShareInterleavesUsersLive(t *testing.T) {
+	t.Parallel()
+	if _, err := user.Lookup("nobody"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and the user nobody")
+	}
+	c := jobCluster(t, 2, nil)
+	// Each task takes a node's worth of slots (placement ignores held slots under --ppn), so two run at a time.
+	nodes, err := c.Client(0).Nodes(context.Background())
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("nodes: %v", err)
+	}
+	slots := max(nodes[0].Cores, nodes[0].Threads)
+	submit := func(owner string) uint64 {
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: t.Name() + owner, Owner: owner, Spec: api.JobSpec{
+			Cmd: []string{"/bin/sleep", "1"}, NP: slots, MPI: "none", Workdir: "/", MaxAttempts: 1,
+			Array: &api.ArraySpec{Tasks: []int{0, 1, 2, 3, 4, 5}}}})
+		if err != nil {
+			t.Fatalf("submit as %s: %v", owner, err)
+		}
+		return res.ID
+	}
+	rootArr, nobodyArr := submit("root"), submit("nobody")
+	var jobs []api.Job
+	testcluster.WaitFor(t, 3*time.Minute, "both arrays done", func() bool {
+		js, err := c.Client(0).Jobs(context.Background())
+		if err != nil {
+			return false
+		}
+		jobs = js
+		for _, j := range js {
+			if j.State != "done" {
+				return false
+			}
+		}
+		return len(js) == 12
+	})
+	placed := func(j api.Job) time.Time { return *j.Attempts[0].PlacedAt }
+	var order []string
+	slices.SortStableFunc(jobs, func(a, b api.Job) int { return placed(a).Compare(placed(b)) })
+	for _, j := range jobs {
+		order = append(order, fmt.Sprintf("%s@%s", j.Owner, placed(j).Sub(placed(jobs[0])).Round(10*time.Millisecond)))
+	}
+	// First come, first served would place all 6 of root's before any of nobody's.
+	if i := slices.IndexFunc(jobs, func(j api.Job) bool { return j.Owner == "nobody" }); i < 0 || i >= 6 {
+		t.Fatalf("placement order %v: nobody's first task placed %dth, want before root's last (arrays %d, %d)", order, i+1, rootArr, nobodyArr)
+	}
+	t.Logf("placement order: %v", order)
 }
