@@ -104,8 +104,6 @@ func pendingTask(j api.Job) bool {
 	return j.ArrayJobID != 0 && j.ArrayTaskID != nil && j.State == "queued"
 }
 
-func age(t time.Time) string { return ageAt(t, time.Now()) }
-
 func ageAt(t, now time.Time) string {
 	d := now.Sub(t)
 	switch {
