@@ -97,7 +97,7 @@ func (a *Agent) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, er
 	}
 	res := api.ApplyResult{Index: f.Index()}
 	if r, ok := f.Response().(raftfsm.Result); ok {
-		res.JobID = r.JobID
+		res.JobID, res.JobIDs = r.JobID, r.JobIDs
 		if r.Err != nil {
 			res.Err, res.Code = r.Err.Error(), raftfsm.Code(r.Err)
 		}

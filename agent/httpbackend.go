@@ -43,6 +43,7 @@ type httpBackend struct {
 	checkpointDir     func(*raftfsm.Job) string
 	prepareExec       func(context.Context, api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error)
 	attemptDir        func(jobKey) string
+	feedStdin         func(ctx context.Context, k jobrun.Key, r io.Reader) error
 	reportProgress    func(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool
 }
 
@@ -53,7 +54,8 @@ func newHTTPBackend(a *Agent) *httpBackend {
 		writeTimeout: a.cfg.WriteTimeout,
 		roles:        a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
 		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: func(j *raftfsm.Job) string { return jobrun.CheckpointDir(a.cfg.DataDir, j) },
-		prepareExec: prepareExec(a.jobNode), attemptDir: a.jobNode.AttemptDir, reportProgress: a.reportProgress}
+		prepareExec: prepareExec(a.jobNode), attemptDir: a.jobNode.AttemptDir, reportProgress: a.reportProgress,
+		feedStdin: a.jobNode.FeedStdin}
 }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
@@ -67,6 +69,9 @@ func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
 func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peerBase(node) }
 func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peerClient(base) }
 func (b *httpBackend) StreamClient() *http.Client            { return b.streamClient }
+func (b *httpBackend) FeedStdin(ctx context.Context, job uint64, attempt int, r io.Reader) error {
+	return b.feedStdin(ctx, jobrun.Key{Job: job, Attempt: attempt}, r)
+}
 func (b *httpBackend) LogPath(job uint64, attempt int, stream string) string {
 	return filepath.Join(b.attemptDir(jobKey{Job: job, Attempt: attempt}), stream)
 }

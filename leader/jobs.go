@@ -97,7 +97,8 @@ func drainedHost(st *raftfsm.State, j *raftfsm.Job) string {
 	return ""
 }
 
-// placeQueued places queued jobs in queue order (priority, then first come)
+// placeQueued places queued jobs in queue order (priority, then the
+// owner's fair-share factor, then first come)
 // on one snapshot, adding each placement's slots to it before the next, so
 // one round never hands the same free slots to two jobs. Its commands are
 // marked Placement: each was decided assuming the placements before it
@@ -105,7 +106,7 @@ func drainedHost(st *raftfsm.State, j *raftfsm.Job) string {
 // round decides them again from raft's state.
 func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 	st, now := v.State, v.Now
-	queue := raftfsm.Queue(st)
+	queue := raftfsm.FairQueue(st, now, v.Config.FairShareHalfLife)
 	next := JobsBook{Refused: maps.Clone(b.Refused)}
 	maps.DeleteFunc(next.Refused, func(id uint64, r Refusal) bool {
 		j := st.Jobs[id]
@@ -119,7 +120,17 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		cmds = append(cmds, Command{Type: typ, Body: body, Placement: true})
 	}
 	snap := Snapshot(st, v.Nodes)
+	gs := newGates(st, now)
 	for _, j := range queue {
+		if g := gs.check(j); g.never != "" {
+			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: g.never})
+			continue
+		} else if g.wait != "" {
+			if waitReasonStale(j.WaitReason, j.WaitSince, g.wait, now) {
+				add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: g.wait})
+			}
+			continue
+		}
 		if r, ok := next.Refused[j.ID]; ok {
 			// One job refused must not hold up the jobs behind it: raft
 			// would refuse the same allocation every round, so the job
@@ -173,6 +184,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
+		gs.placed(j)
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
 				if snap.Nodes[i].Name == h.Node {

@@ -111,6 +111,9 @@ type Config struct {
 	Elastic elastic.Config
 	// Probes configure probe supervision and the bandwidth schedule.
 	Probes ProbeConfig
+	// FairShareHalfLife is the half-life of the usage the fair-share
+	// factor decays; 0 is raftfsm.DefaultHalfLife.
+	FairShareHalfLife time.Duration
 	// RefusePlacement, a test hook, breaks the allocation proposed for
 	// the jobs it selects so that raft refuses it (TestingHooks).
 	RefusePlacement func(j *raftfsm.Job) bool

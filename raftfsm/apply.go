@@ -75,6 +75,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).undrainNode)
 	case CmdPurgeHistory:
 		return applyBody(s, c, (*State).purgeHistory)
+	case CmdHoldJob:
+		return applyBody(s, c, (*State).hold)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

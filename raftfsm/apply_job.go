@@ -28,22 +28,37 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 	if err := s.Limits.CheckSpec(&spec); err != nil {
 		return Result{}, err
 	}
+	if err := s.checkDependTargets(spec.Depend); err != nil {
+		return Result{}, err
+	}
 	if err := s.checkQuota(b.Owner, &spec); err != nil {
 		return Result{}, err
 	}
-	if s.NextJobID == math.MaxUint64 {
+	n := uint64(spec.taskCount())
+	if s.NextJobID > math.MaxUint64-n {
 		return Result{}, fmt.Errorf("%w: job IDs exhausted", ErrInvalid)
 	}
 	id := s.NextJobID
-	s.Jobs[id] = &Job{
-		ID: id, RequestID: b.RequestID, Owner: b.Owner, Spec: spec,
-		State: StateQueued, SubmittedAt: at, Seq: id,
+	arr := spec.Array
+	spec.Array = nil
+	for i := range n {
+		j := &Job{
+			ID: id + i, RequestID: b.RequestID, Owner: b.Owner, Spec: spec.clone(),
+			State: StateQueued, SubmittedAt: at, Seq: id + i,
+		}
+		if arr != nil {
+			j.ArrayJobID, j.ArrayTaskID, j.ArrayLimit = id, arr.Tasks[i], arr.Limit
+			if i > 0 {
+				j.RequestID = arrayRequestID(b.RequestID, arr.Tasks[i])
+			}
+		}
+		if spec.Elastic != nil {
+			j.Elastic = &ElasticStatus{TargetNP: spec.NP}
+		}
+		s.Jobs[j.ID] = j
+		s.byRequest[j.RequestID] = j.ID
 	}
-	if spec.Elastic != nil {
-		s.Jobs[id].Elastic = &ElasticStatus{TargetNP: spec.NP}
-	}
-	s.byRequest[b.RequestID] = id
-	s.NextJobID++
+	s.NextJobID += n
 	return Result{JobID: id}, nil
 }
 
@@ -57,6 +72,17 @@ func normalizeSpec(s *JobSpec) {
 	}
 	if len(s.PEs) == 0 {
 		s.PEs = nil
+	}
+	if len(s.Depend) == 0 {
+		s.Depend = nil
+	}
+	for i := range s.Depend {
+		if len(s.Depend[i].IDs) == 0 {
+			s.Depend[i].IDs = nil
+		}
+	}
+	if !s.Begin.IsZero() {
+		s.Begin = s.Begin.UTC()
 	}
 }
 
@@ -326,6 +352,9 @@ func (s *State) kill(at time.Time, b *KillJob) (Result, error) {
 	if err := nonEmpty("user", b.User); err != nil {
 		return Result{JobID: b.ID}, err
 	}
+	if b.Array {
+		return s.killArray(at, b)
+	}
 	j, err := s.job(b.ID)
 	if err != nil {
 		return Result{JobID: b.ID}, err
@@ -341,15 +370,43 @@ func (s *State) kill(at time.Time, b *KillJob) (Result, error) {
 	if j.State.Terminal() {
 		return res, fmt.Errorf("%w: job %d is %s", ErrJobTerminal, j.ID, j.State)
 	}
-	reason := "killed by " + b.User
+	s.Jobs[j.ID] = killedCopy(j, at, b.User)
+	return res, nil
+}
+
+// killArray kills every unfinished task of the array b.ID names; the tasks that ended already
+// are left as they are, and an array with none left to kill is a no-op.
+func (s *State) killArray(at time.Time, b *KillJob) (Result, error) {
+	jobs, err := s.targets(b.ID, true)
+	if err != nil {
+		return Result{JobID: b.ID}, err
+	}
+	res := Result{JobID: b.ID}
+	for _, j := range jobs {
+		if b.User != j.Owner && b.User != RootUser {
+			return res, fmt.Errorf("%w: job %d belongs to %q, not %q", ErrNotOwner, j.ID, j.Owner, b.User)
+		}
+	}
+	for _, j := range jobs {
+		if !j.State.Terminal() {
+			s.Jobs[j.ID] = killedCopy(j, at, b.User)
+			res.JobIDs = append(res.JobIDs, j.ID)
+		}
+	}
+	res.Noop = len(res.JobIDs) == 0
+	return res, nil
+}
+
+// killedCopy returns a copy of unfinished job j killed by user.
+func killedCopy(j *Job, at time.Time, user string) *Job {
+	reason := "killed by " + user
 	n := j.clone()
 	if cur := n.Current(); cur != nil && !cur.Ended() {
 		cur.State, cur.Reason, cur.EndedAt = StateKilled, reason, at
 	}
 	n.State, n.Reason, n.EndedAt = StateKilled, reason, at
 	n.WaitReason, n.WaitSince = "", time.Time{}
-	s.Jobs[n.ID] = n
-	return res, nil
+	return n
 }
 
 func (s *State) setWaitReason(at time.Time, b *SetWaitReason) (Result, error) {

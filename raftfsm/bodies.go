@@ -66,9 +66,11 @@ type RejectJob struct {
 }
 
 // KillJob (kill_job) kills a job that has not ended. Only the owner or root may.
+// With Array, ID names an array and every unfinished task of it is killed.
 type KillJob struct {
-	ID   uint64 `json:"id"`
-	User string `json:"user"`
+	ID    uint64 `json:"id"`
+	User  string `json:"user"`
+	Array bool   `json:"array,omitempty"`
 }
 
 // SetProbeDuties (set_probe_duties) records the bandwidth schedule of Cycle, replacing the

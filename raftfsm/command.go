@@ -35,6 +35,7 @@ const (
 	CmdDrainNode      = "drain_node"
 	CmdUndrainNode    = "undrain_node"
 	CmdPurgeHistory   = "purge_history"
+	CmdHoldJob        = "hold_job"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -43,6 +44,7 @@ var CommandTypes = []string{
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
+	CmdHoldJob,
 }
 
 func knownType(typ string) bool {

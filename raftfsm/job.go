@@ -65,7 +65,18 @@ type Job struct {
 	Seq uint64 `json:"seq"`
 	// Elastic is the resizing record of an elastic job; nil for a fixed-size one.
 	Elastic *ElasticStatus `json:"elastic,omitempty"`
+	// Held keeps a queued job out of placement until it is released (hold_job).
+	Held bool `json:"held,omitempty"`
+	// ArrayJobID is, for a task of an array, the ID of the array: its first task's job ID.
+	// ArrayTaskID is the task's index in the array (--array), ArrayLimit the most tasks of the
+	// array that may hold slots at once (0 = no limit). All zero for a job that is no array's.
+	ArrayJobID  uint64 `json:"array_job_id,omitempty"`
+	ArrayTaskID int    `json:"array_task_id,omitempty"`
+	ArrayLimit  int    `json:"array_limit,omitempty"`
 }
+
+// InArray reports whether the job is a task of an array.
+func (j *Job) InArray() bool { return j.ArrayJobID != 0 }
 
 // failures is the number of attempts that count against MaxAttempts: every attempt but those
 // that ended by checkpointing (a resize is not a failure).
@@ -170,6 +181,24 @@ type JobSpec struct {
 	Alpha *float64 `json:"alpha,omitempty"`
 	// Elastic makes the job resizable (issue 8); nil = fixed size.
 	Elastic *ElasticSpec `json:"elastic,omitempty"`
+	// Name is the job's name (-J); "" = none. The singleton dependency matches it.
+	Name string `json:"name,omitempty"`
+	// Begin is the earliest time the leader places the job (--begin); zero = at once.
+	Begin time.Time `json:"begin,omitzero"`
+	// Depend lists the job's dependencies (--dependency); the job waits until all are met.
+	Depend []Dependency `json:"depend,omitempty"`
+	// Array makes submit_job create one job per task (--array). Only the submit carries it:
+	// the tasks' own specs have it nil (their index and limit are on the Job).
+	Array *ArraySpec `json:"array,omitempty"`
+	// Batch runs Cmd once, on the head node, with the allocation described in its environment
+	// (a batch script, as sbatch runs it): MPI launches inside it use the allocation.
+	Batch bool `json:"batch,omitempty"`
+	// Output and Error are file patterns (%j %A %a %N %u %x, relative to Workdir) the head node
+	// writes the job's stdout and stderr to, as the job's owner; "" = the attempt's logs only.
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Stdin: the client (shoal run) sends standard input, which the launcher passes to rank 0.
+	Stdin bool `json:"stdin,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.
@@ -305,6 +334,15 @@ func (s JobSpec) clone() JobSpec {
 	c.PEs = cloneSlice(s.PEs)
 	c.Alpha = clonePtr(s.Alpha)
 	c.Elastic = clonePtr(s.Elastic)
+	if s.Depend != nil {
+		c.Depend = make([]Dependency, len(s.Depend))
+		for i, d := range s.Depend {
+			c.Depend[i] = Dependency{Type: d.Type, IDs: cloneSlice(d.IDs)}
+		}
+	}
+	if s.Array != nil {
+		c.Array = &ArraySpec{Tasks: cloneSlice(s.Array.Tasks), Limit: s.Array.Limit}
+	}
 	return c
 }
 

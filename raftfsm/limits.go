@@ -82,10 +82,15 @@ func (s *State) checkQuota(owner string, sp *JobSpec) error {
 		}
 		procs += j.Spec.maxProcs()
 	}
-	if l.QueuedJobs > 0 && queued+1 > l.QueuedJobs {
-		return fmt.Errorf("%w: %s has %d queued jobs, the cluster allows %d per user (agent flag --max-queued-jobs): wait for some to start or kill some", ErrOverLimit, owner, queued, l.QueuedJobs)
+	tasks := sp.taskCount() // an array is one job per task
+	if l.QueuedJobs > 0 && queued+tasks > l.QueuedJobs {
+		what := "this one"
+		if tasks > 1 {
+			what = fmt.Sprintf("this array adds %d", tasks)
+		}
+		return fmt.Errorf("%w: %s has %d queued jobs and %s, the cluster allows %d per user (agent flag --max-queued-jobs): wait for some to start or kill some", ErrOverLimit, owner, queued, what, l.QueuedJobs)
 	}
-	if n := sp.maxProcs(); l.Procs > 0 && procs+n > l.Procs {
+	if n := sp.maxProcs() * tasks; l.Procs > 0 && procs+n > l.Procs {
 		return fmt.Errorf("%w: %s's unfinished jobs ask for %d processes, and this one for %d more; the cluster allows %d per user (agent flag --max-user-procs)", ErrOverLimit, owner, procs, n, l.Procs)
 	}
 	return nil

@@ -39,7 +39,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(51); {
+	switch k := r.IntN(53); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
@@ -49,6 +49,12 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		spec := JobSpec{Cmd: []string{"x"}, NP: 4, MaxAttempts: r.IntN(3)}
 		if r.IntN(3) == 0 {
 			spec.Elastic = &ElasticSpec{MinNP: 2, MaxNP: 8, Iterations: 100, Deadline: secs(60)}
+		}
+		switch r.IntN(6) {
+		case 0:
+			spec.Array = &ArraySpec{Tasks: []int{0, 1, 2}, Limit: r.IntN(2)}
+		case 1:
+			spec.Depend = []Dependency{{Type: DependTypes[r.IntN(3)], IDs: []uint64{id}}}
 		}
 		return CmdSubmitJob, SubmitJob{RequestID: fmt.Sprintf("req-%d", req), Owner: users[r.IntN(2)], Spec: spec}
 	case k < 12:
@@ -68,6 +74,9 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 	case k < 33:
 		return CmdFailAttempt, FailAttempt{ID: id, Attempt: att, Reason: "timeout", Retry: r.IntN(4) > 0}
 	case k < 35:
+		if j := s.Jobs[id]; j != nil && j.ArrayJobID == id && r.IntN(2) == 0 {
+			return CmdKillJob, KillJob{ID: id, User: users[r.IntN(3)], Array: true}
+		}
 		return CmdKillJob, KillJob{ID: id, User: users[r.IntN(3)]}
 	case k < 36:
 		return CmdRejectJob, RejectJob{ID: id, Reason: "no room"}
@@ -99,6 +108,12 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		return CmdSetWaitReason, SetWaitReason{ID: id, Reason: reasons[r.IntN(len(reasons))]}
 	case k < 49:
 		return CmdNodeRestarted, NodeRestarted{Node: node}
+	case k < 51:
+		if q := Queue(s); len(q) > 0 && r.IntN(3) > 0 {
+			id = q[r.IntN(len(q))].ID
+		}
+		j := s.Jobs[id]
+		return CmdHoldJob, HoldJob{ID: id, User: users[r.IntN(3)], Hold: r.IntN(2) == 0, Array: j != nil && j.ArrayJobID == id && r.IntN(2) == 0}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}

@@ -52,9 +52,23 @@ func (s *State) purge(_ time.Time, b *PurgeJobs) (Result, error) {
 // new leader proposes the same.
 func PurgeCandidates(s *State, now time.Time, retention time.Duration) []uint64 {
 	cutoff := now.Add(-retention)
+	// A finished job an unfinished one depends on stays: its outcome decides the other's fate.
+	needed := map[uint64]bool{}
+	for _, j := range s.Jobs {
+		if !j.State.finished() {
+			for _, d := range j.Spec.Depend {
+				for _, id := range d.IDs {
+					needed[id] = true
+				}
+			}
+		}
+	}
 	var out []uint64
 	for _, id := range s.SortedJobIDs() {
 		j := s.Jobs[id]
+		if needed[id] || (j.InArray() && needed[j.ArrayJobID]) {
+			continue
+		}
 		if j.State.finished() && !j.EndedAt.IsZero() && j.EndedAt.Before(cutoff) {
 			out = append(out, id)
 			if len(out) == MaxPurgeBatch {

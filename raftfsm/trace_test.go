@@ -77,10 +77,21 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdDrainNode, DrainNode{Node: "n1", Deadline: 300e9}) // n1's attempts fail from t+5m
 	h.do(CmdDrainNode, DrainNode{Node: "n3", Deadline: -1})    // refused
 	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})
-	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})                                                             // no-op
-	h.do(CmdPurgeJobs, PurgeJobs{IDs: []uint64{3, 4}})                                                        // jobs 3 and 4 leave their records
-	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)})                                     // job 3's record goes
-	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)})                                     // no-op
+	h.do(CmdUndrainNode, UndrainNode{Node: "n2"})                         // no-op
+	h.do(CmdPurgeJobs, PurgeJobs{IDs: []uint64{3, 4}})                    // jobs 3 and 4 leave their records
+	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)}) // job 3's record goes
+	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)}) // no-op
+	// Issue 19: an array with a name, a begin time and a dependency; hold, release, kill.
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-7", Owner: "grace", Spec: JobSpec{Cmd: []string{"./sweep"}, NP: 1, Name: "sweep",
+		Begin: t0.Add(time.Hour), Depend: []Dependency{{Type: DependAfterOK, IDs: []uint64{1}}, {Type: DependSingleton}},
+		Array: &ArraySpec{Tasks: []int{0, 2, 4}, Limit: 2}}})
+	h.do(CmdHoldJob, HoldJob{ID: 7, User: "grace", Hold: true, Array: true})
+	h.do(CmdHoldJob, HoldJob{ID: 8, User: "grace", Hold: false})
+	h.do(CmdHoldJob, HoldJob{ID: 8, User: "heidi", Hold: true}) // refused: not the owner
+	h.do(CmdKillJob, KillJob{ID: 9, User: "grace"})
+	h.do(CmdKillJob, KillJob{ID: 7, User: "grace", Array: true})
+	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-8", Owner: "grace", Spec: JobSpec{Cmd: []string{"./post"}, NP: 1,
+		Depend: []Dependency{{Type: DependAfterAny, IDs: []uint64{11}}}}}) // refused: a cycle
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
 	return h

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/shoal-hpc/shoal/internal/jobfmt"
 )
 
 // Bounds on user input, so that one bad submit cannot bloat every node's state.
@@ -99,6 +101,29 @@ func validateSpec(s *JobSpec) error {
 		if err := checkLen("spec.elastic.checkpoint_dir", e.CheckpointDir); err != nil {
 			return err
 		}
+	}
+	if err := validateName(s.Name); err != nil {
+		return err
+	}
+	if y := s.Begin.Year(); !s.Begin.IsZero() && (y < 1 || y > 9999) {
+		return fmt.Errorf("%w: spec.begin year %d outside [1,9999]", ErrInvalid, y)
+	}
+	if err := validateDepend(s.Depend); err != nil {
+		return err
+	}
+	if err := validateArray(s.Array); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"spec.output", s.Output}, {"spec.error", s.Error}} {
+		if err := checkLen(f.name, f.v); err != nil {
+			return err
+		}
+		if err := jobfmt.CheckPattern(f.v); err != nil {
+			return fmt.Errorf("%w: %s %w", ErrInvalid, f.name, err)
+		}
+	}
+	if s.Array != nil && s.Immediate {
+		return fmt.Errorf("%w: an array cannot be immediate (its tasks queue by design)", ErrInvalid)
 	}
 	for _, f := range []struct{ name, v string }{
 		{"spec.workdir", s.Workdir}, {"spec.policy", s.Policy}, {"spec.relax", s.Relax},

@@ -141,6 +141,18 @@ type Job struct {
 	Attempts       []Attempt  `json:"attempts"`
 	// Elastic is set for an elastic job.
 	Elastic *Elastic `json:"elastic,omitempty"`
+	// Name is the job's name (spec.name), "" when it has none.
+	Name string `json:"name"`
+	// Held says a queued job is held (shoal hold) until released.
+	Held bool `json:"held,omitempty"`
+	// ArrayJobID and ArrayTaskID place a task of an array; ArrayLimit is
+	// the array's limit of tasks at once. Absent for other jobs.
+	ArrayJobID  uint64 `json:"array_job_id,omitempty"`
+	ArrayTaskID *int   `json:"array_task_id,omitempty"`
+	ArrayLimit  int    `json:"array_limit,omitempty"`
+	// EffectivePriority orders the queue: the priority plus the owner's
+	// fair-share factor in (0,1], higher for less recent usage.
+	EffectivePriority float64 `json:"effective_priority"`
 }
 
 // ExecRequest is POST /v1/exec: run a command of a job's attempt on Node.
@@ -217,9 +229,60 @@ func (c *Client) Job(ctx context.Context, id uint64) (Job, error) {
 	return out, c.Do(ctx, http.MethodGet, fmt.Sprintf("/v1/jobs/%d", id), nil, &out)
 }
 
+// SendStdin streams r to the standard input of a `shoal run` job's
+// attempt, which its launcher gives to rank 0, until r ends. It goes to
+// Base only: a stream half sent cannot be retried elsewhere.
+func (c *Client) SendStdin(ctx context.Context, id uint64, attempt int, r io.Reader) error {
+	c.mu.Lock()
+	base := c.Base
+	c.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/v1/jobs/%d/stdin?attempt=%d", base, id, attempt), r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.streaming().Do(req)
+	if err != nil {
+		return fmt.Errorf("send stdin of job %d to %s: %w", id, c.display(base), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e Error
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e)
+		return &StatusError{Code: resp.StatusCode, Msg: e.Error}
+	}
+	return nil
+}
+
+// JobRef returns the job ref names: a job ID, or ARRAY_TASK for a task of
+// an array (Slurm's 12_3).
+func (c *Client) JobRef(ctx context.Context, ref string) (Job, error) {
+	var out Job
+	return out, c.Do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref), nil, &out)
+}
+
 // Kill kills a job on behalf of user.
 func (c *Client) Kill(ctx context.Context, id uint64, user string) error {
-	return c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/kill", id), KillRequest{User: user}, nil)
+	return c.KillWith(ctx, id, KillRequest{User: user})
+}
+
+// KillWith kills a job, or with r.Array every unfinished task of an array.
+func (c *Client) KillWith(ctx context.Context, id uint64, r KillRequest) error {
+	return c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/kill", id), r, nil)
+}
+
+// Hold holds (hold true) or releases a queued job, or with r.Array the
+// queued tasks of an array.
+func (c *Client) Hold(ctx context.Context, id uint64, hold bool, r HoldRequest) (HoldResponse, error) {
+	verb := "release"
+	if hold {
+		verb = "hold"
+	}
+	var out HoldResponse
+	return out, c.Do(ctx, http.MethodPost, fmt.Sprintf("/v1/jobs/%d/%s", id, verb), r, &out)
 }
 
 // Exec runs a command through an agent's /v1/exec and copies its output;

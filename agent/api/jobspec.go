@@ -37,6 +37,36 @@ type JobSpec struct {
 	Alpha *float64 `json:"alpha,omitempty"`
 	// Elastic makes the job resizable; nil = fixed size.
 	Elastic *ElasticSpec `json:"elastic,omitempty"`
+	// Name is the job's name (-J/--job-name); "" = none.
+	Name string `json:"name,omitempty"`
+	// Begin is the earliest time the job may start (--begin); zero = at once.
+	Begin time.Time `json:"begin,omitzero"`
+	// Depend lists the job's dependencies (--dependency); all must be met.
+	Depend []Dependency `json:"depend,omitempty"`
+	// Array submits one job per task (--array); nil = one job.
+	Array *ArraySpec `json:"array,omitempty"`
+	// Batch runs the command (a batch script) once on the head node, with
+	// the allocation in its environment; MPI launches inside it use it.
+	Batch bool `json:"batch,omitempty"`
+	// Output and Error are the file patterns of -o/--output and -e/--error.
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Stdin: the client sends standard input (POST /v1/jobs/{id}/stdin),
+	// which the launcher passes to rank 0 (shoal run).
+	Stdin bool `json:"stdin,omitempty"`
+}
+
+// Dependency is one condition of --dependency: afterok, afternotok or
+// afterany with job (or array) IDs, or singleton without.
+type Dependency struct {
+	Type string   `json:"type"`
+	IDs  []uint64 `json:"ids,omitempty"`
+}
+
+// ArraySpec is --array: the task indices, and at most Limit tasks at once (0 = no limit).
+type ArraySpec struct {
+	Tasks []int `json:"tasks"`
+	Limit int   `json:"limit,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.
@@ -65,8 +95,24 @@ type ElasticSpec struct {
 }
 
 // KillRequest is POST /v1/jobs/{id}/kill.
+// With Array, the ID names an array and every unfinished task of it is killed.
 type KillRequest struct {
-	User string `json:"user"`
+	User  string `json:"user"`
+	Array bool   `json:"array,omitempty"`
+}
+
+// HoldRequest is POST /v1/jobs/{id}/hold and /release. With Array, the ID
+// names an array and all its queued tasks are held or released.
+type HoldRequest struct {
+	User  string `json:"user"`
+	Array bool   `json:"array,omitempty"`
+}
+
+// HoldResponse answers a hold or release: the jobs it changed.
+type HoldResponse struct {
+	ID   uint64   `json:"id"`
+	Held bool     `json:"held"`
+	Jobs []uint64 `json:"jobs"`
 }
 
 // KillResponse answers a kill.

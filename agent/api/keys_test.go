@@ -26,6 +26,8 @@ func TestWireKeys(t *testing.T) {
 		"job":               &api.Job{}, // GET /v1/jobs/{id}, and each of GET /v1/jobs
 		"kill_request":      &api.KillRequest{},
 		"kill_response":     &api.KillResponse{},
+		"hold_request":      &api.HoldRequest{},
+		"hold_response":     &api.HoldResponse{},
 		"exec_request":      &api.ExecRequest{},
 		"progress_request":  &api.ProgressRequest{},
 		"progress_response": &api.ProgressResponse{},

@@ -82,6 +82,8 @@ type Error struct {
 type ApplyResult struct {
 	Index uint64 `json:"index"`
 	JobID uint64 `json:"job_id,omitempty"`
-	Err   string `json:"error,omitempty"`
-	Code  string `json:"code,omitempty"`
+	// JobIDs are the jobs a command on many changed (an array's hold or kill).
+	JobIDs []uint64 `json:"job_ids,omitempty"`
+	Err    string   `json:"error,omitempty"`
+	Code   string   `json:"code,omitempty"`
 }

@@ -52,6 +52,9 @@ type Backend interface {
 	// returned function runs it, copying its output, and returns its exit
 	// status. A refusal is an error WithStatus says the HTTP code of.
 	PrepareExec(ctx context.Context, req api.ExecRequest) (func(ctx context.Context, stdout, stderr io.Writer) (int, error), error)
+	// FeedStdin copies r into the standard input of an attempt this node
+	// heads, once its launcher started.
+	FeedStdin(ctx context.Context, job uint64, attempt int, r io.Reader) error
 	// LogPath is where this node keeps a stream (stdout, stderr) of an attempt it heads.
 	LogPath(job uint64, attempt int, stream string) string
 	// ReportProgress records an attempt's reported iteration (rate-limited

@@ -48,6 +48,10 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if b := spec.Begin; !b.IsZero() && b.Before(s.now().Add(-beginSkew)) {
+		writeErr(w, http.StatusBadRequest, fmt.Sprintf("--begin %s is in the past (the agent's clock says %s): give a later time, or none to start at once", b.UTC().Format(time.RFC3339), s.now().UTC().Format(time.RFC3339)))
+		return
+	}
 	if !spec.Oversubscribe {
 		slots, nodes := s.clusterSlots()
 		if spec.NP > slots {
@@ -127,10 +131,17 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	var page []*raftfsm.Job
 	var more bool
-	s.be.View(func(st *raftfsm.State) { page, more = raftfsm.ListJobs(st, q) })
+	var share map[string]float64
+	now := s.now()
+	s.be.View(func(st *raftfsm.State) {
+		page, more = raftfsm.ListJobs(st, q)
+		share = raftfsm.FairShare(st, raftfsm.RecentUsage(st, now, 0))
+	})
 	out := make([]api.Job, 0, len(page))
 	for _, j := range page {
-		out = append(out, s.jobFor(r, j))
+		aj := s.jobFor(r, j)
+		aj.EffectivePriority = raftfsm.EffectivePriority(j, share)
+		out = append(out, aj)
 	}
 	if more {
 		w.Header().Set(api.NextAfterHeader, strconv.FormatUint(page[len(page)-1].ID, 10))
@@ -180,16 +191,34 @@ func (s *Server) jobFor(r *http.Request, j *raftfsm.Job) api.Job {
 	return out
 }
 
+// beginSkew is how far in the past a --begin may be when it reaches the
+// agent: the CLI refuses past times by its own clock, and the two clocks
+// and the trip between them may differ by this much.
+const beginSkew = time.Minute
+
+// jobFromPath finds the job the {id} of the path names: a job ID, or
+// ARRAY_TASK (Slurm's 12_3) for a task of an array.
 func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
-	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-	if err != nil {
-		writeErr(w, http.StatusBadRequest, fmt.Sprintf("job ID %q is not a number", r.PathValue("id")))
+	ref := r.PathValue("id")
+	arr, task, isTask := strings.Cut(ref, "_")
+	id, err := strconv.ParseUint(arr, 10, 64)
+	tid, terr := strconv.Atoi(task)
+	if err != nil || (isTask && (terr != nil || tid < 0)) {
+		writeErr(w, http.StatusBadRequest, fmt.Sprintf("job ID %q is not a number, nor ARRAY_TASK (e.g. 12_3)", ref))
 		return nil, false
 	}
 	st := s.be.State()
 	j := st.Jobs[id]
+	if isTask {
+		j = nil
+		for _, o := range st.Jobs {
+			if o.ArrayJobID == id && o.ArrayTaskID == tid {
+				j = o
+			}
+		}
+	}
 	if j == nil {
-		writeErr(w, http.StatusNotFound, fmt.Sprintf("no job %d", id))
+		writeErr(w, http.StatusNotFound, fmt.Sprintf("no job %s", ref))
 		return nil, false
 	}
 	return j, true
@@ -197,7 +226,11 @@ func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.J
 
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.jobFromPath(w, r); ok {
-		writeJSON(w, http.StatusOK, s.jobFor(r, j))
+		aj := s.jobFor(r, j)
+		var share map[string]float64
+		s.be.View(func(st *raftfsm.State) { share = raftfsm.FairShare(st, raftfsm.RecentUsage(st, s.now(), 0)) })
+		aj.EffectivePriority = raftfsm.EffectivePriority(j, share)
+		writeJSON(w, http.StatusOK, aj)
 	}
 }
 
@@ -220,8 +253,37 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
 		return
 	}
-	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, s.now(), raftfsm.KillJob{ID: j.ID, User: body.User})
+	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, s.now(), raftfsm.KillJob{ID: j.ID, User: body.User, Array: body.Array})
 	s.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return api.KillResponse{ID: j.ID, State: "killed"} })
+}
+
+// handleHold holds (POST /v1/jobs/{id}/hold) or releases (…/release) a
+// queued job, or with "array" the queued tasks of an array.
+func (s *Server) handleHold(hold bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		j, ok := s.jobFromPath(w, r)
+		if !ok {
+			return
+		}
+		var body api.HoldRequest
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+			writeErr(w, http.StatusBadRequest, "hold and release take {\"user\": NAME, \"array\": BOOL}")
+			return
+		}
+		u, err := actAs(r, body.User)
+		if err != nil {
+			writeErr(w, http.StatusForbidden, err.Error())
+			return
+		}
+		if body.User = u; body.User == "" {
+			writeErr(w, http.StatusBadRequest, "hold and release need {\"user\": NAME}")
+			return
+		}
+		b, _ := raftfsm.Encode(raftfsm.CmdHoldJob, s.now(), raftfsm.HoldJob{ID: j.ID, User: body.User, Hold: hold, Array: body.Array})
+		s.applyAndAnswer(w, r, b, func(res api.ApplyResult) any {
+			return api.HoldResponse{ID: j.ID, Held: hold, Jobs: append([]uint64{}, res.JobIDs...)}
+		})
+	}
 }
 
 // handleAlloc answers a placement question on this agent's current view
@@ -261,6 +323,11 @@ func (s *Server) toAPIJob(j *raftfsm.Job) api.Job {
 		EndedAt: OptTime(j.EndedAt), Spec: toAPISpec(j.Spec), Attempts: []api.Attempt{}}
 	if j.State == raftfsm.StateQueued {
 		out.WaitReason = j.WaitReason
+	}
+	out.Name, out.Held = j.Spec.Name, j.Held && j.State == raftfsm.StateQueued
+	if j.InArray() {
+		task := j.ArrayTaskID
+		out.ArrayJobID, out.ArrayTaskID, out.ArrayLimit = j.ArrayJobID, &task, j.ArrayLimit
 	}
 	for _, at := range j.Attempts {
 		x := api.Attempt{N: at.N, State: string(at.State), Head: at.Head, Degraded: at.Degraded, DegradedReason: at.DegradedReason,

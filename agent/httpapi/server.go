@@ -91,7 +91,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/nodes/{name}/undrain", s.handleUndrain)
 	s.route(mux, "GET /v1/members", s.handleMembers)
 	s.route(mux, "GET /v1/operator/snapshot", s.handleSnapshotSave)
-	s.routeLimit(mux, "POST /v1/operator/snapshot", maxSnapshot, s.handleSnapshotRestore)
+	s.routeBody(mux, "POST /v1/operator/snapshot", s.handleSnapshotRestore, maxSnapshot)
 	s.route(mux, "GET /v1/operator/raft/peers", s.handleRaftPeers)
 	s.route(mux, "POST /v1/operator/raft/remove-peer", s.handleRemovePeer)
 	s.route(mux, "GET /v1/leader", s.handleLeader)
@@ -104,6 +104,9 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
 	s.route(mux, "GET /v1/history", s.handleHistory)
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
+	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
+	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
+	s.routeBody(mux, "POST /v1/jobs/{id}/stdin", s.handleStdin, 0) // a stream: no bound on its size
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)
 	if s.cfg.Metrics != nil {
@@ -122,11 +125,12 @@ func (s *Server) Handler() http.Handler {
 // socket the kernel's word on the sender stands in for the token (see
 // actAs for what a sender may do).
 func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
-	s.routeLimit(mux, pattern, maxBody, h)
+	s.routeBody(mux, pattern, h, maxBody)
 }
 
-// routeLimit is route with a request body of up to limit bytes.
-func (s *Server) routeLimit(mux *http.ServeMux, pattern string, limit int64, h http.HandlerFunc) {
+// routeBody is route with a bound on the request body of maxBytes; 0 for
+// none (a stream, like a job's standard input).
+func (s *Server) routeBody(mux *http.ServeMux, pattern string, h http.HandlerFunc, maxBytes int64) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if p, local := peerOf(r); local {
 			if p.err != nil {
@@ -137,7 +141,9 @@ func (s *Server) routeLimit(mux *http.ServeMux, pattern string, limit int64, h h
 				writeErr(w, http.StatusForbidden, why)
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			if maxBytes > 0 {
+				r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+			}
 			h(w, r)
 			return
 		}
@@ -147,7 +153,9 @@ func (s *Server) routeLimit(mux *http.ServeMux, pattern string, limit int64, h h
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if maxBytes > 0 {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+		}
 		h(w, r)
 	})
 }

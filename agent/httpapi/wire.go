@@ -17,9 +17,16 @@ import (
 func toRaftSpec(s api.JobSpec) raftfsm.JobSpec {
 	out := raftfsm.JobSpec{Cmd: s.Cmd, Env: s.Env, Workdir: s.Workdir, NP: s.NP, PPN: s.PPN, Priority: s.Priority,
 		Policy: s.Policy, Relax: s.Relax, Oversubscribe: s.Oversubscribe, PEsDetected: s.PEsDetected, MPI: s.MPI,
-		Immediate: s.Immediate, Force: s.Force, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Alpha: s.Alpha}
+		Immediate: s.Immediate, Force: s.Force, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Alpha: s.Alpha,
+		Name: s.Name, Begin: s.Begin, Batch: s.Batch, Output: s.Output, Error: s.Error, Stdin: s.Stdin}
 	for _, h := range s.Hostfile {
 		out.Hostfile = append(out.Hostfile, raftfsm.HostSlots{Host: h.Host, Slots: h.Slots})
+	}
+	for _, d := range s.Depend {
+		out.Depend = append(out.Depend, raftfsm.Dependency{Type: d.Type, IDs: d.IDs})
+	}
+	if a := s.Array; a != nil {
+		out.Array = &raftfsm.ArraySpec{Tasks: a.Tasks, Limit: a.Limit}
 	}
 	for _, p := range s.PEs {
 		out.PEs = append(out.PEs, raftfsm.PENeed{Kind: p.Kind, PerProc: p.PerProc})
@@ -34,9 +41,16 @@ func toRaftSpec(s api.JobSpec) raftfsm.JobSpec {
 func toAPISpec(s raftfsm.JobSpec) api.JobSpec {
 	out := api.JobSpec{Cmd: s.Cmd, Env: s.Env, Workdir: s.Workdir, NP: s.NP, PPN: s.PPN, Priority: s.Priority,
 		Policy: s.Policy, Relax: s.Relax, Oversubscribe: s.Oversubscribe, PEsDetected: s.PEsDetected, MPI: s.MPI,
-		Immediate: s.Immediate, Force: s.Force, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Alpha: s.Alpha}
+		Immediate: s.Immediate, Force: s.Force, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Alpha: s.Alpha,
+		Name: s.Name, Begin: s.Begin, Batch: s.Batch, Output: s.Output, Error: s.Error, Stdin: s.Stdin}
 	for _, h := range s.Hostfile {
 		out.Hostfile = append(out.Hostfile, api.HostSlots{Host: h.Host, Slots: h.Slots})
+	}
+	for _, d := range s.Depend {
+		out.Depend = append(out.Depend, api.Dependency{Type: d.Type, IDs: d.IDs})
+	}
+	if a := s.Array; a != nil {
+		out.Array = &api.ArraySpec{Tasks: a.Tasks, Limit: a.Limit}
 	}
 	for _, p := range s.PEs {
 		out.PEs = append(out.PEs, api.PENeed{Kind: p.Kind, PerProc: p.PerProc})

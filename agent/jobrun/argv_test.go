@@ -116,6 +116,7 @@ func TestJobEnv(t *testing.T) {
 	placedOnly := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "a", Procs: 2}}}
 	second := raftfsm.Attempt{N: 2, Hosts: []raftfsm.Host{{Node: "a", Procs: 2}, {Node: "b", Procs: 2}}}
 	elastic := &raftfsm.ElasticSpec{MinNP: 2, MaxNP: 8, Iterations: 100}
+	threeNodes := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n01", Procs: 2}, {Node: "n02", Procs: 2}, {Node: "n03", Procs: 2}}}
 	for _, tc := range []struct {
 		name string
 		job  *raftfsm.Job
@@ -125,22 +126,34 @@ func TestJobEnv(t *testing.T) {
 		name: "fixed-size job",
 		job:  &raftfsm.Job{ID: 7, Spec: raftfsm.JobSpec{Workdir: "/w"}, Attempts: []raftfsm.Attempt{placedOnly}},
 		att:  &placedOnly,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2"},
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "elastic job, first attempt",
 		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{placedOnly}},
 		att:  &placedOnly,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100"},
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "elastic job resumed after a resize",
 		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{ran, second}},
 		att:  &second,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100"},
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a,b", "SHOAL_NTASKS=4", "SHOAL_NNODES=2", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "elastic job whose first attempt never started does not resume",
 		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{placedOnly, second}},
 		att:  &second,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100"},
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a,b", "SHOAL_NTASKS=4", "SHOAL_NNODES=2", "SHOAL_SUBMIT_DIR=/w"},
+	}, {
+		name: "named task of an array on n01-n03",
+		job: &raftfsm.Job{ID: 9, ArrayJobID: 7, ArrayTaskID: 2, Spec: raftfsm.JobSpec{Workdir: "/w", Name: "relax", Cmd: []string{"/bin/app"}},
+			Attempts: []raftfsm.Attempt{threeNodes}},
+		att: &threeNodes,
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=6", "SHOAL_JOB_NAME=relax", "SHOAL_NODELIST=n[01-03]", "SHOAL_NTASKS=6", "SHOAL_NNODES=3",
+			"SHOAL_SUBMIT_DIR=/w", "SHOAL_ARRAY_JOB_ID=7", "SHOAL_ARRAY_TASK_ID=2"},
+	}, {
+		name: "unnamed job: its command's name",
+		job:  &raftfsm.Job{ID: 9, Spec: raftfsm.JobSpec{Workdir: "/w", Cmd: []string{"/usr/bin/solver", "in.dat"}}, Attempts: []raftfsm.Attempt{placedOnly}},
+		att:  &placedOnly,
+		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_JOB_NAME=solver", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

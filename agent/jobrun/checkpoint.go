@@ -8,7 +8,8 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// jobEnv is what shoal adds to the environment of every process of an attempt: the job
+// jobEnv is what shoal adds to the environment of every process of an attempt (the
+// allocation's description last, allocationEnv): the job
 // capability (for `shoal progress` and `shoal rsh`) and, for an elastic job, the checkpoint
 // protocol's variables (issue 8).
 func (n *Node) jobEnv(j *raftfsm.Job, att *raftfsm.Attempt, k Key) []string {
@@ -21,7 +22,7 @@ func (n *Node) jobEnv(j *raftfsm.Job, att *raftfsm.Attempt, k Key) []string {
 		env = append(env, "SHOAL_CHECKPOINT_DIR="+CheckpointDir(n.cfg.DataDir, j), "SHOAL_RESTART="+restart,
 			"SHOAL_ITERATIONS="+strconv.FormatInt(e.Iterations, 10))
 	}
-	return env
+	return append(env, allocationEnv(j, att)...)
 }
 
 // CheckpointDir is $SHOAL_CHECKPOINT_DIR of an elastic job: one directory for all its

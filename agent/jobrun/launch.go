@@ -88,6 +88,11 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err := n.procs.fence(k); err != nil {
 		return -1, err.Error()
 	}
+	outW, errW, finish, err := n.outputFiles(j, stdout, stderr)
+	if err != nil {
+		return -1, err.Error()
+	}
+	defer finish()
 	if j.Spec.Elastic != nil {
 		if err := n.makeCheckpointDir(j); err != nil {
 			return -1, err.Error()
@@ -99,10 +104,12 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 		defer cancel()
 	}
 	var code int
-	if j.Spec.MPI == string(Copies) || j.Spec.MPI == "" {
-		code, err = n.runCopies(ctx, j, att, stdout, stderr)
+	if j.Spec.Batch {
+		code, err = n.runBatch(ctx, j, att, k, outW, errW)
+	} else if j.Spec.MPI == string(Copies) || j.Spec.MPI == "" {
+		code, err = n.runCopies(ctx, j, att, outW, errW)
 	} else {
-		code, err = n.runMPI(ctx, j, att, k, stdout, stderr)
+		code, err = n.runMPI(ctx, j, att, k, outW, errW)
 	}
 	if err != nil {
 		return -1, err.Error()
@@ -128,6 +135,17 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	}
 	defer os.RemoveAll(tmp) // root's own directory (writeLauncherWrapper)
 	extra := n.jobEnv(j, att, k)
+	// SHOAL_HOSTFILE: the allocation in the flavour's hostfile format, on the head.
+	mpich, ompi := hostfiles(att)
+	hosts := mpich
+	if Flavour(j.Spec.MPI) == OpenMPI {
+		hosts = ompi
+	}
+	hostfile, err := writeOwnedFile(tmp, "hosts", hosts, cred)
+	if err != nil {
+		return -1, err
+	}
+	extra = append(extra, "SHOAL_HOSTFILE="+hostfile)
 	// Every rank's SHOAL_NODE must name the node it runs on. The launcher
 	// keeps the head's own (Hydra forks the head's proxy without the remote
 	// launcher when the name resolves locally, and Open MPI's mpirun is the
@@ -143,7 +161,54 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
+	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
+}
+
+// runWithStdin runs a launcher whose standard input, for a `shoal run`
+// job, is what its client sends (stdin.go); the launcher gives it to rank 0.
+func (n *Node) runWithStdin(ctx context.Context, j *raftfsm.Job, k Key, cmd *exec.Cmd, stdout, stderr io.Writer) (int, error) {
+	in, done, err := n.openStdin(j, k)
+	if err != nil {
+		return -1, err
+	}
+	defer done()
+	if in != nil {
+		cmd.Stdin = in
+		defer in.Close()
+	}
 	return n.RunStreaming(ctx, k, cmd, stdout, stderr)
+}
+
+// runBatch runs a batch script once, on the head, as sbatch does: with the
+// allocation described in its environment (allocationEnv), the hostfiles
+// written beside the attempt's remote shell, and the variables that make
+// mpiexec and mpirun inside it launch on the allocation through shoal rsh
+// (stepEnv): the job steps.
+func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key, stdout, stderr io.Writer) (int, error) {
+	cred, home, err := n.credentialFor(j.Owner)
+	if err != nil {
+		return -1, err
+	}
+	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	tmp, wrapper, err := writeLauncherWrapper(k, script, cred)
+	if err != nil {
+		return -1, err
+	}
+	defer os.RemoveAll(tmp)
+	mpich, ompi := hostfiles(att)
+	in := StepInput{Flavour: Flavour(j.Spec.MPI), Wrapper: wrapper, Degraded: att.Degraded, AllowRoot: os.Geteuid() == 0 && cred == nil}
+	if in.MPICHHosts, err = writeOwnedFile(tmp, "hosts.mpich", mpich, cred); err != nil {
+		return -1, err
+	}
+	if in.OpenMPIHosts, err = writeOwnedFile(tmp, "hosts.openmpi", ompi, cred); err != nil {
+		return -1, err
+	}
+	env := n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...))
+	cmd, err := n.command(cred, j.Spec.Workdir, j.Spec.Cmd, env)
+	if err != nil {
+		return -1, err
+	}
+	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
 }
 
 // launcherPath finds a flavour's launcher: the flavour's own name first

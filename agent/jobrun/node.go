@@ -139,6 +139,9 @@ type Node struct {
 	ompiDirs map[Key]ompiDir   // Open MPI session directory bases of attempts (ompi.go)
 	// signalled is when SIGUSR1 last went to an attempt asked to resize (elastic_signal.go).
 	signalled map[Key]time.Time
+	// stdin holds the write end of rank 0's standard input of attempts
+	// started by `shoal run`, until the client sends it (stdin.go).
+	stdin map[Key]*stdinSlot
 	// lastSweep is when stray processes were last looked for (sweep.go).
 	lastSweep time.Time
 
@@ -155,7 +158,7 @@ func New(cfg Config, deps Deps) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, procs: newProcTable(deps.Now), life: newLife(),
-		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}}
+		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{}}
 	n.initJobLimits()
 	return n, nil
 }

@@ -28,9 +28,10 @@ const ompiTmpdirVar = "OMPI_MCA_orte_tmpdir_base"
 // `shoal rsh` has already exited 0, and mpirun waits forever for a daemon
 // that is gone. A directory per node and attempt keeps them apart.
 //
-// A job that sets the variable itself keeps its own value.
+// A job that sets the variable itself keeps its own value. A batch script
+// may run Open MPI steps whatever its --mpi says, so it gets one too.
 func (n *Node) OMPISessionEnv(job *raftfsm.Job, k Key) ([]string, error) {
-	if job.Spec.MPI != "openmpi" || slices.ContainsFunc(job.Spec.Env, func(kv string) bool {
+	if (job.Spec.MPI != "openmpi" && !job.Spec.Batch) || slices.ContainsFunc(job.Spec.Env, func(kv string) bool {
 		return strings.HasPrefix(kv, ompiTmpdirVar+"=")
 	}) {
 		return nil, nil

@@ -61,3 +61,31 @@ func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path s
 	}
 	return dir, dir + "/rsh", nil
 }
+
+// writeOwnedFile creates name in dir, a directory writeLauncherWrapper
+// made, with content, handed to the job's owner the same way as the
+// wrapper (O_EXCL, fchown on the descriptor), and returns its path.
+func writeOwnedFile(dir, name, content string, cred *jobexec.Cred) (string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	defer f.Close()
+	if cred != nil {
+		if err := f.Chown(int(cred.UID), int(cred.GID)); err != nil {
+			return "", fmt.Errorf("hand %s to %s: %w", name, cred, err)
+		}
+	}
+	if _, err := f.WriteString(content); err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	return dir + "/" + name, nil
+}

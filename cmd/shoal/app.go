@@ -30,7 +30,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" { // must stay last
 		args = reorderArgs(app, args)
 	}
-	err := app.Run(args)
+	args, err := expandScript(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	if err == nil {
 		if cl, ok := app.Metadata[metaClient].(*api.Client); ok {
 			refreshCache(context.Background(), cl, app.Metadata[metaPrimary].(string), time.Now())

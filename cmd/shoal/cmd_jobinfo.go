@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os/user"
 	"strconv"
 	"strings"
@@ -13,32 +14,11 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 )
 
-// fetchJob reads the job named by the one argument, with the client used.
+// fetchJob reads the job named by the one argument (an ID, or ARRAY_TASK
+// for a task of an array), with the client used.
 func fetchJob(c *cli.Context) (*api.Client, api.Job, error) {
-	id, err := jobID(c)
-	if err != nil {
-		return nil, api.Job{}, err
-	}
-	cl, err := newClient(c)
-	if err != nil {
-		return nil, api.Job{}, err
-	}
-	j, err := cl.Job(c.Context, id)
-	if err != nil {
-		return nil, api.Job{}, apiError(err)
-	}
-	return cl, j, nil
-}
-
-func jobID(c *cli.Context) (uint64, error) {
-	if c.NArg() != 1 {
-		return 0, usagef(c, "give one job ID")
-	}
-	id, err := strconv.ParseUint(c.Args().First(), 10, 64)
-	if err != nil || id == 0 {
-		return 0, usagef(c, "job ID %q is not a positive number", c.Args().First())
-	}
-	return id, nil
+	cl, j, _, err := fetchRef(c)
+	return cl, j, err
 }
 
 func jobsCommand() *cli.Command {
@@ -73,26 +53,59 @@ Examples:
 			if c.Bool("json") {
 				return printJSON(c, js)
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tOWNER\tNP\tATTEMPT\tHOSTS\tAGE\tCOMMAND")
-			for _, j := range js {
-				hosts := hostsString(j.Hosts)
-				if j.Degraded {
-					hosts += " (degraded)"
-				}
-				if hosts == "" {
-					hosts = "-"
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", j.ID, cell(j.State, 12), cell(j.Owner, 16), j.Spec.NP, j.Attempt,
-					cell(hosts, 48), age(j.SubmittedAt), cell(strings.Join(j.Spec.Cmd, " "), 40))
-			}
-			return tw.Flush()
+			writeJobs(c.App.Writer, js, time.Now())
+			return nil
 		},
 	}
 }
 
-func age(t time.Time) string {
-	d := time.Since(t)
+// writeJobs prints the jobs table. The queued tasks of an array that
+// follow each other fold into one row, as squeue shows them: 12_[3-99%10].
+func writeJobs(w io.Writer, js []api.Job, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tOWNER\tPRIO\tNP\tATTEMPT\tHOSTS\tAGE\tCOMMAND")
+	for i := 0; i < len(js); i++ {
+		j := js[i]
+		id := displayID(j)
+		if pendingTask(j) {
+			tasks := []int{*j.ArrayTaskID}
+			for i+1 < len(js) && pendingTask(js[i+1]) && js[i+1].ArrayJobID == j.ArrayJobID && js[i+1].Held == j.Held {
+				i++
+				tasks = append(tasks, *js[i].ArrayTaskID)
+			}
+			if len(tasks) > 1 || j.ArrayLimit > 0 {
+				limit := ""
+				if j.ArrayLimit > 0 {
+					limit = fmt.Sprintf("%%%d", j.ArrayLimit)
+				}
+				id = fmt.Sprintf("%d_[%s%s]", j.ArrayJobID, foldIndices(tasks), limit)
+			}
+		}
+		hosts := hostsString(j.Hosts)
+		if j.Degraded {
+			hosts += " (degraded)"
+		}
+		if hosts == "" {
+			hosts = "-"
+		}
+		state := j.State
+		if j.Held {
+			state += " (held)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%d\t%d\t%s\t%s\t%s\n", id, cell(or(j.Name, "-"), 20), cell(state, 16), cell(j.Owner, 16), j.EffectivePriority, j.Spec.NP, j.Attempt,
+			cell(hosts, 48), ageAt(j.SubmittedAt, now), cell(strings.Join(j.Spec.Cmd, " "), 40))
+	}
+	tw.Flush()
+}
+
+// pendingTask reports whether j is a queued task of an array, which the
+// listing folds with its neighbours.
+func pendingTask(j api.Job) bool {
+	return j.ArrayJobID != 0 && j.ArrayTaskID != nil && j.State == "queued"
+}
+
+func ageAt(t, now time.Time) string {
+	d := now.Sub(t)
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
@@ -142,6 +155,34 @@ func writeJob(c *cli.Context, j api.Job) {
 		row("Waiting", j.WaitReason)
 	}
 	row("Owner", j.Owner)
+	if j.Name != "" {
+		row("Name", j.Name)
+	}
+	if j.ArrayJobID != 0 && j.ArrayTaskID != nil {
+		lim := ""
+		if j.ArrayLimit > 0 {
+			lim = fmt.Sprintf(" (at most %d tasks at once)", j.ArrayLimit)
+		}
+		row("Array", fmt.Sprintf("%d, task %d%s", j.ArrayJobID, *j.ArrayTaskID, lim))
+	}
+	row("Priority", fmt.Sprintf("%d (effective %.3f with the owner's fair share)", j.Spec.Priority, j.EffectivePriority))
+	if j.Held {
+		row("Held", "yes: 'shoal release "+displayID(j)+"' lets it run")
+	}
+	if !j.Spec.Begin.IsZero() {
+		row("Begin", j.Spec.Begin.Local().Format(time.DateTime))
+	}
+	if len(j.Spec.Depend) > 0 {
+		var ds []string
+		for _, d := range j.Spec.Depend {
+			s := d.Type
+			for _, id := range d.IDs {
+				s += ":" + strconv.FormatUint(id, 10)
+			}
+			ds = append(ds, s)
+		}
+		row("Dependency", strings.Join(ds, ","))
+	}
 	row("Command", strings.Join(j.Spec.Cmd, " "))
 	row("Workdir", j.Spec.Workdir)
 	row("Processes", fmt.Sprintf("%d (ppn %d, mpi %s, policy %s)", j.Spec.NP, j.Spec.PPN, j.Spec.MPI, or(j.Spec.Policy, "netload")))
@@ -246,19 +287,17 @@ func or(s, d string) string {
 func killCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "kill",
-		Usage:     "kill a job on every node it runs on",
-		ArgsUsage: "ID",
-		Description: `Only the job's owner (or root) may kill it.
+		Usage:     "kill a job on every node it runs on, or a whole array",
+		ArgsUsage: "ID | ARRAY_TASK",
+		Description: `Only the job's owner (or root) may kill it. An array's ID kills every
+task of it that has not ended (like scancel); ARRAY_TASK kills one task.
 
-Example:
-  shoal kill 12`,
+Examples:
+  shoal kill 12
+  shoal kill 40_7      # task 7 of array 40`,
 		Flags: clientFlags(),
 		Action: func(c *cli.Context) error {
-			id, err := jobID(c)
-			if err != nil {
-				return err
-			}
-			cl, err := newClient(c)
+			cl, j, array, err := fetchRef(c)
 			if err != nil {
 				return err
 			}
@@ -266,10 +305,88 @@ Example:
 			if err != nil {
 				return cli.Exit(err.Error(), exitFailure)
 			}
-			if err := cl.Kill(c.Context, id, u.Username); err != nil {
+			if err := cl.KillWith(c.Context, j.ID, api.KillRequest{User: u.Username, Array: array}); err != nil {
 				return apiError(err)
 			}
-			fmt.Fprintf(c.App.ErrWriter, "shoal: job %d killed\n", id)
+			if array {
+				fmt.Fprintf(c.App.ErrWriter, "shoal: array %d killed (every task that had not ended)\n", j.ID)
+			} else {
+				fmt.Fprintf(c.App.ErrWriter, "shoal: job %s killed\n", displayID(j))
+			}
+			return nil
+		},
+	}
+}
+
+// fetchRef reads the job the one argument names (ID or ARRAY_TASK) and
+// says whether it names a whole array: an array's own ID, given alone.
+func fetchRef(c *cli.Context) (*api.Client, api.Job, bool, error) {
+	if c.NArg() != 1 {
+		return nil, api.Job{}, false, usagef(c, "give one job ID (or ARRAY_TASK, e.g. 12_3)")
+	}
+	ref, err := jobRef(c.Args().First())
+	if err != nil {
+		return nil, api.Job{}, false, usagef(c, "%v", err)
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return nil, api.Job{}, false, err
+	}
+	j, err := cl.JobRef(c.Context, ref)
+	if err != nil {
+		return nil, api.Job{}, false, apiError(err)
+	}
+	return cl, j, !strings.Contains(ref, "_") && j.ArrayJobID == j.ID && j.ArrayJobID != 0, nil
+}
+
+// displayID is a job's ID as Slurm users read it: 12, or 40_7 for a task.
+func displayID(j api.Job) string {
+	if j.ArrayJobID != 0 && j.ArrayTaskID != nil {
+		return fmt.Sprintf("%d_%d", j.ArrayJobID, *j.ArrayTaskID)
+	}
+	return strconv.FormatUint(j.ID, 10)
+}
+
+// holdCommand is shoal hold (hold true) and shoal release.
+func holdCommand(hold bool) *cli.Command {
+	name, usage, desc := "release", "let a held job be placed again", `Releases a job held by 'shoal hold'; an array's ID releases all its held tasks.
+
+Example:
+  shoal release 12`
+	if hold {
+		name, usage, desc = "hold", "keep a queued job from starting until 'shoal release'", `Holds a queued job (like scontrol hold): it stays queued, and is not placed
+until 'shoal release ID'. An array's ID holds all its queued tasks. Only the
+job's owner (or root) may.
+
+Examples:
+  shoal hold 12
+  shoal hold 40        # every queued task of array 40`
+	}
+	return &cli.Command{
+		Name: name, Usage: usage, ArgsUsage: "ID | ARRAY_TASK", Description: desc,
+		Flags: clientFlags(),
+		Action: func(c *cli.Context) error {
+			cl, j, array, err := fetchRef(c)
+			if err != nil {
+				return err
+			}
+			u, err := user.Current()
+			if err != nil {
+				return cli.Exit(err.Error(), exitFailure)
+			}
+			res, err := cl.Hold(c.Context, j.ID, hold, api.HoldRequest{User: u.Username, Array: array})
+			if err != nil {
+				return apiError(err)
+			}
+			what := "job " + displayID(j)
+			if array {
+				what = fmt.Sprintf("array %d (%d tasks)", j.ID, len(res.Jobs))
+			}
+			done := "released"
+			if hold {
+				done = "held"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "shoal: %s %s\n", what, done)
 			return nil
 		},
 	}

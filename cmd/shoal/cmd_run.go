@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"os/user"
@@ -66,6 +68,7 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	said := map[string]bool{}
 	last := ""
 	var lost time.Time
+	sentStdin := false
 	for {
 		select {
 		case <-sigs:
@@ -105,6 +108,18 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 		}
 		if n := startedAttempt(j); n > 0 && !streamed[n] {
 			streamed[n] = true
+			if !sentStdin && j.Spec.Stdin {
+				// Rank 0 reads this command's standard input, once: input
+				// read for an attempt that then failed is not sent again.
+				sentStdin = true
+				go func() {
+					// A job that ended before reading its input (409) is no news.
+					var se *api.StatusError
+					if err := cl.SendStdin(ctx, id, n, stdinReader(c)); err != nil && ctx.Err() == nil && !(errors.As(err, &se) && se.Code == http.StatusConflict) {
+						fmt.Fprintf(stderr, "shoal: standard input not sent: %v\n", err)
+					}
+				}()
+			}
 			for _, s := range []struct {
 				name string
 				w    io.Writer
@@ -122,6 +137,15 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 			return exitFor(j)
 		}
 	}
+}
+
+// stdinReader is the standard input shoal run forwards: the app's reader
+// (os.Stdin, or a test's).
+func stdinReader(c *cli.Context) io.Reader {
+	if c.App.Reader != nil {
+		return c.App.Reader
+	}
+	return os.Stdin
 }
 
 func startedAttempt(j api.Job) int {

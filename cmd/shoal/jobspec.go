@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/jobfmt"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -48,7 +50,52 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment; repeatable"},
 		&cli.StringFlag{Name: "workdir", Usage: "working `DIR` of the job (default: the current directory)"},
 		&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
+		&cli.StringFlag{Name: "job-name", Aliases: []string{"J"}, Usage: "the job's `NAME` (shown by 'shoal jobs'; singleton matches it)"},
+		&cli.StringFlag{Name: "begin", Usage: "start no earlier than `TIME`: now+30m, 15:04, 2026-11-24T15:04 or RFC 3339"},
+		&cli.StringFlag{Name: "dependency", Aliases: []string{"d"}, Usage: "wait for other jobs, `COND[,COND...]`: afterok:ID[:ID...], afternotok:ID, afterany:ID, singleton"},
+		&cli.BoolFlag{Name: "batch", Usage: "run the command (a batch script) once, on the head node, with the allocation in its environment; implied by #SHOAL lines"},
+		&cli.StringFlag{Name: "output", Usage: "also write the job's stdout to `PATTERN` in the submit directory (%j job, %A array, %a task, %N node, %u user, %x name)"},
+		&cli.StringFlag{Name: "error", Aliases: []string{"e"}, Usage: "also write the job's stderr to `PATTERN` (as --output)"},
+		&cli.StringFlag{Name: "export", Value: "ALL", Usage: "the submitter's environment the job gets, `WHAT`: ALL, NONE, or VAR[,VAR=VALUE...] (ALL,VAR=VALUE adds to all)"},
+		&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one job per task `INDICES`: 0-99, 1,3,5, 1-9:2, and %N for at most N at once (0-99%10)"},
 	)
+}
+
+// slurmSpec fills the spec from the flags Slurm users bring: name, begin,
+// dependency, array.
+func slurmSpec(c *cli.Context, sp *api.JobSpec, now time.Time) error {
+	sp.Name = c.String("job-name")
+	if strings.ContainsFunc(sp.Name, func(r rune) bool { return r < ' ' || r == 0x7f || r == '/' }) || len(sp.Name) > raftfsm.MaxNameLen {
+		return usagef(c, "-J/--job-name %q: at most %d characters, no slash or control character", sp.Name, raftfsm.MaxNameLen)
+	}
+	if b := c.String("begin"); b != "" {
+		t, err := parseBegin(b, now)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		sp.Begin = t.UTC()
+	}
+	if d := c.String("dependency"); d != "" {
+		deps, err := parseDependency(d)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		sp.Depend = deps
+	}
+	if a := c.String("array"); a != "" {
+		arr, err := parseArray(a)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		if sp.Immediate {
+			return usagef(c, "--array and --immediate do not go together: an array's tasks queue")
+		}
+		sp.Array = &arr
+	}
+	if c.Command.Name == "run" && sp.Array != nil {
+		return usagef(c, "shoal run follows one job; submit an array with 'shoal submit --array'")
+	}
+	return nil
 }
 
 // buildSubmit turns flags and the command line into a submit request. All
@@ -98,6 +145,9 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		sp.Alpha = &a
 	}
 	sp.Immediate, sp.Force = c.Bool("immediate"), c.Bool("force")
+	if err := slurmSpec(c, sp, time.Now()); err != nil {
+		return req, err
+	}
 	sp.MaxAttempts, sp.Timeout = c.Int("max-attempts"), c.Duration("timeout")
 	if sp.MaxAttempts < 1 {
 		return req, usagef(c, "--max-attempts must be at least 1")
@@ -107,12 +157,11 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 			return req, usagef(c, "--env %q: use K=V", kv)
 		}
 	}
-	for _, k := range []string{"PATH", "LD_LIBRARY_PATH"} {
-		if v, ok := os.LookupEnv(k); ok {
-			sp.Env = append(sp.Env, k+"="+v)
-		}
+	exported, err := exportEnv(c.String("export"), os.Environ())
+	if err != nil {
+		return req, usagef(c, "%v", err)
 	}
-	sp.Env = append(sp.Env, c.StringSlice("env")...)
+	sp.Env = append(exported, c.StringSlice("env")...)
 	sp.Workdir = c.String("workdir")
 	if sp.Workdir == "" {
 		wd, err := os.Getwd()
@@ -121,14 +170,38 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		}
 		sp.Workdir = wd
 	}
+	sp.Batch = c.Bool("batch")
+	if sp.Batch && c.Command.Name == "run" {
+		return req, usagef(c, "--batch is for 'shoal submit SCRIPT'")
+	}
+	for _, f := range []struct{ flag, v string }{{"--output", c.String("output")}, {"-e/--error", c.String("error")}} {
+		if err := jobfmt.CheckPattern(f.v); err != nil {
+			return req, usagef(c, "%s %v", f.flag, err)
+		}
+	}
+	sp.Output, sp.Error = c.String("output"), c.String("error")
 	exe, err := exec.LookPath(args[0])
+	if err != nil && sp.Batch && !strings.Contains(args[0], "/") {
+		exe, err = exec.LookPath("./" + args[0]) // sbatch job.sh: the script in this directory
+	}
+	var cmdArgs []string
+	if err != nil && sp.Batch {
+		cmdArgs, err = scriptCommand(args[0]) // a script without its execute bit runs through its #! line
+	}
 	if err != nil {
 		return req, usagef(c, "executable %q not found on this node: %v", args[0], err)
 	}
-	if abs, err := filepath.Abs(exe); err == nil {
-		exe = abs
+	if cmdArgs == nil {
+		if abs, err := filepath.Abs(exe); err == nil {
+			exe = abs
+		}
+		cmdArgs = []string{exe}
 	}
-	sp.Cmd = append([]string{exe}, args[1:]...)
+	exe = cmdArgs[len(cmdArgs)-1]
+	if sp.Batch && sp.Name == "" {
+		sp.Name = filepath.Base(exe) // sbatch names a job for its script
+	}
+	sp.Cmd = append(cmdArgs, args[1:]...)
 	info, elfErr := probe.ScanELF(exe)
 	if elfErr != nil && !errors.Is(elfErr, probe.ErrNotELF) {
 		return req, usagef(c, "read executable %s: %v", exe, elfErr)
@@ -144,6 +217,9 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	default:
 		return req, usagef(c, "--mpi %q: use mpich, openmpi or none", sp.MPI)
 	}
+	// shoal run forwards its standard input to rank 0, as srun does, through
+	// the MPI launcher (plain copies take none).
+	sp.Stdin = c.Command.Name == "run" && sp.MPI != "none"
 	pes := c.StringSlice("pe")
 	switch {
 	case len(pes) == 1 && pes[0] == "none":

@@ -95,6 +95,8 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	unknownHosts := filepath.Join(dir, "hosts")
 	os.WriteFile(unknownHosts, []byte("n0:2\nghost:2\n"), 0o644)
+	badScript := filepath.Join(dir, "job.sh")
+	os.WriteFile(badScript, []byte("#!/bin/sh\n#SHOAL -n 2\n#SHOAL --foo\ntrue\n"), 0o755)
 	badHosts := filepath.Join(dir, "bad")
 	os.WriteFile(badHosts, []byte("n0:two\n"), 0o644)
 	cases := []struct {
@@ -118,11 +120,28 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		{"alloc -n 0", []string{"alloc", "-n", "0"}, exitUsage},
 		{"socket address without a path", []string{"jobs", "--addr", "unix://"}, exitUsage},
 		{"address neither URL nor socket", []string{"jobs", "--addr", "127.0.0.1:7948"}, exitUsage},
+		{"array backwards", []string{"submit", "-n", "1", "--array", "5-1", "--", "true"}, exitUsage},
+		{"array limit 0", []string{"submit", "-n", "1", "--array", "0-9%0", "--", "true"}, exitUsage},
+		{"begin in the past", []string{"submit", "-n", "1", "--begin", "2020-01-01", "--", "true"}, exitUsage},
+		{"begin unparseable", []string{"submit", "-n", "1", "--begin", "teatime", "--", "true"}, exitUsage},
+		{"unknown dependency", []string{"submit", "-n", "1", "--dependency", "before:1", "--", "true"}, exitUsage},
+		{"dependency cycle", []string{"submit", "-n", "1", "--dependency", "afterok:1", "--", "true"}, exitUsage},
+		{"dependency unknown job", []string{"submit", "-n", "1", "--dependency", "afterany:4000", "--", "true"}, exitUsage},
+		{"name with slash", []string{"submit", "-n", "1", "-J", "a/b", "--", "true"}, exitUsage},
+		{"hold needs an id", []string{"hold"}, exitUsage},
+		{"release a task not a number", []string{"release", "12_x"}, exitUsage},
+		{"kill no such job", []string{"kill", "77"}, exitUsage},
+		{"directive with an unknown flag", []string{"submit", badScript}, exitUsage},
+		{"unknown output pattern", []string{"submit", "-n", "1", "--output", "out-%q", "--", "true"}, exitUsage},
+		{"bad export", []string{"submit", "-n", "1", "--export", "PATH,NONE", "--", "true"}, exitUsage},
 	}
 	for _, tc := range cases {
 		_, errOut, code := shoal(t, env, tc.args...)
 		if code != tc.code {
 			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.name, code, tc.code, errOut)
+		}
+		if tc.name == "directive with an unknown flag" && !strings.Contains(errOut, "job.sh:3: unknown flag --foo") {
+			t.Errorf("%s: stderr %q, want job.sh:3: unknown flag --foo", tc.name, errOut)
 		}
 		oneLine(t, tc.name, errOut)
 	}

@@ -46,8 +46,10 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 			{"job 5 --addr=http://h:1", "job --addr=http://h:1 5"},
 			{"job 5 -- --json", "job 5 -- --json"}, // after --, an argument
 		},
-		"logs": {{"logs 5 -f", "logs -f 5"}, {"logs 5 --attempt 2 -f", "logs --attempt 2 -f 5"}},
-		"kill": {{"kill 5 --addr http://h:1", "kill --addr http://h:1 5"}},
+		"logs":    {{"logs 5 -f", "logs -f 5"}, {"logs 5 --attempt 2 -f", "logs --attempt 2 -f 5"}},
+		"kill":    {{"kill 5 --addr http://h:1", "kill --addr http://h:1 5"}},
+		"hold":    {{"hold 12_3 --addr http://h:1", "hold --addr http://h:1 12_3"}},
+		"release": {{"release 12 --addr http://h:1", "release --addr http://h:1 12"}},
 		// The program's flags are the program's: nothing after the command line's start moves.
 		"run": {
 			{"run -n 4 -- ./prog --flag -n 9", "run -n 4 -- ./prog --flag -n 9"},

@@ -1,0 +1,274 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/testcluster"
+)
+
+// TestBatchScriptRunsMPICHAndOpenMPISteps: a batch script with #SHOAL
+// directives runs once on its allocation's head, with the allocation in
+// its environment, and an MPICH step and an Open MPI step inside it use
+// the allocation without naming hosts (issue 19). The command line's
+// --ppn overrides the script's.
+func TestBatchScriptRunsMPICHAndOpenMPISteps(t *testing.T) {
+	t.Parallel()
+	mpich, ompi := ring(t, "mpich"), ring(t, "openmpi")
+	c := jobCluster(t, 2, nil)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "steps.sh")
+	os.WriteFile(script, []byte(fmt.Sprintf(`#!/bin/sh
+#SHOAL -n 4 --ppn 1 -J steps   # ppn 1 would need 4 nodes: the command line's --ppn 2 must win
+#SHOAL --env GREETING='hello there' --timeout 2m
+echo "name=$SHOAL_JOB_NAME id=$SHOAL_JOB_ID nodes=$SHOAL_NODELIST ntasks=$SHOAL_NTASKS nnodes=$SHOAL_NNODES submit=$SHOAL_SUBMIT_DIR greeting=$GREETING"
+echo "hostfile:"; cat "$SHOAL_HOSTFILE"
+echo "once on $SHOAL_NODE"
+mpiexec.mpich %s 2 || exit 12
+# The test's two nodes share one machine: Open MPI's shared-memory transport
+# between ranks it believes on different nodes crashes, so TCP only.
+OMPI_MCA_btl=self,tcp mpirun.openmpi %s 2 || exit 13
+`, mpich, ompi)), 0o755)
+	out, errOut, code := shoalCLI(t, c, 0, "submit", "--ppn", "2", "--workdir", dir, script)
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("submit printed %q", out)
+	}
+	j := waitState(t, c, 0, id, 3*time.Minute, "done", "failed")
+	var logs strings.Builder
+	_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d", id, j.Attempt), &logs)
+	var errs strings.Builder
+	_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stderr&attempt=%d", id, j.Attempt), &errs)
+	if j.State != "done" {
+		t.Fatalf("batch job %s (%s)\nstdout:\n%s\nstderr:\n%s", j.State, j.Reason, logs.String(), errs.String())
+	}
+	got := logs.String()
+	want := fmt.Sprintf("name=steps id=%d nodes=n[0-1] ntasks=4 nnodes=2 submit=%s greeting=hello there", id, dir)
+	for _, w := range []string{want, "n0:2\nn1:2\n", "ring token 8 (want 8), allreduce 10 (want 10): ok"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, got)
+		}
+	}
+	if n := strings.Count(got, "once on n0"); n != 1 || strings.Count(got, "once on") != 1 {
+		t.Errorf("the script ran %d times, want once (on the head):\n%s", n, got)
+	}
+	if n := strings.Count(got, "ring token 8 (want 8), allreduce 10 (want 10): ok"); n != 2 {
+		t.Errorf("%d MPI steps succeeded, want 2 (MPICH, then Open MPI):\n%s", n, got)
+	}
+	// Open MPI's daemon on n1 was started through n1's agent, so its ranks
+	// name n1. (Hydra forwards the whole environment of mpiexec, the head's
+	// SHOAL_NODE with it, so the MPICH step's ranks all say n0.)
+	if strings.Count(got, "(shoal node n1)") < 2 {
+		t.Errorf("the Open MPI step ran fewer than 2 ranks through n1's agent:\n%s", got)
+	}
+}
+
+// TestJobEnvironmentLive: array tasks see their array and task IDs, every
+// job its name and node list; --export ALL (the default) carries the
+// submitter's environment and --export NONE clears it.
+func TestJobEnvironmentLive(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 2, nil)
+	submit := func(args ...string) uint64 {
+		t.Helper()
+		cmd := exec.Command(testcluster.BuildShoal(t), append([]string{"submit"}, args...)...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(0).Base, "SHOAL_TOKEN="+testcluster.Token,
+			"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"), "MODULE_STATE=gcc/12")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("submit %q: %v", args, err)
+		}
+		id, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+		if err != nil {
+			t.Fatalf("submit printed %q", out)
+		}
+		return id
+	}
+	stdout := func(id uint64) string {
+		t.Helper()
+		j := waitState(t, c, 0, id, time.Minute, "done", "failed")
+		var b strings.Builder
+		_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d", id, j.Attempt), &b)
+		if j.State != "done" {
+			t.Fatalf("job %d %s (%s): %s", id, j.State, j.Reason, b.String())
+		}
+		return b.String()
+	}
+	show := `echo "array=${SHOAL_ARRAY_JOB_ID-none} task=${SHOAL_ARRAY_TASK_ID-none} name=$SHOAL_JOB_NAME nodes=$SHOAL_NODELIST module=${MODULE_STATE-unset}"`
+	arr := submit("-n", "1", "--mpi", "none", "-J", "sweep", "--array", "0-2%2", "--", "sh", "-c", show)
+	for i := range 3 {
+		out := stdout(arr + uint64(i))
+		want := fmt.Sprintf("array=%d task=%d name=sweep nodes=n", arr, i)
+		if !strings.Contains(out, want) || !strings.Contains(out, "module=gcc/12") {
+			t.Errorf("task %d printed %q, want %q and the submitter's MODULE_STATE", i, out, want)
+		}
+	}
+	none := submit("-n", "2", "--ppn", "1", "--mpi", "none", "--export", "NONE", "--", "sh", "-c", show)
+	if out := stdout(none); strings.Count(out, "array=none task=none name=sh nodes=n[0-1] module=unset") != 2 {
+		t.Errorf("--export NONE job printed %q, want the submitter's variables gone", out)
+	}
+}
+
+// TestOutputFilesLive: --output and --error files appear in the submit
+// directory with their patterns expanded, owned by the job's user, while
+// the attempt's logs keep the output; without --error, stderr joins the
+// --output file, as with sbatch.
+func TestOutputFilesLive(t *testing.T) {
+	t.Parallel()
+	nobody, err := user.Lookup("nobody")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and the user nobody")
+	}
+	c := jobCluster(t, 2, nil)
+	dir, err := os.MkdirTemp("", "shoal-outfiles-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	spec := api.JobSpec{Cmd: []string{"/bin/sh", "-c", "echo out-line; echo err-line >&2"}, NP: 1, MPI: "none", Workdir: dir,
+		Name: "named", Output: "o-%x-%j-%u-%N.txt", Error: "e-%A_%a.txt", MaxAttempts: 1}
+	submitAs := func(spec api.JobSpec) uint64 {
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()), Owner: "nobody", Spec: spec})
+		if err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+		return res.ID
+	}
+	id := submitAs(spec)
+	j := waitState(t, c, 0, id, time.Minute, "done", "failed")
+	if j.State != "done" {
+		t.Fatalf("job %s: %s", j.State, j.Reason)
+	}
+	head := j.Attempts[len(j.Attempts)-1].Head
+	uid := nobody.Uid
+	for name, want := range map[string]string{
+		fmt.Sprintf("o-named-%d-nobody-%s.txt", id, head): "out-line\n",
+		fmt.Sprintf("e-%d_0.txt", id):                     "err-line\n",
+	} {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil || string(b) != want {
+			entries, _ := os.ReadDir(dir)
+			t.Errorf("%s: %q, %v; want %q (directory holds %v)", name, b, err, want, entries)
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || fmt.Sprint(st.Sys().(*syscall.Stat_t).Uid) != uid {
+			t.Errorf("%s is not owned by nobody (uid %s)", name, uid)
+		}
+	}
+	var logs strings.Builder
+	_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d", id, j.Attempt), &logs)
+	if logs.String() != "out-line\n" {
+		t.Errorf("the attempt's log holds %q, want the output too", logs.String())
+	}
+	// Without --error, stderr goes to the --output file.
+	spec.Output, spec.Error = "both-%j.txt", ""
+	id = submitAs(spec)
+	if j := waitState(t, c, 0, id, time.Minute, "done", "failed"); j.State != "done" {
+		t.Fatalf("job %s: %s", j.State, j.Reason)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("both-%d.txt", id)))
+	if !strings.Contains(string(b), "out-line") || !strings.Contains(string(b), "err-line") {
+		t.Errorf("--output without --error holds %q, want both streams", b)
+	}
+}
+
+// TestRunForwardsStdinToRankZero: shoal run's standard input reaches rank
+// 0 of an MPICH and of an Open MPI job, through the head's launcher.
+func TestRunForwardsStdinToRankZero(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 2, nil)
+	for _, tc := range []struct{ flavour, rankVar string }{{"mpich", "PMI_RANK"}, {"openmpi", "OMPI_COMM_WORLD_RANK"}} {
+		if _, err := exec.LookPath(map[string]string{"mpich": "mpiexec.mpich", "openmpi": "mpirun.openmpi"}[tc.flavour]); err != nil {
+			t.Logf("%s not installed", tc.flavour)
+			continue
+		}
+		prog := fmt.Sprintf(`if [ "$%s" = 0 ]; then echo "rank 0 got: $(cat)"; echo "hostfile: $(tr '\n' ' ' < "$SHOAL_HOSTFILE")"; else echo "rank $%s read nothing"; fi`, tc.rankVar, tc.rankVar)
+		cmd := exec.Command(testcluster.BuildShoal(t), "run", "-n", "2", "--ppn", "1", "--mpi", tc.flavour, "--timeout", "1m", "--", "sh", "-c", prog)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(1).Base, "SHOAL_TOKEN="+testcluster.Token,
+			"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"))
+		cmd.Stdin = strings.NewReader("line one\nline two\n")
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: shoal run: %v\nstdout:\n%s\nstderr:\n%s", tc.flavour, err, so.String(), se.String())
+		}
+		if !strings.Contains(so.String(), "rank 0 got: line one\nline two") || !strings.Contains(so.String(), "rank 1 read nothing") {
+			t.Errorf("%s: stdout %q, want rank 0 to have read the input", tc.flavour, so.String())
+		}
+		// SHOAL_HOSTFILE, on the head: checked for Open MPI; under MPICH's
+		// Hydra, rank 0 does not get it yet (see the report of #19).
+		if tc.flavour == "openmpi" && (!strings.Contains(so.String(), "hostfile: n") || strings.Count(so.String(), " slots=1 ") != 2) {
+			t.Errorf("%s: stdout %q, want SHOAL_HOSTFILE to list both nodes in the flavour's format; stderr %s", tc.flavour, so.String(), se.String())
+		}
+	}
+}
+
+// TestFairShareInterleavesUsersLive: root's array fills the cluster
+// first; once its tasks have run, nobody's (no usage) go before the rest
+// of root's, though submitted after all of them.
+func TestFairShareInterleavesUsersLive(t *testing.T) {
+	t.Parallel()
+	if _, err := user.Lookup("nobody"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and the user nobody")
+	}
+	c := jobCluster(t, 2, nil)
+	// Each task takes a node's worth of slots (placement ignores held slots under --ppn), so two run at a time.
+	nodes, err := c.Client(0).Nodes(context.Background())
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("nodes: %v", err)
+	}
+	slots := max(nodes[0].Cores, nodes[0].Threads)
+	submit := func(owner string) uint64 {
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: t.Name() + owner, Owner: owner, Spec: api.JobSpec{
+			Cmd: []string{"/bin/sleep", "1"}, NP: slots, MPI: "none", Workdir: "/", MaxAttempts: 1,
+			Array: &api.ArraySpec{Tasks: []int{0, 1, 2, 3, 4, 5}}}})
+		if err != nil {
+			t.Fatalf("submit as %s: %v", owner, err)
+		}
+		return res.ID
+	}
+	rootArr, nobodyArr := submit("root"), submit("nobody")
+	var jobs []api.Job
+	testcluster.WaitFor(t, 3*time.Minute, "both arrays done", func() bool {
+		js, err := c.Client(0).Jobs(context.Background())
+		if err != nil {
+			return false
+		}
+		jobs = js
+		for _, j := range js {
+			if j.State != "done" {
+				return false
+			}
+		}
+		return len(js) == 12
+	})
+	placed := func(j api.Job) time.Time { return *j.Attempts[0].PlacedAt }
+	var order []string
+	slices.SortStableFunc(jobs, func(a, b api.Job) int { return placed(a).Compare(placed(b)) })
+	for _, j := range jobs {
+		order = append(order, fmt.Sprintf("%s@%s", j.Owner, placed(j).Sub(placed(jobs[0])).Round(10*time.Millisecond)))
+	}
+	// First come, first served would place all 6 of root's before any of nobody's.
+	if i := slices.IndexFunc(jobs, func(j api.Job) bool { return j.Owner == "nobody" }); i < 0 || i >= 6 {
+		t.Fatalf("placement order %v: nobody's first task placed %dth, want before root's last (arrays %d, %d)", order, i+1, rootArr, nobodyArr)
+	}
+	t.Logf("placement order: %v", order)
+}

@@ -1,0 +1,86 @@
+package jobrun
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-hpc/shoal/internal/jobfmt"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// allocationEnv is the description of a job and its allocation every
+// process of the attempt gets, named as Slurm users expect (issue 19):
+// SHOAL_JOB_NAME (the name, or the command's base name), SHOAL_NODELIST
+// (compressed, n[01-04]), SHOAL_NTASKS, SHOAL_NNODES, SHOAL_SUBMIT_DIR,
+// and for a task of an array SHOAL_ARRAY_JOB_ID and SHOAL_ARRAY_TASK_ID.
+func allocationEnv(j *raftfsm.Job, att *raftfsm.Attempt) []string {
+	name := j.Spec.Name
+	if name == "" && len(j.Spec.Cmd) > 0 {
+		name = filepath.Base(j.Spec.Cmd[0]) // a batch script is named for itself at submit
+	}
+	hosts := make([]string, len(att.Hosts))
+	for i, h := range att.Hosts {
+		hosts[i] = h.Node
+	}
+	env := []string{
+		"SHOAL_JOB_NAME=" + name,
+		"SHOAL_NODELIST=" + jobfmt.CompressHosts(hosts),
+		"SHOAL_NTASKS=" + strconv.Itoa(att.NP()),
+		"SHOAL_NNODES=" + strconv.Itoa(len(att.Hosts)),
+		"SHOAL_SUBMIT_DIR=" + j.Spec.Workdir,
+	}
+	if j.InArray() {
+		env = append(env, "SHOAL_ARRAY_JOB_ID="+strconv.FormatUint(j.ArrayJobID, 10),
+			"SHOAL_ARRAY_TASK_ID="+strconv.Itoa(j.ArrayTaskID))
+	}
+	return env
+}
+
+// hostfiles are an allocation in the two MPI launchers' formats: MPICH's
+// Hydra reads "node:procs" lines, Open MPI's mpirun "node slots=procs".
+func hostfiles(att *raftfsm.Attempt) (mpich, openmpi string) {
+	var m, o strings.Builder
+	for _, h := range att.Hosts {
+		m.WriteString(h.Node + ":" + strconv.Itoa(h.Procs) + "\n")
+		o.WriteString(h.Node + " slots=" + strconv.Itoa(h.Procs) + "\n")
+	}
+	return m.String(), o.String()
+}
+
+// StepInput is what the environment of a batch script's MPI launches
+// (job steps) depends on.
+type StepInput struct {
+	// Flavour picks the format of SHOAL_HOSTFILE (Copies: MPICH's).
+	Flavour Flavour
+	// Wrapper is the attempt's remote shell (shoal rsh with its capability).
+	Wrapper string
+	// MPICHHosts and OpenMPIHosts are the hostfiles' paths.
+	MPICHHosts, OpenMPIHosts string
+	Degraded, AllowRoot      bool
+}
+
+// stepEnv makes `mpiexec ./a.out` and `mpirun ./a.out` inside a batch
+// script use the allocation without the user naming hosts, as srun does
+// inside sbatch: Hydra and Open MPI both read their launcher, remote shell
+// and default hostfile from the environment, and both start one process
+// per slot of it when no -n is given.
+func stepEnv(in StepInput) []string {
+	hostfile := in.MPICHHosts
+	if in.Flavour == OpenMPI {
+		hostfile = in.OpenMPIHosts
+	}
+	env := []string{
+		"SHOAL_HOSTFILE=" + hostfile,
+		"HYDRA_LAUNCHER=ssh", "HYDRA_LAUNCHER_EXEC=" + in.Wrapper, "HYDRA_HOST_FILE=" + in.MPICHHosts,
+		"OMPI_MCA_plm_rsh_agent=" + in.Wrapper, "OMPI_MCA_plm_rsh_no_tree_spawn=1", "OMPI_MCA_routed=direct",
+		"OMPI_MCA_mpi_yield_when_idle=1", "OMPI_MCA_orte_default_hostfile=" + in.OpenMPIHosts,
+	}
+	if in.Degraded {
+		env = append(env, "OMPI_MCA_rmaps_base_oversubscribe=1")
+	}
+	if in.AllowRoot {
+		env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	}
+	return env
+}

@@ -1,0 +1,86 @@
+package jobfmt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CompressHosts writes node names as Slurm's hostlist does: names that
+// differ only in a trailing number of the same width fold into one
+// bracketed range, n01,n02,n03,n05 → n[01-03,05]. The order of first
+// appearance of each prefix is kept, and the numbers within a prefix are
+// listed in the order given (an allocation's order is its rank order), so
+// only runs that climb by one fold together.
+func CompressHosts(hosts []string) string {
+	type group struct {
+		prefix, suffix string
+		width          int
+		nums           []int
+	}
+	var groups []*group
+	var out []string
+	index := map[string]*group{}
+	for _, h := range hosts {
+		prefix, num, width, suffix, ok := splitNumber(h)
+		if !ok {
+			groups = append(groups, &group{prefix: h, width: -1})
+			continue
+		}
+		key := prefix + "\x00" + suffix + "\x00" + strconv.Itoa(width)
+		g := index[key]
+		if g == nil {
+			g = &group{prefix: prefix, suffix: suffix, width: width}
+			index[key] = g
+			groups = append(groups, g)
+		}
+		g.nums = append(g.nums, num)
+	}
+	for _, g := range groups {
+		if g.width < 0 {
+			out = append(out, g.prefix)
+			continue
+		}
+		if len(g.nums) == 1 {
+			out = append(out, fmt.Sprintf("%s%0*d%s", g.prefix, g.width, g.nums[0], g.suffix))
+			continue
+		}
+		var ranges []string
+		for i := 0; i < len(g.nums); {
+			j := i
+			for j+1 < len(g.nums) && g.nums[j+1] == g.nums[j]+1 {
+				j++
+			}
+			if j == i {
+				ranges = append(ranges, fmt.Sprintf("%0*d", g.width, g.nums[i]))
+			} else {
+				ranges = append(ranges, fmt.Sprintf("%0*d-%0*d", g.width, g.nums[i], g.width, g.nums[j]))
+			}
+			i = j + 1
+		}
+		out = append(out, g.prefix+"["+strings.Join(ranges, ",")+"]"+g.suffix)
+	}
+	return strings.Join(out, ",")
+}
+
+// splitNumber cuts a host name around its last run of digits: n01.lab →
+// "n", 1, width 2, ".lab".
+func splitNumber(h string) (prefix string, num, width int, suffix string, ok bool) {
+	end := strings.LastIndexAny(h, "0123456789")
+	if end < 0 {
+		return "", 0, 0, "", false
+	}
+	start := end
+	for start > 0 && h[start-1] >= '0' && h[start-1] <= '9' {
+		start--
+	}
+	digits := h[start : end+1]
+	if len(digits) > 9 {
+		return "", 0, 0, "", false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return "", 0, 0, "", false
+	}
+	return h[:start], n, len(digits), h[end+1:], true
+}
