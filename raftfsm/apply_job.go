@@ -14,9 +14,12 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 	if err := nonEmpty("owner", b.Owner); err != nil {
 		return Result{}, err
 	}
-	if j := s.JobByRequest(b.RequestID); j != nil {
+	if j := s.submitted(b); j != nil {
 		if j.Owner != b.Owner {
 			return Result{}, fmt.Errorf("%w: request %q is job %d of %q", ErrRequestConflict, b.RequestID, j.ID, j.Owner)
+		}
+		if j.InArray() {
+			return Result{JobID: j.ArrayJobID, Noop: true}, nil
 		}
 		return Result{JobID: j.ID, Attempt: j.Attempt, Noop: true}, nil
 	}
@@ -435,4 +438,23 @@ func (s *State) setWaitReason(at time.Time, b *SetWaitReason) (Result, error) {
 	}
 	s.Jobs[n.ID] = n
 	return res, nil
+}
+
+// submitted returns a job that request b already created, or nil. An
+// array's tasks carry request IDs of their own (arrayRequestID), and job GC
+// may have purged some of them, the first included: a retried submit must
+// still find any task that is left, or it would create the array twice.
+func (s *State) submitted(b *SubmitJob) *Job {
+	if j := s.JobByRequest(b.RequestID); j != nil {
+		return j
+	}
+	if b.Spec.Array == nil {
+		return nil
+	}
+	for _, t := range b.Spec.Array.Tasks {
+		if j := s.JobByRequest(arrayRequestID(b.RequestID, t)); j != nil {
+			return j
+		}
+	}
+	return nil
 }

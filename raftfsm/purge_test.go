@@ -67,3 +67,22 @@ func TestPurgeJobs(t *testing.T) {
 		t.Fatalf("restored state differs:\n got %+v\nwant %+v", f.State(), h.f.State())
 	}
 }
+
+// A retried array submit must not create the array again once job GC has
+// purged its first task: the later tasks still carry the request.
+func TestPurgedArrayHeadStillDedupsTheSubmit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sub := SubmitJob{RequestID: "r-arr", Owner: "alice", Spec: JobSpec{Cmd: []string{"./task"}, NP: 1,
+		Array: &ArraySpec{Tasks: []int{0, 1, 2}}}}
+	first := h.ok(CmdSubmitJob, sub).JobID
+	h.ok(CmdKillJob, KillJob{ID: first, User: "alice"})
+	h.ok(CmdPurgeJobs, PurgeJobs{IDs: []uint64{first}})
+	res := h.do(CmdSubmitJob, sub)
+	if res.Err != nil || !res.Noop || res.JobID != first {
+		t.Fatalf("retried submit = job %d (noop %v, err %v), want a no-op naming array %d", res.JobID, res.Noop, res.Err, first)
+	}
+	if n := len(h.f.State().Jobs); n != 2 {
+		t.Fatalf("%d jobs after the retry, want the 2 tasks left", n)
+	}
+}
