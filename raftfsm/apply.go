@@ -69,6 +69,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setWaitReason)
 	case CmdNodeRestarted:
 		return applyBody(s, c, (*State).nodeRestarted)
+	case CmdRecordUsage:
+		return applyBody(s, c, (*State).recordUsage)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

@@ -32,6 +32,7 @@ const (
 	CmdSetLimits      = "set_limits"
 	CmdSetWaitReason  = "set_wait_reason"
 	CmdNodeRestarted  = "node_restarted"
+	CmdRecordUsage    = "record_usage"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -39,6 +40,7 @@ var CommandTypes = []string{
 	CmdSubmitJob, CmdPlaceJob, CmdAckReservation, CmdStartJob, CmdFinishAttempt, CmdFailAttempt,
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
+	CmdRecordUsage,
 }
 
 func knownType(typ string) bool {

@@ -170,6 +170,12 @@ type JobSpec struct {
 	Alpha *float64 `json:"alpha,omitempty"`
 	// Elastic makes the job resizable (issue 8); nil = fixed size.
 	Elastic *ElasticSpec `json:"elastic,omitempty"`
+	// Confinement (issue 15, usage.go): Slurm's --mem, --mem-per-rank and
+	// --cpus-per-rank, enforced by each node's cgroup of the attempt.
+	// Memory in bytes, 0 = no limit; CPUsPerRank 0 means 1.
+	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
+	MemPerRank  uint64 `json:"mem_per_rank,omitempty"`
+	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.
@@ -220,6 +226,8 @@ type Attempt struct {
 	ExitCode  *int      `json:"exit_code,omitempty"`
 	// Progress is what the attempt's program reported (shoal progress); nil = nothing yet.
 	Progress *Progress `json:"progress,omitempty"`
+	// Usage is what the attempt used on each node, sorted by node (record_usage, usage.go).
+	Usage []NodeUsage `json:"usage,omitempty"`
 }
 
 // NP is the number of processes of the attempt.
@@ -315,6 +323,7 @@ func (a Attempt) clone() Attempt {
 	c.Lost = cloneSlice(a.Lost)
 	c.ExitCode = clonePtr(a.ExitCode)
 	c.Progress = clonePtr(a.Progress)
+	c.Usage = cloneSlice(a.Usage)
 	return c
 }
 

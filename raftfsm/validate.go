@@ -100,6 +100,9 @@ func validateSpec(s *JobSpec) error {
 			return err
 		}
 	}
+	if err := validateConfinement(s); err != nil {
+		return err
+	}
 	for _, f := range []struct{ name, v string }{
 		{"spec.workdir", s.Workdir}, {"spec.policy", s.Policy}, {"spec.relax", s.Relax},
 	} {
