@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
@@ -35,6 +36,10 @@ type Agent struct {
 
 	gossip *gossip.Gossip
 	static probe.Static
+	// cgroups confines this node's jobs; nil with cgroupsOff saying why
+	// (confinement.go).
+	cgroups    *confine.Manager
+	cgroupsOff string
 
 	raft   *raft.Raft
 	fsm    *raftfsm.FSM
@@ -142,6 +147,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := a.scanStatic(ctx); err != nil {
 		return err
 	}
+	a.openCgroups()
 	if err := a.startGossip(); err != nil {
 		return err
 	}
@@ -215,7 +221,7 @@ func (a *Agent) startGossip() error {
 	st := a.static
 	g, err := gossip.New(gc, gossip.NodeState{
 		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),
-		Static: toGossipStatic(st, a.cfg.Switch),
+		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch)),
 	})
 	if err != nil {
 		return err

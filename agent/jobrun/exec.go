@@ -70,12 +70,18 @@ func (n *Node) Command(job *raftfsm.Job, k Key, argv []string, shell string, ext
 	if err != nil {
 		return nil, err
 	}
-	return n.command(cred, job.Spec.Workdir, argv, n.processEnv(job, k, home, extra))
+	cgroup, err := n.cgroupDirs(job, k)
+	if err != nil {
+		return nil, err
+	}
+	return n.command(cred, cgroup, job.Spec.Workdir, argv, n.processEnv(job, k, home, extra))
 }
 
-func (n *Node) command(cred *jobexec.Cred, dir string, argv, env []string) (*exec.Cmd, error) {
+// command builds a job process; cgroup is the attempt's cgroup, which the
+// helper joins before it executes argv.
+func (n *Node) command(cred *jobexec.Cred, cgroup []string, dir string, argv, env []string) (*exec.Cmd, error) {
 	spec := n.jobSpec(cred)
-	spec.Dir = dir
+	spec.Dir, spec.Cgroup = dir, cgroup
 	cmd, err := jobexec.Command(n.cfg.Bin, spec, argv)
 	if err != nil {
 		return nil, err
@@ -183,6 +189,7 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
+		n.reportOOM(ctx, k)
 		return exitStatus(err)
 	case <-ctx.Done():
 		n.procs.kill(k, 2*time.Second)
