@@ -39,6 +39,10 @@ type Node struct {
 	Sampled  time.Time `json:"sampled_at,omitzero"`
 	HTTPPort int       `json:"http_port,omitempty"`
 	RaftPort int       `json:"raft_port,omitempty"`
+	// Confined is whether the node runs its jobs in cgroups (memory and
+	// CPU limits, kill, usage); Unconfined says why not.
+	Confined   bool   `json:"confined"`
+	Unconfined string `json:"unconfined,omitempty"`
 }
 
 // Member is one row of GET /v1/members.

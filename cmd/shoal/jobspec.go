@@ -23,7 +23,7 @@ import (
 // jobFlags are shared by run and submit; the short forms are GERBIL's
 // client options (seed 000, Table I).
 func jobFlags() []cli.Flag {
-	return append(clientFlags(),
+	return append(append(clientFlags(),
 		&cli.StringFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
 		&cli.StringFlag{Name: "nodes", Usage: "elastic job on `MIN:MAX` nodes of --ppn processes each (default ppn 1)"},
 		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N` (default MIN)"},
@@ -48,7 +48,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment; repeatable"},
 		&cli.StringFlag{Name: "workdir", Usage: "working `DIR` of the job (default: the current directory)"},
 		&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
-	)
+	), confineFlags()...)
 }
 
 // buildSubmit turns flags and the command line into a submit request. All
@@ -101,6 +101,9 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	sp.MaxAttempts, sp.Timeout = c.Int("max-attempts"), c.Duration("timeout")
 	if sp.MaxAttempts < 1 {
 		return req, usagef(c, "--max-attempts must be at least 1")
+	}
+	if err := applyConfineFlags(c, sp); err != nil {
+		return req, err
 	}
 	for _, kv := range c.StringSlice("env") {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
