@@ -86,6 +86,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		cmds = append(cmds, Command{Type: typ, Body: body, Placement: true})
 	}
 	snap := Snapshot(st, v.Nodes)
+	heldMem, confined := raftfsm.HeldMemory(st), confinedNodes(v.Nodes)
 	for _, j := range queue {
 		if r, ok := next.Refused[j.ID]; ok {
 			// One job refused must not hold up the jobs behind it: raft
@@ -105,7 +106,19 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 			}
 		}
 		req.Done = v.Done // the agent stopping or leadership lost ends a long placement
-		d, err := placement.Place(excludeFailed(snap, j), req)
+		place := excludeFailed(snap, j)
+		if j.Spec.HasMem() {
+			var wait string
+			if place, wait = memoryFit(place, confined, heldMem, j); wait != "" {
+				if j.Spec.Immediate {
+					add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "immediate job cannot start now: " + wait})
+				} else if waitReasonStale(j.WaitReason, j.WaitSince, wait, now) {
+					add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: wait})
+				}
+				continue
+			}
+		}
+		d, err := placement.Place(place, req)
 		if errors.Is(err, placement.ErrCanceled) {
 			return cmds, next
 		}
@@ -130,6 +143,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
+		holdMemory(heldMem, &j.Spec, hosts)
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
 				if snap.Nodes[i].Name == h.Node {
