@@ -179,6 +179,11 @@ func (n *Node) credentialFor(owner string) (*jobexec.Cred, string, error) {
 // process group.
 func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, stderr io.Writer) (int, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A process that escaped the process group (setsid, double fork) may
+	// hold the output pipe for ever: once the process itself has exited,
+	// its output is read for a little longer, then the attempt goes on to
+	// its end, where the cgroup's kill reaches the escapee.
+	cmd.WaitDelay = outputGrace
 	if err := jobexec.Start(cmd); err != nil {
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}
@@ -199,9 +204,13 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	}
 }
 
+// outputGrace is how long a job process's output is still read after it
+// exited (exec.Cmd.WaitDelay).
+const outputGrace = 3 * time.Second
+
 func exitStatus(err error) (int, error) {
-	if err == nil {
-		return 0, nil
+	if err == nil || errors.Is(err, exec.ErrWaitDelay) {
+		return 0, nil // ErrWaitDelay: exited 0, but something it left held its output
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
