@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -253,4 +254,71 @@ func TestUnconfinedAgent(t *testing.T) {
 	if _, errOut, code := shoalCLI(t, c, 0, "run", "-n", "1", "--mpi", "none", "--", "true"); code != 0 {
 		t.Errorf("a job without a memory limit: exit %d: %s", code, errOut)
 	}
+}
+
+// TestMPIRanksAreConfined runs real MPICH and Open MPI jobs on two agents:
+// every rank, and the daemon that started it (Hydra's proxy, Open MPI's
+// orted or mpirun), is in the attempt's cgroup on its own node, and the
+// cgroups are gone once the job is done.
+func TestMPIRanksAreConfined(t *testing.T) {
+	t.Parallel()
+	needRootCgroups(t)
+	c := jobCluster(t, 2, nil)
+	probe := `echo "rank on $SHOAL_NODE|$(grep :memory: /proc/self/cgroup)|$(cat /proc/$PPID/comm)|$(grep :memory: /proc/$PPID/cgroup)"`
+	for _, flavour := range []string{"mpich", "openmpi"} {
+		t.Run(flavour, func(t *testing.T) {
+			launcher := map[string]string{"mpich": "mpiexec.mpich", "openmpi": "mpirun.openmpi"}[flavour]
+			if _, err := exec.LookPath(launcher); err != nil {
+				t.Skipf("%s not installed (make deps installs it)", launcher)
+			}
+			out, errOut, code := shoalCLI(t, c, 0, "run", "-n", "4", "--ppn", "2", "--mpi", flavour, "--timeout", "2m",
+				"--mem", "256M", "--", "/bin/sh", "-c", probe)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			ranks := 0
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				f := strings.Split(l, "|")
+				if len(f) != 4 || !strings.HasPrefix(f[0], "rank on ") {
+					continue
+				}
+				ranks++
+				node := strings.TrimPrefix(f[0], "rank on ")
+				own := "/shoal/" + node + "-"
+				for what, cg := range map[string]string{"rank": f[1], "its parent " + f[2]: f[3]} {
+					if !strings.Contains(cg, own) || !strings.Contains(cg, "/job-") {
+						t.Errorf("%s on %s is in memory cgroup %q, not its attempt's under %s", what, node, cg, own)
+					}
+				}
+				t.Logf("%s: rank in %s, parent %s", node, f[1], f[2])
+			}
+			if ranks != 4 {
+				t.Fatalf("%d rank lines, want 4:\n%s\n%s", ranks, out, errOut)
+			}
+		})
+	}
+	// Every attempt's cgroup is removed once its job is done.
+	for i := range 2 {
+		testcluster.WaitFor(t, 20*time.Second, "no attempt cgroup left on "+c.Name(i), func() bool {
+			return len(attemptCgroups(t, c.DataDir(i), c.Name(i))) == 0
+		}, func() string { return fmt.Sprint(attemptCgroups(t, c.DataDir(i), c.Name(i))) })
+	}
+}
+
+// attemptCgroups lists the attempts' cgroups a test agent has in the memory
+// hierarchy (v1) or the unified one.
+func attemptCgroups(t *testing.T, dataDir, name string) []string {
+	t.Helper()
+	var out []string
+	for _, pat := range []string{"/sys/fs/cgroup/memory/**/shoal/" + name + "-*/job-*", "/sys/fs/cgroup/**/shoal/" + name + "-*/job-*"} {
+		// filepath.Glob has no **: walk the few levels a test's cgroup may sit at.
+		for depth := 0; depth < 4; depth++ {
+			p := strings.Replace(pat, "**", strings.TrimSuffix(strings.Repeat("*/", depth), "/"), 1)
+			p = strings.ReplaceAll(p, "//", "/")
+			m, _ := filepath.Glob(p)
+			out = append(out, m...)
+		}
+	}
+	_ = dataDir
+	return out
 }
