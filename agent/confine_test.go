@@ -300,25 +300,7 @@ func TestMPIRanksAreConfined(t *testing.T) {
 	// Every attempt's cgroup is removed once its job is done.
 	for i := range 2 {
 		testcluster.WaitFor(t, 20*time.Second, "no attempt cgroup left on "+c.Name(i), func() bool {
-			return len(attemptCgroups(t, c.DataDir(i), c.Name(i))) == 0
-		}, func() string { return fmt.Sprint(attemptCgroups(t, c.DataDir(i), c.Name(i))) })
+			return len(c.Agent(i).AttemptCgroups()) == 0
+		}, func() string { return fmt.Sprint(c.Agent(i).AttemptCgroups()) })
 	}
-}
-
-// attemptCgroups lists the attempts' cgroups a test agent has in the memory
-// hierarchy (v1) or the unified one.
-func attemptCgroups(t *testing.T, dataDir, name string) []string {
-	t.Helper()
-	var out []string
-	for _, pat := range []string{"/sys/fs/cgroup/memory/**/shoal/" + name + "-*/job-*", "/sys/fs/cgroup/**/shoal/" + name + "-*/job-*"} {
-		// filepath.Glob has no **: walk the few levels a test's cgroup may sit at.
-		for depth := 0; depth < 4; depth++ {
-			p := strings.Replace(pat, "**", strings.TrimSuffix(strings.Repeat("*/", depth), "/"), 1)
-			p = strings.ReplaceAll(p, "//", "/")
-			m, _ := filepath.Glob(p)
-			out = append(out, m...)
-		}
-	}
-	_ = dataDir
-	return out
 }

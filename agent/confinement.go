@@ -35,3 +35,12 @@ func (a *Agent) gossipStatic(s gossip.Static) gossip.Static {
 
 // Confined reports whether this agent runs its jobs in cgroups, and if not, why.
 func (a *Agent) Confined() (bool, string) { return a.cgroups != nil, a.cgroupsOff }
+
+// AttemptCgroups names the attempts' cgroups this node has now; tests use it
+// to check that none is left once jobs end.
+func (a *Agent) AttemptCgroups() []string {
+	if a.jobNode == nil {
+		return nil
+	}
+	return a.jobNode.AttemptCgroups()
+}
