@@ -64,6 +64,8 @@ socket = "/run/shoal/shoal.sock"
 # Jobs: resource limits every job starts with, retention of finished jobs.
 # job_rlimit = ["nofile=4096", "memlock=unlimited"]
 # job_retention = "24h"
+# Confine every job attempt in a cgroup of its own (false: unconfined, --mem jobs refused).
+# cgroups = true
 
 # Per-user limits, cluster-wide (0: no limit).
 # max_queued_jobs = 100
