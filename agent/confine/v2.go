@@ -139,6 +139,8 @@ func (v *v2Manager) create(sup Support, cfg Config, name string, l Limits) (*v2G
 	if l.CPUs > 0 {
 		period, quota := cpuQuota(cfg.CPUPeriod, l.CPUs)
 		res.CPU.Max = cgroup2.NewCPUMax(&quota, &period)
+		w := cpuWeight(l.CPUs)
+		res.CPU.Weight = &w
 	}
 	if l.Pids > 0 {
 		res.Pids.Max = l.Pids
