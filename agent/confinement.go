@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/gossip"
@@ -28,10 +30,17 @@ func (a *Agent) openCgroups() {
 }
 
 // gossipStatic adds to a node's static state whether it confines its jobs.
+// The reason is cut short: the whole state travels in one gossip packet.
 func (a *Agent) gossipStatic(s gossip.Static) gossip.Static {
 	s.Confined, s.Unconfined = a.cgroups != nil, a.cgroupsOff
+	if len(s.Unconfined) > maxUnconfinedReason {
+		s.Unconfined = strings.ToValidUTF8(s.Unconfined[:maxUnconfinedReason-3], "") + "..."
+	}
 	return s
 }
+
+// maxUnconfinedReason bounds the reason a node gossips for not confining.
+const maxUnconfinedReason = 200
 
 // Confined reports whether this agent runs its jobs in cgroups, and if not, why.
 func (a *Agent) Confined() (bool, string) { return a.cgroups != nil, a.cgroupsOff }

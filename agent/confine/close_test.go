@@ -2,7 +2,13 @@ package confine
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -29,4 +35,40 @@ func TestCloseRemovesAnEmptyParent(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The parent cgroups weigh as many tasks as the node has CPUs, every level
+// of a nested parent.
+func TestParentsWeighTheNodesCPUs(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	cfg := DefaultConfig()
+	cfg.Parent = fmt.Sprintf("shoal-test-%d-weigh/inner", os.Getpid())
+	m, err := openV1(cfg)
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	t.Cleanup(func() {
+		_ = m.Close()
+		for _, d := range m.parentDirs() {
+			_ = os.Remove(filepath.Dir(d))
+		}
+	})
+	dir := filepath.Join(mountRoot, "cpu", fmt.Sprintf("shoal-test-%d-weigh", os.Getpid()))
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(own), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "cpu") {
+			dir = filepath.Join(mountRoot, "cpu", f[2], fmt.Sprintf("shoal-test-%d-weigh", os.Getpid()))
+		}
+	}
+	want := strconv.Itoa(1024 * runtime.NumCPU())
+	for _, d := range []string{dir, filepath.Join(dir, "inner")} {
+		b, err := os.ReadFile(filepath.Join(d, "cpu.shares"))
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s/cpu.shares = %q %v, want %s", d, b, err, want)
+		}
+	}
 }

@@ -60,6 +60,13 @@ func openV1(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("cgroup v1: the parent cgroup %s: %w", cfg.Parent, err)
 	}
 	sup.Parent = mem
+	cpuPath, err := parent(cgroup1.Cpu)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v1: the parent cgroup %s: %w", cfg.Parent, err)
+	}
+	if err := weighParents(filepath.Join(mountRoot, "cpu", cpuPath), "cpu.shares", parentLevels(cfg.Parent), 1024, 262144); err != nil {
+		return nil, why(fmt.Errorf("cgroup v1: %w", err))
+	}
 	_, err = os.Stat(filepath.Join(mountRoot, "memory", mem, "memory.memsw.limit_in_bytes"))
 	sup.Swap = err == nil
 	return &Manager{cfg: cfg, sup: sup, v1: &v1Manager{hier: hier, parent: parent, subs: subs}}, nil

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -98,6 +99,11 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	_, serr := os.Stat(filepath.Join(mount, group, "probe", "memory.swap.max"))
 	if err := probe.Delete(); err != nil {
 		return nil, fmt.Errorf("cgroup v2: remove %s/probe: %w", group, err)
+	}
+	if slices.Contains(ctrls, "cpu") {
+		if err := weighParents(filepath.Join(mount, group), "cpu.weight", parentLevels(cfg.Parent), 100, 10000); err != nil {
+			return nil, why(fmt.Errorf("cgroup v2: %w", err))
+		}
 	}
 	sup := Support{Version: V2, Parent: group, Controllers: ctrls, Swap: serr == nil}
 	return &Manager{cfg: cfg, sup: sup, v2: &v2Manager{mount: mount, parent: parent, group: group, ctrls: ctrls}}, nil
