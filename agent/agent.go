@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/agent/probes"
+	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -41,15 +42,15 @@ type Agent struct {
 	cgroups    *confine.Manager
 	cgroupsOff string
 
-	raft   *raft.Raft
-	fsm    *raftfsm.FSM
-	bolt   *raftboltdb.BoltStore
-	stable *guardedStable
-	trans  *raft.NetworkTransport
+	// node is raft with its transport and stores (agent/raftnode); raft
+	// is node.Raft.
+	node *raftnode.Node
+	raft *raft.Raft
+	fsm  *raftfsm.FSM
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft
-	// entry (see notifyingFSM).
+	// entry (raftnode's notifying FSM).
 	appliedLeader, appliedJobs chan struct{}
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
@@ -57,8 +58,7 @@ type Agent struct {
 	// clock is where the leader's loops read the time.
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
-	probes   *probeManager
-	sampling *sampling
+	probes *probes.Manager
 
 	// jobNode is the node side of jobs (agent/jobrun): the reconciler,
 	// launcher and executor of this node's job processes; set in Start.
@@ -169,11 +169,12 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
-	a.startSampling()
 	a.startProbes()
 	a.startJobs()
 	a.startJobGC()
-	a.goLoop("bootstrap", a.bootstrapLoop)
+	a.goLoop("bootstrap", func(ctx context.Context) {
+		a.node.Bootstrap(ctx, a.gossip, a.cfg.Name, a.cfg.BootstrapExpect, a.log)
+	})
 	a.goLoop("leader", newLeading(a).loop)
 	if len(a.cfg.Join) > 0 {
 		a.goLoop("join", func(ctx context.Context) {
@@ -281,8 +282,8 @@ func (a *Agent) shutdown(graceful bool) error {
 	} else {
 		a.raftLn.Close()
 	}
-	if a.trans != nil {
-		a.trans.Close()
+	if a.node != nil {
+		a.node.CloseTransport()
 	}
 	if a.gossip != nil {
 		if err := a.gossip.Shutdown(); err != nil {
@@ -293,8 +294,8 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.stopping = true
 	a.bgMu.Unlock()
 	a.wg.Wait()
-	if a.bolt != nil {
-		if err := a.stable.close(a.bolt.Close); err != nil {
+	if a.node != nil {
+		if err := a.node.CloseStore(); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -112,7 +113,7 @@ type Config struct {
 	// Tests inject their own to drive state changes.
 	Sampler probe.Sampler
 	// Probes tunes the network probes and their supervision (issue 5).
-	Probes ProbesConfig
+	Probes probes.Config
 
 	// Static overrides the scanned inventory when not nil (tests: skips
 	// gopsutil's slow CPU scan and makes nodes differ).
@@ -173,7 +174,7 @@ func DefaultConfig() Config {
 		},
 		HTTP:   DefaultHTTPLimits(),
 		Gossip: gossip.DefaultConfig(),
-		Probes: DefaultProbesConfig(),
+		Probes: probes.DefaultConfig(),
 	}
 }
 

@@ -28,7 +28,7 @@ func (a *Agent) jobCapability(k jobKey) string {
 
 // startHTTP serves agent/httpapi on the TLS listener and the local socket.
 func (a *Agent) startHTTP() error {
-	stale := a.cfg.Probes.orDefault().Supervise.StaleAfter
+	stale := a.cfg.Probes.OrDefault().Supervise.StaleAfter
 	srv, err := httpapi.New(httpapi.Config{Name: a.cfg.Name, Boot: a.jobNode.Boot(), Token: a.cfg.Token,
 		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP,
 		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics()}, newHTTPBackend(a))

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
@@ -55,11 +56,11 @@ func newLeading(a *Agent) *leading {
 	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
 		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
 		config: func() leader.Config {
-			pc := cfg.Probes.orDefault()
+			pc := cfg.Probes.OrDefault()
 			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
 				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
 				Elastic: elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
-				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.budget(), RoundLen: pc.roundLen(),
+				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
 					BandwidthInterval: pc.BandwidthInterval}}
 		}}
 }
@@ -174,7 +175,7 @@ func leaderNodes(g *gossip.Gossip) []leader.Node {
 func leaderNode(e gossip.Entry) leader.Node {
 	s := e.State
 	n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
-		RaftAddr: raftAddrOf(s), ProbePort: s.ProbePort, Confined: s.Static.Confined,
+		RaftAddr: raftnode.Addr(s), ProbePort: s.ProbePort, Confined: s.Static.Confined,
 		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
 			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users}}

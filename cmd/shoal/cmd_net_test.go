@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agentconfig"
 )
 
 func f(v float64) *float64 { return &v }
@@ -41,13 +42,13 @@ func TestWriteNetMatrix_UnmeasuredShownNotGuessed(t *testing.T) {
 func TestParseSize(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]uint64{"4MiB": 4 << 20, "500KB": 500000, "0": 0, "1GiB": 1 << 30, "123": 123, "1.5 MB": 1500000} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		if got, err := agentconfig.ParseSize(in); err != nil || got != want {
+			t.Errorf("agentconfig.ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "abc", "4XB", "-1"} {
-		if _, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q) accepted", in)
+		if _, err := agentconfig.ParseSize(in); err == nil {
+			t.Errorf("agentconfig.ParseSize(%q) accepted", in)
 		}
 	}
 }

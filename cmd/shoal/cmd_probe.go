@@ -9,13 +9,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/shoal-hpc/shoal/agent"
-	"github.com/shoal-hpc/shoal/agentconfig"
+	"github.com/shoal-hpc/shoal/agent/probes/child"
 )
 
 // probeCommand is `shoal probe KIND`, the body of a probe process. The
 // agent starts it; it speaks JSON lines on stdin and stdout (see
-// agent/probe_proto.go) and logs to stderr.
+// agent/probes/child) and logs to stderr. This file imports that package
+// only, never the agent.
 func probeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "probe",
@@ -35,13 +35,10 @@ func probeCommand() *cli.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			if err := agent.RunProbe(ctx, kind, os.Stdin, c.App.Writer, nil, log); err != nil {
+			if err := child.Run(ctx, kind, os.Stdin, c.App.Writer, nil, log); err != nil {
 				return cli.Exit("probe "+kind+": "+err.Error(), exitFailure)
 			}
 			return nil
 		},
 	}
 }
-
-// parseSize reads a byte count with an optional unit (agentconfig.ParseSize).
-var parseSize = agentconfig.ParseSize

@@ -1,4 +1,4 @@
-package agent
+package probes
 
 import (
 	"bufio"
@@ -10,18 +10,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/probes/child"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
 // probeProc is one running (or ended) probe: an OS process started from
-// Config.Bin, or, without a binary, RunProbe in a goroutine. Both speak
+// Config.Bin, or, without a binary, child.Run in a goroutine. Both speak
 // the same protocol over pipes.
 type probeProc struct {
 	kind    string
 	gen     uint64 // the raft generation it was started for
 	pid     int    // 0 in-process
 	started time.Time
-	sendq   chan probeMsg
+	sendq   chan child.Msg
 	stdin   io.WriteCloser
 	kill    func()
 	done    chan struct{} // closed when it has ended
@@ -62,24 +63,25 @@ func (p *probeProc) exited() bool {
 }
 
 // launchProbe starts a probe of kind: exec'd from bin, or in-process when
-// bin is empty or sampler is set for the nodestate probe. onMsg gets every
-// message the probe writes, from the probe's reader goroutine.
-func (m *probeManager) launchProbe(kind string, gen uint64, onMsg func(*probeProc, probeMsg)) (*probeProc, error) {
-	p := &probeProc{kind: kind, gen: gen, started: time.Now(), done: make(chan struct{})}
+// bin is empty or sampler is set for the nodestate probe (an in-process
+// probe ends with ctx). onMsg gets every message the probe writes, from
+// the probe's reader goroutine.
+func (m *Manager) launchProbe(ctx context.Context, kind string, gen uint64, onMsg func(*probeProc, child.Msg)) (*probeProc, error) {
+	p := &probeProc{kind: kind, gen: gen, started: m.now(), done: make(chan struct{})}
 	var stdout io.ReadCloser
-	inproc := m.a.cfg.Bin == "" || m.cfg.InProcess || (kind == "nodestate" && m.a.cfg.Sampler != nil)
+	inproc := m.d.Bin == "" || m.cfg.InProcess || (kind == "nodestate" && m.d.Sampler != nil)
 	if inproc {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		ctx, cancel := context.WithCancel(m.a.ctx)
+		ctx, cancel := context.WithCancel(ctx)
 		p.stdin, stdout = inW, outR
 		p.kill = func() { cancel(); inW.Close(); outW.Close() }
 		var sampler probe.Sampler
 		if kind == "nodestate" {
-			sampler = m.a.cfg.Sampler
+			sampler = m.d.Sampler
 		}
 		go func() {
-			err := RunProbe(ctx, kind, inR, outW, sampler, m.a.log.With("probe", kind))
+			err := child.Run(ctx, kind, inR, outW, sampler, m.log.With("probe", kind))
 			outW.CloseWithError(io.EOF)
 			inR.Close()
 			p.mu.Lock()
@@ -87,7 +89,7 @@ func (m *probeManager) launchProbe(kind string, gen uint64, onMsg func(*probePro
 			p.mu.Unlock()
 		}()
 	} else {
-		cmd := exec.Command(m.a.cfg.Bin, "probe", kind)
+		cmd := exec.Command(m.d.Bin, "probe", kind)
 		// Die with the agent; own process group so a signal to the
 		// agent's terminal group does not reach probes first.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -103,31 +105,31 @@ func (m *probeManager) launchProbe(kind string, gen uint64, onMsg func(*probePro
 			return nil, fmt.Errorf("probe %s: %w", kind, err)
 		}
 		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("start probe %s from %s: %w", kind, m.a.cfg.Bin, err)
+			return nil, fmt.Errorf("start probe %s from %s: %w", kind, m.d.Bin, err)
 		}
 		p.pid, p.stdin = cmd.Process.Pid, in
 		p.kill = func() { _ = cmd.Process.Kill() }
 		go func() {
 			sc := bufio.NewScanner(stderr)
 			for sc.Scan() {
-				m.a.log.Info("probe says", "probe", kind, "pid", p.pid, "line", sc.Text())
+				m.log.Info("probe says", "probe", kind, "pid", p.pid, "line", sc.Text())
 			}
 		}()
 		go func() {
 			<-p.done
 			err := cmd.Wait()
-			m.a.log.Info("probe process ended", "probe", kind, "pid", p.pid, "status", err)
+			m.log.Info("probe process ended", "probe", kind, "pid", p.pid, "status", err)
 		}()
 	}
-	p.sendq = make(chan probeMsg, 16)
+	p.sendq = make(chan child.Msg, 16)
 	go func() {
 		// Writes go through a queue so that a hung probe (a full pipe)
 		// never blocks the agent.
-		w := newLineWriter(p.stdin)
+		w := child.NewWriter(p.stdin)
 		for {
 			select {
 			case msg := <-p.sendq:
-				if err := w.send(msg); err != nil {
+				if err := w.Send(msg); err != nil {
 					return
 				}
 			case <-p.done:
@@ -137,9 +139,9 @@ func (m *probeManager) launchProbe(kind string, gen uint64, onMsg func(*probePro
 		}
 	}()
 	go func() {
-		err := readLines(stdout, func(msg probeMsg) { onMsg(p, msg) })
+		err := child.ReadLines(stdout, func(msg child.Msg) { onMsg(p, msg) })
 		if err != nil {
-			m.a.log.Warn("probe output", "probe", kind, "err", err)
+			m.log.Warn("probe output", "probe", kind, "err", err)
 			p.kill()
 		}
 		p.mu.Lock()
@@ -155,7 +157,7 @@ func (m *probeManager) launchProbe(kind string, gen uint64, onMsg func(*probePro
 
 // send queues a message for the probe; it reports false when the queue
 // is full (the probe does not read: hung) or the probe has ended.
-func (p *probeProc) send(m probeMsg) bool {
+func (p *probeProc) send(m child.Msg) bool {
 	if p.exited() {
 		return false
 	}

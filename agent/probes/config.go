@@ -1,4 +1,4 @@
-package agent
+package probes
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"github.com/shoal-hpc/shoal/probe"
 )
 
-// ProbesConfig tunes the network probes and their supervision (issue 5).
-type ProbesConfig struct {
+// Config tunes the network probes and their supervision (issue 5).
+type Config struct {
 	// Port is the probe server's TCP (bandwidth) and UDP (latency echo)
 	// port; 0 picks a free one, which tests use. Default 7949 (--probe-port).
 	Port int
@@ -43,10 +43,10 @@ type ProbesConfig struct {
 	RoundSlack time.Duration
 }
 
-// DefaultProbesConfig returns the documented defaults.
-func DefaultProbesConfig() ProbesConfig {
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
 	b := probe.DefaultBudgetConfig()
-	return ProbesConfig{
+	return Config{
 		Port:              7949,
 		LatencyInterval:   time.Minute,
 		BandwidthInterval: b.CycleInterval,
@@ -59,26 +59,26 @@ func DefaultProbesConfig() ProbesConfig {
 	}
 }
 
-// budget is the schedule's view of these settings.
-func (c ProbesConfig) budget() probe.BudgetConfig {
+// BudgetConfig is the bandwidth schedule's view of these settings.
+func (c Config) BudgetConfig() probe.BudgetConfig {
 	return probe.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval}
 }
 
-// roundLen is the time one round of bandwidth tests is given.
-func (c ProbesConfig) roundLen() time.Duration { return c.BandwidthTimeout + c.RoundSlack }
+// RoundLen is the time one round of bandwidth tests is given.
+func (c Config) RoundLen() time.Duration { return c.BandwidthTimeout + c.RoundSlack }
 
-// orDefault treats the zero value (a Config built by hand) as the defaults.
-func (c ProbesConfig) orDefault() ProbesConfig {
-	if c == (ProbesConfig{}) {
-		return DefaultProbesConfig()
+// OrDefault treats the zero value (a Config built by hand) as the defaults.
+func (c Config) OrDefault() Config {
+	if c == (Config{}) {
+		return DefaultConfig()
 	}
 	return c
 }
 
 // Validate names the first field out of bounds. The zero value stands for
 // the defaults.
-func (c ProbesConfig) Validate() error {
-	c = c.orDefault()
+func (c Config) Validate() error {
+	c = c.OrDefault()
 	switch {
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("probe port %d is outside 0-65535", c.Port)
@@ -95,7 +95,7 @@ func (c ProbesConfig) Validate() error {
 	case c.RoundSlack < 0:
 		return fmt.Errorf("probe round slack %v is negative", c.RoundSlack)
 	}
-	if err := c.budget().Validate(); err != nil {
+	if err := c.BudgetConfig().Validate(); err != nil {
 		return fmt.Errorf("%w (--bandwidth-bytes, --bandwidth-interval, --probe-budget)", err)
 	}
 	return nil

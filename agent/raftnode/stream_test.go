@@ -1,4 +1,4 @@
-package agent
+package raftnode
 
 import (
 	"bytes"
@@ -13,15 +13,23 @@ import (
 	"github.com/shoal-hpc/shoal/tlsca"
 )
 
-func testTLSState(t *testing.T, token string) *tlsState {
+// testStream is a stream layer on ln (nil: dial only) with the CA derived
+// from token and a leaf issued from it, as an agent holding token has.
+func testStream(t *testing.T, ln net.Listener, token string) *tlsStream {
 	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Name, cfg.Token = "n", token
-	st, err := loadTLS(&cfg, time.Now)
+	ca, err := tlsca.DeriveCA(token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st
+	leaf, err := tlsca.IssuedLeaf(ca, tlsca.AgentRequest("n", "", tlsca.DefaultLeafTTL), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adv net.Addr
+	if ln != nil {
+		adv = ln.Addr()
+	}
+	return newTLSStream(ln, adv, tlsca.Pool(ca.Cert), leaf)
 }
 
 // TestTLSStream: raft connections need a certificate of the cluster's CA;
@@ -33,7 +41,7 @@ func TestTLSStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newTLSStream(ln, ln.Addr(), testTLSState(t, "the-right-cluster-token"))
+	srv := testStream(t, ln, "the-right-cluster-token")
 	defer srv.Close()
 	go func() {
 		for {
@@ -46,7 +54,7 @@ func TestTLSStream(t *testing.T) {
 	}()
 	addr := ln.Addr().String()
 
-	good := newTLSStream(nil, nil, testTLSState(t, "the-right-cluster-token"))
+	good := testStream(t, nil, "the-right-cluster-token")
 	c, err := good.Dial(raft.ServerAddress(addr), time.Second)
 	if err != nil {
 		t.Fatalf("holder of the cluster's CA refused: %v", err)
@@ -60,7 +68,7 @@ func TestTLSStream(t *testing.T) {
 
 	// Another cluster: its client certificate is refused, and it refuses
 	// our server's certificate too.
-	bad := newTLSStream(nil, nil, testTLSState(t, "a-wrong-cluster-token!!"))
+	bad := testStream(t, nil, "a-wrong-cluster-token!!")
 	if c, err := bad.Dial(raft.ServerAddress(addr), time.Second); err == nil {
 		c.Close()
 		t.Fatal("a dialer of another cluster got through")

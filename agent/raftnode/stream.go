@@ -1,8 +1,9 @@
-package agent
+package raftnode
 
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"sync"
@@ -30,10 +31,12 @@ var _ raft.StreamLayer = (*tlsStream)(nil)
 
 const handshakeTimeout = 5 * time.Second
 
-func newTLSStream(ln net.Listener, advertise net.Addr, st *tlsState) *tlsStream {
+// newTLSStream serves raft on ln, advertised as advertise, trusting roots
+// and presenting leaf both ways.
+func newTLSStream(ln net.Listener, advertise net.Addr, roots *x509.CertPool, leaf *tlsca.Leaf) *tlsStream {
 	return &tlsStream{ln: ln, advertise: advertise,
-		server: tlsca.ServerConfig(st.roots, st.leaf, tls.RequireAndVerifyClientCert),
-		client: tlsca.ClientConfig(st.roots, st.leaf, tlsca.AgentServerName)}
+		server: tlsca.ServerConfig(roots, leaf, tls.RequireAndVerifyClientCert),
+		client: tlsca.ClientConfig(roots, leaf, tlsca.AgentServerName)}
 }
 
 func (s *tlsStream) Accept() (net.Conn, error) {

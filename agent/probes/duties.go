@@ -1,19 +1,20 @@
-package agent
+package probes
 
 import (
 	"context"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/probes/child"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// dutyLoop carries out this node's bandwidth duties: when a round of the
+// RunDuties carries out this node's bandwidth duties: when a round of the
 // cycle recorded in raft begins and this node sends in one of its pairs,
 // it hands the test to the bandwidth probe. Rounds are time slots
 // (ProbeDuties.SetAt + r*RoundLen), so every node reads the same schedule
 // from its local copy of raft without talking to the others.
-func (m *probeManager) dutyLoop(ctx context.Context) {
+func (m *Manager) RunDuties(ctx context.Context) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -21,16 +22,16 @@ func (m *probeManager) dutyLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.doDuty(time.Now())
+			m.doDuty(m.now())
 		}
 	}
 }
 
-func (m *probeManager) doDuty(now time.Time) {
+func (m *Manager) doDuty(now time.Time) {
 	var d raftfsm.ProbeDuties
 	var peer string
 	var key dutyKey
-	m.a.fsm.View(func(s *raftfsm.State) {
+	m.d.State.View(func(s *raftfsm.State) {
 		d = s.ProbeDuties
 		r := probe.RoundAt(d.SetAt, d.RoundLen, len(d.Rounds), now)
 		if d.Cycle == 0 || r < 0 || r >= len(d.Rounds) {
@@ -38,7 +39,7 @@ func (m *probeManager) doDuty(now time.Time) {
 		}
 		key = dutyKey{cycle: d.Cycle, setAt: d.SetAt, round: r}
 		for _, p := range d.Rounds[r] {
-			if p.From == m.a.cfg.Name {
+			if p.From == m.d.Node {
 				peer = p.To
 			}
 		}
@@ -65,10 +66,10 @@ func (m *probeManager) doDuty(now time.Time) {
 	bw := m.proc(raftfsm.ProbeBandwidth)
 	switch {
 	case addr == "":
-		m.a.log.Info("bandwidth duty skipped: peer is not alive", "peer", peer, "cycle", key.cycle, "round", key.round)
+		m.log.Info("bandwidth duty skipped: peer is not alive", "peer", peer, "cycle", key.cycle, "round", key.round)
 		return
 	case bw == nil || bw.exited():
-		m.a.log.Warn("bandwidth duty skipped: the bandwidth probe is down", "peer", peer, "cycle", key.cycle, "round", key.round)
+		m.log.Warn("bandwidth duty skipped: the bandwidth probe is down", "peer", peer, "cycle", key.cycle, "round", key.round)
 		return
 	}
 	m.mu.Lock()
@@ -76,7 +77,7 @@ func (m *probeManager) doDuty(now time.Time) {
 	id := m.testID
 	m.pendingBW[id] = peer
 	m.mu.Unlock()
-	if !bw.send(probeMsg{Type: msgTest, ID: id, Peer: peer, Addr: addr, Bytes: m.cfg.BandwidthBytes}) {
+	if !bw.send(child.Msg{Type: child.TypeTest, ID: id, Peer: peer, Addr: addr, Bytes: m.cfg.BandwidthBytes}) {
 		m.mu.Lock()
 		delete(m.pendingBW, id)
 		m.mu.Unlock()

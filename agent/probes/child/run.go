@@ -1,4 +1,4 @@
-package agent
+package child
 
 import (
 	"context"
@@ -15,19 +15,19 @@ import (
 	"github.com/shoal-hpc/shoal/tlsca"
 )
 
-// RunProbe is the body of a probe process (`shoal probe KIND`): it reads
+// Run is the body of a probe process (`shoal probe KIND`): it reads
 // its configuration and orders from in and writes heartbeats and
-// measurements to out, as described on probeMsg, until in closes or ctx
+// measurements to out, as described on Msg, until in closes or ctx
 // ends. sampler is the nodestate probe's source (nil: the host). The
 // agent runs the same function in-process when it has no binary to exec.
-func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler probe.Sampler, log *slog.Logger) error {
+func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler probe.Sampler, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	msgs := make(chan probeMsg, 16)
+	msgs := make(chan Msg, 16)
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- readLines(in, func(m probeMsg) {
+		readErr <- ReadLines(in, func(m Msg) {
 			select {
 			case msgs <- m:
 			case <-ctx.Done():
@@ -35,7 +35,7 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 		})
 		close(msgs)
 	}()
-	var cfg probeMsg
+	var cfg Msg
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -43,20 +43,20 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 		if !ok {
 			return fmt.Errorf("probe %s: no configuration on stdin: %w", kind, errors.Join(<-readErr, io.ErrUnexpectedEOF))
 		}
-		if m.Type != msgConfig || m.Kind != kind {
+		if m.Type != TypeConfig || m.Kind != kind {
 			return fmt.Errorf("probe %s: first message is %q for %q, want config for %q", kind, m.Type, m.Kind, kind)
 		}
 		cfg = m
 	}
-	w := newLineWriter(out)
+	w := NewWriter(out)
 	beat := time.NewTicker(time.Duration(max(cfg.BeatMS, 10)) * time.Millisecond)
 	defer beat.Stop()
-	if err := w.send(probeMsg{Type: msgBeat}); err != nil {
+	if err := w.Send(Msg{Type: TypeBeat}); err != nil {
 		return err
 	}
 	var work <-chan time.Time // the kind's own period
 	var busy atomic.Bool      // one measurement at a time
-	var peers []probePeer
+	var peers []Peer
 	var pinger *probe.Pinger
 	var probeTLS *tls.Config // bandwidth: verifies the peers' probe servers
 	switch kind {
@@ -94,17 +94,17 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 		ps := peers
 		go func() {
 			defer busy.Store(false)
-			var rtts []peerRTT
+			var rtts []PeerRTT
 			for _, p := range ps {
 				got, err := pinger.Ping(p.Addr, 3, 500*time.Millisecond)
 				if err != nil {
 					log.Debug("ping", "peer", p.Name, "err", err)
 					continue
 				}
-				rtts = append(rtts, peerRTT{Peer: p.Name, US: max(probe.MedianRTT(got).Microseconds(), 1)})
+				rtts = append(rtts, PeerRTT{Peer: p.Name, US: max(probe.MedianRTT(got).Microseconds(), 1)})
 			}
 			if len(rtts) > 0 {
-				_ = w.send(probeMsg{Type: msgRTT, RTTs: rtts})
+				_ = w.Send(Msg{Type: TypeRTT, RTTs: rtts})
 			}
 		}()
 	}
@@ -113,7 +113,7 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 		case <-ctx.Done():
 			return nil
 		case <-beat.C:
-			if err := w.send(probeMsg{Type: msgBeat}); err != nil {
+			if err := w.Send(Msg{Type: TypeBeat}); err != nil {
 				return err
 			}
 		case <-work:
@@ -128,37 +128,37 @@ func RunProbe(ctx context.Context, kind string, in io.Reader, out io.Writer, sam
 				return nil // the agent closed our stdin: it is going away
 			}
 			switch {
-			case m.Type == msgPeers && kind == "latency":
+			case m.Type == TypePeers && kind == "latency":
 				first := len(peers) == 0
 				peers = m.Peers
 				if first {
 					pingAll()
 				}
-			case m.Type == msgTest && kind == "bandwidth":
+			case m.Type == TypeTest && kind == "bandwidth":
 				if !busy.CompareAndSwap(false, true) {
-					_ = w.send(probeMsg{Type: msgBW, ID: m.ID, Peer: m.Peer, Err: "a test is already running"})
+					_ = w.Send(Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Err: "a test is already running"})
 					continue
 				}
 				go func() {
 					defer busy.Store(false)
 					timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
 					r, err := probe.BandwidthTestTLS(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout, probeTLS)
-					res := probeMsg{Type: msgBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
+					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
 					if err != nil {
 						res.Err = err.Error()
 					}
-					_ = w.send(res)
+					_ = w.Send(res)
 				}()
 			}
 		}
 	}
 }
 
-func sampleOnce(ctx context.Context, s probe.Sampler, w *lineWriter, log *slog.Logger) {
+func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger) {
 	raw, err := s.Sample(ctx)
 	if err != nil {
 		log.Warn("sample node state", "err", err)
 		return
 	}
-	_ = w.send(probeMsg{Type: msgSample, Sample: &raw})
+	_ = w.Send(Msg{Type: TypeSample, Sample: &raw})
 }

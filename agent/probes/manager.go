@@ -1,36 +1,80 @@
-package agent
+package probes
 
 import (
 	"context"
 	"crypto/tls"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/probes/child"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
-	"github.com/shoal-hpc/shoal/tlsca"
 )
 
-// probeManager is the node side of issue 5: it runs the probe server,
+// Gossip is what the manager needs of the gossip layer: the nodes it
+// knows and this node's state to update.
+type Gossip interface {
+	Nodes() []gossip.Entry
+	Update(fn func(*gossip.NodeState))
+}
+
+// State reads the replicated state (raftfsm.FSM's View): the probes'
+// generations and the bandwidth duties.
+type State interface {
+	View(fn func(*raftfsm.State))
+}
+
+// Deps is what a Manager is built from.
+type Deps struct {
+	// Config tunes the probes; the zero value stands for DefaultConfig.
+	Config Config
+	// Node is this node's name; BindAddr the IP the probe server binds.
+	Node, BindAddr string
+	// Bin is the shoal executable run as `shoal probe KIND`; empty runs
+	// the probes in-process.
+	Bin string
+	// SampleInterval is the nodestate probe's sampling period.
+	SampleInterval time.Duration
+	// Sampler, when set, is the node's state source, run in-process.
+	Sampler probe.Sampler
+	// Key authenticates the probe port (derived from the cluster token).
+	Key []byte
+	// ServerTLS is the probe server's TLS configuration; CAPEM the trusted
+	// CA certificates the bandwidth probe verifies its peers with.
+	ServerTLS *tls.Config
+	CAPEM     []byte
+	Gossip    Gossip
+	State     State
+	// PublishDynamic gossips the node's running means after each sample.
+	PublishDynamic func(probe.Dynamic)
+	// Now is the clock (default time.Now); Log the logger.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Manager is the node side of issue 5: it runs the probe server,
 // keeps one process per probe kind at the generation raft wants (the
 // node's reconciler), feeds the latency probe its peers and the bandwidth
 // probe its duties, folds their measurements into this node's gossiped
 // row, and gossips their heartbeats for the leader to watch.
-type probeManager struct {
-	a    *Agent
-	cfg  ProbesConfig
-	key  []byte
+type Manager struct {
+	d    Deps
+	cfg  Config
+	log  *slog.Logger
+	now  func() time.Time
 	srv  *probe.Server
 	row  *netRow
+	smp  *samples
 	wake chan struct{}
 
 	mu        sync.Mutex
 	procs     map[string]*probeProc
-	peers     []probePeer // last list sent to the latency probe
+	peers     []child.Peer // last list sent to the latency probe
 	published []gossip.ProbeBeat
 
 	// duties
@@ -45,53 +89,61 @@ type dutyKey struct {
 	round int
 }
 
-// probeKey derives the key that authenticates the probe port.
-func probeKey(token string) []byte { return derive(token, "probe") }
-
-// startProbes starts the probe server, the probe processes and their
-// supervision (issue 5). Called from Start after sampling begins.
-func (a *Agent) startProbes() {
-	cfg := a.cfg.Probes.orDefault()
-	m := &probeManager{
-		a: a, cfg: cfg, key: probeKey(a.cfg.Token), row: newNetRow(), wake: make(chan struct{}, 1),
+// New builds a manager; Start starts it.
+func New(d Deps) *Manager {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{
+		d: d, cfg: d.Config.OrDefault(), log: d.Log, now: d.Now, row: newNetRow(),
+		smp: newSamples(d.PublishDynamic), wake: make(chan struct{}, 1),
 		procs: map[string]*probeProc{}, dutyDone: map[dutyKey]bool{}, pendingBW: map[uint64]string{},
 	}
-	a.probes = m
-	srv, err := probe.Listen(a.cfg.BindAddr, cfg.Port, probe.ServerConfig{
-		Key: m.key, MaxBytes: cfg.BandwidthBytes, Timeout: cfg.BandwidthTimeout, Logger: a.log,
+}
+
+// Start takes a first sample when the sampler runs in this process (so
+// the node's first gossiped state already has its load) and starts the
+// probe server. The probes themselves start in Run.
+func (m *Manager) Start(ctx context.Context) {
+	m.firstSample(ctx)
+	srv, err := probe.Listen(m.d.BindAddr, m.cfg.Port, probe.ServerConfig{
+		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
 		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.Mbps()) },
 		// The request and its HMAC go inside TLS; the client is
 		// authenticated by that HMAC, as before.
-		TLS: tlsca.ServerConfig(a.tls.roots, a.tls.leaf, tls.NoClientCert),
+		TLS: m.d.ServerTLS,
 	})
 	if err != nil {
 		// Without a server this node is left out of bandwidth schedules
 		// (it gossips no probe port); everything else works.
-		a.log.Error("probe server not started: this node gets no bandwidth tests", "err", err)
+		m.log.Error("probe server not started: this node gets no bandwidth tests", "err", err)
 	} else {
 		m.srv = srv
-		a.gossip.Update(func(s *gossip.NodeState) { s.ProbePort = srv.Port() })
+		m.d.Gossip.Update(func(s *gossip.NodeState) { s.ProbePort = srv.Port() })
 	}
-	a.goLoop("probes", m.loop)
-	a.goLoop("probe-duties", m.dutyLoop)
 }
 
-// ProbePort is the bound probe port, 0 when the server did not start.
-func (a *Agent) ProbePort() int {
-	if a.probes == nil || a.probes.srv == nil {
+// Port is the bound probe port, 0 when the server did not start.
+func (m *Manager) Port() int {
+	if m == nil || m.srv == nil {
 		return 0
 	}
-	return a.probes.srv.Port()
+	return m.srv.Port()
 }
 
-func (m *probeManager) wakeUp() {
+func (m *Manager) wakeUp() {
 	select {
 	case m.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (m *probeManager) loop(ctx context.Context) {
+// Run keeps the probes matching raft until ctx ends, then kills them and
+// closes the probe server.
+func (m *Manager) Run(ctx context.Context) {
 	defer func() {
 		m.mu.Lock()
 		for _, p := range m.procs {
@@ -105,7 +157,7 @@ func (m *probeManager) loop(ctx context.Context) {
 	t := time.NewTicker(min(m.cfg.BeatInterval, 250*time.Millisecond))
 	defer t.Stop()
 	for {
-		m.reconcile()
+		m.reconcile(ctx)
 		m.sendPeers()
 		m.publish()
 		select {
@@ -118,11 +170,11 @@ func (m *probeManager) loop(ctx context.Context) {
 }
 
 // desired reads raft's generation for each of this node's probes.
-func (m *probeManager) desired() map[string]raftfsm.Probe {
+func (m *Manager) desired() map[string]raftfsm.Probe {
 	out := map[string]raftfsm.Probe{}
-	m.a.fsm.View(func(s *raftfsm.State) {
+	m.d.State.View(func(s *raftfsm.State) {
 		for _, k := range raftfsm.ProbeKinds {
-			if p, ok := s.Probes[raftfsm.ProbeKey{Node: m.a.cfg.Name, Kind: k}]; ok {
+			if p, ok := s.Probes[raftfsm.ProbeKey{Node: m.d.Node, Kind: k}]; ok {
 				out[k] = *p
 			}
 		}
@@ -134,7 +186,7 @@ func (m *probeManager) desired() map[string]raftfsm.Probe {
 // kill and restart a probe whose relaunch the leader ordered. A probe
 // that exited stays down until the leader orders its relaunch, so that
 // every relaunch is recorded and backed off in one place.
-func (m *probeManager) reconcile() {
+func (m *Manager) reconcile(ctx context.Context) {
 	want := m.desired()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -152,50 +204,50 @@ func (m *probeManager) reconcile() {
 			p.gen = d.Generation // an order for an earlier incarnation (raft caught up after start)
 			continue
 		default:
-			m.a.log.Info("relaunching probe on the leader's order", "probe", kind, "generation", d.Generation, "reason", d.LastReason)
+			m.log.Info("relaunching probe on the leader's order", "probe", kind, "generation", d.Generation, "reason", d.LastReason)
 			p.kill()
 		}
-		np, err := m.launchProbe(kind, d.Generation, m.onMsg)
+		np, err := m.launchProbe(ctx, kind, d.Generation, m.onMsg)
 		if err != nil {
-			m.a.log.Error("start probe", "probe", kind, "err", err)
-			np = &probeProc{kind: kind, gen: d.Generation, started: time.Now(), done: make(chan struct{}), kill: func() {}}
+			m.log.Error("start probe", "probe", kind, "err", err)
+			np = &probeProc{kind: kind, gen: d.Generation, started: m.now(), done: make(chan struct{}), kill: func() {}}
 			close(np.done)
 		} else {
 			np.send(m.configMsg(kind))
 			if kind == raftfsm.ProbeLatency && len(m.peers) > 0 {
-				np.send(probeMsg{Type: msgPeers, Peers: m.peers})
+				np.send(child.Msg{Type: child.TypePeers, Peers: m.peers})
 			}
 		}
 		m.procs[kind] = np
 	}
 }
 
-func (m *probeManager) configMsg(kind string) probeMsg {
-	return probeMsg{Type: msgConfig, Kind: kind, Node: m.a.cfg.Name, Key: m.key, CA: m.a.tls.caPEM(),
-		BeatMS: m.cfg.BeatInterval.Milliseconds(), SampleMS: m.a.cfg.SampleInterval.Milliseconds(),
+func (m *Manager) configMsg(kind string) child.Msg {
+	return child.Msg{Type: child.TypeConfig, Kind: kind, Node: m.d.Node, Key: m.d.Key, CA: m.d.CAPEM,
+		BeatMS: m.cfg.BeatInterval.Milliseconds(), SampleMS: m.d.SampleInterval.Milliseconds(),
 		LatencyMS: m.cfg.LatencyInterval.Milliseconds(), TimeoutMS: m.cfg.BandwidthTimeout.Milliseconds()}
 }
 
-func (m *probeManager) proc(kind string) *probeProc {
+func (m *Manager) proc(kind string) *probeProc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.procs[kind]
 }
 
 // onMsg handles one message of a probe, on that probe's reader goroutine.
-func (m *probeManager) onMsg(p *probeProc, msg probeMsg) {
-	now := time.Now()
+func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
+	now := m.now()
 	p.beat(now) // any message shows the probe is alive
 	switch msg.Type {
-	case msgSample:
+	case child.TypeSample:
 		if msg.Sample != nil {
-			m.a.ingestSample(*msg.Sample)
+			m.smp.ingest(*msg.Sample)
 		}
-	case msgRTT:
+	case child.TypeRTT:
 		for _, r := range msg.RTTs {
 			m.row.addRTT(r.Peer, now, time.Duration(r.US)*time.Microsecond)
 		}
-	case msgBW:
+	case child.TypeBW:
 		m.mu.Lock()
 		peer, ok := m.pendingBW[msg.ID]
 		delete(m.pendingBW, msg.ID)
@@ -204,7 +256,7 @@ func (m *probeManager) onMsg(p *probeProc, msg probeMsg) {
 			return
 		}
 		if msg.Err != "" {
-			m.a.log.Warn("bandwidth test failed", "peer", msg.Peer, "err", msg.Err)
+			m.log.Warn("bandwidth test failed", "peer", msg.Peer, "err", msg.Err)
 			return
 		}
 		r := probe.BandwidthResult{Bytes: msg.Bytes, Elapsed: time.Duration(msg.NS), At: now}
@@ -213,20 +265,20 @@ func (m *probeManager) onMsg(p *probeProc, msg probeMsg) {
 }
 
 // livePeers lists alive nodes with a probe server, but not this one.
-func (m *probeManager) livePeers() []probePeer {
-	var out []probePeer
-	for _, e := range m.a.gossip.Nodes() {
+func (m *Manager) livePeers() []child.Peer {
+	var out []child.Peer
+	for _, e := range m.d.Gossip.Nodes() {
 		s := e.State
-		if e.Status != gossip.StatusAlive || !e.HasState || s.Name == m.a.cfg.Name || s.ProbePort == 0 || s.Addr == "" {
+		if e.Status != gossip.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
 			continue
 		}
-		out = append(out, probePeer{Name: s.Name, Addr: net.JoinHostPort(s.Addr, strconv.Itoa(s.ProbePort))})
+		out = append(out, child.Peer{Name: s.Name, Addr: net.JoinHostPort(s.Addr, strconv.Itoa(s.ProbePort))})
 	}
 	return out
 }
 
 // sendPeers tells the latency probe whom to ping when that changes.
-func (m *probeManager) sendPeers() {
+func (m *Manager) sendPeers() {
 	peers := m.livePeers()
 	m.mu.Lock()
 	same := slices.Equal(peers, m.peers)
@@ -235,7 +287,7 @@ func (m *probeManager) sendPeers() {
 	if same || p == nil {
 		return
 	}
-	if p.send(probeMsg{Type: msgPeers, Peers: peers}) {
+	if p.send(child.Msg{Type: child.TypePeers, Peers: peers}) {
 		m.mu.Lock()
 		m.peers = peers
 		m.mu.Unlock()
@@ -245,7 +297,7 @@ func (m *probeManager) sendPeers() {
 // publish gossips the probes' heartbeats and the network row when they
 // changed; heartbeats are coarsened to the beat interval so the gossip
 // rate stays one update per beat interval at most.
-func (m *probeManager) publish() {
+func (m *Manager) publish() {
 	var beats []gossip.ProbeBeat
 	m.mu.Lock()
 	for _, kind := range raftfsm.ProbeKinds {
@@ -262,11 +314,11 @@ func (m *probeManager) publish() {
 	}
 	same := slices.Equal(beats, m.published)
 	m.mu.Unlock()
-	row, rowChanged := m.row.take(time.Now(), m.known())
+	row, rowChanged := m.row.take(m.now(), m.known())
 	if same && !rowChanged {
 		return
 	}
-	m.a.gossip.Update(func(s *gossip.NodeState) {
+	m.d.Gossip.Update(func(s *gossip.NodeState) {
 		s.Probes = beats
 		if rowChanged {
 			s.Net = row
@@ -279,9 +331,9 @@ func (m *probeManager) publish() {
 
 // known reports whether gossip still lists a node (not yet reaped), so
 // the row forgets nodes gone for good.
-func (m *probeManager) known() func(string) bool {
+func (m *Manager) known() func(string) bool {
 	names := map[string]bool{}
-	for _, e := range m.a.gossip.Nodes() {
+	for _, e := range m.d.Gossip.Nodes() {
 		names[e.State.Name] = true
 	}
 	return func(n string) bool { return names[n] }

@@ -1,0 +1,28 @@
+// Package child is the body of a probe process, `shoal probe KIND`, and
+// the line protocol it speaks with the agent that started it. It imports
+// nothing of the agent, so the probe binary's code path stays small; the
+// agent runs the same Run in-process when it has no binary to exec.
+//
+// The protocol: JSON lines over the probe's stdin and stdout; the probe's
+// stderr carries its log lines.
+//
+// agent → probe, on stdin:
+//
+//	{"type":"config","kind":"latency","key":"…","beat_ms":2000,…}  first line, once
+//	{"type":"peers","peers":[{"name":"n2","addr":"10.0.0.2:7949"}]}  latency: whom to ping
+//	{"type":"test","id":7,"peer":"n2","addr":"10.0.0.2:7949"}        bandwidth: one test now
+//
+// probe → agent, on stdout:
+//
+//	{"type":"beat"}                                            every beat_ms
+//	{"type":"sample","sample":{…RawSample…}}                  nodestate
+//	{"type":"rtt","rtts":[{"peer":"n2","us":183}]}             latency, once per round
+//	{"type":"bw","id":7,"peer":"n2","bytes":4194304,"ns":…}    bandwidth result (or "err")
+//
+// The probe exits when its stdin closes (the agent went away); the agent
+// starts probes with the parent-death signal set, so a crashed agent
+// leaves no probes behind. The key authenticates the probe port; it
+// travels on stdin, never in argv where other users could read it.
+//
+//	err := child.Run(ctx, "latency", os.Stdin, os.Stdout, nil, log)
+package child

@@ -1,0 +1,146 @@
+package child
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// start runs Run for kind over pipes and returns the agent's ends: a
+// writer to the probe's stdin and the messages it writes, and Run's
+// result.
+func start(t *testing.T, kind string) (*Writer, io.Closer, <-chan Msg, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := Run(ctx, kind, inR, outW, nil, nil)
+		outW.Close()
+		inR.Close()
+		done <- err
+	}()
+	msgs := make(chan Msg, 64)
+	go func() {
+		_ = ReadLines(outR, func(m Msg) { msgs <- m })
+		close(msgs)
+	}()
+	return NewWriter(inW), inW, msgs, done
+}
+
+// wait returns the first message of type typ, failing after a deadline.
+func wait(t *testing.T, msgs <-chan Msg, typ string) Msg {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				t.Fatalf("the probe ended before writing a %q message", typ)
+			}
+			if m.Type == typ {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("no %q message within 20s", typ)
+		}
+	}
+}
+
+func result(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return within 20s")
+		return nil
+	}
+}
+
+// TestRun_NodestateBeatsAndSamplesUntilStdinCloses runs the nodestate
+// probe on this host: it beats, samples, and ends cleanly when the agent
+// closes its stdin.
+func TestRun_NodestateBeatsAndSamplesUntilStdinCloses(t *testing.T) {
+	t.Parallel()
+	w, stdin, msgs, done := start(t, "nodestate")
+	if err := w.Send(Msg{Type: TypeConfig, Kind: "nodestate", Node: "n1", BeatMS: 20, SampleMS: 20}); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, msgs, TypeBeat)
+	if m := wait(t, msgs, TypeSample); m.Sample == nil || m.Sample.At.IsZero() {
+		t.Fatalf("sample message without a sample: %+v", m)
+	}
+	stdin.Close()
+	if err := result(t, done); err != nil {
+		t.Fatalf("Run after stdin closed = %v, want nil", err)
+	}
+}
+
+// TestRun_RefusesBadStart: a probe needs its configuration, for its own
+// kind, as the first line, and a kind it knows.
+func TestRun_RefusesBadStart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, kind string
+		first      *Msg // nil: stdin closes at once
+		want       string
+	}{
+		{"no configuration", "latency", nil, "no configuration"},
+		{"not a config", "latency", &Msg{Type: TypePeers}, "want config"},
+		{"another kind's config", "latency", &Msg{Type: TypeConfig, Kind: "bandwidth"}, "want config"},
+		{"unknown kind", "gpu", &Msg{Type: TypeConfig, Kind: "gpu"}, `no probe kind "gpu"`},
+		{"bandwidth without a CA", "bandwidth", &Msg{Type: TypeConfig, Kind: "bandwidth"}, "no CA certificate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w, stdin, _, done := start(t, tc.kind)
+			if tc.first != nil {
+				if err := w.Send(*tc.first); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				stdin.Close()
+			}
+			err := result(t, done)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadLines_RefusesGarbage: a line that is not a message ends the
+// stream with an error, so the agent kills a probe that writes nonsense.
+func TestReadLines_RefusesGarbage(t *testing.T) {
+	t.Parallel()
+	var got []Msg
+	err := ReadLines(strings.NewReader("{\"type\":\"beat\"}\nnot json\n{\"type\":\"beat\"}\n"), func(m Msg) { got = append(got, m) })
+	if err == nil || len(got) != 1 {
+		t.Fatalf("ReadLines = %v after %d messages, want an error after 1", err, len(got))
+	}
+}
+
+// TestChild_DoesNotImportAgent keeps the probe process's body apart from
+// the agent: `shoal probe KIND` must not need the agent's code.
+func TestChild_DoesNotImportAgent(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list imports with")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "github.com/shoal-hpc/shoal/agent" || strings.HasPrefix(p, "github.com/shoal-hpc/shoal/agent/") && p != "github.com/shoal-hpc/shoal/agent/probes/child" {
+			t.Errorf("the probe child imports %s; it must not link the agent", p)
+		}
+	}
+}

@@ -1,0 +1,19 @@
+// Package probes is the node side of the network probes (issue 5): the
+// probe server, one probe process per kind kept at the generation raft
+// wants, the latency probe's peers, this node's bandwidth duties, and the
+// node's samples, heartbeats and network row, published through gossip.
+//
+// A Manager is built from explicit dependencies (Deps): the gossip layer
+// and the replicated state behind small interfaces, the clock, TLS and the
+// probe key. It decides nothing for the cluster: the leader orders
+// relaunches and bandwidth cycles through raft, and the manager carries
+// them out.
+//
+//	m := probes.New(probes.Deps{Config: cfg, Node: name, Gossip: g, State: fsm, …})
+//	m.Start(ctx)        // first sample, probe server
+//	go m.Run(ctx)       // the reconciler and the gossip of beats and the net row
+//	go m.RunDuties(ctx) // this node's bandwidth tests, by the schedule in raft
+//
+// The probe processes' own body lives in the child package, which does not
+// import the agent.
+package probes

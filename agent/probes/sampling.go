@@ -1,0 +1,51 @@
+package probes
+
+import (
+	"context"
+	"sync"
+
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+// The node-state probe (seed 002's NodeStateD) runs as its own process,
+// `shoal probe nodestate`, or in-process when a Sampler is injected or
+// there is no binary; either way its raw samples come here. The running
+// means live in the manager, so a probe that crashes and is relaunched
+// loses no history.
+
+type samples struct {
+	mu      sync.Mutex
+	tr      *probe.Tracker
+	publish func(probe.Dynamic)
+}
+
+func newSamples(publish func(probe.Dynamic)) *samples {
+	if publish == nil {
+		publish = func(probe.Dynamic) {}
+	}
+	return &samples{tr: probe.NewTracker(), publish: publish}
+}
+
+// firstSample, when the sampler runs in this process anyway, takes a
+// first sample at once so the node's first gossiped state already has its
+// load.
+func (m *Manager) firstSample(ctx context.Context) {
+	if m.d.Sampler == nil {
+		return
+	}
+	raw, err := m.d.Sampler.Sample(ctx)
+	if err != nil {
+		m.log.Warn("sample node state", "err", err)
+		return
+	}
+	m.smp.ingest(raw)
+}
+
+// ingest folds one raw sample into the running means and publishes the
+// result.
+func (s *samples) ingest(raw probe.RawSample) {
+	s.mu.Lock()
+	d := s.tr.Add(raw)
+	s.mu.Unlock()
+	s.publish(d)
+}
