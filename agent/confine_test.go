@@ -297,6 +297,26 @@ func TestMPIRanksAreConfined(t *testing.T) {
 			}
 		})
 	}
+	// A rank past its memory limit on the node that does not head the
+	// attempt: Hydra ends the job as soon as the rank dies, and the job
+	// still fails with the OOM's reason, not Hydra's exit code.
+	t.Run("mpich OOM on another node", func(t *testing.T) {
+		if _, err := exec.LookPath("mpiexec.mpich"); err != nil {
+			t.Skip("mpiexec.mpich not installed (make deps installs it)")
+		}
+		out, errOut, code := shoalCLI(t, c, 0, "run", "-n", "2", "--ppn", "1", "--mpi", "mpich", "--timeout", "2m",
+			"--mem-per-rank", "64M", "--", "/bin/sh", "-c",
+			`if [ "$PMI_RANK" = 1 ]; then echo "big rank on $SHOAL_NODE"; exec /usr/bin/python3 -c "b = b'x' * (300 << 20)"; else sleep 30; fi`)
+		node := ""
+		if _, after, ok := strings.Cut(out, "big rank on "); ok {
+			node = strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])
+		}
+		want := "out of memory on " + node + " (limit 64M, peak "
+		if code == 0 || node == "" || !strings.Contains(errOut, want) {
+			t.Fatalf("exit %d, want a failure with %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+		}
+		t.Logf("rank 1 on %s; shoal run said:\n%s", node, errOut)
+	})
 	// Every attempt's cgroup is removed once its job is done.
 	for i := range 2 {
 		testcluster.WaitFor(t, 20*time.Second, "no attempt cgroup left on "+c.Name(i), func() bool {

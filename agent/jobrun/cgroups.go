@@ -286,6 +286,30 @@ func (n *Node) reportOOM(ctx context.Context, k Key) {
 	n.proposeUsage(pctx, k, nu)
 }
 
+// watchOOM reports, on every reconcile, the OOM kills of live attempts'
+// cgroups that no process exit has reported yet: a rank killed by the
+// kernel under an MPI daemon is noticed here, not when the daemon exits.
+func (n *Node) watchOOM(ctx context.Context, live map[Key]bool) {
+	n.cgroups.mu.Lock()
+	var oom []Key
+	for k, ac := range n.cgroups.live {
+		if !live[k] || ac.oomReported || ac.limits.MemoryBytes == 0 {
+			continue
+		}
+		if u, err := ac.cg.Usage(); err == nil && u.OOMKills > 0 {
+			oom = append(oom, k)
+		}
+	}
+	n.cgroups.mu.Unlock()
+	for _, k := range oom {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.reportOOM(ctx, k)
+		}()
+	}
+}
+
 // proposeUsage commits a usage record, retrying while ctx lasts.
 func (n *Node) proposeUsage(ctx context.Context, k Key, u raftfsm.NodeUsage) {
 	b, err := raftfsm.Encode(raftfsm.CmdRecordUsage, n.now(), raftfsm.RecordUsage{ID: k.Job, Attempt: k.Attempt, Usage: u})

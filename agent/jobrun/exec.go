@@ -199,6 +199,11 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	case <-ctx.Done():
 		n.procs.kill(k, 2*time.Second)
 		err := <-done
+		// The launcher hung up (an MPI launcher ends its remote daemons
+		// when a rank died): the rank may have died of its memory limit.
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		n.reportOOM(rctx, k)
+		cancel()
 		code, _ := exitStatus(err)
 		return code, nil
 	}

@@ -85,6 +85,7 @@ func (n *Node) reconcile(ctx context.Context) {
 			}
 		}
 	}
+	n.watchOOM(ctx, live)
 	ended := false
 	for _, k := range n.procs.keys() {
 		if !live[k] {
