@@ -294,6 +294,7 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.stopping = true
 	a.bgMu.Unlock()
 	a.wg.Wait()
+	a.closeCgroups() // after the job loop, which removed its attempts' cgroups
 	if a.node != nil {
 		if err := a.node.CloseStore(); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))

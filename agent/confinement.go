@@ -53,3 +53,16 @@ func (a *Agent) AttemptCgroups() []string {
 	}
 	return a.jobNode.AttemptCgroups()
 }
+
+// closeCgroups removes this agent's parent cgroup once it stops (its job
+// loop has killed and removed the attempts' cgroups): an agent that stops
+// for good leaves nothing in the hierarchy, and test clusters start and
+// stop many agents on one machine.
+func (a *Agent) closeCgroups() {
+	if a.cgroups == nil {
+		return
+	}
+	if err := a.cgroups.Close(); err != nil {
+		a.log.Warn("remove the jobs' parent cgroup", "err", err)
+	}
+}

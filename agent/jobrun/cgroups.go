@@ -152,17 +152,6 @@ func (n *Node) removeLeftoverCgroups() {
 	}
 }
 
-// closeCgroups removes the node's parent cgroup when the agent stops
-// (test clusters start and stop many agents on one machine).
-func (n *Node) closeCgroups() {
-	if n.cfg.Cgroups == nil {
-		return
-	}
-	if err := n.cfg.Cgroups.Close(); err != nil {
-		n.log.Warn("remove the jobs' parent cgroup", "err", err)
-	}
-}
-
 // AttemptCgroups names the attempts' cgroups this node has now.
 func (n *Node) AttemptCgroups() []string {
 	if n.cfg.Cgroups == nil {

@@ -38,7 +38,6 @@ func (n *Node) Run(ctx context.Context) {
 			for _, k := range n.cgroupKeys() {
 				n.endCgroup(ctx, k, 0, false)
 			}
-			n.closeCgroups()
 			n.sweep(nil) // an agent that stops takes its ranks with it
 			n.removeOMPIDirs(true)
 			return
