@@ -13,6 +13,7 @@
 //	err = cg.Kill(ctx)                               // every process in it, however it got there
 //	u, err := cg.Usage()                             // CPU seconds, peak memory, OOM kills
 //	err = cg.Delete()
+//	err = m.Close()                                 // the agent stops: the empty parent goes
 //
 // # Hierarchies
 //
