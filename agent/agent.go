@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
@@ -37,6 +38,10 @@ type Agent struct {
 
 	gossip *gossip.Gossip
 	static probe.Static
+	// cgroups confines this node's jobs; nil with cgroupsOff saying why
+	// (confinement.go).
+	cgroups    *confine.Manager
+	cgroupsOff string
 
 	// node is raft with its transport and stores (agent/raftnode); raft
 	// is node.Raft.
@@ -150,6 +155,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := a.scanStatic(ctx); err != nil {
 		return err
 	}
+	a.openCgroups()
 	if err := a.startGossip(); err != nil {
 		return err
 	}
@@ -224,7 +230,7 @@ func (a *Agent) startGossip() error {
 	st := a.static
 	g, err := gossip.New(gc, gossip.NodeState{
 		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),
-		Static: toGossipStatic(st, a.cfg.Switch),
+		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch)),
 	})
 	if err != nil {
 		return err
@@ -296,6 +302,7 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.stopping = true
 	a.bgMu.Unlock()
 	a.wg.Wait()
+	a.closeCgroups() // after the job loop, which removed its attempts' cgroups
 	if a.node != nil {
 		if err := a.node.CloseStore(); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))

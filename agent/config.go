@@ -108,6 +108,11 @@ type Config struct {
 	// Default none.
 	JobLimits []jobexec.Rlimit
 
+	// NoCgroups runs jobs unconfined even where the node could put them in
+	// cgroups (--cgroups=false): found by process group and environment
+	// marker only, and jobs with a memory limit refused. Default false.
+	NoCgroups bool
+
 	// Sampler reads the node's dynamic state. Default: the host (gopsutil).
 	// Tests inject their own to drive state changes.
 	Sampler probe.Sampler

@@ -28,6 +28,7 @@ func (a *Agent) newJobNode() (*jobrun.Node, error) {
 		LocalAddr: "https://" + loopbackOr(a.cfg.BindAddr) + ":" + strconv.Itoa(a.HTTPPort()),
 		Socket:    a.SocketPath(), CAFile: a.caFile(), CACerts: a.caCerts(),
 		JobLimits: a.cfg.JobLimits, NeverAck: a.cfg.Testing.NeverAck,
+		Cgroups: a.cgroups, CgroupsOff: a.cgroupsOff,
 	}, jobrun.Deps{
 		Log: a.log, Now: time.Now, State: a.fsm, Applied: a.appliedJobs, Propose: a.Apply,
 		HTTPAddrOf: a.httpAddrOf, PeerClient: a.peerClient, StreamClient: a.streamClient,

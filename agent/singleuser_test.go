@@ -101,6 +101,10 @@ func TestNonRootAgentIsSingleUser(t *testing.T) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
+		// Without cgroup rights it says so once, and runs jobs unconfined (issue 15).
+		if n := strings.Count(logs.String(), "jobs run unconfined on this node"); n != 1 {
+			t.Errorf("the agent as nobody warned %d times about running jobs unconfined, want once", n)
+		}
 		if t.Failed() {
 			t.Logf("agent log:\n%s", logs.String())
 		}
@@ -113,8 +117,20 @@ func TestNonRootAgentIsSingleUser(t *testing.T) {
 	})
 	sock := filepath.Join(data, "shoal.sock")
 
+	// No cgroup rights: confined: no, with the reason, and a job with a memory limit refused.
+	ns, err := tcp.Nodes(ctx)
+	if err != nil || len(ns) != 1 || ns[0].Confined || ns[0].Unconfined == "" {
+		t.Fatalf("nodes of an agent run as nobody: %+v %v, want one node, not confined, with the reason", ns, err)
+	}
+	t.Logf("unconfined: %s", ns[0].Unconfined)
+	_, err = tcp.Submit(ctx, api.SubmitRequest{RequestID: "mem-on-nobody", Owner: "nobody",
+		Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: "/", MemPerNode: 64 << 20}})
+	if se := (*api.StatusError)(nil); !errors.As(err, &se) || se.Code != http.StatusBadRequest || !strings.Contains(se.Msg, "cgroups") {
+		t.Fatalf("a --mem job on an agent without cgroups: %v, want refused with the reason", err)
+	}
+
 	// root through the socket: refused, with the reason.
-	_, err := api.NewClient(api.SocketScheme+sock, "").Submit(ctx, api.SubmitRequest{RequestID: "root-on-nobody",
+	_, err = api.NewClient(api.SocketScheme+sock, "").Submit(ctx, api.SubmitRequest{RequestID: "root-on-nobody",
 		Spec: api.JobSpec{Cmd: []string{"/bin/sh", "-c", "touch " + marker}, NP: 1, MPI: "none", Workdir: "/", Oversubscribe: true, Force: true}})
 	var se *api.StatusError
 	if !errors.As(err, &se) || se.Code != http.StatusForbidden || !strings.Contains(se.Msg, "not root") {

@@ -129,6 +129,7 @@ var keys = []Key{
 		a.Config.JobLimits = rs
 		return nil
 	}},
+	{"cgroups", Bool, func(a *Agent, v Value) error { a.Config.NoCgroups = !v.Bool; return nil }},
 	{"job-retention", Duration, func(a *Agent, v Value) error { a.Config.JobRetention = v.Dur; return nil }},
 	{"history-retention", Duration, func(a *Agent, v Value) error { a.Config.HistoryRetention = v.Dur; return nil }},
 	{"max-queued-jobs", Int, func(a *Agent, v Value) error { a.Config.Limits.QueuedJobs = v.Int; return nil }},

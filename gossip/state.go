@@ -31,6 +31,11 @@ type Static struct {
 	// Switch names the rack or switch the node hangs off, when the operator
 	// declared one; placement's sequential baseline walks nodes in this order.
 	Switch string `json:"sw,omitempty"`
+	// Confined is true when the node runs every job attempt in a cgroup of
+	// its own (issue 15); Unconfined says why not. A node that does not
+	// confine is never given a job with a memory limit.
+	Confined   bool   `json:"cg,omitempty"`
+	Unconfined string `json:"ncg,omitempty"`
 }
 
 // Dynamic is what a node samples every interval.

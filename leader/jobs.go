@@ -121,6 +121,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 	}
 	snap := Snapshot(st, v.Nodes)
 	gs := newGates(st, now)
+	heldMem, confined := raftfsm.HeldMemory(st), confinedNodes(v.Nodes)
 	for _, j := range queue {
 		if g := gs.check(j); g.never != "" {
 			add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: g.never})
@@ -149,7 +150,19 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 			}
 		}
 		req.Done = v.Done // the agent stopping or leadership lost ends a long placement
-		d, err := placement.Place(excludeFailed(snap, j), req)
+		place := excludeFailed(snap, j)
+		if j.Spec.HasMem() {
+			var wait string
+			if place, wait = memoryFit(place, confined, heldMem, j); wait != "" {
+				if j.Spec.Immediate {
+					add(raftfsm.CmdRejectJob, raftfsm.RejectJob{ID: j.ID, Reason: "immediate job cannot start now: " + wait})
+				} else if waitReasonStale(j.WaitReason, j.WaitSince, wait, now) {
+					add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: wait})
+				}
+				continue
+			}
+		}
+		d, err := placement.Place(place, req)
 		if errors.Is(err, placement.ErrCanceled) {
 			return cmds, next
 		}
@@ -185,6 +198,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
 		gs.placed(j)
+		holdMemory(heldMem, &j.Spec, hosts)
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
 				if snap.Nodes[i].Name == h.Node {

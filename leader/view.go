@@ -63,6 +63,9 @@ type Node struct {
 	Net []NetEntry
 	// Probes are the heartbeats of the node's probe processes.
 	Probes []ProbeBeat
+	// Confined is true when the node runs its jobs in cgroups and can
+	// enforce a job's memory limit (confine.go).
+	Confined bool
 }
 
 // NetEntry is one measured link of a node's row (gossip.NetEntry).

@@ -67,6 +67,9 @@ socket = "/run/shoal/shoal.sock"
 # Records of purged jobs for 'shoal history' (like Slurm's sacct), the newest 10000 at most.
 # history_retention = "720h"
 
+# Confine every job attempt in a cgroup of its own (false: unconfined, --mem jobs refused).
+# cgroups = true
+
 # Per-user limits, cluster-wide (0: no limit).
 # max_queued_jobs = 100
 # max_user_procs = 4096

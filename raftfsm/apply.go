@@ -77,6 +77,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).purgeHistory)
 	case CmdHoldJob:
 		return applyBody(s, c, (*State).hold)
+	case CmdRecordUsage:
+		return applyBody(s, c, (*State).recordUsage)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

@@ -267,6 +267,9 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 	st, reason := StateDone, ""
 	if code != 0 {
 		st, reason = StateFailed, fmt.Sprintf("exit code %d", code)
+		if oom := attemptOOM(a); oom != "" {
+			reason = oom // the kernel killed a process of the attempt for its memory (usage.go)
+		}
 		if code == ExitCheckpointed && j.Elastic != nil {
 			// A program that checkpoints before reporting any progress and unasked would be
 			// relaunched for ever; it fails like a lost attempt, while attempts remain.
@@ -297,7 +300,12 @@ func (s *State) fail(at time.Time, b *FailAttempt) (Result, error) {
 		}
 		return res, errEnded(j, a)
 	}
-	n := failedCopy(j, at, b.Reason, b.Retry)
+	reason, retry := b.Reason, b.Retry
+	if oom := attemptOOM(a); oom != "" {
+		// Not a node failure: the job needs more memory than it asked for (usage.go).
+		reason, retry = oom, false
+	}
+	n := failedCopy(j, at, reason, retry)
 	if len(b.Lost) > 0 {
 		n.Attempts[len(n.Attempts)-1].Lost = slices.Sorted(slices.Values(b.Lost))
 	}

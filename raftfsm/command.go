@@ -36,6 +36,7 @@ const (
 	CmdUndrainNode    = "undrain_node"
 	CmdPurgeHistory   = "purge_history"
 	CmdHoldJob        = "hold_job"
+	CmdRecordUsage    = "record_usage"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -44,7 +45,7 @@ var CommandTypes = []string{
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
-	CmdHoldJob,
+	CmdHoldJob, CmdRecordUsage,
 }
 
 func knownType(typ string) bool {

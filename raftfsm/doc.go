@@ -44,6 +44,8 @@
 //	resize_job        ResizeJob       ask an elastic job's attempt to checkpoint for a new count
 //	purge_jobs        PurgeJobs       drop finished jobs past their retention
 //	set_wait_reason   SetWaitReason   why a queued job waits, shown on every node ("" clears it)
+//	record_usage      RecordUsage     what an attempt used on a node (its cgroup: CPU, peak memory, wall,
+//	                                  OOM kills); an OOM kill fails the attempt with its reason, no retry
 //
 // # Job states
 //
@@ -67,7 +69,7 @@
 //	running   → queued     fail_attempt   retry and attempt < max_attempts (remove_node, node_restarted do this)
 //	launching,
 //	running   → failed     fail_attempt   no retry, or attempts exhausted
-//	queued    → failed     reject_job
+//	queued    → failed     reject_job, or record_usage with an OOM kill of the attempt just requeued
 //	queued,
 //	launching,
 //	running   → killed     kill_job

@@ -199,6 +199,12 @@ type JobSpec struct {
 	Error  string `json:"error,omitempty"`
 	// Stdin: the client (shoal run) sends standard input, which the launcher passes to rank 0.
 	Stdin bool `json:"stdin,omitempty"`
+	// Confinement (issue 15, usage.go): Slurm's --mem, --mem-per-rank and
+	// --cpus-per-rank, enforced by each node's cgroup of the attempt.
+	// Memory in bytes, 0 = no limit; CPUsPerRank 0 means 1.
+	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
+	MemPerRank  uint64 `json:"mem_per_rank,omitempty"`
+	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.
@@ -249,6 +255,8 @@ type Attempt struct {
 	ExitCode  *int      `json:"exit_code,omitempty"`
 	// Progress is what the attempt's program reported (shoal progress); nil = nothing yet.
 	Progress *Progress `json:"progress,omitempty"`
+	// Usage is what the attempt used on each node, sorted by node (record_usage, usage.go).
+	Usage []NodeUsage `json:"usage,omitempty"`
 }
 
 // NP is the number of processes of the attempt.
@@ -353,6 +361,7 @@ func (a Attempt) clone() Attempt {
 	c.Lost = cloneSlice(a.Lost)
 	c.ExitCode = clonePtr(a.ExitCode)
 	c.Progress = clonePtr(a.Progress)
+	c.Usage = cloneSlice(a.Usage)
 	return c
 }
 

@@ -39,7 +39,7 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			}
 		}
 	}
-	switch k := r.IntN(53); {
+	switch k := r.IntN(54); {
 	case k < 6:
 		*nextReq++
 		req := *nextReq
@@ -114,6 +114,13 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		}
 		j := s.Jobs[id]
 		return CmdHoldJob, HoldJob{ID: id, User: users[r.IntN(3)], Hold: r.IntN(2) == 0, Array: j != nil && j.ArrayJobID == id && r.IntN(2) == 0}
+	case k < 52:
+		// A node's usage of an attempt, now and then with an OOM kill that fails the job.
+		u := NodeUsage{Node: node, CPUSeconds: float64(r.IntN(100)), MaxRSSBytes: uint64(r.IntN(1 << 20)), Final: r.IntN(2) == 0}
+		if r.IntN(4) == 0 {
+			u.OOMKills, u.OOM = 1, "out of memory on "+node+" (limit 64M, peak 64M)"
+		}
+		return CmdRecordUsage, RecordUsage{ID: id, Attempt: att, Usage: u}
 	default:
 		return CmdProbeRestart, ProbeRestart{Node: node, Kind: ProbeKinds[r.IntN(3)], Reason: "crash", Generation: uint64(r.IntN(3))}
 	}

@@ -125,6 +125,9 @@ func validateSpec(s *JobSpec) error {
 	if s.Array != nil && s.Immediate {
 		return fmt.Errorf("%w: an array cannot be immediate (its tasks queue by design)", ErrInvalid)
 	}
+	if err := validateConfinement(s); err != nil {
+		return err
+	}
 	for _, f := range []struct{ name, v string }{
 		{"spec.workdir", s.Workdir}, {"spec.policy", s.Policy}, {"spec.relax", s.Relax},
 	} {

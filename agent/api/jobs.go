@@ -49,6 +49,25 @@ type Attempt struct {
 	EndedAt        *time.Time `json:"ended_at"`
 	// Progress is what the attempt's program reported; nil when it reported nothing.
 	Progress *AttemptProgress `json:"progress,omitempty"`
+	// Usage is what the attempt used on each node (its cgroup there) and
+	// in total; empty until a node reports (at the attempt's end).
+	Usage []NodeUsage `json:"usage,omitempty"`
+	Total *NodeUsage  `json:"total,omitempty"`
+}
+
+// NodeUsage is what an attempt used on one node, or in total (Node ""):
+// sacct's TotalCPU (cpu_seconds, split user/system) and MaxRSS
+// (max_rss_bytes: the cgroup's peak, page cache included; the total is the
+// sum of the nodes' peaks).
+type NodeUsage struct {
+	Node          string  `json:"node,omitempty"`
+	CPUSeconds    float64 `json:"cpu_seconds"`
+	UserSeconds   float64 `json:"user_seconds"`
+	SystemSeconds float64 `json:"system_seconds"`
+	MaxRSSBytes   uint64  `json:"max_rss_bytes"`
+	WallSeconds   float64 `json:"wall_seconds"`
+	MemLimitBytes uint64  `json:"mem_limit_bytes,omitempty"`
+	OOMKills      uint64  `json:"oom_kills,omitempty"`
 }
 
 // AttemptProgress is the first and last iteration an attempt reported.

@@ -44,6 +44,10 @@ type Node struct {
 	Drain string `json:"drain"`
 	// DrainDeadline is when attempts left on a draining node are requeued.
 	DrainDeadline *time.Time `json:"drain_deadline,omitempty"`
+	// Confined is whether the node runs its jobs in cgroups (memory and
+	// CPU limits, kill, usage); Unconfined says why not.
+	Confined   bool   `json:"confined"`
+	Unconfined string `json:"unconfined,omitempty"`
 }
 
 // Member is one row of GET /v1/members.

@@ -13,6 +13,7 @@
 //	err = cg.Kill(ctx)                               // every process in it, however it got there
 //	u, err := cg.Usage()                             // CPU seconds, peak memory, OOM kills
 //	err = cg.Delete()
+//	err = m.Close()                                 // the agent stops: the empty parent goes
 //
 // # Hierarchies
 //
@@ -33,7 +34,10 @@
 // Limits: the memory limit is memory.max with memory.swap.max 0 on v2, and
 // memory.limit_in_bytes with memory.memsw.limit_in_bytes equal to it on v1
 // (swap off; without swap accounting, memory.swappiness 0 instead). The CPU
-// limit is a CFS quota of CPUs × the period. Kill is cgroup.kill on v2 and
+// limit is a CFS quota of CPUs × the period, and a scheduler weight of
+// CPUs tasks (cpu.shares, cpu.weight), so that a loaded node shares its
+// CPUs between an attempt and the processes outside it as if the attempt's
+// ranks ran there uncontained. Kill is cgroup.kill on v2 and
 // freeze, SIGKILL every process, thaw on v1, repeated until the cgroup is
 // empty or the context ends (also on v2 kernels before 5.14, which have no
 // cgroup.kill).

@@ -15,3 +15,6 @@ var ErrExists = errors.New("cgroup already exists")
 // ErrNoController is New's error for a limit the node's cgroups cannot
 // enforce.
 var ErrNoController = errors.New("no such controller")
+
+// ErrParentBusy is Close's error while attempts' cgroups are left.
+var ErrParentBusy = errors.New("the parent cgroup still holds attempts' cgroups")

@@ -59,3 +59,24 @@ func (m *Manager) Load(name string) (*Cgroup, error) {
 	}
 	return &Cgroup{name: name, g: newV2Group(dir, cg)}, nil
 }
+
+// Close removes the attempts' parent cgroup when no attempt's cgroup is
+// left in it, so that an agent that stops for good leaves nothing behind.
+// A parent that still holds cgroups stays (ErrParentBusy); a later Open
+// makes it again when it is gone.
+func (m *Manager) Close() error {
+	names, err := m.List()
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("%w: %v", ErrParentBusy, names)
+	}
+	var errs []error
+	for _, d := range m.parentDirs() {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove the parent cgroup %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}

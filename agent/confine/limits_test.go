@@ -3,8 +3,11 @@ package confine
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -148,5 +151,31 @@ func TestPidsLimitAndAdd(t *testing.T) {
 		if procs, err := other.Procs(); err != nil || !slices.Equal(procs, []int{cmd.Process.Pid}) {
 			t.Errorf("after Add the cgroup holds %v, %v; want [%d]", procs, err, cmd.Process.Pid)
 		}
+	})
+}
+
+// An attempt's cgroup weighs as its CPUs' worth of tasks in the scheduler.
+func TestCPUWeightFollowsTheCPUs(t *testing.T) {
+	t.Parallel()
+	eachHierarchy(t, func(t *testing.T, m *Manager) {
+		if !m.Support().has("cpu") {
+			t.Skip("no cpu controller")
+		}
+		cg := newCgroup(t, m, "job-13-0", Limits{CPUs: 3})
+		file, want := "cpu.weight", "300"
+		if m.v1 != nil {
+			file, want = "cpu.shares", "3072"
+		}
+		for _, d := range cg.Dirs() {
+			b, err := os.ReadFile(filepath.Join(d, file))
+			if err != nil {
+				continue // another controller's directory
+			}
+			if got := strings.TrimSpace(string(b)); got != want {
+				t.Errorf("%s/%s = %s, want %s", d, file, got, want)
+			}
+			return
+		}
+		t.Fatalf("no %s in %v", file, cg.Dirs())
 	})
 }

@@ -60,6 +60,13 @@ func openV1(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("cgroup v1: the parent cgroup %s: %w", cfg.Parent, err)
 	}
 	sup.Parent = mem
+	cpuPath, err := parent(cgroup1.Cpu)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup v1: the parent cgroup %s: %w", cfg.Parent, err)
+	}
+	if err := weighParents(filepath.Join(mountRoot, "cpu", cpuPath), "cpu.shares", parentLevels(cfg.Parent), 1024, 262144); err != nil {
+		return nil, why(fmt.Errorf("cgroup v1: %w", err))
+	}
 	_, err = os.Stat(filepath.Join(mountRoot, "memory", mem, "memory.memsw.limit_in_bytes"))
 	sup.Swap = err == nil
 	return &Manager{cfg: cfg, sup: sup, v1: &v1Manager{hier: hier, parent: parent, subs: subs}}, nil
@@ -125,7 +132,8 @@ func (v *v1Manager) create(sup Support, cfg Config, name string, l Limits) (*v1G
 	}
 	if l.CPUs > 0 {
 		period, quota := cpuQuota(cfg.CPUPeriod, l.CPUs)
-		res.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota}
+		shares := cpuShares(l.CPUs)
+		res.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota, Shares: &shares}
 	}
 	if l.Pids > 0 {
 		n := l.Pids
@@ -203,6 +211,19 @@ func (g *v1Group) delete() error {
 		return nil
 	}
 	return err
+}
+
+// cpuShares weighs an attempt's cgroup as its CPUs' worth of processes
+// (1024 each on v1, the kernel's weight of one task): with the default
+// weight of one, a loaded node's scheduler would give all of an attempt's
+// ranks together the share of a single process of the agent's cgroup.
+func cpuShares(cpus float64) uint64 {
+	return uint64(max(2, min(262144, int64(cpus*1024+0.5))))
+}
+
+// cpuWeight is cpuShares on v2's scale (cpu.weight 100 for one task).
+func cpuWeight(cpus float64) uint64 {
+	return uint64(max(1, min(10000, int64(cpus*100+0.5))))
 }
 
 // cpuQuota is the CFS period and quota, in microseconds, for a number of

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -99,6 +100,11 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	if err := probe.Delete(); err != nil {
 		return nil, fmt.Errorf("cgroup v2: remove %s/probe: %w", group, err)
 	}
+	if slices.Contains(ctrls, "cpu") {
+		if err := weighParents(filepath.Join(mount, group), "cpu.weight", parentLevels(cfg.Parent), 100, 10000); err != nil {
+			return nil, why(fmt.Errorf("cgroup v2: %w", err))
+		}
+	}
 	sup := Support{Version: V2, Parent: group, Controllers: ctrls, Swap: serr == nil}
 	return &Manager{cfg: cfg, sup: sup, v2: &v2Manager{mount: mount, parent: parent, group: group, ctrls: ctrls}}, nil
 }
@@ -139,6 +145,8 @@ func (v *v2Manager) create(sup Support, cfg Config, name string, l Limits) (*v2G
 	if l.CPUs > 0 {
 		period, quota := cpuQuota(cfg.CPUPeriod, l.CPUs)
 		res.CPU.Max = cgroup2.NewCPUMax(&quota, &period)
+		w := cpuWeight(l.CPUs)
+		res.CPU.Weight = &w
 	}
 	if l.Pids > 0 {
 		res.Pids.Max = l.Pids

@@ -338,6 +338,7 @@ func (s *Server) toAPIJob(j *raftfsm.Job) api.Job {
 		for _, h := range at.Hosts {
 			x.Hosts = append(x.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
 		}
+		x.Usage, x.Total = toAPIUsage(at.Usage)
 		out.Attempts = append(out.Attempts, x)
 	}
 	out.Elastic = s.be.Elastic(j)

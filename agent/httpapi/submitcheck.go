@@ -25,5 +25,8 @@ func (s *Server) checkSubmit(r *http.Request, sp *raftfsm.JobSpec) (int, string)
 	if err := s.cfg.Limits.CheckSpec(sp); err != nil {
 		return http.StatusBadRequest, err.Error()
 	}
+	if err := s.checkMem(sp); err != nil {
+		return http.StatusBadRequest, err.Error()
+	}
 	return 0, ""
 }

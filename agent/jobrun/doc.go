@@ -8,8 +8,10 @@
 //	  running, this node heads it ──► runLauncher: BuildLaunch ► MPI launcher or copies
 //	                                  ► logs on disk ► propose finish_attempt / fail_attempt
 //	  running, asked to resize    ──► signalResize: SIGUSR1 to the ranks that catch it
-//	  no longer live              ──► kill the process groups, sweep /proc for stray ranks,
-//	                                  remove Open MPI session dirs, prune bookkeeping
+//	  no longer live              ──► kill the process groups, then the attempt's cgroup
+//	                                  (every process, however it escaped), record its usage
+//	                                  (record_usage), sweep /proc for stray ranks, remove
+//	                                  Open MPI session dirs, prune bookkeeping
 //
 // The files are named for what they hold: reconcile.go (the loop), launch.go
 // (the head's launcher and the outcome it commits), argv.go (BuildLaunch: the
@@ -18,7 +20,13 @@
 // exec.go (job processes: the owner's credentials, the environment, the job
 // helper, streaming and exit status), procs.go (the processes per attempt
 // and the fence that keeps an older attempt from running after a newer one),
-// sweep.go (the SHOAL_PROC marker and the /proc sweep), life.go (a restarted
+// cgroups.go (one cgroup per attempt on the node, issue 15: made before the
+// attempt's first process here, joined by the job helper before it executes
+// anything, with the job's --mem and a CPU quota of --cpus-per-rank × its
+// ranks here; an OOM kill committed at once; usage recorded and the cgroup
+// removed at the attempt's end), sweep.go (the SHOAL_PROC marker and the
+// /proc sweep, the second net and the only one on a node without cgroups),
+// life.go (a restarted
 // agent first fails the attempts of its last life), ompi.go, rshwrapper.go,
 // joblimits.go, elastic_signal.go, checkpoint.go, logs.go and prune.go.
 //

@@ -70,12 +70,18 @@ func (n *Node) Command(job *raftfsm.Job, k Key, argv []string, shell string, ext
 	if err != nil {
 		return nil, err
 	}
-	return n.command(cred, job.Spec.Workdir, argv, n.processEnv(job, k, home, extra))
+	cgroup, err := n.cgroupDirs(job, k)
+	if err != nil {
+		return nil, err
+	}
+	return n.command(cred, cgroup, job.Spec.Workdir, argv, n.processEnv(job, k, home, extra))
 }
 
-func (n *Node) command(cred *jobexec.Cred, dir string, argv, env []string) (*exec.Cmd, error) {
+// command builds a job process; cgroup is the attempt's cgroup, which the
+// helper joins before it executes argv.
+func (n *Node) command(cred *jobexec.Cred, cgroup []string, dir string, argv, env []string) (*exec.Cmd, error) {
 	spec := n.jobSpec(cred)
-	spec.Dir = dir
+	spec.Dir, spec.Cgroup = dir, cgroup
 	cmd, err := jobexec.Command(n.cfg.Bin, spec, argv)
 	if err != nil {
 		return nil, err
@@ -173,6 +179,11 @@ func (n *Node) credentialFor(owner string) (*jobexec.Cred, string, error) {
 // process group.
 func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, stderr io.Writer) (int, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A process that escaped the process group (setsid, double fork) may
+	// hold the output pipe for ever: once the process itself has exited,
+	// its output is read for a little longer, then the attempt goes on to
+	// its end, where the cgroup's kill reaches the escapee.
+	cmd.WaitDelay = outputGrace
 	if err := jobexec.Start(cmd); err != nil {
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}
@@ -183,18 +194,28 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
+		n.reportOOM(ctx, k)
 		return exitStatus(err)
 	case <-ctx.Done():
 		n.procs.kill(k, 2*time.Second)
 		err := <-done
+		// The launcher hung up (an MPI launcher ends its remote daemons
+		// when a rank died): the rank may have died of its memory limit.
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		n.reportOOM(rctx, k)
+		cancel()
 		code, _ := exitStatus(err)
 		return code, nil
 	}
 }
 
+// outputGrace is how long a job process's output is still read after it
+// exited (exec.Cmd.WaitDelay).
+const outputGrace = 3 * time.Second
+
 func exitStatus(err error) (int, error) {
-	if err == nil {
-		return 0, nil
+	if err == nil || errors.Is(err, exec.ErrWaitDelay) {
+		return 0, nil // ErrWaitDelay: exited 0, but something it left held its output
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

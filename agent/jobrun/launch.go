@@ -28,6 +28,9 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 	if ctx.Err() != nil {
 		return // the agent is stopping; the leader fails the attempt when it sees us gone
 	}
+	if code != 0 || reason != "" {
+		n.waitOOM(ctx, j, k)
+	}
 	var typ string
 	var body any
 	// A node that dies under a job usually makes the launcher fail before
@@ -157,7 +160,11 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
-	cmd, err := n.command(cred, j.Spec.Workdir, l.Argv, env)
+	cgroup, err := n.cgroupDirs(j, k)
+	if err != nil {
+		return -1, err
+	}
+	cmd, err := n.command(cred, cgroup, j.Spec.Workdir, l.Argv, env)
 	if err != nil {
 		return -1, err
 	}
@@ -204,7 +211,11 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 		return -1, err
 	}
 	env := n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...))
-	cmd, err := n.command(cred, j.Spec.Workdir, j.Spec.Cmd, env)
+	cgroup, err := n.cgroupDirs(j, k)
+	if err != nil {
+		return -1, err
+	}
+	cmd, err := n.command(cred, cgroup, j.Spec.Workdir, j.Spec.Cmd, env)
 	if err != nil {
 		return -1, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -38,6 +39,13 @@ type Config struct {
 	// JobLimits are the site's resource limits over the system's defaults
 	// (--job-rlimit); see jobLimitsFor. Default none.
 	JobLimits []jobexec.Rlimit
+	// Cgroups confines the node's jobs (OpenCgroups); nil runs them
+	// unconfined, found by process group and the environment marker only,
+	// and refuses jobs with a memory limit.
+	Cgroups *confine.Manager
+	// CgroupsOff is why Cgroups is nil (OpenCgroups' error), for the
+	// refusal and `shoal nodes`.
+	CgroupsOff string
 	// NeverAck makes the node never acknowledge co-allocations, as a node
 	// whose agent hangs would (a fault injection for tests).
 	NeverAck bool
@@ -128,6 +136,8 @@ type Node struct {
 	now func() time.Time
 
 	procs *procTable
+	// cgroups are the attempts' cgroups on this node (cgroups.go).
+	cgroups cgroupTable
 	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
 	life life
 	// jobLimits are the limits the job helper sets for every job process.
@@ -158,6 +168,7 @@ func New(cfg Config, deps Deps) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, procs: newProcTable(deps.Now), life: newLife(),
+		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
 		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{}}
 	n.initJobLimits()
 	return n, nil

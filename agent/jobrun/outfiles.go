@@ -68,7 +68,9 @@ func (n *Node) outputFiles(j *raftfsm.Job, stdout, stderr *os.File) (outW, errW 
 			return nil, err
 		}
 		defer r.Close()
-		cmd, err := n.command(cred, j.Spec.Workdir, []string{tee, jobfmt.ExpandPattern(pattern, vars)}, []string{"PATH=/usr/bin:/bin"})
+		// tee is not the job's: outside its cgroup, so the attempt's kill
+		// cannot cut its output short.
+		cmd, err := n.command(cred, nil, j.Spec.Workdir, []string{tee, jobfmt.ExpandPattern(pattern, vars)}, []string{"PATH=/usr/bin:/bin"})
 		if err != nil {
 			_ = w.Close()
 			return nil, err

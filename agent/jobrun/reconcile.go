@@ -21,6 +21,7 @@ const ackResend = 2 * time.Second
 // launchers it started.
 func (n *Node) Run(ctx context.Context) {
 	defer n.wg.Wait()
+	n.removeLeftoverCgroups()
 	if !n.settleLastLife(ctx) {
 		return
 	}
@@ -33,6 +34,9 @@ func (n *Node) Run(ctx context.Context) {
 		case <-ctx.Done():
 			for _, k := range n.procs.keys() {
 				n.procs.kill(k, 0)
+			}
+			for _, k := range n.cgroupKeys() {
+				n.endCgroup(ctx, k, 0, false)
 			}
 			n.sweep(nil) // an agent that stops takes its ranks with it
 			n.removeOMPIDirs(true)
@@ -80,12 +84,23 @@ func (n *Node) reconcile(ctx context.Context) {
 			}
 		}
 	}
+	n.watchOOM(ctx, live)
 	ended := false
 	for _, k := range n.procs.keys() {
 		if !live[k] {
 			n.log.Info("killing processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt)
 			n.procs.kill(k, 2*time.Second)
 			ended = true
+		}
+	}
+	for _, k := range n.cgroupKeys() {
+		if !live[k] {
+			ended = true
+			n.wg.Add(1)
+			go func() {
+				defer n.wg.Done()
+				n.endCgroup(ctx, k, 2*time.Second, true)
+			}()
 		}
 	}
 	if ended || n.now().Sub(n.lastSweep) > 5*time.Second {

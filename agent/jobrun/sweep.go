@@ -28,9 +28,11 @@ func (n *Node) markerFor(k Key) string {
 // and data directory. It survives a restart (so a restarted agent sweeps
 // what its previous life left) and differs between agents that share a
 // machine, as test clusters do.
-func (n *Node) instance() string {
-	h := sha256.Sum256([]byte(n.cfg.Name + "\x00" + n.cfg.DataDir))
-	return n.cfg.Name + "-" + hex.EncodeToString(h[:4])
+func (n *Node) instance() string { return instanceOf(n.cfg.Name, n.cfg.DataDir) }
+
+func instanceOf(name, dataDir string) string {
+	h := sha256.Sum256([]byte(name + "\x00" + dataDir))
+	return name + "-" + hex.EncodeToString(h[:4])
 }
 
 // markedProcs scans /proc for processes carrying this node's marker,

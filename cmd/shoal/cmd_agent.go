@@ -54,6 +54,7 @@ Examples:
 			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
 			&cli.StringSliceFlag{Name: "job-rlimit", EnvVars: []string{"SHOAL_JOB_RLIMIT"}, Usage: "resource limit every job starts with, `RES=SOFT[:HARD]` (ulimit names: nofile, nproc, memlock, stack, core, as, ...; \"unlimited\"); repeatable; over the system's defaults (PID 1's limits, nofile soft at most 1024)"},
+			&cli.BoolFlag{Name: "cgroups", Value: true, EnvVars: []string{"SHOAL_CGROUPS"}, Usage: "confine every job attempt in a cgroup of its own (memory and CPU limits, kill, usage); false runs jobs unconfined and refuses --mem jobs"},
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
 			&cli.DurationFlag{Name: "history-retention", Value: d.HistoryRetention, EnvVars: []string{"SHOAL_HISTORY_RETENTION"}, Usage: "how long the record of a purged job stays for 'shoal history' (0: keep the newest 10000)"},
 			&cli.IntFlag{Name: "max-queued-jobs", Value: d.Limits.QueuedJobs, EnvVars: []string{"SHOAL_MAX_QUEUED_JOBS"}, Usage: "queued jobs one user may have, cluster-wide (0: no limit)"},

@@ -197,6 +197,9 @@ func writeJob(c *cli.Context, j api.Job) {
 		}
 		row("PEs per process", strings.Join(pes, ",")+" ("+how+")")
 	}
+	if l := limitsString(j.Spec); l != "" {
+		row("Limits", l)
+	}
 	row("Oversubscribe", strconv.FormatBool(j.Spec.Oversubscribe))
 	row("Hosts", or(hostsString(j.Hosts), "-"))
 	if j.Degraded {
@@ -226,6 +229,7 @@ func writeJob(c *cli.Context, j api.Job) {
 			line += fmt.Sprintf(" [iterations %d-%d]", p.FirstIter, p.Iter)
 		}
 		fmt.Fprintln(c.App.Writer, safe(line))
+		writeUsage(c.App.Writer, a)
 	}
 	if e := j.Elastic; e != nil && len(e.History) > 0 {
 		fmt.Fprintln(c.App.Writer, "Resizes:")

@@ -46,13 +46,28 @@ Examples:
 
 func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tDRAIN")
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tDRAIN")
+	var unconfined []string
 	for _, n := range ns {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\t%s\n",
 			safe(n.Name), safe(n.Addr), safe(n.Status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
-			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), safe(drainCell(n)))
+			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), yesNo(n.Confined), safe(drainCell(n)))
+		if !n.Confined && n.Unconfined != "" {
+			unconfined = append(unconfined, fmt.Sprintf("%s: confined: no (%s)", safe(n.Name), safe(n.Unconfined)))
+		}
 	}
 	tw.Flush()
+	// Why a node runs its jobs unconfined, one line each, under the table.
+	for _, l := range unconfined {
+		fmt.Fprintln(w, l)
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // drainCell is the DRAIN column, the last so that the columns before it

@@ -25,7 +25,7 @@ import (
 // jobFlags are shared by run and submit; the short forms are GERBIL's
 // client options (seed 000, Table I).
 func jobFlags() []cli.Flag {
-	return append(clientFlags(),
+	return append(append(clientFlags(),
 		&cli.StringFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
 		&cli.StringFlag{Name: "nodes", Usage: "elastic job on `MIN:MAX` nodes of --ppn processes each (default ppn 1)"},
 		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N` (default MIN)"},
@@ -58,7 +58,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringFlag{Name: "error", Aliases: []string{"e"}, Usage: "also write the job's stderr to `PATTERN` (as --output)"},
 		&cli.StringFlag{Name: "export", Value: "ALL", Usage: "the submitter's environment the job gets, `WHAT`: ALL, NONE, or VAR[,VAR=VALUE...] (ALL,VAR=VALUE adds to all)"},
 		&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one job per task `INDICES`: 0-99, 1,3,5, 1-9:2, and %N for at most N at once (0-99%10)"},
-	)
+	), confineFlags()...)
 }
 
 // slurmSpec fills the spec from the flags Slurm users bring: name, begin,
@@ -151,6 +151,9 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	sp.MaxAttempts, sp.Timeout = c.Int("max-attempts"), c.Duration("timeout")
 	if sp.MaxAttempts < 1 {
 		return req, usagef(c, "--max-attempts must be at least 1")
+	}
+	if err := applyConfineFlags(c, sp); err != nil {
+		return req, err
 	}
 	for _, kv := range c.StringSlice("env") {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/shoal-hpc/shoal/agent/confine"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/gossip"
+)
+
+// openCgroups opens this node's cgroups for jobs (issue 15). An agent that
+// cannot (not root, no writable hierarchy, --cgroups=false) starts anyway:
+// one warning line, jobs found by process group and environment marker as
+// before, jobs with a memory limit refused here, and `confined: no` in
+// `shoal nodes`.
+func (a *Agent) openCgroups() {
+	if a.cfg.NoCgroups {
+		a.cgroupsOff = "cgroups turned off in the agent's configuration (--cgroups=false)"
+		a.log.Warn("jobs run unconfined on this node: " + a.cgroupsOff)
+		return
+	}
+	m, err := jobrun.OpenCgroups(a.cfg.Name, a.cfg.DataDir, confine.DefaultConfig())
+	if err != nil {
+		a.cgroupsOff = err.Error()
+		a.log.Warn("jobs run unconfined on this node (no memory limits, kill by process group and environment marker): " + a.cgroupsOff)
+		return
+	}
+	a.cgroups = m
+	a.log.Info("jobs confined in cgroups", "cgroups", m.Support().String())
+}
+
+// gossipStatic adds to a node's static state whether it confines its jobs.
+// The reason is cut short: the whole state travels in one gossip packet.
+func (a *Agent) gossipStatic(s gossip.Static) gossip.Static {
+	s.Confined, s.Unconfined = a.cgroups != nil, a.cgroupsOff
+	if len(s.Unconfined) > maxUnconfinedReason {
+		s.Unconfined = strings.ToValidUTF8(s.Unconfined[:maxUnconfinedReason-3], "") + "..."
+	}
+	return s
+}
+
+// maxUnconfinedReason bounds the reason a node gossips for not confining.
+const maxUnconfinedReason = 200
+
+// Confined reports whether this agent runs its jobs in cgroups, and if not, why.
+func (a *Agent) Confined() (bool, string) { return a.cgroups != nil, a.cgroupsOff }
+
+// AttemptCgroups names the attempts' cgroups this node has now; tests use it
+// to check that none is left once jobs end.
+func (a *Agent) AttemptCgroups() []string {
+	if a.jobNode == nil {
+		return nil
+	}
+	return a.jobNode.AttemptCgroups()
+}
+
+// closeCgroups removes this agent's parent cgroup once it stops (its job
+// loop has killed and removed the attempts' cgroups): an agent that stops
+// for good leaves nothing in the hierarchy, and test clusters start and
+// stop many agents on one machine.
+func (a *Agent) closeCgroups() {
+	if a.cgroups == nil {
+		return
+	}
+	if err := a.cgroups.Close(); err != nil {
+		a.log.Warn("remove the jobs' parent cgroup", "err", err)
+	}
+}

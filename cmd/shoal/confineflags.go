@@ -1,0 +1,45 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/confine"
+)
+
+// Confinement flags of a job (issue 15), named as Slurm names them.
+func confineFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "mem", Usage: "memory limit per node, `SIZE` (e.g. 512M, 4G; a plain number is megabytes); the kernel kills the job's processes beyond it"},
+		&cli.StringFlag{Name: "mem-per-rank", Usage: "memory limit per process, `SIZE`: the node's limit is SIZE × its processes (instead of --mem)"},
+		&cli.IntFlag{Name: "cpus-per-rank", Usage: "CPUs each process may use, `N` (default 1): the job's CPU quota on a node is N × its processes there"},
+	}
+}
+
+// applyConfineFlags reads the confinement flags into sp.
+func applyConfineFlags(c *cli.Context, sp *api.JobSpec) error {
+	if c.IsSet("mem") && c.IsSet("mem-per-rank") {
+		return usagef(c, "--mem and --mem-per-rank: give one (per node or per process)")
+	}
+	for _, f := range []struct {
+		name string
+		to   *uint64
+	}{{"mem", &sp.MemPerNode}, {"mem-per-rank", &sp.MemPerRank}} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		v, err := confine.ParseSize("--"+f.name, c.String(f.name))
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		*f.to = v
+	}
+	if c.IsSet("cpus-per-rank") {
+		n := c.Int("cpus-per-rank")
+		if n < 1 {
+			return usagef(c, "--cpus-per-rank %d: want at least 1 CPU per process", n)
+		}
+		sp.CPUsPerRank = n
+	}
+	return nil
+}
