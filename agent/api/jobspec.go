@@ -37,12 +37,6 @@ type JobSpec struct {
 	Alpha *float64 `json:"alpha,omitempty"`
 	// Elastic makes the job resizable; nil = fixed size.
 	Elastic *ElasticSpec `json:"elastic,omitempty"`
-	// MemPerNode and MemPerRank are the memory limit in bytes (--mem,
-	// --mem-per-rank), one of them; 0 = none. CPUsPerRank is
-	// --cpus-per-rank; 0 = 1.
-	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
-	MemPerRank  uint64 `json:"mem_per_rank,omitempty"`
-	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
 	// Name is the job's name (-J/--job-name); "" = none.
 	Name string `json:"name,omitempty"`
 	// Begin is the earliest time the job may start (--begin); zero = at once.
@@ -60,6 +54,12 @@ type JobSpec struct {
 	// Stdin: the client sends standard input (POST /v1/jobs/{id}/stdin),
 	// which the launcher passes to rank 0 (shoal run).
 	Stdin bool `json:"stdin,omitempty"`
+	// MemPerNode and MemPerRank are the memory limit in bytes (--mem,
+	// --mem-per-rank), one of them; 0 = none. CPUsPerRank is
+	// --cpus-per-rank; 0 = 1.
+	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
+	MemPerRank  uint64 `json:"mem_per_rank,omitempty"`
+	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
 }
 
 // Dependency is one condition of --dependency: afterok, afternotok or
