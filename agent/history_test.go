@@ -20,21 +20,25 @@ func TestHistoryOutlivesJobGC(t *testing.T) {
 	id := submitAPI(t, c, 0, api.JobSpec{Cmd: []string{"true", "history-marker"}, NP: 2})
 	j := waitState(t, c, 0, id, 30*time.Second, "done")
 
+	// Reads are local (stale by design): wait until both nodes have applied
+	// the purge, so the checks below see the same state on node 0.
 	var rec api.HistoryRecord
-	testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("job %d purged, its record in shoal history", id), func() bool {
-		out, _, code := shoalCLI(t, c, 1, "history", "--json")
-		var hs []api.HistoryRecord
-		if code != 0 || json.Unmarshal([]byte(out), &hs) != nil {
-			return false
-		}
-		for _, h := range hs {
-			if h.ID == id && h.Purged {
-				rec = h
-				return true
+	for _, node := range []int{1, 0} {
+		testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("job %d purged, its record in shoal history on node %d", id, node), func() bool {
+			out, _, code := shoalCLI(t, c, node, "history", "--json")
+			var hs []api.HistoryRecord
+			if code != 0 || json.Unmarshal([]byte(out), &hs) != nil {
+				return false
 			}
-		}
-		return false
-	})
+			for _, h := range hs {
+				if h.ID == id && h.Purged {
+					rec = h
+					return true
+				}
+			}
+			return false
+		})
+	}
 	if _, errOut, code := shoalCLI(t, c, 0, "job", fmt.Sprint(id)); code == 0 {
 		t.Errorf("shoal job %d after the purge: exit 0, want the job gone (%s)", id, errOut)
 	}
