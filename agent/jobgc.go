@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +18,7 @@ func (a *Agent) startJobGC() {
 	if a.cfg.JobRetention <= 0 {
 		return
 	}
-	a.goLoop("job-gc", func(ctx context.Context) {
+	a.loops.run("job-gc", func(ctx context.Context) {
 		tick := time.NewTicker(leader.GCEvery(a.cfg.JobRetention))
 		defer tick.Stop()
 		for {
@@ -25,7 +26,7 @@ func (a *Agent) startJobGC() {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				a.removePurgedJobDirs()
+				removePurgedJobDirs(a.cfg.DataDir, a.fsm, a.log)
 			}
 		}
 	})
@@ -34,14 +35,14 @@ func (a *Agent) startJobGC() {
 // removePurgedJobDirs deletes this node's log directories of jobs the
 // cluster has forgotten: IDs below the next job ID that are no longer in
 // the state. A job the state still holds keeps its logs.
-func (a *Agent) removePurgedJobDirs() {
-	root := filepath.Join(a.cfg.DataDir, "jobs")
+func removePurgedJobDirs(dataDir string, fsm *raftfsm.FSM, log *slog.Logger) {
+	root := filepath.Join(dataDir, "jobs")
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return // no job ever ran here
 	}
 	var stale []string
-	a.fsm.View(func(s *raftfsm.State) {
+	fsm.View(func(s *raftfsm.State) {
 		for _, e := range ents {
 			id, err := strconv.ParseUint(e.Name(), 10, 64)
 			if err != nil || id >= s.NextJobID {
@@ -54,7 +55,7 @@ func (a *Agent) removePurgedJobDirs() {
 	})
 	for _, name := range stale {
 		if err := os.RemoveAll(filepath.Join(root, name)); err != nil {
-			a.log.Warn("remove logs of a purged job", "job", name, "err", err)
+			log.Warn("remove logs of a purged job", "job", name, "err", err)
 		}
 	}
 }

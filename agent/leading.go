@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -48,21 +47,17 @@ type leading struct {
 	book leader.Book
 }
 
-// newLeading gathers what the leader core needs from a started agent
-// (raft, FSM, gossip, the leader hooks registered so far).
-func newLeading(a *Agent) *leading {
-	cfg := a.cfg
-	elasticDecision := a.elasticOptions
-	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
-		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
-		config: func() leader.Config {
-			pc := cfg.Probes.OrDefault()
-			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
-				CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
-				Elastic: elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
-				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
-					BandwidthInterval: pc.BandwidthInterval}}
-		}}
+// leaderConfig is the core's configuration from the agent's, read anew
+// each round: the elastic options change at run time.
+func leaderConfig(cfg Config, elastic *elasticSettings) func() leader.Config {
+	return func() leader.Config {
+		pc := cfg.Probes.OrDefault()
+		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
+			CoallocTimeout: cfg.CoallocTimeout, JobRetention: cfg.JobRetention,
+			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
+				BandwidthInterval: pc.BandwidthInterval}}
+	}
 }
 
 func (l *leading) update(fn func(*leader.Book)) {
@@ -197,8 +192,8 @@ func pm(m gossip.Means) placement.Means {
 
 // placementSnapshot is placement's input from what gossip observes and
 // what raft holds (leader.Snapshot): the leader's and `shoal alloc`'s.
-func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return leader.Snapshot(st, leaderNodes(a.gossip))
+func placementSnapshot(g *gossip.Gossip, st *raftfsm.State) placement.Snapshot {
+	return leader.Snapshot(st, leaderNodes(g))
 }
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
@@ -348,13 +343,13 @@ func (l *leading) reconcileMembership() {
 }
 
 // roles returns each server's raft role: leader, voter or nonvoter.
-func (a *Agent) roles() map[string]string {
+func roles(r *raft.Raft) map[string]string {
 	out := map[string]string{}
-	f := a.raft.GetConfiguration()
+	f := r.GetConfiguration()
 	if f.Error() != nil {
 		return out
 	}
-	_, leaderID := a.raft.LeaderWithID()
+	_, leaderID := r.LeaderWithID()
 	for _, s := range f.Configuration().Servers {
 		switch {
 		case s.ID == leaderID:

@@ -37,7 +37,7 @@ func (a *Agent) startMetrics() http.Handler {
 	} else if err := m.AddGoMetrics(); err != nil {
 		a.log.Warn("no raft or memberlist metrics", "err", err)
 	}
-	a.goLoop("metrics", func(ctx context.Context) {
+	a.loops.run("metrics", func(ctx context.Context) {
 		tick := time.NewTicker(a.cfg.SampleInterval)
 		defer tick.Stop()
 		for {
