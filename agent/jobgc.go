@@ -1,12 +1,10 @@
 package agent
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -18,18 +16,8 @@ func (a *Agent) startJobGC() {
 	if a.cfg.JobRetention <= 0 {
 		return
 	}
-	a.loops.run("job-gc", func(ctx context.Context) {
-		tick := time.NewTicker(leader.GCEvery(a.cfg.JobRetention))
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				removePurgedJobDirs(a.cfg.DataDir, a.fsm, a.log)
-			}
-		}
-	})
+	dir, fsm, log := a.cfg.DataDir, a.fsm, a.log
+	a.loops.every("job-gc", leader.GCEvery(a.cfg.JobRetention), func() { removePurgedJobDirs(dir, fsm, log) })
 }
 
 // removePurgedJobDirs deletes this node's log directories of jobs the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // loops are the agent's goroutines: its long-running loops and the short
@@ -34,6 +35,22 @@ func (l *loops) run(name string, fn func(ctx context.Context)) {
 		fn(l.ctx)
 		l.log.Debug("loop stopped", "loop", name)
 	}()
+}
+
+// every runs f every period until the agent stops.
+func (l *loops) every(name string, period time.Duration, f func()) {
+	l.run(name, func(ctx context.Context) {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				f()
+			}
+		}
+	})
 }
 
 // background runs f in a goroutine that Shutdown waits for, unless the

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -37,18 +36,7 @@ func (a *Agent) startMetrics() http.Handler {
 	} else if err := m.AddGoMetrics(); err != nil {
 		a.log.Warn("no raft or memberlist metrics", "err", err)
 	}
-	a.loops.run("metrics", func(ctx context.Context) {
-		tick := time.NewTicker(a.cfg.SampleInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				m.ObserveAttempts(src.attempts())
-			}
-		}
-	})
+	a.loops.every("metrics", a.cfg.SampleInterval, func() { m.ObserveAttempts(src.attempts()) })
 	return m.Handler()
 }
 
