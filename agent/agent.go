@@ -56,12 +56,13 @@ type Agent struct {
 	// probes runs the network probes and their processes (issue 5).
 	probes *probes.Manager
 
-	// The components the rooms share, each built from explicit parts in
-	// Start (none keeps the agent): peers reach other agents (peers.go),
-	// the applier commits raft commands from this node (apply.go), the
+	// The components the rooms share, each built from explicit parts
+	// (none keeps the agent): peers reach other agents (peers.go), the
+	// applier commits raft commands from this node (apply.go), the
 	// progress reporter commits elastic jobs' progress
-	// (elastic_progress.go); elastic holds the elastic options
-	// (elastic.go); loops are the agent's goroutines (loops.go).
+	// (elastic_progress.go), all three set in Start; elastic holds the
+	// elastic options (elastic.go) and loops are the agent's goroutines
+	// (loops.go), both set in New.
 	peers    *peers
 	applier  *applier
 	progress *progressReporter
