@@ -11,7 +11,7 @@ DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint fuzz e2e experiment deb deb-check clean
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment deb deb-check clean
 
 all: build
 
@@ -76,7 +76,18 @@ experiment: deps build
 	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
 	$(BIN)/shoal-experiment -shoal $(SHOAL) -topo testbed/lab12.json -out experiment.csv $(EXPERIMENT_FLAGS)
 
-lint:
+# The leader core (leader/) stays pure: no network, file system, processes
+# or unseeded randomness among its imports (leader/purity_test.go checks
+# the same, and the wall clock).
+LEADER_FORBIDDEN := net os syscall math/rand crypto/rand unsafe
+leader-pure:
+	@imports="$$($(GO) list -f '{{join .Imports " "}}' ./leader)" || exit 1; \
+	test -n "$$imports" || { echo "leader purity: go list printed no imports"; exit 1; }; \
+	bad=""; for imp in $$imports; do for f in $(LEADER_FORBIDDEN); do \
+		case "$$imp" in "$$f"|"$$f"/*) bad="$$bad $$imp";; esac; done; done; \
+	test -z "$$bad" || { echo "leader imports$$bad: the leader core must not do I/O; take what it needs through leader.View"; exit 1; }
+
+lint: leader-pure
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	@test -x "$$($(GO) env GOPATH)/bin/staticcheck" || GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -66,20 +67,24 @@ type Agent struct {
 	// probes runs the network probes and their processes (issue 5).
 	probes *probes.Manager
 
+	// The components the rooms share, each built from explicit parts
+	// (none keeps the agent): peers reach other agents (peers.go), the
+	// applier commits raft commands from this node (apply.go), the
+	// progress reporter commits elastic jobs' progress
+	// (elastic_progress.go), all three set in Start; elastic holds the
+	// elastic options (elastic.go) and loops are the agent's goroutines
+	// (loops.go), both set in New.
+	peers    *peers
+	applier  *applier
+	progress *progressReporter
+	elastic  *elasticSettings
+	loops    *loops
+
 	// jobNode is the node side of jobs (agent/jobrun): the reconciler,
 	// launcher and executor of this node's job processes; set in Start.
-	jobNode      *jobrun.Node
-	jobs         jobState
-	streamClient *http.Client
+	jobNode *jobrun.Node
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	// bgMu guards stopping, set once Stop waits on wg (background).
-	bgMu     sync.Mutex
-	stopping bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -103,15 +108,14 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), self: selfIdentity(), clock: time.Now}
+	log := cfg.Logger.With("node", cfg.Name)
+	a := &Agent{cfg: cfg, log: log, self: selfIdentity(), clock: time.Now, elastic: &elasticSettings{}, loops: newLoops(log)}
 	r := cfg.Reloadable()
 	a.live.p.Store(&r)
 	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err
 	}
-	// Streams (logs, exec) last as long as their job: no client timeout.
-	a.streamClient = &http.Client{Transport: a.tls.peer}
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)
 	}
@@ -119,7 +123,7 @@ func New(cfg Config) (*Agent, error) {
 		a.httpLn.Close()
 		return nil, fmt.Errorf("listen for raft on port %d: %w", cfg.RaftPort, err)
 	}
-	if a.sockLn, err = a.listenSocket(); err != nil {
+	if a.sockLn, err = listenSocket(&a.cfg, a.log); err != nil {
 		a.httpLn.Close()
 		a.raftLn.Close()
 		return nil, err
@@ -151,7 +155,6 @@ func (a *Agent) FSM() *raftfsm.FSM { return a.fsm }
 // Start scans the node, starts gossip, raft and the API, and begins joining
 // in the background. It returns once everything listens.
 func (a *Agent) Start(ctx context.Context) error {
-	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if err := a.scanStatic(ctx); err != nil {
 		return err
 	}
@@ -159,6 +162,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := a.startGossip(); err != nil {
 		return err
 	}
+	a.peers = newPeers(a.gossip, a.tls.peer)
 	if err := a.settleTLS(); err != nil {
 		a.gossip.Shutdown()
 		return err
@@ -167,6 +171,8 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return err
 	}
+	a.applier = &applier{raft: a.raft, fsm: a.fsm, peers: a.peers, writeTimeout: a.cfg.WriteTimeout}
+	a.progress = &progressReporter{log: a.log, now: time.Now, apply: a.applier.Apply, state: a.fsm, options: a.elastic, loops: a.loops}
 	var err error
 	if a.jobNode, err = a.newJobNode(); err != nil {
 		a.raft.Shutdown()
@@ -180,12 +186,19 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.startProbes()
 	a.startJobs()
 	a.startJobGC()
-	a.goLoop("bootstrap", func(ctx context.Context) {
+	a.loops.run("bootstrap", func(ctx context.Context) {
 		a.node.Bootstrap(ctx, a.gossip, a.cfg.Name, a.cfg.BootstrapExpect, a.log)
 	})
-	a.goLoop("leader", newLeading(a).loop)
+	var observePlacement func(time.Duration)
+	if m := a.metrics; m != nil {
+		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
+	}
+	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock,
+		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
+		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks)}
+	a.loops.run("leader", lead.loop)
 	if len(a.cfg.Join) > 0 {
-		a.goLoop("join", func(ctx context.Context) {
+		a.loops.run("join", func(ctx context.Context) {
 			if err := a.gossip.Join(ctx, a.cfg.Join); err != nil && ctx.Err() == nil {
 				a.log.Error("join gave up", "err", err)
 			}
@@ -194,15 +207,6 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.log.Info("agent started", "addr", a.advertiseIP(), "gossip_port", a.GossipPort(),
 		"raft_port", a.RaftPort(), "http_port", a.HTTPPort(), "socket", a.SocketPath(), "bootstrap_expect", a.cfg.BootstrapExpect)
 	return nil
-}
-
-func (a *Agent) goLoop(name string, fn func(ctx context.Context)) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		fn(a.ctx)
-		a.log.Debug("loop stopped", "loop", name)
-	}()
 }
 
 func (a *Agent) scanStatic(ctx context.Context) error {
@@ -270,9 +274,7 @@ func (a *Agent) shutdown(graceful bool) error {
 			errs = append(errs, err)
 		}
 	}
-	if a.cancel != nil {
-		a.cancel()
-	}
+	a.loops.cancel()
 	if a.httpSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = a.httpSrv.Shutdown(ctx)
@@ -298,10 +300,7 @@ func (a *Agent) shutdown(graceful bool) error {
 			errs = append(errs, err)
 		}
 	}
-	a.bgMu.Lock()
-	a.stopping = true
-	a.bgMu.Unlock()
-	a.wg.Wait()
+	a.loops.wait()
 	a.closeCgroups() // after the job loop, which removed its attempts' cgroups
 	if a.node != nil {
 		if err := a.node.CloseStore(); err != nil {

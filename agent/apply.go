@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -14,16 +12,27 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
+// applier commits raft commands from this node: into raft on the leader,
+// forwarded to the leader's API elsewhere. The HTTP API, the job node,
+// the leader loops and the progress reporter share it.
+type applier struct {
+	raft  *raft.Raft
+	fsm   *raftfsm.FSM
+	peers *peers
+	// writeTimeout bounds how long a write waits for a leader (Config.WriteTimeout).
+	writeTimeout time.Duration
+}
+
 // Apply commits an encoded raftfsm command, from any node: on the leader it
 // goes straight into raft, elsewhere it is forwarded to the leader's API.
 // While there is no leader it waits, retrying, until ctx or WriteTimeout
 // ends. Commands are idempotent, so retrying after an unknown outcome
 // (raft.ErrLeadershipLost, a forward that timed out) is safe.
-func (a *Agent) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+func (a *applier) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
 	if _, err := raftfsm.Decode(cmd); err != nil {
 		return api.ApplyResult{}, fmt.Errorf("refused command: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(ctx, a.writeTimeout)
 	defer cancel()
 	backoff := 25 * time.Millisecond
 	var last error
@@ -41,7 +50,7 @@ func (a *Agent) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) 
 		select {
 		case <-ctx.Done():
 			return api.ApplyResult{}, fmt.Errorf("%w: a write waited %v (last: %v); is a quorum of voters up? see 'shoal members'",
-				ErrNoLeader, a.cfg.WriteTimeout, last)
+				ErrNoLeader, a.writeTimeout, last)
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 500*time.Millisecond)
@@ -53,7 +62,7 @@ func (a *Agent) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) 
 // there before this node has applied it; without the wait, a user who
 // submits through one agent and asks the same agent at once would be told
 // the job does not exist (read-your-writes on the agent you talk to).
-func (a *Agent) awaitApplied(ctx context.Context, index uint64) {
+func (a *applier) awaitApplied(ctx context.Context, index uint64) {
 	if index == 0 || a.fsm.Index() >= index {
 		return
 	}
@@ -68,7 +77,7 @@ func (a *Agent) awaitApplied(ctx context.Context, index uint64) {
 	}
 }
 
-func (a *Agent) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+func (a *applier) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
 	if a.raft.State() == raft.Leader {
 		return a.applyLocal(ctx, cmd)
 	}
@@ -76,17 +85,17 @@ func (a *Agent) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, err
 	if id == "" {
 		return api.ApplyResult{}, ErrNoLeader
 	}
-	base, err := a.httpAddrOf(string(id))
+	base, err := a.peers.addrOf(string(id))
 	if err != nil {
 		return api.ApplyResult{}, err
 	}
-	c := a.peerClient(base)
+	c := a.peers.client(base)
 	var res api.ApplyResult
 	err = c.Do(ctx, "POST", "/v1/apply?forwarded=1", cmd, &res)
 	return res, err
 }
 
-func (a *Agent) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+func (a *applier) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
 	timeout := time.Until(deadlineOr(ctx, 5*time.Second))
 	f := a.raft.Apply(cmd, timeout)
 	if err := f.Error(); err != nil {
@@ -110,13 +119,4 @@ func deadlineOr(ctx context.Context, d time.Duration) time.Time {
 		return dl
 	}
 	return time.Now().Add(d)
-}
-
-// httpAddrOf finds a node's API address through gossip.
-func (a *Agent) httpAddrOf(name string) (string, error) {
-	e, ok := a.gossip.Node(name)
-	if !ok || !e.HasState || e.State.HTTPPort == 0 {
-		return "", fmt.Errorf("node %q: no address known in gossip", name)
-	}
-	return "https://" + net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.HTTPPort)), nil
 }

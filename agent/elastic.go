@@ -41,34 +41,35 @@ func (o ElasticOptions) Validate() error {
 	return nil
 }
 
-// elasticState is the node-local bookkeeping of elastic jobs.
-type elasticState struct {
-	mu       sync.Mutex
-	opts     *ElasticOptions
-	reported map[jobKey]progressMark // the last progress committed per attempt
+// elasticSettings holds the agent's ElasticOptions, which may change at
+// run time (SetElasticOptions); its zero value holds the defaults. The
+// leader's config, the job node's resize signals, the progress reporter
+// and the HTTP API read it.
+type elasticSettings struct {
+	mu   sync.Mutex
+	opts *ElasticOptions
 }
 
-type progressMark struct {
-	at   time.Time
-	iter int64
-}
-
-// SetElasticOptions replaces the elastic options of this agent (tests shorten the windows).
-func (a *Agent) SetElasticOptions(o ElasticOptions) error {
+// set replaces the options, once they validate.
+func (e *elasticSettings) set(o ElasticOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	a.jobs.el.mu.Lock()
-	defer a.jobs.el.mu.Unlock()
-	a.jobs.el.opts = &o
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.opts = &o
 	return nil
 }
 
-func (a *Agent) elasticOptions() ElasticOptions {
-	a.jobs.el.mu.Lock()
-	defer a.jobs.el.mu.Unlock()
-	if a.jobs.el.opts == nil {
+// get is the options as they are now.
+func (e *elasticSettings) get() ElasticOptions {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.opts == nil {
 		return DefaultElasticOptions()
 	}
-	return *a.jobs.el.opts
+	return *e.opts
 }
+
+// SetElasticOptions replaces the elastic options of this agent (tests shorten the windows).
+func (a *Agent) SetElasticOptions(o ElasticOptions) error { return a.elastic.set(o) }

@@ -2,47 +2,75 @@ package agent
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// reportProgress records an attempt's reported iteration for the HTTP API
-// (httpapi's POST /v1/jobs/{id}/progress): it is committed to raft at most
-// every ProgressEvery per attempt, so the leader's decision layer reads it
-// from the replicated state and a new leader carries on. It says whether
-// this report is being committed.
-func (a *Agent) reportProgress(ctx context.Context, id uint64, attempt int, iter, total int64, comm *float64) bool {
-	k := jobKey{Job: id, Attempt: attempt}
-	if !a.shouldCommit(k, iter, total) {
+// progressReporter commits the progress elastic attempts report through
+// this node (httpapi's POST /v1/jobs/{id}/progress), rate-limited per
+// attempt, and keeps the marks of that limit until the attempt ends.
+type progressReporter struct {
+	log *slog.Logger
+	now func() time.Time
+	// apply commits a command through the leader (applier.Apply).
+	apply func(context.Context, []byte) (api.ApplyResult, error)
+	// state is this node's copy of the replicated state: prune reads
+	// which attempts have ended.
+	state jobrun.StateReader
+	// options hold ProgressEvery.
+	options *elasticSettings
+	// loops run the commits that do not hold up the report's answer.
+	loops *loops
+
+	mu       sync.Mutex
+	reported map[jobrun.Key]progressMark // the last progress committed per attempt
+}
+
+type progressMark struct {
+	at   time.Time
+	iter int64
+}
+
+// report records an attempt's reported iteration: it is committed to raft
+// at most every ProgressEvery per attempt, so the leader's decision layer
+// reads it from the replicated state and a new leader carries on. It says
+// whether this report is being committed.
+func (r *progressReporter) report(ctx context.Context, id uint64, attempt int, iter, total int64, comm *float64) bool {
+	k := jobrun.Key{Job: id, Attempt: attempt}
+	if !r.shouldCommit(k, iter, total) {
 		return false
 	}
-	b, err := raftfsm.Encode(raftfsm.CmdReportProgress, time.Now(), raftfsm.ReportProgress{ID: id, Attempt: attempt, Iter: iter, Comm: comm})
+	b, err := raftfsm.Encode(raftfsm.CmdReportProgress, r.now(), raftfsm.ReportProgress{ID: id, Attempt: attempt, Iter: iter, Comm: comm})
 	if err != nil {
-		a.log.Error("encode report_progress", "err", err)
-		a.forgetReport(k)
+		r.log.Error("encode report_progress", "err", err)
+		r.forget(k)
 		return false
 	}
 	if total > 0 && iter >= total {
 		// The last iteration's report is committed before the answer: the
 		// program exits next, and the attempt's end must not overtake it.
-		return a.commitProgress(ctx, k, b)
+		return r.commit(ctx, k, b)
 	}
 	// Any other report is committed in the background. Rank 0 waits
 	// for this answer inside its iteration loop, and every rank
 	// waits for rank 0: a raft round trip here (hundreds of ms on
 	// a loaded machine) would slow the whole program at every report.
-	return a.background(func() { a.commitProgress(a.ctx, k, b) })
+	return r.loops.background(func() { r.commit(r.loops.ctx, k, b) })
 }
 
-// commitProgress commits one report_progress; a report that is not
-// committed is forgotten, so the next report of the attempt tries again.
-func (a *Agent) commitProgress(ctx context.Context, k jobKey, b []byte) bool {
+// commit commits one report_progress; a report that is not committed is
+// forgotten, so the next report of the attempt tries again.
+func (r *progressReporter) commit(ctx context.Context, k jobrun.Key, b []byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	res, err := a.Apply(ctx, b)
+	res, err := r.apply(ctx, b)
 	if err != nil || res.Err != "" {
-		a.forgetReport(k)
+		r.forget(k)
 		return false
 	}
 	return true
@@ -50,46 +78,58 @@ func (a *Agent) commitProgress(ctx context.Context, k jobKey, b []byte) bool {
 
 // shouldCommit rate-limits progress commits per attempt: the first report, then one every
 // ProgressEvery, and the last iteration at once. It records the commit it allows.
-func (a *Agent) shouldCommit(k jobKey, iter, total int64) bool {
-	every := a.elasticOptions().ProgressEvery
-	el := &a.jobs.el
-	el.mu.Lock()
-	defer el.mu.Unlock()
-	if el.reported == nil {
-		el.reported = map[jobKey]progressMark{}
+func (r *progressReporter) shouldCommit(k jobrun.Key, iter, total int64) bool {
+	every := r.options.get().ProgressEvery
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reported == nil {
+		r.reported = map[jobrun.Key]progressMark{}
 	}
-	now := time.Now()
-	m, seen := el.reported[k]
+	now := r.now()
+	m, seen := r.reported[k]
 	if seen && iter <= m.iter {
 		return false
 	}
 	if seen && now.Sub(m.at) < every && !(total > 0 && iter >= total) {
 		return false
 	}
-	el.reported[k] = progressMark{at: now, iter: iter}
+	r.reported[k] = progressMark{at: now, iter: iter}
 	return true
 }
 
-func (a *Agent) forgetReport(k jobKey) {
-	a.jobs.el.mu.Lock()
-	defer a.jobs.el.mu.Unlock()
-	delete(a.jobs.el.reported, k)
+func (r *progressReporter) forget(k jobrun.Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.reported, k)
 }
 
-// background runs f in a goroutine that Stop waits for, unless the agent
-// is stopping (then it reports false and runs nothing): a WaitGroup must
-// not gain work once Stop has begun to wait on it, and a handler outlives
-// the HTTP server's shutdown grace.
-func (a *Agent) background(f func()) bool {
-	a.bgMu.Lock()
-	defer a.bgMu.Unlock()
-	if a.stopping {
-		return false
+// prune drops the progress marks of attempts that have ended; the job
+// node runs it with its own pruning (jobrun.Deps.Prune).
+func (r *progressReporter) prune() {
+	r.mu.Lock()
+	reported := make([]jobrun.Key, 0, len(r.reported))
+	for k := range r.reported {
+		reported = append(reported, k)
 	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		f()
-	}()
-	return true
+	r.mu.Unlock()
+	var ended []jobrun.Key
+	r.state.View(func(s *raftfsm.State) {
+		for _, k := range reported {
+			if jobrun.AttemptEndedIn(s, k) {
+				ended = append(ended, k)
+			}
+		}
+	})
+	r.mu.Lock()
+	for _, k := range ended {
+		delete(r.reported, k)
+	}
+	r.mu.Unlock()
+}
+
+// size is how many marks are kept (BookkeepingSizes' "reported").
+func (r *progressReporter) size() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reported)
 }

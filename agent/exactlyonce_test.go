@@ -27,7 +27,9 @@ func TestLeaderKilledDuringFiftySubmissions(t *testing.T) {
 	t.Parallel()
 	c := jobCluster(t, 5, nil)
 	logf := filepath.Join(t.TempDir(), "runs")
-	leader := c.Leader()
+	// jobCluster waited for a leader, but leadership may move on a loaded
+	// machine: wait again rather than kill node -1.
+	leader := c.WaitLeader(30 * time.Second)
 	const jobs = 50
 	var wg sync.WaitGroup
 	ids := make([]uint64, jobs)

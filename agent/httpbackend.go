@@ -24,56 +24,37 @@ import (
 // httpBackend is the agent as its HTTP API sees it (httpapi.Backend): the
 // components the handlers read, and the node's job and leader services.
 type httpBackend struct {
-	gossip       *gossip.Gossip
-	raft         *raft.Raft
-	fsm          *raftfsm.FSM
-	streamClient *http.Client
-	now          func() time.Time
+	gossip  *gossip.Gossip
+	raft    *raft.Raft
+	fsm     *raftfsm.FSM
+	now     func() time.Time
+	dataDir string
 	// writeTimeout bounds the operator's raft calls (Config.WriteTimeout).
 	writeTimeout time.Duration
 
-	// TODO(#20 merge): today's *Agent methods, until the rooms that own
-	// them (leader, agent/jobrun, agent/raftnode) give them homes of their own.
-	roles             func() map[string]string
-	apply, applyLocal func(context.Context, []byte) (api.ApplyResult, error)
-	peerBase          func(node string) (string, error)
-	peerClient        func(base string) *api.Client
-	placementSnapshot func(*raftfsm.State) placement.Snapshot
-	elasticOptions    func() ElasticOptions
-	checkpointDir     func(*raftfsm.Job) string
-	prepareExec       func(context.Context, api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error)
-	attemptDir        func(jobKey) string
-	feedStdin         func(ctx context.Context, k jobrun.Key, r io.Reader) error
-	reportProgress    func(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool
-}
-
-// newHTTPBackend wires the backend from a's components; its func fields are
-// today's *Agent methods, bound here until their rooms exist (TODO above).
-func newHTTPBackend(a *Agent) *httpBackend {
-	return &httpBackend{gossip: a.gossip, raft: a.raft, fsm: a.fsm, streamClient: a.streamClient, now: time.Now,
-		writeTimeout: a.cfg.WriteTimeout,
-		roles:        a.roles, apply: a.Apply, applyLocal: a.applyLocal, peerBase: a.httpAddrOf, peerClient: a.peerClient,
-		placementSnapshot: a.placementSnapshot, elasticOptions: a.elasticOptions, checkpointDir: func(j *raftfsm.Job) string { return jobrun.CheckpointDir(a.cfg.DataDir, j) },
-		prepareExec: prepareExec(a.jobNode), attemptDir: a.jobNode.AttemptDir, reportProgress: a.reportProgress,
-		feedStdin: a.jobNode.FeedStdin}
+	applier  *applier
+	peers    *peers
+	elastic  *elasticSettings
+	jobNode  *jobrun.Node
+	progress *progressReporter
 }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
 
 func (b *httpBackend) Nodes() []gossip.Entry                 { return b.gossip.Nodes() }
 func (b *httpBackend) Node(name string) (gossip.Entry, bool) { return b.gossip.Node(name) }
-func (b *httpBackend) Roles() map[string]string              { return b.roles() }
+func (b *httpBackend) Roles() map[string]string              { return roles(b.raft) }
 func (b *httpBackend) IsLeader() bool                        { return b.raft.State() == raft.Leader }
 func (b *httpBackend) State() *raftfsm.State                 { return b.fsm.State() }
 func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
-func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peerBase(node) }
-func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peerClient(base) }
-func (b *httpBackend) StreamClient() *http.Client            { return b.streamClient }
+func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peers.addrOf(node) }
+func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.client(base) }
+func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }
 func (b *httpBackend) FeedStdin(ctx context.Context, job uint64, attempt int, r io.Reader) error {
-	return b.feedStdin(ctx, jobrun.Key{Job: job, Attempt: attempt}, r)
+	return b.jobNode.FeedStdin(ctx, jobrun.Key{Job: job, Attempt: attempt}, r)
 }
 func (b *httpBackend) LogPath(job uint64, attempt int, stream string) string {
-	return filepath.Join(b.attemptDir(jobKey{Job: job, Attempt: attempt}), stream)
+	return filepath.Join(b.jobNode.AttemptDir(jobrun.Key{Job: job, Attempt: attempt}), stream)
 }
 
 func (b *httpBackend) Leader() (name, addr string) {
@@ -92,22 +73,28 @@ func (b *httpBackend) ConfirmLeader() error {
 }
 
 func (b *httpBackend) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
-	return b.apply(ctx, cmd)
+	return b.applier.Apply(ctx, cmd)
 }
 func (b *httpBackend) ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
-	return b.applyLocal(ctx, cmd)
+	return b.applier.applyLocal(ctx, cmd)
 }
 
 func (b *httpBackend) PlacementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return b.placementSnapshot(st)
+	return placementSnapshot(b.gossip, st)
 }
 
+// PrepareExec is POST /v1/exec's start on this node (jobrun.Node.PrepareExec):
+// an attempt that is not running here is a conflict (409).
 func (b *httpBackend) PrepareExec(ctx context.Context, req api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
-	return b.prepareExec(ctx, req)
+	run, err := b.jobNode.PrepareExec(ctx, jobrun.Key{Job: req.Job, Attempt: req.Attempt}, req.Argv, req.Shell, req.Env)
+	if errors.Is(err, jobrun.ErrNotRunnable) {
+		return nil, httpapi.WithStatus(http.StatusConflict, err)
+	}
+	return run, err
 }
 
 func (b *httpBackend) ReportProgress(ctx context.Context, job uint64, attempt int, iter, total int64, comm *float64) bool {
-	return b.reportProgress(ctx, job, attempt, iter, total, comm)
+	return b.progress.report(ctx, job, attempt, iter, total, comm)
 }
 
 // Elastic is the elastic part of `shoal job`.
@@ -119,15 +106,15 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 	var snapped *placement.Snapshot
 	snap := func() placement.Snapshot { // only a running job's decision needs one
 		if snapped == nil {
-			s := b.placementSnapshot(b.fsm.State())
+			s := placementSnapshot(b.gossip, b.fsm.State())
 			snapped = &s
 		}
 		return *snapped
 	}
-	now, unit, opts := b.now(), j.Spec.Unit(), b.elasticOptions()
+	now, unit, opts := b.now(), j.Spec.Unit(), b.elastic.get()
 	out := &api.Elastic{MinNP: sp.MinNP, MaxNP: sp.MaxNP, Unit: unit, BudgetNH: sp.BudgetNH, SpentNH: leader.SpentNodeHours(j, now),
 		Iterations: sp.Iterations, CommHeavy: sp.CommHeavy, TargetNP: e.TargetNP, Checkpoints: e.Checkpoints,
-		CheckpointDir: b.checkpointDir(j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
+		CheckpointDir: jobrun.CheckpointDir(b.dataDir, j), History: []api.Resize{}, RestartCostS: opts.Decision.DefaultRestartCost.Seconds()}
 	if c := leader.RestartCost(e); c > 0 {
 		out.RestartCostS, out.RestartKnown = c.Seconds(), true
 	}
@@ -181,16 +168,4 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 		out.FixedSize = "the program never reported progress: it ran as a fixed-size job"
 	}
 	return out
-}
-
-// prepareExec is POST /v1/exec's start on this node (jobrun.Node.PrepareExec):
-// an attempt that is not running here is a conflict (409).
-func prepareExec(n *jobrun.Node) func(context.Context, api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
-	return func(ctx context.Context, req api.ExecRequest) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
-		run, err := n.PrepareExec(ctx, jobrun.Key{Job: req.Job, Attempt: req.Attempt}, req.Argv, req.Shell, req.Env)
-		if errors.Is(err, jobrun.ErrNotRunnable) {
-			return nil, httpapi.WithStatus(http.StatusConflict, err)
-		}
-		return run, err
-	}
 }

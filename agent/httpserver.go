@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/shoal-hpc/shoal/agent/httpapi"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 )
 
 // HTTPLimits bound the API server's connections and timeouts (httpapi.Limits).
@@ -20,10 +22,12 @@ func DefaultHTTPLimits() HTTPLimits { return httpapi.DefaultLimits() }
 // agent checks what any agent issued.
 func capabilityKey(token string) []byte { return derive(token, "job-capability") }
 
-// jobCapability is the SHOAL_JOB_CAP of attempt k's processes.
-// TODO(#20 merge): the launcher (agent/jobrun) can call httpapi.JobCapability itself.
-func (a *Agent) jobCapability(k jobKey) string {
-	return httpapi.JobCapability(capabilityKey(a.cfg.Token), httpapi.Attempt{Job: k.Job, Attempt: k.Attempt})
+// jobCapabilities signs with key the SHOAL_JOB_CAP of an attempt's
+// processes (jobrun.Deps.JobCapability), as httpapi checks it.
+func jobCapabilities(key []byte) func(jobrun.Key) string {
+	return func(k jobrun.Key) string {
+		return httpapi.JobCapability(key, httpapi.Attempt{Job: k.Job, Attempt: k.Attempt})
+	}
 }
 
 // startHTTP serves agent/httpapi on the TLS listener and the local socket.
@@ -31,7 +35,9 @@ func (a *Agent) startHTTP() error {
 	stale := a.cfg.Probes.OrDefault().Supervise.StaleAfter
 	srv, err := httpapi.New(httpapi.Config{Name: a.cfg.Name, Boot: a.jobNode.Boot(), Token: a.cfg.Token,
 		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP,
-		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics()}, newHTTPBackend(a))
+		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics()},
+		&httpBackend{gossip: a.gossip, raft: a.raft, fsm: a.fsm, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
+			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress})
 	if err != nil {
 		return err
 	}
@@ -52,13 +58,11 @@ func (a *Agent) startHTTP() error {
 		lns = append(lns, lim.LimitListener(a.sockLn))
 	}
 	for _, ln := range lns {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
+		a.loops.run("http", func(context.Context) {
 			if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				a.log.Error("HTTP API stopped", "listener", ln.Addr().String(), "err", err)
 			}
-		}()
+		})
 	}
 	return nil
 }

@@ -1,11 +1,10 @@
 package agent
 
 import (
-	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -20,31 +19,21 @@ func (a *Agent) startJobGC() {
 	if r := a.cfg.JobRetention; r > 0 {
 		every = leader.GCEvery(r)
 	}
-	a.goLoop("job-gc", func(ctx context.Context) {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				a.removePurgedJobDirs()
-			}
-		}
-	})
+	dir, fsm, log := a.cfg.DataDir, a.fsm, a.log
+	a.loops.every("job-gc", every, func() { removePurgedJobDirs(dir, fsm, log) })
 }
 
 // removePurgedJobDirs deletes this node's log directories of jobs the
 // cluster has forgotten: IDs below the next job ID that are no longer in
 // the state. A job the state still holds keeps its logs.
-func (a *Agent) removePurgedJobDirs() {
-	root := filepath.Join(a.cfg.DataDir, "jobs")
+func removePurgedJobDirs(dataDir string, fsm *raftfsm.FSM, log *slog.Logger) {
+	root := filepath.Join(dataDir, "jobs")
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return // no job ever ran here
 	}
 	var stale []string
-	a.fsm.View(func(s *raftfsm.State) {
+	fsm.View(func(s *raftfsm.State) {
 		for _, e := range ents {
 			id, err := strconv.ParseUint(e.Name(), 10, 64)
 			if err != nil || id >= s.NextJobID {
@@ -57,7 +46,7 @@ func (a *Agent) removePurgedJobDirs() {
 	})
 	for _, name := range stale {
 		if err := os.RemoveAll(filepath.Join(root, name)); err != nil {
-			a.log.Warn("remove logs of a purged job", "job", name, "err", err)
+			log.Warn("remove logs of a purged job", "job", name, "err", err)
 		}
 	}
 }

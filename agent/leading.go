@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -51,29 +50,20 @@ type leading struct {
 	book leader.Book
 }
 
-// newLeading gathers what the leader core needs from a started agent
-// (raft, FSM, gossip, the leader hooks registered so far).
-func newLeading(a *Agent) *leading {
-	cfg := a.cfg
-	elasticDecision := a.elasticOptions
-	var observe func(time.Duration)
-	if m := a.metrics; m != nil {
-		observe = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
+// leaderConfig is the core's configuration from the agent's, read anew
+// each round: the elastic options and what a SIGHUP reloads (live) change
+// at run time.
+func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func() leader.Config {
+	return func() leader.Config {
+		r := live.load()             // what a SIGHUP may have changed
+		pc := cfg.Probes.OrDefault() // the zero config is the defaults: expand it first
+		pc.BandwidthInterval, pc.Budget = r.BandwidthInterval, r.ProbeBudget
+		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
+			CoallocTimeout: cfg.CoallocTimeout, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
+			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
+				BandwidthInterval: pc.BandwidthInterval}}
 	}
-	return &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock, apply: a.applyLocal,
-		observePlacement: observe,
-		leaderCh:         a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
-		config: func() leader.Config {
-			live := a.live.load()        // what a SIGHUP may have changed
-			pc := cfg.Probes.OrDefault() // the zero config is the defaults: expand it first
-			pc.BandwidthInterval, pc.Budget = live.BandwidthInterval, live.ProbeBudget
-			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
-				CoallocTimeout: cfg.CoallocTimeout, JobRetention: live.JobRetention,
-				HistoryRetention: live.HistoryRetention,
-				Elastic:          elasticDecision().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
-				Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
-					BandwidthInterval: pc.BandwidthInterval}}
-		}}
 }
 
 func (l *leading) update(fn func(*leader.Book)) {
@@ -128,7 +118,7 @@ func (l *leading) lead(ctx context.Context) {
 	}
 	// Job GC runs even when retention is off: a SIGHUP may turn it on,
 	// and the core proposes nothing while it is off.
-	duties := []func(context.Context){func(context.Context) { l.reconcileMembership() }, l.scheduleJobs, l.leadProbes, l.collectJobs}
+	duties := []func(context.Context){l.reconcileMembership, l.scheduleJobs, l.leadProbes, l.collectJobs}
 	duties = append(duties, l.hooks...)
 	wakes := make([]chan struct{}, len(duties))
 	var wg sync.WaitGroup
@@ -207,8 +197,8 @@ func pm(m gossip.Means) placement.Means {
 
 // placementSnapshot is placement's input from what gossip observes and
 // what raft holds (leader.Snapshot): the leader's and `shoal alloc`'s.
-func (a *Agent) placementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return leader.Snapshot(st, leaderNodes(a.gossip))
+func placementSnapshot(g *gossip.Gossip, st *raftfsm.State) placement.Snapshot {
+	return leader.Snapshot(st, leaderNodes(g))
 }
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
@@ -345,9 +335,9 @@ func (l *leading) propose(ctx context.Context, typ string, body any) (api.ApplyR
 
 // reconcileMembership applies the core's membership changes
 // (leader.Membership), stopping at the first that fails.
-func (l *leading) reconcileMembership() {
+func (l *leading) reconcileMembership(ctx context.Context) {
 	f := l.raft.GetConfiguration()
-	if f.Error() != nil {
+	if awaitFuture(ctx, f) != nil {
 		return
 	}
 	v := leader.View{Now: l.clock(), Nodes: leaderNodes(l.gossip), Config: l.config()}
@@ -359,13 +349,13 @@ func (l *leading) reconcileMembership() {
 		id, addr := raft.ServerID(act.ID), raft.ServerAddress(act.Addr)
 		switch act.Kind {
 		case leader.ActAdd:
-			err = l.raft.AddNonvoter(id, addr, 0, 5*time.Second).Error()
+			err = awaitFuture(ctx, l.raft.AddNonvoter(id, addr, 0, 5*time.Second))
 		case leader.ActPromote:
-			err = l.raft.AddVoter(id, addr, 0, 5*time.Second).Error()
+			err = awaitFuture(ctx, l.raft.AddVoter(id, addr, 0, 5*time.Second))
 		case leader.ActDemote:
-			err = l.raft.DemoteVoter(id, 0, 5*time.Second).Error()
+			err = awaitFuture(ctx, l.raft.DemoteVoter(id, 0, 5*time.Second))
 		case leader.ActRemove:
-			err = l.raft.RemoveServer(id, 0, 5*time.Second).Error()
+			err = awaitFuture(ctx, l.raft.RemoveServer(id, 0, 5*time.Second))
 		}
 		if err != nil {
 			l.log.Warn("raft membership change failed", "action", act.Kind, "server", act.ID, "err", err)
@@ -375,14 +365,28 @@ func (l *leading) reconcileMembership() {
 	}
 }
 
+// awaitFuture waits for a raft future until ctx ends. A membership change
+// enqueued just before raft shut down may never be answered; without this
+// the leader loop, and Shutdown waiting on it, would hang.
+func awaitFuture(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // roles returns each server's raft role: leader, voter or nonvoter.
-func (a *Agent) roles() map[string]string {
+func roles(r *raft.Raft) map[string]string {
 	out := map[string]string{}
-	f := a.raft.GetConfiguration()
+	f := r.GetConfiguration()
 	if f.Error() != nil {
 		return out
 	}
-	_, leaderID := a.raft.LeaderWithID()
+	_, leaderID := r.LeaderWithID()
 	for _, s := range f.Configuration().Servers {
 		switch {
 		case s.ID == leaderID:

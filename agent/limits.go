@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -20,23 +22,26 @@ import (
 // takes an administrator (httpapi checks it at submit).
 const DefaultPriority = httpapi.DefaultPriority
 
-// syncLimits is a leader hook: it proposes set_limits when the replicated
-// limits differ from this agent's configuration.
-func (a *Agent) syncLimits(ctx context.Context) {
-	var cur raftfsm.Limits
-	a.fsm.View(func(s *raftfsm.State) { cur = s.Limits })
-	if cur == a.cfg.Limits {
-		return
+// limitSync is a leader hook: each round it proposes set_limits, with
+// apply, when the replicated limits differ from want (this agent's
+// configuration).
+func limitSync(fsm *raftfsm.FSM, apply func(context.Context, []byte) (api.ApplyResult, error), want raftfsm.Limits, log *slog.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		var cur raftfsm.Limits
+		fsm.View(func(s *raftfsm.State) { cur = s.Limits })
+		if cur == want {
+			return
+		}
+		cmd, err := raftfsm.Encode(raftfsm.CmdSetLimits, time.Now(), raftfsm.SetLimits{Limits: want})
+		if err != nil {
+			log.Error("encode set_limits", "err", err)
+			return
+		}
+		res, err := apply(ctx, cmd)
+		if err != nil || res.Err != "" {
+			log.Warn("per-user limits not committed", "err", err, "refused", res.Err)
+			return
+		}
+		log.Info("per-user limits set", "limits", fmt.Sprintf("%+v", want))
 	}
-	cmd, err := raftfsm.Encode(raftfsm.CmdSetLimits, time.Now(), raftfsm.SetLimits{Limits: a.cfg.Limits})
-	if err != nil {
-		a.log.Error("encode set_limits", "err", err)
-		return
-	}
-	res, err := a.Apply(ctx, cmd)
-	if err != nil || res.Err != "" {
-		a.log.Warn("per-user limits not committed", "err", err, "refused", res.Err)
-		return
-	}
-	a.log.Info("per-user limits set", "limits", fmt.Sprintf("%+v", a.cfg.Limits))
 }

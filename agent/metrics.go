@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -38,18 +37,7 @@ func (a *Agent) startMetrics() http.Handler {
 		a.log.Warn("no raft or memberlist metrics", "err", err)
 	}
 	a.metrics = m // the leader feeds its placement timing (leading.go)
-	a.goLoop("metrics", func(ctx context.Context) {
-		tick := time.NewTicker(a.cfg.SampleInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				m.ObserveAttempts(src.attempts())
-			}
-		}
-	})
+	a.loops.every("metrics", a.cfg.SampleInterval, func() { m.ObserveAttempts(src.attempts()) })
 	return m.Handler()
 }
 

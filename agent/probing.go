@@ -16,18 +16,19 @@ func probeKey(token string) []byte { return derive(token, "probe") }
 // sample, the probe server, the probe processes, the bandwidth duties);
 // the leader side is the leader core's (leader.Probes, run by leading.go).
 func (a *Agent) startProbes() {
+	g := a.gossip
 	a.probes = probes.New(probes.Deps{
 		Config: a.cfg.Probes, Node: a.cfg.Name, BindAddr: a.cfg.BindAddr, Bin: a.cfg.Bin,
 		SampleInterval: a.cfg.SampleInterval, Sampler: a.cfg.Sampler, Key: probeKey(a.cfg.Token),
 		ServerTLS: tlsca.ServerConfig(a.tls.roots, a.tls.leaf, tls.NoClientCert), CAPEM: a.tls.caPEM(),
 		Gossip: a.gossip, State: a.fsm, Now: a.clock, Log: a.log,
 		PublishDynamic: func(d probe.Dynamic) {
-			a.gossip.Update(func(st *gossip.NodeState) { st.Dyn = toGossipDynamic(d) })
+			g.Update(func(st *gossip.NodeState) { st.Dyn = toGossipDynamic(d) })
 		},
 	})
-	a.probes.Start(a.ctx)
-	a.goLoop("probes", a.probes.Run)
-	a.goLoop("probe-duties", a.probes.RunDuties)
+	a.probes.Start(a.loops.ctx)
+	a.loops.run("probes", a.probes.Run)
+	a.loops.run("probe-duties", a.probes.RunDuties)
 }
 
 // ProbePort is the bound probe port, 0 when the server did not start.

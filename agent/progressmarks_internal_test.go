@@ -7,12 +7,13 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 // The progress marks of elastic attempts (shouldCommit's rate limit) go with their attempt:
-// the job node runs pruneProgressMarks with its own pruning, and what is left is exactly the
-// live attempts' marks.
+// the job node runs the progress reporter's prune with its own pruning, and what is left is
+// exactly the live attempts' marks.
 func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 	t.Parallel()
 	// Twenty jobs run on n0 (IDs 1 to 20, in submit order); every fifth is still running.
@@ -21,7 +22,7 @@ func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 		body any
 	}
 	var cmds []command
-	live := map[jobKey]bool{}
+	live := map[jobrun.Key]bool{}
 	for id := uint64(1); id <= 20; id++ {
 		cmds = append(cmds,
 			command{raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(id), Owner: "alice", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}},
@@ -29,7 +30,7 @@ func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 			command{raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"}},
 			command{raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1}})
 		if id%5 == 0 {
-			live[jobKey{Job: id, Attempt: 1}] = true
+			live[jobrun.Key{Job: id, Attempt: 1}] = true
 		} else {
 			cmds = append(cmds, command{raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: id, Attempt: 1, ExitCode: new(int)}})
 		}
@@ -44,18 +45,18 @@ func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 			t.Fatalf("%s: %v", c.typ, res.Err)
 		}
 	}
-	a := &Agent{fsm: f}
+	r := &progressReporter{now: time.Now, state: f, options: &elasticSettings{}}
 	for id := uint64(1); id <= 20; id++ {
-		if k := (jobKey{Job: id, Attempt: 1}); !a.shouldCommit(k, 1, 0) {
+		if k := (jobrun.Key{Job: id, Attempt: 1}); !r.shouldCommit(k, 1, 0) {
 			t.Fatalf("first report of %v not committed", k)
 		}
 	}
-	a.pruneProgressMarks()
-	if got := a.BookkeepingSizes()["reported"]; got != len(live) {
+	r.prune()
+	if got := r.size(); got != len(live) {
 		t.Fatalf("reported holds %d marks after pruning, want %d (the live attempts)", got, len(live))
 	}
 	for k := range live {
-		if _, ok := a.jobs.el.reported[k]; !ok {
+		if _, ok := r.reported[k]; !ok {
 			t.Errorf("live attempt %v lost its progress mark", k)
 		}
 	}

@@ -85,7 +85,7 @@ func TestFiveAgentsThreeVotersFailover(t *testing.T) {
 			t.Fatalf("write through %s: %v", c.Name(i), err)
 		}
 	}
-	old := c.Leader()
+	old := c.WaitLeader(30 * time.Second) // c.Leader() is -1 while leadership moves
 	c.Kill(old)
 	for _, i := range c.Up() {
 		// Each write waits for the new leader (WriteTimeout) and must succeed.

@@ -18,8 +18,8 @@ func TestReloadReachesTheLeader(t *testing.T) {
 	a := &Agent{cfg: cfg, log: slog.New(slog.DiscardHandler)}
 	r := cfg.Reloadable()
 	a.live.p.Store(&r)
-	l := newLeading(a)
-	if got := l.config(); got.JobRetention != 24*time.Hour || got.HistoryRetention != 30*24*time.Hour {
+	config := leaderConfig(a.cfg, &elasticSettings{}, &a.live)
+	if got := config(); got.JobRetention != 24*time.Hour || got.HistoryRetention != 30*24*time.Hour {
 		t.Fatalf("leader config before the reload: %+v", got)
 	}
 
@@ -28,7 +28,7 @@ func TestReloadReachesTheLeader(t *testing.T) {
 	if _, err := a.Reload(bad); err == nil {
 		t.Fatal("a negative job retention was taken")
 	}
-	if got := l.config(); got.JobRetention != 24*time.Hour {
+	if got := config(); got.JobRetention != 24*time.Hour {
 		t.Fatalf("a refused reload changed the leader's job retention to %v", got.JobRetention)
 	}
 
@@ -44,7 +44,7 @@ func TestReloadReachesTheLeader(t *testing.T) {
 	if !slices.Equal(changed, want) {
 		t.Errorf("changed %q, want %q", changed, want)
 	}
-	got := l.config()
+	got := config()
 	if got.JobRetention != time.Hour || got.HistoryRetention != 48*time.Hour || got.Probes.BandwidthInterval != 30*time.Minute ||
 		got.Probes.Budget.BytesPerHour != 1<<20 || got.Probes.Budget.CycleInterval != 30*time.Minute {
 		t.Errorf("leader config after the reload: %+v", got)
@@ -63,7 +63,7 @@ func TestReloadKeepsProbeDefaults(t *testing.T) {
 	a := &Agent{cfg: cfg, log: slog.New(slog.DiscardHandler)}
 	r := cfg.Reloadable()
 	a.live.p.Store(&r)
-	got, want := newLeading(a).config().Probes, probes.DefaultConfig()
+	got, want := leaderConfig(a.cfg, &elasticSettings{}, &a.live)().Probes, probes.DefaultConfig()
 	if got.Supervise != want.Supervise || got.BandwidthInterval != want.BandwidthInterval || got.Budget.BytesPerHour != want.Budget {
 		t.Errorf("leader probe config %+v, want the defaults %+v", got, want)
 	}

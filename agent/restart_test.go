@@ -24,7 +24,7 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 	}
 	t.Parallel()
 	c := jobCluster(t, 3, nil)
-	leader := c.Leader()
+	leader := c.WaitLeader(30 * time.Second) // c.Leader() is -1 while leadership moves
 	a, b := (leader+1)%3, (leader+2)%3
 	for _, victim := range []string{"head", "non-head"} {
 		runs := filepath.Join(t.TempDir(), "runs")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -39,14 +40,14 @@ func (c *Config) socketPath() string {
 // path, which is an error. The default path in a deep data directory may be
 // too long for a socket address: then the agent goes without, with a
 // warning, rather than refusing to start.
-func (a *Agent) listenSocket() (net.Listener, error) {
-	path := a.cfg.socketPath()
+func listenSocket(cfg *Config, log *slog.Logger) (net.Listener, error) {
+	path := cfg.socketPath()
 	if path == "" {
 		return nil, nil
 	}
 	if len(path) > socketPathMax {
-		if a.cfg.Socket == "" {
-			a.log.Warn("no local socket: the default path is too long for a Unix socket; pass --socket PATH", "path", path)
+		if cfg.Socket == "" {
+			log.Warn("no local socket: the default path is too long for a Unix socket; pass --socket PATH", "path", path)
 			return nil, nil
 		}
 		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d a Unix socket allows", path, len(path), socketPathMax)
@@ -69,7 +70,7 @@ func (a *Agent) listenSocket() (net.Listener, error) {
 		return nil, fmt.Errorf("let local users reach socket %s: %w", path, err)
 	}
 	if st, err := os.Stat(filepath.Dir(path)); err == nil && st.Mode().Perm()&0o001 == 0 {
-		a.log.Warn("local users other than the directory's owner and group cannot reach the socket: its directory is not searchable by others (chmod o+x, or pass --socket PATH)", "dir", filepath.Dir(path))
+		log.Warn("local users other than the directory's owner and group cannot reach the socket: its directory is not searchable by others (chmod o+x, or pass --socket PATH)", "dir", filepath.Dir(path))
 	}
 	return ln, nil
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/tlsca"
 )
 
@@ -107,40 +106,35 @@ func (s *tlsState) serverTLS() *tls.Config {
 	return tlsca.ServerConfig(s.roots, s.leaf, tls.VerifyClientCertIfGiven)
 }
 
-// peerClient is a client for another agent's API: mutual TLS, no token.
-func (a *Agent) peerClient(base string) *api.Client {
-	return &api.Client{Base: base, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: a.tls.peer}}
-}
-
 // CAFileName is the public file, under the data dir, holding the CA
 // certificates a job's `shoal rsh` verifies its agent against. It holds
 // no key: jobs can check the agent, not mint certificates.
 const CAFileName = "ca.pem"
 
-// writeCAFile writes the trusted CA certificates where jobs can read them.
-func (a *Agent) writeCAFile() error {
-	pem := a.tls.caPEM()
-	p := a.caFile()
-	tmp := p + ".tmp"
+// caFile is where, under dataDir, jobs read the trusted CA certificates.
+func caFile(dataDir string) string { return filepath.Join(dataDir, CAFileName) }
+
+// writeCAFile writes the trusted CA certificates to path, where jobs can read them.
+func (s *tlsState) writeCAFile(path string) error {
+	pem := s.caPEM()
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, pem, 0o644); err != nil {
 		return fmt.Errorf("write the CA certificate for jobs: %w", err)
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil { // whatever the umask
 		return fmt.Errorf("write the CA certificate for jobs: %w", err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write the CA certificate for jobs: %w", err)
 	}
 	return nil
 }
 
-func (a *Agent) caFile() string { return filepath.Join(a.cfg.DataDir, CAFileName) }
-
 // caCerts is the public CA certificates as jobs get them in their
 // environment (SHOAL_CA_CERTS): base64 of the PEM, one line that MPI
 // launchers forward like any other variable. Unlike ca.pem it needs no
 // search permission on the data dir.
-func (a *Agent) caCerts() string { return base64.StdEncoding.EncodeToString(a.tls.caPEM()) }
+func (s *tlsState) caCerts() string { return base64.StdEncoding.EncodeToString(s.caPEM()) }
 
 // settleTLS reissues a derived leaf once gossip has settled the advertise
 // address (so a CLI may reach the agent by it) and writes the public CA
@@ -154,7 +148,7 @@ func (a *Agent) settleTLS() error {
 	if err := os.MkdirAll(a.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	return a.writeCAFile()
+	return a.tls.writeCAFile(caFile(a.cfg.DataDir))
 }
 
 // caPEM is the trusted CA certificates as PEM (public).

@@ -211,13 +211,18 @@ func (c *Cluster) Client(i int) *api.Client {
 	return cl
 }
 
-// Kill stops node i abruptly: no leave, no leadership transfer.
-func (c *Cluster) Kill(i int) { c.stop(i, agent.Abrupt) }
+// Kill stops node i abruptly: no leave, no leadership transfer. An index
+// that names no node (Leader's -1 while there is none) fails the test.
+func (c *Cluster) Kill(i int) { c.t.Helper(); c.stop(i, agent.Abrupt) }
 
 // Stop stops node i gracefully.
-func (c *Cluster) Stop(i int) { c.stop(i, agent.Graceful) }
+func (c *Cluster) Stop(i int) { c.t.Helper(); c.stop(i, agent.Graceful) }
 
 func (c *Cluster) stop(i int, graceful bool) {
+	c.t.Helper()
+	if i < 0 || i >= len(c.cfgs) {
+		c.t.Fatalf("stop node %d: the cluster has nodes 0 to %d (-1 is Leader's answer when there is no leader: wait for one with WaitLeader)", i, len(c.cfgs)-1)
+	}
 	c.mu.Lock()
 	a := c.agents[i]
 	c.agents[i] = nil
