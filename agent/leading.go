@@ -64,9 +64,8 @@ func newLeading(a *Agent) *leading {
 		observePlacement: observe,
 		leaderCh:         a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks),
 		config: func() leader.Config {
-			live := a.live.load()        // what a SIGHUP may have changed
-			pc := cfg.Probes.OrDefault() // the zero config is the defaults: expand it first
-			pc.BandwidthInterval, pc.Budget = live.BandwidthInterval, live.ProbeBudget
+			live := a.live.load()              // what a SIGHUP may have changed
+			pc := live.probeConfig(cfg.Probes) // the zero config is the defaults: expanded first
 			return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
 				CoallocTimeout: cfg.CoallocTimeout, JobRetention: live.JobRetention,
 				HistoryRetention: live.HistoryRetention,
