@@ -52,11 +52,11 @@ type Server struct {
 	// limits are MaxBytes and Timeout, which SetLimits changes while
 	// the server runs (a SIGHUP).
 	limits atomic.Pointer[serverLimits]
-	ln   net.Listener
-	pc   net.PacketConn
-	busy chan struct{}
-	wg   sync.WaitGroup
-	now  func() time.Time
+	ln     net.Listener
+	pc     net.PacketConn
+	busy   chan struct{}
+	wg     sync.WaitGroup
+	now    func() time.Time
 
 	// nonces refuses a request seen before (nonces.go).
 	mu     sync.Mutex

@@ -26,9 +26,9 @@ type probeProc struct {
 	// tuning is the settings last sent in a config line; the manager
 	// sends a new line when they differ from its own (a SIGHUP).
 	tuning Tuning
-	stdin   io.WriteCloser
-	kill    func()
-	done    chan struct{} // closed when it has ended
+	stdin  io.WriteCloser
+	kill   func()
+	done   chan struct{} // closed when it has ended
 
 	mu       sync.Mutex
 	lastBeat time.Time
