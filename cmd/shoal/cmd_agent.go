@@ -180,9 +180,7 @@ func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, ag 
 		level.Set(next.LogLevel)
 	}
 	applied = append(applied, live...)
-	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool {
-		return k == "log_level" || slices.Contains(agent.ReloadableKeys, k)
-	})
+	restart := slices.DeleteFunc(running.Changed(&next), reloadable)
 	log.Info("SIGHUP: config reloaded", "changed", applied, "needs_restart", restart)
 }
 

@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agentconfig"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -152,4 +155,42 @@ func startAgentProcess(t *testing.T, bin, path, logPath string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// The README's table of what SIGHUP reloads names every config key once,
+// and as reloaded exactly those the agent reloads.
+func TestReadmeReloadTable(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, kind := range []string{"reloaded", "restart"} {
+			cells, ok := strings.CutPrefix(l, "| "+kind+" | ")
+			if !ok {
+				continue
+			}
+			keys, _, _ := strings.Cut(cells, " |")
+			for _, k := range strings.Split(keys, ", ") {
+				rows[kind] = append(rows[kind], strings.Trim(k, "`"))
+			}
+		}
+	}
+	wantReloaded := append([]string{"log_level"}, agent.ReloadableKeys...)
+	slices.Sort(wantReloaded)
+	gotReloaded := slices.Sorted(slices.Values(rows["reloaded"]))
+	if !slices.Equal(gotReloaded, wantReloaded) {
+		t.Errorf("README says SIGHUP reloads %q; the agent reloads %q", gotReloaded, wantReloaded)
+	}
+	var all []string
+	for _, k := range agentconfig.Keys() {
+		all = append(all, k.Name())
+	}
+	slices.Sort(all)
+	got := slices.Sorted(slices.Values(append(rows["reloaded"], rows["restart"]...)))
+	if !slices.Equal(got, all) {
+		t.Errorf("README's reload table lists %q; the config keys are %q", got, all)
+	}
 }
