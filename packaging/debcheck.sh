@@ -90,6 +90,19 @@ out=$(chr systemd-analyze verify /lib/systemd/system/shoal.service 2>&1) || fail
 [ -z "$out" ] || fail "systemd-analyze verify warns: $out"
 ok "systemd-analyze verify accepts shoal.service"
 
+# ExecReload as systemd runs it (no systemd manager here to ask): its
+# words split as systemd's quoting does, $$ unescaped, MAINPID set; the
+# main process must get a SIGHUP.
+reload=$(sed -n 's/^ExecReload=//p' "$R/lib/systemd/system/shoal.service")
+eval "set -- ${reload//\$\$/\$}" # quoted in the unit: eval leaves $MAINPID to sh
+chr sh -c 'trap "echo hup >/tmp/hup; exit 0" HUP; echo $$ >/tmp/main.pid; sleep 10 & wait' & # gives up after 10s
+main=$!
+for _ in $(seq 100); do [ -s "$R/tmp/main.pid" ] && break; sleep 0.05; done
+out=$(chr env MAINPID="$(cat "$R/tmp/main.pid")" "$@" 2>&1) || fail "ExecReload ($reload): $out"
+wait "$main" || true
+[ "$(cat "$R/tmp/hup" 2>/dev/null)" = hup ] || fail "ExecReload ($reload) sent the main process no SIGHUP"
+ok "ExecReload sends the main process SIGHUP with the root's own tools"
+
 for page in shoal shoal.hcl; do
 	out=$(chr env MANWIDTH=80 man --warnings -P cat "$page" 2>"$top/man.err") || fail "man $page: $(cat "$top/man.err")"
 	[ ! -s "$top/man.err" ] || fail "man $page warns: $(cat "$top/man.err")"
