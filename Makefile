@@ -11,7 +11,7 @@ DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment deb deb-check clean
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment deb deb-check deb-check-clean clean
 
 all: build
 
@@ -127,6 +127,15 @@ deb:
 # that purge leaves only the data dir. Needs root; skips otherwise.
 deb-check: deps deb
 	bash packaging/debcheck.sh $(BIN)/shoal_*.deb
+
+# deb-check on a truly clean Debian root instead of this machine's: a
+# debootstrap minbase (plus systemd, man-db, bash-completion and zsh for the
+# checks) made once from the Debian mirror and cached in DEBROOT. Needs
+# root, debootstrap and the network the first time; not part of CI.
+DEBROOT ?= /var/cache/shoal-debcheck/bookworm
+deb-check-clean: deb
+	bash packaging/debroot.sh $(DEBROOT)
+	DEBCHECK_ROOT=$(DEBROOT) bash packaging/debcheck.sh $(BIN)/shoal_*.deb
 
 clean: demo-stop
 	rm -rf $(BIN) $(DEMO_DIR)

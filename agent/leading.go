@@ -55,9 +55,8 @@ type leading struct {
 // at run time.
 func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func() leader.Config {
 	return func() leader.Config {
-		r := live.load()             // what a SIGHUP may have changed
-		pc := cfg.Probes.OrDefault() // the zero config is the defaults: expand it first
-		pc.BandwidthInterval, pc.Budget = r.BandwidthInterval, r.ProbeBudget
+		r := live.load()                // what a SIGHUP may have changed
+		pc := r.probeConfig(cfg.Probes) // the zero config is the defaults: expanded first
 		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
 			CoallocTimeout: cfg.CoallocTimeout, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
 			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,

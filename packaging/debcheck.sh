@@ -6,6 +6,8 @@
 # with chroot), where the unit is verified, the man pages rendered, the
 # completion run, the config validated, and the package purged again: purge
 # must leave nothing of it but /var/lib/shoal. Nothing reaches the host.
+# DEBCHECK_ROOT=DIR overlays DIR instead of / (make deb-check-clean: a
+# fresh debootstrap root, packaging/debroot.sh).
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: debcheck.sh shoal_VERSION_amd64.deb (got $# arguments)" >&2; exit 2; }
 deb=$(readlink -f "$1")
@@ -46,7 +48,9 @@ done
 ok "unit: root, --config, restart on failure, after network-online, LimitNOFILE, no start without a token"
 
 # 2. Install, use and purge it in a throwaway copy of this system.
-export deb
+DEBCHECK_ROOT=${DEBCHECK_ROOT:-/}
+[ -x "$DEBCHECK_ROOT/usr/bin/dpkg" ] || fail "DEBCHECK_ROOT=$DEBCHECK_ROOT is not a Debian root (no usr/bin/dpkg)"
+export deb DEBCHECK_ROOT
 inner=$(mktemp)
 trap 'rm -f "$inner"' EXIT
 unshare --mount --propagation private bash -euo pipefail -s >"$inner" 2>&1 <<'INNER' || { cat "$inner"; exit 1; }
@@ -56,7 +60,7 @@ top=$(mktemp -d /tmp/debcheck.XXXXXX)
 mount -t tmpfs tmpfs "$top"
 mkdir "$top/upper" "$top/work" "$top/root"
 R=$top/root
-mount -t overlay overlay -o "lowerdir=/,upperdir=$top/upper,workdir=$top/work" "$R"
+mount -t overlay overlay -o "lowerdir=$DEBCHECK_ROOT,upperdir=$top/upper,workdir=$top/work" "$R"
 mount -t proc proc "$R/proc"
 mount --rbind /dev "$R/dev"
 mount -t tmpfs tmpfs "$R/tmp"
@@ -86,6 +90,19 @@ out=$(chr systemd-analyze verify /lib/systemd/system/shoal.service 2>&1) || fail
 [ -z "$out" ] || fail "systemd-analyze verify warns: $out"
 ok "systemd-analyze verify accepts shoal.service"
 
+# ExecReload as systemd runs it (no systemd manager here to ask): its
+# words split as systemd's quoting does, $$ unescaped, MAINPID set; the
+# main process must get a SIGHUP.
+reload=$(sed -n 's/^ExecReload=//p' "$R/lib/systemd/system/shoal.service")
+eval "set -- ${reload//\$\$/\$}" # quoted in the unit: eval leaves $MAINPID to sh
+chr sh -c 'trap "echo hup >/tmp/hup; exit 0" HUP; echo $$ >/tmp/main.pid; sleep 10 & wait' & # gives up after 10s
+main=$!
+for _ in $(seq 100); do [ -s "$R/tmp/main.pid" ] && break; sleep 0.05; done
+out=$(chr env MAINPID="$(cat "$R/tmp/main.pid")" "$@" 2>&1) || fail "ExecReload ($reload): $out"
+wait "$main" || true
+[ "$(cat "$R/tmp/hup" 2>/dev/null)" = hup ] || fail "ExecReload ($reload) sent the main process no SIGHUP"
+ok "ExecReload sends the main process SIGHUP with the root's own tools"
+
 for page in shoal shoal.hcl; do
 	out=$(chr env MANWIDTH=80 man --warnings -P cat "$page" 2>"$top/man.err") || fail "man $page: $(cat "$top/man.err")"
 	[ ! -s "$top/man.err" ] || fail "man $page warns: $(cat "$top/man.err")"
@@ -111,16 +128,16 @@ rm -f "$R/etc/shoal/token" # the administrator's file, not the package's
 echo state >"$R/var/lib/shoal/raft.db" # what a running agent leaves
 chr dpkg --purge shoal >"$top/purge.log" 2>&1 || fail "dpkg --purge: $(cat "$top/purge.log")"
 # What install and purge changed is exactly the overlay's upper layer (the
-# lower one is the live host, which other work may change meanwhile):
+# lower one may be the live host, which other work may change meanwhile):
 # besides dpkg's own records, only the data dir may remain, and no file of
 # the system may have been replaced or removed (a whiteout is a file here).
 cd "$top/upper"
 left=$(find . -xdev \( -path ./var/lib/dpkg -o -path ./var/log -o -path ./var/cache \) -prune -o ! -type d -print | sed 's|^\.||' | sort)
 [ "$left" = /var/lib/shoal/raft.db ] || fail "purge left or changed files other than the data dir's: $left"
-newdirs=$(find . -xdev -type d | sed 's|^\.||' | while read -r d; do [ -z "$d" ] || [ -e "$d" ] || echo "$d"; done)
+newdirs=$(find . -xdev -type d | sed 's|^\.||' | while read -r d; do [ -z "$d" ] || [ -e "${DEBCHECK_ROOT%/}$d" ] || echo "$d"; done)
 [ "$newdirs" = /var/lib/shoal ] || fail "purge left directories other than /var/lib/shoal: $newdirs"
 cd /
 ok "dpkg --purge leaves nothing but /var/lib/shoal and the agent's state in it"
 INNER
 cat "$inner"
-echo "deb-check: $((passed + $(grep -c '^ok ' "$inner"))) passed, 0 failed"
+echo "deb-check (root: $DEBCHECK_ROOT): $((passed + $(grep -c '^ok ' "$inner"))) passed, 0 failed"

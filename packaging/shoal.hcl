@@ -3,8 +3,10 @@
 # Every flag of 'shoal agent' is a key here, spelt with underscores
 # (--data-dir is data_dir); a flag on the command line overrides the file.
 # Check the file with: shoal agent --config /etc/shoal/shoal.hcl --validate
-# 'systemctl reload shoal' applies a new log_level at once; the agent logs
-# which other changes need 'systemctl restart shoal'.
+# 'systemctl reload shoal' applies a new log_level, job_retention,
+# history_retention and probe settings (latency_interval, bandwidth_*,
+# probe_budget) at once; the agent logs which other changes need
+# 'systemctl restart shoal'.
 # All keys are described in shoal.hcl(5) and 'shoal agent --help'.
 #
 # Before starting the service, create the cluster token (the same file on

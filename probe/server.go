@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-hpc/shoal/internal/connlimit"
@@ -46,12 +48,15 @@ type ServerConfig struct {
 // bandwidth test; bandwidth tests run one at a time, so two never share
 // the node's link (a second client is told "busy").
 type Server struct {
-	cfg  ServerConfig
-	ln   net.Listener
-	pc   net.PacketConn
-	busy chan struct{}
-	wg   sync.WaitGroup
-	now  func() time.Time
+	cfg ServerConfig
+	// limits are MaxBytes and Timeout, which SetLimits changes while
+	// the server runs (a SIGHUP).
+	limits atomic.Pointer[serverLimits]
+	ln     net.Listener
+	pc     net.PacketConn
+	busy   chan struct{}
+	wg     sync.WaitGroup
+	now    func() time.Time
 
 	// nonces refuses a request seen before (nonces.go).
 	mu     sync.Mutex
@@ -80,6 +85,7 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 		cfg.MaxConnsPerSource = 4
 	}
 	s := &Server{cfg: cfg, busy: make(chan struct{}, 1), now: time.Now, nonces: newNonceCache(bwClockSkew, maxNonces)}
+	s.SetLimits(cfg.MaxBytes, cfg.Timeout)
 	var err error
 	for try := 0; try < 20; try++ {
 		s.ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
@@ -112,6 +118,22 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 
 // Port is the bound port (TCP and UDP).
 func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+type serverLimits struct {
+	maxBytes uint64
+	timeout  time.Duration
+}
+
+// SetLimits changes the largest test accepted and the transfer timeout
+// for the tests that start from now on; zero keeps the current value.
+func (s *Server) SetLimits(maxBytes uint64, timeout time.Duration) {
+	l := serverLimits{maxBytes: maxBytes, timeout: timeout}
+	if cur := s.limits.Load(); cur != nil {
+		l.maxBytes = cmp.Or(l.maxBytes, cur.maxBytes)
+		l.timeout = cmp.Or(l.timeout, cur.timeout)
+	}
+	s.limits.Store(&l)
+}
 
 // Close stops both servers and waits for their goroutines.
 func (s *Server) Close() error {
@@ -182,9 +204,10 @@ func (s *Server) handle(c net.Conn) {
 		log.Warn("refused unauthenticated bandwidth test", "err", err)
 		return
 	}
+	lim := s.limits.Load()
 	skew := s.now().Sub(time.UnixMilli(req.At))
-	if req.Bytes == 0 || req.Bytes > s.cfg.MaxBytes || skew > bwClockSkew || skew < -bwClockSkew {
-		log.Warn("refused bandwidth test", "from", req.From, "bytes", req.Bytes, "max", s.cfg.MaxBytes, "skew", skew)
+	if req.Bytes == 0 || req.Bytes > lim.maxBytes || skew > bwClockSkew || skew < -bwClockSkew {
+		log.Warn("refused bandwidth test", "from", req.From, "bytes", req.Bytes, "max", lim.maxBytes, "skew", skew)
 		_, _ = c.Write([]byte{verdictRefused})
 		return
 	}
@@ -201,13 +224,13 @@ func (s *Server) handle(c net.Conn) {
 		return
 	}
 	start := s.now()
-	_ = c.SetDeadline(start.Add(s.cfg.Timeout + time.Second))
+	_ = c.SetDeadline(start.Add(lim.timeout + time.Second))
 	if _, err := c.Write([]byte{verdictGo}); err != nil {
 		return
 	}
 	// Receive until the promised bytes arrived, the sender stops, or the
 	// time is up: a slow link still yields a rate from what did arrive.
-	_ = c.SetReadDeadline(start.Add(s.cfg.Timeout))
+	_ = c.SetReadDeadline(start.Add(lim.timeout))
 	buf := make([]byte, 256<<10)
 	var got uint64
 	last := start

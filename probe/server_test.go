@@ -92,3 +92,33 @@ func TestServer_ReplayRefused(t *testing.T) {
 		t.Fatal("the replayed request recorded a second rate")
 	}
 }
+
+// SetLimits (a SIGHUP's new --bandwidth-bytes) takes effect for the next
+// test: a size refused before is accepted after, and the reverse.
+func TestServer_SetLimits(t *testing.T) {
+	t.Parallel()
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 16, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	test := func() error {
+		_, err := BandwidthTest(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second)
+		return err
+	}
+	if err := test(); err == nil {
+		t.Fatal("a 256 KiB test accepted by a server capped at 64 KiB")
+	}
+	s.SetLimits(1<<20, 0)
+	if err := test(); err != nil {
+		t.Fatalf("a 256 KiB test after raising the cap to 1 MiB: %v", err)
+	}
+	if got := s.limits.Load().timeout; got != 2*time.Second {
+		t.Errorf("a zero timeout changed the timeout to %v", got)
+	}
+	s.SetLimits(1<<16, 0)
+	if err := test(); err == nil {
+		t.Fatal("a 256 KiB test accepted after lowering the cap to 64 KiB")
+	}
+}

@@ -59,6 +59,27 @@ func DefaultConfig() Config {
 	}
 }
 
+// Tuning is the part of Config a running node takes on without a restart
+// (Manager.Retune, on SIGHUP): the probes' periods and test size and
+// timeout. The leader's share (BandwidthInterval, Budget) is read at
+// every leader round and needs no manager.
+type Tuning struct {
+	LatencyInterval  time.Duration
+	BandwidthBytes   uint64
+	BandwidthTimeout time.Duration
+}
+
+// Tuning returns c's tuning.
+func (c Config) Tuning() Tuning {
+	return Tuning{LatencyInterval: c.LatencyInterval, BandwidthBytes: c.BandwidthBytes, BandwidthTimeout: c.BandwidthTimeout}
+}
+
+// WithTuning returns c with t's settings.
+func (c Config) WithTuning(t Tuning) Config {
+	c.LatencyInterval, c.BandwidthBytes, c.BandwidthTimeout = t.LatencyInterval, t.BandwidthBytes, t.BandwidthTimeout
+	return c
+}
+
 // BudgetConfig is the bandwidth schedule's view of these settings.
 func (c Config) BudgetConfig() probe.BudgetConfig {
 	return probe.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval}

@@ -13,6 +13,7 @@
 //	m.Start(ctx)        // first sample, probe server
 //	go m.Run(ctx)       // the reconciler and the gossip of beats and the net row
 //	go m.RunDuties(ctx) // this node's bandwidth tests, by the schedule in raft
+//	m.Retune(t)         // SIGHUP: new periods, test size and timeout for the running probes
 //
 // The probe processes' own body lives in the child package, which does not
 // import the agent.

@@ -76,8 +76,9 @@ func (m *Manager) doDuty(now time.Time) {
 	m.testID++
 	id := m.testID
 	m.pendingBW[id] = peer
+	bytes := m.cfg.BandwidthBytes
 	m.mu.Unlock()
-	if !bw.send(child.Msg{Type: child.TypeTest, ID: id, Peer: peer, Addr: addr, Bytes: m.cfg.BandwidthBytes}) {
+	if !bw.send(child.Msg{Type: child.TypeTest, ID: id, Peer: peer, Addr: addr, Bytes: bytes}) {
 		m.mu.Lock()
 		delete(m.pendingBW, id)
 		m.mu.Unlock()

@@ -63,7 +63,9 @@ type Deps struct {
 // probe its duties, folds their measurements into this node's gossiped
 // row, and gossips their heartbeats for the leader to watch.
 type Manager struct {
-	d    Deps
+	d Deps
+	// cfg is the probe settings; its Tuning part changes under mu
+	// (Retune), the rest is fixed.
 	cfg  Config
 	log  *slog.Logger
 	now  func() time.Time
@@ -193,6 +195,9 @@ func (m *Manager) reconcile(ctx context.Context) {
 	for _, kind := range raftfsm.ProbeKinds {
 		d := want[kind]
 		p := m.procs[kind]
+		if p != nil && p.tuning != m.cfg.Tuning() && !p.exited() && p.send(m.configMsg(kind)) {
+			p.tuning = m.cfg.Tuning() // else the next round tries again
+		}
 		switch {
 		case p == nil:
 		case p.gen > d.Generation:
@@ -214,6 +219,7 @@ func (m *Manager) reconcile(ctx context.Context) {
 			close(np.done)
 		} else {
 			np.send(m.configMsg(kind))
+			np.tuning = m.cfg.Tuning()
 			if kind == raftfsm.ProbeLatency && len(m.peers) > 0 {
 				np.send(child.Msg{Type: child.TypePeers, Peers: m.peers})
 			}
@@ -222,6 +228,27 @@ func (m *Manager) reconcile(ctx context.Context) {
 	}
 }
 
+// Retune takes on a SIGHUP's probe settings: the probe server's test
+// size and timeout at once, the running probes by a new config line at
+// the next reconcile round (which retries while a probe's queue is
+// full), and probes started later from their first line.
+func (m *Manager) Retune(t Tuning) {
+	m.mu.Lock()
+	old := m.cfg.Tuning()
+	// Field by field: Run reads BeatInterval without the lock.
+	m.cfg.LatencyInterval, m.cfg.BandwidthBytes, m.cfg.BandwidthTimeout = t.LatencyInterval, t.BandwidthBytes, t.BandwidthTimeout
+	m.mu.Unlock()
+	if m.srv != nil {
+		m.srv.SetLimits(t.BandwidthBytes, t.BandwidthTimeout)
+	}
+	if old != t {
+		m.log.Info("probe settings changed; telling the running probes", "latency_interval", t.LatencyInterval,
+			"bandwidth_bytes", t.BandwidthBytes, "bandwidth_timeout", t.BandwidthTimeout)
+		m.wakeUp()
+	}
+}
+
+// configMsg is kind's config line; m.mu is held.
 func (m *Manager) configMsg(kind string) child.Msg {
 	return child.Msg{Type: child.TypeConfig, Kind: kind, Node: m.d.Node, Key: m.d.Key, CA: m.d.CAPEM,
 		BeatMS: m.cfg.BeatInterval.Milliseconds(), SampleMS: m.d.SampleInterval.Milliseconds(),

@@ -23,9 +23,12 @@ type probeProc struct {
 	pid     int    // 0 in-process
 	started time.Time
 	sendq   chan child.Msg
-	stdin   io.WriteCloser
-	kill    func()
-	done    chan struct{} // closed when it has ended
+	// tuning is the settings last sent in a config line; the manager
+	// sends a new line when they differ from its own (a SIGHUP).
+	tuning Tuning
+	stdin  io.WriteCloser
+	kill   func()
+	done   chan struct{} // closed when it has ended
 
 	mu       sync.Mutex
 	lastBeat time.Time

@@ -159,8 +159,8 @@ func newLogger(c *cli.Context, json bool, level *slog.LevelVar) *slog.Logger {
 
 // reload is SIGHUP: it reads the config file and the flags again and
 // applies what can change without a restart: the log level here, the job
-// and history retention, the bandwidth interval and the probe budget in
-// the agent (agent.Reload). It logs every other setting that differs
+// and history retention and the probe settings (intervals, budget, test
+// size and timeout) in the agent (agent.Reload). It logs every other setting that differs
 // from what the agent started with as needing a restart. A bad file
 // changes nothing.
 func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, ag *agent.Agent, log *slog.Logger) {
@@ -180,9 +180,7 @@ func reload(c *cli.Context, running agentconfig.Agent, level *slog.LevelVar, ag 
 		level.Set(next.LogLevel)
 	}
 	applied = append(applied, live...)
-	restart := slices.DeleteFunc(running.Changed(&next), func(k string) bool {
-		return k == "log_level" || slices.Contains(agent.ReloadableKeys, k)
-	})
+	restart := slices.DeleteFunc(running.Changed(&next), reloadable)
 	log.Info("SIGHUP: config reloaded", "changed", applied, "needs_restart", restart)
 }
 

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agentconfig"
 )
 
@@ -118,9 +120,28 @@ job_rlimit = ["nofile=4096", "memlock=unlimited"]
 		if def != "" && def != "false" && def != "[]" {
 			fmt.Fprintf(&b, "; default: %s", roff(def))
 		}
+		if reloadable(k.Name()) {
+			b.WriteString("; SIGHUP reloads it")
+		}
 		b.WriteString("\n")
 	}
-	b.WriteString(`.SH FILES
+	b.WriteString(`.SH RELOADING
+.B systemctl reload shoal
+(SIGHUP) re-reads the file and applies at once the keys marked "SIGHUP reloads it" above:
+`)
+	var keys []string
+	for _, k := range agentconfig.Keys() {
+		if reloadable(k.Name()) {
+			keys = append(keys, roff(k.Name()))
+		}
+	}
+	b.WriteString(strings.Join(keys, ", "))
+	b.WriteString(`.
+Every other key needs
+.BR "systemctl restart shoal" ;
+the agent logs what it changed and which keys need a restart.
+A bad file changes nothing.
+.SH FILES
 .TP
 .I /etc/shoal/shoal.hcl
 the configuration of shoal.service
@@ -135,6 +156,10 @@ the data directory (raft's log and snapshots)
 `)
 	return b.String()
 }
+
+// reloadable reports whether a SIGHUP applies config key k (cmd_agent.go's
+// reload).
+func reloadable(k string) bool { return k == "log_level" || slices.Contains(agent.ReloadableKeys, k) }
 
 // roff escapes text for a man page line.
 func roff(s string) string {

@@ -243,7 +243,8 @@ bandwidth_interval = "1h"
 }
 
 // SIGHUP re-reads the config file: the new log level takes effect at once,
-// other changes are logged as needing a restart, and a bad file changes
+// the new job retention purges a finished job (reload_test.go sees the
+// probe intervals change), other changes are logged as needing a restart, and a bad file changes
 // nothing and keeps the agent running.
 func TestAgentSIGHUPReload(t *testing.T) {
 	if testing.Short() {
@@ -329,13 +330,13 @@ bootstrap_expect = 1
 	testcluster.WaitFor(t, 30*time.Second, "the job done", func() bool { j, _ = cl.Job(ctx, sub.ID); return j.State == "done" },
 		func() string { return fmt.Sprintf("job %+v\n%s", j, explain()) })
 
-	writeConfig("log_level = \"debug\"\njob_retention = \"1s\"\nbandwidth_interval = \"30m\"\nlatency_interval = \"2h\"")
+	writeConfig("log_level = \"debug\"\njob_retention = \"1s\"\nbandwidth_interval = \"30m\"\nlatency_interval = \"2h\"\nhttp_idle_timeout = \"2m\"")
 	cmd.Process.Signal(syscall.SIGHUP)
 	testcluster.WaitFor(t, 15*time.Second, "the reload logged", func() bool {
 		l := agentLog()
 		return strings.Contains(l, "SIGHUP: config reloaded") &&
-			strings.Contains(l, `changed="[log_level INFO -> DEBUG bandwidth_interval 1h0m0s -> 30m0s job_retention 24h0m0s -> 1s]"`) &&
-			strings.Contains(l, "needs_restart=[latency_interval]")
+			strings.Contains(l, `changed="[log_level INFO -> DEBUG bandwidth_interval 1h0m0s -> 30m0s job_retention 24h0m0s -> 1s latency_interval 1h0m0s -> 2h0m0s]"`) &&
+			strings.Contains(l, "needs_restart=[http_idle_timeout]")
 	}, explain)
 	// The new job retention takes effect: the job is purged, its record left.
 	testcluster.WaitFor(t, 30*time.Second, "the job purged after the reload", func() bool {

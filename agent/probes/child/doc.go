@@ -8,7 +8,7 @@
 //
 // agent → probe, on stdin:
 //
-//	{"type":"config","kind":"latency","key":"…","beat_ms":2000,…}  first line, once
+//	{"type":"config","kind":"latency","key":"…","beat_ms":2000,…}  first line; again after a SIGHUP
 //	{"type":"peers","peers":[{"name":"n2","addr":"10.0.0.2:7949"}]}  latency: whom to ping
 //	{"type":"test","id":7,"peer":"n2","addr":"10.0.0.2:7949"}        bandwidth: one test now
 //
@@ -18,6 +18,10 @@
 //	{"type":"sample","sample":{…RawSample…}}                  nodestate
 //	{"type":"rtt","rtts":[{"peer":"n2","us":183}]}             latency, once per round
 //	{"type":"bw","id":7,"peer":"n2","bytes":4194304,"ns":…}    bandwidth result (or "err")
+//
+// A config line after the first changes the probe's periods (beat_ms,
+// sample_ms, latency_ms) and its test timeout (timeout_ms) in place; its
+// key and CA are the first line's for the life of the process.
 //
 // The probe exits when its stdin closes (the agent went away); the agent
 // starts probes with the parent-death signal set, so a crashed agent

@@ -54,8 +54,8 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 	if err := w.Send(Msg{Type: TypeBeat}); err != nil {
 		return err
 	}
-	var work <-chan time.Time // the kind's own period
-	var busy atomic.Bool      // one measurement at a time
+	var work *time.Ticker // the kind's own period; nil for bandwidth
+	var busy atomic.Bool  // one measurement at a time
 	var peers []Peer
 	var pinger *probe.Pinger
 	var probeTLS *tls.Config // bandwidth: verifies the peers' probe servers
@@ -64,14 +64,12 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		if sampler == nil {
 			sampler = probe.NewHostSampler()
 		}
-		t := time.NewTicker(time.Duration(max(cfg.SampleMS, 10)) * time.Millisecond)
-		defer t.Stop()
-		work = t.C
+		work = time.NewTicker(period(kind, cfg))
+		defer work.Stop()
 		sampleOnce(ctx, sampler, w, log)
 	case "latency":
-		t := time.NewTicker(time.Duration(max(cfg.LatencyMS, 100)) * time.Millisecond)
-		defer t.Stop()
-		work = t.C
+		work = time.NewTicker(period(kind, cfg))
+		defer work.Stop()
 		p, err := probe.NewPinger(cfg.Key)
 		if err != nil {
 			return err
@@ -86,6 +84,10 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		probeTLS = tlsca.ClientConfig(pool, nil, tlsca.AgentServerName)
 	default:
 		return fmt.Errorf("no probe kind %q; want nodestate, latency or bandwidth", kind)
+	}
+	var workC <-chan time.Time
+	if work != nil {
+		workC = work.C
 	}
 	pingAll := func() {
 		if len(peers) == 0 || !busy.CompareAndSwap(false, true) {
@@ -116,7 +118,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 			if err := w.Send(Msg{Type: TypeBeat}); err != nil {
 				return err
 			}
-		case <-work:
+		case <-workC:
 			switch kind {
 			case "nodestate":
 				sampleOnce(ctx, sampler, w, log)
@@ -128,6 +130,16 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 				return nil // the agent closed our stdin: it is going away
 			}
 			switch {
+			case m.Type == TypeConfig && m.Kind == kind:
+				// New settings from a SIGHUP: the periods and the test
+				// timeout change from the next tick and test on.
+				cfg.BeatMS, cfg.SampleMS, cfg.LatencyMS, cfg.TimeoutMS = m.BeatMS, m.SampleMS, m.LatencyMS, m.TimeoutMS
+				beat.Reset(time.Duration(max(cfg.BeatMS, 10)) * time.Millisecond)
+				if work != nil {
+					work.Reset(period(kind, cfg))
+				}
+				log.Info("probe settings changed", "beat_ms", cfg.BeatMS, "period", period(kind, cfg),
+					"timeout_ms", cfg.TimeoutMS)
 			case m.Type == TypePeers && kind == "latency":
 				first := len(peers) == 0
 				peers = m.Peers
@@ -139,9 +151,9 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 					_ = w.Send(Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Err: "a test is already running"})
 					continue
 				}
+				timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
 				go func() {
 					defer busy.Store(false)
-					timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
 					r, err := probe.BandwidthTestTLS(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout, probeTLS)
 					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
 					if err != nil {
@@ -152,6 +164,14 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 			}
 		}
 	}
+}
+
+// period is how often a nodestate or latency probe measures.
+func period(kind string, cfg Msg) time.Duration {
+	if kind == "latency" {
+		return time.Duration(max(cfg.LatencyMS, 100)) * time.Millisecond
+	}
+	return time.Duration(max(cfg.SampleMS, 10)) * time.Millisecond
 }
 
 func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger) {

@@ -3,10 +3,14 @@ package child
 import (
 	"context"
 	"io"
+	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/probe"
 )
 
 // start runs Run for kind over pipes and returns the agent's ends: a
@@ -75,6 +79,43 @@ func TestRun_NodestateBeatsAndSamplesUntilStdinCloses(t *testing.T) {
 	wait(t, msgs, TypeBeat)
 	if m := wait(t, msgs, TypeSample); m.Sample == nil || m.Sample.At.IsZero() {
 		t.Fatalf("sample message without a sample: %+v", m)
+	}
+	stdin.Close()
+	if err := result(t, done); err != nil {
+		t.Fatalf("Run after stdin closed = %v, want nil", err)
+	}
+}
+
+// TestRun_LatencyReconfigured is a SIGHUP's new latency_interval reaching
+// a running latency probe: at one ping an hour it measures once, when it
+// learns its peer; after a second config line at 100ms it measures again
+// and again.
+func TestRun_LatencyReconfigured(t *testing.T) {
+	t.Parallel()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	srv, err := probe.Listen("127.0.0.1", 0, probe.ServerConfig{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	w, stdin, msgs, done := start(t, "latency")
+	cfg := Msg{Type: TypeConfig, Kind: "latency", Node: "n1", Key: key, BeatMS: 20, LatencyMS: time.Hour.Milliseconds()}
+	if err := w.Send(cfg); err != nil {
+		t.Fatal(err)
+	}
+	peer := Peer{Name: "n2", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port()))}
+	if err := w.Send(Msg{Type: TypePeers, Peers: []Peer{peer}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := wait(t, msgs, TypeRTT); len(m.RTTs) != 1 || m.RTTs[0].Peer != "n2" {
+		t.Fatalf("first measurement %+v, want one RTT to n2", m)
+	}
+	cfg.LatencyMS = 100
+	if err := w.Send(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		wait(t, msgs, TypeRTT) // within wait's deadline, far below the hour
 	}
 	stdin.Close()
 	if err := result(t, done); err != nil {
