@@ -39,6 +39,9 @@ mpiexec.mpich %s 2 || exit 12
 # The test's two nodes share one machine: Open MPI's shared-memory transport
 # between ranks it believes on different nodes crashes, so TCP only.
 OMPI_MCA_btl=self,tcp mpirun.openmpi %s 2 || exit 13
+echo "steps done"
+mpiexec.mpich -n 1 sh -c 'exit 3'
+echo "third step exited $?"
 `, mpich, ompi)), 0o755)
 	out, errOut, code := shoalCLI(t, c, 0, "submit", "--ppn", "2", "--workdir", dir, script)
 	if code != 0 {
@@ -69,11 +72,38 @@ OMPI_MCA_btl=self,tcp mpirun.openmpi %s 2 || exit 13
 	if n := strings.Count(got, "ring token 8 (want 8), allreduce 10 (want 10): ok"); n != 2 {
 		t.Errorf("%d MPI steps succeeded, want 2 (MPICH, then Open MPI):\n%s", n, got)
 	}
-	// Open MPI's daemon on n1 was started through n1's agent, so its ranks
-	// name n1. (Hydra forwards the whole environment of mpiexec, the head's
-	// SHOAL_NODE with it, so the MPICH step's ranks all say n0.)
-	if strings.Count(got, "(shoal node n1)") < 2 {
-		t.Errorf("the Open MPI step ran fewer than 2 ranks through n1's agent:\n%s", got)
+	// Each step's ranks on n1 were started through n1's agent, so they name
+	// n1: Open MPI's daemon there, and MPICH's proxy, whose -genvlist (shoal
+	// step's) leaves out the head's SHOAL_NODE.
+	mpichOut, ompiOut, _ := strings.Cut(got, "ring token 8")
+	if n := strings.Count(mpichOut, "(shoal node n1)"); n != 2 {
+		t.Errorf("%d ranks of the MPICH step name n1, want 2:\n%s", n, got)
+	}
+	if n := strings.Count(ompiOut, "(shoal node n1)"); n != 2 {
+		t.Errorf("%d ranks of the Open MPI step name n1, want 2:\n%s", n, got)
+	}
+	if !strings.Contains(got, "third step exited 3") {
+		t.Errorf("the failing step's status did not reach the script:\n%s", got)
+	}
+	// The three launches are the job's steps, in order, with their exits.
+	steps := j.Attempts[len(j.Attempts)-1].Steps
+	wantSteps := []struct {
+		launcher string
+		exit     int
+	}{{"mpiexec.mpich", 0}, {"mpirun.openmpi", 0}, {"mpiexec.mpich", 3}}
+	if len(steps) != len(wantSteps) {
+		t.Fatalf("job %d has steps %+v, want %d", id, steps, len(wantSteps))
+	}
+	for i, w := range wantSteps {
+		st := steps[i]
+		if st.ID != fmt.Sprintf("%d.%d", id, i) || len(st.Cmd) == 0 || st.Cmd[0] != w.launcher || st.ExitCode == nil || *st.ExitCode != w.exit ||
+			st.Nodes != "n[0-1]" || st.StartedAt == nil || st.EndedAt == nil {
+			t.Errorf("step %d: %+v, want %s exiting %d on n[0-1]", i, st, w.launcher, w.exit)
+		}
+	}
+	text, errOut, code := shoalCLI(t, c, 0, "job", strconv.FormatUint(id, 10))
+	if code != 0 || !strings.Contains(text, fmt.Sprintf("step %d.2 exit 3", id)) || !strings.Contains(text, fmt.Sprintf("step %d.1 exit 0", id)) {
+		t.Errorf("shoal job (exit %d, %s) does not list the steps:\n%s", code, errOut, text)
 	}
 }
 

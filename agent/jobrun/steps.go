@@ -213,3 +213,41 @@ func (s *stepServer) close(grace time.Duration) {
 	s.mu.Unlock()
 	<-done
 }
+
+// IsMPICHLauncher reports whether a step's launcher is MPICH's Hydra: by
+// its name, or, for the generic mpiexec and mpirun, by the file the name
+// resolves to (Debian's alternatives link to mpiexec.mpich or
+// mpirun.openmpi).
+func IsMPICHLauncher(name, resolved string) bool {
+	for _, n := range []string{filepath.Base(name), filepath.Base(resolved)} {
+		if strings.Contains(n, "mpich") || strings.Contains(n, "hydra") {
+			return true
+		}
+	}
+	return false
+}
+
+// MPICHStepArgs are the arguments shoal step puts before an MPICH step's
+// own: Hydra forwards mpiexec's whole environment by default, the head's
+// SHOAL_NODE and process marker with it, so every rank would name the head
+// as its node and carry the head's marker. A -genvlist of every variable
+// but those two lets each remote rank keep its own node's, as BuildLaunch
+// does for MPICH jobs. A step that chooses its environment itself (-genv*,
+// -env*) is left as it is.
+func MPICHStepArgs(env, args []string) []string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-genv") || strings.HasPrefix(a, "-env") || strings.HasPrefix(a, "--genv") || strings.HasPrefix(a, "--env") {
+			return nil
+		}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "" && name != "SHOAL_NODE" && name != procMarker && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	return []string{"-genvlist", strings.Join(names, ",")}
+}

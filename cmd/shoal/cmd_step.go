@@ -65,7 +65,11 @@ func runStep(c *cli.Context) error {
 		}
 	}
 	send(jobrun.StepMessage{Cmd: args})
-	cmd := exec.Command(path, args[1:]...)
+	launchArgs := args[1:]
+	if resolved, err := filepath.EvalSymlinks(path); err == nil && jobrun.IsMPICHLauncher(args[0], resolved) {
+		launchArgs = append(jobrun.MPICHStepArgs(os.Environ(), launchArgs), launchArgs...)
+	}
+	cmd := exec.Command(path, launchArgs...)
 	cmd.Args[0] = args[0] // the launcher sees the name it was called by
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, c.App.Writer, c.App.ErrWriter
 	sigs := make(chan os.Signal, 4)
