@@ -70,7 +70,8 @@ func runStep(c *cli.Context) error {
 		launchArgs = append(jobrun.MPICHStepArgs(os.Environ(), launchArgs), launchArgs...)
 	}
 	cmd := exec.Command(path, launchArgs...)
-	cmd.Args[0] = args[0] // the launcher sees the name it was called by
+	// argv[0] stays the path found: Hydra looks for hydra_pmi_proxy beside
+	// the mpiexec that argv[0] names, and the name alone finds the shim.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, c.App.Writer, c.App.ErrWriter
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
