@@ -212,12 +212,14 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 		return -1, err
 	}
 	env := n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...))
-	steps, stepVars, err := n.serveSteps(ctx, tmp, k, att, cred, env)
-	if err != nil {
-		return -1, err
+	// Steps are a record, not a condition of the job: without the socket
+	// (a TMPDIR too long for a socket's path), the script runs unrecorded.
+	if steps, stepVars, err := n.serveSteps(ctx, tmp, k, att, cred, env); err != nil {
+		n.log.Warn("batch steps will not be recorded", "job", k.Job, "attempt", k.Attempt, "err", err)
+	} else {
+		defer steps.close(5 * time.Second)
+		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), stepVars...)
 	}
-	defer steps.close(5 * time.Second)
-	env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), stepVars...)
 	cgroup, err := n.cgroupDirs(j, k)
 	if err != nil {
 		return -1, err
