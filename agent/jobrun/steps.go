@@ -82,7 +82,7 @@ func (n *Node) serveSteps(ctx context.Context, dir string, k Key, att *raftfsm.A
 		return nil, nil, fmt.Errorf("step socket: %w", err)
 	}
 	// Only the job's owner (and root) may connect: 0600, the owner's.
-	if err := os.Chmod(sock, 0o600); err == nil && cred != nil {
+	if err = os.Chmod(sock, 0o600); err == nil && cred != nil {
 		err = os.Chown(sock, int(cred.UID), int(cred.GID))
 	}
 	if err != nil {
