@@ -39,6 +39,9 @@ mpiexec.mpich %s 2 || exit 12
 # The test's two nodes share one machine: Open MPI's shared-memory transport
 # between ranks it believes on different nodes crashes, so TCP only.
 OMPI_MCA_btl=self,tcp mpirun.openmpi %s 2 || exit 13
+echo "steps done"
+mpiexec.mpich -n 1 sh -c 'exit 3'
+echo "third step exited $?"
 `, mpich, ompi)), 0o755)
 	out, errOut, code := shoalCLI(t, c, 0, "submit", "--ppn", "2", "--workdir", dir, script)
 	if code != 0 {
@@ -69,11 +72,38 @@ OMPI_MCA_btl=self,tcp mpirun.openmpi %s 2 || exit 13
 	if n := strings.Count(got, "ring token 8 (want 8), allreduce 10 (want 10): ok"); n != 2 {
 		t.Errorf("%d MPI steps succeeded, want 2 (MPICH, then Open MPI):\n%s", n, got)
 	}
-	// Open MPI's daemon on n1 was started through n1's agent, so its ranks
-	// name n1. (Hydra forwards the whole environment of mpiexec, the head's
-	// SHOAL_NODE with it, so the MPICH step's ranks all say n0.)
-	if strings.Count(got, "(shoal node n1)") < 2 {
-		t.Errorf("the Open MPI step ran fewer than 2 ranks through n1's agent:\n%s", got)
+	// Each step's ranks on n1 were started through n1's agent, so they name
+	// n1: Open MPI's daemon there, and MPICH's proxy, whose -genvlist (shoal
+	// step's) leaves out the head's SHOAL_NODE.
+	mpichOut, ompiOut, _ := strings.Cut(got, "ring token 8")
+	if n := strings.Count(mpichOut, "(shoal node n1)"); n != 2 {
+		t.Errorf("%d ranks of the MPICH step name n1, want 2:\n%s", n, got)
+	}
+	if n := strings.Count(ompiOut, "(shoal node n1)"); n != 2 {
+		t.Errorf("%d ranks of the Open MPI step name n1, want 2:\n%s", n, got)
+	}
+	if !strings.Contains(got, "third step exited 3") {
+		t.Errorf("the failing step's status did not reach the script:\n%s", got)
+	}
+	// The three launches are the job's steps, in order, with their exits.
+	steps := j.Attempts[len(j.Attempts)-1].Steps
+	wantSteps := []struct {
+		launcher string
+		exit     int
+	}{{"mpiexec.mpich", 0}, {"mpirun.openmpi", 0}, {"mpiexec.mpich", 3}}
+	if len(steps) != len(wantSteps) {
+		t.Fatalf("job %d has steps %+v, want %d", id, steps, len(wantSteps))
+	}
+	for i, w := range wantSteps {
+		st := steps[i]
+		if st.ID != fmt.Sprintf("%d.%d", id, i) || len(st.Cmd) == 0 || st.Cmd[0] != w.launcher || st.ExitCode == nil || *st.ExitCode != w.exit ||
+			st.Nodes != "n[0-1]" || st.StartedAt == nil || st.EndedAt == nil {
+			t.Errorf("step %d: %+v, want %s exiting %d on n[0-1]", i, st, w.launcher, w.exit)
+		}
+	}
+	text, errOut, code := shoalCLI(t, c, 0, "job", strconv.FormatUint(id, 10))
+	if code != 0 || !strings.Contains(text, fmt.Sprintf("step %d.2 exit 3", id)) || !strings.Contains(text, fmt.Sprintf("step %d.1 exit 0", id)) {
+		t.Errorf("shoal job (exit %d, %s) does not list the steps:\n%s", code, errOut, text)
 	}
 }
 
@@ -190,12 +220,18 @@ func TestOutputFilesLive(t *testing.T) {
 }
 
 // TestRunForwardsStdinToRankZero: shoal run's standard input reaches rank
-// 0 of an MPICH and of an Open MPI job, through the head's launcher.
+// 0 of an MPICH, an Open MPI and a plain (--mpi none) job, through the
+// head's launcher (copy 0 of a plain job); rank 0 finds SHOAL_HOSTFILE in
+// the flavour's format under every flavour.
 func TestRunForwardsStdinToRankZero(t *testing.T) {
 	t.Parallel()
 	c := jobCluster(t, 2, nil)
-	for _, tc := range []struct{ flavour, rankVar string }{{"mpich", "PMI_RANK"}, {"openmpi", "OMPI_COMM_WORLD_RANK"}} {
-		if _, err := exec.LookPath(map[string]string{"mpich": "mpiexec.mpich", "openmpi": "mpirun.openmpi"}[tc.flavour]); err != nil {
+	for _, tc := range []struct{ flavour, rankVar, launcher, hostfile string }{
+		{"mpich", "PMI_RANK", "mpiexec.mpich", "n0:1 n1:1 "},
+		{"openmpi", "OMPI_COMM_WORLD_RANK", "mpirun.openmpi", "n0 slots=1 n1 slots=1 "},
+		{"none", "SHOAL_RANK", "", "n0:1 n1:1 "},
+	} {
+		if _, err := exec.LookPath(tc.launcher); tc.launcher != "" && err != nil {
 			t.Logf("%s not installed", tc.flavour)
 			continue
 		}
@@ -213,10 +249,10 @@ func TestRunForwardsStdinToRankZero(t *testing.T) {
 		if !strings.Contains(so.String(), "rank 0 got: line one\nline two") || !strings.Contains(so.String(), "rank 1 read nothing") {
 			t.Errorf("%s: stdout %q, want rank 0 to have read the input", tc.flavour, so.String())
 		}
-		// SHOAL_HOSTFILE, on the head: checked for Open MPI; under MPICH's
-		// Hydra, rank 0 does not get it yet (see the report of #19).
-		if tc.flavour == "openmpi" && (!strings.Contains(so.String(), "hostfile: n") || strings.Count(so.String(), " slots=1 ") != 2) {
-			t.Errorf("%s: stdout %q, want SHOAL_HOSTFILE to list both nodes in the flavour's format; stderr %s", tc.flavour, so.String(), se.String())
+		// The allocation, on the head, where rank 0 runs (placement puts
+		// the head first; both agents run on this machine, so n0 or n1).
+		if got := so.String(); !strings.Contains(got, "hostfile: "+tc.hostfile) && !strings.Contains(got, "hostfile: "+strings.NewReplacer("n0", "n1", "n1", "n0").Replace(tc.hostfile)) {
+			t.Errorf("%s: stdout %q, want SHOAL_HOSTFILE to hold %q; stderr %s", tc.flavour, got, tc.hostfile, se.String())
 		}
 	}
 }

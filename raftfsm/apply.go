@@ -79,6 +79,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).hold)
 	case CmdRecordUsage:
 		return applyBody(s, c, (*State).recordUsage)
+	case CmdRecordStep:
+		return applyBody(s, c, (*State).recordStep)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

@@ -37,6 +37,7 @@ const (
 	CmdPurgeHistory   = "purge_history"
 	CmdHoldJob        = "hold_job"
 	CmdRecordUsage    = "record_usage"
+	CmdRecordStep     = "record_step"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -45,7 +46,7 @@ var CommandTypes = []string{
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
-	CmdHoldJob, CmdRecordUsage,
+	CmdHoldJob, CmdRecordUsage, CmdRecordStep,
 }
 
 func knownType(typ string) bool {

@@ -46,6 +46,7 @@
 //	set_wait_reason   SetWaitReason   why a queued job waits, shown on every node ("" clears it)
 //	record_usage      RecordUsage     what an attempt used on a node (its cgroup: CPU, peak memory, wall,
 //	                                  OOM kills); an OOM kill fails the attempt with its reason, no retry
+//	record_step       RecordStep      a batch attempt's MPI launch (job step N) started or ended (step.go)
 //
 // # Job states
 //

@@ -257,6 +257,8 @@ type Attempt struct {
 	Progress *Progress `json:"progress,omitempty"`
 	// Usage is what the attempt used on each node, sorted by node (record_usage, usage.go).
 	Usage []NodeUsage `json:"usage,omitempty"`
+	// Steps are the MPI launches of a batch attempt, in order (record_step, step.go).
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // NP is the number of processes of the attempt.
@@ -362,6 +364,13 @@ func (a Attempt) clone() Attempt {
 	c.ExitCode = clonePtr(a.ExitCode)
 	c.Progress = clonePtr(a.Progress)
 	c.Usage = cloneSlice(a.Usage)
+	if a.Steps != nil {
+		c.Steps = make([]Step, len(a.Steps))
+		for i, st := range a.Steps {
+			st.Cmd, st.ExitCode = cloneSlice(st.Cmd), clonePtr(st.ExitCode)
+			c.Steps[i] = st
+		}
+	}
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -142,6 +143,29 @@ func randomOpsCommand(r *rand.Rand) (string, any) {
 	return CmdPurgeHistory, PurgeHistory{Before: t0.Add(time.Duration(r.IntN(800)) * time.Second)}
 }
 
+// randomStepCommand draws a step's start or end for a job's attempt, with
+// a random source of its own (like randomOpsCommand).
+func randomStepCommand(r *rand.Rand, s *State) (string, any) {
+	ids := make([]uint64, 0, len(s.Jobs))
+	for id, j := range s.Jobs {
+		if len(j.Attempts) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return CmdRecordStep, RecordStep{ID: 1, Attempt: 1, Cmd: []string{"mpiexec"}} // refused
+	}
+	slices.Sort(ids)
+	j := s.Jobs[ids[r.IntN(len(ids))]]
+	att := 1 + r.IntN(len(j.Attempts))
+	n := len(j.Attempts[att-1].Steps)
+	if n > 0 && r.IntN(2) == 0 {
+		code := r.IntN(3)
+		return CmdRecordStep, RecordStep{ID: j.ID, Attempt: att, Step: r.IntN(n), End: true, ExitCode: &code}
+	}
+	return CmdRecordStep, RecordStep{ID: j.ID, Attempt: att, Step: n, Cmd: []string{"mpiexec", "./a.out"}, Nodes: "a"}
+}
+
 func TestProperty_RandomLogs(t *testing.T) {
 	t.Parallel()
 	succeeded := map[string]int{}
@@ -150,12 +174,16 @@ func TestProperty_RandomLogs(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		r := rand.New(rand.NewPCG(seed, 42))
 		ops := rand.New(rand.NewPCG(seed, 43))
+		steps := rand.New(rand.NewPCG(seed, 44))
 		h := newHarness(t)
 		nextReq := 0
 		for i := 0; i < 800; i++ {
 			typ, body := randomCommand(r, h.f.State(), &nextReq)
 			if i%16 == 15 {
 				typ, body = randomOpsCommand(ops)
+			}
+			if i%16 == 7 {
+				typ, body = randomStepCommand(steps, h.f.State())
 			}
 			before := stateBytes(t, h.f)
 			res := h.do(typ, body) // checks the invariants

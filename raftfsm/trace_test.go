@@ -94,5 +94,9 @@ func scriptedTrace(t testing.TB) *harness {
 		Depend: []Dependency{{Type: DependAfterAny, IDs: []uint64{11}}}}}) // refused: a cycle
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
+	// Issue 19: the steps of an attempt (appended, so the lines above stay as they were).
+	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 0, Cmd: []string{"mpiexec", "./a.out"}, Nodes: "n[1-2]"})
+	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 0, End: true, ExitCode: &zero})
+	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 2, Cmd: []string{"mpirun"}}) // refused: step 1 comes first
 	return h
 }

@@ -53,6 +53,22 @@ type Attempt struct {
 	// in total; empty until a node reports (at the attempt's end).
 	Usage []NodeUsage `json:"usage,omitempty"`
 	Total *NodeUsage  `json:"total,omitempty"`
+	// Steps are the MPI launches of a batch script (mpiexec, mpirun inside
+	// it), in order; empty for other jobs.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is one MPI launch of a batch attempt, as Slurm's JOBID.N: ID is
+// "JOBID.N". ExitCode is null while it runs or when it ended without a
+// status (its launcher's wrapper was killed).
+type Step struct {
+	ID        string     `json:"id"`
+	N         int        `json:"n"`
+	Cmd       []string   `json:"cmd"`
+	Nodes     string     `json:"nodes"`
+	StartedAt *time.Time `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	ExitCode  *int       `json:"exit_code"`
 }
 
 // NodeUsage is what an attempt used on one node, or in total (Node ""):

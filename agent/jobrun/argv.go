@@ -116,6 +116,11 @@ func BuildLaunch(in LaunchInput) (Launch, error) {
 		}
 		argv := []string{in.Paths.Launcher, "-launcher", "ssh", "-launcher-exec", in.Paths.Wrapper,
 			"-hosts", hostSpec(att), "-n", np, "-genvlist", strings.Join(names, ",")}
+		for _, kv := range in.HeadEnv {
+			if name, v, _ := strings.Cut(kv, "="); name == "SHOAL_HOSTFILE" {
+				argv = append(argv, "-genv", name, v)
+			}
+		}
 		return Launch{Argv: append(argv, in.Spec.Cmd...)}, nil
 	default: // OpenMPI
 		argv := []string{in.Paths.Launcher, "--mca", "plm_rsh_agent", in.Paths.Wrapper,

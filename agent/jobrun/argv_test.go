@@ -33,6 +33,12 @@ func TestBuildLaunch(t *testing.T) {
 		argv: []string{paths.Launcher, "-launcher", "ssh", "-launcher-exec", paths.Wrapper, "-hosts", "a:2,b:1", "-n", "3",
 			"-genvlist", "PATH,HOME,FOO,SHOAL_JOB_CAP", "./ring", "-n", "5"},
 	}, {
+		name: "mpich names SHOAL_HOSTFILE with -genv too: -genvlist alone lost it under Hydra",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}}, Attempt: two,
+			Paths: paths, HeadEnv: []string{"A=1", "SHOAL_HOSTFILE=/tmp/shoal-job7.1-x/hosts"}},
+		argv: []string{paths.Launcher, "-launcher", "ssh", "-launcher-exec", paths.Wrapper, "-hosts", "a:2,b:1", "-n", "3",
+			"-genvlist", "A,SHOAL_HOSTFILE", "-genv", "SHOAL_HOSTFILE", "/tmp/shoal-job7.1-x/hosts", "x"},
+	}, {
 		name: "mpich ignores degraded and root: hydra has no such flags",
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}}, Attempt: degraded,
 			Paths: paths, HeadEnv: []string{"A=1"}, AllowRoot: true},
@@ -192,6 +198,37 @@ func TestProcessEnvThroughMPICH(t *testing.T) {
 	for _, name := range []string{"FOO", "SHOAL_AGENT_ADDR", "SHOAL_NP", "USER"} {
 		if !slices.Contains(list, name) {
 			t.Errorf("-genvlist %s does not forward %s", l.Argv[i+1], name)
+		}
+	}
+}
+
+// An MPICH step of a batch script forwards the script's environment but
+// the head's SHOAL_NODE and process marker; a step that picks its own
+// environment is left alone. The launcher's flavour comes from its name
+// or from the file it resolves to.
+func TestMPICHStepArgs(t *testing.T) {
+	t.Parallel()
+	env := []string{"PATH=/x", "SHOAL_NODE=n0", "SHOAL_PROC=n0-1:2:1", "A=1", "PATH=/y", "SHOAL_HOSTFILE=/h"}
+	if got, want := MPICHStepArgs(env, []string{"-n", "2", "./a.out"}), []string{"-genvlist", "PATH,A,SHOAL_HOSTFILE"}; !slices.Equal(got, want) {
+		t.Errorf("MPICHStepArgs = %q, want %q", got, want)
+	}
+	for _, own := range []string{"-genvall", "-genvnone", "-genv", "-envlist", "--genvlist"} {
+		if got := MPICHStepArgs(env, []string{own, "X", "./a.out"}); got != nil {
+			t.Errorf("with %s: %q, want nothing added", own, got)
+		}
+	}
+	for _, tc := range []struct {
+		name, resolved string
+		want           bool
+	}{
+		{"mpiexec.mpich", "/usr/bin/mpiexec.mpich", true},
+		{"mpiexec", "/usr/bin/mpiexec.hydra", true},
+		{"mpirun", "/usr/bin/orterun", false},
+		{"mpirun.openmpi", "/usr/bin/orterun", false},
+		{"mpiexec", "/usr/bin/mpiexec.openmpi", false},
+	} {
+		if got := IsMPICHLauncher(tc.name, tc.resolved); got != tc.want {
+			t.Errorf("IsMPICHLauncher(%s, %s) = %v, want %v", tc.name, tc.resolved, got, tc.want)
 		}
 	}
 }

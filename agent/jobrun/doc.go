@@ -27,7 +27,9 @@
 // removed at the attempt's end), sweep.go (the SHOAL_PROC marker and the
 // /proc sweep, the second net and the only one on a node without cgroups),
 // life.go (a restarted
-// agent first fails the attempts of its last life), ompi.go, rshwrapper.go,
+// agent first fails the attempts of its last life), steps.go (a batch
+// script's MPI launches as job steps: launcher shims, the owner's step
+// socket, record_step), ompi.go, rshwrapper.go,
 // joblimits.go, elastic_signal.go, checkpoint.go, logs.go and prune.go.
 //
 // The agent builds one Node when raft has started and runs it until it stops:

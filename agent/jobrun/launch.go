@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -211,6 +212,14 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 		return -1, err
 	}
 	env := n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...))
+	// Steps are a record, not a condition of the job: without the socket
+	// (a TMPDIR too long for a socket's path), the script runs unrecorded.
+	if steps, stepVars, err := n.serveSteps(ctx, tmp, k, att, cred, env); err != nil {
+		n.log.Warn("batch steps will not be recorded", "job", k.Job, "attempt", k.Attempt, "err", err)
+	} else {
+		defer steps.close(5 * time.Second)
+		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), stepVars...)
+	}
 	cgroup, err := n.cgroupDirs(j, k)
 	if err != nil {
 		return -1, err
@@ -246,8 +255,28 @@ func lookFirst(names ...string) string {
 // runCopies is --mpi none: NP copies of the command across the allocation,
 // each told its rank, the size and the hosts. The job's exit status is the
 // first non-zero status of a copy, or 0.
+//
+// SHOAL_HOSTFILE (MPICH's format) is written on the head, as for MPI jobs.
+// Copy 0 runs on the head (the allocation's first node) without a round
+// trip through the HTTP API, so that a `shoal run` job's standard input
+// reaches it as an MPI job's reaches rank 0.
 func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, stdout, stderr io.Writer) (int, error) {
-	l, err := BuildLaunch(LaunchInput{Spec: &j.Spec, Attempt: att, JobEnv: n.jobEnv(j, att, Key{Job: j.ID, Attempt: att.N})})
+	k := Key{Job: j.ID, Attempt: att.N}
+	cred, _, err := n.credentialFor(j.Owner)
+	if err != nil {
+		return -1, err
+	}
+	tmp, err := attemptTempDir(k)
+	if err != nil {
+		return -1, err
+	}
+	defer os.RemoveAll(tmp)
+	mpich, _ := hostfiles(att)
+	hostfile, err := writeOwnedFile(tmp, "hosts", mpich, cred)
+	if err != nil {
+		return -1, err
+	}
+	l, err := BuildLaunch(LaunchInput{Spec: &j.Spec, Attempt: att, JobEnv: append(n.jobEnv(j, att, k), "SHOAL_HOSTFILE="+hostfile)})
 	if err != nil {
 		return -1, err
 	}
@@ -259,10 +288,16 @@ func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attem
 	results := make(chan result, len(l.Copies))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, c := range l.Copies {
+	for i, c := range l.Copies {
 		req := api.ExecRequest{Job: j.ID, Attempt: att.N, Node: c.Node, Argv: c.Argv, Env: c.Env}
 		go func() {
-			code, err := n.execOn(ctx, req, so, se)
+			var code int
+			var err error
+			if i == 0 && c.Node == n.cfg.Name {
+				code, err = n.runLocalCopy(ctx, j, k, c, so, se)
+			} else {
+				code, err = n.execOn(ctx, req, so, se)
+			}
 			results <- result{code, err}
 		}()
 	}
@@ -282,6 +317,16 @@ func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attem
 		return -1, firstErr
 	}
 	return code, nil
+}
+
+// runLocalCopy runs copy c of attempt k on this node, the head, with the
+// job's standard input when it has one.
+func (n *Node) runLocalCopy(ctx context.Context, j *raftfsm.Job, k Key, c Copy, stdout, stderr io.Writer) (int, error) {
+	cmd, err := n.Command(j, k, c.Argv, "", c.Env)
+	if err != nil {
+		return -1, err
+	}
+	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
 }
 
 // execOn runs an exec request on its node through that node's agent.

@@ -26,9 +26,9 @@ func wrapperScript(capability, agentAddr, caFile, caCerts, bin string) string {
 // the owner's, and a symlink renamed over the script between two chowns by
 // path got a root-owned file of the user's choosing chowned to them.)
 func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path string, err error) {
-	dir, err = os.MkdirTemp("", fmt.Sprintf("shoal-job%d.%d-", k.Job, k.Attempt))
+	dir, err = attemptTempDir(k)
 	if err != nil {
-		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
+		return "", "", err
 	}
 	defer func() {
 		if err != nil {
@@ -40,9 +40,6 @@ func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path s
 		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
 	}
 	defer root.Close()
-	if err := root.Chmod(".", 0o711); err != nil {
-		return "", "", fmt.Errorf("launcher wrapper dir: %w", err)
-	}
 	f, err := root.OpenFile("rsh", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
 	if err != nil {
 		return "", "", fmt.Errorf("write launcher wrapper: %w", err)
@@ -60,6 +57,21 @@ func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path s
 		return "", "", fmt.Errorf("write launcher wrapper: %w", err)
 	}
 	return dir, dir + "/rsh", nil
+}
+
+// attemptTempDir makes a fresh directory of root's for attempt k's files on
+// this node, which the job's owner may only pass through (0711): see
+// writeLauncherWrapper. The caller removes it.
+func attemptTempDir(k Key) (string, error) {
+	dir, err := os.MkdirTemp("", fmt.Sprintf("shoal-job%d.%d-", k.Job, k.Attempt))
+	if err != nil {
+		return "", fmt.Errorf("attempt dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("attempt dir: %w", err)
+	}
+	return dir, nil
 }
 
 // writeOwnedFile creates name in dir, a directory writeLauncherWrapper

@@ -230,12 +230,32 @@ func writeJob(c *cli.Context, j api.Job) {
 		}
 		fmt.Fprintln(c.App.Writer, safe(line))
 		writeUsage(c.App.Writer, a)
+		writeSteps(c.App.Writer, a)
 	}
 	if e := j.Elastic; e != nil && len(e.History) > 0 {
 		fmt.Fprintln(c.App.Writer, "Resizes:")
 		for _, r := range e.History {
 			fmt.Fprintf(c.App.Writer, "  %s attempt %d: %d -> %d processes: %s\n", r.At.Local().Format(time.TimeOnly), r.Attempt, r.FromNP, r.ToNP, safe(r.Reason))
 		}
+	}
+}
+
+// writeSteps lists a batch attempt's MPI launches under it, as sacct
+// lists a job's steps: ID, exit (or running), duration, nodes, command.
+func writeSteps(w io.Writer, a api.Attempt) {
+	for _, st := range a.Steps {
+		status := "running"
+		switch {
+		case st.ExitCode != nil:
+			status = fmt.Sprintf("exit %d", *st.ExitCode)
+		case st.EndedAt != nil:
+			status = "ended, exit unknown"
+		}
+		took := ""
+		if st.StartedAt != nil && st.EndedAt != nil {
+			took = ", " + st.EndedAt.Sub(*st.StartedAt).Round(time.Millisecond).String()
+		}
+		fmt.Fprintln(w, safe(fmt.Sprintf("    step %s %s%s on %s: %s", st.ID, status, took, st.Nodes, strings.Join(st.Cmd, " "))))
 	}
 }
 

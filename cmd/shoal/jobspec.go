@@ -221,8 +221,8 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		return req, usagef(c, "--mpi %q: use mpich, openmpi or none", sp.MPI)
 	}
 	// shoal run forwards its standard input to rank 0, as srun does, through
-	// the MPI launcher (plain copies take none).
-	sp.Stdin = c.Command.Name == "run" && sp.MPI != "none"
+	// the MPI launcher (plain copies: to copy 0, on the head).
+	sp.Stdin = c.Command.Name == "run"
 	pes := c.StringSlice("pe")
 	switch {
 	case len(pes) == 1 && pes[0] == "none":

@@ -57,6 +57,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 		},
 		"submit": {{"submit -n 4 -- ./prog -x", "submit -n 4 -- ./prog -x"}},
 		"rsh":    {{"rsh -x HOST cmd -x --json", "rsh -x HOST cmd -x --json"}},
+		"step":   {{"step --skip /d -- mpiexec -n 2 --json ./a.out", "step --skip /d -- mpiexec -n 2 --json ./a.out"}},
 		"alloc":  {{"alloc -n 4 --format openmpi", "alloc -n 4 --format openmpi"}},
 		"gen":    {{"gen man out", "gen man out"}, {"gen completion bash", "gen completion bash"}},
 		"progress": {
