@@ -24,7 +24,7 @@ import (
 // The cache would only hold the peers this node pinged or was pinged by;
 // gossip gives every agent every node's coordinate, so any agent can answer
 // `shoal rtt A B` and `shoal net` for every pair, and the coordinate rides
-// on the state updates the node sends anyway (about 130 bytes each).
+// on the state updates the node sends anyway (about 100 bytes each).
 
 // Coord is a Vivaldi coordinate as it travels: serf's coordinate.Coordinate
 // with its distances in microseconds rounded to 0.01 µs, which keeps the
