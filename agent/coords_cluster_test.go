@@ -49,7 +49,9 @@ func TestCoordinates_EstimateEveryPair(t *testing.T) {
 			}
 		}
 		return true
-	}, func() string { return strings.TrimSpace(strings.ReplaceAll(strings.Join(pairsText(last), "; "), "\n", " ")) })
+	}, func() string {
+		return strings.TrimSpace(strings.ReplaceAll(strings.Join(pairsText(last), "; "), "\n", " "))
+	})
 	for _, pr := range [][2]string{{a, off}, {off, a}, {b, off}} {
 		if e := est(last, pr[0], pr[1]); e != nil {
 			t.Fatalf("pair %s-%s has an estimate %v, but %s runs with coordinates off", pr[0], pr[1], *e, off)
