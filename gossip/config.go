@@ -65,6 +65,10 @@ type Config struct {
 	// CoordinateInterval is how long the coordinate may go unpublished when
 	// nothing else updates this node's state. Default 10s.
 	CoordinateInterval time.Duration
+	// CoordinateMinOf is how many of the latest ping RTTs to each peer the
+	// coordinate is fed the minimum of (rttfilter.go); 1 feeds every RTT
+	// as measured. Default 8.
+	CoordinateMinOf int
 
 	// Logger receives structured logs; memberlist's own lines are routed
 	// into it. Default: slog.Default().
@@ -87,6 +91,7 @@ func DefaultConfig() Config {
 
 		Coordinates:        true,
 		CoordinateInterval: 10 * time.Second,
+		CoordinateMinOf:    8,
 
 		MaxInboundStreams:     128,
 		MaxStreamsPerSource:   16,
@@ -142,6 +147,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gossip: MaxInboundStreams (%d) and MaxStreamsPerSource (%d) must be >= 1", c.MaxInboundStreams, c.MaxStreamsPerSource)
 	case c.Coordinates && c.CoordinateInterval < 10*time.Millisecond:
 		return fmt.Errorf("gossip: CoordinateInterval %v must be at least 10ms when Coordinates is on", c.CoordinateInterval)
+	case c.Coordinates && (c.CoordinateMinOf < 1 || c.CoordinateMinOf > 64):
+		return fmt.Errorf("gossip: CoordinateMinOf %d must be 1 to 64 when Coordinates is on", c.CoordinateMinOf)
 	case c.MaxPendingStreamBytes < minStreamMessage:
 		return fmt.Errorf("gossip: MaxPendingStreamBytes (%d) must be at least %d, one push/pull", c.MaxPendingStreamBytes, minStreamMessage)
 	}

@@ -36,6 +36,7 @@ type Gossip struct {
 	// coord is this node's Vivaldi client, nil with coordinates off;
 	// coordAt is when the coordinate was last published (under mu).
 	coord        *coordinate.Client
+	rttMin       *rttFilter
 	coordAt      time.Time
 	coordUpdates atomic.Uint64
 
@@ -88,7 +89,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start network coordinates: %w", err)
 		}
-		g.coord = cc
+		g.coord, g.rttMin = cc, newRTTFilter(cfg.CoordinateMinOf)
 		mc.Ping = (*pinger)(g)
 	}
 	g.q = &memberlist.TransmitLimitedQueue{NumNodes: g.numNodes, RetransmitMult: mc.RetransmitMult}

@@ -43,7 +43,7 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, p
 		g.log.Debug("dropped coordinate in ping ack", "node", other.Name, "err", err, "bytes", len(payload))
 		return
 	}
-	if _, err := g.coord.Update(other.Name, c.serf(), rtt); err != nil {
+	if _, err := g.coord.Update(other.Name, c.serf(), g.rttMin.add(other.Name, rtt)); err != nil {
 		g.log.Debug("coordinate not updated", "node", other.Name, "rtt", rtt, "err", err)
 		return
 	}
