@@ -97,6 +97,26 @@ func cmdVivaldiError(args []string) error {
 		say("snapshot %d: %d pairs with both figures, median relative error %.3f", i+1, len(rows), m)
 	}
 	writeVivaldiTable(os.Stdout, rows)
+	sw := map[string]string{}
+	for _, n := range topo.Nodes {
+		sw[n.Name] = n.Switch
+	}
+	var same, cross []vivaldiRow
+	for _, r := range rows {
+		if sw[r.A] == sw[r.B] {
+			same = append(same, r)
+		} else {
+			cross = append(cross, r)
+		}
+	}
+	for _, g := range []struct {
+		what string
+		rows []vivaldiRow
+	}{{"same switch", same}, {"across switches", cross}} {
+		if m, ok := medianRelErr(g.rows); ok {
+			fmt.Printf("%s: %d pairs, median relative error %.3f, median |est - direct| %.3f ms\n", g.what, len(g.rows), m, medianAbsErr(g.rows))
+		}
+	}
 	med := make([]string, len(medians))
 	for i, m := range medians {
 		med[i] = fmt.Sprintf("%.3f", m)
@@ -156,12 +176,22 @@ func vivaldiRows(pairs []api.NetPair) []vivaldiRow {
 
 // medianRelErr is the median relative error over rows; ok is false for none.
 func medianRelErr(rows []vivaldiRow) (float64, bool) {
+	return medianOf(rows, vivaldiRow.RelErr)
+}
+
+// medianAbsErr is the median of |est - direct| in ms over rows.
+func medianAbsErr(rows []vivaldiRow) float64 {
+	m, _ := medianOf(rows, func(r vivaldiRow) float64 { return math.Abs(r.Est - r.Direct) })
+	return m
+}
+
+func medianOf(rows []vivaldiRow, f func(vivaldiRow) float64) (float64, bool) {
 	if len(rows) == 0 {
 		return 0, false
 	}
 	errs := make([]float64, len(rows))
 	for i, r := range rows {
-		errs[i] = r.RelErr()
+		errs[i] = f(r)
 	}
 	slices.Sort(errs)
 	n := len(errs)
@@ -178,6 +208,6 @@ func writeVivaldiTable(w io.Writer, rows []vivaldiRow) {
 	}
 	table(w, "pair,direct rtt ms,estimate ms,rel error", out)
 	if m, ok := medianRelErr(rows); ok {
-		fmt.Fprintf(w, "median relative error over %d pairs: %.3f\n", len(rows), m)
+		fmt.Fprintf(w, "median relative error over %d pairs: %.3f; median |est - direct| %.3f ms\n", len(rows), m, medianAbsErr(rows))
 	}
 }

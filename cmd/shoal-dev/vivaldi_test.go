@@ -31,7 +31,7 @@ func TestVivaldiRows(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	writeVivaldiTable(&buf, rows)
-	if !strings.Contains(buf.String(), "c-d") || !strings.Contains(buf.String(), "median relative error over 3 pairs: 0.250") {
+	if !strings.Contains(buf.String(), "c-d") || !strings.Contains(buf.String(), "median relative error over 3 pairs: 0.250; median |est - direct| 0.100 ms") {
 		t.Fatalf("table:\n%s", buf.String())
 	}
 	if _, ok := medianRelErr(nil); ok {
