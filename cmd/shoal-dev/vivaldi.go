@@ -32,6 +32,7 @@ func cmdVivaldiError(args []string) error {
 	snaps := fs.Int("snapshots", 3, "snapshots of 'shoal net --json' to take")
 	every := fs.Duration("every", 30*time.Second, "time between snapshots")
 	noHogs := fs.Bool("no-hogs", false, "leave the topology's CPU hogs out")
+	minOf := fs.Int("min-of", 8, "agents' --coordinate-min-of: the minimum of how many ping RTTs feeds each update")
 	fs.Parse(args)
 	if *snaps < 1 {
 		return fmt.Errorf("-snapshots %d: take at least 1", *snaps)
@@ -64,7 +65,7 @@ func cmdVivaldiError(args []string) error {
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		// Direct pings every 10 s so that every pair has a 1-minute mean;
 		// bandwidth cycles rarely, so their bulk tests do not queue pings.
-		AgentArgs: []string{"--latency-interval", "10s", "--bandwidth-interval", "1h"},
+		AgentArgs: []string{"--latency-interval", "10s", "--bandwidth-interval", "1h", "--coordinate-min-of", fmt.Sprint(*minOf)},
 	})
 	if err != nil {
 		return err
@@ -121,7 +122,7 @@ func cmdVivaldiError(args []string) error {
 	for i, m := range medians {
 		med[i] = fmt.Sprintf("%.3f", m)
 	}
-	fmt.Printf("median relative error per snapshot: %s (%s, %d nodes)\n", strings.Join(med, " "), topo.Name, len(nodes))
+	fmt.Printf("median relative error per snapshot: %s (%s, %d nodes, --coordinate-min-of %d)\n", strings.Join(med, " "), topo.Name, len(nodes), *minOf)
 	return nil
 }
 
