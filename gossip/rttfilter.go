@@ -7,12 +7,13 @@ import (
 )
 
 // rttFilter keeps the last few RTTs memberlist measured to each peer and
-// gives their minimum. A memberlist ping is one packet each way through
-// two busy agents: on a loaded host the agents' scheduling adds
-// milliseconds to a 0.1 ms LAN round trip (measured on the namespace
-// testbed: the raw estimates were 6–8× the direct pings). The minimum of
-// a short window is the sample least inflated by that noise, and it still
-// follows a link whose delay grows once the window has rolled over.
+// gives their minimum (Config.CoordinateMinOf; off at 1). A memberlist
+// ping is one packet each way through two busy agents: on a loaded host
+// the agents' scheduling adds milliseconds to a 0.1 ms LAN round trip
+// (on the namespace testbed the raw estimates were 6–8× the direct
+// pings, 2.7–3.2× with the minimum of 8). The minimum also drops the
+// queueing delay of a congested link, which a job would see, so it is
+// not the default (docs/network-model.md).
 type rttFilter struct {
 	mu   sync.Mutex
 	size int

@@ -94,7 +94,7 @@ socket = "/run/shoal/shoal.sock"
 # coordinates = true
 # Each coordinate update takes the minimum of the last N ping RTTs to that
 # peer (1: every RTT as measured).
-# coordinate_min_of = 8
+# coordinate_min_of = 1
 
 # Logging (to the journal): debug, info, warn or error; JSON lines.
 # log_level = "info"

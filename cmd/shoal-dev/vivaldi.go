@@ -32,7 +32,7 @@ func cmdVivaldiError(args []string) error {
 	snaps := fs.Int("snapshots", 3, "snapshots of 'shoal net --json' to take")
 	every := fs.Duration("every", 30*time.Second, "time between snapshots")
 	noHogs := fs.Bool("no-hogs", false, "leave the topology's CPU hogs out")
-	minOf := fs.Int("min-of", 8, "agents' --coordinate-min-of: the minimum of how many ping RTTs feeds each update")
+	minOf := fs.Int("min-of", 1, "agents' --coordinate-min-of: the minimum of how many ping RTTs feeds each update")
 	fs.Parse(args)
 	if *snaps < 1 {
 		return fmt.Errorf("-snapshots %d: take at least 1", *snaps)
