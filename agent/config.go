@@ -232,6 +232,9 @@ func (c *Config) Validate() error {
 	if c.Gossip.MaxInboundStreams < 1 || c.Gossip.MaxStreamsPerSource < 1 {
 		return fmt.Errorf("--gossip-max-streams %d and --gossip-max-streams-per-source %d must be at least 1", c.Gossip.MaxInboundStreams, c.Gossip.MaxStreamsPerSource)
 	}
+	if c.Gossip.Coordinates && (c.Gossip.CoordinateMinOf < 1 || c.Gossip.CoordinateMinOf > 64) {
+		return fmt.Errorf("--coordinate-min-of %d: use 1 (every ping RTT as measured) to 64", c.Gossip.CoordinateMinOf)
+	}
 	for _, p := range []int{c.GossipPort, c.RaftPort, c.HTTPPort} {
 		if p < 0 || p > 65535 {
 			return fmt.Errorf("port %d is outside 0-65535", p)

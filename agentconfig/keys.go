@@ -156,6 +156,8 @@ var keys = []Key{
 	{"http-idle-timeout", Duration, func(a *Agent, v Value) error { a.Config.HTTP.IdleTimeout = v.Dur; return nil }},
 	{"http-request-timeout", Duration, func(a *Agent, v Value) error { a.Config.HTTP.RequestTimeout = v.Dur; return nil }},
 	{"gossip-max-streams", Int, func(a *Agent, v Value) error { a.Config.Gossip.MaxInboundStreams = v.Int; return nil }},
+	{"coordinates", Bool, func(a *Agent, v Value) error { a.Config.Gossip.Coordinates = v.Bool; return nil }},
+	{"coordinate-min-of", Int, func(a *Agent, v Value) error { a.Config.Gossip.CoordinateMinOf = v.Int; return nil }},
 	{"gossip-max-streams-per-source", Int, func(a *Agent, v Value) error { a.Config.Gossip.MaxStreamsPerSource = v.Int; return nil }},
 	{"log-level", String, func(a *Agent, v Value) error {
 		var l slog.Level

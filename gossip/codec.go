@@ -108,6 +108,11 @@ func (s *NodeState) Validate() error {
 	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes || len(s.Net) > maxNet:
 		return fmt.Errorf("node %s: list longer than allowed", s.Name)
 	}
+	if s.Coord != nil {
+		if err := s.Coord.Validate(); err != nil {
+			return fmt.Errorf("node %s: %w", s.Name, err)
+		}
+	}
 	for _, m := range []Means{s.Dyn.Load, s.Dyn.CPUUtil, s.Dyn.MemAvail, s.Dyn.NetFlow} {
 		if bad(m.Now) || bad(m.M1) || bad(m.M5) || bad(m.M15) {
 			return fmt.Errorf("node %s: attribute is negative or not finite", s.Name)

@@ -89,6 +89,10 @@ func (d *delegate) MergeRemoteState(b []byte, join bool) {
 func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n, StatusAlive) }
 func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n, StatusAlive) }
 func (e *events) NotifyLeave(n *memberlist.Node) {
+	if g := (*Gossip)(e); g.coord != nil {
+		g.coord.ForgetNode(n.Name)
+		g.rttMin.forget(n.Name)
+	}
 	if n.State == memberlist.StateLeft {
 		e.set(n, StatusLeft)
 		return

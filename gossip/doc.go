@@ -22,6 +22,12 @@
 // without leaving) or left (left gracefully). Dead and left nodes stay in the
 // table, shown as such, until Config.ReapAfter has passed.
 //
+// With Config.Coordinates on (the default), every node also keeps a Vivaldi
+// network coordinate (hashicorp/serf/coordinate) fed by memberlist's pings:
+// acks carry the acker's coordinate, the pinger updates its own with it and
+// the measured RTT, and each node gossips its coordinate in NodeState.Coord,
+// so any node estimates any pair's round trip (coord.go, pingdelegate.go).
+//
 // memberlist runs on a wrapped transport (streamguard.go) that caps inbound
 // TCP streams in all and per source address and checks each stream's frame
 // header before memberlist buffers its first message: a stranger without

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/serf/coordinate"
 )
 
 // Gossip runs memberlist and keeps the cluster's table of node states.
@@ -31,6 +32,13 @@ type Gossip struct {
 	mu    sync.Mutex
 	table *Table
 	self  NodeState
+
+	// coord is this node's Vivaldi client, nil with coordinates off;
+	// coordAt is when the coordinate was last published (under mu).
+	coord        *coordinate.Client
+	rttMin       *rttFilter
+	coordAt      time.Time
+	coordUpdates atomic.Uint64
 
 	changed chan struct{}
 	stop    chan struct{}
@@ -76,6 +84,14 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	mc.Delegate = (*delegate)(g)
 	mc.Events = (*events)(g)
 	mc.Logger = log.New(logWriter{logger}, "", 0)
+	if cfg.Coordinates {
+		cc, err := newCoordClient()
+		if err != nil {
+			return nil, fmt.Errorf("start network coordinates: %w", err)
+		}
+		g.coord, g.rttMin = cc, newRTTFilter(cfg.CoordinateMinOf)
+		mc.Ping = (*pinger)(g)
+	}
 	g.q = &memberlist.TransmitLimitedQueue{NumNodes: g.numNodes, RetransmitMult: mc.RetransmitMult}
 
 	g.self = initial.Clone()
@@ -115,6 +131,10 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	g.done.Add(2)
 	go g.reaper()
 	go g.reconnectLoop()
+	if g.coord != nil {
+		g.done.Add(1)
+		go g.coordLoop()
+	}
 	return g, nil
 }
 
@@ -172,6 +192,11 @@ func (g *Gossip) Update(fn func(s *NodeState)) {
 	// Identity is not the caller's to change.
 	s.Name, s.Boot, s.Addr, s.GossipPort, s.Leaving = g.self.Name, g.self.Boot, g.self.Addr, g.self.GossipPort, g.self.Leaving || s.Leaving
 	s.Seq = g.self.Seq + 1
+	// The coordinate is gossip's own: every update carries the latest.
+	s.Coord = nil
+	if g.coord != nil {
+		s.Coord, g.coordAt = toCoord(g.coord.GetCoordinate()), g.now()
+	}
 	s.NetV, s.NetOmitted = g.self.NetV, false
 	if !slices.Equal(s.Net, g.self.Net) {
 		s.NetV = s.Seq

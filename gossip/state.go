@@ -118,6 +118,9 @@ type NodeState struct {
 	// push/pull carries the full row. See netrow.go.
 	NetV       uint64 `json:"nv,omitempty"`
 	NetOmitted bool   `json:"no,omitempty"`
+	// Coord is the owner's Vivaldi network coordinate (coord.go); nil when
+	// the owner runs with coordinates off or has not published one yet.
+	Coord *Coord `json:"co,omitempty"`
 }
 
 // Newer reports whether s is a later version of the same node than o.
@@ -135,5 +138,10 @@ func (s *NodeState) Clone() NodeState {
 	c.Probes = slices.Clone(s.Probes)
 	c.Net = slices.Clone(s.Net)
 	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
+	if s.Coord != nil {
+		co := *s.Coord
+		co.Vec = slices.Clone(s.Coord.Vec)
+		c.Coord = &co
+	}
 	return c
 }

@@ -91,6 +91,13 @@ socket = "/run/shoal/shoal.sock"
 # gossip_max_streams = 128
 # gossip_max_streams_per_source = 16
 
+# Vivaldi network coordinates from gossip's pings ('shoal rtt', rtt_est_ms in
+# 'shoal net --json'); false leaves them out of acks and node state.
+# coordinates = true
+# Each coordinate update takes the minimum of the last N ping RTTs to that
+# peer (1: every RTT as measured).
+# coordinate_min_of = 1
+
 # Logging (to the journal): debug, info, warn or error; JSON lines.
 # log_level = "info"
 # log_json = false

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// NetPair is one measured ordered pair of GET /v1/net: the row of From
-// holds an RTT or a bandwidth value for To. A field without a value was
-// never measured and is left out, never guessed. Bandwidth tests run in
+// NetPair is one ordered pair of GET /v1/net: the row of From holds an
+// RTT or a bandwidth value for To, or their coordinates give an RTT
+// estimate. A measured field without a value was never measured and is
+// left out, never guessed. Bandwidth tests run in
 // one direction at a time, alternating each cycle; both ends record the
 // result, so bw_mbps is the latest test between the two nodes.
 type NetPair struct {
@@ -17,6 +18,11 @@ type NetPair struct {
 	// RTTms is the 1-minute mean round-trip time; RTT5ms the 5-minute one.
 	RTTms  *float64 `json:"rtt_ms,omitempty"`
 	RTT5ms *float64 `json:"rtt5_ms,omitempty"`
+	// RTTEstms is the round trip the two nodes' Vivaldi network
+	// coordinates predict (issue 17), as `consul rtt` does; it is left out
+	// when either node has no coordinate. A pair with only an estimate is
+	// listed too.
+	RTTEstms *float64 `json:"rtt_est_ms,omitempty"`
 	// BWMbps is the latest available bandwidth (Mbit/s), PeakMbps the
 	// highest seen; their difference is the "complement of available
 	// bandwidth" of seed 002 §3.2.2.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
 	"sort"
 	"time"
@@ -19,12 +20,26 @@ func (s *Server) handleNet(w http.ResponseWriter, _ *http.Request) {
 
 func netPairs(nodes []gossip.Entry) []api.NetPair {
 	out := []api.NetPair{}
+	coords := map[string]*gossip.Coord{}
+	for _, e := range nodes {
+		if e.HasState && e.State.Coord != nil && (e.Status == gossip.StatusAlive || e.Status == gossip.StatusSuspect) {
+			coords[e.State.Name] = e.State.Coord
+		}
+	}
+	estimate := func(p *api.NetPair) {
+		if d, ok := coords[p.From].EstimateRTT(coords[p.To]); ok {
+			p.RTTEstms = ptr(math.Round(float64(d)/float64(time.Microsecond)) / 1000)
+		}
+	}
 	for _, e := range nodes {
 		if !e.HasState {
 			continue
 		}
+		listed := map[string]bool{e.State.Name: true}
 		for _, c := range e.State.Net {
+			listed[c.Peer] = true
 			p := api.NetPair{From: e.State.Name, To: c.Peer}
+			estimate(&p)
 			if c.RTTAt > 0 {
 				p.RTTms, p.RTT5ms = ptr(c.RTT1/1000), ptr(c.RTT5/1000)
 				p.RTTAt = time.UnixMilli(c.RTTAt).UTC()
@@ -34,6 +49,16 @@ func netPairs(nodes []gossip.Entry) []api.NetPair {
 				p.MeasuredAt = time.UnixMilli(c.BWAt).UTC()
 			}
 			out = append(out, p)
+		}
+		if coords[e.State.Name] == nil {
+			continue
+		}
+		for peer := range coords {
+			if !listed[peer] {
+				p := api.NetPair{From: e.State.Name, To: peer}
+				estimate(&p)
+				out = append(out, p)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -75,6 +75,8 @@ Examples:
 			&cli.DurationFlag{Name: "http-idle-timeout", Value: d.HTTP.IdleTimeout, EnvVars: []string{"SHOAL_HTTP_IDLE_TIMEOUT"}, Usage: "close a kept-alive API connection idle this long"},
 			&cli.DurationFlag{Name: "http-request-timeout", Value: d.HTTP.RequestTimeout, EnvVars: []string{"SHOAL_HTTP_REQUEST_TIMEOUT"}, Usage: "longest time to read a request and write its answer (streamed logs and exec excepted)"},
 			&cli.IntFlag{Name: "gossip-max-streams", Value: d.Gossip.MaxInboundStreams, EnvVars: []string{"SHOAL_GOSSIP_MAX_STREAMS"}, Usage: "open inbound gossip TCP streams at most, `N`"},
+			&cli.BoolFlag{Name: "coordinates", Value: d.Gossip.Coordinates, EnvVars: []string{"SHOAL_COORDINATES"}, Usage: "keep a Vivaldi network coordinate, fed by gossip's pings, so 'shoal rtt' and 'shoal net' estimate every pair's round trip; false leaves it out of acks and node state"},
+			&cli.IntFlag{Name: "coordinate-min-of", Value: d.Gossip.CoordinateMinOf, EnvVars: []string{"SHOAL_COORDINATE_MIN_OF"}, Usage: "feed the coordinate the minimum of the last `N` ping RTTs to each peer (1: every RTT as measured)"},
 			&cli.IntFlag{Name: "gossip-max-streams-per-source", Value: d.Gossip.MaxStreamsPerSource, EnvVars: []string{"SHOAL_GOSSIP_MAX_STREAMS_PER_SOURCE"}, Usage: "open inbound gossip TCP streams at most from one IP address, `N`"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"SHOAL_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 			&cli.BoolFlag{Name: "log-json", EnvVars: []string{"SHOAL_LOG_JSON"}, Usage: "log JSON lines instead of text"},

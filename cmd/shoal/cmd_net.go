@@ -17,25 +17,28 @@ func netCommand() *cli.Command {
 		Name:  "net",
 		Usage: "show the network matrix: bandwidth or latency between every pair of nodes",
 		Description: `Row FROM, column TO holds what FROM measured to TO: the latest available
-bandwidth in Mbit/s (--metric bw) or the 1-minute mean round-trip time in ms
-(--metric lat). On a terminal the matrix is a heatmap, light = good (as in
+bandwidth in Mbit/s (--metric bw), the 1-minute mean round-trip time in ms
+(--metric lat), or the round trip in ms that the two nodes' Vivaldi network
+coordinates predict (--metric est; --json gives it as rtt_est_ms next to
+rtt_ms). On a terminal the matrix is a heatmap, light = good (as in
 seed 002 Fig. 7); under it a row gives each node's 1-minute load. A pair
 never measured shows '-': it is never guessed.
 
 Examples:
   shoal net
   shoal net --metric lat
+  shoal net --metric est
   shoal net --json | jq '.[] | select(.bw_mbps < 100)'`,
 		Flags: append(clientFlags(), jsonFlag(),
-			&cli.StringFlag{Name: "metric", Value: "bw", Usage: "`METRIC` to show: bw (Mbit/s) or lat (ms)"},
+			&cli.StringFlag{Name: "metric", Value: "bw", Usage: "`METRIC` to show: bw (Mbit/s), lat (ms) or est (ms, from coordinates)"},
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "heatmap colours: auto (on a terminal), always or never"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "net takes no arguments")
 			}
 			metric := c.String("metric")
-			if metric != "bw" && metric != "lat" {
-				return usagef(c, "--metric %q: use bw or lat", metric)
+			if metric != "bw" && metric != "lat" && metric != "est" {
+				return usagef(c, "--metric %q: use bw, lat or est", metric)
 			}
 			color := c.String("color")
 			switch color {
@@ -75,7 +78,7 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// writeNetMatrix prints the matrix of metric ("bw" or "lat") over nodes,
+// writeNetMatrix prints the matrix of metric ("bw", "lat" or "est") over nodes,
 // then their loads. With colour, each cell's background is a grey from
 // dark (worst value shown) to light (best).
 func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric string, colour bool) {
@@ -91,8 +94,11 @@ func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric s
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range pairs {
 		v := p.BWMbps
-		if metric == "lat" {
+		switch metric {
+		case "lat":
 			v = p.RTTms
+		case "est":
+			v = p.RTTEstms
 		}
 		if v == nil {
 			continue
@@ -101,8 +107,11 @@ func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric s
 		lo, hi = min(lo, *v), max(hi, *v)
 	}
 	unit := "available bandwidth, Mbit/s (light = high)"
-	if metric == "lat" {
+	switch metric {
+	case "lat":
 		unit = "round-trip time, ms (light = low)"
+	case "est":
+		unit = "round-trip time estimated from network coordinates, ms (light = low)"
 	}
 	fmt.Fprintf(w, "%s; row = from, column = to\n", unit)
 	fmt.Fprintf(w, "%-*s", width, "")
@@ -140,7 +149,7 @@ func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric s
 }
 
 func formatMetric(v float64, metric string) string {
-	if metric == "lat" {
+	if metric != "bw" {
 		if v < 10 {
 			return fmt.Sprintf("%.2f", v)
 		}
@@ -158,7 +167,7 @@ func goodness(v, lo, hi float64, metric string) float64 {
 		return 1
 	}
 	g := (v - lo) / (hi - lo)
-	if metric == "lat" {
+	if metric != "bw" {
 		g = 1 - g
 	}
 	return g

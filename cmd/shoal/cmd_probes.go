@@ -13,7 +13,7 @@ import (
 // probeCommands are `shoal net`, `shoal probes` and `shoal probe KIND`
 // (issue 5).
 func probeCommands() []*cli.Command {
-	return []*cli.Command{netCommand(), probesCommand(), probeCommand()}
+	return []*cli.Command{netCommand(), rttCommand(), probesCommand(), probeCommand()}
 }
 
 func probesCommand() *cli.Command {

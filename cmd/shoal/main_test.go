@@ -61,6 +61,7 @@ func TestAgentFlagErrors(t *testing.T) {
 		"no http conns":       {"agent", "--data-dir", dd, "--token-file", tok, "--http-max-conns-per-source", "0"},
 		"negative idle":       {"agent", "--data-dir", dd, "--token-file", tok, "--http-idle-timeout", "-1s"},
 		"no gossip streams":   {"agent", "--data-dir", dd, "--token-file", tok, "--gossip-max-streams", "0"},
+		"coordinate min of 0": {"agent", "--data-dir", dd, "--token-file", tok, "--coordinate-min-of", "0"},
 		"bad job rlimit":      {"agent", "--data-dir", dd, "--token-file", tok, "--job-rlimit", "nofile=4096:1024"},
 		"unknown job rlimit":  {"agent", "--data-dir", dd, "--token-file", tok, "--job-rlimit", "files=10"},
 	}

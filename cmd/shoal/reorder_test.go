@@ -36,6 +36,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 		},
 		"net":     {{"net --metric lat --json", "net --metric lat --json"}},
 		"probes":  {{"probes --json", "probes --json"}},
+		"rtt":     {{"rtt n2 n3 --addr http://h:1", "rtt --addr http://h:1 n2 n3"}},
 		"probe":   {{"probe latency --help", "probe --help latency"}},
 		"jobs":    {{"jobs --json", "jobs --json"}},
 		"history": {{"history --user alice --json", "history --user alice --json"}},
