@@ -89,8 +89,14 @@ func nodeNSFiles(ns string) (mnt, uts string) {
 
 // nodeSetupScript runs in the node's new mount and UTS namespaces: the
 // node's hostname, its hosts file over /etc/hosts, and a sysfs that shows
-// the node's interfaces (what ip netns exec does per command).
-const nodeSetupScript = `hostname "$0" && mount --bind "$1" /etc/hosts && umount -l /sys && mount -t sysfs sysfs /sys`
+// the node's interfaces (what ip netns exec does per command). The host's
+// cgroup hierarchies are carried over the new sysfs (a fresh sysfs has an
+// empty /sys/fs/cgroup), so agents in the testbed confine jobs as on a
+// real node.
+const nodeSetupScript = `hostname "$0" && mount --bind "$1" /etc/hosts && ` +
+	`cg=$(mktemp -d) && mount --rbind /sys/fs/cgroup "$cg" && ` +
+	`umount -l /sys && mount -t sysfs sysfs /sys && ` +
+	`mount --move "$cg" /sys/fs/cgroup && rmdir "$cg"`
 
 // addNodeNamespaces creates the node's persistent mount and UTS namespaces.
 func (tb *Testbed) addNodeNamespaces(ctx context.Context, n *NodeInfo) error {
