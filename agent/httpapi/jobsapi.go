@@ -240,17 +240,7 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body api.KillRequest
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
-		return
-	}
-	u, err := actAs(r, body.User)
-	if err != nil {
-		writeErr(w, http.StatusForbidden, err.Error())
-		return
-	}
-	if body.User = u; body.User == "" {
-		writeErr(w, http.StatusBadRequest, "kill needs {\"user\": NAME}")
+	if !decodeActor(w, r, &body, &body.User, "kill needs {\"user\": NAME}") {
 		return
 	}
 	b, _ := raftfsm.Encode(raftfsm.CmdKillJob, s.now(), raftfsm.KillJob{ID: j.ID, User: body.User, Array: body.Array})
@@ -266,17 +256,7 @@ func (s *Server) handleHold(hold bool) http.HandlerFunc {
 			return
 		}
 		var body api.HoldRequest
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-			writeErr(w, http.StatusBadRequest, "hold and release take {\"user\": NAME, \"array\": BOOL}")
-			return
-		}
-		u, err := actAs(r, body.User)
-		if err != nil {
-			writeErr(w, http.StatusForbidden, err.Error())
-			return
-		}
-		if body.User = u; body.User == "" {
-			writeErr(w, http.StatusBadRequest, "hold and release need {\"user\": NAME}")
+		if !decodeActor(w, r, &body, &body.User, "hold and release take {\"user\": NAME, \"array\": BOOL}") {
 			return
 		}
 		b, _ := raftfsm.Encode(raftfsm.CmdHoldJob, s.now(), raftfsm.HoldJob{ID: j.ID, User: body.User, Hold: hold, Array: body.Array})
@@ -373,4 +353,25 @@ func checkElastic(sp raftfsm.JobSpec) error {
 		return fmt.Errorf("elastic job: give one constraint, --deadline or --budget, not both")
 	}
 	return nil
+}
+
+// decodeActor reads a request body naming the user who acts (kill, hold,
+// release) and settles who that may be (actAs): over the socket the
+// kernel's word, with the token whoever the body names. It answers the
+// client itself and returns false when the request cannot go on.
+func decodeActor(w http.ResponseWriter, r *http.Request, body any, user *string, usage string) bool {
+	if err := json.NewDecoder(r.Body).Decode(body); err != nil && !errors.Is(err, io.EOF) {
+		writeErr(w, http.StatusBadRequest, usage)
+		return false
+	}
+	u, err := actAs(r, *user)
+	if err != nil {
+		writeErr(w, http.StatusForbidden, err.Error())
+		return false
+	}
+	if *user = u; u == "" {
+		writeErr(w, http.StatusBadRequest, usage)
+		return false
+	}
+	return true
 }
