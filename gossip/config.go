@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // Config tunes the gossip layer. The zero value is not usable; start from
@@ -57,6 +59,13 @@ type Config struct {
 	// make memberlist buffer before it can decrypt them (the lengths their
 	// first messages declare). Default 64 MiB.
 	MaxPendingStreamBytes int64
+
+	// Transport, when set, carries memberlist's packets and streams instead
+	// of UDP and TCP sockets bound at BindAddr:Port (which are then
+	// ignored). It is for running many nodes in one process: tests and
+	// shoal-dev bench-scale use memberlist's in-memory MockNetwork. The
+	// stream guard wraps it as it wraps the sockets; Shutdown shuts it down.
+	Transport memberlist.NodeAwareTransport
 
 	// Logger receives structured logs; memberlist's own lines are routed
 	// into it. Default: slog.Default().
