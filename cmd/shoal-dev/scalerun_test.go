@@ -31,3 +31,29 @@ func TestScaleConvergence(t *testing.T) {
 		t.Errorf("push/pull %d bytes (%d with rows) for %d states of %d bytes", r.PushPull, r.PushPullRows, o.N, r.StateBytes)
 	}
 }
+
+// TestScaleConvergenceWaitsForEveryAgent checks the sweep itself: when
+// convergence returns, every agent holds the changed state.
+func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
+	t.Parallel()
+	o := scaleOpts{N: 8, Seed: 3, Config: scaleConfig()}
+	c, err := startScaleCluster(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.shutdown()
+	if err := c.waitConverged(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for round, src := range []int{5, 2, 7} {
+		users := 500 + round
+		if _, err := c.convergence(src, users, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range c.agents {
+			if e, ok := g.Lookup(agentName(src)); !ok || e.State.Dyn.Users != users {
+				t.Fatalf("round %d: convergence returned while agent %d held users=%d of %s, want %d", round, i, e.State.Dyn.Users, agentName(src), users)
+			}
+		}
+	}
+}
