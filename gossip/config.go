@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // Config tunes the gossip layer. The zero value is not usable; start from
@@ -72,6 +74,12 @@ type Config struct {
 	// relative error 0.55 against 0.08 raw) while it only trimmed agent
 	// scheduling noise on idle sub-millisecond links (docs/network-model.md).
 	CoordinateMinOf int
+	// Transport, when set, carries memberlist's packets and streams instead
+	// of UDP and TCP sockets bound at BindAddr:Port (which are then
+	// ignored). It is for running many nodes in one process: tests and
+	// shoal-dev bench-scale use memberlist's in-memory MockNetwork. The
+	// stream guard wraps it as it wraps the sockets; Shutdown shuts it down.
+	Transport memberlist.NodeAwareTransport
 
 	// Logger receives structured logs; memberlist's own lines are routed
 	// into it. Default: slog.Default().

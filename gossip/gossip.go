@@ -103,9 +103,12 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	g.table.Merge(g.self, false)
 	g.table.SetStatus(cfg.Name, StatusAlive, g.now())
 
-	nt, err := listenTransport(mc)
-	if err != nil {
-		return nil, fmt.Errorf("start gossip on %s:%d: %w", cfg.BindAddr, cfg.Port, err)
+	var nt memberlist.NodeAwareTransport = cfg.Transport
+	if nt == nil {
+		var err error
+		if nt, err = listenTransport(mc); err != nil {
+			return nil, fmt.Errorf("start gossip on %s:%d: %w", cfg.BindAddr, cfg.Port, err)
+		}
 	}
 	g.guard = newStreamGuard(nt, newStreamSlots(cfg.MaxInboundStreams, cfg.MaxStreamsPerSource, cfg.MaxPendingStreamBytes), g.streamCap, logger)
 	mc.Transport = g.guard
@@ -334,6 +337,15 @@ func reapTick(after time.Duration) time.Duration {
 }
 
 var _ io.Writer = logWriter{}
+
+// Lookup returns one node's entry as the table holds it, without reading
+// memberlist's member list: cheap enough to poll for one node across a
+// thousand in-process agents (shoal-dev bench-scale).
+func (g *Gossip) Lookup(name string) (Entry, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.table.Get(name)
+}
 
 // Node returns one node's entry.
 func (g *Gossip) Node(name string) (Entry, bool) {

@@ -23,7 +23,7 @@ import (
 // read, so a stranger who trickles bytes holds a slot for at most that
 // long.
 type streamGuard struct {
-	*memberlist.NetTransport
+	memberlist.NodeAwareTransport
 	slots *streamSlots
 	capFn func() int
 	log   *slog.Logger
@@ -36,8 +36,8 @@ type streamGuard struct {
 
 var _ memberlist.NodeAwareTransport = (*streamGuard)(nil)
 
-func newStreamGuard(nt *memberlist.NetTransport, slots *streamSlots, capFn func() int, log *slog.Logger) *streamGuard {
-	g := &streamGuard{NetTransport: nt, slots: slots, capFn: capFn, log: log, out: make(chan net.Conn), stop: make(chan struct{})}
+func newStreamGuard(nt memberlist.NodeAwareTransport, slots *streamSlots, capFn func() int, log *slog.Logger) *streamGuard {
+	g := &streamGuard{NodeAwareTransport: nt, slots: slots, capFn: capFn, log: log, out: make(chan net.Conn), stop: make(chan struct{})}
 	g.done.Add(1)
 	go g.forward()
 	return g
@@ -48,7 +48,7 @@ func (g *streamGuard) StreamCh() <-chan net.Conn { return g.out }
 
 // Shutdown stops the transport and the guard's forwarder.
 func (g *streamGuard) Shutdown() error {
-	err := g.NetTransport.Shutdown()
+	err := g.NodeAwareTransport.Shutdown()
 	g.once.Do(func() { close(g.stop) })
 	g.done.Wait()
 	return err
@@ -56,7 +56,7 @@ func (g *streamGuard) Shutdown() error {
 
 func (g *streamGuard) forward() {
 	defer g.done.Done()
-	in := g.NetTransport.StreamCh()
+	in := g.NodeAwareTransport.StreamCh()
 	for {
 		var c net.Conn
 		select {

@@ -8,6 +8,7 @@
 //	shoal-dev bench-failover -runs 10     # leader failover and voter replacement
 //	shoal-dev bench-launch                # submit → ranks started, shoal vs mpiexec
 //	shoal-dev vivaldi-error               # network coordinates vs direct pings on the netns testbed
+//	shoal-dev bench-scale -n 100,300,1000 # gossip of 1,000 in-process agents: growth of each figure
 package main
 
 import (
@@ -22,7 +23,7 @@ func main() {
 	cmds := map[string]func([]string) error{
 		"up": cmdUp, "down": cmdDown,
 		"bench-gossip": cmdBenchGossip, "bench-idle": cmdBenchIdle, "bench-failover": cmdBenchFailover,
-		"bench-launch": cmdBenchLaunch, "vivaldi-error": cmdVivaldiError,
+		"bench-launch": cmdBenchLaunch, "bench-scale": cmdBenchScale, "vivaldi-error": cmdVivaldiError,
 	}
 	fn, ok := cmds[os.Args[1]]
 	if !ok {
@@ -35,6 +36,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: shoal-dev up|down|bench-gossip|bench-idle|bench-failover|bench-launch|vivaldi-error [flags] (each takes -h)")
+	fmt.Fprintln(os.Stderr, "usage: shoal-dev up|down|bench-gossip|bench-idle|bench-failover|bench-launch|bench-scale|vivaldi-error [flags] (each takes -h)")
 	os.Exit(2)
 }
