@@ -79,29 +79,29 @@ func TestSlurmHabitsLive(t *testing.T) {
 		t.Errorf("effective priority of a priority-0 job after usage = %v, want in (0,1)", p)
 	}
 
-	// An array of 6 with %2: never more than 2 tasks hold slots at once, all finish.
-	arr := submit("-J", "sweep", "--array", "0-5%2", "--", "sleep", "0.5")
+	// An array of 20 with %4 (the case): never more than 4 tasks hold slots at once, all finish.
+	arr := submit("-J", "sweep", "--array", "0-19%4", "--", "sleep", "0.3")
 	out, _, _ := shoal(t, env, "jobs")
-	if !strings.Contains(out, strconv.FormatUint(arr, 10)+"_[") || !strings.Contains(out, "%2]") {
+	if !strings.Contains(out, strconv.FormatUint(arr, 10)+"_[") || !strings.Contains(out, "%4]") {
 		t.Errorf("shoal jobs does not fold the array's queued tasks:\n%s", out)
 	}
 	var tasks []api.Job
-	testcluster.WaitFor(t, 90*time.Second, "all 6 tasks done", func() bool {
+	testcluster.WaitFor(t, 90*time.Second, "all 20 tasks done", func() bool {
 		tasks = tasks[:0]
-		for id := arr; id < arr+6; id++ {
+		for id := arr; id < arr+20; id++ {
 			if j := job(id); j.State == "done" {
 				tasks = append(tasks, j)
 			}
 		}
-		return len(tasks) == 6
+		return len(tasks) == 20
 	})
 	for i, tk := range tasks {
 		if tk.ArrayJobID != arr || tk.ArrayTaskID == nil || *tk.ArrayTaskID != i {
 			t.Errorf("task %d: array %d task %v", i, tk.ArrayJobID, tk.ArrayTaskID)
 		}
 	}
-	if n := maxOverlap(tasks); n > 2 || n < 1 {
-		t.Errorf("at most %d tasks held slots at once, want 1 or 2 (limit %%2)", n)
+	if n := maxOverlap(tasks); n > 4 || n < 1 {
+		t.Errorf("at most %d tasks held slots at once, want 1 to 4 (limit %%4)", n)
 	}
 
 	// Killing the array's ID kills every task left; one task by ARRAY_TASK.
