@@ -39,7 +39,7 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 		ip, _ := tb.Node(node)
 		argv := []string{bin, "agent", "--name", node, "--bind", ip.String(), "--data-dir", filepath.Join(dir, node),
 			"--token-file", tokenFile, "--bootstrap-expect", "2", "--join", ipA.String(),
-			"--bandwidth-interval", "1s", "--bandwidth-timeout", "4s", "--probe-budget", "0", "--latency-interval", "1s", "--log-level", "warn"}
+			"--bandwidth-interval", "1s", "--bandwidth-timeout", "6s", "--probe-budget", "0", "--latency-interval", "1s", "--log-level", "warn"}
 		pr, err := tb.Start(ctx, node, argv, nil)
 		if err != nil {
 			t.Fatalf("start agent on %s: %v", node, err)
@@ -52,7 +52,10 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 		})
 	}
 	api := "https://" + ipA.String() + ":7948"
-	const roundLen = 5 * time.Second // --bandwidth-timeout + 1s slack
+	// --bandwidth-timeout + 1s slack. The timeout leaves room for a 4 MiB test
+	// at 10 Mbit/s (3.5 s through tbf) plus its TLS set-up on a loaded host:
+	// at 4 s a slow start cut the test short and read 8.4 Mbit/s.
+	const roundLen = 7 * time.Second
 	t.Log("rate Mbit/s | measured Mbit/s | error")
 	for _, rate := range []int{200, 100, 50, 10} {
 		for _, node := range []string{"pa", "pb"} {
