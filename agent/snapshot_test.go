@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,10 +158,17 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	}
 	// The new cluster schedules the restored jobs: the one that ran on a
 	// node it does not have runs again on one of its own.
-	j := waitState(t, b, 0, running, 60*time.Second, "running")
-	if h := j.Attempts[len(j.Attempts)-1].Hosts[0].Node; !strings.HasPrefix(h, "m") {
-		t.Errorf("restored running job runs on %s, want a node of the new cluster", h)
-	}
+	// Right after the restore it still shows the backup's attempt on n0
+	// (running, as saved) until the new leader fails it: wait for an
+	// attempt on a node of the new cluster.
+	var j api.Job
+	testcluster.WaitFor(t, 60*time.Second, fmt.Sprintf("restored job %d running on a node of the new cluster", running), func() bool {
+		j = jobState(b, 0, running)
+		if j.State != "running" || len(j.Attempts) == 0 || len(j.Attempts[len(j.Attempts)-1].Hosts) == 0 {
+			return false
+		}
+		return strings.HasPrefix(j.Attempts[len(j.Attempts)-1].Hosts[0].Node, "m")
+	}, func() string { return fmt.Sprintf("job is %s (%s) attempts %+v", j.State, j.Reason, j.Attempts) })
 
 	// list-peers shows the new cluster's raft configuration, not the backup's.
 	out, _, code = shoalCLI(t, b, 0, "operator", "raft", "list-peers", "--json")
