@@ -44,7 +44,7 @@ func TestHistoryOutlivesJobGC(t *testing.T) {
 	}
 	if rec.Owner != j.Owner || strings.Join(rec.Cmd, " ") != "true history-marker" || rec.State != "done" || rec.ExitCode == nil ||
 		*rec.ExitCode != 0 || rec.NP != 2 || len(rec.Nodes) == 0 || rec.StartedAt == nil || !rec.EndedAt.Equal(*j.EndedAt) ||
-		!rec.SubmittedAt.Equal(j.SubmittedAt) || rec.Attempts != 1 || rec.Usage != nil {
+		!rec.SubmittedAt.Equal(j.SubmittedAt) || rec.Attempts != 1 || (rec.Usage != nil && rec.Usage.MaxRSSBytes == 0) {
 		t.Errorf("history record %+v of job %+v", rec, j)
 	}
 	out, _, code := shoalCLI(t, c, 0, "history")

@@ -25,11 +25,12 @@ type HistoryRecord struct {
 	SubmittedAt time.Time `json:"submitted_at"`
 	StartedAt   time.Time `json:"started_at,omitzero"`
 	EndedAt     time.Time `json:"ended_at"`
-	// Usage is what the job's processes used, when confinement measured it; nil until then.
+	// Usage is what the job's processes used; nil when no node confined it.
 	Usage *Usage `json:"usage,omitempty"`
 }
 
-// Usage is a job's measured resource use (cgroups), reserved for confinement.
+// Usage is a job's measured resource use (cgroups): CPU seconds of every attempt, and the
+// largest peak memory of one attempt (summed over its nodes).
 type Usage struct {
 	CPUSeconds  float64 `json:"cpu_seconds,omitempty"`
 	MaxRSSBytes uint64  `json:"max_rss_bytes,omitempty"`
@@ -65,6 +66,19 @@ func Record(j *Job) HistoryRecord {
 	if a := j.Current(); a != nil {
 		for _, h := range a.Hosts {
 			r.Nodes = append(r.Nodes, h.Node)
+		}
+	}
+	// What every attempt used, as record_usage reported it (sacct's
+	// TotalCPU, and the largest MaxRSS of any attempt).
+	var used []NodeUsage
+	for i := range j.Attempts {
+		used = append(used, j.Attempts[i].Usage...)
+	}
+	if len(used) > 0 {
+		t := UsageTotal(used)
+		r.Usage = &Usage{CPUSeconds: t.CPUSeconds}
+		for i := range j.Attempts {
+			r.Usage.MaxRSSBytes = max(r.Usage.MaxRSSBytes, UsageTotal(j.Attempts[i].Usage).MaxRSSBytes)
 		}
 	}
 	return r

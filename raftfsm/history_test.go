@@ -77,3 +77,20 @@ func TestHistory_BoundedCount(t *testing.T) {
 		t.Fatalf("history of %d records from %d to %d, want the newest %d", len(h), h[0].ID, h[len(h)-1].ID, MaxHistoryRecords)
 	}
 }
+
+// A record carries what confinement measured: CPU of every attempt, the
+// largest peak of one attempt; nil when no node reported usage.
+func TestHistory_RecordCarriesUsage(t *testing.T) {
+	t.Parallel()
+	j := &Job{ID: 1, Owner: "alice", Attempt: 2, Attempts: []Attempt{
+		{N: 1, Usage: []NodeUsage{{Node: "a", CPUSeconds: 2, MaxRSSBytes: 100}, {Node: "b", CPUSeconds: 3, MaxRSSBytes: 50}}},
+		{N: 2, Usage: []NodeUsage{{Node: "a", CPUSeconds: 4, MaxRSSBytes: 120}}},
+	}}
+	r := Record(j)
+	if r.Usage == nil || r.Usage.CPUSeconds != 9 || r.Usage.MaxRSSBytes != 150 {
+		t.Fatalf("record usage %+v, want 9 CPU s and a peak of 150 bytes", r.Usage)
+	}
+	if r := Record(&Job{ID: 2, Attempts: []Attempt{{N: 1}}}); r.Usage != nil {
+		t.Fatalf("record of an unconfined job has usage %+v", r.Usage)
+	}
+}
