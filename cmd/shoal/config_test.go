@@ -203,14 +203,7 @@ bandwidth_interval = "1h"
 			}
 		})
 	}
-	explain := func() string {
-		var b strings.Builder
-		for _, l := range logs {
-			out, _ := os.ReadFile(l)
-			fmt.Fprintf(&b, "--- %s\n%s", l, out)
-		}
-		return b.String()
-	}
+	explain := func() string { return readLogs(logs) }
 	ctx := context.Background()
 	// One client per agent for the whole test: a client per poll would
 	// leave connections open and soon meet the agent's per-source cap.
@@ -356,4 +349,15 @@ bootstrap_expect = 1
 	if _, err := cl.Leader(ctx); err != nil {
 		t.Fatalf("agent gone after a bad reload: %v\n%s", err, agentLog())
 	}
+}
+
+// readLogs is the agents' log files, each under its name: what a failed
+// wait explains itself with.
+func readLogs(logs []string) string {
+	var b strings.Builder
+	for _, l := range logs {
+		out, _ := os.ReadFile(l)
+		fmt.Fprintf(&b, "--- %s\n%s", l, out)
+	}
+	return b.String()
 }

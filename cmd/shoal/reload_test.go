@@ -67,14 +67,7 @@ bandwidth_interval = "1h"
 		writeConfig(i, "latency_interval = \"1h\"\n")
 		cmds[i] = startAgentProcess(t, bin, paths[i], logs[i])
 	}
-	explain := func() string {
-		var b strings.Builder
-		for _, l := range logs {
-			out, _ := os.ReadFile(l)
-			fmt.Fprintf(&b, "--- %s\n%s", l, out)
-		}
-		return b.String()
-	}
+	explain := func() string { return readLogs(logs) }
 	ctx := context.Background()
 	cl := api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", ports[2]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
 	// rttAt is when each node last measured its RTT to the other, as
