@@ -51,6 +51,8 @@ type Feed struct {
 	changed chan struct{}
 
 	heartbeat time.Duration
+	// health says whether the local state is fit to stream (SetHealth).
+	health func() error
 }
 
 // NewFeed returns a feed that keeps the last keep command entries (at
@@ -68,6 +70,31 @@ func (f *Feed) SetHeartbeat(d time.Duration) {
 	if d > 0 {
 		f.heartbeat = d
 	}
+}
+
+// SetHealth makes Serve check fn before a stream starts and at every
+// heartbeat: while it returns an error, no stream is opened and open ones
+// end, so followers move to another server. A server cut off from its raft
+// leader, or shut down, keeps an FSM that no longer advances; without this
+// its heartbeats would keep its followers on that stale state.
+func (f *Feed) SetHealth(fn func() error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.health = fn
+}
+
+// healthy runs the health check, nil when none is set.
+func (f *Feed) healthy() error {
+	f.mu.Lock()
+	fn := f.health
+	f.mu.Unlock()
+	if fn == nil {
+		return nil
+	}
+	if err := fn(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	}
+	return nil
 }
 
 // Applied records a command entry the FSM has just applied (raftnode's
@@ -177,8 +204,12 @@ func (f *Feed) next(fsm *raftfsm.FSM, pos, gen uint64, first bool) (batch, uint6
 // applied, and a heartbeat after each catch-up and whenever the stream
 // idles for the heartbeat interval. flush (may be nil) is called after
 // each burst so that frames leave at once. Serve returns nil when ctx
-// ends, or the first write error.
+// ends, or the first write error, or ErrUnhealthy (before writing
+// anything if the feed is unhealthy from the start; see SetHealth).
 func (f *Feed) Serve(ctx context.Context, fsm *raftfsm.FSM, after uint64, w io.Writer, flush func()) error {
+	if err := f.healthy(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	every := f.heartbeat
 	gen := f.gen
@@ -235,6 +266,9 @@ func (f *Feed) Serve(ctx context.Context, fsm *raftfsm.FSM, after uint64, w io.W
 			case <-b.changed:
 				break wait
 			case <-hb.C:
+				if err := f.healthy(); err != nil {
+					return err
+				}
 				if err := WriteFrame(bw, Frame{Kind: KindHeartbeat, Index: f.Last()}); err != nil {
 					return err
 				}

@@ -242,3 +242,33 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// A server whose state stops being current (cut off from its leader)
+// ends its streams at the next heartbeat and opens none: its followers
+// move to a server that is current.
+func TestFollower_LeavesAServerThatIsNotCurrent(t *testing.T) {
+	t.Parallel()
+	s0, s1 := newServer(t, "s0", 64), newServer(t, "s1", 64)
+	var stale atomic.Bool
+	s0.feed.SetHeartbeat(20 * time.Millisecond)
+	s0.feed.SetHealth(func() error {
+		if stale.Load() {
+			return errors.New("no word from a raft leader")
+		}
+		return nil
+	})
+	log := script(t, 19, 0, 60)
+	s0.apply(log[:30]...)
+	s1.apply(log[:30]...)
+	copy := raftfsm.New()
+	f := follow(t, pool{"s0": s0, "s1": s1}, copy)
+	waitFor(t, "the copy to follow s0", func() bool { return converged(t, s0, copy) && f.Server() == "s0" })
+
+	stale.Store(true) // s0 stays up, its state frozen
+	s1.apply(log[30:]...)
+	waitFor(t, "the copy to follow s1", func() bool { return converged(t, s1, copy) && f.Server() == "s1" },
+		func() string { return fmt.Sprintf("following %q at %d", f.Server(), copy.Index()) })
+	if err := s0.feed.Serve(context.Background(), s0.fsm, 0, io.Discard, nil); !errors.Is(err, ErrUnhealthy) || !strings.Contains(err.Error(), "no word from a raft leader") {
+		t.Fatalf("serve while not current: %v, want ErrUnhealthy with the reason", err)
+	}
+}
