@@ -188,3 +188,30 @@ func TestServe_NoEntryLostOrTwiceUnderRace(t *testing.T) {
 	}
 	t.Logf("%d streams, %d snapshots", streams, snaps)
 }
+
+// Streams that need a snapshot share the kept one while the ring goes on
+// from it: the second stream gets the first one's snapshot and the entry
+// applied since, not a second encoding.
+func TestServe_SnapshotIsShared(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, "s0", 8)
+	log := script(t, 6, 0, 31)
+	s.apply(log[:30]...)
+	a := stream(t, s, 0)()
+	if a.Kind != KindSnapshot || a.Index != log[29].index {
+		t.Fatalf("first stream: %v at %d, want a snapshot at %d", a.Kind, a.Index, log[29].index)
+	}
+	s.apply(log[30])
+	next := stream(t, s, 0)
+	if b := next(); b.Kind != KindSnapshot || b.Index != a.Index || string(b.Data) != string(a.Data) {
+		t.Fatalf("second stream: %v at %d, want the kept snapshot at %d", b.Kind, b.Index, a.Index)
+	}
+	if e := next(); e.Kind != KindEntry || e.Index != log[30].index {
+		t.Fatalf("after the kept snapshot: %v at %d, want entry %d", e.Kind, e.Index, log[30].index)
+	}
+	// Once the ring has moved past it, a stream takes a new one.
+	s.apply(script(t, 6, log[30].index, 10)...)
+	if c := stream(t, s, 0)(); c.Kind != KindSnapshot || c.Index != s.fsm.Index() {
+		t.Fatalf("third stream: %v at %d, want a new snapshot at %d", c.Kind, c.Index, s.fsm.Index())
+	}
+}
