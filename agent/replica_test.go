@@ -92,6 +92,9 @@ func TestReplicaFollowsTheCluster(t *testing.T) {
 			return fmt.Sprintf("copy at %d following %q (stats %+v); leader at %d, job %s attempt %d", copy.Index(), f.Server(), f.Stats(), c.Agent(lead).FSM().Index(), j.State, j.Attempt)
 		})
 	t.Logf("job %d's attempt reached the copy %v after the submit", id, time.Since(start).Round(time.Millisecond))
+	if st := f.Stats(); st.Entries == 0 {
+		t.Fatalf("the job reached the copy without an entry pushed (%+v)", st)
+	}
 	if f.Server() != names[first] {
 		t.Fatalf("following %q, want %s", f.Server(), names[first])
 	}

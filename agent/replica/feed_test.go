@@ -3,6 +3,7 @@ package replica
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -38,7 +39,25 @@ func streamErr(t *testing.T, s *server, after uint64) func() (Frame, error) {
 	}()
 	t.Cleanup(func() { cancel(); pr.Close(); <-done })
 	br := bufio.NewReader(pr)
-	return func() (Frame, error) { return ReadFrame(br) }
+	return func() (Frame, error) {
+		type read struct {
+			fr  Frame
+			err error
+		}
+		ch := make(chan read, 1)
+		go func() {
+			fr, err := ReadFrame(br)
+			ch <- read{fr, err}
+		}()
+		select {
+		case r := <-ch:
+			return r.fr, r.err
+		case <-time.After(20 * time.Second):
+			pr.Close()
+			<-ch
+			return Frame{}, errors.New("no frame within 20s")
+		}
+	}
 }
 
 func TestServe_SnapshotOnlyWhenTheRingDoesNotCover(t *testing.T) {
