@@ -119,4 +119,23 @@ func TestReplicaFollowsTheCluster(t *testing.T) {
 	if s := f.Server(); s == names[first] || s == "" {
 		t.Fatalf("following %q after %s died", s, names[first])
 	}
+
+	// An operator restores a backup taken before job 3: the copy goes back
+	// with the cluster (the restored state may stand below the copy's index).
+	backup, err := c.Client(lead).SnapshotSave(t.Context())
+	if err != nil {
+		t.Fatalf("snapshot save: %v", err)
+	}
+	id3 := submit("replica-3")
+	testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("job %d in the copy", id3), mirrored(id3))
+	if _, err := c.Client(lead).SnapshotRestore(t.Context(), backup); err != nil {
+		t.Fatalf("snapshot restore: %v", err)
+	}
+	has3 := func(f *raftfsm.FSM) (ok bool) {
+		f.View(func(s *raftfsm.State) { ok = s.Jobs[id3] != nil })
+		return ok
+	}
+	testcluster.WaitFor(t, 30*time.Second, "the copy to drop the job the backup predates", func() bool {
+		return !has3(c.Agent(lead).FSM()) && !has3(copy)
+	}, func() string { return fmt.Sprintf("copy at %d (stats %+v)", copy.Index(), f.Stats()) })
 }
