@@ -1,0 +1,107 @@
+package rows
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/gossip"
+)
+
+var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+
+func row(node string, boot int64, v uint64, bw float64) gossip.NetRow {
+	return gossip.NetRow{Node: node, Boot: boot, V: v, Cells: []gossip.NetEntry{{Peer: "p", BW: bw, BWAt: 1}}}
+}
+
+func TestTable_NewestVersionWins(t *testing.T) {
+	t.Parallel()
+	tb := NewTable()
+	steps := []struct {
+		r    gossip.NetRow
+		kept bool
+		bw   float64
+	}{
+		{row("a", 10, 1, 100), true, 100},
+		{row("a", 10, 3, 300), true, 300},
+		{row("a", 10, 2, 200), false, 300}, // stale version of the same boot: dropped
+		{row("a", 10, 3, 999), false, 300}, // same version: nothing new
+		{row("a", 9, 50, 900), false, 300}, // an earlier boot, however high its counter
+		{row("a", 11, 1, 110), true, 110},  // a restart starts counting again
+	}
+	for i, s := range steps {
+		kept, err := tb.Put(s.r, t0)
+		if err != nil || kept != s.kept {
+			t.Fatalf("step %d: kept %v, %v; want %v", i, kept, err, s.kept)
+		}
+		if got, _ := tb.Get("a"); got.Cells[0].BW != s.bw {
+			t.Fatalf("step %d: holds %+v, want bw %v", i, got, s.bw)
+		}
+	}
+	// Get hands out a copy.
+	got, _ := tb.Get("a")
+	got.Cells[0].BW = -1
+	if again, _ := tb.Get("a"); again.Cells[0].BW != 110 {
+		t.Fatal("Get shares the table's cells")
+	}
+}
+
+func TestTable_RefusesBadAndTooMany(t *testing.T) {
+	t.Parallel()
+	tb := NewTable()
+	big := gossip.NetRow{Node: "a", Boot: 1, V: 1, Cells: make([]gossip.NetEntry, gossip.MaxNetCells+1)}
+	for i := range big.Cells {
+		big.Cells[i].Peer = "p"
+	}
+	if _, err := tb.Put(big, t0); err == nil || !strings.Contains(err.Error(), "at most 16384") {
+		t.Fatalf("oversized row: %v", err)
+	}
+	if _, err := tb.Put(gossip.NetRow{Node: "a", Cells: []gossip.NetEntry{{Peer: "p", RTT1: -3}}}, t0); err == nil {
+		t.Fatal("negative RTT taken")
+	}
+	if tb.Len() != 0 {
+		t.Fatalf("a refused row changed the table: %d rows", tb.Len())
+	}
+	tb.max = 2
+	for _, n := range []string{"a", "b"} {
+		if _, err := tb.Put(row(n, 1, 1, 1), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tb.Put(row("c", 1, 1, 1), t0); err == nil || !strings.Contains(err.Error(), "at most 2") {
+		t.Fatalf("third owner in a table of 2: %v", err)
+	}
+	if kept, err := tb.Put(row("a", 1, 2, 2), t0); !kept || err != nil {
+		t.Fatalf("a full table must still take a newer row of a known owner: %v %v", kept, err)
+	}
+}
+
+func TestTable_PruneFollowsGossip(t *testing.T) {
+	t.Parallel()
+	tb := NewTable()
+	for _, n := range []string{"alive", "dead", "left", "reborn", "unknown-fresh", "unknown-old", "suspect"} {
+		at := t0
+		if n == "unknown-old" {
+			at = t0.Add(-time.Hour)
+		}
+		if _, err := tb.Put(row(n, 5, 1, 1), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entry := func(name string, st gossip.Status, boot int64) gossip.Entry {
+		return gossip.Entry{State: gossip.NodeState{Name: name, Boot: boot}, Status: st, HasState: true}
+	}
+	nodes := []gossip.Entry{entry("alive", gossip.StatusAlive, 5), entry("dead", gossip.StatusDead, 5),
+		entry("left", gossip.StatusLeft, 5), entry("reborn", gossip.StatusAlive, 6), entry("suspect", gossip.StatusSuspect, 5)}
+	gone := tb.Prune(t0, nodes, time.Minute)
+	if strings.Join(gone, ",") != "dead,left,reborn,unknown-old" {
+		t.Fatalf("pruned %v", gone)
+	}
+	var held []string
+	for _, r := range tb.All() {
+		held = append(held, r.Node)
+	}
+	if strings.Join(held, ",") != "alive,suspect,unknown-fresh" {
+		t.Fatalf("holds %v", held)
+	}
+}
