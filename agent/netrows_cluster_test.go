@@ -205,4 +205,3 @@ func TestNetRows_ReachServers(t *testing.T) {
 		})
 	})
 }
-

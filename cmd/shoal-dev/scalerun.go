@@ -424,4 +424,3 @@ type legacyState struct {
 	Net  []gossip.NetEntry `json:"net,omitempty"`
 	NetV uint64            `json:"nv,omitempty"`
 }
-
