@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
@@ -53,10 +54,11 @@ func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.cl
 func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }
 func (b *httpBackend) NetServers() []string                  { return b.rows.serverNames() }
 
-// PutNetRow keeps a row on a server; another agent answers 409.
+// PutNetRow keeps a row on a server; another agent, or a delta whose
+// base the table does not hold, answers 409.
 func (b *httpBackend) PutNetRow(r gossip.NetRow) error {
 	if err := b.rows.put(r); err != nil {
-		if errors.Is(err, errNotServer) {
+		if errors.Is(err, errNotServer) || errors.Is(err, rows.ErrNeedFull) {
 			return httpapi.WithStatus(http.StatusConflict, err)
 		}
 		return httpapi.WithStatus(http.StatusBadRequest, err)

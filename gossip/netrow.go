@@ -25,6 +25,12 @@ type NetRow struct {
 	// V grows with every change of the row within one boot.
 	V     uint64     `json:"v"`
 	Cells []NetEntry `json:"cells"`
+	// Base, when not zero, makes the message a delta: Cells are only the
+	// cells that changed since version Base of the same boot and Gone the
+	// peers dropped since. A server holding exactly version Base applies
+	// it; any other refuses it and the owner sends the whole row.
+	Base uint64   `json:"base,omitempty"`
+	Gone []string `json:"gone,omitempty"`
 }
 
 // Bounds on a row a server accepts: one cell per peer, at most MaxNetCells
@@ -49,8 +55,17 @@ func (r *NetRow) Validate() error {
 	switch {
 	case r.Node == "" || len(r.Node) > maxNameLen:
 		return fmt.Errorf("%w: row owner %q must have 1 to %d bytes", ErrMalformed, r.Node, maxNameLen)
-	case len(r.Cells) > MaxNetCells:
-		return fmt.Errorf("%w: row of %s has %d cells, at most %d", ErrTooLarge, r.Node, len(r.Cells), MaxNetCells)
+	case len(r.Cells) > MaxNetCells || len(r.Gone) > MaxNetCells:
+		return fmt.Errorf("%w: row of %s has %d cells, at most %d", ErrTooLarge, r.Node, max(len(r.Cells), len(r.Gone)), MaxNetCells)
+	case r.Base != 0 && r.Base >= r.V:
+		return fmt.Errorf("%w: row of %s: delta from version %d to %d", ErrMalformed, r.Node, r.Base, r.V)
+	case r.Base == 0 && len(r.Gone) > 0:
+		return fmt.Errorf("%w: row of %s: a whole row drops no peers", ErrMalformed, r.Node)
+	}
+	for _, p := range r.Gone {
+		if p == "" || len(p) > maxNameLen {
+			return fmt.Errorf("%w: row of %s: bad dropped peer %q", ErrMalformed, r.Node, p)
+		}
 	}
 	for _, e := range r.Cells {
 		if e.Peer == "" || len(e.Peer) > maxNameLen || bad(e.RTT1) || bad(e.RTT5) || bad(e.BW) || bad(e.Peak) {

@@ -89,11 +89,25 @@ type Sender struct {
 
 	mu  sync.Mutex
 	row gossip.NetRow
+	// hist is, for the latest versions, the peers each one changed or
+	// dropped (oldest first, at most histLen): what a delta from an
+	// earlier version must carry.
+	hist []change
 	// sent is, per server, what it was last sent and when.
 	sent map[string]sendState
 	// sentBytes counts the encoded rows sent to other nodes.
 	sentBytes atomic.Uint64
 	sends     atomic.Uint64
+}
+
+// histLen bounds the versions a delta can span; a server further behind
+// gets the whole row.
+const histLen = 64
+
+// change is the peers one version of the row changed or dropped.
+type change struct {
+	v     uint64
+	peers []string
 }
 
 // sendState is what the sender knows of one server's copy of its row.
@@ -123,7 +137,12 @@ func (s *Sender) Set(cells []gossip.NetEntry) {
 	s.mu.Lock()
 	changed := s.row.V == 0 || !slices.Equal(cells, s.row.Cells)
 	if changed {
-		s.row.Cells, s.row.V = slices.Clone(cells), s.row.V+1
+		c := change{v: s.row.V + 1, peers: diffPeers(s.row.Cells, cells)}
+		s.row.Cells, s.row.V = slices.Clone(cells), c.v
+		s.hist = append(s.hist, c)
+		if len(s.hist) > histLen {
+			s.hist = slices.Delete(s.hist, 0, len(s.hist)-histLen)
+		}
 	}
 	s.mu.Unlock()
 	if changed {
@@ -164,19 +183,42 @@ func (s *Sender) Run(ctx context.Context) {
 	}
 }
 
-// round sends the row to every server due now, concurrently, and waits.
+// round sends the row to every server due now, concurrently, and waits:
+// a delta to a server that holds an earlier version of this boot (see
+// message), the whole row to any other.
 func (s *Sender) round(ctx context.Context) {
 	now := s.d.Now()
 	servers := s.d.Servers()
 	s.mu.Lock()
 	row := clone(s.row)
 	listed := map[string]bool{}
-	var due []Server
+	bodies := map[uint64][]byte{} // by the base version of the message
+	type send struct {
+		srv  Server
+		body []byte
+	}
+	var due []send
 	for _, srv := range servers {
 		listed[srv.Name] = true
-		if st, ok := s.sent[srv.Name]; row.V > 0 && isDue(st, ok, srv, row.V, now, s.cfg) {
-			due = append(due, srv)
+		st, ok := s.sent[srv.Name]
+		if row.V == 0 || !isDue(st, ok, srv, row.V, now, s.cfg) {
+			continue
 		}
+		base := uint64(0)
+		if ok && st.boot == srv.Boot && st.v != 0 && st.v != row.V {
+			base = st.v
+		}
+		body, have := bodies[base]
+		if !have {
+			var err error
+			if body, err = gossip.EncodeNetRow(s.message(row, base)); err != nil {
+				s.mu.Unlock()
+				s.d.Log.Error("encode own network row", "err", err)
+				return
+			}
+			bodies[base] = body
+		}
+		due = append(due, send{srv, body})
 	}
 	for name := range s.sent {
 		if !listed[name] {
@@ -184,26 +226,71 @@ func (s *Sender) round(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
-	if len(due) == 0 {
-		return
-	}
-	body, err := gossip.EncodeNetRow(&row)
-	if err != nil {
-		s.d.Log.Error("encode own network row", "err", err)
-		return
-	}
 	var wg sync.WaitGroup
-	for _, srv := range due {
+	for _, d := range due {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, s.cfg.SendTimeout)
-			err := s.d.Send(sctx, srv.Name, body)
+			err := s.d.Send(sctx, d.srv.Name, d.body)
 			cancel()
-			s.record(srv, row.V, len(body), err)
+			s.record(d.srv, row.V, len(d.body), err)
 		}()
 	}
 	wg.Wait()
+}
+
+// message is what a server holding version base of row (0: none) is
+// sent: a delta of the peers changed since base when the history reaches
+// back that far and the delta is smaller than the row, else the row.
+// s.mu is held.
+func (s *Sender) message(row gossip.NetRow, base uint64) *gossip.NetRow {
+	if base == 0 || len(s.hist) == 0 || s.hist[0].v > base+1 {
+		return &row
+	}
+	peers := map[string]bool{}
+	for _, c := range s.hist {
+		if c.v > base {
+			for _, p := range c.peers {
+				peers[p] = true
+			}
+		}
+	}
+	if 2*len(peers) > len(row.Cells) {
+		return &row
+	}
+	d := gossip.NetRow{Node: row.Node, Boot: row.Boot, V: row.V, Base: base, Cells: []gossip.NetEntry{}}
+	for _, c := range row.Cells {
+		if peers[c.Peer] {
+			d.Cells = append(d.Cells, c)
+			delete(peers, c.Peer)
+		}
+	}
+	for p := range peers {
+		d.Gone = append(d.Gone, p) // changed since base, and no longer in the row
+	}
+	slices.Sort(d.Gone)
+	return &d
+}
+
+// diffPeers lists the peers whose cell differs between two rows, dropped
+// ones included.
+func diffPeers(old, cur []gossip.NetEntry) []string {
+	was := make(map[string]gossip.NetEntry, len(old))
+	for _, c := range old {
+		was[c.Peer] = c
+	}
+	var out []string
+	for _, c := range cur {
+		if o, ok := was[c.Peer]; !ok || o != c {
+			out = append(out, c.Peer)
+		}
+		delete(was, c.Peer)
+	}
+	for p := range was {
+		out = append(out, p)
+	}
+	return out
 }
 
 // record notes the outcome of one send.
@@ -213,8 +300,10 @@ func (s *Sender) record(srv Server, v uint64, n int, err error) {
 	defer s.mu.Unlock()
 	st := s.sent[srv.Name]
 	if err != nil {
+		// The next try sends the whole row: the server may have refused a
+		// delta (rows.ErrNeedFull) or lost what it held.
 		st.fails++
-		st.retry = now.Add(backoff(st.fails, s.cfg))
+		st.retry, st.v = now.Add(backoff(st.fails, s.cfg)), 0
 		s.sent[srv.Name] = st
 		s.d.Log.Warn("network row not delivered to a server", "server", srv.Name, "err", err, "retry_in", backoff(st.fails, s.cfg))
 		return

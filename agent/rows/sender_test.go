@@ -3,6 +3,7 @@ package rows
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +144,76 @@ func TestSender_Rounds(t *testing.T) {
 	}
 	if s.Sends() != uint64(sends) || s.SentBytes() == 0 {
 		t.Fatalf("counted %d sends, %d bytes; made %d", s.Sends(), s.SentBytes(), sends)
+	}
+}
+
+// TestSender_Deltas: after the whole row, a server gets only the cells
+// that changed and the peers dropped; a server that lost the row refuses
+// a delta and gets the whole row on the retry; a server further behind
+// than the history gets the whole row.
+func TestSender_Deltas(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: t0}
+	table := NewTable()
+	var bodies []gossip.NetRow
+	s := NewSender(Deps{Node: "me", Boot: 1, Now: clk.now, Config: Config{MinInterval: time.Second, Refresh: time.Minute},
+		Servers: func() []Server { return []Server{{"srv", 1}} },
+		Send: func(_ context.Context, _ string, body []byte) error {
+			r, err := gossip.DecodeNetRow(body)
+			if err != nil {
+				return err
+			}
+			bodies = append(bodies, r)
+			_, err = table.Put(r, clk.now())
+			return err
+		}})
+	ctx := context.Background()
+	row := make([]gossip.NetEntry, 10)
+	for i := range row {
+		row[i] = gossip.NetEntry{Peer: string(rune('a' + i)), BW: float64(i + 1), BWAt: 1}
+	}
+	step := func(cells []gossip.NetEntry) gossip.NetRow {
+		t.Helper()
+		s.Set(cells)
+		clk.add(time.Second)
+		s.round(ctx)
+		got, _ := table.Get("me")
+		if own := s.Row(); got.V != own.V || !slices.Equal(got.Cells, own.Cells) {
+			t.Fatalf("server holds %+v, owner %+v", got, own)
+		}
+		return bodies[len(bodies)-1]
+	}
+	if b := step(row); b.Base != 0 || len(b.Cells) != 10 {
+		t.Fatalf("first send: %+v, want the whole row", b)
+	}
+	row[3].BW = 99
+	if b := step(row); b.Base != 1 || len(b.Cells) != 1 || b.Cells[0].Peer != "d" {
+		t.Fatalf("one cell changed: sent %+v", b)
+	}
+	row = append(row[:2:2], row[3:]...) // drop peer c
+	if b := step(row); b.Base != 2 || len(b.Cells) != 0 || len(b.Gone) != 1 || b.Gone[0] != "c" {
+		t.Fatalf("one peer dropped: sent %+v", b)
+	}
+	// The server loses the row (pruned) without restarting.
+	table = NewTable()
+	row[0].BW = 7
+	s.Set(row)
+	clk.add(time.Second)
+	s.round(ctx)
+	if _, ok := table.Get("me"); ok {
+		t.Fatal("a delta applied to an empty table")
+	}
+	clk.add(time.Second)
+	if b := step(row); b.Base != 0 || len(b.Cells) != 9 {
+		t.Fatalf("retry after a refused delta: %+v, want the whole row", b)
+	}
+	// More versions than the history holds, none sent (the server is
+	// listed but each Set is followed by no round).
+	for i := range histLen + 1 {
+		row[1].BW = float64(1000 + i)
+		s.Set(row)
+	}
+	if b := step(row); b.Base != 0 {
+		t.Fatalf("a server %d versions behind got a delta: %+v", histLen+1, b)
 	}
 }

@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -31,10 +32,16 @@ type held struct {
 // NewTable returns an empty table of at most MaxRows owners.
 func NewTable() *Table { return &Table{rows: map[string]*held{}, max: MaxRows} }
 
+// ErrNeedFull refuses a delta whose base version the table does not
+// hold: the owner sends its whole row instead.
+var ErrNeedFull = errors.New("network row delta does not apply: send the whole row")
+
 // Put keeps r if it is newer than the row held for its owner and reports
-// whether it did; an equal version only refreshes when it was seen. A row
-// that fails validation, or a new owner in a full table, is an error and
-// changes nothing.
+// whether it did; an equal version only refreshes when it was seen. A
+// delta (r.Base != 0) applies only to the row of version Base of the same
+// boot, else it is ErrNeedFull. A row that fails validation, a delta
+// that would grow the row past gossip.MaxNetCells, or a new owner in a
+// full table is an error and changes nothing.
 func (t *Table) Put(r gossip.NetRow, now time.Time) (bool, error) {
 	if err := r.Validate(); err != nil {
 		return false, fmt.Errorf("refused network row: %w", err)
@@ -42,19 +49,57 @@ func (t *Table) Put(r gossip.NetRow, now time.Time) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h, ok := t.rows[r.Node]
-	switch {
-	case !ok && len(t.rows) >= t.max:
-		return false, fmt.Errorf("refused network row of %s: the table holds %d rows, at most %d", r.Node, len(t.rows), t.max)
-	case !ok:
-		t.rows[r.Node] = &held{row: clone(r), seen: now}
-		return true, nil
-	case r.Newer(&h.row):
-		h.row, h.seen = clone(r), now
-		return true, nil
-	case r.Boot == h.row.Boot && r.V == h.row.V:
+	if ok && r.Boot == h.row.Boot && r.V == h.row.V {
 		h.seen = now
+		return false, nil
 	}
-	return false, nil
+	if ok && !r.Newer(&h.row) {
+		return false, nil // stale: the table has a later version
+	}
+	if r.Base != 0 {
+		if !ok || h.row.Boot != r.Boot || h.row.V != r.Base {
+			return false, fmt.Errorf("row of %s version %d from %d: %w", r.Node, r.V, r.Base, ErrNeedFull)
+		}
+		full, err := applyDelta(h.row, r)
+		if err != nil {
+			return false, err
+		}
+		h.row, h.seen = full, now
+		return true, nil
+	}
+	if !ok && len(t.rows) >= t.max {
+		return false, fmt.Errorf("refused network row of %s: the table holds %d rows, at most %d", r.Node, len(t.rows), t.max)
+	}
+	if !ok {
+		h = &held{}
+		t.rows[r.Node] = h
+	}
+	h.row, h.seen = clone(r), now
+	return true, nil
+}
+
+// applyDelta is base with delta's cells replaced or added and its gone
+// peers dropped, at delta's version, sorted by peer.
+func applyDelta(base, delta gossip.NetRow) (gossip.NetRow, error) {
+	cells := make(map[string]gossip.NetEntry, len(base.Cells)+len(delta.Cells))
+	for _, c := range base.Cells {
+		cells[c.Peer] = c
+	}
+	for _, c := range delta.Cells {
+		cells[c.Peer] = c
+	}
+	for _, p := range delta.Gone {
+		delete(cells, p)
+	}
+	if len(cells) > gossip.MaxNetCells {
+		return gossip.NetRow{}, fmt.Errorf("refused network row of %s: %d cells after the delta, at most %d", base.Node, len(cells), gossip.MaxNetCells)
+	}
+	out := gossip.NetRow{Node: base.Node, Boot: base.Boot, V: delta.V, Cells: make([]gossip.NetEntry, 0, len(cells))}
+	for _, c := range cells {
+		out.Cells = append(out.Cells, c)
+	}
+	sort.Slice(out.Cells, func(i, j int) bool { return out.Cells[i].Peer < out.Cells[j].Peer })
+	return out, nil
 }
 
 // Get returns a copy of the row held for node.
@@ -123,5 +168,6 @@ func (t *Table) Prune(now time.Time, nodes []gossip.Entry, grace time.Duration) 
 
 func clone(r gossip.NetRow) gossip.NetRow {
 	r.Cells = append([]gossip.NetEntry(nil), r.Cells...)
+	r.Gone = append([]string(nil), r.Gone...)
 	return r
 }

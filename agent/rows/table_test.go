@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,41 @@ func TestTable_PruneFollowsGossip(t *testing.T) {
 	}
 	if strings.Join(held, ",") != "alive,suspect,unknown-fresh" {
 		t.Fatalf("holds %v", held)
+	}
+}
+
+func TestTable_Delta(t *testing.T) {
+	t.Parallel()
+	tb := NewTable()
+	cell := func(p string, bw float64) gossip.NetEntry { return gossip.NetEntry{Peer: p, BW: bw, BWAt: 1} }
+	if _, err := tb.Put(gossip.NetRow{Node: "a", Boot: 1, V: 2, Cells: []gossip.NetEntry{cell("p", 1), cell("q", 2), cell("r", 3)}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	delta := gossip.NetRow{Node: "a", Boot: 1, V: 4, Base: 2, Cells: []gossip.NetEntry{cell("q", 20), cell("s", 40)}, Gone: []string{"r"}}
+	if kept, err := tb.Put(delta, t0); !kept || err != nil {
+		t.Fatalf("delta on its base: %v %v", kept, err)
+	}
+	got, _ := tb.Get("a")
+	if got.V != 4 || got.Base != 0 || len(got.Gone) != 0 || len(got.Cells) != 3 ||
+		got.Cells[0] != cell("p", 1) || got.Cells[1] != cell("q", 20) || got.Cells[2] != cell("s", 40) {
+		t.Fatalf("after the delta: %+v", got)
+	}
+	if kept, err := tb.Put(delta, t0); kept || err != nil {
+		t.Fatalf("the same delta again: %v %v", kept, err)
+	}
+	for name, d := range map[string]gossip.NetRow{
+		"another base":  {Node: "a", Boot: 1, V: 6, Base: 5, Cells: []gossip.NetEntry{cell("p", 9)}},
+		"another boot":  {Node: "a", Boot: 2, V: 6, Base: 4, Cells: []gossip.NetEntry{cell("p", 9)}},
+		"unknown owner": {Node: "b", Boot: 1, V: 2, Base: 1},
+	} {
+		if _, err := tb.Put(d, t0); !errors.Is(err, ErrNeedFull) {
+			t.Errorf("%s: %v, want ErrNeedFull", name, err)
+		}
+	}
+	if got, _ := tb.Get("a"); got.V != 4 || got.Cells[0].BW != 1 {
+		t.Fatalf("a refused delta changed the row: %+v", got)
+	}
+	if _, err := tb.Put(gossip.NetRow{Node: "a", Boot: 1, V: 5, Base: 5}, t0); err == nil {
+		t.Fatal("a delta to its own base taken")
 	}
 }
