@@ -158,6 +158,9 @@ func TestNetRows_ReachServers(t *testing.T) {
 		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, pad); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("a body over %d bytes: %d %q, want 413", gossip.MaxNetRowBytes, code, msg)
 		}
+		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, []byte(`{"node":"ghost","boot":1,"v":3,"base":2,"cells":[]}`)); code != http.StatusConflict || !strings.Contains(msg, "send the whole row") {
+			t.Errorf("a delta on a base the server does not hold: %d %q, want 409", code, msg)
+		}
 		for _, r := range c.Agent(0).NetRows() {
 			if r.Node == "ghost" {
 				t.Fatalf("a refused row was kept: %+v", r)

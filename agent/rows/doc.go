@@ -8,7 +8,10 @@
 // mutual-TLS API (POST /v1/netrow): when it changes, at most once per
 // Config.MinInterval per server; at once to a server it has not sent to in
 // this server's boot (a new or restarted server); and to every server each
-// Config.Refresh. Each server keeps a Table of the newest row per owner,
+// Config.Refresh. A server that holds an earlier version of this boot's
+// row gets a delta (the cells changed and the peers dropped since); any
+// other, and every refresh, gets the whole row. Each server keeps a Table
+// of the newest row per owner,
 // from which the agent fills leader.Node.Net for the leader core and
 // answers GET /v1/net.
 //
