@@ -37,7 +37,7 @@ func (b *rowsBackend) NetServers() []string {
 	return out
 }
 func (b *rowsBackend) PeerBase(node string) (string, error) { return b.peers[node], nil }
-func (b *rowsBackend) PeerClient(base string) *api.Client  { return api.NewClient(base, "tok") }
+func (b *rowsBackend) PeerClient(base string) *api.Client   { return api.NewClient(base, "tok") }
 
 // TestNetForwardedToServer: GET /v1/net on an agent that is not a server
 // answers a server's matrix; with ?forwarded=1 it answers its own (so a
