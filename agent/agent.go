@@ -198,7 +198,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if m := a.metrics; m != nil {
 		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
 	}
-	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.cells, clock: a.clock,
+	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.leaderRow, clock: a.clock,
 		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
 		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks)}
 	a.loops.run("leader", lead.loop)

@@ -104,7 +104,7 @@ func (b *httpBackend) ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResu
 }
 
 func (b *httpBackend) PlacementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return placementSnapshot(b.gossip, b.rows.cells, st)
+	return placementSnapshot(b.gossip, b.rows.leaderRow, st)
 }
 
 // PrepareExec is POST /v1/exec's start on this node (jobrun.Node.PrepareExec):
@@ -130,7 +130,7 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 	var snapped *placement.Snapshot
 	snap := func() placement.Snapshot { // only a running job's decision needs one
 		if snapped == nil {
-			s := placementSnapshot(b.gossip, b.rows.cells, b.fsm.State())
+			s := placementSnapshot(b.gossip, b.rows.leaderRow, b.fsm.State())
 			snapped = &s
 		}
 		return *snapped

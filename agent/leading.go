@@ -32,7 +32,7 @@ type leading struct {
 	fsm    *raftfsm.FSM
 	gossip *gossip.Gossip
 	// rows is the network row this server holds for a node of a boot
-	// (netRows.cells): the matrix no longer travels in gossip.
+	// (netRows.leaderRow): the matrix no longer travels in gossip.
 	rows  rowSource
 	clock func() time.Time
 	// config is the core's configuration as it is now (elastic options
@@ -165,8 +165,8 @@ func (l *leading) view(st *raftfsm.State) leader.View {
 }
 
 // rowSource is a node's network row as a server's table holds it, for
-// the boot gossip shows (netRows.cells); nil when none.
-type rowSource func(node string, boot int64) []gossip.NetEntry
+// the boot gossip shows (netRows.leaderRow); nil when none.
+type rowSource func(node string, boot int64) []leader.NetEntry
 
 // leaderNodes converts what gossip observes, and the rows the servers
 // hold, into the core's nodes.
@@ -176,15 +176,15 @@ func leaderNodes(g *gossip.Gossip, rows rowSource) []leader.Node {
 	for _, e := range entries {
 		n := leaderNode(e)
 		if e.HasState && rows != nil {
-			n.Net = leaderRow(rows(e.State.Name, e.State.Boot))
+			n.Net = rows(e.State.Name, e.State.Boot)
 		}
 		out = append(out, n)
 	}
 	return out
 }
 
-// leaderRow converts a row's cells into the core's.
-func leaderRow(cells []gossip.NetEntry) []leader.NetEntry {
+// leaderCells converts a row's cells into the core's.
+func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 	var out []leader.NetEntry
 	for _, ne := range cells {
 		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt})

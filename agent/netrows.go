@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -81,14 +82,17 @@ func (r *netRows) put(row gossip.NetRow) error {
 	return err
 }
 
-// cells is the row the table holds for a node of that boot, for the
-// leader core (nil when none).
-func (r *netRows) cells(node string, boot int64) []gossip.NetEntry {
-	row, ok := r.table.Get(node)
-	if !ok || row.Boot != boot {
-		return nil
-	}
-	return row.Cells
+// leaderRow is the row the table holds for a node of that boot in the
+// leader core's terms (nil when none): read in place, the row is copied
+// once, into the core's cells.
+func (r *netRows) leaderRow(node string, boot int64) []leader.NetEntry {
+	var out []leader.NetEntry
+	r.table.Read(node, func(row gossip.NetRow) {
+		if row.Boot == boot {
+			out = leaderCells(row.Cells)
+		}
+	})
+	return out
 }
 
 // run sends this node's row and prunes the table of nodes gossip says
@@ -123,7 +127,7 @@ func (r *netRows) serverNames() []string {
 // PlacementSnapshot is placement's input as the leader core would read
 // it on this node now: gossip's nodes with the rows this server holds.
 func (a *Agent) PlacementSnapshot() placement.Snapshot {
-	return placementSnapshot(a.gossip, a.rows.cells, a.fsm.State())
+	return placementSnapshot(a.gossip, a.rows.leaderRow, a.fsm.State())
 }
 
 // NetRows is the table of network rows this node holds (empty on an

@@ -113,6 +113,18 @@ func (t *Table) Get(node string) (gossip.NetRow, bool) {
 	return clone(h.row), true
 }
 
+// Read calls fn with the row held for node, without copying it; fn must
+// not keep or change the row, nor call the table.
+func (t *Table) Read(node string, fn func(gossip.NetRow)) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h, ok := t.rows[node]
+	if ok {
+		fn(h.row)
+	}
+	return ok
+}
+
 // Len is the number of rows held.
 func (t *Table) Len() int {
 	t.mu.Lock()

@@ -45,6 +45,10 @@ func TestTable_NewestVersionWins(t *testing.T) {
 	if again, _ := tb.Get("a"); again.Cells[0].BW != 110 {
 		t.Fatal("Get shares the table's cells")
 	}
+	var read float64
+	if !tb.Read("a", func(r gossip.NetRow) { read = r.Cells[0].BW }) || read != 110 || tb.Read("nobody", func(gossip.NetRow) {}) {
+		t.Fatalf("Read saw %v", read)
+	}
 }
 
 func TestTable_RefusesBadAndTooMany(t *testing.T) {
