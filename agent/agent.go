@@ -188,7 +188,8 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
 	a.startProbes()
-	a.loops.run("netrows", a.rows.run)
+	a.loops.run("netrows-send", a.rows.sender.Run)
+	a.loops.run("netrows-prune", a.rows.prune)
 	a.startJobs()
 	a.startJobGC()
 	a.loops.run("bootstrap", func(ctx context.Context) {

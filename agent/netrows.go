@@ -95,10 +95,9 @@ func (r *netRows) leaderRow(node string, boot int64) []leader.NetEntry {
 	return out
 }
 
-// run sends this node's row and prunes the table of nodes gossip says
-// are gone, until ctx ends.
-func (r *netRows) run(ctx context.Context) {
-	go r.sender.Run(ctx)
+// prune drops from the table the rows of nodes gossip says are gone,
+// every 5 MinIntervals until ctx ends (the sender runs beside it).
+func (r *netRows) prune(ctx context.Context) {
 	t := time.NewTicker(r.cfg.MinInterval * 5)
 	defer t.Stop()
 	for {
