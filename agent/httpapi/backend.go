@@ -71,6 +71,15 @@ type Backend interface {
 	// a server from it.
 	RaftPeers() ([]api.RaftPeer, error)
 	RemovePeer(ctx context.Context, id string) error
+
+	// PutNetRow keeps a node's network row in this server's table (POST
+	// /v1/netrow); an agent that is not a server refuses (409 unless the
+	// error says otherwise, WithStatus). NetRows is the table, ok false on
+	// an agent that is not a server; NetServers names the servers a
+	// client forwards GET /v1/net to.
+	PutNetRow(r gossip.NetRow) error
+	NetRows() (rows []gossip.NetRow, ok bool)
+	NetServers() []string
 }
 
 // statusError is an error with the HTTP status it should be answered with.

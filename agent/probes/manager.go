@@ -52,6 +52,10 @@ type Deps struct {
 	State     State
 	// PublishDynamic gossips the node's running means after each sample.
 	PublishDynamic func(probe.Dynamic)
+	// PublishRow hands this node's network row to whatever carries it to
+	// the servers (agent/rows' Sender.Set), each time it changed. The row
+	// does not travel in gossip: it grows with the cluster.
+	PublishRow func([]gossip.NetEntry)
 	// Now is the clock (default time.Now); Log the logger.
 	Now func() time.Time
 	Log *slog.Logger
@@ -60,8 +64,8 @@ type Deps struct {
 // Manager is the node side of issue 5: it runs the probe server,
 // keeps one process per probe kind at the generation raft wants (the
 // node's reconciler), feeds the latency probe its peers and the bandwidth
-// probe its duties, folds their measurements into this node's gossiped
-// row, and gossips their heartbeats for the leader to watch.
+// probe its duties, folds their measurements into this node's network
+// row (published through Deps.PublishRow), and gossips their heartbeats for the leader to watch.
 type Manager struct {
 	d Deps
 	// cfg is the probe settings; its Tuning part changes under mu
@@ -321,8 +325,8 @@ func (m *Manager) sendPeers() {
 	}
 }
 
-// publish gossips the probes' heartbeats and the network row when they
-// changed; heartbeats are coarsened to the beat interval so the gossip
+// publish gossips the probes' heartbeats and hands the network row to
+// PublishRow, each when it changed; heartbeats are coarsened to the beat interval so the gossip
 // rate stays one update per beat interval at most.
 func (m *Manager) publish() {
 	var beats []gossip.ProbeBeat
@@ -345,12 +349,13 @@ func (m *Manager) publish() {
 	if same && !rowChanged {
 		return
 	}
-	m.d.Gossip.Update(func(s *gossip.NodeState) {
-		s.Probes = beats
-		if rowChanged {
-			s.Net = row
-		}
-	})
+	if rowChanged && m.d.PublishRow != nil {
+		m.d.PublishRow(row)
+	}
+	if same {
+		return
+	}
+	m.d.Gossip.Update(func(s *gossip.NodeState) { s.Probes = beats })
 	m.mu.Lock()
 	m.published = beats
 	m.mu.Unlock()
