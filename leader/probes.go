@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -93,18 +94,63 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 			return catchUp(v, b, members, last, rounds, cycle, start)
 		}
 	}
-	plan := probe.PlanCycle(members, last, cfg.Budget, now)
+	in := topoInput(v, members, last, cycle)
+	plan := probe.PlanTopoCycle(in)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: now, Full: true},
 		After: note("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
-			"tests_per_node", plan.TestsPerNode, "deferred_pairs", len(plan.Deferred), "cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+			"tests", len(plan.Pairs()), "tests_per_node", plan.TestsPerNode, "own", plan.Kind["own"], "cross", plan.Kind["cross"],
+			"uncertain", plan.Kind["uncertain"], "explore", plan.Kind["explore"], "deferred_switch_pairs", plan.DeferredSwitchPairs,
+			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
 }
 
-// catchUp runs, between full cycles, a short cycle for the never-measured
-// pairs of nodes that joined since, and retries a failed test once
-// (probe.PlanCatchUp). It keeps the full cycle's start, so catching up does
-// not push the next full cycle back.
+// topoInput is the topology planner's input: the switches of the network
+// model (declared, or inferred from the rows) and the pairs it wants
+// tested directly.
+func topoInput(v View, members []string, last map[probe.Pair]time.Time, cycle uint64) probe.TopoInput {
+	m := networkModel(v.Nodes, v.Config.Probes.Model)
+	sw := make(map[string]string, len(members))
+	for _, n := range members {
+		sw[n] = m.Switch(n).Name
+	}
+	return probe.TopoInput{Members: members, Switch: sw, Last: last, Uncertain: m.Disagreements(), Cycle: cycle,
+		Budget: v.Config.Probes.Budget, Config: v.Config.Probes.Topo, Now: v.Now}
+}
+
+// networkModel infers the switches of the nodes with a gossiped state
+// (declared ones kept) from their network rows, and builds the model.
+func networkModel(nodes []Node, cfg netmodel.Config) *netmodel.Model {
+	names, declared, ms := modelInputs(nodes)
+	return netmodel.Build(netmodel.Infer(names, declared, ms, cfg), ms, cfg)
+}
+
+// modelInputs are the network model's inputs from the nodes' rows.
+func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurement) {
+	var names []string
+	declared := map[string]string{}
+	var ms []netmodel.Measurement
+	for _, n := range nodes {
+		if !n.HasState {
+			continue
+		}
+		names = append(names, n.Name)
+		if n.Attrs.Switch != "" {
+			declared[n.Name] = n.Attrs.Switch
+		}
+		for _, c := range n.Net {
+			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTTus / 1000, BWAt: c.BWAt})
+		}
+	}
+	return names, declared, ms
+}
+
+// catchUp runs, between full cycles, a short cycle for the nodes that
+// joined since and have no measured pair yet (probe.PlanTopoCatchUp): a
+// joiner gets its link measured within a round or two, not at the next
+// full cycle. A pair is tried twice at most before the next full cycle.
+// It keeps the full cycle's start, so catching up does not push the next
+// full cycle back.
 func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) ([]Command, ProbesBook) {
 	b.Tries = maps.Clone(b.Tries)
 	if b.Tries == nil {
@@ -120,7 +166,10 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		}
 		b.Counted = cycle - 1
 	}
-	plan := probe.PlanCatchUp(members, last, b.Tries, v.Config.Probes.Budget, v.Now)
+	if !anyUnmeasured(members, last) {
+		return nil, b // the common case, every round between cycles: no model to build
+	}
+	plan := probe.PlanTopoCatchUp(topoInput(v, members, last, cycle), b.Tries)
 	if len(plan.Rounds) == 0 {
 		return nil, b
 	}
@@ -130,6 +179,22 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
 		After: note("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "rounds", len(plan.Rounds),
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+}
+
+// anyUnmeasured reports whether a member has no measured pair at all.
+func anyUnmeasured(members []string, last map[probe.Pair]time.Time) bool {
+	seen := make(map[string]bool, len(members))
+	for p, at := range last {
+		if !at.IsZero() {
+			seen[p.A], seen[p.B] = true, true
+		}
+	}
+	for _, n := range members {
+		if !seen[n] {
+			return true
+		}
+	}
+	return false
 }
 
 func fromRaftRounds(rs [][]raftfsm.Pair) [][]probe.Duty {

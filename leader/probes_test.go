@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,61 @@ func TestProbes_BandwidthCycles(t *testing.T) {
 	lone := newWorld(t, "n1")
 	if cmds, _ := Probes(lone.view(), ProbesBook{}); len(cmds) != 0 {
 		t.Fatalf("one member: %q", commands(cmds))
+	}
+}
+
+// TestProbes_TopologyCycle: on declared switches a full cycle tests each
+// node's link on its own switch and each switch pair a few times, not
+// every pair; with the switches undeclared, the rows of a first cycle
+// are enough to infer them and plan the same way.
+func TestProbes_TopologyCycle(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for s := range 3 {
+		for i := range 4 {
+			names = append(names, fmt.Sprintf("s%dn%d", s, i))
+		}
+	}
+	count := func(w *world) (own, cross int) {
+		cmds, _ := scheduleCycle(w.view(), ProbesBook{})
+		if len(cmds) != 1 {
+			t.Fatalf("want one cycle, got %q", commands(cmds))
+		}
+		for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+			for _, p := range r {
+				if p.From[:2] == p.To[:2] {
+					own++
+				} else {
+					cross++
+				}
+			}
+		}
+		return own, cross
+	}
+	w := newWorld(t, names...)
+	for i := range w.nodes {
+		w.nodes[i].Attrs.Switch = w.nodes[i].Name[:2]
+	}
+	if own, cross := count(w); own != 12 || cross != 3 {
+		t.Fatalf("declared switches: %d own-switch and %d cross tests, want 12 and 3 (all pairs: 66)", own, cross)
+	}
+
+	// Undeclared, with rows from an all-pairs sweep: 940 Mbit/s on a
+	// switch, 300 across.
+	w = newWorld(t, names...)
+	for i := range w.nodes {
+		for _, peer := range names {
+			if peer == w.nodes[i].Name {
+				continue
+			}
+			bw := 300.0
+			if peer[:2] == w.nodes[i].Name[:2] {
+				bw = 940
+			}
+			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: t0.UnixMilli()})
+		}
+	}
+	if own, cross := count(w); own != 12 || cross != 3 {
+		t.Fatalf("inferred switches: %d own-switch and %d cross tests, want 12 and 3", own, cross)
 	}
 }

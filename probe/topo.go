@@ -275,8 +275,12 @@ func (p *topoPlanner) own() {
 		if l < 2 {
 			continue
 		}
-		for j := 0; j < p.cfg.OwnOffsets; j++ {
-			d := 1 + int((p.in.Cycle*uint64(p.cfg.OwnOffsets)+uint64(j))%uint64(l-1))
+		// Offsets d and l-d give the same pairs, and d = l/2 on an even
+		// switch only l/2 of them (one test per node): turn over
+		// 1..(l-1)/2, which always gives every node two peers.
+		k := uint64(max(1, (l-1)/2))
+		for j := 0; j < p.cfg.OwnOffsets && uint64(j) < k; j++ {
+			d := 1 + int((p.in.Cycle*uint64(p.cfg.OwnOffsets)+uint64(j))%k)
 			for i, n := range ms {
 				p.add(n, ms[(i+d)%l], "own")
 			}
