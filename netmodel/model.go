@@ -114,8 +114,9 @@ type Estimate struct {
 	Known bool
 	// AvailMbps and PeakMbps as a bandwidth test would read them.
 	AvailMbps, PeakMbps float64
-	// RTTms is the mean measured RTT of pairs of the same two switches
-	// (or of the same kind, same switch or across), 0 when none.
+	// RTTms is the pair's measured RTT, else the mean measured RTT of
+	// pairs of the same two switches (else of the same kind, same switch
+	// or across), 0 when none.
 	RTTms float64
 	// Uncertain: the figure rests on a guess (a node's capacity seen only
 	// across switches, or an untested switch pair derived from uplinks),
@@ -174,8 +175,13 @@ func (m *Model) Pair(a, b string) Estimate {
 	} else {
 		e.RTTms = cls.mean()
 	}
-	if d := m.pairs[probe.NewPair(a, b)]; d != nil && d.at != 0 && m.disagrees(d.peak, e.PeakMbps) {
-		e.Uncertain = true
+	if d := m.pairs[probe.NewPair(a, b)]; d != nil {
+		if d.rttN > 0 {
+			e.RTTms = d.rtt // measured directly: better than the class
+		}
+		if d.at != 0 && m.disagrees(d.peak, e.PeakMbps) {
+			e.Uncertain = true
+		}
 	}
 	return e
 }

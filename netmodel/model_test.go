@@ -2,6 +2,7 @@ package netmodel
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/shoal-hpc/shoal/probe"
@@ -96,5 +97,58 @@ func TestModelDisagreement(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("a1-a5 at 120 between 950 links not flagged: %v", md.Disagreements())
+	}
+}
+
+// TestDeriveMatchesPair checks the bulk derivation against Pair, the
+// naive reference, on random sparse measurements of a random topology.
+func TestDeriveMatchesPair(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewPCG(seed, 5))
+		var sizes []int
+		for range 1 + r.IntN(5) {
+			sizes = append(sizes, 1+r.IntN(6))
+		}
+		tp := newTopo(sizes...)
+		names := sortedNames(append(tp.nodes(), "lost"))
+		var ms []Measurement
+		for _, a := range names {
+			for _, b := range names {
+				if a < b && r.IntN(3) == 0 && a != "lost" && b != "lost" {
+					w := tp.bw(a, b)
+					ms = append(ms, Measurement{A: a, B: b, AvailMbps: w * 0.9, PeakMbps: w, BWAt: int64(1 + r.IntN(9))})
+				}
+				if a < b && r.IntN(4) == 0 {
+					ms = append(ms, Measurement{A: b, B: a, RTTms: 0.1 + r.Float64()})
+				}
+			}
+		}
+		md := Build(Infer(names, nil, ms, DefaultConfig()), ms, DefaultConfig())
+		got := map[probe.Pair]Estimate{}
+		md.Derive(names, func(l DerivedLink) {
+			if !(l.A < l.B) {
+				t.Fatalf("pair %s-%s out of order", l.A, l.B)
+			}
+			got[probe.NewPair(l.A, l.B)] = l.Estimate
+		})
+		for i, a := range names {
+			for _, b := range names[i+1:] {
+				want := md.Pair(a, b)
+				g, ok := got[probe.NewPair(a, b)]
+				switch {
+				case md.Measured(a, b):
+					if ok {
+						t.Fatalf("seed %d: %s-%s measured directly but derived", seed, a, b)
+					}
+				case !want.Known:
+					if ok {
+						t.Fatalf("seed %d: %s-%s derived %+v, Pair says unknown", seed, a, b, g)
+					}
+				case !ok || g != want:
+					t.Fatalf("seed %d: %s-%s Derive %+v (%v), Pair %+v", seed, a, b, g, ok, want)
+				}
+			}
+		}
 	}
 }
