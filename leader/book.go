@@ -64,6 +64,9 @@ type ProbesBook struct {
 	Tries map[probe.Pair]int
 	// Counted is the last cycle whose tests Tries holds.
 	Counted uint64
+	// SwitchesAt is the newest bandwidth test (Unix ms) the last switch
+	// inference saw (recordSwitches).
+	SwitchesAt int64
 }
 
 // CycleStart is the bookkeeping of a bandwidth cycle the leader planned,

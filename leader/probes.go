@@ -17,6 +17,8 @@ import (
 func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
 	cmds, b := supervise(v, b)
 	more, b := scheduleCycle(v, b)
+	cmds = append(cmds, more...)
+	more, b = recordSwitches(v, b)
 	return append(cmds, more...), b
 }
 

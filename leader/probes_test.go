@@ -216,3 +216,38 @@ func TestProbes_TopologyCycle(t *testing.T) {
 		t.Fatalf("inferred switches: %d own-switch and %d cross tests, want 12 and 3", own, cross)
 	}
 }
+
+// TestProbes_RecordSwitches: switches inferred from the rows are
+// proposed once, not again while no newer test arrived, and not when raft
+// already holds them.
+func TestProbes_RecordSwitches(t *testing.T) {
+	t.Parallel()
+	names := []string{"a1", "a2", "a3", "b1", "b2", "b3"}
+	w := newWorld(t, names...)
+	w.node("b3").Attrs.Switch = "rackB" // declared: never recorded
+	for i := range w.nodes {
+		for _, peer := range names {
+			if peer == w.nodes[i].Name {
+				continue
+			}
+			bw := 250.0
+			if peer[0] == w.nodes[i].Name[0] {
+				bw = 940
+			}
+			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000})
+		}
+	}
+	cmds, b := recordSwitches(w.view(), ProbesBook{})
+	want := map[string]string{"a1": "~a1", "a2": "~a1", "a3": "~a1", "b1": "rackB", "b2": "rackB"}
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetSwitches || fmt.Sprint(cmds[0].Body.(raftfsm.SetSwitches).Switches) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want set_switches %v", commands(cmds), want)
+	}
+	if again, _ := recordSwitches(w.view(), b); len(again) != 0 {
+		t.Fatalf("proposed again with no newer test: %q", commands(again))
+	}
+	w.apply(cmds[0].Type, cmds[0].Body)
+	w.nodes[0].Net[0].BWAt = 2000
+	if again, _ := recordSwitches(w.view(), b); len(again) != 0 {
+		t.Fatalf("proposed what raft holds: %q", commands(again))
+	}
+}
