@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/shoal-hpc/shoal/placement"
@@ -61,5 +62,55 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 		if n.Switch != want {
 			t.Errorf("%s on %q, want %q", n.Name, n.Switch, want)
 		}
+	}
+}
+
+// derivedWorld is n nodes on switches of 16 whose rows hold what the
+// topology planner measures: each node's two ring neighbours on its
+// switch, and one test per switch pair.
+func derivedWorld(n int) (*raftfsm.State, []Node) {
+	var nodes []Node
+	for i := range n {
+		nd := testNode(fmt.Sprintf("n%04d", i))
+		nd.Attrs.Switch = fmt.Sprintf("s%03d", i/16)
+		nodes = append(nodes, nd)
+	}
+	for i := range nodes {
+		s := i / 16
+		j := s*16 + (i%16+1)%16
+		if j < n && j != i {
+			nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000, RTTus: 150})
+		}
+	}
+	sw := (n + 15) / 16
+	for a := range sw {
+		for b := a + 1; b < sw; b++ {
+			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000, RTTus: 400})
+		}
+	}
+	return raftfsm.NewState(), nodes
+}
+
+// BenchmarkSnapshotDerived times the leader's snapshot with derived links
+// and the netload placement on it, at 64 and 1,000 nodes:
+//
+//	go test -run XXX -bench SnapshotDerived -benchtime 10x ./leader/
+func BenchmarkSnapshotDerived(b *testing.B) {
+	for _, n := range []int{64, 1000} {
+		st, nodes := derivedWorld(n)
+		b.Run(fmt.Sprintf("nodes=%d/snapshot", n), func(b *testing.B) {
+			for b.Loop() {
+				Snapshot(st, nodes)
+			}
+		})
+		snap := Snapshot(st, nodes)
+		b.Run(fmt.Sprintf("nodes=%d/links=%d/place-n=64", n, len(snap.Links)), func(b *testing.B) {
+			req := placement.Request{N: 64, Policy: "netload", Oversubscribe: true, Force: true}
+			for b.Loop() {
+				if _, err := placement.Place(snap, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
