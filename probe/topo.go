@@ -33,6 +33,12 @@ type TopoConfig struct {
 	// cycle, against one node of each known switch in turn and other
 	// unknown nodes, so that its switch can be inferred. Default 4.
 	ExplorePerNode int
+	// SmallCluster: a cluster of at most this many members gets every
+	// pair tested (PlanCycle, PlanCatchUp) instead of the model's tests.
+	// 0 (default) means when every node can test every other within the
+	// per-node bound (n-1 <= min(TestsPerCycle, PerNode), 10 nodes by
+	// default); -1 never.
+	SmallCluster int
 }
 
 // DefaultTopoConfig returns the defaults documented on TopoConfig.
@@ -48,6 +54,7 @@ func (c TopoConfig) Validate() error {
 	}{
 		{"OwnOffsets", c.OwnOffsets, 1, 8}, {"PairTests", c.PairTests, 1, 8}, {"CrossPerSwitch", c.CrossPerSwitch, 1, 1024},
 		{"CrossPerNode", c.CrossPerNode, 1, 64}, {"UncertainPerNode", c.UncertainPerNode, 0, 64}, {"ExplorePerNode", c.ExplorePerNode, 1, 64},
+		{"SmallCluster", c.SmallCluster, -1, 1024},
 	} {
 		if f.v < f.l || f.v > f.h {
 			return fmt.Errorf("probe topology: %s = %d, want %d..%d", f.name, f.v, f.l, f.h)
@@ -117,8 +124,16 @@ type TopoPlan struct {
 // that no node is in two tests of a round and no switch's uplink carries
 // two cross-switch tests in a round (a test with a node of unknown switch
 // counts as crossing its peer's uplink).
+//
+// A cluster small enough that every node can test every other within the
+// per-node bound (n-1 <= min(TestsPerCycle, PerNode), TopoConfig.SmallCluster)
+// gets PlanCycle's full tournament instead: direct tests of every pair cost
+// no more than the model's bound there, and need no model.
 func PlanTopoCycle(in TopoInput) TopoPlan {
 	p := newTopoPlanner(in)
+	if p.small() {
+		return TopoPlan{Plan: PlanCycle(p.members, in.Last, in.Budget, in.Now), Kind: map[string]int{"all": len(p.members) * (len(p.members) - 1) / 2}}
+	}
 	p.own()
 	p.cross()
 	p.uncertain()
@@ -134,6 +149,10 @@ func PlanTopoCycle(in TopoInput) TopoPlan {
 // empty plan means nothing to catch up.
 func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 	p := newTopoPlanner(in)
+	if p.small() {
+		plan := PlanCatchUp(p.members, in.Last, tries, in.Budget, in.Now)
+		return TopoPlan{Plan: plan, Kind: map[string]int{"all": len(plan.Pairs())}}
+	}
 	p.skip = func(q Pair) bool { return tries[q] >= CatchUpTries }
 	fresh := map[string]bool{}
 	for _, n := range p.members {
@@ -210,6 +229,18 @@ func newTopoPlanner(in TopoInput) *topoPlanner {
 	}
 	slices.Sort(p.switches)
 	return p
+}
+
+// small reports whether every member can test every other within the
+// per-node bound.
+func (p *topoPlanner) small() bool {
+	switch {
+	case p.cfg.SmallCluster < 0:
+		return false
+	case p.cfg.SmallCluster > 0:
+		return len(p.members) <= p.cfg.SmallCluster
+	}
+	return len(p.members)-1 <= p.cap
 }
 
 // add schedules a-b as a test of kind when it is new and both nodes are
@@ -355,27 +386,38 @@ func (p *topoPlanner) uncertain() {
 }
 
 // explore gives each node of unknown switch (only those in only, when set)
-// tests against one node of each known switch in turn and against other
-// unknown nodes, alternately.
+// tests alternately against known switches (one node of each switch in
+// turn, then a second node of each, so the majority linkage has more than
+// one pair to weigh) and against other unknown nodes (ring offsets that
+// turn with the cycle).
 func (p *topoPlanner) explore(only map[string]bool) {
 	nu := len(p.unknown)
+	ns := len(p.switches)
 	for ui, u := range p.unknown {
 		if only != nil && !only[u] {
 			continue
 		}
-		si, uk := 0, 0
-		for tries := 0; p.kindLoad["explore"][u] < p.cfg.ExplorePerNode && tries < 4*p.cfg.ExplorePerNode; tries++ {
-			if tries%2 == 0 && si < len(p.switches) {
-				s := p.switches[(int(p.in.Cycle)+ui+si)%len(p.switches)]
-				si++
-				p.add(u, p.pick(s, "explore"), "explore")
+		var known []string // one node of each switch, then a second...
+		for k := 0; len(known) < 2*p.cfg.ExplorePerNode && k < p.cfg.ExplorePerNode; k++ {
+			for j := range ns {
+				ms := p.groups[p.switches[(int(p.in.Cycle)+ui+j)%ns]]
+				if k < len(ms) {
+					known = append(known, ms[(int(p.in.Cycle)+ui+k)%len(ms)])
+				}
+			}
+		}
+		var others []string
+		for k := 0; k < nu-1 && k < 2*p.cfg.ExplorePerNode; k++ {
+			others = append(others, p.unknown[(ui+1+(int(p.in.Cycle)+k)%(nu-1))%nu])
+		}
+		for ki, oi := 0, 0; p.kindLoad["explore"][u] < p.cfg.ExplorePerNode && (ki < len(known) || oi < len(others)); {
+			if ki < len(known) && (oi >= len(others) || ki <= oi) {
+				p.add(u, known[ki], "explore")
+				ki++
 				continue
 			}
-			if uk < nu-1 {
-				d := 1 + (int(p.in.Cycle)+uk)%(nu-1)
-				uk++
-				p.add(u, p.unknown[(ui+d)%nu], "explore")
-			}
+			p.add(u, others[oi], "explore")
+			oi++
 		}
 	}
 }

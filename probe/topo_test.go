@@ -119,12 +119,12 @@ func TestPlanTopoCycle_Table(t *testing.T) {
 		{"two nodes", []int{2}, map[string]int{"own": 1}},
 		{"3 switches of 4: ring each, one test per switch pair", []int{4, 4, 4}, map[string]int{"own": 12, "cross": 3}},
 		{"single-node switch", []int{4, 1}, map[string]int{"own": 4, "cross": 1}},
-		{"unknown nodes explore", []int{4, -3}, map[string]int{"own": 4, "explore": 6}},
+		{"unknown nodes explore: 4 each, 2 nodes of s00 and the other unknowns", []int{4, -3}, map[string]int{"own": 4, "explore": 9}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m, sw := topoCluster(c.sizes...)
-			in := TopoInput{Members: m, Switch: sw, Budget: budget, Now: t0} // cycle 0: ring offset 1
+			in := TopoInput{Members: m, Switch: sw, Budget: budget, Now: t0, Config: topology()} // cycle 0: ring offset 1
 			plan := PlanTopoCycle(in)
 			checkTopo(t, in, plan, true)
 			for k, v := range c.wantKinds {
@@ -158,7 +158,7 @@ func TestPlanTopoCycle_Property(t *testing.T) {
 		if r.IntN(3) == 0 {
 			budget.BytesPerHour = uint64(1+r.IntN(6)) * budget.TestBytes * 12
 		}
-		cfg := DefaultTopoConfig()
+		cfg := topology()
 		cfg.CrossPerSwitch = 1 + r.IntN(16)
 		cfg.PairTests = 1 + r.IntN(2)
 		var unc []Pair
@@ -195,15 +195,36 @@ func TestPlanTopoCycle_Property(t *testing.T) {
 	}
 }
 
+// topology is the default configuration without the small-cluster
+// shortcut, so that small test clusters get the model's tests.
+func topology() TopoConfig {
+	c := DefaultTopoConfig()
+	c.SmallCluster = -1
+	return c
+}
+
+func TestPlanTopoCycle_SmallClusterAllPairs(t *testing.T) {
+	t.Parallel()
+	m, sw := topoCluster(4, 3, -2) // 9 nodes: 8 tests each, under the per-node bound of 9
+	plan := PlanTopoCycle(TopoInput{Members: m, Switch: sw, Budget: DefaultBudgetConfig()})
+	if got := len(plan.Pairs()); got != 36 || plan.Kind["all"] != 36 {
+		t.Fatalf("9 nodes: %d tests (%v), want all 36 pairs", got, plan.Kind)
+	}
+	m, sw = topoCluster(4, 4, 3) // 11 nodes: 10 > 9, the model's tests
+	if plan := PlanTopoCycle(TopoInput{Members: m, Switch: sw, Budget: DefaultBudgetConfig()}); plan.Kind["all"] != 0 || plan.Kind["own"] == 0 {
+		t.Fatalf("11 nodes: %v, want the model's tests", plan.Kind)
+	}
+}
+
 func TestPlanTopoCatchUp(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m, sw := topoCluster(4, 4)
 	last := map[Pair]time.Time{}
-	for _, p := range PlanTopoCycle(TopoInput{Members: m, Switch: sw, Budget: DefaultBudgetConfig(), Now: t0, Cycle: 1}).Pairs() {
+	for _, p := range PlanTopoCycle(TopoInput{Members: m, Switch: sw, Budget: DefaultBudgetConfig(), Now: t0, Cycle: 1, Config: topology()}).Pairs() {
 		last[p] = t0
 	}
-	in := TopoInput{Members: m, Switch: sw, Last: last, Budget: DefaultBudgetConfig(), Now: t0, Cycle: 2}
+	in := TopoInput{Members: m, Switch: sw, Last: last, Budget: DefaultBudgetConfig(), Now: t0, Cycle: 2, Config: topology()}
 	if plan := PlanTopoCatchUp(in, nil); len(plan.Rounds) != 0 {
 		t.Fatalf("nothing to catch up, got %v", plan.Rounds)
 	}
@@ -236,8 +257,10 @@ func TestPlanTopoCatchUp(t *testing.T) {
 	for _, p := range plan.Pairs() {
 		tries[p] = CatchUpTries
 	}
-	if again := PlanTopoCatchUp(in, tries); len(again.Pairs()) != 0 {
-		t.Fatalf("pairs tried %d times retested: %v", CatchUpTries, again.Rounds)
+	for _, p := range PlanTopoCatchUp(in, tries).Pairs() {
+		if tries[p] > 0 {
+			t.Fatalf("pair %v tried %d times retested", p, CatchUpTries)
+		}
 	}
 }
 
