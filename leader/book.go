@@ -67,6 +67,9 @@ type ProbesBook struct {
 	// SwitchesAt is the newest bandwidth test (Unix ms) the last switch
 	// inference saw (recordSwitches).
 	SwitchesAt int64
+	// CatchUpEmpty keys (cycle and unmeasured nodes) the last catch-up
+	// that found nothing to test, so it is not planned again every round.
+	CatchUpEmpty string
 }
 
 // CycleStart is the bookkeeping of a bandwidth cycle the leader planned,

@@ -1,7 +1,9 @@
 package leader
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/shoal-hpc/shoal/netmodel"
@@ -168,11 +170,20 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		}
 		b.Counted = cycle - 1
 	}
-	if !anyUnmeasured(members, last) {
+	fresh := unmeasured(members, last)
+	if len(fresh) == 0 {
 		return nil, b // the common case, every round between cycles: no model to build
+	}
+	// A node no test reaches would otherwise have the model rebuilt every
+	// round for an empty plan: remember the empty answer until the cycle
+	// or the unmeasured nodes change.
+	key := fmt.Sprint(cycle, fresh)
+	if key == b.CatchUpEmpty {
+		return nil, b
 	}
 	plan := probe.PlanTopoCatchUp(topoInput(v, members, last, cycle), b.Tries)
 	if len(plan.Rounds) == 0 {
+		b.CatchUpEmpty = key
 		return nil, b
 	}
 	rl := v.Config.Probes.RoundLen
@@ -183,20 +194,22 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
 }
 
-// anyUnmeasured reports whether a member has no measured pair at all.
-func anyUnmeasured(members []string, last map[probe.Pair]time.Time) bool {
+// unmeasured lists, sorted, the members with no measured pair at all.
+func unmeasured(members []string, last map[probe.Pair]time.Time) []string {
 	seen := make(map[string]bool, len(members))
 	for p, at := range last {
 		if !at.IsZero() {
 			seen[p.A], seen[p.B] = true, true
 		}
 	}
+	var out []string
 	for _, n := range members {
 		if !seen[n] {
-			return true
+			out = append(out, n)
 		}
 	}
-	return false
+	slices.Sort(out)
+	return out
 }
 
 func fromRaftRounds(rs [][]raftfsm.Pair) [][]probe.Duty {

@@ -251,3 +251,34 @@ func TestProbes_RecordSwitches(t *testing.T) {
 		t.Fatalf("proposed what raft holds: %q", commands(again))
 	}
 }
+
+// TestProbes_CatchUpGivesUp: a node no test reaches has its pairs tried
+// twice; then the catch-up finds nothing and remembers it, instead of
+// rebuilding the model every round.
+func TestProbes_CatchUpGivesUp(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+	}
+	w := newWorld(t, append(names, "z")...)
+	for i := range w.nodes[:12] {
+		peer := names[(i+1)%12]
+		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 900, Peak: 900, BWAt: t0.UnixMilli()})
+	}
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
+	w.now = t0.Add(time.Minute)
+	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probe.Pair]int{}, Counted: 1}
+	for _, n := range names {
+		b.Tries[probe.NewPair("z", n)] = probe.CatchUpTries
+	}
+	cmds, b := scheduleCycle(w.view(), b)
+	if len(cmds) != 0 || b.CatchUpEmpty == "" {
+		t.Fatalf("every pair of z tried twice: got %q, remembered %q", commands(cmds), b.CatchUpEmpty)
+	}
+	// A new node joins: the key changes, and the catch-up plans again.
+	w.nodes = append(w.nodes, testNode("y"))
+	if cmds, _ := scheduleCycle(w.view(), b); len(cmds) != 1 {
+		t.Fatalf("a joiner after the empty answer: %q, want a catch-up", commands(cmds))
+	}
+}
