@@ -14,8 +14,10 @@ import (
 // Probes is the leader's probe reconciler: it relaunches probes that
 // crashed or hung (seed 002's Central Monitor, recorded in raft), and
 // keeps the bandwidth schedule going: a new cycle every
-// BandwidthInterval, and the rest of a cycle without a node that died in
-// it.
+// BandwidthInterval (the topology planner's O(n + s²) tests over the
+// network model), a catch-up for joiners, the rest of a cycle without a
+// node that died in it, and the switches inferred from the rows recorded
+// in raft.
 func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
 	cmds, b := supervise(v, b)
 	more, b := scheduleCycle(v, b)
