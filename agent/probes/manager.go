@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -308,9 +309,41 @@ func (m *Manager) livePeers() []child.Peer {
 	return out
 }
 
+// latencyPeers is the latency probe's bounded share of the live peers
+// (chooseLatencyPeers): its own switch, uncertain coordinates, a few others.
+func (m *Manager) latencyPeers() []child.Peer {
+	var inferred map[string]string
+	if m.d.State != nil {
+		m.d.State.View(func(st *raftfsm.State) { inferred = maps.Clone(st.Switches) })
+	}
+	switchOf := func(s gossip.NodeState) string {
+		if s.Static.Switch != "" {
+			return s.Static.Switch
+		}
+		return inferred[s.Name]
+	}
+	var cands []latencyCandidate
+	selfSwitch := ""
+	for _, e := range m.d.Gossip.Nodes() {
+		s := e.State
+		if s.Name == m.d.Node {
+			selfSwitch = switchOf(s)
+		}
+		if e.Status != gossip.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
+			continue
+		}
+		c := latencyCandidate{Peer: child.Peer{Name: s.Name, Addr: net.JoinHostPort(s.Addr, strconv.Itoa(s.ProbePort))}, Switch: switchOf(s)}
+		if s.Coord != nil {
+			c.Coord, c.CoordErr = true, s.Coord.Error
+		}
+		cands = append(cands, c)
+	}
+	return chooseLatencyPeers(m.d.Node, selfSwitch, cands, m.cfg.LatencyPeers)
+}
+
 // sendPeers tells the latency probe whom to ping when that changes.
 func (m *Manager) sendPeers() {
-	peers := m.livePeers()
+	peers := m.latencyPeers()
 	m.mu.Lock()
 	same := slices.Equal(peers, m.peers)
 	p := m.procs[raftfsm.ProbeLatency]
