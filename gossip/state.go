@@ -44,7 +44,12 @@ type Dynamic struct {
 	CPUUtil  Means `json:"cpu"`
 	MemAvail Means `json:"mema"`
 	NetFlow  Means `json:"flow"`
-	Users    int   `json:"users"`
+	// NetRx and NetTx are the latest sample's traffic received and sent
+	// at the node's interfaces, bytes/s rounded to the byte: the "now" of
+	// each direction of its link (issue 17), ~25 bytes of the broadcast.
+	NetRx float64 `json:"rx,omitempty"`
+	NetTx float64 `json:"tx,omitempty"`
+	Users int     `json:"users"`
 	// SampledAt is the owner's clock at sampling, in Unix milliseconds.
 	SampledAt int64 `json:"at"`
 }
