@@ -13,9 +13,11 @@ const (
 )
 
 // network holds NL_(u,v) (Eq. 2) for the eligible nodes: the mean latency and the
-// mean bandwidth complement (peak - available) of each measured pair, over both
-// directions and repeated measurements, each divided by its sum over all measured
-// pairs, weighted by w_lt and w_bw.
+// bandwidth complement (peak - available) of each measured pair, repeated
+// measurements averaged per direction, available being what the pair offers
+// (direction.go: the worse direction for netload, the mean of the two for
+// paper), each divided by its sum over all measured pairs, weighted by w_lt
+// and w_bw.
 //
 // The paper takes the complement against the pair's own peak. On a cluster with
 // mixed port rates that ranks a half-used 10 Gbit/s pair (5,000 Mbit/s free) as
