@@ -45,19 +45,20 @@ type network struct {
 	nodePeak []float64 // fastest peak Mbps measured on any of the node's pairs (0: none)
 }
 
-// denseAcc sums a pair's measurements, each direction apart (ij: from
-// the lower index to the higher); float32 keeps it to 24 bytes, and a
-// measurement has fewer significant digits than that anyway.
+// denseAcc sums a pair's measurements, the available rate of each
+// direction apart (av: from the lower index to the higher) and the peak
+// of the faster; float32 keeps it to 20 bytes, and a measurement has
+// fewer significant digits than that anyway.
 type denseAcc struct {
-	lt, pk, pkR, av, avR float32
-	cnt                  int32
+	lt, pk, av, avR float32
+	cnt             int32
 }
 
-// pairAgg is one pair of the sparse table; peak and avail are the
-// direction i->j, peakR and availR j->i.
+// pairAgg is one pair of the sparse table; avail is the direction
+// i->j, availR j->i, peak the faster direction's.
 type pairAgg struct {
 	lt, peak, avail float64
-	peakR, availR   float64
+	availR          float64
 	cnt, i, j       int32
 	cost            float64
 }
@@ -205,14 +206,13 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			k := w.triIndex(i, j)
 			a := &acc[k]
 			a.lt += float32(l.RTTms)
-			a.pk += float32(pk)
-			a.pkR += float32(pkR)
+			a.pk += float32(max(pk, pkR))
 			a.av += float32(av)
 			a.avR += float32(avR)
 			a.cnt++
 			continue
 		}
-		raw = append(raw, pairAgg{lt: l.RTTms, peak: pk, avail: av, peakR: pkR, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
+		raw = append(raw, pairAgg{lt: l.RTTms, peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
 	}
 	if !dense {
 		w.rows, w.vals = mergeRows(raw, n)
@@ -240,7 +240,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 				a.lt = a.lt / f
 				av := pairAvail.get(i, j, float64(a.av/f), float64(a.avR/f))
 				a.av = float32(av)
-				a.pk = float32(complement(float64(max(a.pk, a.pkR)/f), av))
+				a.pk = float32(complement(float64(a.pk/f), av))
 				sumLT += float64(a.lt)
 				sumBW += float64(a.pk)
 				w.measured++
@@ -252,7 +252,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			c := float64(a.cnt)
 			a.lt = a.lt / c
 			a.avail = pairAvail.get(int(a.i), int(a.j), a.avail/c, a.availR/c)
-			a.peak = complement(max(a.peak, a.peakR)/c, a.avail)
+			a.peak = complement(a.peak/c, a.avail)
 			sumLT += a.lt
 			sumBW += a.peak
 		}
@@ -380,7 +380,6 @@ func mergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 				last.lt += row[k].lt
 				last.peak += row[k].peak
 				last.avail += row[k].avail
-				last.peakR += row[k].peakR
 				last.availR += row[k].availR
 				last.cnt++
 				continue
