@@ -44,7 +44,7 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 		}
 		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTTus / 1000,
 			AvailMbps: ne.BW, PeakMbps: ne.Peak, Measured: ne.BWAt != 0,
-			FwdMbps: ne.BWOut, RevMbps: ne.BWIn, FwdPeakMbps: ne.PeakOut, RevPeakMbps: ne.PeakIn}
+			FwdMbps: float32(ne.BWOut), RevMbps: float32(ne.BWIn), FwdPeakMbps: float32(ne.PeakOut), RevPeakMbps: float32(ne.PeakIn)}
 		if ne.RTTAt == 0 {
 			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
 		}

@@ -79,12 +79,12 @@ func TestNetload_WorseDirectionCounts(t *testing.T) {
 			continue
 		}
 		// Each row's view: From sends fast when From < To, slowly otherwise.
-		fwd, rev := 950.0, 10.0
+		fwd, rev := float32(950), float32(10)
 		if l.From > l.To {
 			fwd, rev = 10, 950
 		}
 		l.FwdMbps, l.RevMbps, l.FwdPeakMbps, l.RevPeakMbps = fwd, rev, 10*fwd/9.5, 10*rev/9.5
-		l.AvailMbps = min(fwd, rev)
+		l.AvailMbps = float64(min(fwd, rev))
 	}
 	if got := place3(t, s); strings.Contains(got, "a") {
 		t.Fatalf("one direction at 10 Mbit/s: placed on %s, want switch b", got)

@@ -68,16 +68,16 @@ type pairAgg struct {
 func linkDirs(l *Link) (av, avR, pk, pkR float64) {
 	av, avR, pk, pkR = l.AvailMbps, l.AvailMbps, l.PeakMbps, l.PeakMbps
 	if l.FwdMbps > 0 {
-		av = l.FwdMbps
+		av = float64(l.FwdMbps)
 	}
 	if l.RevMbps > 0 {
-		avR = l.RevMbps
+		avR = float64(l.RevMbps)
 	}
 	if l.FwdPeakMbps > 0 {
-		pk = l.FwdPeakMbps
+		pk = float64(l.FwdPeakMbps)
 	}
 	if l.RevPeakMbps > 0 {
-		pkR = l.RevPeakMbps
+		pkR = float64(l.RevPeakMbps)
 	}
 	return av, avR, pk, pkR
 }

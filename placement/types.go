@@ -53,8 +53,10 @@ type Link struct {
 	// way. AvailMbps stays the worse direction and PeakMbps the faster
 	// one, so a reader of those alone never sees a link as better than
 	// its worse direction; netload reads the directions when they are set.
-	FwdMbps, RevMbps         float64
-	FwdPeakMbps, RevPeakMbps float64
+	// float32: a rate has fewer significant digits than that, and a
+	// 1,000-node snapshot's million links are 24 MB smaller to read.
+	FwdMbps, RevMbps         float32
+	FwdPeakMbps, RevPeakMbps float32
 	// RTTEstimated: RTTms comes from the two nodes' network coordinates
 	// (Vivaldi), not from direct pings.
 	RTTEstimated bool
