@@ -18,7 +18,7 @@ type RawSample struct {
 	// RxBytes and TxBytes are NetBytes per direction (received, sent);
 	// both zero from a sampler that does not tell them apart.
 	RxBytes, TxBytes uint64
-	Users    int // logged-in sessions
+	Users            int // logged-in sessions
 }
 
 // Sampler reads one RawSample. Implementations must not block longer
