@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/hashicorp/serf/coordinate"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
@@ -187,7 +188,8 @@ func leaderNodes(g *gossip.Gossip, rows rowSource) []leader.Node {
 func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 	var out []leader.NetEntry
 	for _, ne := range cells {
-		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt})
+		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt,
+			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn})
 	}
 	return out
 }
@@ -198,7 +200,9 @@ func leaderNode(e gossip.Entry) leader.Node {
 		RaftAddr: raftnode.Addr(s), ProbePort: s.ProbePort, Confined: s.Static.Confined,
 		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
-			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users}}
+			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
+			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx},
+		Coord: leaderCoord(s.Coord)}
 	for _, pe := range s.Static.PEs {
 		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
 	}
@@ -206,6 +210,20 @@ func leaderNode(e gossip.Entry) leader.Node {
 		n.Probes = append(n.Probes, leader.ProbeBeat{Kind: b.Kind, State: b.State, Restarts: b.Restarts, Beat: b.Beat})
 	}
 	return n
+}
+
+// leaderCoord converts a gossiped coordinate (microseconds) to serf's
+// (seconds) for the leader; nil for none or one that fails validation.
+func leaderCoord(c *gossip.Coord) *coordinate.Coordinate {
+	if c == nil || c.Validate() != nil {
+		return nil
+	}
+	out := &coordinate.Coordinate{Vec: make([]float64, len(c.Vec)), Error: c.Error,
+		Adjustment: c.Adjust / 1e6, Height: c.Height / 1e6}
+	for i, v := range c.Vec {
+		out.Vec[i] = v / 1e6
+	}
+	return out
 }
 
 func pm(m gossip.Means) placement.Means {

@@ -15,7 +15,8 @@ func bigRow(n int, bw float64) []NetEntry {
 	var row []NetEntry
 	for i := range n {
 		row = append(row, NetEntry{Peer: fmt.Sprintf("node%03d", i), RTT1: 183, RTT5: 191, BW: bw, Peak: 948.7,
-			BWAt: 1763789912345, RTTAt: 1763789990123})
+			BWAt: 1763789912345, RTTAt: 1763789990123,
+			BWOut: bw, BWIn: bw, PeakOut: 948.7, PeakIn: 948.7, BWOutAt: 1763789912345, BWInAt: 1763789912345})
 	}
 	return row
 }
@@ -27,7 +28,11 @@ func typicalState(name string) NodeState {
 		Static: Static{Hostname: name + ".cluster.example.org", CPUModel: "Intel(R) Xeon(R) CPU E5-2670 v3 @ 2.30GHz", Cores: 12, Threads: 24, MHz: 2300,
 			MemTotal: 64 << 30, PEs: []PE{{Kind: "cpu", Count: 24}}},
 		Dyn: Dynamic{Load: Means{1.23, 1.5, 1.7, 1.8}, CPUUtil: Means{12.5, 13.25, 14.125, 15.5}, MemAvail: Means{3.4e10, 3.41e10, 3.39e10, 3.4e10},
-			NetFlow: Means{12345.6, 23456.7, 34567.8, 45678.9}, Users: 3, SampledAt: 1763790000123},
+			NetFlow: Means{12345.6, 23456.7, 34567.8, 45678.9}, Users: 3, SampledAt: 1763790000123,
+			NetRx: 118_750_000, NetTx: 117_500_001}, // a saturated 1 Gbit/s link both ways
+		// The coordinate rides on every broadcast too (coord.go).
+		Coord: &Coord{Vec: []float64{-1234.56, 987.65, -432.1, 2345.67, -88.88, 123.45, -1.23, 456.78}, Error: 0.1234,
+			Adjust: -12.34, Height: 45.67},
 		Probes: []ProbeBeat{{"nodestate", "running", 12345, 0, 1763790000000}, {"latency", "running", 12346, 0, 1763790000000},
 			{"bandwidth", "running", 12347, 0, 1763790000000}}}
 }

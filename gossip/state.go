@@ -44,7 +44,12 @@ type Dynamic struct {
 	CPUUtil  Means `json:"cpu"`
 	MemAvail Means `json:"mema"`
 	NetFlow  Means `json:"flow"`
-	Users    int   `json:"users"`
+	// NetRx and NetTx are the latest sample's traffic received and sent
+	// at the node's interfaces, bytes/s rounded to the byte: the "now" of
+	// each direction of its link (issue 17), ~25 bytes of the broadcast.
+	NetRx float64 `json:"rx,omitempty"`
+	NetTx float64 `json:"tx,omitempty"`
+	Users int     `json:"users"`
 	// SampledAt is the owner's clock at sampling, in Unix milliseconds.
 	SampledAt int64 `json:"at"`
 }
@@ -73,6 +78,20 @@ type NetEntry struct {
 	// Unix milliseconds of the latest bandwidth and RTT measurement.
 	BWAt  int64 `json:"bt,omitempty"`
 	RTTAt int64 `json:"rt,omitempty"`
+
+	// Per direction (issue 17): Out is from the row's owner to Peer, In
+	// from Peer to the owner, available (latest test) and peak (fastest
+	// seen) in Mbit/s, and the Unix milliseconds of the latest test in
+	// that direction; zero when that direction was never measured. BW
+	// keeps meaning "min of the two directions measured" (the one known
+	// when only one is) and Peak "the fastest either way", so readers of
+	// the old fields see no link as better than its worse direction.
+	BWOut   float64 `json:"bo,omitempty"`
+	BWIn    float64 `json:"bi,omitempty"`
+	PeakOut float64 `json:"po,omitempty"`
+	PeakIn  float64 `json:"pi,omitempty"`
+	BWOutAt int64   `json:"bot,omitempty"`
+	BWInAt  int64   `json:"bit,omitempty"`
 }
 
 // RaftInfo is a node's raft standing as it gossips it.

@@ -23,8 +23,9 @@ type Config struct {
 	// BandwidthInterval is how often a bandwidth cycle starts. Default 5m
 	// (--bandwidth-interval).
 	BandwidthInterval time.Duration
-	// BandwidthBytes is the size of one bandwidth test, and the most this
-	// node's server accepts. Default 4 MiB (--bandwidth-bytes).
+	// BandwidthBytes is the size of one bandwidth test, both directions
+	// together (half each way), and the most this node's server accepts
+	// in one direction. Default 4 MiB (--bandwidth-bytes).
 	BandwidthBytes uint64
 	// BandwidthTimeout bounds one test's transfer; a slower link reports
 	// the rate of what arrived. Default 5s (--bandwidth-timeout).

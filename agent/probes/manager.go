@@ -118,7 +118,8 @@ func (m *Manager) Start(ctx context.Context) {
 	m.firstSample(ctx)
 	srv, err := probe.Listen(m.d.BindAddr, m.cfg.Port, probe.ServerConfig{
 		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
-		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.Mbps()) },
+		// The server received the forward half (in) and sent the reverse (out).
+		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.RevMbps(), r.Mbps()) },
 		// The request and its HMAC go inside TLS; the client is
 		// authenticated by that HMAC, as before.
 		TLS: m.d.ServerTLS,
@@ -291,8 +292,10 @@ func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
 			m.log.Warn("bandwidth test failed", "peer", msg.Peer, "err", msg.Err)
 			return
 		}
-		r := probe.BandwidthResult{Bytes: msg.Bytes, Elapsed: time.Duration(msg.NS), At: now}
-		m.row.addBW(msg.Peer, now, r.Mbps())
+		r := probe.BandwidthResult{Bytes: msg.Bytes, Elapsed: time.Duration(msg.NS), At: now,
+			RevBytes: msg.RevBytes, RevElapsed: time.Duration(msg.RevNS)}
+		// This node sent the forward half (out) and received the reverse (in).
+		m.row.addBW(msg.Peer, now, r.Mbps(), r.RevMbps())
 	}
 }
 
