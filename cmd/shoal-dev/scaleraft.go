@@ -23,9 +23,15 @@ import (
 // countingTransport is raft's in-memory transport with every RPC this
 // server sends counted: heartbeats and replication (AppendEntries, also
 // through the pipeline), votes, snapshots and leadership transfers.
+//
+// raft sends two streams to each follower when idle: heartbeats
+// (AppendEntries without entries, every HeartbeatTimeout/10 to /5) and,
+// on the replication pipeline, an append every CommitTimeout to /2 that
+// carries the commit index. direct counts the first kind (and the
+// non-pipelined appends), rpcs every RPC.
 type countingRaftTransport struct {
 	*raft.InmemTransport
-	rpcs *atomic.Int64
+	rpcs, direct *atomic.Int64
 }
 
 var (
@@ -44,6 +50,7 @@ func (t *countingRaftTransport) AppendEntriesPipeline(id raft.ServerID, target r
 
 func (t *countingRaftTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	t.rpcs.Add(1)
+	t.direct.Add(1)
 	return t.InmemTransport.AppendEntries(id, target, args, resp)
 }
 
@@ -125,7 +132,8 @@ type raftServer struct {
 	name string
 	raft *raft.Raft
 	fsm  *hookedFSM
-	rpcs atomic.Int64 // RPCs this server sent
+	rpcs   atomic.Int64 // RPCs this server sent
+	direct atomic.Int64 // of which AppendEntries outside the pipeline (heartbeats)
 }
 
 // raftCluster is S raft servers on raft's in-memory transport: the first
@@ -136,8 +144,9 @@ type raftCluster struct {
 }
 
 // shoalRaftConfig is raft's configuration as agent/raftnode sets it, with
-// the agent's default timings (agent.DefaultConfig().Raft): heartbeats
-// every HeartbeatTimeout/10 = 50 ms to each follower.
+// the agent's default timings (agent.DefaultConfig().Raft): to each
+// follower a heartbeat every 50-100 ms (HeartbeatTimeout/10, jittered)
+// and a commit-index append every 50-100 ms (CommitTimeout, jittered).
 func shoalRaftConfig(name string) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(name)
@@ -179,7 +188,7 @@ func startRaftCluster(names []string, voters int, hooks func(i int, f *hookedFSM
 		if hooks != nil {
 			hooks(i, s.fsm)
 		}
-		t := &countingRaftTransport{InmemTransport: trans[i], rpcs: &s.rpcs}
+		t := &countingRaftTransport{InmemTransport: trans[i], rpcs: &s.rpcs, direct: &s.direct}
 		r, err := raft.NewRaft(shoalRaftConfig(name), s.fsm, raft.NewInmemStore(), raft.NewInmemStore(), raft.NewInmemSnapshotStore(), t)
 		if err != nil {
 			c.shutdown()
