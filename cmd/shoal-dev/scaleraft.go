@@ -129,9 +129,9 @@ func signal(ch chan struct{}) {
 
 // raftServer is one raft member of the harness.
 type raftServer struct {
-	name string
-	raft *raft.Raft
-	fsm  *hookedFSM
+	name   string
+	raft   *raft.Raft
+	fsm    *hookedFSM
 	rpcs   atomic.Int64 // RPCs this server sent
 	direct atomic.Int64 // of which AppendEntries outside the pipeline (heartbeats)
 }
