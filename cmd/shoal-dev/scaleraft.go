@@ -260,6 +260,15 @@ func (c *raftCluster) leaderRPCRate(window time.Duration, during func()) (float6
 	return float64(s.rpcs.Load()-n0) / time.Since(t0).Seconds(), nil
 }
 
+func (c *raftCluster) isServer(name string) bool {
+	for _, s := range c.servers {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // apply proposes one raftfsm command on the leader and returns the FSM's
 // answer.
 func (c *raftCluster) apply(typ string, body any) (raftfsm.Result, error) {

@@ -29,6 +29,15 @@ type scaleOpts struct {
 	Update time.Duration
 	Seed   uint64
 	Config gossip.Config // gossip settings; Name, Transport, Logger are set per agent
+	// Servers is how many of the agents run raft (the first ones: 3
+	// voters, the rest non-voters); the others are clients following a
+	// server's replication feed. 0 runs gossip alone.
+	Servers int
+	// Jobs is how many jobs are submitted and timed to their nodes.
+	Jobs int
+	// PeerLinks is how many random peers each node's row in the servers'
+	// network table holds besides its two switch neighbours (0: all).
+	PeerLinks int
 }
 
 // scaleResult is what one size measured.
@@ -45,6 +54,34 @@ type scaleResult struct {
 	PushPullRows int     `json:"push_pull_rows_bytes"`
 	HeapPerAgent float64 `json:"heap_per_agent"`
 	RowsPerAgent float64 `json:"rows_heap_per_agent"`
+
+	Servers int `json:"servers"`
+	// LeaderRPCs is the RPCs per second the raft leader sent over the
+	// steady window (clients connected, no jobs); LeaderRPCsJobs over the
+	// job rounds.
+	LeaderRPCs     float64 `json:"leader_rpcs_per_s"`
+	LeaderRPCsJobs float64 `json:"leader_rpcs_per_s_jobs"`
+	// ReplicaHeap is the heap one client's replica (FSM, follower, its
+	// stream and the server's side of it) adds; ReplicaBytes the feed
+	// bytes per client per second over the window (heartbeats).
+	ReplicaHeap     float64 `json:"replica_heap_per_client"`
+	ReplicaBytes    float64 `json:"replica_bytes_per_client_per_s"`
+	ReplicaConnects uint64  `json:"replica_connects"`
+	ReplicaReadyS   float64 `json:"replica_ready_s"`
+	// Jobs timed; Attempt* from submit_job proposed to the attempt held
+	// by every node the job runs on; Place* the leader core's round.
+	Jobs         int     `json:"jobs"`
+	AttemptP50ms float64 `json:"attempt_p50_ms"`
+	AttemptP90ms float64 `json:"attempt_p90_ms"`
+	PlaceP50ms   float64 `json:"place_p50_ms"`
+	PlaceP90ms   float64 `json:"place_p90_ms"`
+	// ClientHosts counts the job hosts that were clients (the rest were
+	// servers).
+	ClientHosts int `json:"client_hosts"`
+	TotalHosts  int `json:"total_hosts"`
+	// Load is the machine's 1-minute load average at the start and end.
+	LoadStart float64 `json:"load_start"`
+	LoadEnd   float64 `json:"load_end"`
 }
 
 // countingTransport is memberlist's in-memory transport with every byte
@@ -125,7 +162,9 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 	for i := range o.N {
 		cfg := o.Config
 		cfg.Name, cfg.Transport, cfg.Logger = agentName(i), ts[i], quiet
-		g, err := gossip.New(cfg, syntheticState(i, 0))
+		st := syntheticState(i, 0)
+		st.Raft.Member = o.Servers == 0 || i < o.Servers // C2: clients gossip Member=false
+		g, err := gossip.New(cfg, st)
 		if err != nil {
 			c.shutdown()
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
@@ -316,7 +355,7 @@ func heapDelta(before uint64, agents int) float64 {
 
 // runScale measures one size.
 func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
-	r := scaleResult{N: o.N}
+	r := scaleResult{N: o.N, Servers: min(o.Servers, o.N), LoadStart: loadAvg()}
 	// The row-table heap is measured first, while the heap is quiet: a
 	// running cluster's garbage (push/pull buffers) swamps it.
 	var err error
@@ -342,14 +381,41 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	r.JoinSeconds = time.Since(t0).Seconds()
 	r.HeapPerAgent = heapDelta(before, o.N)
 
-	// Bytes over a steady window, with the background changes running.
-	sent0, w0 := c.sent.Load(), time.Now()
-	select {
-	case <-time.After(o.Window):
-	case <-ctx.Done():
-		return r, ctx.Err()
+	var cl *clientLayout
+	if r.Servers > 0 {
+		if cl, err = startClientLayout(c, o, &r); err != nil {
+			return r, err
+		}
+		defer cl.stop()
 	}
-	r.BytesPerNode = float64(c.sent.Load()-sent0) / float64(o.N) / time.Since(w0).Seconds()
+
+	// Bytes and the leader's RPCs over a steady window, with the
+	// background changes running and every client following a server.
+	sent0, w0 := c.sent.Load(), time.Now()
+	var fed0 int64
+	if cl != nil {
+		fed0 = cl.replicas.sent.Load()
+		if r.LeaderRPCs, err = cl.raft.leaderRPCRate(o.Window, nil); err != nil {
+			return r, err
+		}
+	} else {
+		select {
+		case <-time.After(o.Window):
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
+	secs := time.Since(w0).Seconds()
+	r.BytesPerNode = float64(c.sent.Load()-sent0) / float64(o.N) / secs
+	if cl != nil && o.N > r.Servers {
+		r.ReplicaBytes = float64(cl.replicas.sent.Load()-fed0) / float64(o.N-r.Servers) / secs
+	}
+
+	if cl != nil && o.Jobs > 0 {
+		if err := cl.timeJobs(o.Jobs, &r); err != nil {
+			return r, err
+		}
+	}
 
 	rng := rand.New(rand.NewPCG(o.Seed, 3))
 	var ds []time.Duration
@@ -360,10 +426,15 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		}
 		ds = append(ds, d)
 	}
-	r.ConvP50ms = float64(median(ds)) / float64(time.Millisecond)
-	r.ConvP90ms = float64(pct(ds, 0.9)) / float64(time.Millisecond)
-	r.ConvMaxms = float64(pct(ds, 1)) / float64(time.Millisecond)
+	r.ConvP50ms = msf(median(ds))
+	r.ConvP90ms = msf(pct(ds, 0.9))
+	r.ConvMaxms = msf(pct(ds, 1))
 	r.MinAlive = c.minAlive()
+	if cl != nil {
+		for _, f := range cl.replicas.followers {
+			r.ReplicaConnects += f.Stats().Connects
+		}
+	}
 
 	one := syntheticState(0, 0)
 	b, err := gossip.EncodeState(&one)
@@ -371,7 +442,117 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		return r, err
 	}
 	r.StateBytes = len(b)
+	r.LoadEnd = loadAvg()
 	return r, nil
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// loadAvg is the machine's 1-minute load average, 0 when unreadable.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	_, _ = fmt.Sscan(string(b), &l)
+	return l
+}
+
+// clientLayout is issue 16's layout on top of the gossip cluster: raft
+// among the first o.Servers agents, every other agent a client with a
+// replica of the state, and an observer of attempts on every agent.
+type clientLayout struct {
+	raft     *raftCluster
+	replicas *replicaSet
+	jobs     *jobBench
+	stopObs  chan struct{}
+}
+
+func startClientLayout(c *scaleCluster, o scaleOpts, r *scaleResult) (*clientLayout, error) {
+	cl := &clientLayout{replicas: newReplicaSet(r.Servers), stopObs: make(chan struct{})}
+	observers := map[string]*observer{}
+	names := make([]string, r.Servers)
+	for i := range names {
+		names[i] = agentName(i)
+	}
+	rc, err := startRaftCluster(names, min(3, r.Servers), func(i int, f *hookedFSM) {
+		cl.replicas.hook(i, f)
+		o := newObserver(names[i], f.FSM)
+		observers[names[i]] = o
+		f.wake = o.wake
+	})
+	if err != nil {
+		return nil, err
+	}
+	cl.raft = rc
+	if _, err := rc.waitReady(60 * time.Second); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	clients := make([]string, 0, o.N-r.Servers)
+	for i := r.Servers; i < o.N; i++ {
+		clients = append(clients, agentName(i))
+	}
+	before := heapAlloc()
+	t0 := time.Now()
+	if err := cl.replicas.start(rc, clients, observers, 60*time.Second+time.Duration(len(clients))*100*time.Millisecond); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	r.ReplicaReadyS = time.Since(t0).Seconds()
+	if len(clients) > 0 {
+		r.ReplicaHeap = heapDelta(before, len(clients))
+	}
+	for _, ob := range observers {
+		go ob.run(cl.stopObs)
+	}
+	byName := map[string]*gossip.Gossip{}
+	for i, g := range c.agents {
+		byName[agentName(i)] = g
+	}
+	cl.jobs = &jobBench{raft: rc, gossip: func(name string) *gossip.Gossip { return byName[name] },
+		rows: syntheticRows(o.N, o.PeerLinks, o.Seed), observers: observers}
+	return cl, nil
+}
+
+// timeJobs runs n job rounds and records their figures and the leader's
+// RPC rate over them.
+func (cl *clientLayout) timeJobs(n int, r *scaleResult) error {
+	var attempt, place []time.Duration
+	var roundErr error
+	rate, err := cl.raft.leaderRPCRate(0, func() {
+		for k := range n {
+			jt, err := cl.jobs.round(k, 60*time.Second)
+			if err != nil {
+				roundErr = err
+				return
+			}
+			attempt, place = append(attempt, jt.Attempt), append(place, jt.Place)
+			r.TotalHosts += len(jt.Hosts)
+			for _, h := range jt.Hosts {
+				if !cl.raft.isServer(h) {
+					r.ClientHosts++
+				}
+			}
+		}
+	})
+	if roundErr != nil {
+		return roundErr
+	}
+	if err != nil {
+		return err
+	}
+	r.Jobs, r.LeaderRPCsJobs = len(attempt), rate
+	r.AttemptP50ms, r.AttemptP90ms = msf(median(attempt)), msf(pct(attempt, 0.9))
+	r.PlaceP50ms, r.PlaceP90ms = msf(median(place)), msf(pct(place, 0.9))
+	return nil
+}
+
+func (cl *clientLayout) stop() {
+	close(cl.stopObs)
+	cl.replicas.stop()
+	cl.raft.shutdown()
 }
 
 // pushPullSizes encodes the push/pull payload of an n-node cluster (what

@@ -57,3 +57,33 @@ func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleClientLayout runs issue 16's layout small: raft among 3
+// servers, 7 clients following their feeds, jobs submitted on the leader,
+// placed by the leader core and timed to their nodes' own copies of the
+// state. A job of 4 nodes among 3 servers has a client host, so a client
+// replica that never sees its attempt fails the round.
+func TestScaleClientLayout(t *testing.T) {
+	t.Parallel()
+	o := scaleOpts{N: 10, Servers: 3, Jobs: 3, PeerLinks: 4, Rounds: 2, Window: time.Second, Seed: 5, Config: scaleConfig()}
+	o.Config.GossipInterval = 50 * time.Millisecond
+	r, err := runScale(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", r)
+	if r.Jobs != o.Jobs || r.TotalHosts != 4*o.Jobs || r.ClientHosts < o.Jobs {
+		t.Errorf("%d jobs timed on %d hosts (%d clients), want %d jobs on 4 hosts each, one client or more", r.Jobs, r.TotalHosts, r.ClientHosts, o.Jobs)
+	}
+	if r.AttemptP50ms <= 0 || r.AttemptP90ms < r.AttemptP50ms || r.PlaceP50ms <= 0 || r.PlaceP50ms > r.AttemptP90ms {
+		t.Errorf("submit->attempt p50 %.1f p90 %.1f ms, placement p50 %.2f ms: want 0 < placement <= attempt", r.AttemptP50ms, r.AttemptP90ms, r.PlaceP50ms)
+	}
+	// 2 followers, each heartbeated and sent the commit index every
+	// 50-100 ms: tens per second, and no client in it.
+	if r.LeaderRPCs < 5 || r.LeaderRPCs > 90 {
+		t.Errorf("leader sends %.1f RPCs/s to 2 followers", r.LeaderRPCs)
+	}
+	if r.ReplicaBytes <= 0 || r.ReplicaHeap <= 0 {
+		t.Errorf("replica bytes/client/s %.1f, heap/client %.0f: want both counted", r.ReplicaBytes, r.ReplicaHeap)
+	}
+}
