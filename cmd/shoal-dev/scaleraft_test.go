@@ -24,14 +24,14 @@ func TestLeaderRPCCounter(t *testing.T) {
 	}
 	l := c.leader()
 	hb0 := c.servers[l].direct.Load()
-	rate, err := c.leaderRPCRate(2*time.Second, nil)
+	rate, elections, err := c.leaderRPCRate(2*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if hb := c.servers[l].direct.Load() - hb0; hb < 4 {
 		t.Errorf("%d heartbeats counted in 2 s to 4 followers", hb)
 	}
-	t.Logf("leader of 5 sends %.0f RPCs/s", rate)
+	t.Logf("leader of 5 sends %.0f RPCs/s (%d elections)", rate, elections)
 	// A loaded machine delays timers, so the lower bound is wide; a
 	// counter that counts the followers' answers too, or every RPC twice,
 	// passes the upper one (4 x 2 x 20/s at most).

@@ -61,6 +61,9 @@ type scaleResult struct {
 	// job rounds.
 	LeaderRPCs     float64 `json:"leader_rpcs_per_s"`
 	LeaderRPCsJobs float64 `json:"leader_rpcs_per_s_jobs"`
+	// Elections is the raft terms begun while the rates were counted
+	// (0: one leader throughout).
+	Elections uint64 `json:"elections"`
 	// ReplicaHeap is the heap one client's replica (FSM, follower, its
 	// stream and the server's side of it) adds; ReplicaBytes the feed
 	// bytes per client per second over the window (heartbeats).
@@ -395,7 +398,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	var fed0 int64
 	if cl != nil {
 		fed0 = cl.replicas.sent.Load()
-		if r.LeaderRPCs, err = cl.raft.leaderRPCRate(o.Window, nil); err != nil {
+		if r.LeaderRPCs, r.Elections, err = cl.raft.leaderRPCRate(o.Window, nil); err != nil {
 			return r, err
 		}
 	} else {
@@ -521,7 +524,7 @@ func startClientLayout(c *scaleCluster, o scaleOpts, r *scaleResult) (*clientLay
 func (cl *clientLayout) timeJobs(n int, r *scaleResult) error {
 	var attempt, place []time.Duration
 	var roundErr error
-	rate, err := cl.raft.leaderRPCRate(0, func() {
+	rate, elections, err := cl.raft.leaderRPCRate(0, func() {
 		for k := range n {
 			jt, err := cl.jobs.round(k, 60*time.Second)
 			if err != nil {
@@ -543,7 +546,7 @@ func (cl *clientLayout) timeJobs(n int, r *scaleResult) error {
 	if err != nil {
 		return err
 	}
-	r.Jobs, r.LeaderRPCsJobs = len(attempt), rate
+	r.Jobs, r.LeaderRPCsJobs, r.Elections = len(attempt), rate, r.Elections+elections
 	r.AttemptP50ms, r.AttemptP90ms = msf(median(attempt)), msf(pct(attempt, 0.9))
 	r.PlaceP50ms, r.PlaceP90ms = msf(median(place)), msf(pct(place, 0.9))
 	return nil
