@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +69,26 @@ func cmdBenchScale(args []string) error {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
 		}
 		o.N = ns[0]
+		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+			// Half of a size's CPU went to the collector at GOGC=100 (a
+			// profile at 300 agents: memberlist allocates an LZW table per
+			// packet). Collect less often, up to 8 GiB: the protocol is
+			// unchanged, the machine's two cores go to the agents.
+			debug.SetGCPercent(400)
+			debug.SetMemoryLimit(8 << 30)
+		}
+		if p := os.Getenv("SCALE_CPUPROFILE"); p != "" {
+			// Where a size's CPU goes, for the notes in docs/scale.md.
+			f, err := os.Create(p)
+			if err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		var r scaleResult
 		if *membersOne {
 			r = scaleResult{N: o.N, Servers: o.N, LoadStart: loadAvg()}

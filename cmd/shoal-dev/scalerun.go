@@ -45,6 +45,7 @@ type scaleResult struct {
 	N            int     `json:"n"`
 	MinAlive     int     `json:"min_alive"`
 	JoinSeconds  float64 `json:"join_s"`
+	JoinRetries  int     `json:"join_retries"`
 	ConvP50ms    float64 `json:"conv_p50_ms"`
 	ConvP90ms    float64 `json:"conv_p90_ms"`
 	ConvMaxms    float64 `json:"conv_max_ms"`
@@ -142,8 +143,9 @@ func (c *countingConn) Write(p []byte) (int, error) {
 
 // scaleCluster is n gossip agents on one in-memory network.
 type scaleCluster struct {
-	agents []*gossip.Gossip
-	sent   atomic.Int64
+	agents      []*gossip.Gossip
+	sent        atomic.Int64
+	joinRetries int // joins that failed and were tried again
 }
 
 // startScaleCluster creates the agents and joins each to a random agent
@@ -176,13 +178,22 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 		if i == 0 {
 			continue
 		}
-		addr, port := c.agents[rng.IntN(i)].LocalAddr()
-		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = g.Join(jctx, []string{net.JoinHostPort(addr, fmt.Sprint(port))})
-		cancel()
-		if err != nil {
-			c.shutdown()
-			return nil, fmt.Errorf("agent %d of %d: %w", i, o.N, err)
+		// A join that fails (its push/pull stream timed out on a starved
+		// machine) is tried again against another seed, as an agent's
+		// retry-join does; the failures are counted.
+		for try := 1; ; try++ {
+			addr, port := c.agents[rng.IntN(i)].LocalAddr()
+			jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err = g.Join(jctx, []string{net.JoinHostPort(addr, fmt.Sprint(port))})
+			cancel()
+			if err == nil {
+				break
+			}
+			c.joinRetries++
+			if try == 5 {
+				c.shutdown()
+				return nil, fmt.Errorf("agent %d of %d, %d joins: %w", i, o.N, try, err)
+			}
 		}
 	}
 	return c, nil
@@ -381,7 +392,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
 	}
-	r.JoinSeconds = time.Since(t0).Seconds()
+	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), c.joinRetries
 	r.HeapPerAgent = heapDelta(before, o.N)
 
 	var cl *clientLayout
