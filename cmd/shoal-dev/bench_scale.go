@@ -43,6 +43,8 @@ func cmdBenchScale(args []string) error {
 	jobs := fs.Int("jobs", 10, "jobs submitted per size and timed to the attempt on their nodes")
 	peerLinks := fs.Int("peer-links", 16, "random peers in each node's row of the servers' network table, besides its 2 switch neighbours (0 = every pair)")
 	members := fs.String("members", "20,50", "sizes of today's all-members raft layout to measure the leader's RPC rate at, for contrast; \"\" skips it")
+	probeTimeout := fs.Duration("probe-timeout", 0, "memberlist probe timeout; 0 = the agent's default (500ms). A machine loaded far past its cores needs more, or its starved agents suspect each other")
+	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
 	fs.Parse(args)
@@ -64,6 +66,12 @@ func cmdBenchScale(args []string) error {
 	}
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
 		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks}
+	if *probeTimeout > 0 {
+		o.Config.ProbeTimeout = *probeTimeout
+	}
+	if *suspicion > 0 {
+		o.Config.SuspicionMult = *suspicion
+	}
 	if *one || *membersOne {
 		if len(ns) != 1 {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
@@ -110,7 +118,8 @@ func cmdBenchScale(args []string) error {
 		var r scaleResult
 		cmd := exec.Command(exe, "bench-scale", mode, "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
-			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks))
+			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
+			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -144,11 +153,11 @@ func cmdBenchScale(args []string) error {
 			break
 		}
 		rs = append(rs, r)
-		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, load %.1f-%.1f\n",
-			n, r.JoinSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.LoadStart, r.LoadEnd)
+		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, load %.1f-%.1f\n",
+			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult)
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))
@@ -218,8 +227,8 @@ var raftColumns = []scaleColumn{
 }
 
 func printScale(w io.Writer, rs, members []scaleResult) {
-	printColumns(w, "nodes,min alive", rs, gossipColumns, func(r scaleResult) []string {
-		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive)}
+	printColumns(w, "nodes,min alive,join s,drops", rs, gossipColumns, func(r scaleResult) []string {
+		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), strconv.FormatInt(r.PacketsDropped, 10)}
 	})
 	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it (every node's state, no rows); \"with rows\": the same with every node's")
 	fmt.Fprintln(w, "full network row (n-1 peers, today's layout), computed by encoding, not run: 1,000 agents with rows would hold")

@@ -42,19 +42,21 @@ type scaleOpts struct {
 
 // scaleResult is what one size measured.
 type scaleResult struct {
-	N            int     `json:"n"`
-	MinAlive     int     `json:"min_alive"`
-	JoinSeconds  float64 `json:"join_s"`
-	JoinRetries  int     `json:"join_retries"`
-	ConvP50ms    float64 `json:"conv_p50_ms"`
-	ConvP90ms    float64 `json:"conv_p90_ms"`
-	ConvMaxms    float64 `json:"conv_max_ms"`
-	BytesPerNode float64 `json:"bytes_per_node_per_s"`
-	StateBytes   int     `json:"state_bytes"`
-	PushPull     int     `json:"push_pull_bytes"`
-	PushPullRows int     `json:"push_pull_rows_bytes"`
-	HeapPerAgent float64 `json:"heap_per_agent"`
-	RowsPerAgent float64 `json:"rows_heap_per_agent"`
+	N           int     `json:"n"`
+	MinAlive    int     `json:"min_alive"`
+	JoinSeconds float64 `json:"join_s"`
+	JoinRetries int     `json:"join_retries"`
+	// PacketsDropped counts gossip packets lost to a full receive buffer.
+	PacketsDropped int64   `json:"packets_dropped"`
+	ConvP50ms      float64 `json:"conv_p50_ms"`
+	ConvP90ms      float64 `json:"conv_p90_ms"`
+	ConvMaxms      float64 `json:"conv_max_ms"`
+	BytesPerNode   float64 `json:"bytes_per_node_per_s"`
+	StateBytes     int     `json:"state_bytes"`
+	PushPull       int     `json:"push_pull_bytes"`
+	PushPullRows   int     `json:"push_pull_rows_bytes"`
+	HeapPerAgent   float64 `json:"heap_per_agent"`
+	RowsPerAgent   float64 `json:"rows_heap_per_agent"`
 
 	Servers int `json:"servers"`
 	// LeaderRPCs is the RPCs per second the raft leader sent over the
@@ -95,6 +97,38 @@ type scaleResult struct {
 type countingTransport struct {
 	*memberlist.MockTransport
 	sent *atomic.Int64
+	// net holds the packets in flight to each agent, which a UDP socket's
+	// receive buffer bounds.
+	net *packetNet
+}
+
+// packetNet is the UDP-like part of the boundary: packets travel without
+// the sender waiting, and a receiver that has udpBuffer packets not yet
+// read drops the next ones, as a full socket buffer does. Unbounded, a
+// starved receiver would get its acks seconds late instead of never, and
+// the backlog would grow without end.
+type packetNet struct {
+	mu       sync.Mutex
+	inflight map[string]*atomic.Int32
+	dropped  atomic.Int64
+}
+
+// udpBuffer is about Linux's default UDP receive buffer (212,992 bytes)
+// in gossip packets of up to 1,400 bytes.
+const udpBuffer = 150
+
+func (n *packetNet) queue(addr string) *atomic.Int32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.inflight == nil {
+		n.inflight = map[string]*atomic.Int32{}
+	}
+	q := n.inflight[addr]
+	if q == nil {
+		q = &atomic.Int32{}
+		n.inflight[addr] = q
+	}
+	return q
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
@@ -107,8 +141,17 @@ func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 // each wait on the other for ever; a real socket never blocks that way.
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	t.sent.Add(int64(len(b)))
+	q := t.net.queue(a.Addr)
+	if q.Add(1) > udpBuffer {
+		q.Add(-1)
+		t.net.dropped.Add(1)
+		return time.Now(), nil // lost, as UDP loses it: the sender does not know
+	}
 	p := bytes.Clone(b)
-	go func() { _, _ = t.MockTransport.WriteToAddress(p, a) }()
+	go func() {
+		defer q.Add(-1)
+		_, _ = t.MockTransport.WriteToAddress(p, a)
+	}()
 	return time.Now(), nil
 }
 
@@ -146,6 +189,7 @@ type scaleCluster struct {
 	agents      []*gossip.Gossip
 	sent        atomic.Int64
 	joinRetries int // joins that failed and were tried again
+	packets     packetNet
 }
 
 // startScaleCluster creates the agents and joins each to a random agent
@@ -161,7 +205,7 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 	// MockNetwork's maps are not safe for concurrent use: every transport
 	// exists before any memberlist sends.
 	for i := range ts {
-		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent}
+		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, net: &c.packets}
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
@@ -444,6 +488,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	r.ConvP90ms = msf(pct(ds, 0.9))
 	r.ConvMaxms = msf(pct(ds, 1))
 	r.MinAlive = c.minAlive()
+	r.PacketsDropped = c.packets.dropped.Load()
 	if cl != nil {
 		for _, f := range cl.replicas.followers {
 			r.ReplicaConnects += f.Stats().Connects
