@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // TestScaleConvergence runs a small in-memory cluster through the whole
@@ -85,5 +90,45 @@ func TestScaleClientLayout(t *testing.T) {
 	}
 	if r.ReplicaBytes <= 0 || r.ReplicaHeap <= 0 {
 		t.Errorf("replica bytes/client/s %.1f, heap/client %.0f: want both counted", r.ReplicaBytes, r.ReplicaHeap)
+	}
+}
+
+// TestPacketNetDropsWhenBufferFull checks the UDP-like boundary: packets
+// to an agent that reads none pile up to udpBuffer, and the rest are lost
+// without the sender waiting.
+func TestPacketNetDropsWhenBufferFull(t *testing.T) {
+	t.Parallel()
+	var network memberlist.MockNetwork
+	var sent atomic.Int64
+	var pn packetNet
+	a := &countingTransport{MockTransport: network.NewTransport("a"), sent: &sent, net: &pn}
+	b := network.NewTransport("b") // never reads its packets
+	defer a.Shutdown()
+	defer b.Shutdown()
+	addr := b.FinalAdvertiseAddr
+	host, port, err := addr("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := net.JoinHostPort(host.String(), fmt.Sprint(port))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range udpBuffer + 50 {
+			if _, err := a.WriteTo([]byte("ping"), to); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a send waited for the receiver")
+	}
+	if got := pn.dropped.Load(); got != 50 {
+		t.Errorf("%d packets dropped, want the 50 beyond the %d-packet buffer", got, udpBuffer)
+	}
+	if got := sent.Load(); got != int64(4*(udpBuffer+50)) {
+		t.Errorf("%d bytes counted as sent, want every packet's", got)
 	}
 }
