@@ -43,7 +43,7 @@ func cmdBenchScale(args []string) error {
 	jobs := fs.Int("jobs", 10, "jobs submitted per size and timed to the attempt on their nodes")
 	peerLinks := fs.Int("peer-links", 16, "random peers in each node's row of the servers' network table, besides its 2 switch neighbours (0 = every pair)")
 	members := fs.String("members", "20,50", "sizes of today's all-members raft layout to measure the leader's RPC rate at, for contrast; \"\" skips it")
-	probeTimeout := fs.Duration("probe-timeout", 0, "memberlist probe timeout; 0 = the agent's default (500ms). A machine loaded far past its cores needs more, or its starved agents suspect each other")
+	probeTimeout := fs.Duration("probe-timeout", 0, "memberlist probe timeout (the probe interval is kept at twice it); 0 = the agent's default (500ms, interval 1s). A machine loaded far past its cores needs more, or its starved agents suspect each other")
 	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
@@ -67,7 +67,10 @@ func cmdBenchScale(args []string) error {
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
 		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks}
 	if *probeTimeout > 0 {
+		// memberlist wants the timeout under the interval: the interval
+		// keeps the agent's ratio (1 s to 500 ms).
 		o.Config.ProbeTimeout = *probeTimeout
+		o.Config.ProbeInterval = max(o.Config.ProbeInterval, 2**probeTimeout)
 	}
 	if *suspicion > 0 {
 		o.Config.SuspicionMult = *suspicion
@@ -156,8 +159,8 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, load %.1f-%.1f\n",
 			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, o.Config.ProbeInterval)
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))
