@@ -219,6 +219,9 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
 		}
 		c.agents = append(c.agents, g)
+		if i%100 == 0 && i > 0 {
+			progress("%d of %d agents joined (%d joins retried, %d packets dropped)", i, o.N, c.joinRetries, c.packets.dropped.Load())
+		}
 		if i == 0 {
 			continue
 		}
@@ -299,11 +302,23 @@ func (c *scaleCluster) waitConverged(timeout time.Duration) error {
 			continue
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("after %v agent %d of %d sees %d alive", timeout, i, len(c.agents), c.agents[i].NumAlive())
+			return fmt.Errorf("after %v agent %d of %d sees %d alive; the fewest any agent sees: %d, agents seeing 99%%: %d",
+				timeout, i, len(c.agents), c.agents[i].NumAlive(), c.minAlive(), c.seeing(99))
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
 	}
 	return nil
+}
+
+// seeing counts the agents that see pct % of all alive.
+func (c *scaleCluster) seeing(pct int) int {
+	k := 0
+	for _, g := range c.agents {
+		if g.NumAlive()*100 >= len(c.agents)*pct {
+			k++
+		}
+	}
+	return k
 }
 
 // minAlive is the fewest alive members any agent sees.
@@ -437,6 +452,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		return r, err
 	}
 	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), c.joinRetries
+	progress("every agent sees 99%% of %d alive after %.0f s", o.N, r.JoinSeconds)
 	r.HeapPerAgent = heapDelta(before, o.N)
 
 	var cl *clientLayout
@@ -447,6 +463,9 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		defer cl.stop()
 	}
 
+	if cl != nil {
+		progress("raft among %d servers, %d client replicas caught up in %.1f s", r.Servers, o.N-r.Servers, r.ReplicaReadyS)
+	}
 	// Bytes and the leader's RPCs over a steady window, with the
 	// background changes running and every client following a server.
 	sent0, w0 := c.sent.Load(), time.Now()
@@ -469,10 +488,12 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		r.ReplicaBytes = float64(cl.replicas.sent.Load()-fed0) / float64(o.N-r.Servers) / secs
 	}
 
+	progress("window: %s gossip/node/s, leader %.0f RPCs/s", humanBytes(r.BytesPerNode), r.LeaderRPCs)
 	if cl != nil && o.Jobs > 0 {
 		if err := cl.timeJobs(o.Jobs, &r); err != nil {
 			return r, err
 		}
+		progress("%d jobs: submit->attempt p50 %.0f ms p90 %.0f ms, placement p50 %.1f ms", r.Jobs, r.AttemptP50ms, r.AttemptP90ms, r.PlaceP50ms)
 	}
 
 	rng := rand.New(rand.NewPCG(o.Seed, 3))
@@ -503,6 +524,12 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	r.StateBytes = len(b)
 	r.LoadEnd = loadAvg()
 	return r, nil
+}
+
+// progress tells the parent's terminal how a long size is going, with the
+// machine's load: the evidence when a size does not finish.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "  %s  "+format+" (load %.1f)\n", append(append([]any{time.Now().UTC().Format("15:04:05")}, args...), loadAvg())...)
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
