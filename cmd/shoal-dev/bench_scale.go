@@ -246,8 +246,8 @@ func printScale(w io.Writer, rs, members []scaleResult) {
 	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")
 	fmt.Fprintln(w)
 	if len(rs) > 0 && rs[0].Servers > 0 {
-		printColumns(w, "nodes,servers,elections,jobs (client hosts/hosts),load", rs, raftColumns, func(r scaleResult) []string {
-			return []string{strconv.Itoa(r.N), strconv.Itoa(r.Servers), strconv.FormatUint(r.Elections, 10), fmt.Sprintf("%d (%d/%d)", r.Jobs, r.ClientHosts, r.TotalHosts),
+		printColumns(w, "nodes,servers,RPC peers,elections,jobs (client hosts/hosts),load", rs, raftColumns, func(r scaleResult) []string {
+			return []string{strconv.Itoa(r.N), strconv.Itoa(r.Servers), strconv.Itoa(r.RPCPeers), strconv.FormatUint(r.Elections, 10), fmt.Sprintf("%d (%d/%d)", r.Jobs, r.ClientHosts, r.TotalHosts),
 				fmt.Sprintf("%.1f-%.1f", r.LoadStart, r.LoadEnd)}
 		})
 		fmt.Fprintln(w, "leader RPC/s: RPCs the raft servers send (the leader's heartbeats, commit-index appends, replication; votes if elections > 0) over the window, clients")

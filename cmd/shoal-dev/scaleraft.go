@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,13 @@ import (
 type countingRaftTransport struct {
 	*raft.InmemTransport
 	rpcs, direct *atomic.Int64
+	// peers is every server this one sent an RPC to.
+	peers *sync.Map
+}
+
+func (t *countingRaftTransport) count(target raft.ServerAddress) {
+	t.rpcs.Add(1)
+	t.peers.Store(target, true)
 }
 
 var (
@@ -46,32 +54,33 @@ func (t *countingRaftTransport) AppendEntriesPipeline(id raft.ServerID, target r
 	if err != nil {
 		return nil, err
 	}
+	t.peers.Store(target, true)
 	return &countingPipeline{AppendPipeline: p, rpcs: t.rpcs}, nil
 }
 
 func (t *countingRaftTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	t.rpcs.Add(1)
+	t.count(target)
 	t.direct.Add(1)
 	return t.InmemTransport.AppendEntries(id, target, args, resp)
 }
 
 func (t *countingRaftTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
-	t.rpcs.Add(1)
+	t.count(target)
 	return t.InmemTransport.RequestVote(id, target, args, resp)
 }
 
 func (t *countingRaftTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
-	t.rpcs.Add(1)
+	t.count(target)
 	return t.InmemTransport.RequestPreVote(id, target, args, resp)
 }
 
 func (t *countingRaftTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
-	t.rpcs.Add(1)
+	t.count(target)
 	return t.InmemTransport.InstallSnapshot(id, target, args, resp, data)
 }
 
 func (t *countingRaftTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
-	t.rpcs.Add(1)
+	t.count(target)
 	return t.InmemTransport.TimeoutNow(id, target, args, resp)
 }
 
@@ -135,6 +144,7 @@ type raftServer struct {
 	fsm    *hookedFSM
 	rpcs   atomic.Int64 // RPCs this server sent
 	direct atomic.Int64 // of which AppendEntries outside the pipeline (heartbeats)
+	peers  sync.Map     // raft.ServerAddress -> true: every server it sent to
 }
 
 // raftCluster is S raft servers on raft's in-memory transport: the first
@@ -189,7 +199,7 @@ func startRaftCluster(names []string, voters int, hooks func(i int, f *hookedFSM
 		if hooks != nil {
 			hooks(i, s.fsm)
 		}
-		t := &countingRaftTransport{InmemTransport: trans[i], rpcs: &s.rpcs, direct: &s.direct}
+		t := &countingRaftTransport{InmemTransport: trans[i], rpcs: &s.rpcs, direct: &s.direct, peers: &s.peers}
 		r, err := raft.NewRaft(shoalRaftConfig(name), s.fsm, raft.NewInmemStore(), raft.NewInmemStore(), raft.NewInmemSnapshotStore(), t)
 		if err != nil {
 			c.shutdown()
@@ -279,6 +289,19 @@ func (c *raftCluster) leaderRPCRate(window time.Duration, during func()) (float6
 	}
 	<-end
 	return float64(c.sentRPCs()-n0) / time.Since(t0).Seconds(), c.term() - term0, nil
+}
+
+// rpcPeers counts the distinct servers the servers sent RPCs to, the
+// most any one server did: the leader's followers, whatever the number of
+// clients.
+func (c *raftCluster) rpcPeers() int {
+	most := 0
+	for _, s := range c.servers {
+		k := 0
+		s.peers.Range(func(any, any) bool { k++; return true })
+		most = max(most, k)
+	}
+	return most
 }
 
 func (c *raftCluster) isServer(name string) bool {

@@ -67,6 +67,8 @@ type scaleResult struct {
 	// Elections is the raft terms begun while the rates were counted
 	// (0: one leader throughout).
 	Elections uint64 `json:"elections"`
+	// RPCPeers is how many distinct servers the leader sent RPCs to.
+	RPCPeers int `json:"rpc_peers"`
 	// ReplicaHeap is the heap one client's replica (FSM, follower, its
 	// stream and the server's side of it) adds; ReplicaBytes the feed
 	// bytes per client per second over the window (heartbeats).
@@ -509,6 +511,9 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	r.ConvP90ms = msf(pct(ds, 0.9))
 	r.ConvMaxms = msf(pct(ds, 1))
 	r.MinAlive = c.minAlive()
+	if cl != nil {
+		r.RPCPeers = cl.raft.rpcPeers()
+	}
 	r.PacketsDropped = c.packets.dropped.Load()
 	if cl != nil {
 		for _, f := range cl.replicas.followers {

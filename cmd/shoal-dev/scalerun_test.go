@@ -88,6 +88,9 @@ func TestScaleClientLayout(t *testing.T) {
 	if r.LeaderRPCs < 5 || r.LeaderRPCs > 90 {
 		t.Errorf("leader sends %.1f RPCs/s to 2 followers", r.LeaderRPCs)
 	}
+	if r.RPCPeers != 2 {
+		t.Errorf("the raft servers sent RPCs to %d peers, want the leader's 2 followers", r.RPCPeers)
+	}
 	if r.ReplicaBytes <= 0 || r.ReplicaHeap <= 0 {
 		t.Errorf("replica bytes/client/s %.1f, heap/client %.0f: want both counted", r.ReplicaBytes, r.ReplicaHeap)
 	}
