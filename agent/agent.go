@@ -69,6 +69,9 @@ type Agent struct {
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
 	probes *probes.Manager
+	// rows sends this node's network row to the servers and, on a server,
+	// holds every node's (netrows.go); set in Start.
+	rows *netRows
 
 	// The components the rooms share, each built from explicit parts
 	// (none keeps the agent): peers reach other agents (peers.go), the
@@ -166,6 +169,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.peers = newPeers(a.gossip, a.tls.peer)
+	a.rows = newNetRows(a.cfg.Rows, a.cfg.Name, a.gossip, a.peers, a.clock, a.log)
 	if err := a.settleTLS(); err != nil {
 		a.gossip.Shutdown()
 		return err
@@ -187,6 +191,8 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
 	a.startProbes()
+	a.loops.run("netrows-send", a.rows.sender.Run)
+	a.loops.run("netrows-prune", a.rows.prune)
 	a.startJobs()
 	a.startJobGC()
 	a.loops.run("bootstrap", func(ctx context.Context) {
@@ -196,7 +202,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if m := a.metrics; m != nil {
 		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
 	}
-	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock,
+	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.leaderRow, clock: a.clock,
 		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
 		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks)}
 	a.loops.run("leader", lead.loop)

@@ -3,6 +3,7 @@ package agent
 import (
 	"net"
 	"path/filepath"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/agent/replica"
@@ -28,5 +29,7 @@ func (a *Agent) startRaft() error {
 		return err
 	}
 	a.node, a.raft, a.leaderCh = n, n.Raft, n.LeaderCh
+	lag := max(5*time.Second, 3*t.HeartbeatTimeout)
+	a.feed.SetHealth(func() error { return raftnode.Current(n.Raft, lag) })
 	return nil
 }

@@ -48,6 +48,10 @@ type Node struct {
 	// CPU limits, kill, usage); Unconfined says why not.
 	Confined   bool   `json:"confined"`
 	Unconfined string `json:"unconfined,omitempty"`
+
+	// SwitchInferred is true when Switch is the switch the leader inferred
+	// from the bandwidth tests (raft's set_switches), not the node's --switch.
+	SwitchInferred bool `json:"switch_inferred,omitempty"`
 }
 
 // Member is one row of GET /v1/members.

