@@ -242,7 +242,7 @@ func printScale(w io.Writer, rs, members []scaleResult) {
 		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), strconv.FormatInt(r.PacketsDropped, 10)}
 	})
 	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it (every node's state, no rows); \"with rows\": the same with every node's")
-	fmt.Fprintln(w, "full network row (n-1 peers, today's layout), computed by encoding, not run: 1,000 agents with rows would hold")
+	fmt.Fprintln(w, "full network row (n-1 peers, the layout before rows went to the servers), computed by encoding, not run: 1,000 agents with rows would hold")
 	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")
 	fmt.Fprintln(w)
 	if len(rs) > 0 && rs[0].Servers > 0 {
