@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -15,13 +18,17 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 )
 
-// bench-scale runs n gossip agents in one process — real memberlist and
-// shoal's gossip layer, over memberlist's in-memory MockNetwork instead of
-// sockets (a 1,000-node network this machine cannot hold on sockets) —
-// and prints how convergence, gossip traffic, push/pull size and memory
-// grow with n, with the growth exponent of each figure. Raft and jobs are
-// not in it (issue 16's later steps); placement's time at n comes from
-// BenchmarkPlace in placement/ (docs/placement.md).
+// bench-scale runs n agents in one process and prints how each figure
+// grows with n, with the growth exponent of each. Gossip: real memberlist
+// and shoal's gossip layer over memberlist's in-memory MockNetwork instead
+// of sockets (a 1,000-node network this machine cannot hold on sockets).
+// Raft: real hashicorp/raft among the first -servers agents over raft's
+// InmemTransport. Clients: every other agent follows a server's
+// replication feed (agent/replica) over an in-process pipe into its own
+// raftfsm.FSM. Jobs: submitted on the leader, placed by the leader core
+// (leader.Schedule), timed to the attempt held by their nodes' copies.
+// -members adds today's all-members layout (raft alone) at small sizes,
+// to set the leader's RPC rate against.
 //
 // Each size runs in a child process of its own, so that one size's heap
 // and leftover goroutines do not bend the next size's figures.
@@ -29,25 +36,78 @@ func cmdBenchScale(args []string) error {
 	fs := flag.NewFlagSet("bench-scale", flag.ExitOnError)
 	sizes := fs.String("n", "100,300,1000", "cluster sizes, comma-separated")
 	rounds := fs.Int("rounds", 20, "node-state changes timed per size")
-	window := fs.Duration("window", 20*time.Second, "steady window over which gossip bytes are counted")
+	window := fs.Duration("window", 20*time.Second, "steady window over which gossip bytes and the leader's RPCs are counted")
 	update := fs.Duration("update", 0, "how often every agent changes its state in the background (an agent samples every 3s); 0 = never, as bench-gossip")
-	seed := fs.Uint64("seed", 1, "seed for joins, churn and the agents changed")
+	seed := fs.Uint64("seed", 1, "seed for joins, churn, the agents changed and the network rows")
+	servers := fs.Int("servers", 5, "agents that run raft (3 voters, the rest non-voters); the others are clients. 0 = gossip only")
+	jobs := fs.Int("jobs", 10, "jobs submitted per size and timed to the attempt on their nodes")
+	peerLinks := fs.Int("peer-links", 16, "random peers in each node's row of the servers' network table, besides its 2 switch neighbours (0 = every pair)")
+	members := fs.String("members", "20,50", "sizes of today's all-members raft layout to measure the leader's RPC rate at, for contrast; \"\" skips it")
+	probeTimeout := fs.Duration("probe-timeout", 0, "memberlist probe timeout (the probe interval is kept at twice it); 0 = the agent's default (500ms, interval 1s). A machine loaded far past its cores needs more, or its starved agents suspect each other")
+	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
+	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
 	fs.Parse(args)
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		return err
 	}
-	if *rounds < 1 || *window <= 0 || *update < 0 {
-		return fmt.Errorf("-rounds must be >= 1, -window > 0 and -update >= 0")
+	if *rounds < 1 || *window <= 0 || *update < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
+		return fmt.Errorf("-rounds must be >= 1, -window > 0, and -update, -servers, -jobs, -peer-links >= 0")
 	}
-	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig()}
-	if *one {
+	if *servers > 0 && *servers < 3 {
+		return fmt.Errorf("-servers %d: want 0 (gossip only) or 3 and more (3 voters, the rest non-voters)", *servers)
+	}
+	var ms []int
+	if strings.TrimSpace(*members) != "" {
+		if ms, err = parseSizes(*members); err != nil {
+			return err
+		}
+	}
+	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
+		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks}
+	if *probeTimeout > 0 {
+		// memberlist wants the timeout under the interval: the interval
+		// keeps the agent's ratio (1 s to 500 ms).
+		o.Config.ProbeTimeout = *probeTimeout
+		o.Config.ProbeInterval = max(o.Config.ProbeInterval, 2**probeTimeout)
+	}
+	if *suspicion > 0 {
+		o.Config.SuspicionMult = *suspicion
+	}
+	if *one || *membersOne {
 		if len(ns) != 1 {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
 		}
 		o.N = ns[0]
-		r, err := runScale(context.Background(), o)
+		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+			// Half of a size's CPU went to the collector at GOGC=100 (a
+			// profile at 300 agents: memberlist allocates an LZW table per
+			// packet). Collect less often, up to 8 GiB: the protocol is
+			// unchanged, the machine's two cores go to the agents.
+			debug.SetGCPercent(400)
+			debug.SetMemoryLimit(8 << 30)
+		}
+		if p := os.Getenv("SCALE_CPUPROFILE"); p != "" {
+			// Where a size's CPU goes, for the notes in docs/scale.md.
+			f, err := os.Create(p)
+			if err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			defer pprof.StopCPUProfile()
+		}
+		var r scaleResult
+		if *membersOne {
+			r = scaleResult{N: o.N, Servers: o.N, LoadStart: loadAvg()}
+			r.LeaderRPCs, err = membersRPCRate(o.N, o.Window)
+			r.LoadEnd = loadAvg()
+		} else {
+			r, err = runScale(context.Background(), o)
+		}
 		if err != nil {
 			return err
 		}
@@ -57,26 +117,54 @@ func cmdBenchScale(args []string) error {
 	if err != nil {
 		return fmt.Errorf("find own binary to run each size: %w", err)
 	}
-	var rs []scaleResult
-	for _, n := range ns {
-		fmt.Fprintf(os.Stderr, "%d agents...\n", n)
-		cmd := exec.Command(exe, "bench-scale", "-one", "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
-			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10))
+	child := func(mode string, n int) (scaleResult, error) {
+		var r scaleResult
+		cmd := exec.Command(exe, "bench-scale", mode, "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
+			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
+			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
+			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%d agents: %w", n, err)
+			return r, fmt.Errorf("%d agents: %w", n, err)
 		}
-		var r scaleResult
 		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-			return fmt.Errorf("%d agents: read result: %w", n, err)
+			return r, fmt.Errorf("%d agents: read result: %w", n, err)
+		}
+		return r, nil
+	}
+	var mrs []scaleResult
+	for _, m := range ms {
+		fmt.Fprintf(os.Stderr, "all-members raft, %d members...\n", m)
+		r, err := child("-members-one", m)
+		if err != nil {
+			return err
+		}
+		mrs = append(mrs, r)
+		fmt.Fprintf(os.Stderr, "all-members raft, %d members: leader %.0f RPCs/s\n", m, r.LeaderRPCs)
+	}
+	var rs []scaleResult
+	for _, n := range ns {
+		fmt.Fprintf(os.Stderr, "%d agents...\n", n)
+		r, err := child("-one", n)
+		if err != nil {
+			// The sizes measured so far are still worth printing.
+			fmt.Fprintf(os.Stderr, "%v\n", err)
+			if len(rs) == 0 {
+				return err
+			}
+			break
 		}
 		rs = append(rs, r)
-		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s, p90 %.0f ms\n", n, r.JoinSeconds, r.ConvP90ms)
+		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, load %.1f-%.1f\n",
+			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("gossip at scale: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process;\n")
-	fmt.Printf("every agent changes its state every %v; %d timed changes per size; bytes over %v\n", *update, *rounds, *window)
-	printScale(os.Stdout, rs)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, o.Config.ProbeInterval)
+	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
+	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
+		*servers, min(3, *servers))
+	printScale(os.Stdout, rs, mrs)
 	return nil
 }
 
@@ -88,6 +176,14 @@ func scaleConfig() gossip.Config {
 	c := gossip.DefaultConfig()
 	c.Key = []byte("bench-scale gossip key, 32 bytes")
 	c.MaxStreamsPerSource = c.MaxInboundStreams
+	// An agent republishes its state with its network coordinate every
+	// CoordinateInterval (10 s) when nothing else changed it: background
+	// state changes, which -update sets here (-update 10s is that rate).
+	// Coordinates still ride every ping's ack. With the republishing on,
+	// 1,000 agents make 100 state changes a second, past wall 2 of
+	// docs/scale.md, and every agent sends its 40 packets a second: more
+	// compression, encryption and decoding than two cores hold for 1,000.
+	c.CoordinateInterval = 24 * time.Hour
 	return c
 }
 
@@ -103,14 +199,26 @@ func parseSizes(s string) ([]int, error) {
 	return ns, nil
 }
 
-// scaleColumns are the figures fitted and extrapolated, in table order.
-var scaleColumns = []struct {
+// scaleColumn is one figure fitted and extrapolated.
+type scaleColumn struct {
 	name string
 	get  func(scaleResult) float64
 	fmt  func(float64) string
-}{
-	{"conv p50", func(r scaleResult) float64 { return r.ConvP50ms }, func(v float64) string { return fmt.Sprintf("%.0f ms", v) }},
-	{"conv p90", func(r scaleResult) float64 { return r.ConvP90ms }, func(v float64) string { return fmt.Sprintf("%.0f ms", v) }},
+}
+
+func fmtMs(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.2f ms", v)
+	}
+	return fmt.Sprintf("%.0f ms", v)
+}
+
+func fmtRate(v float64) string { return fmt.Sprintf("%.0f/s", v) }
+
+// gossipColumns and raftColumns are the two tables' figures, in order.
+var gossipColumns = []scaleColumn{
+	{"conv p50", func(r scaleResult) float64 { return r.ConvP50ms }, fmtMs},
+	{"conv p90", func(r scaleResult) float64 { return r.ConvP90ms }, fmtMs},
 	{"gossip B/node/s", func(r scaleResult) float64 { return r.BytesPerNode }, humanBytes},
 	{"push/pull", func(r scaleResult) float64 { return float64(r.PushPull) }, humanBytes},
 	{"push/pull with rows", func(r scaleResult) float64 { return float64(r.PushPullRows) }, humanBytes},
@@ -118,23 +226,61 @@ var scaleColumns = []struct {
 	{"rows table/server", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
 }
 
-func printScale(w *os.File, rs []scaleResult) {
-	header := "nodes,min alive"
-	for _, c := range scaleColumns {
+var raftColumns = []scaleColumn{
+	{"leader RPC/s", func(r scaleResult) float64 { return r.LeaderRPCs }, fmtRate},
+	{"leader RPC/s jobs", func(r scaleResult) float64 { return r.LeaderRPCsJobs }, fmtRate},
+	{"submit->attempt p50", func(r scaleResult) float64 { return r.AttemptP50ms }, fmtMs},
+	{"submit->attempt p90", func(r scaleResult) float64 { return r.AttemptP90ms }, fmtMs},
+	{"placement p50", func(r scaleResult) float64 { return r.PlaceP50ms }, fmtMs},
+	{"placement p90", func(r scaleResult) float64 { return r.PlaceP90ms }, fmtMs},
+	{"replica heap/client", func(r scaleResult) float64 { return r.ReplicaHeap }, humanBytes},
+	{"replica B/client/s", func(r scaleResult) float64 { return r.ReplicaBytes }, humanBytes},
+}
+
+func printScale(w io.Writer, rs, members []scaleResult) {
+	printColumns(w, "nodes,min alive,join s,drops", rs, gossipColumns, func(r scaleResult) []string {
+		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), strconv.FormatInt(r.PacketsDropped, 10)}
+	})
+	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it (every node's state, no rows); \"with rows\": the same with every node's")
+	fmt.Fprintln(w, "full network row (n-1 peers, the layout before rows went to the servers), computed by encoding, not run: 1,000 agents with rows would hold")
+	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")
+	fmt.Fprintln(w)
+	if len(rs) > 0 && rs[0].Servers > 0 {
+		printColumns(w, "nodes,servers,RPC peers,elections,jobs (client hosts/hosts),load", rs, raftColumns, func(r scaleResult) []string {
+			return []string{strconv.Itoa(r.N), strconv.Itoa(r.Servers), strconv.Itoa(r.RPCPeers), strconv.FormatUint(r.Elections, 10), fmt.Sprintf("%d (%d/%d)", r.Jobs, r.ClientHosts, r.TotalHosts),
+				fmt.Sprintf("%.1f-%.1f", r.LoadStart, r.LoadEnd)}
+		})
+		fmt.Fprintln(w, "leader RPC/s: RPCs the raft servers send (the leader's heartbeats, commit-index appends, replication; votes if elections > 0) over the window, clients")
+		fmt.Fprintln(w, "following; \"jobs\": over the job rounds. submit->attempt: submit_job proposed on the leader to the attempt held in")
+		fmt.Fprintln(w, "the own FSM of every node the job runs on (server raft FSM or client replica). placement: leader.Schedule's round.")
+		fmt.Fprintln(w)
+	}
+	if len(members) > 0 {
+		printMembers(w, members, rs)
+	}
+}
+
+// printColumns prints one table: a row per size, the growth exponent of
+// each column and its value carried to 10,000 nodes.
+func printColumns(w io.Writer, lead string, rs []scaleResult, cols []scaleColumn, first func(scaleResult) []string) {
+	header := lead
+	for _, c := range cols {
 		header += "," + c.name
 	}
+	pad := len(strings.Split(lead, ",")) - 1
 	var rows [][]string
 	ns := make([]int, len(rs))
 	for i, r := range rs {
 		ns[i] = r.N
-		row := []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive)}
-		for _, c := range scaleColumns {
+		row := first(r)
+		for _, c := range cols {
 			row = append(row, c.fmt(c.get(r)))
 		}
 		rows = append(rows, row)
 	}
-	exp, at10k := []string{"growth", ""}, []string{"10,000 (extrapolated)", ""}
-	for _, c := range scaleColumns {
+	exp := append([]string{"growth"}, make([]string, pad)...)
+	at10k := append([]string{"10,000 (extrapolated)"}, make([]string, pad)...)
+	for _, c := range cols {
 		ys := make([]float64, len(rs))
 		for i, r := range rs {
 			ys[i] = c.get(r)
@@ -149,10 +295,36 @@ func printScale(w *os.File, rs []scaleResult) {
 	}
 	rows = append(rows, exp, at10k)
 	table(w, header, rows)
-	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it today (every node's state); \"with rows\": the same with every node's")
-	fmt.Fprintln(w, "full network row (n-1 peers, as probes fill it), computed by encoding, not run: 1,000 agents with rows would hold")
-	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")
 }
+
+// printMembers prints today's all-members layout: the leader's RPC rate
+// measured at small sizes, its fit, and the rate carried to the sizes of
+// the main run and to 10,000, beside raft's own arithmetic (two streams
+// to each follower, each every 50-100 ms: about 26.7 RPCs/s a follower).
+func printMembers(w io.Writer, members, rs []scaleResult) {
+	ns, ys := make([]int, len(members)), make([]float64, len(members))
+	var rows [][]string
+	for i, r := range members {
+		ns[i], ys[i] = r.N, r.LeaderRPCs
+		rows = append(rows, []string{strconv.Itoa(r.N), "measured", fmtRate(r.LeaderRPCs), fmtRate(raftArithmetic(r.N))})
+	}
+	k, ok := growthExponent(ns, ys)
+	if ok {
+		last := members[len(members)-1]
+		for _, r := range append(rs, scaleResult{N: 10000}) {
+			rows = append(rows, []string{strconv.Itoa(r.N), "extrapolated " + fmtExponent(k, ok),
+				fmtRate(extrapolate(last.N, last.LeaderRPCs, k, r.N)), fmtRate(raftArithmetic(r.N))})
+		}
+	}
+	fmt.Fprintln(w, "today's all-members layout (every agent a raft member: 3 voters, the rest non-voters; raft alone, idle):")
+	table(w, "members,how,leader RPC/s,raft's arithmetic", rows)
+}
+
+// raftArithmetic is the idle leader's RPC rate raft's timers give with m
+// members at shoal's timings: to each of m-1 followers a heartbeat every
+// HeartbeatTimeout/10 to /5 (50-100 ms) and a commit-index append every
+// CommitTimeout to 2x (50-100 ms), 1/75 ms each on average.
+func raftArithmetic(m int) float64 { return float64(m-1) * 2 * 1000 / 75 }
 
 func humanBytes(v float64) string {
 	switch {

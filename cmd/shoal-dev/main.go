@@ -8,7 +8,7 @@
 //	shoal-dev bench-failover -runs 10     # leader failover and voter replacement
 //	shoal-dev bench-launch                # submit → ranks started, shoal vs mpiexec
 //	shoal-dev vivaldi-error               # network coordinates vs direct pings on the netns testbed
-//	shoal-dev bench-scale -n 100,300,1000 # gossip of 1,000 in-process agents: growth of each figure
+//	shoal-dev bench-scale -n 100,300,1000 # in-process agents: gossip, raft servers, client replicas, jobs; growth of each figure
 package main
 
 import (

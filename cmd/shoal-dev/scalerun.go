@@ -31,22 +31,67 @@ type scaleOpts struct {
 	Update time.Duration
 	Seed   uint64
 	Config gossip.Config // gossip settings; Name, Transport, Logger are set per agent
+	// Servers is how many of the agents run raft (the first ones: 3
+	// voters, the rest non-voters); the others are clients following a
+	// server's replication feed. 0 runs gossip alone.
+	Servers int
+	// Jobs is how many jobs are submitted and timed to their nodes.
+	Jobs int
+	// PeerLinks is how many random peers each node's row in the servers'
+	// network table holds besides its two switch neighbours (0: all).
+	PeerLinks int
 }
 
 // scaleResult is what one size measured.
 type scaleResult struct {
-	N            int     `json:"n"`
-	MinAlive     int     `json:"min_alive"`
-	JoinSeconds  float64 `json:"join_s"`
-	ConvP50ms    float64 `json:"conv_p50_ms"`
-	ConvP90ms    float64 `json:"conv_p90_ms"`
-	ConvMaxms    float64 `json:"conv_max_ms"`
-	BytesPerNode float64 `json:"bytes_per_node_per_s"`
-	StateBytes   int     `json:"state_bytes"`
-	PushPull     int     `json:"push_pull_bytes"`
-	PushPullRows int     `json:"push_pull_rows_bytes"`
-	HeapPerAgent float64 `json:"heap_per_agent"`
-	RowsPerAgent float64 `json:"rows_heap_per_agent"`
+	N           int     `json:"n"`
+	MinAlive    int     `json:"min_alive"`
+	JoinSeconds float64 `json:"join_s"`
+	JoinRetries int     `json:"join_retries"`
+	// PacketsDropped counts gossip packets lost to a full receive buffer.
+	PacketsDropped int64   `json:"packets_dropped"`
+	ConvP50ms      float64 `json:"conv_p50_ms"`
+	ConvP90ms      float64 `json:"conv_p90_ms"`
+	ConvMaxms      float64 `json:"conv_max_ms"`
+	BytesPerNode   float64 `json:"bytes_per_node_per_s"`
+	StateBytes     int     `json:"state_bytes"`
+	PushPull       int     `json:"push_pull_bytes"`
+	PushPullRows   int     `json:"push_pull_rows_bytes"`
+	HeapPerAgent   float64 `json:"heap_per_agent"`
+	RowsPerAgent   float64 `json:"rows_heap_per_agent"`
+
+	Servers int `json:"servers"`
+	// LeaderRPCs is the RPCs per second the raft leader sent over the
+	// steady window (clients connected, no jobs); LeaderRPCsJobs over the
+	// job rounds.
+	LeaderRPCs     float64 `json:"leader_rpcs_per_s"`
+	LeaderRPCsJobs float64 `json:"leader_rpcs_per_s_jobs"`
+	// Elections is the raft terms begun while the rates were counted
+	// (0: one leader throughout).
+	Elections uint64 `json:"elections"`
+	// RPCPeers is how many distinct servers the leader sent RPCs to.
+	RPCPeers int `json:"rpc_peers"`
+	// ReplicaHeap is the heap one client's replica (FSM, follower, its
+	// stream and the server's side of it) adds; ReplicaBytes the feed
+	// bytes per client per second over the window (heartbeats).
+	ReplicaHeap     float64 `json:"replica_heap_per_client"`
+	ReplicaBytes    float64 `json:"replica_bytes_per_client_per_s"`
+	ReplicaConnects uint64  `json:"replica_connects"`
+	ReplicaReadyS   float64 `json:"replica_ready_s"`
+	// Jobs timed; Attempt* from submit_job proposed to the attempt held
+	// by every node the job runs on; Place* the leader core's round.
+	Jobs         int     `json:"jobs"`
+	AttemptP50ms float64 `json:"attempt_p50_ms"`
+	AttemptP90ms float64 `json:"attempt_p90_ms"`
+	PlaceP50ms   float64 `json:"place_p50_ms"`
+	PlaceP90ms   float64 `json:"place_p90_ms"`
+	// ClientHosts counts the job hosts that were clients (the rest were
+	// servers).
+	ClientHosts int `json:"client_hosts"`
+	TotalHosts  int `json:"total_hosts"`
+	// Load is the machine's 1-minute load average at the start and end.
+	LoadStart float64 `json:"load_start"`
+	LoadEnd   float64 `json:"load_end"`
 }
 
 // countingTransport is memberlist's in-memory transport with every byte
@@ -56,6 +101,38 @@ type scaleResult struct {
 type countingTransport struct {
 	*memberlist.MockTransport
 	sent *atomic.Int64
+	// net holds the packets in flight to each agent, which a UDP socket's
+	// receive buffer bounds.
+	net *packetNet
+}
+
+// packetNet is the UDP-like part of the boundary: packets travel without
+// the sender waiting, and a receiver that has udpBuffer packets not yet
+// read drops the next ones, as a full socket buffer does. Unbounded, a
+// starved receiver would get its acks seconds late instead of never, and
+// the backlog would grow without end.
+type packetNet struct {
+	mu       sync.Mutex
+	inflight map[string]*atomic.Int32
+	dropped  atomic.Int64
+}
+
+// udpBuffer is about Linux's default UDP receive buffer (212,992 bytes)
+// in gossip packets of up to 1,400 bytes.
+const udpBuffer = 150
+
+func (n *packetNet) queue(addr string) *atomic.Int32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.inflight == nil {
+		n.inflight = map[string]*atomic.Int32{}
+	}
+	q := n.inflight[addr]
+	if q == nil {
+		q = &atomic.Int32{}
+		n.inflight[addr] = q
+	}
+	return q
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
@@ -68,8 +145,17 @@ func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 // each wait on the other for ever; a real socket never blocks that way.
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	t.sent.Add(int64(len(b)))
+	q := t.net.queue(a.Addr)
+	if q.Add(1) > udpBuffer {
+		q.Add(-1)
+		t.net.dropped.Add(1)
+		return time.Now(), nil // lost, as UDP loses it: the sender does not know
+	}
 	p := bytes.Clone(b)
-	go func() { _, _ = t.MockTransport.WriteToAddress(p, a) }()
+	go func() {
+		defer q.Add(-1)
+		_, _ = t.MockTransport.WriteToAddress(p, a)
+	}()
 	return time.Now(), nil
 }
 
@@ -104,8 +190,10 @@ func (c *countingConn) Write(p []byte) (int, error) {
 
 // scaleCluster is n gossip agents on one in-memory network.
 type scaleCluster struct {
-	agents []*gossip.Gossip
-	sent   atomic.Int64
+	agents      []*gossip.Gossip
+	sent        atomic.Int64
+	joinRetries int // joins that failed and were tried again
+	packets     packetNet
 }
 
 // startScaleCluster creates the agents and joins each to a random agent
@@ -121,28 +209,42 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 	// MockNetwork's maps are not safe for concurrent use: every transport
 	// exists before any memberlist sends.
 	for i := range ts {
-		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent}
+		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, net: &c.packets}
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
 		cfg := o.Config
 		cfg.Name, cfg.Transport, cfg.Logger = agentName(i), ts[i], quiet
-		g, err := gossip.New(cfg, syntheticState(i))
+		st := syntheticState(i)
+		st.Raft.Member = o.Servers == 0 || i < o.Servers // C2: clients gossip Member=false
+		g, err := gossip.New(cfg, st)
 		if err != nil {
 			c.shutdown()
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
 		}
 		c.agents = append(c.agents, g)
+		if i%100 == 0 && i > 0 {
+			progress("%d of %d agents joined (%d joins retried, %d packets dropped)", i, o.N, c.joinRetries, c.packets.dropped.Load())
+		}
 		if i == 0 {
 			continue
 		}
-		addr, port := c.agents[rng.IntN(i)].LocalAddr()
-		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = g.Join(jctx, []string{net.JoinHostPort(addr, fmt.Sprint(port))})
-		cancel()
-		if err != nil {
-			c.shutdown()
-			return nil, fmt.Errorf("agent %d of %d: %w", i, o.N, err)
+		// A join that fails (its push/pull stream timed out on a starved
+		// machine) is tried again against another seed, as an agent's
+		// retry-join does; the failures are counted.
+		for try := 1; ; try++ {
+			addr, port := c.agents[rng.IntN(i)].LocalAddr()
+			jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err = g.Join(jctx, []string{net.JoinHostPort(addr, fmt.Sprint(port))})
+			cancel()
+			if err == nil {
+				break
+			}
+			c.joinRetries++
+			if try == 5 {
+				c.shutdown()
+				return nil, fmt.Errorf("agent %d of %d, %d joins: %w", i, o.N, try, err)
+			}
 		}
 	}
 	return c, nil
@@ -209,11 +311,23 @@ func (c *scaleCluster) waitConverged(timeout time.Duration) error {
 			continue
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("after %v agent %d of %d sees %d alive", timeout, i, len(c.agents), c.agents[i].NumAlive())
+			return fmt.Errorf("after %v agent %d of %d sees %d alive; the fewest any agent sees: %d, agents seeing 99%%: %d",
+				timeout, i, len(c.agents), c.agents[i].NumAlive(), c.minAlive(), c.seeing(99))
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
 	}
 	return nil
+}
+
+// seeing counts the agents that see pct % of all alive.
+func (c *scaleCluster) seeing(pct int) int {
+	k := 0
+	for _, g := range c.agents {
+		if g.NumAlive()*100 >= len(c.agents)*pct {
+			k++
+		}
+	}
+	return k
 }
 
 // minAlive is the fewest alive members any agent sees.
@@ -323,7 +437,7 @@ func heapDelta(before uint64, agents int) float64 {
 
 // runScale measures one size.
 func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
-	r := scaleResult{N: o.N}
+	r := scaleResult{N: o.N, Servers: min(o.Servers, o.N), LoadStart: loadAvg()}
 	// The row-table heap is measured first, while the heap is quiet: a
 	// running cluster's garbage (push/pull buffers) swamps it.
 	var err error
@@ -346,17 +460,50 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
 	}
-	r.JoinSeconds = time.Since(t0).Seconds()
+	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), c.joinRetries
+	progress("every agent sees 99%% of %d alive after %.0f s", o.N, r.JoinSeconds)
 	r.HeapPerAgent = heapDelta(before, o.N)
 
-	// Bytes over a steady window, with the background changes running.
-	sent0, w0 := c.sent.Load(), time.Now()
-	select {
-	case <-time.After(o.Window):
-	case <-ctx.Done():
-		return r, ctx.Err()
+	var cl *clientLayout
+	if r.Servers > 0 {
+		if cl, err = startClientLayout(c, o, &r); err != nil {
+			return r, err
+		}
+		defer cl.stop()
 	}
-	r.BytesPerNode = float64(c.sent.Load()-sent0) / float64(o.N) / time.Since(w0).Seconds()
+
+	if cl != nil {
+		progress("raft among %d servers, %d client replicas caught up in %.1f s", r.Servers, o.N-r.Servers, r.ReplicaReadyS)
+	}
+	// Bytes and the leader's RPCs over a steady window, with the
+	// background changes running and every client following a server.
+	sent0, w0 := c.sent.Load(), time.Now()
+	var fed0 int64
+	if cl != nil {
+		fed0 = cl.replicas.sent.Load()
+		if r.LeaderRPCs, r.Elections, err = cl.raft.leaderRPCRate(o.Window, nil); err != nil {
+			return r, err
+		}
+	} else {
+		select {
+		case <-time.After(o.Window):
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
+	secs := time.Since(w0).Seconds()
+	r.BytesPerNode = float64(c.sent.Load()-sent0) / float64(o.N) / secs
+	if cl != nil && o.N > r.Servers {
+		r.ReplicaBytes = float64(cl.replicas.sent.Load()-fed0) / float64(o.N-r.Servers) / secs
+	}
+
+	progress("window: %s gossip/node/s, leader %.0f RPCs/s", humanBytes(r.BytesPerNode), r.LeaderRPCs)
+	if cl != nil && o.Jobs > 0 {
+		if err := cl.timeJobs(o.Jobs, &r); err != nil {
+			return r, err
+		}
+		progress("%d jobs: submit->attempt p50 %.0f ms p90 %.0f ms, placement p50 %.1f ms", r.Jobs, r.AttemptP50ms, r.AttemptP90ms, r.PlaceP50ms)
+	}
 
 	rng := rand.New(rand.NewPCG(o.Seed, 3))
 	var ds []time.Duration
@@ -367,10 +514,19 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		}
 		ds = append(ds, d)
 	}
-	r.ConvP50ms = float64(median(ds)) / float64(time.Millisecond)
-	r.ConvP90ms = float64(pct(ds, 0.9)) / float64(time.Millisecond)
-	r.ConvMaxms = float64(pct(ds, 1)) / float64(time.Millisecond)
+	r.ConvP50ms = msf(median(ds))
+	r.ConvP90ms = msf(pct(ds, 0.9))
+	r.ConvMaxms = msf(pct(ds, 1))
 	r.MinAlive = c.minAlive()
+	if cl != nil {
+		r.RPCPeers = cl.raft.rpcPeers()
+	}
+	r.PacketsDropped = c.packets.dropped.Load()
+	if cl != nil {
+		for _, f := range cl.replicas.followers {
+			r.ReplicaConnects += f.Stats().Connects
+		}
+	}
 
 	one := syntheticState(0)
 	b, err := gossip.EncodeState(&one)
@@ -378,7 +534,123 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		return r, err
 	}
 	r.StateBytes = len(b)
+	r.LoadEnd = loadAvg()
 	return r, nil
+}
+
+// progress tells the parent's terminal how a long size is going, with the
+// machine's load: the evidence when a size does not finish.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "  %s  "+format+" (load %.1f)\n", append(append([]any{time.Now().UTC().Format("15:04:05")}, args...), loadAvg())...)
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// loadAvg is the machine's 1-minute load average, 0 when unreadable.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	_, _ = fmt.Sscan(string(b), &l)
+	return l
+}
+
+// clientLayout is issue 16's layout on top of the gossip cluster: raft
+// among the first o.Servers agents, every other agent a client with a
+// replica of the state, and an observer of attempts on every agent.
+type clientLayout struct {
+	raft     *raftCluster
+	replicas *replicaSet
+	jobs     *jobBench
+	stopObs  chan struct{}
+}
+
+func startClientLayout(c *scaleCluster, o scaleOpts, r *scaleResult) (*clientLayout, error) {
+	cl := &clientLayout{replicas: newReplicaSet(r.Servers), stopObs: make(chan struct{})}
+	observers := map[string]*observer{}
+	names := make([]string, r.Servers)
+	for i := range names {
+		names[i] = agentName(i)
+	}
+	rc, err := startRaftCluster(names, min(3, r.Servers), func(i int, f *hookedFSM) {
+		cl.replicas.hook(i, f)
+		o := newObserver(names[i], f.FSM)
+		observers[names[i]] = o
+		f.wake = o.wake
+	})
+	if err != nil {
+		return nil, err
+	}
+	cl.raft = rc
+	if _, err := rc.waitReady(60 * time.Second); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	clients := make([]string, 0, o.N-r.Servers)
+	for i := r.Servers; i < o.N; i++ {
+		clients = append(clients, agentName(i))
+	}
+	before := heapAlloc()
+	t0 := time.Now()
+	if err := cl.replicas.start(rc, clients, observers, 60*time.Second+time.Duration(len(clients))*100*time.Millisecond); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	r.ReplicaReadyS = time.Since(t0).Seconds()
+	if len(clients) > 0 {
+		r.ReplicaHeap = heapDelta(before, len(clients))
+	}
+	for _, ob := range observers {
+		go ob.run(cl.stopObs)
+	}
+	byName := map[string]*gossip.Gossip{}
+	for i, g := range c.agents {
+		byName[agentName(i)] = g
+	}
+	cl.jobs = &jobBench{raft: rc, gossip: func(name string) *gossip.Gossip { return byName[name] },
+		rows: syntheticRows(o.N, o.PeerLinks, o.Seed), observers: observers}
+	return cl, nil
+}
+
+// timeJobs runs n job rounds and records their figures and the leader's
+// RPC rate over them.
+func (cl *clientLayout) timeJobs(n int, r *scaleResult) error {
+	var attempt, place []time.Duration
+	var roundErr error
+	rate, elections, err := cl.raft.leaderRPCRate(0, func() {
+		for k := range n {
+			jt, err := cl.jobs.round(k, 60*time.Second)
+			if err != nil {
+				roundErr = err
+				return
+			}
+			attempt, place = append(attempt, jt.Attempt), append(place, jt.Place)
+			r.TotalHosts += len(jt.Hosts)
+			for _, h := range jt.Hosts {
+				if !cl.raft.isServer(h) {
+					r.ClientHosts++
+				}
+			}
+		}
+	})
+	if roundErr != nil {
+		return roundErr
+	}
+	if err != nil {
+		return err
+	}
+	r.Jobs, r.LeaderRPCsJobs, r.Elections = len(attempt), rate, r.Elections+elections
+	r.AttemptP50ms, r.AttemptP90ms = msf(median(attempt)), msf(pct(attempt, 0.9))
+	r.PlaceP50ms, r.PlaceP90ms = msf(median(place)), msf(pct(place, 0.9))
+	return nil
+}
+
+func (cl *clientLayout) stop() {
+	close(cl.stopObs)
+	cl.replicas.stop()
+	cl.raft.shutdown()
 }
 
 // pushPullSizes encodes the push/pull payload of an n-node cluster (what

@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // TestScaleConvergence runs a small in-memory cluster through the whole
@@ -55,5 +60,80 @@ func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
 				t.Fatalf("round %d: convergence returned while agent %d held users=%d of %s, want %d", round, i, e.State.Dyn.Users, agentName(src), users)
 			}
 		}
+	}
+}
+
+// TestScaleClientLayout runs issue 16's layout small: raft among 3
+// servers, 7 clients following their feeds, jobs submitted on the leader,
+// placed by the leader core and timed to their nodes' own copies of the
+// state. A job of 4 nodes among 3 servers has a client host, so a client
+// replica that never sees its attempt fails the round.
+func TestScaleClientLayout(t *testing.T) {
+	t.Parallel()
+	o := scaleOpts{N: 10, Servers: 3, Jobs: 3, PeerLinks: 4, Rounds: 2, Window: time.Second, Seed: 5, Config: scaleConfig()}
+	o.Config.GossipInterval = 50 * time.Millisecond
+	r, err := runScale(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", r)
+	if r.Jobs != o.Jobs || r.TotalHosts != 4*o.Jobs || r.ClientHosts < o.Jobs {
+		t.Errorf("%d jobs timed on %d hosts (%d clients), want %d jobs on 4 hosts each, one client or more", r.Jobs, r.TotalHosts, r.ClientHosts, o.Jobs)
+	}
+	if r.AttemptP50ms <= 0 || r.AttemptP90ms < r.AttemptP50ms || r.PlaceP50ms <= 0 || r.PlaceP50ms > r.AttemptP90ms {
+		t.Errorf("submit->attempt p50 %.1f p90 %.1f ms, placement p50 %.2f ms: want 0 < placement <= attempt", r.AttemptP50ms, r.AttemptP90ms, r.PlaceP50ms)
+	}
+	// 2 followers, each heartbeated and sent the commit index every
+	// 50-100 ms: tens per second, and no client in it.
+	if r.LeaderRPCs < 5 || r.LeaderRPCs > 90 {
+		t.Errorf("leader sends %.1f RPCs/s to 2 followers", r.LeaderRPCs)
+	}
+	if r.RPCPeers != 2 {
+		t.Errorf("the raft servers sent RPCs to %d peers, want the leader's 2 followers", r.RPCPeers)
+	}
+	// The heap of 7 replicas is within the collector's noise; the bytes
+	// are the feeds' heartbeats and entries.
+	if r.ReplicaBytes <= 0 {
+		t.Errorf("replica bytes/client/s %.1f: want the feeds' bytes counted", r.ReplicaBytes)
+	}
+}
+
+// TestPacketNetDropsWhenBufferFull checks the UDP-like boundary: packets
+// to an agent that reads none pile up to udpBuffer, and the rest are lost
+// without the sender waiting.
+func TestPacketNetDropsWhenBufferFull(t *testing.T) {
+	t.Parallel()
+	var network memberlist.MockNetwork
+	var sent atomic.Int64
+	var pn packetNet
+	a := &countingTransport{MockTransport: network.NewTransport("a"), sent: &sent, net: &pn}
+	b := network.NewTransport("b") // never reads its packets
+	defer a.Shutdown()
+	defer b.Shutdown()
+	addr := b.FinalAdvertiseAddr
+	host, port, err := addr("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := net.JoinHostPort(host.String(), fmt.Sprint(port))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range udpBuffer + 50 {
+			if _, err := a.WriteTo([]byte("ping"), to); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a send waited for the receiver")
+	}
+	if got := pn.dropped.Load(); got != 50 {
+		t.Errorf("%d packets dropped, want the 50 beyond the %d-packet buffer", got, udpBuffer)
+	}
+	if got := sent.Load(); got != int64(4*(udpBuffer+50)) {
+		t.Errorf("%d bytes counted as sent, want every packet's", got)
 	}
 }
