@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
+	"github.com/shoal-hpc/shoal/agent/replica"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/metrics"
 	"github.com/shoal-hpc/shoal/probe"
@@ -49,6 +50,8 @@ type Agent struct {
 	node *raftnode.Node
 	raft *raft.Raft
 	fsm  *raftfsm.FSM
+	// feed streams fsm's applied entries to client agents (agent/replica).
+	feed *replica.Feed
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft

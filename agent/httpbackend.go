@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/agent/replica"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
@@ -37,6 +38,8 @@ type httpBackend struct {
 	elastic  *elasticSettings
 	jobNode  *jobrun.Node
 	progress *progressReporter
+	// feed streams the state to client agents (nil: not a server).
+	feed *replica.Feed
 }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
@@ -168,4 +171,11 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 		out.FixedSize = "the program never reported progress: it ran as a fixed-size job"
 	}
 	return out
+}
+
+func (b *httpBackend) Replicate(ctx context.Context, after uint64, w io.Writer, flush func()) error {
+	if b.feed == nil {
+		return errors.New("this agent holds no replicated state to stream: not a raft server")
+	}
+	return b.feed.Serve(ctx, b.fsm, after, w, flush)
 }

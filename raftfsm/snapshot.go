@@ -38,6 +38,15 @@ func (f *FSM) Bytes() ([]byte, error) {
 	return encodeSnapshot(f.index, f.state)
 }
 
+// SnapshotBytes is Bytes with the index the snapshot was taken at, read
+// under the same lock (agent/replica streams both to clients).
+func (f *FSM) SnapshotBytes() ([]byte, uint64, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	b, err := encodeSnapshot(f.index, f.state)
+	return b, f.index, err
+}
+
 func encodeSnapshot(index uint64, s *State) ([]byte, error) {
 	b, err := json.Marshal(envelope{V: snapshotVersion, Index: index, State: s})
 	if err != nil {

@@ -71,6 +71,12 @@ type Backend interface {
 	// a server from it.
 	RaftPeers() ([]api.RaftPeer, error)
 	RemovePeer(ctx context.Context, id string) error
+
+	// Replicate streams the replicated state to a client agent from
+	// after on (agent/replica's Feed.Serve), calling flush after each
+	// burst, until ctx ends; an error before the first write means this
+	// agent cannot serve the stream (it is not a server).
+	Replicate(ctx context.Context, after uint64, w io.Writer, flush func()) error
 }
 
 // statusError is an error with the HTTP status it should be answered with.

@@ -114,6 +114,8 @@ func (s *Server) Handler() http.Handler {
 	}
 	// progress comes from inside jobs: a job capability is enough there too.
 	mux.HandleFunc("POST /v1/jobs/{id}/progress", s.handleProgress)
+	// replicate has its own check: agents only, and a stream.
+	mux.HandleFunc("GET /v1/replicate", s.handleReplicate)
 	// exec has its own check: a job capability is enough there.
 	mux.HandleFunc("POST /v1/exec", s.handleExec)
 	return s.cfg.HTTP.withDeadlines(mux)
