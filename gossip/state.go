@@ -87,6 +87,10 @@ type RaftInfo struct {
 	// and the leader from them, and the leader's autopilot reads the
 	// servers' health (agent/autopilot.go).
 
+	// Client is true once the node has settled as a client (a cluster
+	// exists and it has no raft state); a raft server that gossips it
+	// lost its raft state, and autopilot removes it from raft.
+	Client bool `json:"k,omitempty"`
 	// Voter is true while the node is a raft voter; Leader while it leads.
 	Voter  bool `json:"v,omitempty"`
 	Leader bool `json:"l,omitempty"`
