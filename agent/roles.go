@@ -69,7 +69,7 @@ func (a *Agent) keepRole(ctx context.Context) {
 					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Client: true} })
 					a.log.Info("a raft cluster exists: this agent is a client", "servers", a.cfg.Servers)
 				}
-				if a.wanted() {
+				if a.wanted() || joinsBootstrap(a.cfg.Name, published, views) {
 					if follower != nil {
 						follower.Stop()
 						follower = nil
@@ -80,7 +80,7 @@ func (a *Agent) keepRole(ctx context.Context) {
 						break
 					}
 					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true} })
-					a.log.Info("the leader wants this agent as a server: raft started on the followed state", "index", floor)
+					a.log.Info("this agent becomes a server: raft started on the followed state", "index", floor)
 				}
 			default:
 				prop := raftnode.BootstrapProposal(views, a.cfg.BootstrapExpect)
@@ -107,6 +107,22 @@ func (a *Agent) keepRole(ctx context.Context) {
 		case <-a.gossip.Changed():
 		}
 	}
+}
+
+// joinsBootstrap reports whether self proposed a bootstrap set that holds
+// it and every member the cluster has: the others of the set bootstrapped
+// first, with self a voter in their configuration, so self starts raft
+// (without bootstrapping) and the leader brings it in.
+func joinsBootstrap(self string, proposal []string, views []raftnode.BootView) bool {
+	if !slices.Contains(proposal, self) {
+		return false
+	}
+	for _, v := range views {
+		if v.Member && !slices.Contains(proposal, v.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // wanted reports whether the leader, as gossip tells it, wants this
