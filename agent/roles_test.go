@@ -95,6 +95,10 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 			cfg.SampleInterval = time.Second
 			cfg.Probes.InProcess = true
 			cfg.Probes.BandwidthInterval, cfg.Probes.BandwidthBytes = time.Hour, 64<<10
+			// Raft with twice the test profile's headroom: at a load
+			// average of 30 the 1.5 s profile deposes healthy leaders.
+			cfg.Raft.HeartbeatTimeout, cfg.Raft.ElectionTimeout, cfg.Raft.LeaderLeaseTimeout = 3*time.Second, 3*time.Second, 1500*time.Millisecond
+			cfg.WriteTimeout = 40 * time.Second
 		},
 	})
 	c.WaitLeader(90 * time.Second)
