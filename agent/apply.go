@@ -22,7 +22,7 @@ type applier struct {
 	srv    *serverRef
 	gossip *gossip.Gossip
 	fsm    *raftfsm.FSM
-	peers *peers
+	peers  *peers
 	// writeTimeout bounds how long a write waits for a leader (Config.WriteTimeout).
 	writeTimeout time.Duration
 }

@@ -163,7 +163,7 @@ type promoter struct{}
 
 func (promoter) GetServerExt(*autopilot.Config, *autopilot.ServerState) interface{} { return nil }
 func (promoter) GetStateExt(*autopilot.Config, *autopilot.State) interface{}        { return nil }
-func (promoter) IsPotentialVoter(t autopilot.NodeType) bool                        { return t == autopilot.NodeVoter }
+func (promoter) IsPotentialVoter(t autopilot.NodeType) bool                         { return t == autopilot.NodeVoter }
 
 func (promoter) GetNodeTypes(_ *autopilot.Config, s *autopilot.State) map[raft.ServerID]autopilot.NodeType {
 	out := make(map[raft.ServerID]autopilot.NodeType, len(s.Servers))

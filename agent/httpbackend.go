@@ -52,11 +52,11 @@ func (b *httpBackend) IsLeader() bool {
 	r := b.srv.raft()
 	return r != nil && r.State() == raft.Leader
 }
-func (b *httpBackend) State() *raftfsm.State                 { return b.fsm.State() }
-func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
-func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peers.addrOf(node) }
-func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.client(base) }
-func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }
+func (b *httpBackend) State() *raftfsm.State                { return b.fsm.State() }
+func (b *httpBackend) View(f func(*raftfsm.State))          { b.fsm.View(f) }
+func (b *httpBackend) PeerBase(node string) (string, error) { return b.peers.addrOf(node) }
+func (b *httpBackend) PeerClient(base string) *api.Client   { return b.peers.client(base) }
+func (b *httpBackend) StreamClient() *http.Client           { return b.peers.stream }
 func (b *httpBackend) FeedStdin(ctx context.Context, job uint64, attempt int, r io.Reader) error {
 	return b.jobNode.FeedStdin(ctx, jobrun.Key{Job: job, Attempt: attempt}, r)
 }

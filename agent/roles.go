@@ -39,7 +39,7 @@ import (
 
 // keepRole runs the role decisions until the agent stops.
 func (a *Agent) keepRole(ctx context.Context) {
-	tick := time.NewTicker(200 * time.Millisecond)
+	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var (
 		follower  *replica.Follower
@@ -100,11 +100,12 @@ func (a *Agent) keepRole(ctx context.Context) {
 				}
 			}
 		}
+		// A tick, not gossip.Changed: that channel is shared, and the
+		// leader loop's wake-ups must not be taken by this one.
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-		case <-a.gossip.Changed():
 		}
 	}
 }
@@ -204,7 +205,8 @@ type standing struct {
 	voter, leader bool
 	term, index   uint64
 	contactMs     int64
-	at            time.Time
+	// at is when it was last gossiped, checked when last read from raft.
+	at, checked time.Time
 }
 
 // publishStanding gossips this server's raft standing (RaftInfo) when it
@@ -215,6 +217,10 @@ type standing struct {
 func (a *Agent) publishStanding(s *server, last *standing) {
 	now := time.Now()
 	st := standing{leader: s.raft.State() == raft.Leader}
+	if st.leader == last.leader && now.Sub(last.checked) < time.Second {
+		return // raft's Stats and configuration are not free: once a second, or at a leadership change
+	}
+	last.checked = now
 	if f := s.raft.GetConfiguration(); f.Error() == nil {
 		for _, srv := range f.Configuration().Servers {
 			if string(srv.ID) == a.cfg.Name {
@@ -238,7 +244,7 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 	if !changed && (st.index == last.index || now.Sub(last.at) < time.Second) {
 		return
 	}
-	st.at = now
+	st.at, st.checked = now, now
 	*last = st
 	a.gossip.Update(func(g *gossip.NodeState) {
 		want := g.Raft.Want

@@ -84,7 +84,7 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 	c := testcluster.New(t, n, testcluster.Options{
 		Bin:      testcluster.BuildShoal(t),
 		LogLevel: logLevel(),
-		Sampler: func(int) probe.Sampler { return idle{} },
+		Sampler:  func(int) probe.Sampler { return idle{} },
 		Configure: func(_ int, cfg *agent.Config) {
 			cfg.CoallocTimeout = 10 * time.Second
 			// Twenty agents share two cores with the rest of the suite:
@@ -92,9 +92,10 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 			// test profile's, and a token bandwidth cycle.
 			cfg.Gossip.ProbeInterval, cfg.Gossip.ProbeTimeout = time.Second, 500*time.Millisecond
 			cfg.Gossip.GossipInterval = 200 * time.Millisecond
-			cfg.SampleInterval = time.Second
+			cfg.SampleInterval = 2 * time.Second
 			cfg.Probes.InProcess = true
-			cfg.Probes.BandwidthInterval, cfg.Probes.BandwidthBytes = time.Hour, 64<<10
+			cfg.Probes.BandwidthInterval, cfg.Probes.BandwidthBytes, cfg.Probes.Budget = time.Hour, 64<<10, 128<<10
+			cfg.Probes.LatencyInterval = 10 * time.Minute
 			// Raft with twice the test profile's headroom: at a load
 			// average of 30 the 1.5 s profile deposes healthy leaders.
 			cfg.Raft.HeartbeatTimeout, cfg.Raft.ElectionTimeout, cfg.Raft.LeaderLeaseTimeout = 3*time.Second, 3*time.Second, 1500*time.Millisecond

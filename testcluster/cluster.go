@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
