@@ -300,7 +300,12 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.loops.cancel()
 	if a.httpSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = a.httpSrv.Shutdown(ctx)
+		if a.httpSrv.Shutdown(ctx) != nil {
+			// Streams (replication to clients, logs) outlast any grace:
+			// close them, so a client follows another server at once
+			// rather than hearing heartbeats from a stopped agent.
+			_ = a.httpSrv.Close()
+		}
 		cancel()
 	} else {
 		a.httpLn.Close()

@@ -39,7 +39,7 @@ import (
 
 // keepRole runs the role decisions until the agent stops.
 func (a *Agent) keepRole(ctx context.Context) {
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	var (
 		follower  *replica.Follower
