@@ -232,10 +232,13 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 	st.index, _ = strconv.ParseUint(stats["last_log_index"], 10, 64)
 	st.term, _ = strconv.ParseUint(stats["last_log_term"], 10, 64)
 	if !st.leader {
+		// Read the clock after raft answered: on a starved machine the
+		// calls above take seconds, and a contact during them must not
+		// come out negative (gossip refuses a negative contact).
 		if lc := s.raft.LastContact(); lc.IsZero() {
 			st.contactMs = int64(time.Hour / time.Millisecond)
 		} else {
-			st.contactMs = now.Sub(lc).Milliseconds() / 1000 * 1000
+			st.contactMs = max(0, time.Since(lc).Milliseconds()/1000*1000)
 		}
 	}
 	self := a.gossip.Self().Raft

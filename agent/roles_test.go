@@ -155,10 +155,14 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 		killedAt := time.Now()
 		c.Kill(c.Index(victim))
 		alive--
-		res, err := c.Client(client).Apply(context.Background(), submitCmd(t, fmt.Sprint("after-kill-", k)))
-		if err != nil || res.Err != "" {
-			t.Fatalf("write through client %s after killing %s: %v %s (%s)", c.Name(client), victim, err, res.Err, c.Describe())
-		}
+		// The write is retried as the CLI would, with the same request
+		// ID: one attempt may outlast the API client's 30 s while the
+		// election runs on a starved machine.
+		var res api.ApplyResult
+		testcluster.WaitFor(t, 120*time.Second, fmt.Sprintf("a write through client %s after killing %s", c.Name(client), victim), func() bool {
+			res, err = c.Client(client).Apply(context.Background(), submitCmd(t, fmt.Sprint("after-kill-", k)))
+			return err == nil && res.Err == ""
+		}, func() string { return fmt.Sprintf("%v %s (%s)", err, res.Err, c.Describe()) })
 		wrote := time.Since(killedAt)
 		healed := waitServers(t, c, client, alive, 180*time.Second)
 		t.Logf("kill %d (%s): write committed after %v, servers healed after %v: %v", k+1, victim,
