@@ -69,6 +69,9 @@ type Agent struct {
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
 	probes *probes.Manager
+	// rows sends this node's network row to the servers and, on a server,
+	// holds every node's (netrows.go); set in Start.
+	rows *netRows
 
 	// The components the rooms share, each built from explicit parts
 	// (none keeps the agent): peers reach other agents (peers.go), the
@@ -187,6 +190,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.peers = newPeers(a.gossip, a.tls.peer)
+	a.rows = newNetRows(a.cfg.Rows, a.cfg.Name, a.gossip, a.peers, a.clock, a.log)
 	if err := a.settleTLS(); err != nil {
 		a.gossip.Shutdown()
 		return err
@@ -213,6 +217,8 @@ func (a *Agent) Start(ctx context.Context) error {
 		}
 	}
 	a.startProbes()
+	a.loops.run("netrows-send", a.rows.sender.Run)
+	a.loops.run("netrows-prune", a.rows.prune)
 	a.startJobs()
 	a.startJobGC()
 	a.loops.run("roles", a.keepRole)

@@ -72,11 +72,15 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 	s.pilot = newPilot(pilotDeps{raft: n.Raft, gossip: a.gossip, self: a.cfg.Name, voters: a.cfg.voters(),
 		grace: a.cfg.DeadVoterGrace, heartbeat: t.HeartbeatTimeout, log: a.log})
 	a.srv.p.Store(s)
+	// The feed serves clients only while this server is current with its
+	// leader (replica's health check).
+	lag := max(5*time.Second, 3*t.HeartbeatTimeout)
+	a.feed.SetHealth(func() error { return raftnode.Current(n.Raft, lag) })
 	var observePlacement func(time.Duration)
 	if m := a.metrics; m != nil {
 		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
 	}
-	lead := &leading{log: a.log, raft: n.Raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock,
+	lead := &leading{log: a.log, raft: n.Raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.leaderRow, clock: a.clock,
 		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
 		leaderCh: n.LeaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks), pilot: s.pilot}
 	a.loops.run("leader", lead.loop)

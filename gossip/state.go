@@ -59,7 +59,9 @@ type ProbeBeat struct {
 	Beat int64 `json:"beat"`
 }
 
-// NetEntry is one cell of the owner's row of the network matrix.
+// NetEntry is one cell of the owner's row of the network matrix. Rows do
+// not travel in NodeState: the owner sends its row to the servers as a
+// NetRow (netrow.go).
 type NetEntry struct {
 	Peer string `json:"p"`
 	// RTT means in microseconds.
@@ -134,13 +136,10 @@ type NodeState struct {
 	Static Static      `json:"static"`
 	Dyn    Dynamic     `json:"dyn"`
 	Probes []ProbeBeat `json:"probes,omitempty"`
-	Net    []NetEntry  `json:"net,omitempty"`
-	// NetV is the Seq at which the owner last changed Net. Net spreads as a
-	// register of its own, so that a broadcast trimmed to fit one packet
-	// (NetOmitted) can carry the rest of the state without wiping the row;
-	// push/pull carries the full row. See netrow.go.
-	NetV       uint64 `json:"nv,omitempty"`
-	NetOmitted bool   `json:"no,omitempty"`
+	// The network row is not here: it grows with the cluster and goes to
+	// the servers alone (netrow.go). Older agents' "net", "nv" and "no"
+	// keys are ignored on decoding.
+
 	// Coord is the owner's Vivaldi network coordinate (coord.go); nil when
 	// the owner runs with coordinates off or has not published one yet.
 	Coord *Coord `json:"co,omitempty"`
@@ -159,7 +158,6 @@ func (s *NodeState) Clone() NodeState {
 	c := *s
 	c.Static.PEs = slices.Clone(s.Static.PEs)
 	c.Probes = slices.Clone(s.Probes)
-	c.Net = slices.Clone(s.Net)
 	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
 	c.Raft.Want = slices.Clone(s.Raft.Want)
 	if s.Coord != nil {

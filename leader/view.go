@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/elastic"
+	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -136,6 +137,12 @@ type ProbeConfig struct {
 	RoundLen time.Duration
 	// BandwidthInterval is how often a full bandwidth cycle starts.
 	BandwidthInterval time.Duration
+	// Topo bounds the topology planner's tests per node and per switch;
+	// the zero value is probe.DefaultTopoConfig.
+	Topo probe.TopoConfig
+	// Model tunes switch inference and the model's doubt; the zero value
+	// is netmodel.DefaultConfig.
+	Model netmodel.Config
 }
 
 // Command is one raft command the leader proposes, in order.

@@ -41,6 +41,11 @@ type Link struct {
 	RTTms               float64
 	AvailMbps, PeakMbps float64
 	Measured            bool // false: an estimate; treated as missing
+	// Derived marks a figure of the network model (netmodel: node links
+	// and switch pairs), not a direct test of this pair. The leader sets
+	// Measured with it, so placement uses it like a measurement; shown
+	// apart where a user reads links.
+	Derived bool
 }
 
 // Snapshot is the input of every placement: the nodes and the links between them.

@@ -52,6 +52,10 @@ type Node struct {
 	// server-voter, server-nonvoter (raft servers) or client (follows
 	// the state from a server); "" while it has not settled.
 	Role string `json:"role"`
+
+	// SwitchInferred is true when Switch is the switch the leader inferred
+	// from the bandwidth tests (raft's set_switches), not the node's --switch.
+	SwitchInferred bool `json:"switch_inferred,omitempty"`
 }
 
 // Member is one row of GET /v1/members.

@@ -15,8 +15,12 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 	at := func(x float64) *gossip.Coord {
 		return &gossip.Coord{Vec: []float64{x, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10}
 	}
+	var rows []gossip.NetRow
 	entry := func(name string, st gossip.Status, c *gossip.Coord, net ...gossip.NetEntry) gossip.Entry {
-		return gossip.Entry{HasState: true, Status: st, State: gossip.NodeState{Name: name, Coord: c, Net: net}}
+		if len(net) > 0 {
+			rows = append(rows, gossip.NetRow{Node: name, Cells: net})
+		}
+		return gossip.Entry{HasState: true, Status: st, State: gossip.NodeState{Name: name, Coord: c}}
 	}
 	nodes := []gossip.Entry{
 		entry("a", gossip.StatusAlive, at(0), gossip.NetEntry{Peer: "b", RTT1: 900, RTT5: 950, RTTAt: 1}),
@@ -25,7 +29,7 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 		entry("d", gossip.StatusDead, at(100)),
 	}
 	got := map[string]string{}
-	for _, p := range netPairs(nodes) {
+	for _, p := range netPairs(nodes, rows) {
 		s := ""
 		if p.RTTms != nil {
 			s += fmt.Sprintf("rtt=%.3f ", *p.RTTms)

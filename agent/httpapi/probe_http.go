@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"sort"
@@ -13,12 +15,40 @@ import (
 )
 
 // handleNet serves GET /v1/net: one object per measured ordered pair,
-// read from every node's gossiped row.
-func (s *Server) handleNet(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, netPairs(s.be.Nodes()))
+// read from the servers' table of network rows (agent/rows). A server
+// answers from its own table; any other agent asks a server (once:
+// ?forwarded=1 is answered locally, so a request never loops).
+func (s *Server) handleNet(w http.ResponseWriter, r *http.Request) {
+	rows, ok := s.be.NetRows()
+	if ok || r.URL.Query().Get("forwarded") != "" {
+		writeJSON(w, http.StatusOK, netPairs(s.be.Nodes(), rows))
+		return
+	}
+	var last error = errors.New("no server known in gossip")
+	for _, name := range s.be.NetServers() {
+		base, err := s.be.PeerBase(name)
+		if err != nil {
+			last = err
+			continue
+		}
+		var out []api.NetPair
+		if err := s.be.PeerClient(base).Do(r.Context(), http.MethodGet, "/v1/net?forwarded=1", nil, &out); err != nil {
+			last = fmt.Errorf("%s: %w", name, err)
+			continue
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	writeErr(w, http.StatusServiceUnavailable, "ask a server for the network matrix: "+last.Error())
 }
 
-func netPairs(nodes []gossip.Entry) []api.NetPair {
+// netPairs lists the measured pairs of rows among gossip's nodes, and
+// the coordinate estimate of every pair of nodes with a coordinate.
+func netPairs(nodes []gossip.Entry, rows []gossip.NetRow) []api.NetPair {
+	cells := make(map[string][]gossip.NetEntry, len(rows))
+	for _, r := range rows {
+		cells[r.Node] = r.Cells
+	}
 	out := []api.NetPair{}
 	coords := map[string]*gossip.Coord{}
 	for _, e := range nodes {
@@ -36,7 +66,7 @@ func netPairs(nodes []gossip.Entry) []api.NetPair {
 			continue
 		}
 		listed := map[string]bool{e.State.Name: true}
-		for _, c := range e.State.Net {
+		for _, c := range cells[e.State.Name] {
 			listed[c.Peer] = true
 			p := api.NetPair{From: e.State.Name, To: c.Peer}
 			estimate(&p)

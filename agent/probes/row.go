@@ -12,7 +12,7 @@ import (
 
 // netRow is this node's row of the network matrix: per peer the RTT
 // window and the latest and peak bandwidth. Measurements arrive from the
-// probe processes and the probe server; take hands the row to gossip.
+// probe processes and the probe server; take hands the row to Deps.PublishRow.
 type netRow struct {
 	mu    sync.Mutex
 	cells map[string]*netCell
@@ -60,7 +60,7 @@ func (r *netRow) addBW(peer string, at time.Time, mbps float64) {
 	r.dirty = true
 }
 
-// take returns the row as gossip carries it, and whether it changed since
+// take returns the row as it is sent to the servers, and whether it changed since
 // the last take. Values are rounded (RTT to the microsecond, bandwidth to
 // 0.1 Mbit/s) so the encoding stays short. Peers gossip no longer knows
 // are forgotten.

@@ -1,7 +1,10 @@
 package raftnode
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -56,4 +59,21 @@ func (f *notifyingFSM) signal() {
 		default:
 		}
 	}
+}
+
+// Current says whether r's state is current enough to stream to client
+// agents (replica.Feed.SetHealth): the leader's is, a follower's is while it
+// heard from a leader within lag; a candidate, a node cut off from the
+// leader or a shut down one streams nothing, so its clients move on.
+func Current(r *raft.Raft, lag time.Duration) error {
+	switch r.State() {
+	case raft.Leader:
+		return nil
+	case raft.Shutdown:
+		return errors.New("raft is shut down")
+	}
+	if last := r.LastContact(); last.IsZero() || time.Since(last) > lag {
+		return fmt.Errorf("no word from a raft leader for over %v", lag)
+	}
+	return nil
 }

@@ -30,4 +30,20 @@
 // The stream is a sequence of frames (frame.go): a kind byte, a 4-byte
 // big-endian payload length, then the payload (index and term, 8 bytes
 // each, then the data). ReadFrame bounds every frame by its kind.
+//
+// A server streams only while its state is current (Feed.SetHealth; the
+// agent passes raftnode.Current: the leader, or a follower that heard from
+// one recently), so a server cut off from its leader, or stopped, sends
+// its followers elsewhere instead of keeping them on a frozen state.
+//
+// Cost, measured with `go test -run '^$' -bench Feed -benchtime 200x
+// ./agent/replica` on the shared 2-core host (load average ~30, so CPU
+// time is the figure; wall time was 10x higher):
+//
+//	one entry to 1,000 followers (in-process pipes, readers included)  10.8 ms CPU, ~11 µs per follower
+//	snapshot of 1,000 running jobs                                      547 KB, 14.6 ms CPU to encode, 25 ms to restore
+//
+// A far-behind or reconnecting follower costs the server one snapshot
+// encoding at most per ring turnover: streams that need one share the
+// last one taken while the ring still reaches back to it.
 package replica

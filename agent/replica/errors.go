@@ -12,6 +12,9 @@ var (
 	// ErrSilent is a stream that sent nothing, not even a heartbeat, for
 	// longer than Config.Silence.
 	ErrSilent = errors.New("replica: stream silent")
+	// ErrUnhealthy is a feed whose health check (Feed.SetHealth) fails:
+	// it streams nothing until the check passes again.
+	ErrUnhealthy = errors.New("replica: this server's state is not current")
 	// ErrNoServers is a follower with no server to connect to.
 	ErrNoServers = errors.New("replica: no server to follow")
 )

@@ -47,10 +47,14 @@ type Feed struct {
 	// whatever its position, since the state may have gone back in time
 	// (an operator's snapshot restore).
 	gen uint64
+	// snap is the last snapshot a stream took (next).
+	snap *snapshot
 	// changed is closed (and replaced) at every change, waking the streams.
 	changed chan struct{}
 
 	heartbeat time.Duration
+	// health says whether the local state is fit to stream (SetHealth).
+	health func() error
 }
 
 // NewFeed returns a feed that keeps the last keep command entries (at
@@ -68,6 +72,31 @@ func (f *Feed) SetHeartbeat(d time.Duration) {
 	if d > 0 {
 		f.heartbeat = d
 	}
+}
+
+// SetHealth makes Serve check fn before a stream starts and at every
+// heartbeat: while it returns an error, no stream is opened and open ones
+// end, so followers move to another server. A server cut off from its raft
+// leader, or shut down, keeps an FSM that no longer advances; without this
+// its heartbeats would keep its followers on that stale state.
+func (f *Feed) SetHealth(fn func() error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.health = fn
+}
+
+// healthy runs the health check, nil when none is set.
+func (f *Feed) healthy() error {
+	f.mu.Lock()
+	fn := f.health
+	f.mu.Unlock()
+	if fn == nil {
+		return nil
+	}
+	if err := fn(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	}
+	return nil
 }
 
 // Applied records a command entry the FSM has just applied (raftnode's
@@ -104,7 +133,7 @@ func (f *Feed) Restored(index uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	clear(f.ring)
-	f.n, f.head, f.primed = 0, 0, false
+	f.n, f.head, f.primed, f.snap = 0, 0, false, nil
 	f.last, f.lastTerm = index, 0
 	f.gen++
 	f.notify()
@@ -143,32 +172,84 @@ type batch struct {
 	changed <-chan struct{}
 }
 
-// next takes, under the feed's lock, what a stream at pos (of restore
-// generation gen) must write: a snapshot when the ring does not cover pos
-// or the state was restored, then the entries above pos (above the
-// snapshot's index). Taking the snapshot under the same lock as the ring
-// means no entry falls between the two: Applied runs after the FSM
-// applied, so the FSM is never behind the ring, and an entry it applied
-// but the ring has not seen yet is above the snapshot's index and comes
-// next turn.
+// snapshot is an encoded state the feed keeps, so that many streams that
+// need one at once (clients reconnecting after their server died) share
+// one encoding instead of each taking its own.
+type snapshot struct {
+	gen, index, term uint64
+	data             []byte
+}
+
+func (s *snapshot) frame() *Frame {
+	return &Frame{Kind: KindSnapshot, Index: s.index, Term: s.term, Data: s.data}
+}
+
+// next returns what a stream at pos (of restore generation gen) must
+// write: a snapshot when the ring does not reach back to pos or the state
+// was restored, then the entries above pos (above the snapshot's index),
+// and the generation it is now at.
+//
+// A snapshot at index S fits when the ring holds every entry above S
+// (S >= floor, same generation): Applied runs after the FSM applied, so an
+// entry the FSM applied but the ring has not seen yet is above S and
+// comes next turn, and one at or below S is in the snapshot and skipped.
+// The state is encoded outside the feed's lock (Applied, on raft's FSM
+// goroutine, must not wait for it) and checked against the ring after;
+// the kept snapshot serves when it still fits.
 func (f *Feed) next(fsm *raftfsm.FSM, pos, gen uint64, first bool) (batch, uint64, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b := batch{last: f.last, changed: f.changed}
-	if (first && !f.primed) || gen != f.gen || (f.primed && pos < f.floor) {
+	for try := 0; ; try++ {
+		f.mu.Lock()
+		if !((first && !f.primed) || gen != f.gen || (f.primed && pos < f.floor)) {
+			b := batch{entries: f.since(pos), last: f.last, changed: f.changed}
+			f.mu.Unlock()
+			return b, gen, nil
+		}
+		if k := f.snap; k != nil && k.gen == f.gen && f.primed && k.index >= f.floor && k.index >= pos {
+			b := batch{snap: k.frame(), entries: f.since(k.index), last: f.last, changed: f.changed}
+			g := f.gen
+			f.mu.Unlock()
+			return b, g, nil
+		}
+		if try >= 3 {
+			// Entries overrun the ring faster than the state encodes:
+			// encode under the lock, holding Applied back this once.
+			defer f.mu.Unlock()
+			data, idx, err := fsm.SnapshotBytes()
+			if err != nil {
+				return batch{}, gen, fmt.Errorf("replica snapshot: %w", err)
+			}
+			k := f.keep(f.gen, idx, data)
+			return batch{snap: k.frame(), entries: f.since(idx), last: f.last, changed: f.changed}, f.gen, nil
+		}
+		g := f.gen
+		f.mu.Unlock()
 		data, idx, err := fsm.SnapshotBytes()
 		if err != nil {
 			return batch{}, gen, fmt.Errorf("replica snapshot: %w", err)
 		}
-		var term uint64
-		if idx == f.last {
-			term = f.lastTerm
+		f.mu.Lock()
+		if f.gen == g && (!f.primed || idx >= f.floor) {
+			k := f.keep(g, idx, data)
+			b := batch{snap: k.frame(), entries: f.since(idx), last: f.last, changed: f.changed}
+			f.mu.Unlock()
+			return b, g, nil
 		}
-		b.snap = &Frame{Kind: KindSnapshot, Index: idx, Term: term, Data: data}
-		pos = idx
+		f.mu.Unlock() // restored or overrun meanwhile: again
 	}
-	b.entries = f.since(pos)
-	return b, f.gen, nil
+}
+
+// keep records a snapshot of generation gen at idx as the one to share
+// unless a newer one is kept; f.mu is held.
+func (f *Feed) keep(gen, idx uint64, data []byte) *snapshot {
+	var term uint64
+	if idx == f.last {
+		term = f.lastTerm
+	}
+	k := &snapshot{gen: gen, index: idx, term: term, data: data}
+	if f.snap == nil || f.snap.gen != gen || f.snap.index < idx {
+		f.snap = k
+	}
+	return k
 }
 
 // Serve streams the replicated state to one follower that holds every
@@ -177,8 +258,12 @@ func (f *Feed) next(fsm *raftfsm.FSM, pos, gen uint64, first bool) (batch, uint6
 // applied, and a heartbeat after each catch-up and whenever the stream
 // idles for the heartbeat interval. flush (may be nil) is called after
 // each burst so that frames leave at once. Serve returns nil when ctx
-// ends, or the first write error.
+// ends, or the first write error, or ErrUnhealthy (before writing
+// anything if the feed is unhealthy from the start; see SetHealth).
 func (f *Feed) Serve(ctx context.Context, fsm *raftfsm.FSM, after uint64, w io.Writer, flush func()) error {
+	if err := f.healthy(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	every := f.heartbeat
 	gen := f.gen
@@ -235,6 +320,9 @@ func (f *Feed) Serve(ctx context.Context, fsm *raftfsm.FSM, after uint64, w io.W
 			case <-b.changed:
 				break wait
 			case <-hb.C:
+				if err := f.healthy(); err != nil {
+					return err
+				}
 				if err := WriteFrame(bw, Frame{Kind: KindHeartbeat, Index: f.Last()}); err != nil {
 					return err
 				}
