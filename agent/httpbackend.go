@@ -59,7 +59,7 @@ func (b *httpBackend) View(f func(*raftfsm.State))          { b.fsm.View(f) }
 func (b *httpBackend) PeerBase(node string) (string, error) { return b.peers.addrOf(node) }
 func (b *httpBackend) PeerClient(base string) *api.Client   { return b.peers.client(base) }
 func (b *httpBackend) StreamClient() *http.Client           { return b.peers.stream }
-func (b *httpBackend) NetServers() []string                  { return b.rows.serverNames() }
+func (b *httpBackend) NetServers() []string                 { return b.rows.serverNames() }
 
 // PutNetRow keeps a row on a server; another agent, or a delta whose
 // base the table does not hold, answers 409.
