@@ -190,6 +190,7 @@ func pilotChanges(s *autopilot.State, target int, now time.Time, stable time.Dur
 	for id, ss := range s.Servers {
 		in = append(in, leader.PilotServer{ID: string(id), Voter: ss.HasVotingRights() || ss.State == autopilot.RaftStaging,
 			Leader: ss.State == autopilot.RaftLeader, Alive: ss.Server.NodeStatus == autopilot.NodeAlive,
+			Failed: ss.Server.NodeStatus == autopilot.NodeFailed || ss.Server.NodeStatus == autopilot.NodeLeft,
 			Stable: ss.Health.IsStable(now, stable)})
 	}
 	promote, demote := leader.PlanVoters(in, target)

@@ -122,57 +122,60 @@ func drained(v View, name string) bool {
 }
 
 // PilotServer is one raft server as the promoter sees it: its suffrage,
-// whether gossip has it alive, and whether autopilot finds it healthy for
-// the stabilisation time.
+// whether gossip has it alive, or failed (dead past the grace, or gone),
+// and whether autopilot finds it healthy for the stabilisation time.
 type PilotServer struct {
 	ID     string
 	Voter  bool
 	Leader bool
 	Alive  bool
+	Failed bool
 	Stable bool
 }
 
-// PlanVoters is shoal's promoter: keep `target` live voters, the other
-// servers non-voters (warm standbys).
+// PlanVoters is shoal's promoter: keep `target` voters, the other servers
+// non-voters (warm standbys).
 //
-//   - While fewer than target voters are alive, promote stable live
-//     non-voters, by name, until the target is met: a voter that dies is
-//     replaced as soon as a standby is stable, before autopilot removes it.
-//   - Once the live voters meet the target (in a later round than the
-//     promotions), demote the dead voters (they only raise the quorum)
-//     and then the live voters above the target,
-//     last by name, never the leader (a replaced voter came back).
+//   - A failed voter is demoted (autopilot applies one such demotion per
+//     round, before any promotion, while the voters are odd): the
+//     configuration never holds an even number of voters with a dead
+//     one among them, which a second death would leave without quorum.
+//   - While fewer than target voters are not failed, promote stable live
+//     non-voters, by name, until the target is met. A voter dead within
+//     the grace still counts: it is replaced once it has failed.
+//   - Live voters above the target (a replaced voter came back) are
+//     demoted, last by name, never the leader, once the target is met.
 func PlanVoters(servers []PilotServer, target int) (promote, demote []string) {
 	s := slices.Clone(servers)
 	slices.SortFunc(s, func(a, b PilotServer) int { return cmp.Compare(a.ID, b.ID) })
-	alive := 0
+	counted, alive := 0, 0
 	for _, x := range s {
-		if x.Voter && (x.Alive || x.Leader) {
-			alive++
-		}
-	}
-	if alive < target {
-		// Promotions only: a dead voter is demoted once its replacement
-		// votes, not in the same round (autopilot would apply both).
-		for _, x := range s {
-			if alive >= target {
-				break
-			}
-			if !x.Voter && x.Alive && x.Stable {
-				promote = append(promote, x.ID)
+		switch {
+		case !x.Voter:
+		case x.Failed && !x.Leader:
+			demote = append(demote, x.ID)
+		default:
+			counted++
+			if x.Alive || x.Leader {
 				alive++
 			}
 		}
-		return promote, nil
 	}
 	for _, x := range s {
-		if x.Voter && !x.Alive && !x.Leader {
-			demote = append(demote, x.ID)
+		if counted >= target {
+			break
 		}
+		if !x.Voter && x.Alive && x.Stable {
+			promote = append(promote, x.ID)
+			counted++
+		}
+	}
+	if len(promote) > 0 {
+		return promote, demote
 	}
 	for i := len(s) - 1; i >= 0 && alive > target; i-- {
 		x := s[i]
-		if x.Voter && x.Alive && !x.Leader {
+		if x.Voter && x.Alive && !x.Failed && !x.Leader {
 			demote = append(demote, x.ID)
 			alive--
 		}

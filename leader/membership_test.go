@@ -107,6 +107,7 @@ func TestPlanVoters(t *testing.T) {
 	nv := func(id string) PilotServer { return PilotServer{ID: id, Alive: true, Stable: true} }
 	lead := func(id string) PilotServer { p := v(id); p.Leader = true; return p }
 	dead := func(p PilotServer) PilotServer { p.Alive, p.Stable = false, false; return p }
+	failed := func(p PilotServer) PilotServer { p = dead(p); p.Failed = true; return p }
 	unstable := func(p PilotServer) PilotServer { p.Stable = false; return p }
 	for _, tc := range []struct {
 		name    string
@@ -116,18 +117,20 @@ func TestPlanVoters(t *testing.T) {
 	}{
 		{name: "at target: standbys stay non-voters", target: 3,
 			servers: []PilotServer{lead("a"), v("b"), v("c"), nv("d"), nv("e")}, want: "[] []"},
-		{name: "a voter dead: promote the first stable standby by name", target: 3,
-			servers: []PilotServer{lead("a"), dead(v("b")), v("c"), nv("e"), nv("d")}, want: "[d] []"},
+		{name: "a voter dead within the grace still counts: nothing yet", target: 3,
+			servers: []PilotServer{lead("a"), dead(v("b")), v("c"), nv("e"), nv("d")}, want: "[] []"},
+		{name: "a voter failed: demoted, and the first stable standby by name promoted", target: 3,
+			servers: []PilotServer{lead("a"), failed(v("b")), v("c"), nv("e"), nv("d")}, want: "[d] [b]"},
 		{name: "an unstable or dead standby is not promoted", target: 3,
-			servers: []PilotServer{lead("a"), dead(v("b")), v("c"), unstable(nv("d")), dead(nv("e"))}, want: "[] []"},
-		{name: "dead voter replaced: it is demoted", target: 3,
-			servers: []PilotServer{lead("a"), dead(v("b")), v("c"), v("d"), nv("e")}, want: "[] [b]"},
+			servers: []PilotServer{lead("a"), failed(v("b")), v("c"), unstable(nv("d")), dead(nv("e"))}, want: "[] [b]"},
+		{name: "failed voters are demoted even with no standby", target: 3,
+			servers: []PilotServer{lead("a"), failed(v("b")), v("c")}, want: "[] [b]"},
 		{name: "too many live voters: demote the last by name, never the leader", target: 3,
 			servers: []PilotServer{v("a"), v("b"), v("c"), v("d"), lead("e")}, want: "[] [d c]"},
 		{name: "the bootstrap with fewer than target: promote all it can", target: 5,
 			servers: []PilotServer{lead("a"), v("b"), v("c"), nv("d")}, want: "[d] []"},
-		{name: "a dead voter is kept while the live ones are short", target: 3,
-			servers: []PilotServer{lead("a"), dead(v("b")), v("c")}, want: "[] []"},
+		{name: "a failed leader is never demoted by its own promoter", target: 3,
+			servers: []PilotServer{failed(lead("a")), v("b"), v("c")}, want: "[] []"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
