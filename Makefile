@@ -69,6 +69,7 @@ bench-cluster: build
 # namespaces, real MPI. Needs root; skips (one line per test) otherwise.
 e2e: deps build
 	SHOAL_E2E=1 SHOAL_BIN=$(CURDIR)/$(SHOAL) $(GO) test -count=1 -v -timeout 15m ./e2e/
+	SHOAL_E2E=1 $(GO) test -count=1 -v -timeout 20m -run TestTwentyAgentsServersAndClients ./agent/
 
 # seed 002 §5 on the lab12 testbed: prints the table, writes experiment.csv.
 # Needs root. EXPERIMENT_FLAGS passes more flags (see bin/shoal-experiment -h).

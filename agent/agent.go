@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -45,17 +44,18 @@ type Agent struct {
 	cgroups    *confine.Manager
 	cgroupsOff string
 
-	// node is raft with its transport and stores (agent/raftnode); raft
-	// is node.Raft.
-	node *raftnode.Node
-	raft *raft.Raft
-	fsm  *raftfsm.FSM
+	// srv holds raft, its transport and stores (agent/raftnode) and its
+	// autopilot once this agent is a server; nil on a client (roles.go).
+	// roleMu orders becoming a server against Shutdown.
+	srv    serverRef
+	roleMu sync.Mutex
+	// fsm is the replicated state: raft's on a server, the followed copy
+	// (agent/replica) on a client.
+	fsm *raftfsm.FSM
 	// feed streams fsm's applied entries to client agents (agent/replica).
 	feed *replica.Feed
-	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
-	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft
-	// entry (raftnode's notifying FSM).
+	// entry (raftnode's notifying FSM) or followed one (replica).
 	appliedLeader, appliedJobs chan struct{}
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
@@ -152,8 +152,29 @@ func (a *Agent) Name() string { return a.cfg.Name }
 // Gossip exposes the gossip layer to tests and the CLI's in-process uses.
 func (a *Agent) Gossip() *gossip.Gossip { return a.gossip }
 
-// Raft exposes the raft instance (read-only uses: state, configuration).
-func (a *Agent) Raft() *raft.Raft { return a.raft }
+// Raft exposes the raft instance (read-only uses: state, configuration);
+// nil while the agent is a client.
+func (a *Agent) Raft() *raft.Raft { return a.srv.raft() }
+
+// IsServer reports whether the agent runs raft.
+func (a *Agent) IsServer() bool { return a.srv.load() != nil }
+
+// IsLeader reports whether the agent is the raft leader.
+func (a *Agent) IsLeader() bool {
+	r := a.srv.raft()
+	return r != nil && r.State() == raft.Leader
+}
+
+// LeaderName is the raft leader's name as this agent knows it: from raft
+// on a server, from what the servers gossip on a client; "" when none.
+func (a *Agent) LeaderName() string {
+	if r := a.srv.raft(); r != nil {
+		_, id := r.LeaderWithID()
+		return string(id)
+	}
+	name, _ := gossipLeader(a.gossip)
+	return name
+}
 
 // FSM exposes the replicated state machine for local (stale) reads.
 func (a *Agent) FSM() *raftfsm.FSM { return a.fsm }
@@ -174,15 +195,13 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return err
 	}
-	if err := a.startRaft(); err != nil {
-		a.gossip.Shutdown()
-		return err
-	}
-	a.applier = &applier{raft: a.raft, fsm: a.fsm, peers: a.peers, writeTimeout: a.cfg.WriteTimeout}
+	a.fsm = raftfsm.New()
+	a.feed = replica.NewFeed(4096) // raft's TrailingLogs: a client as far behind as a server may be gets entries
+	a.appliedLeader, a.appliedJobs = make(chan struct{}, 1), make(chan struct{}, 1)
+	a.applier = &applier{srv: &a.srv, gossip: a.gossip, fsm: a.fsm, peers: a.peers, writeTimeout: a.cfg.WriteTimeout}
 	a.progress = &progressReporter{log: a.log, now: time.Now, apply: a.applier.Apply, state: a.fsm, options: a.elastic, loops: a.loops}
 	var err error
 	if a.jobNode, err = a.newJobNode(); err != nil {
-		a.raft.Shutdown()
 		a.gossip.Shutdown()
 		return err
 	}
@@ -190,22 +209,19 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
+	if raftnode.HasState(a.raftDir()) {
+		// A server before it stopped: raft restores its own state.
+		if _, err := a.startServer(0); err != nil {
+			a.gossip.Shutdown()
+			return err
+		}
+	}
 	a.startProbes()
 	a.loops.run("netrows-send", a.rows.sender.Run)
 	a.loops.run("netrows-prune", a.rows.prune)
 	a.startJobs()
 	a.startJobGC()
-	a.loops.run("bootstrap", func(ctx context.Context) {
-		a.node.Bootstrap(ctx, a.gossip, a.cfg.Name, a.cfg.BootstrapExpect, a.log)
-	})
-	var observePlacement func(time.Duration)
-	if m := a.metrics; m != nil {
-		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
-	}
-	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.leaderRow, clock: a.clock,
-		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
-		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks)}
-	a.loops.run("leader", lead.loop)
+	a.loops.run("roles", a.keepRole)
 	if len(a.cfg.Join) > 0 {
 		a.loops.run("join", func(ctx context.Context) {
 			if err := a.gossip.Join(ctx, a.cfg.Join); err != nil && ctx.Err() == nil {
@@ -214,7 +230,8 @@ func (a *Agent) Start(ctx context.Context) error {
 		})
 	}
 	a.log.Info("agent started", "addr", a.advertiseIP(), "gossip_port", a.GossipPort(),
-		"raft_port", a.RaftPort(), "http_port", a.HTTPPort(), "socket", a.SocketPath(), "bootstrap_expect", a.cfg.BootstrapExpect)
+		"raft_port", a.RaftPort(), "http_port", a.HTTPPort(), "socket", a.SocketPath(), "bootstrap_expect", a.cfg.BootstrapExpect,
+		"servers", a.cfg.Servers, "server", a.IsServer())
 	return nil
 }
 
@@ -243,6 +260,9 @@ func (a *Agent) startGossip() error {
 	st := a.static
 	g, err := gossip.New(gc, gossip.NodeState{
 		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),
+		// A server before it stopped says so at once: the leader's
+		// autopilot must not take it for a stale server.
+		Raft:   gossip.RaftInfo{Member: raftnode.HasState(a.raftDir())},
 		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch)),
 	})
 	if err != nil {
@@ -271,10 +291,10 @@ func (a *Agent) Shutdown(graceful bool) error {
 
 func (a *Agent) shutdown(graceful bool) error {
 	var errs []error
-	if graceful && a.raft != nil && a.raft.State() == raft.Leader {
+	if r := a.srv.raft(); graceful && r != nil && r.State() == raft.Leader {
 		// Hand leadership over first, so the cluster does not wait an
 		// election timeout to notice.
-		if err := a.raft.LeadershipTransfer().Error(); err != nil {
+		if err := r.LeadershipTransfer().Error(); err != nil {
 			a.log.Warn("leadership transfer before leaving", "err", err)
 		}
 	}
@@ -286,7 +306,12 @@ func (a *Agent) shutdown(graceful bool) error {
 	a.loops.cancel()
 	if a.httpSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = a.httpSrv.Shutdown(ctx)
+		if a.httpSrv.Shutdown(ctx) != nil {
+			// Streams (replication to clients, logs) outlast any grace:
+			// close them, so a client follows another server at once
+			// rather than hearing heartbeats from a stopped agent.
+			_ = a.httpSrv.Close()
+		}
 		cancel()
 	} else {
 		a.httpLn.Close()
@@ -294,15 +319,17 @@ func (a *Agent) shutdown(graceful bool) error {
 			a.sockLn.Close()
 		}
 	}
-	if a.raft != nil {
-		if err := a.raft.Shutdown().Error(); err != nil {
+	// After loops.cancel, under roleMu: no raft starts any more.
+	a.roleMu.Lock()
+	srv := a.srv.load()
+	a.roleMu.Unlock()
+	if srv != nil {
+		if err := srv.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, fmt.Errorf("shut down raft: %w", err))
 		}
+		srv.node.CloseTransport()
 	} else {
 		a.raftLn.Close()
-	}
-	if a.node != nil {
-		a.node.CloseTransport()
 	}
 	if a.gossip != nil {
 		if err := a.gossip.Shutdown(); err != nil {
@@ -311,8 +338,8 @@ func (a *Agent) shutdown(graceful bool) error {
 	}
 	a.loops.wait()
 	a.closeCgroups() // after the job loop, which removed its attempts' cgroups
-	if a.node != nil {
-		if err := a.node.CloseStore(); err != nil {
+	if srv != nil {
+		if err := srv.node.CloseStore(); err != nil {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}

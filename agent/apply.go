@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -16,9 +17,12 @@ import (
 // forwarded to the leader's API elsewhere. The HTTP API, the job node,
 // the leader loops and the progress reporter share it.
 type applier struct {
-	raft  *raft.Raft
-	fsm   *raftfsm.FSM
-	peers *peers
+	// srv is the agent's raft, nil on a client; gossip tells a client
+	// which server leads.
+	srv    *serverRef
+	gossip *gossip.Gossip
+	fsm    *raftfsm.FSM
+	peers  *peers
 	// writeTimeout bounds how long a write waits for a leader (Config.WriteTimeout).
 	writeTimeout time.Duration
 }
@@ -78,14 +82,20 @@ func (a *applier) awaitApplied(ctx context.Context, index uint64) {
 }
 
 func (a *applier) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
-	if a.raft.State() == raft.Leader {
-		return a.applyLocal(ctx, cmd)
+	var id string
+	if r := a.srv.raft(); r != nil {
+		if r.State() == raft.Leader {
+			return a.applyLocal(ctx, cmd)
+		}
+		_, rid := r.LeaderWithID()
+		id = string(rid)
+	} else {
+		id, _ = gossipLeader(a.gossip)
 	}
-	_, id := a.raft.LeaderWithID()
 	if id == "" {
 		return api.ApplyResult{}, ErrNoLeader
 	}
-	base, err := a.peers.addrOf(string(id))
+	base, err := a.peers.addrOf(id)
 	if err != nil {
 		return api.ApplyResult{}, err
 	}
@@ -96,8 +106,12 @@ func (a *applier) applyOnce(ctx context.Context, cmd []byte) (api.ApplyResult, e
 }
 
 func (a *applier) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
+	r := a.srv.raft()
+	if r == nil {
+		return api.ApplyResult{}, fmt.Errorf("%w: this agent is a client", ErrNotLeader)
+	}
 	timeout := time.Until(deadlineOr(ctx, 5*time.Second))
-	f := a.raft.Apply(cmd, timeout)
+	f := r.Apply(cmd, timeout)
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
 			return api.ApplyResult{}, fmt.Errorf("%w: %w", ErrNotLeader, err)

@@ -61,6 +61,11 @@ type Config struct {
 	BootstrapExpect int
 	// Voters is the target number of raft voters. Default BootstrapExpect.
 	Voters int
+	// Servers is the target number of raft servers, voters included: the
+	// leader keeps this many agents in raft (the voters plus warm-standby
+	// non-voters) and every other agent is a client that follows the
+	// state from a server (roles.go). Default 5; at least the voters.
+	Servers int
 	// DeadVoterGrace is how long a voter may be dead in gossip before the
 	// leader replaces it. Default 10s.
 	DeadVoterGrace time.Duration
@@ -168,6 +173,7 @@ func DefaultConfig() Config {
 		HTTPPort:         7948,
 		SampleInterval:   3 * time.Second,
 		BootstrapExpect:  3,
+		Servers:          5,
 		DeadVoterGrace:   10 * time.Second,
 		WriteTimeout:     10 * time.Second,
 		CoallocTimeout:   10 * time.Second,
@@ -206,6 +212,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bootstrap-expect %d must be at least 1", c.BootstrapExpect)
 	case c.Voters < 0 || (c.Voters > 0 && c.Voters < c.BootstrapExpect):
 		return fmt.Errorf("voters %d must be at least bootstrap-expect %d", c.Voters, c.BootstrapExpect)
+	case c.Servers < c.voters():
+		return fmt.Errorf("servers %d must be at least the voter target %d (--voters, default bootstrap-expect)", c.Servers, c.voters())
 	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0 || c.CoallocTimeout <= 0:
 		return errors.New("dead-voter grace, write timeout and co-allocation timeout must be positive")
 	case c.LeafTTL < 0:

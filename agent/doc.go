@@ -65,7 +65,11 @@
 // Shutdown waits for (loops.go). What remains on *Agent is New, Start,
 // Shutdown, the start* steps that wire the above, and accessors.
 //
-// Every agent is a raft member: up to Config.Voters voters, every other
-// node a non-voter, so that every node can answer reads locally. Writes are
-// forwarded to the leader over the HTTP API with mutual TLS.
+// A few agents are raft servers (Config.Servers: the Config.Voters voters
+// and warm-standby non-voters); every other agent is a client that follows
+// the replicated state from a server (agent/replica) into its own FSM, so
+// that every node answers reads locally and runs its reconcilers on the
+// same state. roles.go chooses the roles, autopilot.go runs
+// hashicorp/raft-autopilot on the leader. Writes are forwarded to the
+// leader over the HTTP API with mutual TLS.
 package agent

@@ -1,6 +1,11 @@
 package agent
 
-import "github.com/shoal-hpc/shoal/agent/httpapi"
+import (
+	"errors"
+	"net/http"
+
+	"github.com/shoal-hpc/shoal/agent/httpapi"
+)
 
 var (
 	// ErrNoLeader is returned when a write found no raft leader before its
@@ -9,4 +14,7 @@ var (
 	// ErrNotLeader is returned by a forwarded write that reached a node
 	// that is no longer the leader; the sender retries.
 	ErrNotLeader = httpapi.ErrNotLeader
+	// ErrClient is returned by a raft operation asked of a client agent,
+	// which runs no raft (roles.go): ask a server ('shoal members').
+	ErrClient = httpapi.WithStatus(http.StatusConflict, errors.New("this agent is a client and runs no raft; ask a server (see 'shoal members')"))
 )

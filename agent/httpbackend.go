@@ -26,8 +26,9 @@ import (
 // httpBackend is the agent as its HTTP API sees it (httpapi.Backend): the
 // components the handlers read, and the node's job and leader services.
 type httpBackend struct {
-	gossip  *gossip.Gossip
-	raft    *raft.Raft
+	gossip *gossip.Gossip
+	// srv is the agent's raft, nil on a client (roles.go).
+	srv     *serverRef
 	fsm     *raftfsm.FSM
 	now     func() time.Time
 	dataDir string
@@ -48,14 +49,17 @@ var _ httpapi.Backend = (*httpBackend)(nil)
 
 func (b *httpBackend) Nodes() []gossip.Entry                 { return b.gossip.Nodes() }
 func (b *httpBackend) Node(name string) (gossip.Entry, bool) { return b.gossip.Node(name) }
-func (b *httpBackend) Roles() map[string]string              { return roles(b.raft) }
-func (b *httpBackend) IsLeader() bool                        { return b.raft.State() == raft.Leader }
-func (b *httpBackend) State() *raftfsm.State                 { return b.fsm.State() }
-func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
-func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peers.addrOf(node) }
-func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.client(base) }
-func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }
-func (b *httpBackend) NetServers() []string                  { return b.rows.serverNames() }
+func (b *httpBackend) Roles() map[string]string              { return memberRoles(b.srv.raft(), b.gossip) }
+func (b *httpBackend) IsLeader() bool {
+	r := b.srv.raft()
+	return r != nil && r.State() == raft.Leader
+}
+func (b *httpBackend) State() *raftfsm.State                { return b.fsm.State() }
+func (b *httpBackend) View(f func(*raftfsm.State))          { b.fsm.View(f) }
+func (b *httpBackend) PeerBase(node string) (string, error) { return b.peers.addrOf(node) }
+func (b *httpBackend) PeerClient(base string) *api.Client   { return b.peers.client(base) }
+func (b *httpBackend) StreamClient() *http.Client           { return b.peers.stream }
+func (b *httpBackend) NetServers() []string                 { return b.rows.serverNames() }
 
 // PutNetRow keeps a row on a server; another agent, or a delta whose
 // base the table does not hold, answers 409.
@@ -84,16 +88,33 @@ func (b *httpBackend) LogPath(job uint64, attempt int, stream string) string {
 	return filepath.Join(b.jobNode.AttemptDir(jobrun.Key{Job: job, Attempt: attempt}), stream)
 }
 
+// Leader is raft's leader on a server, the servers' gossip on a client.
 func (b *httpBackend) Leader() (name, addr string) {
-	a, id := b.raft.LeaderWithID()
+	r := b.srv.raft()
+	if r == nil {
+		return gossipLeader(b.gossip)
+	}
+	a, id := r.LeaderWithID()
 	return string(id), string(a)
 }
 
+// server is the agent's raft, or an error saying this agent is a client.
+func (b *httpBackend) server() (*raft.Raft, error) {
+	if r := b.srv.raft(); r != nil {
+		return r, nil
+	}
+	return nil, ErrClient
+}
+
 func (b *httpBackend) ConfirmLeader() error {
-	if err := b.raft.VerifyLeader().Error(); err != nil {
+	r, err := b.server()
+	if err != nil {
+		return err
+	}
+	if err := r.VerifyLeader().Error(); err != nil {
 		return fmt.Errorf("verify leadership: %w", err)
 	}
-	if err := b.raft.Barrier(5 * time.Second).Error(); err != nil {
+	if err := r.Barrier(5 * time.Second).Error(); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	return nil

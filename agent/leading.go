@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,8 @@ type leading struct {
 	// observePlacement records the time one job's placement took
 	// (shoal_placement_seconds); nil records nothing.
 	observePlacement func(time.Duration)
+	// pilot is this server's autopilot, run while it leads (autopilot.go).
+	pilot *pilot
 
 	mu   sync.Mutex
 	book leader.Book
@@ -61,7 +64,7 @@ func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func()
 	return func() leader.Config {
 		r := live.load()                // what a SIGHUP may have changed
 		pc := r.probeConfig(cfg.Probes) // the zero config is the defaults: expanded first
-		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), DeadVoterGrace: cfg.DeadVoterGrace,
+		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), Servers: cfg.Servers, DeadVoterGrace: cfg.DeadVoterGrace,
 			CoallocTimeout: cfg.CoallocTimeout, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
 			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
@@ -125,6 +128,15 @@ func (l *leading) lead(ctx context.Context) {
 	duties = append(duties, l.hooks...)
 	wakes := make([]chan struct{}, len(duties))
 	var wg sync.WaitGroup
+	if l.pilot != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.pilot.run(ctx)
+		}()
+	}
+	// The wanted servers are this leader's to publish only while it leads.
+	defer l.gossip.Update(func(s *gossip.NodeState) { s.Raft.Want = nil })
 	for i, fn := range duties {
 		wakes[i] = make(chan struct{}, 1)
 		wg.Add(1)
@@ -197,7 +209,7 @@ func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 func leaderNode(e gossip.Entry) leader.Node {
 	s := e.State
 	n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
-		RaftAddr: raftnode.Addr(s), ProbePort: s.ProbePort, Confined: s.Static.Confined,
+		RaftAddr: raftnode.Addr(s), Server: s.Raft.Member, ProbePort: s.ProbePort, Confined: s.Static.Confined,
 		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
 			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
@@ -368,8 +380,11 @@ func (l *leading) propose(ctx context.Context, typ string, body any) (api.ApplyR
 	return res, nil
 }
 
-// reconcileMembership applies the core's membership changes
-// (leader.Membership), stopping at the first that fails.
+// reconcileMembership adds the servers gossip reports and raft lacks
+// (leader.Membership), through autopilot, stopping at the first that
+// fails, and publishes the clients the leader wants as servers
+// (leader.WantedServers) in its gossip. Promotions, demotions and the
+// removal of dead servers are autopilot's.
 func (l *leading) reconcileMembership(ctx context.Context) {
 	f := l.raft.GetConfiguration()
 	if awaitFuture(ctx, f) != nil {
@@ -379,20 +394,23 @@ func (l *leading) reconcileMembership(ctx context.Context) {
 	for _, s := range f.Configuration().Servers {
 		v.Servers = append(v.Servers, leader.Server{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
 	}
-	for _, act := range leader.Membership(v) {
-		var err error
-		id, addr := raft.ServerID(act.ID), raft.ServerAddress(act.Addr)
-		switch act.Kind {
-		case leader.ActAdd:
-			err = awaitFuture(ctx, l.raft.AddNonvoter(id, addr, 0, 5*time.Second))
-		case leader.ActPromote:
-			err = awaitFuture(ctx, l.raft.AddVoter(id, addr, 0, 5*time.Second))
-		case leader.ActDemote:
-			err = awaitFuture(ctx, l.raft.DemoteVoter(id, 0, 5*time.Second))
-		case leader.ActRemove:
-			err = awaitFuture(ctx, l.raft.RemoveServer(id, 0, 5*time.Second))
+	var want []string
+	l.fsm.View(func(st *raftfsm.State) {
+		v.State = st
+		want = leader.WantedServers(v)
+		v.State = nil
+	})
+	if !slices.Equal(want, l.gossip.Self().Raft.Want) {
+		l.gossip.Update(func(s *gossip.NodeState) { s.Raft.Want = want })
+		if len(want) > 0 {
+			l.log.Info("servers below target: clients wanted as servers", "want", want, "servers", v.Config.Servers)
 		}
-		if err != nil {
+	}
+	for _, act := range leader.Membership(v) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := l.pilot.add(act.ID, act.Addr); err != nil {
 			l.log.Warn("raft membership change failed", "action", act.Kind, "server", act.ID, "err", err)
 			return
 		}
@@ -414,12 +432,23 @@ func awaitFuture(ctx context.Context, f raft.Future) error {
 	}
 }
 
-// roles returns each server's raft role: leader, voter or nonvoter.
-func roles(r *raft.Raft) map[string]string {
-	out := map[string]string{}
+// memberRoles are the members' roles for `shoal members`: leader,
+// voter, nonvoter for raft's servers (raft's configuration on a server,
+// r; the servers' gossip on a client, r nil), client for the agents that
+// follow, none while a node has not settled (not in raft yet).
+func memberRoles(r *raft.Raft, g *gossip.Gossip) map[string]string {
+	out := gossipRoles(g)
+	if r == nil {
+		return out
+	}
 	f := r.GetConfiguration()
 	if f.Error() != nil {
 		return out
+	}
+	for name, role := range out {
+		if role != "client" {
+			delete(out, name) // raft's configuration says
+		}
 	}
 	_, leaderID := r.LeaderWithID()
 	for _, s := range f.Configuration().Servers {

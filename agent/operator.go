@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
+	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/snapfile"
 )
@@ -20,12 +21,16 @@ import (
 // raft's user snapshot API, on the leader: a barrier first, so that the
 // copy holds everything committed before the request.
 func (b *httpBackend) SaveSnapshot(ctx context.Context) ([]byte, error) {
-	if err := b.raft.Barrier(b.writeTimeout).Error(); err != nil {
+	r, err := b.server()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Barrier(b.writeTimeout).Error(); err != nil {
 		return nil, fmt.Errorf("snapshot: wait for the committed entries: %w", err)
 	}
 	var f raft.SnapshotFuture
 	for range 3 {
-		f = b.raft.Snapshot()
+		f = r.Snapshot()
 		err := f.Error()
 		if err == nil {
 			break
@@ -35,7 +40,7 @@ func (b *httpBackend) SaveSnapshot(ctx context.Context) ([]byte, error) {
 		}
 		// Raft has a snapshot at the applied index already and takes
 		// none: a barrier moves the index on.
-		if err := b.raft.Barrier(b.writeTimeout).Error(); err != nil {
+		if err := r.Barrier(b.writeTimeout).Error(); err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
 		if ctx.Err() != nil {
@@ -63,20 +68,36 @@ func (b *httpBackend) SaveSnapshot(ctx context.Context) ([]byte, error) {
 // this cluster's configuration and moves its log past the snapshot, so the
 // followers install it too.
 func (b *httpBackend) RestoreSnapshot(_ context.Context, h snapfile.Header, payload []byte) error {
+	r, err := b.server()
+	if err != nil {
+		return err
+	}
 	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: h.RaftIndex, Term: h.RaftTerm, Size: int64(len(payload))}
-	if err := b.raft.Restore(meta, bytes.NewReader(payload), b.writeTimeout); err != nil {
+	if err := r.Restore(meta, bytes.NewReader(payload), b.writeTimeout); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	return nil
 }
 
 // RaftPeers is raft's configuration as this node knows it.
+// On a client it is the servers' gossip (roles.go).
 func (b *httpBackend) RaftPeers() ([]api.RaftPeer, error) {
-	f := b.raft.GetConfiguration()
+	r := b.srv.raft()
+	if r == nil {
+		lead, _ := gossipLeader(b.gossip)
+		var out []api.RaftPeer
+		for _, e := range b.gossip.Nodes() {
+			if ri := e.State.Raft; e.HasState && ri.Member {
+				out = append(out, api.RaftPeer{ID: e.State.Name, Address: raftnode.Addr(e.State), Voter: ri.Voter, Leader: e.State.Name == lead})
+			}
+		}
+		return out, nil
+	}
+	f := r.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return nil, fmt.Errorf("raft configuration: %w", err)
 	}
-	_, leader := b.raft.LeaderWithID()
+	_, leader := r.LeaderWithID()
 	var out []api.RaftPeer
 	for _, s := range f.Configuration().Servers {
 		out = append(out, api.RaftPeer{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter, Leader: s.ID == leader})
@@ -93,7 +114,11 @@ func (b *httpBackend) RemovePeer(_ context.Context, id string) error {
 	if !slices.ContainsFunc(peers, func(p api.RaftPeer) bool { return p.ID == id }) {
 		return httpapi.WithStatus(404, fmt.Errorf("no raft peer %q (see 'shoal operator raft list-peers')", id))
 	}
-	if err := b.raft.RemoveServer(raft.ServerID(id), 0, b.writeTimeout).Error(); err != nil {
+	r, err := b.server()
+	if err != nil {
+		return err
+	}
+	if err := r.RemoveServer(raft.ServerID(id), 0, b.writeTimeout).Error(); err != nil {
 		return fmt.Errorf("remove raft peer %s: %w", id, err)
 	}
 	return nil

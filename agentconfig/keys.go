@@ -117,6 +117,7 @@ var keys = []Key{
 	{"switch", String, func(a *Agent, v Value) error { a.Config.Switch = v.Str; return nil }},
 	{"bootstrap-expect", Int, func(a *Agent, v Value) error { a.Config.BootstrapExpect = v.Int; return nil }},
 	{"voters", Int, func(a *Agent, v Value) error { a.Config.Voters = v.Int; return nil }},
+	{"servers", Int, func(a *Agent, v Value) error { a.Config.Servers = v.Int; return nil }},
 	{"job-rlimit", List, func(a *Agent, v Value) error {
 		var rs []jobexec.Rlimit
 		for _, s := range v.Strs {

@@ -105,6 +105,10 @@ func (s *NodeState) Validate() error {
 		return fmt.Errorf("node %s: negative count", s.Name)
 	case len(s.Raft.Proposal) > maxProposal:
 		return fmt.Errorf("node %s: bootstrap proposal longer than %d", s.Name, maxProposal)
+	case len(s.Raft.Want) > maxProposal:
+		return fmt.Errorf("node %s: wanted servers longer than %d", s.Name, maxProposal)
+	case s.Raft.ContactMs < 0:
+		return fmt.Errorf("node %s: negative raft contact %d ms", s.Name, s.Raft.ContactMs)
 	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes:
 		return fmt.Errorf("node %s: list longer than allowed", s.Name)
 	}

@@ -102,6 +102,29 @@ type RaftInfo struct {
 	// Proposal is the sorted set of nodes this node would bootstrap with.
 	// Nodes bootstrap only when every proposed node proposes the same set.
 	Proposal []string `json:"p,omitempty"`
+
+	// The fields below are a server's raft standing, refreshed by the
+	// server about once a second (agent/roles.go): clients read the roles
+	// and the leader from them, and the leader's autopilot reads the
+	// servers' health (agent/autopilot.go).
+
+	// Client is true once the node has settled as a client (a cluster
+	// exists and it has no raft state); a raft server that gossips it
+	// lost its raft state, and autopilot removes it from raft.
+	Client bool `json:"k,omitempty"`
+	// Voter is true while the node is a raft voter; Leader while it leads.
+	Voter  bool `json:"v,omitempty"`
+	Leader bool `json:"l,omitempty"`
+	// Term, Index are the node's last raft log term and index; ContactMs
+	// is the time since its last contact with the leader, in
+	// milliseconds (0 on the leader), when it published them.
+	Term      uint64 `json:"t,omitempty"`
+	Index     uint64 `json:"i,omitempty"`
+	ContactMs int64  `json:"c,omitempty"`
+	// Want is, on the leader, the clients it wants to become servers to
+	// keep the server target (leader.WantedServers): each of them starts
+	// raft and gossips Member, and the leader adds it as a non-voter.
+	Want []string `json:"w,omitempty"`
 }
 
 // NodeState is everything a node tells the cluster about itself. Only the
@@ -155,6 +178,7 @@ func (s *NodeState) Clone() NodeState {
 	c.Static.PEs = slices.Clone(s.Static.PEs)
 	c.Probes = slices.Clone(s.Probes)
 	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
+	c.Raft.Want = slices.Clone(s.Raft.Want)
 	if s.Coord != nil {
 		co := *s.Coord
 		co.Vec = slices.Clone(s.Coord.Vec)

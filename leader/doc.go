@@ -16,7 +16,7 @@
 //	│                placement + wait reasons, elastic     │
 //	│   Probes       relaunches, bandwidth cycles          │
 //	│   CollectJobs  purge of finished jobs                │
-//	│   Membership   add / promote / demote / remove       │
+//	│   Membership   add servers, wanted clients, voters   │
 //	└──────────────── Commands + Actions + next Book ──────┘
 //	         │ agent proposes (agent/leading.go)
 //	         ▼

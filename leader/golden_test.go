@@ -71,7 +71,7 @@ func scriptedHistory(t testing.TB) *world {
 	w.setStatus("n3", StatusDead)
 	step(time.Second)
 	step(time.Second)
-	w.logf("# past the dead-voter grace: raft forgets n3")
+	w.logf("# past the dead-voter grace (autopilot removes n3 from raft)")
 	step(10 * time.Second)
 
 	w.logf("# n2's latency probe crashes, then hangs after its relaunch")

@@ -1,19 +1,31 @@
 package leader
 
 import (
+	"cmp"
+	"slices"
 	"sort"
-	"time"
 )
+
+// This file is the leader's part of who holds raft. A small server set
+// (Config.Servers, voters included) runs raft; every other agent is a
+// client. The decisions here are the pure ones:
+//
+//   - WantedServers: which clients should become servers while the
+//     server count is below the target (the agent publishes the set in
+//     gossip; a wanted client starts raft and gossips itself a server);
+//   - Membership: which servers gossip says exist but raft's
+//     configuration lacks (the leader adds them as non-voters);
+//   - PlanVoters: the promoter's rule for hashicorp/raft-autopilot, which
+//     promotes, demotes and removes dead servers (agent/autopilot.go
+//     converts autopilot's state to PilotServer and back).
 
 // ActionKind is a change to raft's configuration.
 type ActionKind string
 
-// The changes Membership asks for.
+// The changes Membership asks for. Promotions, demotions and removals
+// are autopilot's (PlanVoters decides the first two).
 const (
-	ActAdd     ActionKind = "add-nonvoter"
-	ActPromote ActionKind = "promote"
-	ActDemote  ActionKind = "demote"
-	ActRemove  ActionKind = "remove"
+	ActAdd ActionKind = "add-nonvoter"
 )
 
 // Action is one change to raft's configuration, applied in order; the
@@ -25,108 +37,148 @@ type Action struct {
 	Why  string
 }
 
-// Membership is the leader's membership reconciler: what raft's
-// configuration (v.Servers) should become given what gossip sees
-// (v.Nodes). It removes the dead (past a grace period) and the departed,
-// adds every live node as a non-voter, and promotes live non-voters until
-// the target voter count is met, so a lab that loses machines one by one
-// keeps its quorum.
+// Membership is what raft's configuration (v.Servers) lacks given what
+// gossip sees (v.Nodes): every live node that gossips itself a server
+// (Node.Server: it runs raft, bootstrapped, restarted with raft state, or
+// a wanted client that started raft) and is not in the configuration, or
+// is there with another address, is added as a non-voter. Autopilot
+// promotes it if the voters need it.
 func Membership(v View) []Action {
-	return planMembership(v.Config.Self, v.Servers, v.Nodes, v.Config.Voters, v.Config.DeadVoterGrace, v.Now)
-}
-
-func planMembership(leader string, servers []Server, members []Node, voters int, grace time.Duration, now time.Time) []Action {
-	byName := make(map[string]Node, len(members))
-	for _, m := range members {
-		byName[m.Name] = m
-	}
-	inConfig := make(map[string]Server, len(servers))
-	for _, s := range servers {
+	inConfig := make(map[string]Server, len(v.Servers))
+	for _, s := range v.Servers {
 		inConfig[s.ID] = s
 	}
 	var acts []Action
-	removed := map[string]bool{}
-	for _, s := range servers {
-		if s.ID == leader {
-			continue
-		}
-		m, ok := byName[s.ID]
-		switch {
-		case ok && m.Status == StatusLeft:
-			acts = append(acts, Action{Kind: ActRemove, ID: s.ID, Why: "left the cluster"})
-			removed[s.ID] = true
-		case ok && m.Status == StatusDead && now.Sub(m.Since) >= grace:
-			acts = append(acts, Action{Kind: ActRemove, ID: s.ID, Why: "dead for " + now.Sub(m.Since).Round(time.Second).String()})
-			removed[s.ID] = true
-		}
-	}
-	healthy := func(name string) bool {
-		if name == leader {
-			return true
-		}
-		m, ok := byName[name]
-		return ok && m.Status == StatusAlive
-	}
-	for _, m := range members {
-		if m.Status != StatusAlive || m.RaftAddr == "" {
+	for _, m := range v.Nodes {
+		if m.Status != StatusAlive || m.RaftAddr == "" || !m.Server || m.Name == v.Config.Self {
 			continue
 		}
 		s, ok := inConfig[m.Name]
 		switch {
 		case !ok:
-			acts = append(acts, Action{Kind: ActAdd, ID: m.Name, Addr: m.RaftAddr, Why: "alive in gossip, not in raft"})
-		case s.Addr != m.RaftAddr && m.Name != leader:
-			// Came back on another address: re-adding updates it.
-			kind := ActAdd
-			if s.Voter {
-				kind = ActPromote
-			}
-			acts = append(acts, Action{Kind: kind, ID: m.Name, Addr: m.RaftAddr, Why: "raft address changed"})
-		}
-	}
-
-	nVoters := 0
-	for _, s := range servers {
-		if s.Voter && !removed[s.ID] {
-			nVoters++
-		}
-	}
-	if nVoters < voters {
-		// Promote live non-voters, by name for determinism. Nodes added
-		// in this same round are promoted in a later one, once raft has
-		// them.
-		var cands []string
-		for _, s := range servers {
-			if !s.Voter && !removed[s.ID] && healthy(s.ID) && s.Addr == byName[s.ID].RaftAddr {
-				cands = append(cands, s.ID)
-			}
-		}
-		sort.Strings(cands)
-		for _, id := range cands {
-			if nVoters >= voters {
-				break
-			}
-			acts = append(acts, Action{Kind: ActPromote, ID: id, Addr: inConfig[id].Addr, Why: "voters below target"})
-			nVoters++
-		}
-	}
-	if nVoters > voters {
-		// Too many voters (a replaced voter came back): demote the live
-		// ones last by name, never the leader.
-		var vs []string
-		for _, s := range servers {
-			if s.Voter && !removed[s.ID] && s.ID != leader {
-				vs = append(vs, s.ID)
-			}
-		}
-		sort.Sort(sort.Reverse(sort.StringSlice(vs)))
-		for _, id := range vs {
-			if nVoters <= voters {
-				break
-			}
-			acts = append(acts, Action{Kind: ActDemote, ID: id, Why: "voters above target"})
-			nVoters--
+			acts = append(acts, Action{Kind: ActAdd, ID: m.Name, Addr: m.RaftAddr, Why: "a server in gossip, not in raft"})
+		case s.Addr != m.RaftAddr:
+			// Came back on another address: adding again updates it
+			// (AddVoter for a voter, which keeps its vote).
+			acts = append(acts, Action{Kind: ActAdd, ID: m.Name, Addr: m.RaftAddr, Why: "raft address changed"})
 		}
 	}
 	return acts
+}
+
+// WantedServers is the set of clients the leader wants to become servers:
+// when fewer than Config.Servers servers are up, the missing number of
+// clients, first by name among those alive, with their state and raft
+// address known and not drained. A server counts while it is in raft's
+// configuration and not dead or gone in gossip (autopilot removes the
+// dead after the grace), or while it gossips itself a server and waits to
+// be added. The order by name keeps the choice stable from round to
+// round and from one leader to the next.
+func WantedServers(v View) []string {
+	target := v.Config.Servers
+	if target <= 0 {
+		return nil
+	}
+	byName := make(map[string]Node, len(v.Nodes))
+	for _, n := range v.Nodes {
+		byName[n.Name] = n
+	}
+	up := map[string]bool{}
+	for _, s := range v.Servers {
+		n, ok := byName[s.ID]
+		if s.ID == v.Config.Self || ok && n.Status != StatusDead && n.Status != StatusLeft {
+			up[s.ID] = true
+		}
+	}
+	for _, n := range v.Nodes {
+		if n.Server && n.Status == StatusAlive {
+			up[n.Name] = true
+		}
+	}
+	need := target - len(up)
+	if need <= 0 {
+		return nil
+	}
+	var cands []string
+	for _, n := range v.Nodes {
+		if up[n.Name] || n.Server || n.Status != StatusAlive || !n.HasState || n.RaftAddr == "" || drained(v, n.Name) {
+			continue
+		}
+		cands = append(cands, n.Name)
+	}
+	sort.Strings(cands)
+	if len(cands) > need {
+		cands = cands[:need]
+	}
+	return cands
+}
+
+func drained(v View, name string) bool {
+	if v.State == nil {
+		return false
+	}
+	_, ok := v.State.Drains[name]
+	return ok
+}
+
+// PilotServer is one raft server as the promoter sees it: its suffrage,
+// whether gossip has it alive, or failed (dead past the grace, or gone),
+// and whether autopilot finds it healthy for the stabilisation time.
+type PilotServer struct {
+	ID     string
+	Voter  bool
+	Leader bool
+	Alive  bool
+	Failed bool
+	Stable bool
+}
+
+// PlanVoters is shoal's promoter: keep `target` voters, the other servers
+// non-voters (warm standbys).
+//
+//   - A failed voter is demoted (autopilot applies one such demotion per
+//     round, before any promotion, while the voters are odd): the
+//     configuration never holds an even number of voters with a dead
+//     one among them, which a second death would leave without quorum.
+//   - While fewer than target voters are not failed, promote stable live
+//     non-voters, by name, until the target is met. A voter dead within
+//     the grace still counts: it is replaced once it has failed.
+//   - Live voters above the target (a replaced voter came back) are
+//     demoted, last by name, never the leader, once the target is met.
+func PlanVoters(servers []PilotServer, target int) (promote, demote []string) {
+	s := slices.Clone(servers)
+	slices.SortFunc(s, func(a, b PilotServer) int { return cmp.Compare(a.ID, b.ID) })
+	counted, alive := 0, 0
+	for _, x := range s {
+		switch {
+		case !x.Voter:
+		case x.Failed && !x.Leader:
+			demote = append(demote, x.ID)
+		default:
+			counted++
+			if x.Alive || x.Leader {
+				alive++
+			}
+		}
+	}
+	for _, x := range s {
+		if counted >= target {
+			break
+		}
+		if !x.Voter && x.Alive && x.Stable {
+			promote = append(promote, x.ID)
+			counted++
+		}
+	}
+	if len(promote) > 0 {
+		return promote, demote
+	}
+	for i := len(s) - 1; i >= 0 && alive > target; i-- {
+		x := s[i]
+		if x.Voter && x.Alive && !x.Failed && !x.Leader {
+			demote = append(demote, x.ID)
+			alive--
+		}
+	}
+	return promote, demote
 }

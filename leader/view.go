@@ -56,6 +56,9 @@ type Node struct {
 	HasState bool
 	// RaftAddr is host:port of the node's raft listener, "" when unknown.
 	RaftAddr string
+	// Server is true when the node runs raft (gossip's Raft.Member): a
+	// server, or a client the leader wanted that started raft.
+	Server bool
 	// ProbePort is the node's bandwidth probe port, 0 when it runs none.
 	ProbePort int
 	// Attrs are the node's placement attributes (Table 1 of seed 002).
@@ -112,6 +115,9 @@ type Config struct {
 	Self string
 	// Voters is the target number of raft voters.
 	Voters int
+	// Servers is the target number of raft servers, voters included
+	// (WantedServers); 0 wants none.
+	Servers int
 	// DeadVoterGrace is how long a server may be dead before removal.
 	DeadVoterGrace time.Duration
 	// CoallocTimeout is how long an allocation's nodes have to reserve.

@@ -29,7 +29,7 @@ func testConfig() Config {
 
 // testNode is an idle, alive four-core node running its three probes.
 func testNode(name string) Node {
-	n := Node{Name: name, Status: StatusAlive, Since: t0, HasState: true, RaftAddr: name + ":7000", ProbePort: 7949,
+	n := Node{Name: name, Status: StatusAlive, Since: t0, HasState: true, RaftAddr: name + ":7000", Server: true, ProbePort: 7949,
 		Attrs: placement.Node{Cores: 4, Threads: 4, MHz: 2000, MemTotal: 8 << 30,
 			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30}}}
 	for _, k := range raftfsm.ProbeKinds {
@@ -145,18 +145,9 @@ func (w *world) round() Ready {
 	w.book = r.Book
 	for _, a := range r.Membership {
 		w.logf("  leader: %s %s (%s)", a.Kind, a.ID, a.Why)
-		switch a.Kind {
-		case ActAdd, ActPromote:
+		if a.Kind == ActAdd {
 			w.servers = slices.DeleteFunc(w.servers, func(s Server) bool { return s.ID == a.ID })
-			w.servers = append(w.servers, Server{ID: a.ID, Addr: a.Addr, Voter: a.Kind == ActPromote})
-		case ActDemote:
-			for i := range w.servers {
-				if w.servers[i].ID == a.ID {
-					w.servers[i].Voter = false
-				}
-			}
-		case ActRemove:
-			w.servers = slices.DeleteFunc(w.servers, func(s Server) bool { return s.ID == a.ID })
+			w.servers = append(w.servers, Server{ID: a.ID, Addr: a.Addr})
 		}
 	}
 	skip := false

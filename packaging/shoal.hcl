@@ -30,9 +30,12 @@ socket = "/run/shoal/shoal.sock"
 # join = ["node1", "node2", "node3"]
 
 # Raft bootstraps once this many agents see each other (1: a single node);
-# voters is the target number of raft voters (default: bootstrap_expect).
+# voters is the target number of raft voters (default: bootstrap_expect);
+# servers the target number of raft servers, voters included (default 5):
+# every other agent is a client that follows the state from a server.
 # bootstrap_expect = 3
 # voters = 5
+# servers = 5
 
 # Node name (default: the hostname) and addresses.
 # name = "node1"

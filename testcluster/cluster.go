@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
@@ -278,17 +276,17 @@ func (c *Cluster) Leader() int {
 		if a == nil {
 			continue
 		}
-		_, id := a.Raft().LeaderWithID()
-		if id == "" || (leader != "" && string(id) != leader) {
+		id := a.LeaderName() // a client's is the one the servers gossip
+		if id == "" || (leader != "" && id != leader) {
 			return -1
 		}
-		leader = string(id)
+		leader = id
 	}
 	i := c.Index(leader)
 	if i < 0 {
 		return -1
 	}
-	if a := c.Agent(i); a == nil || a.Raft().State() != raft.Leader {
+	if a := c.Agent(i); a == nil || !a.IsLeader() {
 		return -1
 	}
 	return i
@@ -314,8 +312,11 @@ func (c *Cluster) Describe() string {
 			s += fmt.Sprintf("[%s down] ", c.cfgs[i].Name)
 			continue
 		}
-		_, id := a.Raft().LeaderWithID()
-		s += fmt.Sprintf("[%s %s leader=%q alive=%d] ", c.cfgs[i].Name, a.Raft().State(), id, a.Gossip().NumAlive())
+		state := "client"
+		if r := a.Raft(); r != nil {
+			state = r.State().String()
+		}
+		s += fmt.Sprintf("[%s %s leader=%q alive=%d] ", c.cfgs[i].Name, state, a.LeaderName(), a.Gossip().NumAlive())
 	}
 	return s
 }

@@ -53,6 +53,10 @@ type Node struct {
 	// CPU limits, kill, usage); Unconfined says why not.
 	Confined   bool   `json:"confined"`
 	Unconfined string `json:"unconfined,omitempty"`
+	// Role is the node's part in the cluster as it gossips it:
+	// server-voter, server-nonvoter (raft servers) or client (follows
+	// the state from a server); "" while it has not settled.
+	Role string `json:"role"`
 
 	// SwitchInferred is true when Switch is the switch the leader inferred
 	// from the bandwidth tests (raft's set_switches), not the node's --switch.
@@ -64,8 +68,9 @@ type Member struct {
 	Name   string `json:"name"`
 	Addr   string `json:"addr"`
 	Status string `json:"status"`
-	// Role is the node's raft role: leader, voter, nonvoter, or none when
-	// it is not (yet) in the raft configuration.
+	// Role is the node's raft role: leader, voter, nonvoter for raft's
+	// servers, client for the agents that follow the state from a server,
+	// or none while a node has not settled (not in raft yet).
 	Role string `json:"role"`
 	// API is HOST:PORT of the node's HTTP API ("" until it gossiped it):
 	// the CLI keeps these to reach another agent when its own is down.

@@ -107,6 +107,14 @@ func toAPINode(e gossip.Entry) api.Node {
 		NetFlow: toAPIMeans(s.Dyn.NetFlow), NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, Users: s.Dyn.Users, PEs: []api.PE{}, Switch: s.Static.Switch,
 		HTTPPort: s.HTTPPort, RaftPort: s.RaftPort, Confined: s.Static.Confined, Unconfined: s.Static.Unconfined,
 	}
+	switch ri := s.Raft; {
+	case ri.Member && ri.Voter:
+		n.Role = "server-voter"
+	case ri.Member:
+		n.Role = "server-nonvoter"
+	case ri.Client:
+		n.Role = "client"
+	}
 	if s.Dyn.SampledAt > 0 {
 		n.Sampled = time.UnixMilli(s.Dyn.SampledAt).UTC()
 	}

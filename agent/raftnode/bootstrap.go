@@ -2,52 +2,38 @@ package raftnode
 
 import (
 	"cmp"
-	"context"
 	"log/slog"
 	"net"
 	"slices"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/shoal-hpc/shoal/gossip"
 )
 
-// Bootstrap publishes this node's raft standing in g and, while it
-// has none, bootstraps the cluster once expect agents agree (see
-// bootstrapProposal and bootstrapReady). It returns once the node is a
-// member, or when ctx ends.
-func (n *Node) Bootstrap(ctx context.Context, g *gossip.Gossip, self string, expect int, log *slog.Logger) {
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	var published []string
-	for {
-		if n.Member() {
-			g.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true} })
-			return
-		}
-		views := bootViews(g)
-		prop := bootstrapProposal(views, expect)
-		if !slices.Equal(prop, published) {
-			g.Update(func(s *gossip.NodeState) { s.Raft.Proposal = prop })
-			published = prop
-			views = bootViews(g)
-		}
-		if bootstrapReady(self, views, prop) {
-			n.bootstrap(views, prop, log)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-g.Changed():
-		}
-	}
+// Formation from gossip, for an agent that has no raft yet (the agent's
+// roles loop drives it, agent/roles.go): while no node gossips itself a
+// raft member, the agents propose the first expect names they see
+// (BootstrapProposal, published as RaftInfo.Proposal) and those of the
+// set start raft and bootstrap it together once all of them propose the
+// same set (BootstrapReady, Node.BootstrapWith). Once a member exists the
+// cluster exists (ClusterExists): the others are clients until the leader
+// wants them as servers.
+
+// BootstrapWith bootstraps raft with the nodes of prop as voters, their
+// addresses as views tell.
+func (n *Node) BootstrapWith(views []BootView, prop []string, log *slog.Logger) {
+	n.bootstrap(views, prop, log)
 }
 
-func (n *Node) bootstrap(views []bootView, prop []string, log *slog.Logger) {
+// ClusterExists reports whether some node gossips raft membership.
+func ClusterExists(views []BootView) bool {
+	return slices.ContainsFunc(views, func(v BootView) bool { return v.Member })
+}
+
+func (n *Node) bootstrap(views []BootView, prop []string, log *slog.Logger) {
 	var conf raft.Configuration
 	for _, v := range views {
 		if slices.Contains(prop, v.Name) {
@@ -62,13 +48,14 @@ func (n *Node) bootstrap(views []bootView, prop []string, log *slog.Logger) {
 	log.Info("bootstrapped raft cluster", "voters", prop)
 }
 
-func bootViews(g *gossip.Gossip) []bootView {
-	var out []bootView
+// BootViews reads what formation needs of every node from gossip.
+func BootViews(g *gossip.Gossip) []BootView {
+	var out []BootView
 	for _, e := range g.Nodes() {
 		if !e.HasState {
 			continue
 		}
-		out = append(out, bootView{
+		out = append(out, BootView{
 			Name: e.State.Name, Alive: e.Status == gossip.StatusAlive,
 			RaftAddr: Addr(e.State), Member: e.State.Raft.Member, Proposal: e.State.Raft.Proposal,
 		})
@@ -85,9 +72,9 @@ func Addr(s gossip.NodeState) string {
 	return net.JoinHostPort(s.Addr, strconv.Itoa(s.RaftPort))
 }
 
-// bootView is what bootstrapping needs to know of one node, read from
+// BootView is what bootstrapping needs to know of one node, read from
 // gossip.
-type bootView struct {
+type BootView struct {
 	Name     string
 	Alive    bool
 	RaftAddr string // empty until the node's ports are known
@@ -95,13 +82,13 @@ type bootView struct {
 	Proposal []string
 }
 
-// bootstrapProposal is the set this node would bootstrap raft with: the
+// BootstrapProposal is the set this node would bootstrap raft with: the
 // first expect alive nodes by name, or nil when fewer are visible or when
 // somebody already has raft state (then the cluster exists and its leader
 // will add us). Taking the first names, not the first arrivals, makes every
 // node that sees the same members propose the same set whatever the order
 // of starts.
-func bootstrapProposal(views []bootView, expect int) []string {
+func BootstrapProposal(views []BootView, expect int) []string {
 	var names []string
 	for _, v := range views {
 		if v.Member {
@@ -118,16 +105,16 @@ func bootstrapProposal(views []bootView, expect int) []string {
 	return names[:expect]
 }
 
-// bootstrapReady reports whether self may bootstrap with proposal: it is in
+// BootstrapReady reports whether self may bootstrap with proposal: it is in
 // the set and every node of the set is alive, has no raft state and
 // proposes exactly the same set. All of them then bootstrap with identical
 // configurations, which raft treats as one cluster; two different sets
 // cannot both be agreed by the same nodes.
-func bootstrapReady(self string, views []bootView, proposal []string) bool {
+func BootstrapReady(self string, views []BootView, proposal []string) bool {
 	if len(proposal) == 0 || !slices.Contains(proposal, self) {
 		return false
 	}
-	byName := make(map[string]bootView, len(views))
+	byName := make(map[string]BootView, len(views))
 	for _, v := range views {
 		byName[v.Name] = v
 	}

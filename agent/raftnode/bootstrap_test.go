@@ -9,7 +9,7 @@ import (
 
 func TestBootstrapProposal(t *testing.T) {
 	t.Parallel()
-	alive := func(name string) bootView { return bootView{Name: name, Alive: true, RaftAddr: name + ":7947"} }
+	alive := func(name string) BootView { return BootView{Name: name, Alive: true, RaftAddr: name + ":7947"} }
 	dead := alive("d")
 	dead.Alive = false
 	noAddr := alive("e")
@@ -18,19 +18,19 @@ func TestBootstrapProposal(t *testing.T) {
 	member.Member = true
 	for _, tc := range []struct {
 		name   string
-		views  []bootView
+		views  []BootView
 		expect int
 		want   []string
 	}{
-		{"too few", []bootView{alive("a"), alive("b")}, 3, nil},
-		{"exactly expect", []bootView{alive("c"), alive("a"), alive("b")}, 3, []string{"a", "b", "c"}},
-		{"first names, not first arrivals", []bootView{alive("z"), alive("c"), alive("a"), alive("b")}, 3, []string{"a", "b", "c"}},
-		{"dead and addressless do not count", []bootView{alive("a"), alive("b"), dead, noAddr}, 3, nil},
-		{"a member exists: no proposal", []bootView{alive("a"), alive("b"), alive("c"), member}, 3, nil},
-		{"single node", []bootView{alive("a")}, 1, []string{"a"}},
+		{"too few", []BootView{alive("a"), alive("b")}, 3, nil},
+		{"exactly expect", []BootView{alive("c"), alive("a"), alive("b")}, 3, []string{"a", "b", "c"}},
+		{"first names, not first arrivals", []BootView{alive("z"), alive("c"), alive("a"), alive("b")}, 3, []string{"a", "b", "c"}},
+		{"dead and addressless do not count", []BootView{alive("a"), alive("b"), dead, noAddr}, 3, nil},
+		{"a member exists: no proposal", []BootView{alive("a"), alive("b"), alive("c"), member}, 3, nil},
+		{"single node", []BootView{alive("a")}, 1, []string{"a"}},
 	} {
-		if got := bootstrapProposal(tc.views, tc.expect); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: bootstrapProposal = %v, want %v", tc.name, got, tc.want)
+		if got := BootstrapProposal(tc.views, tc.expect); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: BootstrapProposal = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -38,33 +38,33 @@ func TestBootstrapProposal(t *testing.T) {
 func TestBootstrapReady(t *testing.T) {
 	t.Parallel()
 	prop := []string{"a", "b", "c"}
-	agreeing := func(name string) bootView {
-		return bootView{Name: name, Alive: true, RaftAddr: name + ":7947", Proposal: prop}
+	agreeing := func(name string) BootView {
+		return BootView{Name: name, Alive: true, RaftAddr: name + ":7947", Proposal: prop}
 	}
-	with := func(i int, f func(*bootView)) []bootView {
-		vs := []bootView{agreeing("a"), agreeing("b"), agreeing("c")}
+	with := func(i int, f func(*BootView)) []BootView {
+		vs := []BootView{agreeing("a"), agreeing("b"), agreeing("c")}
 		f(&vs[i])
 		return vs
 	}
-	same := func(*bootView) {}
+	same := func(*BootView) {}
 	for _, tc := range []struct {
 		name  string
 		self  string
-		views []bootView
+		views []BootView
 		prop  []string
 		want  bool
 	}{
 		{"all agree", "a", with(0, same), prop, true},
 		{"self outside the set", "z", with(0, same), prop, false},
 		{"empty proposal", "a", with(0, same), nil, false},
-		{"one proposes another set", "a", with(1, func(v *bootView) { v.Proposal = []string{"a", "b", "d"} }), prop, false},
-		{"one is dead", "a", with(2, func(v *bootView) { v.Alive = false }), prop, false},
-		{"one already has raft state", "a", with(2, func(v *bootView) { v.Member = true }), prop, false},
-		{"one has no raft address", "a", with(1, func(v *bootView) { v.RaftAddr = "" }), prop, false},
+		{"one proposes another set", "a", with(1, func(v *BootView) { v.Proposal = []string{"a", "b", "d"} }), prop, false},
+		{"one is dead", "a", with(2, func(v *BootView) { v.Alive = false }), prop, false},
+		{"one already has raft state", "a", with(2, func(v *BootView) { v.Member = true }), prop, false},
+		{"one has no raft address", "a", with(1, func(v *BootView) { v.RaftAddr = "" }), prop, false},
 		{"one is not seen", "a", with(0, same)[:2], prop, false},
 	} {
-		if got := bootstrapReady(tc.self, tc.views, tc.prop); got != tc.want {
-			t.Errorf("%s: bootstrapReady = %v, want %v", tc.name, got, tc.want)
+		if got := BootstrapReady(tc.self, tc.views, tc.prop); got != tc.want {
+			t.Errorf("%s: BootstrapReady = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -34,3 +34,9 @@ func raftLogger(l *slog.Logger) hclog.Logger {
 	il.RegisterSink(slogSink{l})
 	return il
 }
+
+// HCLog is an hclog logger named name that hands every record to l, for
+// the hashicorp libraries beside raft (raft-autopilot).
+func HCLog(l *slog.Logger, name string) hclog.Logger {
+	return raftLogger(l).Named(name)
+}

@@ -47,6 +47,10 @@ type Config struct {
 	// replica.Feed's Applied and Restored.
 	OnApply   func(index, term uint64, data []byte)
 	OnRestore func(index uint64)
+	// Floor is the index FSM already holds (a client becoming a server
+	// keeps the state it followed): raft's entries and snapshots at or
+	// below it are skipped (catchup.go). 0 for a fresh or restarted node.
+	Floor uint64
 	// Logger receives raft's logs (through hclog).
 	Logger *slog.Logger
 }
@@ -123,7 +127,10 @@ func Start(cfg Config) (*Node, error) {
 	ch := make(chan bool, 32)
 	rc.NotifyCh, n.LeaderCh = ch, ch
 
-	fsm := &notifyingFSM{FSM: cfg.FSM, wake: cfg.Wake, onApply: cfg.OnApply, onRestore: cfg.OnRestore}
+	var fsm raft.FSM = &notifyingFSM{FSM: cfg.FSM, wake: cfg.Wake, onApply: cfg.OnApply, onRestore: cfg.OnRestore}
+	if cfg.Floor > 0 {
+		fsm = &floorFSM{next: fsm, floor: cfg.Floor}
+	}
 	r, err := raft.NewRaft(rc, fsm, logs, n.stable, snaps, n.trans)
 	if err != nil {
 		bolt.Close()

@@ -53,6 +53,7 @@ Examples:
 			&cli.StringFlag{Name: "switch", EnvVars: []string{"SHOAL_SWITCH"}, Usage: "`NAME` of the rack or switch this node hangs off"},
 			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N` (default: bootstrap-expect)"},
+			&cli.IntFlag{Name: "servers", Value: d.Servers, EnvVars: []string{"SHOAL_SERVERS"}, Usage: "target number of raft servers, `N`, voters included; the other agents are clients (at least --voters)"},
 			&cli.StringSliceFlag{Name: "job-rlimit", EnvVars: []string{"SHOAL_JOB_RLIMIT"}, Usage: "resource limit every job starts with, `RES=SOFT[:HARD]` (ulimit names: nofile, nproc, memlock, stack, core, as, ...; \"unlimited\"); repeatable; over the system's defaults (PID 1's limits, nofile soft at most 1024)"},
 			&cli.BoolFlag{Name: "cgroups", Value: true, EnvVars: []string{"SHOAL_CGROUPS"}, Usage: "confine every job attempt in a cgroup of its own (memory and CPU limits, kill, usage); false runs jobs unconfined and refuses --mem jobs"},
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},

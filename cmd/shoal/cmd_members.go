@@ -11,7 +11,9 @@ func membersCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "members",
 		Usage: "list members with their status and raft role",
-		Description: `Roles: leader, voter, nonvoter, or none while a node is not in raft yet.
+		Description: `Roles: leader, voter, nonvoter (raft servers), client (not in raft: follows the
+state from a server), or none while a node has not settled yet. 'shoal nodes' shows the
+same as server-voter, server-nonvoter or client.
 
 Examples:
   shoal members

@@ -21,7 +21,9 @@ bandwidth tests followed by "?" ("~n3?": a switch no node declares, named
 after its first node); "-" while unknown.
 
 DRAIN is "draining" while a drained node still runs jobs, "drained" once it
-runs none (shoal node drain).
+runs none (shoal node drain). ROLE is server-voter or server-nonvoter for the
+raft servers, client for the agents that follow the state from a server, "-"
+while a node has not settled.
 
 Examples:
   shoal nodes
@@ -50,12 +52,16 @@ Examples:
 
 func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tSWITCH\tDRAIN")
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tSWITCH\tDRAIN\tROLE")
 	var unconfined []string
 	for _, n := range ns {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\t%s\t%s\n",
+		role := n.Role
+		if role == "" {
+			role = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\t%s\t%s\t%s\n",
 			safe(n.Name), safe(n.Addr), safe(n.Status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
-			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), yesNo(n.Confined), safe(switchCell(n)), safe(drainCell(n)))
+			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), yesNo(n.Confined), safe(switchCell(n)), safe(drainCell(n)), safe(role))
 		if !n.Confined && n.Unconfined != "" {
 			unconfined = append(unconfined, fmt.Sprintf("%s: confined: no (%s)", safe(n.Name), safe(n.Unconfined)))
 		}

@@ -84,6 +84,11 @@ func TestAgentValidate(t *testing.T) {
 		{"flag breaks a good file", []string{"agent", "--config", good, "--validate", "--bind", "x"}, exitUsage, `--bind: "x" is not an IP address`},
 		{"flag mends a bad file", []string{"agent", "--config", badTok, "--token-file", tok, "--validate"}, exitOK, badTok + ": valid"},
 		{"no such file", []string{"agent", "--config", filepath.Join(dir, "nope.hcl"), "--validate"}, exitUsage, "read config file: "},
+		{"fewer servers than voters", []string{"agent", "--config", good, "--validate", "--voters", "5", "--servers", "3"}, exitUsage,
+			"servers 3 must be at least the voter target 5"},
+		{"servers below bootstrap-expect", []string{"agent", "--config", good, "--validate", "--servers", "2"}, exitUsage,
+			"servers 2 must be at least the voter target 3"},
+		{"five voters fit the default five servers", []string{"agent", "--config", good, "--validate", "--voters", "5"}, exitOK, good + ": valid"},
 	}
 	for _, tc := range cases {
 		out, errOut, code := shoal(t, nil, tc.args...)
