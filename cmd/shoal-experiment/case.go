@@ -105,7 +105,7 @@ func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
 	var recs []runRec
 	rng := rand.New(rand.NewPCG(cs.seed, 0xe4))
 	if c.coldReps > 0 {
-		cold, err := cs.coldStart(ctx, formed, rng)
+		cold, err := cs.coldStart(ctx, out, formed, rng)
 		recs = append(recs, cold...)
 		if err != nil {
 			return recs, err
@@ -143,7 +143,7 @@ func (cs *caseRun) addPhase(k int) error {
 
 // coldStart asks every policy for its first placement at once, then runs
 // those groups.
-func (cs *caseRun) coldStart(ctx context.Context, formed time.Time, rng *rand.Rand) ([]runRec, error) {
+func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Time, rng *rand.Rand) ([]runRec, error) {
 	c := cs.c
 	first := map[string][]string{}
 	modelT := map[string]float64{}
@@ -161,6 +161,9 @@ func (cs *caseRun) coldStart(ctx context.Context, formed time.Time, rng *rand.Ra
 	}
 	full := len(cs.topo.Nodes) * (len(cs.topo.Nodes) - 1) / 2
 	cs.say("cold start: every policy's first placement asked %.1fs after formation, with %d of %d pairs' bandwidth measured", asked.Seconds(), n, full)
+	if net, err := cs.l.Shoal(ctx, cs.asker, "net", "--color", "never"); err == nil {
+		fmt.Fprintf(out, "# case %s: shoal net (Mbit/s) as %s sees it right after the cold-start placements\n\n%s\n", cs.topo.Name, cs.asker, net)
+	}
 	for _, pol := range c.policies {
 		mn, sw, hg := cs.models[0].groupStats(first[pol])
 		cs.say("cold start: %-14s -> %s (slowest pair %.0f Mbit/s, %d switches, %d hog nodes)", pol, strings.Join(first[pol], ","), mn, sw, hg)
