@@ -171,7 +171,6 @@ func TestCaseDegrade10(t *testing.T) {
 // fast one): issue #17 item 1. Strict: a case listed here that passes
 // fails the test, so the list shrinks when placement learns directions.
 var pendingDirectional = map[string]string{
-	"bulk10/0": "placement averages both directions: the flow's free direction (200) hides its full one (10)",
 	"asym10/0": "placement averages both directions: n02's 200 out hides its 15 in",
 }
 

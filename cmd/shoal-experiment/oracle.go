@@ -129,6 +129,16 @@ func (m *model) pair(a, b string) (peak, avail float64, hops int) {
 	return peak, avail, len(m.switchPath(m.sw[a], m.sw[b])) - 1
 }
 
+// flowRate is what a background flow carries, Mbit/s: its cap, or
+// without one its path's bottleneck (an uncapped iperf3 fills it).
+func (m *model) flowRate(f netns.Flow) float64 {
+	peak, _, _ := m.pair(f.From, f.To)
+	if f.Mbit > 0 {
+		return math.Min(float64(f.Mbit), peak)
+	}
+	return peak
+}
+
 // slowest is the least avail over both directions of a pair: what a
 // program exchanging both ways waits for.
 func (m *model) slowest(a, b string) float64 {
@@ -149,7 +159,7 @@ func (m *model) snapshot() placement.Snapshot {
 	}
 	flow := map[string]float64{} // bytes/s in+out, as agents report it
 	for _, f := range m.topo.Flows {
-		rate := float64(f.Mbit) * 1e6 / 8
+		rate := m.flowRate(f) * 1e6 / 8
 		flow[f.From] += rate
 		flow[f.To] += rate
 	}
