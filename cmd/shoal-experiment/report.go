@@ -158,8 +158,8 @@ func sections(recs []runRec, caseName string) []sectionRecs {
 // and steady state (per phase), netload against the oracle and random.
 func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 	fmt.Fprintf(w, "\nSummary (targets: netload's mean <= 1.15x the oracle's, >= 45 %% faster than random on average):\n\n")
-	fmt.Fprintln(w, "| case | program | runs | netload mean s | oracle mean s | netload / oracle | random mean s | netload's average gain over random | gain of means | netload groups as good as the oracle's |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| case | program | runs | netload mean s | oracle mean s | netload / oracle | random mean s | netload's average gain over random | gain of means | by choices: netload / oracle, gain over random | netload groups as good as the oracle's |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, topo := range topos {
 		for _, sec := range sections(recs, topo.Name) {
 			sub := sec.recs
@@ -182,10 +182,41 @@ func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 				gm = fmt.Sprintf("%.1f %%", 100*(mean(rd)-mean(nl))/mean(rd))
 			}
 			good, n := asGood(sub, "netload")
-			fmt.Fprintf(w, "| %s | %s | %s | %.3f | %.3f | %s | %.3f | %s | %s | %d of %d |\n",
-				topo.Name, sec.key.app, what, mean(nl), mean(or), ratio, mean(rd), gain, gm, good, n)
+			// Group medians over every run of the case, program and
+			// phase (cold-start runs are phase 0), whichever policy ran it.
+			var pool []runRec
+			for _, r := range recs {
+				if r.Case == topo.Name && r.App == sec.key.app && r.Phase == sec.key.phase {
+					pool = append(pool, r)
+				}
+			}
+			byChoice := "–"
+			if cn, co, cr := choiceMean(pool, sub, "netload"), choiceMean(pool, sub, "oracle"), choiceMean(pool, sub, "random"); co > 0 && cr > 0 {
+				byChoice = fmt.Sprintf("%.2f, %.1f %%", cn/co, 100*(cr-cn)/cr)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %.3f | %.3f | %s | %.3f | %s | %s | %s | %d of %d |\n",
+				topo.Name, sec.key.app, what, mean(nl), mean(or), ratio, mean(rd), gain, gm, byChoice, good, n)
 		}
 	}
+}
+
+// choiceMean scores policy's runs in recs by their groups rather than
+// by their own times: the mean over its runs of the median time of the
+// run's group over every run of that group in pool. NaN without runs.
+func choiceMean(pool, recs []runRec, policy string) float64 {
+	byGroup := map[string][]float64{}
+	for _, r := range pool {
+		if r.Err == "" {
+			byGroup[groupKey(r)] = append(byGroup[groupKey(r)], r.TimeS)
+		}
+	}
+	var v []float64
+	for _, r := range recs {
+		if r.Policy == policy && r.Err == "" {
+			v = append(v, median(byGroup[groupKey(r)]))
+		}
+	}
+	return mean(v)
 }
 
 // asGood counts policy's runs on a group as good as the oracle's of the
