@@ -148,7 +148,7 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 	first := map[string][]string{}
 	modelT := map[string]float64{}
 	for _, pol := range c.policies {
-		hosts, t, err := cs.hostsFor(ctx, pol, 0, int64(c.seed)*1000)
+		hosts, t, err := cs.hostsFor(ctx, pol, 0, int64(cs.seed)*1000)
 		if err != nil {
 			return nil, fmt.Errorf("cold start: %w", err)
 		}
@@ -205,7 +205,7 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS, cs.oracles[phase+1])
 				phase++
 			}
-			hosts, t, err := cs.hostsFor(ctx, pol, phase, int64(c.seed)*1000+int64(rep))
+			hosts, t, err := cs.hostsFor(ctx, pol, phase, int64(cs.seed)*1000+int64(rep))
 			if err != nil {
 				return recs, err
 			}
