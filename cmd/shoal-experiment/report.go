@@ -158,7 +158,7 @@ func sections(recs []runRec, caseName string) []sectionRecs {
 // and steady state (per phase), netload against the oracle and random.
 func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 	fmt.Fprintf(w, "\nSummary (targets: netload's mean <= 1.15x the oracle's, >= 45 %% faster than random on average):\n\n")
-	fmt.Fprintln(w, "| case | program | runs | netload mean s | oracle mean s | netload / oracle | random mean s | netload's average gain over random | gain of means | by choices: netload / oracle, gain over random | netload groups as good as the oracle's |")
+	fmt.Fprintln(w, "| case | program | placement | netload mean s | oracle mean s | netload / oracle | random mean s | netload's average gain over random | gain of means | by choices: netload / oracle, gain over random | netload groups as good as the oracle's |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, topo := range topos {
 		for _, sec := range sections(recs, topo.Name) {
