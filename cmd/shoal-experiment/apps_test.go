@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
 
 // LAMMPS, for real: Debian's lmp (make deps installs it) runs the
@@ -139,5 +142,53 @@ func TestConfigCheck(t *testing.T) {
 	}
 	if f := good.caseFile("/tmp/x.json"); f != "/tmp/x.json" {
 		t.Errorf("caseFile(/tmp/x.json) = %s", f)
+	}
+}
+
+// The report splits a case's runs into cold start first, then each
+// steady-state phase, per program, and the summary has a row for each.
+func TestReportSectionsAndSummary(t *testing.T) {
+	t.Parallel()
+	var recs []runRec
+	add := func(kind string, phase, rep int, pol string, ts float64, minAvail float64) {
+		for _, a := range []string{"lammps", "halo"} {
+			recs = append(recs, runRec{Case: "degrade10", Kind: kind, Phase: phase, App: a, Rep: rep, Policy: pol,
+				Hosts: []string{"n01", "n02"}, TimeS: ts, MinAvailMbps: minAvail})
+		}
+	}
+	add("steady", 1, 3, "netload", 4, 10)
+	add("steady", 1, 3, "oracle", 2, 80)
+	add("steady", 1, 3, "random", 8, 40)
+	add("steady", 0, 1, "netload", 2, 100)
+	add("steady", 0, 1, "oracle", 2, 100)
+	add("steady", 0, 1, "random", 4, 40)
+	add("cold", 0, 1, "netload", 3, 40)
+	add("cold", 0, 1, "oracle", 1, 100)
+	add("cold", 0, 1, "random", 6, 40)
+	var got []string
+	for _, s := range sections(recs, "degrade10") {
+		got = append(got, fmt.Sprintf("%s/%d/%s", s.key.kind, s.key.phase, s.key.app))
+	}
+	want := []string{"cold/0/halo", "cold/0/lammps", "steady/0/halo", "steady/0/lammps", "steady/1/halo", "steady/1/lammps"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sections %v, want %v", got, want)
+	}
+	topo, err := netns.LoadTopology("../../testbed/degrade10.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	summary(&b, []netns.Topology{topo}, recs)
+	for _, row := range []string{
+		"| degrade10 | halo | **cold start** | 3.000 | 1.000 | 3.00 | 6.000 | 50.0 % |",
+		"| degrade10 | lammps | steady | 2.000 | 2.000 | 1.00 | 4.000 | 50.0 % |",
+		"| degrade10 | halo | steady, after change 1 | 4.000 | 2.000 | 2.00 | 8.000 | 50.0 % |",
+	} {
+		if !strings.Contains(b.String(), row) {
+			t.Errorf("summary lacks %q:\n%s", row, b.String())
+		}
+	}
+	if good, n := asGood(recs[:6], "netload"); good != 0 || n != 2 {
+		t.Errorf("phase 1: netload as good as the oracle %d of %d, want 0 of 2", good, n)
 	}
 }
