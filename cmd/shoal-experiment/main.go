@@ -92,7 +92,7 @@ func main() {
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
-	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILE` and exit (no root needed)")
+	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
 	flag.Parse()
 	c.cases = splitList(cases)
 	if topo != "" {
@@ -361,10 +361,24 @@ func truncate(s string, n int) string {
 // reprint prints the report of an earlier run from its CSV. A CSV from
 // before the cases (12 columns) is one steady-state halo run of the
 // -cases' first case (lab12 by default).
+//
+// path may list several CSVs, comma-separated: their runs are pooled,
+// each file's repetitions numbered after the previous files'.
 func reprint(c config, path string, out io.Writer) error {
-	recs, err := readCSV(path)
-	if err != nil {
-		return err
+	var recs []runRec
+	for _, p := range splitList(path) {
+		got, err := readCSV(p)
+		if err != nil {
+			return err
+		}
+		offset := 0
+		for _, r := range recs {
+			offset = max(offset, r.Rep)
+		}
+		for i := range got {
+			got[i].Rep += offset
+		}
+		recs = append(recs, got...)
 	}
 	var topos []netns.Topology
 	seen := map[string]bool{}

@@ -243,10 +243,10 @@ func asGood(recs []runRec, policy string) (good, n int) {
 
 // section prints one case/kind/phase/program's tables.
 func section(w io.Writer, policies []string, recs []runRec) {
-	reps := 0
+	reps := map[int]bool{}
 	var oracle, tOracle []string
 	for _, r := range recs {
-		reps = max(reps, r.Rep)
+		reps[r.Rep] = true
 		switch r.Policy {
 		case "oracle":
 			oracle = r.Hosts
@@ -254,7 +254,7 @@ func section(w io.Writer, policies []string, recs []runRec) {
 			tOracle = r.Hosts
 		}
 	}
-	fmt.Fprintf(w, "%d repetitions\n\n", reps)
+	fmt.Fprintf(w, "%d repetitions\n\n", len(reps))
 	oracleMean, oracleMedian := mean(values(times(recs, "oracle"))), median(values(times(recs, "oracle")))
 	fmt.Fprintln(w, "| policy | runs | mean s | median s | CV | mean / oracle's | median / oracle's | typical group (min avail Mbit/s, switches, loaded) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
