@@ -102,6 +102,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStreamHeader -fuzztime 30s ./gossip/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./raftfsm/
 	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime 30s ./raftfsm/
+	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 30s ./agent/replica/
 
 # Debian package: bin/shoal_VERSION_amd64.deb. nfpm is a Go module run at a
 # pinned version, so the package needs nothing but the Go toolchain and the

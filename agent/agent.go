@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
+	"github.com/shoal-hpc/shoal/agent/replica"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/metrics"
 	"github.com/shoal-hpc/shoal/probe"
@@ -49,6 +50,8 @@ type Agent struct {
 	node *raftnode.Node
 	raft *raft.Raft
 	fsm  *raftfsm.FSM
+	// feed streams fsm's applied entries to client agents (agent/replica).
+	feed *replica.Feed
 	// leaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	leaderCh <-chan bool
 	// appliedLeader and appliedJobs are signalled after every applied raft
@@ -66,6 +69,9 @@ type Agent struct {
 	clock func() time.Time
 	// probes runs the network probes and their processes (issue 5).
 	probes *probes.Manager
+	// rows sends this node's network row to the servers and, on a server,
+	// holds every node's (netrows.go); set in Start.
+	rows *netRows
 
 	// The components the rooms share, each built from explicit parts
 	// (none keeps the agent): peers reach other agents (peers.go), the
@@ -163,6 +169,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.peers = newPeers(a.gossip, a.tls.peer)
+	a.rows = newNetRows(a.cfg.Rows, a.cfg.Name, a.gossip, a.peers, a.clock, a.log)
 	if err := a.settleTLS(); err != nil {
 		a.gossip.Shutdown()
 		return err
@@ -184,6 +191,8 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
 	a.startProbes()
+	a.loops.run("netrows-send", a.rows.sender.Run)
+	a.loops.run("netrows-prune", a.rows.prune)
 	a.startJobs()
 	a.startJobGC()
 	a.loops.run("bootstrap", func(ctx context.Context) {
@@ -193,7 +202,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if m := a.metrics; m != nil {
 		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
 	}
-	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, clock: a.clock,
+	lead := &leading{log: a.log, raft: a.raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.leaderRow, clock: a.clock,
 		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
 		leaderCh: a.leaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks)}
 	a.loops.run("leader", lead.loop)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/agent/probes"
+	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -118,6 +119,9 @@ type Config struct {
 	Sampler probe.Sampler
 	// Probes tunes the network probes and their supervision (issue 5).
 	Probes probes.Config
+	// Rows tunes how this node's network row reaches the servers
+	// (agent/rows); the zero value stands for rows.DefaultConfig.
+	Rows rows.Config
 
 	// Static overrides the scanned inventory when not nil (tests: skips
 	// gopsutil's slow CPU scan and makes nodes differ).
@@ -224,6 +228,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Probes.Validate(); err != nil {
+		return err
+	}
+	if err := c.Rows.Validate(); err != nil {
 		return err
 	}
 	if err := c.HTTP.Validate(); err != nil {

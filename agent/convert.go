@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"math"
+
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
 )
@@ -23,5 +25,6 @@ func toGossipMeans(m probe.Means) gossip.Means {
 
 func toGossipDynamic(d probe.Dynamic) gossip.Dynamic {
 	return gossip.Dynamic{Load: toGossipMeans(d.Load), CPUUtil: toGossipMeans(d.CPUUtil),
-		MemAvail: toGossipMeans(d.MemAvail), NetFlow: toGossipMeans(d.NetFlow), Users: d.Users, SampledAt: d.At.UnixMilli()}
+		MemAvail: toGossipMeans(d.MemAvail), NetFlow: toGossipMeans(d.NetFlow), Users: d.Users, SampledAt: d.At.UnixMilli(),
+		NetRx: math.Round(d.NetRx), NetTx: math.Round(d.NetTx)}
 }

@@ -14,7 +14,8 @@
 // through raft, every node's reconcilers making its processes match.
 //
 //	gossip (package gossip: nodes,         raft FSM (raftfsm: jobs, attempts,
-//	liveness, samples, beats, links)       probe generations, duties, limits)
+//	liveness, samples, beats); the         probe generations, duties, limits)
+//	servers' row table (agent/rows: links)
 //	            │                                       │
 //	            └──────► leading.go, on the leader: View + Book
 //	                                  │
@@ -33,8 +34,8 @@
 //	                                  │          │ agent/jobexec                │ agent/probes/child
 //	                                  │          ▼                              ▼
 //	                                  │   job processes (MPI ranks)     probe processes
-//	                                  │          │                              │ beats, links
-//	                                  └── acks, exits, progress                 └──► gossip (top)
+//	                                  │          │                              │ beats; links
+//	                                  └── acks, exits, progress                 └──► gossip; rows to servers
 //
 // The rooms, each behind small interfaces or explicit dependencies, none
 // holding the agent:
@@ -50,6 +51,8 @@
 //   - agent/probes: the node side of the network probes; agent/probes/child
 //     is the body of `shoal probe` and links nothing of the agent
 //     (probing.go starts it).
+//   - agent/rows: network rows to the servers (the owner's Sender, a
+//     server's Table); netrows.go wires it, leading.go reads it.
 //   - agent/httpapi: the HTTP API, its handlers and authentication, behind
 //     httpapi.Backend (httpbackend.go adapts the components to it,
 //     httpserver.go serves it); agent/api holds its wire types and client.

@@ -14,6 +14,8 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/agent/replica"
+	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
@@ -37,6 +39,9 @@ type httpBackend struct {
 	elastic  *elasticSettings
 	jobNode  *jobrun.Node
 	progress *progressReporter
+	rows     *netRows
+	// feed streams the state to client agents (nil: not a server).
+	feed *replica.Feed
 }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
@@ -50,6 +55,28 @@ func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
 func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peers.addrOf(node) }
 func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.client(base) }
 func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }
+func (b *httpBackend) NetServers() []string                  { return b.rows.serverNames() }
+
+// PutNetRow keeps a row on a server; another agent, or a delta whose
+// base the table does not hold, answers 409.
+func (b *httpBackend) PutNetRow(r gossip.NetRow) error {
+	if err := b.rows.put(r); err != nil {
+		if errors.Is(err, errNotServer) || errors.Is(err, rows.ErrNeedFull) {
+			return httpapi.WithStatus(http.StatusConflict, err)
+		}
+		return httpapi.WithStatus(http.StatusBadRequest, err)
+	}
+	return nil
+}
+
+// NetRows is this server's table of rows; not ok on another agent.
+func (b *httpBackend) NetRows() ([]gossip.NetRow, bool) {
+	if !b.rows.isServer() {
+		return nil, false
+	}
+	return b.rows.table.All(), true
+}
+
 func (b *httpBackend) FeedStdin(ctx context.Context, job uint64, attempt int, r io.Reader) error {
 	return b.jobNode.FeedStdin(ctx, jobrun.Key{Job: job, Attempt: attempt}, r)
 }
@@ -80,7 +107,7 @@ func (b *httpBackend) ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResu
 }
 
 func (b *httpBackend) PlacementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return placementSnapshot(b.gossip, st)
+	return placementSnapshot(b.gossip, b.rows.leaderRow, st)
 }
 
 // PrepareExec is POST /v1/exec's start on this node (jobrun.Node.PrepareExec):
@@ -106,7 +133,7 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 	var snapped *placement.Snapshot
 	snap := func() placement.Snapshot { // only a running job's decision needs one
 		if snapped == nil {
-			s := placementSnapshot(b.gossip, b.fsm.State())
+			s := placementSnapshot(b.gossip, b.rows.leaderRow, b.fsm.State())
 			snapped = &s
 		}
 		return *snapped
@@ -168,4 +195,11 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 		out.FixedSize = "the program never reported progress: it ran as a fixed-size job"
 	}
 	return out
+}
+
+func (b *httpBackend) Replicate(ctx context.Context, after uint64, w io.Writer, flush func()) error {
+	if b.feed == nil {
+		return errors.New("this agent holds no replicated state to stream: not a raft server")
+	}
+	return b.feed.Serve(ctx, b.fsm, after, w, flush)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/hashicorp/serf/coordinate"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
@@ -31,7 +32,10 @@ type leading struct {
 	raft   *raft.Raft
 	fsm    *raftfsm.FSM
 	gossip *gossip.Gossip
-	clock  func() time.Time
+	// rows is the network row this server holds for a node of a boot
+	// (netRows.leaderRow): the matrix no longer travels in gossip.
+	rows  rowSource
+	clock func() time.Time
 	// config is the core's configuration as it is now (elastic options
 	// change at run time).
 	config func() leader.Config
@@ -158,15 +162,34 @@ func (l *leading) lead(ctx context.Context) {
 
 // view is the core's input for one round on st.
 func (l *leading) view(st *raftfsm.State) leader.View {
-	return leader.View{Now: l.clock(), State: st, Nodes: leaderNodes(l.gossip), Config: l.config()}
+	return leader.View{Now: l.clock(), State: st, Nodes: leaderNodes(l.gossip, l.rows), Config: l.config()}
 }
 
-// leaderNodes converts what gossip observes into the core's nodes.
-func leaderNodes(g *gossip.Gossip) []leader.Node {
+// rowSource is a node's network row as a server's table holds it, for
+// the boot gossip shows (netRows.leaderRow); nil when none.
+type rowSource func(node string, boot int64) []leader.NetEntry
+
+// leaderNodes converts what gossip observes, and the rows the servers
+// hold, into the core's nodes.
+func leaderNodes(g *gossip.Gossip, rows rowSource) []leader.Node {
 	entries := g.Nodes()
 	out := make([]leader.Node, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, leaderNode(e))
+		n := leaderNode(e)
+		if e.HasState && rows != nil {
+			n.Net = rows(e.State.Name, e.State.Boot)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// leaderCells converts a row's cells into the core's.
+func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
+	var out []leader.NetEntry
+	for _, ne := range cells {
+		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt,
+			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn})
 	}
 	return out
 }
@@ -177,17 +200,30 @@ func leaderNode(e gossip.Entry) leader.Node {
 		RaftAddr: raftnode.Addr(s), ProbePort: s.ProbePort, Confined: s.Static.Confined,
 		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
-			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users}}
+			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
+			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx},
+		Coord: leaderCoord(s.Coord)}
 	for _, pe := range s.Static.PEs {
 		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
-	}
-	for _, ne := range s.Net {
-		n.Net = append(n.Net, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt})
 	}
 	for _, b := range s.Probes {
 		n.Probes = append(n.Probes, leader.ProbeBeat{Kind: b.Kind, State: b.State, Restarts: b.Restarts, Beat: b.Beat})
 	}
 	return n
+}
+
+// leaderCoord converts a gossiped coordinate (microseconds) to serf's
+// (seconds) for the leader; nil for none or one that fails validation.
+func leaderCoord(c *gossip.Coord) *coordinate.Coordinate {
+	if c == nil || c.Validate() != nil {
+		return nil
+	}
+	out := &coordinate.Coordinate{Vec: make([]float64, len(c.Vec)), Error: c.Error,
+		Adjustment: c.Adjust / 1e6, Height: c.Height / 1e6}
+	for i, v := range c.Vec {
+		out.Vec[i] = v / 1e6
+	}
+	return out
 }
 
 func pm(m gossip.Means) placement.Means {
@@ -196,8 +232,8 @@ func pm(m gossip.Means) placement.Means {
 
 // placementSnapshot is placement's input from what gossip observes and
 // what raft holds (leader.Snapshot): the leader's and `shoal alloc`'s.
-func placementSnapshot(g *gossip.Gossip, st *raftfsm.State) placement.Snapshot {
-	return leader.Snapshot(st, leaderNodes(g))
+func placementSnapshot(g *gossip.Gossip, rows rowSource, st *raftfsm.State) placement.Snapshot {
+	return leader.Snapshot(st, leaderNodes(g, rows))
 }
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
@@ -339,7 +375,7 @@ func (l *leading) reconcileMembership(ctx context.Context) {
 	if awaitFuture(ctx, f) != nil {
 		return
 	}
-	v := leader.View{Now: l.clock(), Nodes: leaderNodes(l.gossip), Config: l.config()}
+	v := leader.View{Now: l.clock(), Nodes: leaderNodes(l.gossip, l.rows), Config: l.config()}
 	for _, s := range f.Configuration().Servers {
 		v.Servers = append(v.Servers, leader.Server{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
 	}

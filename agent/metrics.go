@@ -15,14 +15,16 @@ import (
 type metricsSource struct {
 	fsm    *raftfsm.FSM
 	gossip *gossip.Gossip
-	now    func() time.Time
+	// row is this node's own network row (netRows' sender holds it).
+	row func() gossip.NetRow
+	now func() time.Time
 }
 
 // startMetrics builds the handler of GET /v1/metrics: the Prometheus text
 // format, JSON with ?format=json, served by httpapi behind the API's usual
 // authentication. Raft's and memberlist's metrics are this process's.
 func (a *Agent) startMetrics() http.Handler {
-	src := metricsSource{fsm: a.fsm, gossip: a.gossip, now: a.clock}
+	src := metricsSource{fsm: a.fsm, gossip: a.gossip, row: a.rows.sender.Row, now: a.clock}
 	m := metrics.New(metrics.Sources{
 		JobsByState:     src.jobsByState,
 		QueueLength:     func() int { return src.jobsByState()[string(raftfsm.StateQueued)] },
@@ -104,7 +106,7 @@ func (a metricsSource) probes() []metrics.Probe {
 // bandwidth is this node's row of measured bandwidth, bytes/s.
 func (a metricsSource) bandwidth() map[string]float64 {
 	out := map[string]float64{}
-	for _, e := range a.gossip.Self().Net {
+	for _, e := range a.row().Cells {
 		if e.BWAt > 0 {
 			out[e.Peer] = e.BW * 1e6 / 8 // Mbit/s
 		}
@@ -115,7 +117,7 @@ func (a metricsSource) bandwidth() map[string]float64 {
 // rtt is this node's row of mean round-trip times.
 func (a metricsSource) rtt() map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for _, e := range a.gossip.Self().Net {
+	for _, e := range a.row().Cells {
 		if e.RTTAt > 0 {
 			out[e.Peer] = time.Duration(e.RTT1 * float64(time.Microsecond))
 		}

@@ -79,7 +79,7 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 	}
 }
 
-// measuredBW reads pa→pb's bandwidth with `shoal net --json` run inside
+// measuredBW reads pa→pb's bandwidth (that direction) with `shoal net --json` run inside
 // pa's namespace. It polls at most every 300 ms: each call is an exec.
 func measuredBW(ctx context.Context, tb *netns.Testbed, bin, addr, tokenFile string) (float64, time.Time, bool) {
 	time.Sleep(300 * time.Millisecond) // pacing of a poll that execs, not synchronisation
@@ -92,8 +92,10 @@ func measuredBW(ctx context.Context, tb *netns.Testbed, bin, addr, tokenFile str
 		return 0, time.Time{}, false
 	}
 	for _, p := range pairs {
-		if p.From == "pa" && p.To == "pb" && p.BWMbps != nil {
-			return *p.BWMbps, p.MeasuredAt, true
+		// The direction pa -> pb; both are shaped alike, and
+		// TestProbes_DirectionsAndFreshTraffic checks the two apart.
+		if p.From == "pa" && p.To == "pb" && p.BWOutMbps != nil {
+			return *p.BWOutMbps, p.MeasuredAt, true
 		}
 	}
 	return 0, time.Time{}, false

@@ -22,6 +22,7 @@ func (a *Agent) startProbes() {
 		SampleInterval: a.cfg.SampleInterval, Sampler: a.cfg.Sampler, Key: probeKey(a.cfg.Token),
 		ServerTLS: tlsca.ServerConfig(a.tls.roots, a.tls.leaf, tls.NoClientCert), CAPEM: a.tls.caPEM(),
 		Gossip: a.gossip, State: a.fsm, Now: a.clock, Log: a.log,
+		PublishRow: a.rows.sender.Set,
 		PublishDynamic: func(d probe.Dynamic) {
 			g.Update(func(st *gossip.NodeState) { st.Dyn = toGossipDynamic(d) })
 		},

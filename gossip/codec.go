@@ -8,8 +8,8 @@ import (
 
 // Wire format: one type byte, one version byte, then a JSON body. JSON keeps
 // the format debuggable and forward-compatible (unknown fields are ignored);
-// the short field names keep a state without network rows well under one UDP
-// packet.
+// the short field names keep a state well under one UDP packet (network rows
+// do not travel in gossip: netrow.go).
 const (
 	msgState  byte = 's' // one NodeState, sent as a broadcast
 	msgStates byte = 'S' // every known NodeState, sent by push/pull
@@ -105,7 +105,7 @@ func (s *NodeState) Validate() error {
 		return fmt.Errorf("node %s: negative count", s.Name)
 	case len(s.Raft.Proposal) > maxProposal:
 		return fmt.Errorf("node %s: bootstrap proposal longer than %d", s.Name, maxProposal)
-	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes || len(s.Net) > maxNet:
+	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes:
 		return fmt.Errorf("node %s: list longer than allowed", s.Name)
 	}
 	if s.Coord != nil {
@@ -124,11 +124,6 @@ func (s *NodeState) Validate() error {
 	for _, pe := range s.Static.PEs {
 		if pe.Kind == "" || pe.Count < 0 {
 			return fmt.Errorf("node %s: PE needs a kind and a non-negative count", s.Name)
-		}
-	}
-	for _, e := range s.Net {
-		if e.Peer == "" || bad(e.RTT1) || bad(e.RTT5) || bad(e.BW) || bad(e.Peak) {
-			return fmt.Errorf("node %s: bad network entry for %q", s.Name, e.Peer)
 		}
 	}
 	return nil

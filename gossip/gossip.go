@@ -8,7 +8,6 @@ import (
 	"log"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -200,10 +199,6 @@ func (g *Gossip) Update(fn func(s *NodeState)) {
 	if g.coord != nil {
 		s.Coord, g.coordAt = toCoord(g.coord.GetCoordinate()), g.now()
 	}
-	s.NetV, s.NetOmitted = g.self.NetV, false
-	if !slices.Equal(s.Net, g.self.Net) {
-		s.NetV = s.Seq
-	}
 	g.self = s
 	g.table.Merge(s, false)
 	g.mu.Unlock()
@@ -297,7 +292,7 @@ func (g *Gossip) Shutdown() error {
 func (g *Gossip) numNodes() int { return g.ml.NumMembers() }
 
 func (g *Gossip) broadcast(s *NodeState) {
-	b, err := encodeBroadcast(s)
+	b, err := EncodeState(s)
 	if err != nil {
 		g.log.Error("encode own state", "err", err)
 		return

@@ -2,111 +2,163 @@ package gossip
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
-	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 func bigRow(n int, bw float64) []NetEntry {
 	var row []NetEntry
 	for i := range n {
 		row = append(row, NetEntry{Peer: fmt.Sprintf("node%03d", i), RTT1: 183, RTT5: 191, BW: bw, Peak: 948.7,
-			BWAt: 1763789912345, RTTAt: 1763789990123})
+			BWAt: 1763789912345, RTTAt: 1763789990123,
+			BWOut: bw, BWIn: bw, PeakOut: 948.7, PeakIn: 948.7, BWOutAt: 1763789912345, BWInAt: 1763789912345})
 	}
 	return row
 }
 
-// TestNetRow_SizeAt100Nodes reports the row's size at 100 nodes and checks
-// that the broadcast of such a state fits one packet.
-func TestNetRow_SizeAt100Nodes(t *testing.T) {
-	t.Parallel()
-	s := NodeState{Name: "node042", Boot: 1763790000000000000, Seq: 12345, Addr: "10.1.2.42", GossipPort: 7946, RaftPort: 7947,
-		HTTPPort: 7948, ProbePort: 7949,
-		Static: Static{Hostname: "node042", CPUModel: "Intel(R) Xeon(R) CPU E5-2670 v3 @ 2.30GHz", Cores: 12, Threads: 24, MHz: 2300,
+// typicalState is a compute node's state as an agent gossips it.
+func typicalState(name string) NodeState {
+	return NodeState{Name: name, Boot: 1763790000000000000, Seq: 12345, Addr: "10.1.2.42", GossipPort: 7946, RaftPort: 7947,
+		HTTPPort: 7948, ProbePort: 7949, Raft: RaftInfo{Member: true},
+		Static: Static{Hostname: name + ".cluster.example.org", CPUModel: "Intel(R) Xeon(R) CPU E5-2670 v3 @ 2.30GHz", Cores: 12, Threads: 24, MHz: 2300,
 			MemTotal: 64 << 30, PEs: []PE{{Kind: "cpu", Count: 24}}},
 		Dyn: Dynamic{Load: Means{1.23, 1.5, 1.7, 1.8}, CPUUtil: Means{12.5, 13.25, 14.125, 15.5}, MemAvail: Means{3.4e10, 3.41e10, 3.39e10, 3.4e10},
-			NetFlow: Means{12345.6, 23456.7, 34567.8, 45678.9}, Users: 3, SampledAt: 1763790000123},
+			NetFlow: Means{12345.6, 23456.7, 34567.8, 45678.9}, Users: 3, SampledAt: 1763790000123,
+			NetRx: 118_750_000, NetTx: 117_500_001}, // a saturated 1 Gbit/s link both ways
+		// The coordinate rides on every broadcast too (coord.go).
+		Coord: &Coord{Vec: []float64{-1234.56, 987.65, -432.1, 2345.67, -88.88, 123.45, -1.23, 456.78}, Error: 0.1234,
+			Adjust: -12.34, Height: 45.67},
 		Probes: []ProbeBeat{{"nodestate", "running", 12345, 0, 1763790000000}, {"latency", "running", 12346, 0, 1763790000000},
 			{"bandwidth", "running", 12347, 0, 1763790000000}}}
-	bare, _ := EncodeState(&s)
-	s.Net, s.NetV = bigRow(99, 941.2), 12345
-	full, _ := EncodeState(&s)
-	bc, err := encodeBroadcast(&s)
+}
+
+// legacyState is a state as agents before rows left gossip sent it: the
+// row, its version and the trimmed flag inline.
+type legacyState struct {
+	NodeState
+	Net        []NetEntry `json:"net,omitempty"`
+	NetV       uint64     `json:"nv,omitempty"`
+	NetOmitted bool       `json:"no,omitempty"`
+}
+
+// TestNetRow_LegacyStateDecodes: a state from an older agent, row and
+// all, decodes (rolling upgrade), and re-encodes without the row.
+func TestNetRow_LegacyStateDecodes(t *testing.T) {
+	t.Parallel()
+	old := legacyState{NodeState: typicalState("old"), Net: bigRow(99, 941.2), NetV: 7}
+	body, err := json.Marshal(old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("state without row %d B; 99-entry row %d B (%d B/peer); full state %d B; trimmed broadcast %d B",
-		len(bare), len(full)-len(bare), (len(full)-len(bare))/99, len(full), len(bc))
-	if len(bc) > broadcastBudget {
-		t.Fatalf("broadcast of %d B exceeds %d", len(bc), broadcastBudget)
+	s, err := DecodeState(append([]byte{msgState, wireV1}, body...))
+	if err != nil {
+		t.Fatalf("legacy state refused: %v", err)
 	}
-	if small, _ := encodeBroadcast(&NodeState{Name: "a", Net: bigRow(3, 1)}); len(small) > broadcastBudget || !bytes.Contains(small, []byte(`"net"`)) {
-		t.Fatalf("a small row must stay in the broadcast: %s", small)
+	if s.Name != "old" || s.Seq != 12345 || len(s.Probes) != 3 {
+		t.Fatalf("legacy state decoded wrong: %+v", s)
 	}
-}
-
-// TestNetRow_TrimmedBroadcastKeepsRow: a trimmed broadcast updates the
-// rest of the state and keeps the row; push/pull's full copy of the same
-// or an older Seq brings a newer row; an older row never replaces one.
-func TestNetRow_TrimmedBroadcastKeepsRow(t *testing.T) {
-	t.Parallel()
-	tb := NewTable("me")
-	rowA, rowB := bigRow(2, 100), bigRow(2, 200)
-	tb.Merge(NodeState{Name: "x", Boot: 1, Seq: 5, Net: rowA, NetV: 5}, true)
-	if !tb.Merge(NodeState{Name: "x", Boot: 1, Seq: 6, NetOmitted: true, NetV: 6, Dyn: Dynamic{Users: 7}}, true) {
-		t.Fatal("newer trimmed state refused")
+	b, err := EncodeState(&s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e, _ := tb.Get("x")
-	if e.State.Dyn.Users != 7 || len(e.State.Net) != 2 || e.State.Net[0].BW != 100 || e.State.NetV != 5 || e.State.NetOmitted {
-		t.Fatalf("after trimmed broadcast: %+v", e.State)
+	if bytes.Contains(b, []byte(`"net"`)) || bytes.Contains(b, []byte(`"p":"node`)) {
+		t.Fatalf("re-encoded state carries the row: %s", b)
 	}
-	if !tb.Merge(NodeState{Name: "x", Boot: 1, Seq: 6, Net: rowB, NetV: 6, Dyn: Dynamic{Users: 7}}, true) {
-		t.Fatal("full copy of the same seq with a newer row refused")
-	}
-	e, _ = tb.Get("x")
-	if e.State.Net[0].BW != 200 || e.State.NetV != 6 {
-		t.Fatalf("row not taken: %+v", e.State)
-	}
-	if tb.Merge(NodeState{Name: "x", Boot: 1, Seq: 5, Net: rowA, NetV: 5}, true) {
-		t.Fatal("older row taken")
-	}
-	// A new boot starts without the old boot's row.
-	tb.Merge(NodeState{Name: "x", Boot: 2, Seq: 1, NetOmitted: true, NetV: 1}, true)
-	if e, _ = tb.Get("x"); len(e.State.Net) != 0 {
-		t.Fatalf("row of an earlier boot kept: %+v", e.State.Net)
+	// A broadcast holds the whole state in one packet (memberlist's 1,400
+	// bytes less framing and encryption): nothing is trimmed any more.
+	if len(b) > 1100 {
+		t.Fatalf("state of %d bytes does not fit one packet", len(b))
 	}
 }
 
-// TestNetRow_SpreadsWithBigRows measures, on loopback, how fast a node's
-// load (by broadcast) and its 99-peer row (by push/pull, every 2 s in
-// TestConfig) reach two peers.
-func TestNetRow_SpreadsWithBigRows(t *testing.T) {
+// TestPushPull_1000StatesLinear: a node that learnt 999 peers' states,
+// each sent by an older agent with a 50-peer row, answers push/pull (the
+// real LocalState) with O(n) bytes and no row bytes. With rows back in
+// NodeState this payload would be ~5.6 MB.
+func TestPushPull_1000StatesLinear(t *testing.T) {
 	t.Parallel()
-	nodes := joinedCluster(t, 3, "r")
-	defer shutdownAll(nodes)
-	waitFor(t, 10*time.Second, "3 members", func() bool { return nodes[2].NumAlive() == 3 })
-	start := time.Now()
-	nodes[0].Update(func(s *NodeState) { s.Net = bigRow(99, 500) })
-	nodes[0].Update(func(s *NodeState) { s.Dyn.Users = 42 })
-	seen := func(cond func(NodeState) bool) bool {
-		for _, g := range nodes[1:] {
-			e, ok := g.table0("r0")
-			if !ok || !cond(e) {
-				return false
-			}
+	g := joinedCluster(t, 1, "pp")[0]
+	defer g.Shutdown()
+	const n = 1000
+	var in []legacyState
+	for i := 1; i < n; i++ {
+		s := typicalState(fmt.Sprintf("node%04d", i))
+		// An older agent's row has no per-direction fields (they came
+		// with the rows' move to the servers); with them, 999 such
+		// states pass the 8 MiB message cap and are refused whole.
+		row := bigRow(50, 900)
+		for j := range row {
+			row[j].BWOut, row[j].BWIn, row[j].PeakOut, row[j].PeakIn, row[j].BWOutAt, row[j].BWInAt = 0, 0, 0, 0, 0, 0
 		}
-		return true
+		in = append(in, legacyState{NodeState: s, Net: row, NetV: 3})
 	}
-	waitFor(t, 5*time.Second, "the load update to spread", func() bool { return seen(func(s NodeState) bool { return s.Dyn.Users == 42 }) })
-	dyn := time.Since(start)
-	waitFor(t, 15*time.Second, "the 99-peer row to spread", func() bool {
-		return seen(func(s NodeState) bool { return len(s.Net) == 99 && s.Dyn.Users == 42 })
-	})
-	t.Logf("3 nodes, 99-peer row: load update everywhere after %v (broadcast), row after %v (push/pull every %v)",
-		dyn.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), TestConfig().PushPullInterval)
+	body, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ev := (*delegate)(g), (*events)(g)
+	d.MergeRemoteState(append([]byte{msgStates, wireV1}, body...), false)
+	for _, s := range in {
+		ev.NotifyJoin(&memberlist.Node{Name: s.Name})
+	}
+	b := d.LocalState(false)
+	ss, err := DecodeStates(b)
+	if err != nil || len(ss) != n {
+		t.Fatalf("push/pull holds %d states (want %d): %v", len(ss), n, err)
+	}
+	per := len(b) / n
+	t.Logf("push/pull of %d states: %d bytes (%d per state); the legacy payload received was %d bytes", n, len(b), per, len(body))
+	if len(b) >= 1<<20 {
+		t.Fatalf("push/pull of %d states is %d bytes, want under 1 MiB", n, len(b))
+	}
+	if bytes.Contains(b, []byte(`"net"`)) || bytes.Contains(b, []byte(`"r1"`)) {
+		t.Fatal("push/pull carries row bytes")
+	}
 }
 
-func (g *Gossip) table0(name string) (NodeState, bool) {
-	e, ok := g.Node(name)
-	return e.State, ok && e.HasState
+func TestNetRow_Codec(t *testing.T) {
+	t.Parallel()
+	r := NetRow{Node: "a", Boot: 5, V: 2, Cells: bigRow(3, 100)}
+	b, err := EncodeNetRow(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeNetRow(b)
+	if err != nil || got.Node != "a" || got.V != 2 || len(got.Cells) != 3 || got.Cells[2] != r.Cells[2] {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if !(&NetRow{Boot: 5, V: 3}).Newer(&r) || !(&NetRow{Boot: 6, V: 1}).Newer(&r) || (&NetRow{Boot: 5, V: 2}).Newer(&r) || (&NetRow{Boot: 4, V: 9}).Newer(&r) {
+		t.Fatal("Newer orders by (boot, v)")
+	}
+	for name, tc := range map[string]struct {
+		body string
+		want error
+		msg  string
+	}{
+		"no owner":   {`{"boot":1,"v":1,"cells":[]}`, ErrMalformed, "row owner"},
+		"empty peer": {`{"node":"a","cells":[{"p":""}]}`, ErrMalformed, "bad network entry"},
+		"negative":   {`{"node":"a","cells":[{"p":"b","bw":-1}]}`, ErrMalformed, "bad network entry"},
+		"not json":   {`{"node":`, ErrMalformed, "network row"},
+		"too many":   {string(mustJSON(t, NetRow{Node: "a", Cells: make([]NetEntry, MaxNetCells+1)})), ErrTooLarge, "at most 16384"},
+		"too big":    {`{"node":"a","pad":"` + strings.Repeat("x", MaxNetRowBytes) + `"}`, ErrTooLarge, "at most 4194304"},
+	} {
+		_, err := DecodeNetRow([]byte(tc.body))
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %v mentioning %q", name, err, tc.want, tc.msg)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

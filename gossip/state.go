@@ -44,7 +44,12 @@ type Dynamic struct {
 	CPUUtil  Means `json:"cpu"`
 	MemAvail Means `json:"mema"`
 	NetFlow  Means `json:"flow"`
-	Users    int   `json:"users"`
+	// NetRx and NetTx are the latest sample's traffic received and sent
+	// at the node's interfaces, bytes/s rounded to the byte: the "now" of
+	// each direction of its link (issue 17), ~25 bytes of the broadcast.
+	NetRx float64 `json:"rx,omitempty"`
+	NetTx float64 `json:"tx,omitempty"`
+	Users int     `json:"users"`
 	// SampledAt is the owner's clock at sampling, in Unix milliseconds.
 	SampledAt int64 `json:"at"`
 }
@@ -59,7 +64,9 @@ type ProbeBeat struct {
 	Beat int64 `json:"beat"`
 }
 
-// NetEntry is one cell of the owner's row of the network matrix.
+// NetEntry is one cell of the owner's row of the network matrix. Rows do
+// not travel in NodeState: the owner sends its row to the servers as a
+// NetRow (netrow.go).
 type NetEntry struct {
 	Peer string `json:"p"`
 	// RTT means in microseconds.
@@ -71,6 +78,20 @@ type NetEntry struct {
 	// Unix milliseconds of the latest bandwidth and RTT measurement.
 	BWAt  int64 `json:"bt,omitempty"`
 	RTTAt int64 `json:"rt,omitempty"`
+
+	// Per direction (issue 17): Out is from the row's owner to Peer, In
+	// from Peer to the owner, available (latest test) and peak (fastest
+	// seen) in Mbit/s, and the Unix milliseconds of the latest test in
+	// that direction; zero when that direction was never measured. BW
+	// keeps meaning "min of the two directions measured" (the one known
+	// when only one is) and Peak "the fastest either way", so readers of
+	// the old fields see no link as better than its worse direction.
+	BWOut   float64 `json:"bo,omitempty"`
+	BWIn    float64 `json:"bi,omitempty"`
+	PeakOut float64 `json:"po,omitempty"`
+	PeakIn  float64 `json:"pi,omitempty"`
+	BWOutAt int64   `json:"bot,omitempty"`
+	BWInAt  int64   `json:"bit,omitempty"`
 }
 
 // RaftInfo is a node's raft standing as it gossips it.
@@ -111,13 +132,10 @@ type NodeState struct {
 	Static Static      `json:"static"`
 	Dyn    Dynamic     `json:"dyn"`
 	Probes []ProbeBeat `json:"probes,omitempty"`
-	Net    []NetEntry  `json:"net,omitempty"`
-	// NetV is the Seq at which the owner last changed Net. Net spreads as a
-	// register of its own, so that a broadcast trimmed to fit one packet
-	// (NetOmitted) can carry the rest of the state without wiping the row;
-	// push/pull carries the full row. See netrow.go.
-	NetV       uint64 `json:"nv,omitempty"`
-	NetOmitted bool   `json:"no,omitempty"`
+	// The network row is not here: it grows with the cluster and goes to
+	// the servers alone (netrow.go). Older agents' "net", "nv" and "no"
+	// keys are ignored on decoding.
+
 	// Coord is the owner's Vivaldi network coordinate (coord.go); nil when
 	// the owner runs with coordinates off or has not published one yet.
 	Coord *Coord `json:"co,omitempty"`
@@ -136,7 +154,6 @@ func (s *NodeState) Clone() NodeState {
 	c := *s
 	c.Static.PEs = slices.Clone(s.Static.PEs)
 	c.Probes = slices.Clone(s.Probes)
-	c.Net = slices.Clone(s.Net)
 	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
 	if s.Coord != nil {
 		co := *s.Coord

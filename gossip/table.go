@@ -51,17 +51,12 @@ func (t *Table) Merge(s NodeState, remote bool) bool {
 	e, ok := t.rows[s.Name]
 	if !ok {
 		t.rows[s.Name] = &Entry{State: s.Clone(), Status: StatusUnknown, HasState: true}
-		t.rows[s.Name].State.NetOmitted = false
 		return true
 	}
 	if e.HasState && !s.Newer(&e.State) {
-		return mergeNetRow(&e.State, &s)
+		return false
 	}
-	prev, had := e.State, e.HasState
 	e.State, e.HasState = s.Clone(), true
-	if s.NetOmitted {
-		keepNetRow(&e.State, prev, had)
-	}
 	if s.Leaving && e.Status == StatusDead {
 		// The leave intent arrived after memberlist's death notice.
 		e.Status = StatusLeft

@@ -64,6 +64,12 @@ type ProbesBook struct {
 	Tries map[probe.Pair]int
 	// Counted is the last cycle whose tests Tries holds.
 	Counted uint64
+	// SwitchesAt is the newest bandwidth test (Unix ms) the last switch
+	// inference saw (recordSwitches).
+	SwitchesAt int64
+	// CatchUpEmpty keys (cycle and unmeasured nodes) the last catch-up
+	// that found nothing to test, so it is not planned again every round.
+	CatchUpEmpty string
 }
 
 // CycleStart is the bookkeeping of a bandwidth cycle the leader planned,

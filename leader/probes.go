@@ -1,9 +1,12 @@
 package leader
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"time"
 
+	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -11,11 +14,15 @@ import (
 // Probes is the leader's probe reconciler: it relaunches probes that
 // crashed or hung (seed 002's Central Monitor, recorded in raft), and
 // keeps the bandwidth schedule going: a new cycle every
-// BandwidthInterval, and the rest of a cycle without a node that died in
-// it.
+// BandwidthInterval (the topology planner's O(n + s²) tests over the
+// network model), a catch-up for joiners, the rest of a cycle without a
+// node that died in it, and the switches inferred from the rows recorded
+// in raft.
 func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
 	cmds, b := supervise(v, b)
 	more, b := scheduleCycle(v, b)
+	cmds = append(cmds, more...)
+	more, b = recordSwitches(v, b)
 	return append(cmds, more...), b
 }
 
@@ -93,18 +100,63 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 			return catchUp(v, b, members, last, rounds, cycle, start)
 		}
 	}
-	plan := probe.PlanCycle(members, last, cfg.Budget, now)
+	in := topoInput(v, members, last, cycle)
+	plan := probe.PlanTopoCycle(in)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: now, Full: true},
 		After: note("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
-			"tests_per_node", plan.TestsPerNode, "deferred_pairs", len(plan.Deferred), "cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+			"tests", len(plan.Pairs()), "tests_per_node", plan.TestsPerNode, "own", plan.Kind["own"], "cross", plan.Kind["cross"],
+			"uncertain", plan.Kind["uncertain"], "explore", plan.Kind["explore"], "deferred_switch_pairs", plan.DeferredSwitchPairs,
+			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
 }
 
-// catchUp runs, between full cycles, a short cycle for the never-measured
-// pairs of nodes that joined since, and retries a failed test once
-// (probe.PlanCatchUp). It keeps the full cycle's start, so catching up does
-// not push the next full cycle back.
+// topoInput is the topology planner's input: the switches of the network
+// model (declared, or inferred from the rows) and the pairs it wants
+// tested directly.
+func topoInput(v View, members []string, last map[probe.Pair]time.Time, cycle uint64) probe.TopoInput {
+	m := networkModel(v.Nodes, v.Config.Probes.Model)
+	sw := make(map[string]string, len(members))
+	for _, n := range members {
+		sw[n] = m.Switch(n).Name
+	}
+	return probe.TopoInput{Members: members, Switch: sw, Last: last, Uncertain: m.Disagreements(), Cycle: cycle,
+		Budget: v.Config.Probes.Budget, Config: v.Config.Probes.Topo, Now: v.Now}
+}
+
+// networkModel infers the switches of the nodes with a gossiped state
+// (declared ones kept) from their network rows, and builds the model.
+func networkModel(nodes []Node, cfg netmodel.Config) *netmodel.Model {
+	names, declared, ms := modelInputs(nodes)
+	return netmodel.Build(netmodel.Infer(names, declared, ms, cfg), ms, cfg)
+}
+
+// modelInputs are the network model's inputs from the nodes' rows.
+func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurement) {
+	var names []string
+	declared := map[string]string{}
+	var ms []netmodel.Measurement
+	for _, n := range nodes {
+		if !n.HasState {
+			continue
+		}
+		names = append(names, n.Name)
+		if n.Attrs.Switch != "" {
+			declared[n.Name] = n.Attrs.Switch
+		}
+		for _, c := range n.Net {
+			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTTus / 1000, BWAt: c.BWAt})
+		}
+	}
+	return names, declared, ms
+}
+
+// catchUp runs, between full cycles, a short cycle for the nodes that
+// joined since and have no measured pair yet (probe.PlanTopoCatchUp): a
+// joiner gets its link measured within a round or two, not at the next
+// full cycle. A pair is tried twice at most before the next full cycle.
+// It keeps the full cycle's start, so catching up does not push the next
+// full cycle back.
 func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) ([]Command, ProbesBook) {
 	b.Tries = maps.Clone(b.Tries)
 	if b.Tries == nil {
@@ -120,8 +172,20 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		}
 		b.Counted = cycle - 1
 	}
-	plan := probe.PlanCatchUp(members, last, b.Tries, v.Config.Probes.Budget, v.Now)
+	fresh := unmeasured(members, last)
+	if len(fresh) == 0 {
+		return nil, b // the common case, every round between cycles: no model to build
+	}
+	// A node no test reaches would otherwise have the model rebuilt every
+	// round for an empty plan: remember the empty answer until the cycle
+	// or the unmeasured nodes change.
+	key := fmt.Sprint(cycle, fresh)
+	if key == b.CatchUpEmpty {
+		return nil, b
+	}
+	plan := probe.PlanTopoCatchUp(topoInput(v, members, last, cycle), b.Tries)
 	if len(plan.Rounds) == 0 {
+		b.CatchUpEmpty = key
 		return nil, b
 	}
 	rl := v.Config.Probes.RoundLen
@@ -130,6 +194,24 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
 		After: note("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "rounds", len(plan.Rounds),
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+}
+
+// unmeasured lists, sorted, the members with no measured pair at all.
+func unmeasured(members []string, last map[probe.Pair]time.Time) []string {
+	seen := make(map[string]bool, len(members))
+	for p, at := range last {
+		if !at.IsZero() {
+			seen[p.A], seen[p.B] = true, true
+		}
+	}
+	var out []string
+	for _, n := range members {
+		if !seen[n] {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func fromRaftRounds(rs [][]raftfsm.Pair) [][]probe.Duty {

@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,127 @@ func TestProbes_BandwidthCycles(t *testing.T) {
 	lone := newWorld(t, "n1")
 	if cmds, _ := Probes(lone.view(), ProbesBook{}); len(cmds) != 0 {
 		t.Fatalf("one member: %q", commands(cmds))
+	}
+}
+
+// TestProbes_TopologyCycle: on declared switches a full cycle tests each
+// node's link on its own switch and each switch pair a few times, not
+// every pair; with the switches undeclared, the rows of a first cycle
+// are enough to infer them and plan the same way.
+func TestProbes_TopologyCycle(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for s := range 3 {
+		for i := range 4 {
+			names = append(names, fmt.Sprintf("s%dn%d", s, i))
+		}
+	}
+	count := func(w *world) (own, cross int) {
+		cmds, _ := scheduleCycle(w.view(), ProbesBook{})
+		if len(cmds) != 1 {
+			t.Fatalf("want one cycle, got %q", commands(cmds))
+		}
+		for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+			for _, p := range r {
+				if p.From[:2] == p.To[:2] {
+					own++
+				} else {
+					cross++
+				}
+			}
+		}
+		return own, cross
+	}
+	w := newWorld(t, names...)
+	for i := range w.nodes {
+		w.nodes[i].Attrs.Switch = w.nodes[i].Name[:2]
+	}
+	if own, cross := count(w); own != 12 || cross != 3 {
+		t.Fatalf("declared switches: %d own-switch and %d cross tests, want 12 and 3 (all pairs: 66)", own, cross)
+	}
+
+	// Undeclared, with rows from an all-pairs sweep: 940 Mbit/s on a
+	// switch, 300 across.
+	w = newWorld(t, names...)
+	for i := range w.nodes {
+		for _, peer := range names {
+			if peer == w.nodes[i].Name {
+				continue
+			}
+			bw := 300.0
+			if peer[:2] == w.nodes[i].Name[:2] {
+				bw = 940
+			}
+			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: t0.UnixMilli()})
+		}
+	}
+	if own, cross := count(w); own != 12 || cross != 3 {
+		t.Fatalf("inferred switches: %d own-switch and %d cross tests, want 12 and 3", own, cross)
+	}
+}
+
+// TestProbes_RecordSwitches: switches inferred from the rows are
+// proposed once, not again while no newer test arrived, and not when raft
+// already holds them.
+func TestProbes_RecordSwitches(t *testing.T) {
+	t.Parallel()
+	names := []string{"a1", "a2", "a3", "b1", "b2", "b3"}
+	w := newWorld(t, names...)
+	w.node("b3").Attrs.Switch = "rackB" // declared: never recorded
+	for i := range w.nodes {
+		for _, peer := range names {
+			if peer == w.nodes[i].Name {
+				continue
+			}
+			bw := 250.0
+			if peer[0] == w.nodes[i].Name[0] {
+				bw = 940
+			}
+			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000})
+		}
+	}
+	cmds, b := recordSwitches(w.view(), ProbesBook{})
+	want := map[string]string{"a1": "~a1", "a2": "~a1", "a3": "~a1", "b1": "rackB", "b2": "rackB"}
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetSwitches || fmt.Sprint(cmds[0].Body.(raftfsm.SetSwitches).Switches) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want set_switches %v", commands(cmds), want)
+	}
+	if again, _ := recordSwitches(w.view(), b); len(again) != 0 {
+		t.Fatalf("proposed again with no newer test: %q", commands(again))
+	}
+	w.apply(cmds[0].Type, cmds[0].Body)
+	w.nodes[0].Net[0].BWAt = 2000
+	if again, _ := recordSwitches(w.view(), b); len(again) != 0 {
+		t.Fatalf("proposed what raft holds: %q", commands(again))
+	}
+}
+
+// TestProbes_CatchUpGivesUp: a node no test reaches has its pairs tried
+// twice; then the catch-up finds nothing and remembers it, instead of
+// rebuilding the model every round.
+func TestProbes_CatchUpGivesUp(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+	}
+	w := newWorld(t, append(names, "z")...)
+	for i := range w.nodes[:12] {
+		peer := names[(i+1)%12]
+		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 900, Peak: 900, BWAt: t0.UnixMilli()})
+	}
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
+	w.now = t0.Add(time.Minute)
+	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probe.Pair]int{}, Counted: 1}
+	for _, n := range names {
+		b.Tries[probe.NewPair("z", n)] = probe.CatchUpTries
+	}
+	cmds, b := scheduleCycle(w.view(), b)
+	if len(cmds) != 0 || b.CatchUpEmpty == "" {
+		t.Fatalf("every pair of z tried twice: got %q, remembered %q", commands(cmds), b.CatchUpEmpty)
+	}
+	// A new node joins: the key changes, and the catch-up plans again.
+	w.nodes = append(w.nodes, testNode("y"))
+	if cmds, _ := scheduleCycle(w.view(), b); len(cmds) != 1 {
+		t.Fatalf("a joiner after the empty answer: %q, want a catch-up", commands(cmds))
 	}
 }

@@ -1,6 +1,11 @@
 package leader
 
 import (
+	"slices"
+
+	"github.com/hashicorp/serf/coordinate"
+	"github.com/shoal-hpc/shoal/netmodel"
+
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -21,15 +26,92 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 		_, drained := st.Drained(nd.Name)
 		n.Name, n.Alive, n.HeldSlots = nd.Name, nd.Status == StatusAlive && !drained, held[nd.Name]
 		snap.Nodes = append(snap.Nodes, n)
-		for _, ne := range nd.Net {
-			if ne.BWAt == 0 && ne.RTTAt == 0 {
-				continue
-			}
-			snap.Links = append(snap.Links, placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTTus / 1000,
-				AvailMbps: ne.BW, PeakMbps: ne.Peak, Measured: ne.BWAt != 0})
+	}
+	coords := nodeCoords(nodes)
+	for _, nd := range nodes {
+		if nd.HasState {
+			snap.Links = appendRowLinks(snap.Links, nd, coords)
 		}
 	}
+	deriveLinks(st, nodes, &snap)
 	return snap
+}
+
+// deriveLinks fills in the network model (issue 17 item 3): an undeclared
+// node takes the switch raft recorded for it (set_switches), and every
+// pair of nodes without a direct bandwidth test gets the bandwidth the
+// model derives from the node links and switch pairs, as a link with
+// Derived set (and Measured, so placement uses it). A pair the model
+// cannot estimate (a node of unknown switch, a link never measured) stays
+// missing, and placement's own rule for missing links applies.
+func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
+	asg := netmodel.Assignment{}
+	names := make([]string, 0, len(snap.Nodes))
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		names = append(names, n.Name)
+		switch {
+		case n.Switch != "":
+			asg[n.Name] = netmodel.Switch{Name: n.Switch}
+		case st.InferredSwitch(n.Name) != "":
+			n.Switch = st.InferredSwitch(n.Name)
+			asg[n.Name] = netmodel.Switch{Name: n.Switch, Inferred: true}
+		}
+	}
+	_, _, ms := modelInputs(nodes)
+	// Most pairs are derived at scale (~500,000 at 1,000 nodes): grow once
+	// instead of doubling through append.
+	snap.Links = slices.Grow(snap.Links, len(names)*(len(names)-1)/2)
+	netmodel.Build(asg, ms, netmodel.DefaultConfig()).Derive(names, func(l netmodel.DerivedLink) {
+		snap.Links = append(snap.Links, placement.Link{From: l.A, To: l.B, RTTms: l.RTTms,
+			AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps, Measured: true, Derived: true})
+	})
+}
+
+// appendRowLinks turns nd's row into placement's links, one per peer it
+// measured, with both directions as the row holds them (From is nd: Fwd
+// is nd to the peer, Rev the peer to nd). A cell without a direct RTT
+// takes the two nodes' coordinate estimate, marked RTTEstimated.
+func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate) []placement.Link {
+	for _, ne := range nd.Net {
+		if ne.BWAt == 0 && ne.RTTAt == 0 {
+			continue
+		}
+		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTTus / 1000,
+			AvailMbps: ne.BW, PeakMbps: ne.Peak, Measured: ne.BWAt != 0,
+			FwdMbps: float32(ne.BWOut), RevMbps: float32(ne.BWIn), FwdPeakMbps: float32(ne.PeakOut), RevPeakMbps: float32(ne.PeakIn)}
+		if ne.RTTAt == 0 {
+			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
+		}
+		links = append(links, l)
+	}
+	return links
+}
+
+// nodeCoords indexes the nodes' coordinates by name (nil: none has one).
+func nodeCoords(nodes []Node) map[string]*coordinate.Coordinate {
+	var out map[string]*coordinate.Coordinate
+	for _, nd := range nodes {
+		if nd.Coord == nil {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]*coordinate.Coordinate, len(nodes))
+		}
+		out[nd.Name] = nd.Coord
+	}
+	return out
+}
+
+// EstimateRTTms is the round trip in milliseconds that two Vivaldi
+// coordinates predict (serf's DistanceTo, as `consul rtt`); ok is false
+// when either is missing or they cannot be compared (another
+// dimensionality), where serf would panic.
+func EstimateRTTms(a, b *coordinate.Coordinate) (ms float64, ok bool) {
+	if a == nil || b == nil || !a.IsCompatibleWith(b) || !a.IsValid() || !b.IsValid() {
+		return 0, false
+	}
+	return float64(a.DistanceTo(b)) / 1e6, true
 }
 
 // placementRequest turns a job's spec into placement's question.

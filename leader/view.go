@@ -3,7 +3,10 @@ package leader
 import (
 	"time"
 
+	"github.com/hashicorp/serf/coordinate"
+
 	"github.com/shoal-hpc/shoal/elastic"
+	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -66,6 +69,10 @@ type Node struct {
 	// Confined is true when the node runs its jobs in cgroups and can
 	// enforce a job's memory limit (confine.go).
 	Confined bool
+	// Coord is the node's Vivaldi network coordinate (serf's type, in
+	// seconds), converted from its gossiped one; nil when it has none.
+	// Snapshot estimates the RTT of pairs without a direct one from it.
+	Coord *coordinate.Coordinate
 }
 
 // NetEntry is one measured link of a node's row (gossip.NetEntry).
@@ -73,10 +80,14 @@ type NetEntry struct {
 	Peer string
 	// RTTus is the 1-minute mean round trip in microseconds.
 	RTTus float64
-	// BW and Peak are the available and peak bandwidth in Mbit/s.
+	// BW and Peak are the available and peak bandwidth in Mbit/s: BW
+	// the worse direction's latest, Peak the faster direction's fastest.
 	BW, Peak float64
 	// BWAt and RTTAt are the Unix milliseconds of the last measurements.
 	BWAt, RTTAt int64
+	// Per direction, Mbit/s (0: not measured): Out from the row's owner
+	// to Peer, In from Peer to the owner; latest and fastest.
+	BWOut, BWIn, PeakOut, PeakIn float64
 }
 
 // ProbeBeat is one probe process as its node reports it (gossip.ProbeBeat).
@@ -130,6 +141,12 @@ type ProbeConfig struct {
 	RoundLen time.Duration
 	// BandwidthInterval is how often a full bandwidth cycle starts.
 	BandwidthInterval time.Duration
+	// Topo bounds the topology planner's tests per node and per switch;
+	// the zero value is probe.DefaultTopoConfig.
+	Topo probe.TopoConfig
+	// Model tunes switch inference and the model's doubt; the zero value
+	// is netmodel.DefaultConfig.
+	Model netmodel.Config
 }
 
 // Command is one raft command the leader proposes, in order.

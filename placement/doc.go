@@ -21,9 +21,12 @@
 //     eligible nodes, maximisation attributes complemented against the largest
 //     normalised value, SAW-weighted (DefaultAttrWeights).
 //   - NL_(u,v) (Eq. 2): w_lt*LT + w_bw*(peak-avail), each term divided by its
-//     sum over the measured pairs. Directions and repeats of a pair are
-//     averaged. An unmeasured pair is never a perfect link: it costs the worst
-//     measured pair between the same two switches, else the worst measured pair.
+//     sum over the measured pairs. Repeats of a pair are averaged per
+//     direction; netload's avail is the worse direction, each the min of its
+//     latest test and what the sender can send and the receiver receive now
+//     (Node.NetTx, NetRx; direction.go), paper's the mean of the two. An
+//     unmeasured pair is never a perfect link: it costs the worst measured
+//     pair between the same two switches, else the worst measured pair.
 //   - pc_v (Eq. 3): logical cores - ceil(1-min load) % logical cores for the
 //     paper policy, logical cores - ceil(load) (never below 0) for the others;
 //     less HeldSlots; PPN overrides; PE needs cap it.

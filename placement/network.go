@@ -13,9 +13,11 @@ const (
 )
 
 // network holds NL_(u,v) (Eq. 2) for the eligible nodes: the mean latency and the
-// mean bandwidth complement (peak - available) of each measured pair, over both
-// directions and repeated measurements, each divided by its sum over all measured
-// pairs, weighted by w_lt and w_bw.
+// bandwidth complement (peak - available) of each measured pair, repeated
+// measurements averaged per direction, available being what the pair offers
+// (direction.go: the worse direction for netload, the mean of the two for
+// paper), each divided by its sum over all measured pairs, weighted by w_lt
+// and w_bw.
 //
 // The paper takes the complement against the pair's own peak. On a cluster with
 // mixed port rates that ranks a half-used 10 Gbit/s pair (5,000 Mbit/s free) as
@@ -43,17 +45,41 @@ type network struct {
 	nodePeak []float64 // fastest peak Mbps measured on any of the node's pairs (0: none)
 }
 
-// denseAcc sums a pair's measurements; float32 keeps it to 16 bytes, and a
-// measurement has fewer significant digits than that anyway.
+// denseAcc sums a pair's measurements, the available rate of each
+// direction apart (av: from the lower index to the higher) and the peak
+// of the faster; float32 keeps it to 20 bytes, and a measurement has
+// fewer significant digits than that anyway.
 type denseAcc struct {
-	lt, pk, av float32
-	cnt        int32
+	lt, pk, av, avR float32
+	cnt             int32
 }
 
+// pairAgg is one pair of the sparse table; avail is the direction
+// i->j, availR j->i, peak the faster direction's.
 type pairAgg struct {
 	lt, peak, avail float64
+	availR          float64
 	cnt, i, j       int32
 	cost            float64
+}
+
+// linkDirs reads a link's two directions, From->To first: the directional
+// figures where the row had them, else the undirected ones for both.
+func linkDirs(l *Link) (av, avR, pk, pkR float64) {
+	av, avR, pk, pkR = l.AvailMbps, l.AvailMbps, l.PeakMbps, l.PeakMbps
+	if l.FwdMbps > 0 {
+		av = float64(l.FwdMbps)
+	}
+	if l.RevMbps > 0 {
+		avR = float64(l.RevMbps)
+	}
+	if l.FwdPeakMbps > 0 {
+		pk = float64(l.FwdPeakMbps)
+	}
+	if l.RevPeakMbps > 0 {
+		pkR = float64(l.RevPeakMbps)
+	}
+	return av, avR, pk, pkR
 }
 
 // find returns the position of pair (i<j) in vals, or -1.
@@ -149,6 +175,9 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	}
 	lastFrom, lastTo := -1, -1
 	top := 0.0 // the fastest peak measured
+	// Each node's link capacity per direction: the fastest it was seen to
+	// send (capOut) and to receive (capIn) at, in Mbit/s.
+	capOut, capIn := make([]float64, n), make([]float64, n)
 	for li := range s.Links {
 		l := &s.Links[li]
 		if !l.Measured {
@@ -164,8 +193,12 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 		if i < 0 || j < 0 || i == j {
 			continue
 		}
+		av, avR, pk, pkR := linkDirs(l)
+		capOut[i], capIn[j] = max(capOut[i], pk), max(capIn[j], pk)
+		capOut[j], capIn[i] = max(capOut[j], pkR), max(capIn[i], pkR)
 		if i > j {
 			i, j = j, i
+			av, avR, pk, pkR = avR, av, pkR, pk
 		}
 		top = max(top, l.PeakMbps)
 		w.nodePeak[i], w.nodePeak[j] = max(w.nodePeak[i], l.PeakMbps), max(w.nodePeak[j], l.PeakMbps)
@@ -173,16 +206,18 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			k := w.triIndex(i, j)
 			a := &acc[k]
 			a.lt += float32(l.RTTms)
-			a.pk += float32(l.PeakMbps)
-			a.av += float32(l.AvailMbps)
+			a.pk += float32(max(pk, pkR))
+			a.av += float32(av)
+			a.avR += float32(avR)
 			a.cnt++
 			continue
 		}
-		raw = append(raw, pairAgg{lt: l.RTTms, peak: l.PeakMbps, avail: l.AvailMbps, cnt: 1, i: int32(i), j: int32(j)})
+		raw = append(raw, pairAgg{lt: l.RTTms, peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
 	}
 	if !dense {
 		w.rows, w.vals = mergeRows(raw, n)
 	}
+	pairAvail := w.pairAvail(s, elig, globalPeak, capOut, capIn)
 
 	// Means per pair, the complement in place of the peak, the normalising sums.
 	complement := func(peak, avail float64) float64 {
@@ -193,12 +228,19 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	}
 	var sumLT, sumBW float64
 	if dense {
-		for k := range acc {
-			a := &acc[k]
-			if a.cnt > 0 {
+		k := 0
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				a := &acc[k]
+				k++
+				if a.cnt == 0 {
+					continue
+				}
 				f := float32(a.cnt)
-				a.lt, a.av = a.lt/f, a.av/f
-				a.pk = float32(complement(float64(a.pk/f), float64(a.av)))
+				a.lt = a.lt / f
+				av := pairAvail.get(i, j, float64(a.av/f), float64(a.avR/f))
+				a.av = float32(av)
+				a.pk = float32(complement(float64(a.pk/f), av))
 				sumLT += float64(a.lt)
 				sumBW += float64(a.pk)
 				w.measured++
@@ -208,7 +250,8 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 		for k := range w.vals {
 			a := &w.vals[k]
 			c := float64(a.cnt)
-			a.lt, a.avail = a.lt/c, a.avail/c
+			a.lt = a.lt / c
+			a.avail = pairAvail.get(int(a.i), int(a.j), a.avail/c, a.availR/c)
 			a.peak = complement(a.peak/c, a.avail)
 			sumLT += a.lt
 			sumBW += a.peak
@@ -337,6 +380,7 @@ func mergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 				last.lt += row[k].lt
 				last.peak += row[k].peak
 				last.avail += row[k].avail
+				last.availR += row[k].availR
 				last.cnt++
 				continue
 			}

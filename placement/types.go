@@ -27,6 +27,11 @@ type Node struct {
 	CPUUtil  Means // percent, 0-100
 	MemAvail Means // bytes
 	NetFlow  Means // bytes/s in+out at the node's interfaces
+	// NetRx and NetTx are the latest sample's traffic received and sent,
+	// bytes/s (issue 17): the "now" of each direction of the node's link,
+	// which netload takes off what a pair offers (network.go). 0: none
+	// measured (an idle link, or a sampler that does not tell them apart).
+	NetRx, NetTx float64
 
 	Users     int
 	PEs       []PE
@@ -41,6 +46,25 @@ type Link struct {
 	RTTms               float64
 	AvailMbps, PeakMbps float64
 	Measured            bool // false: an estimate; treated as missing
+	// Derived marks a figure of the network model (netmodel: node links
+	// and switch pairs), not a direct test of this pair. The leader sets
+	// Measured with it, so placement uses it like a measurement; shown
+	// apart where a user reads links.
+	Derived bool
+
+	// Per direction (issue 17), Mbit/s, 0 = that direction not measured:
+	// FwdMbps is the available bandwidth From->To at the latest test,
+	// RevMbps To->From, FwdPeakMbps and RevPeakMbps the fastest seen each
+	// way. AvailMbps stays the worse direction and PeakMbps the faster
+	// one, so a reader of those alone never sees a link as better than
+	// its worse direction; netload reads the directions when they are set.
+	// float32: a rate has fewer significant digits than that, and a
+	// 1,000-node snapshot's million links are 24 MB smaller to read.
+	FwdMbps, RevMbps         float32
+	FwdPeakMbps, RevPeakMbps float32
+	// RTTEstimated: RTTms comes from the two nodes' network coordinates
+	// (Vivaldi), not from direct pings.
+	RTTEstimated bool
 }
 
 // Snapshot is the input of every placement: the nodes and the links between them.

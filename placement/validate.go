@@ -22,13 +22,16 @@ func validateSnapshot(s Snapshot) (map[string]int, error) {
 	}
 	for i := range s.Links {
 		l := &s.Links[i]
-		if finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) {
+		if finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
+			finiteNonNeg(float64(l.FwdMbps)) && finiteNonNeg(float64(l.RevMbps)) &&
+			finiteNonNeg(float64(l.FwdPeakMbps)) && finiteNonNeg(float64(l.RevPeakMbps)) {
 			continue // the common case, without building the table below
 		}
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}} {
+		}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.FwdMbps)},
+			{"rev_mbps", float64(l.RevMbps)}, {"fwd_peak_mbps", float64(l.FwdPeakMbps)}, {"rev_peak_mbps", float64(l.RevPeakMbps)}} {
 			if !finiteNonNeg(f.v) {
 				return nil, fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
 					ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
@@ -44,6 +47,9 @@ func validateNode(n *Node) error {
 	}
 	if !finiteNonNeg(n.MHz) {
 		return fmt.Errorf("mhz = %v, want finite and >= 0", n.MHz)
+	}
+	if !finiteNonNeg(n.NetRx) || !finiteNonNeg(n.NetTx) {
+		return fmt.Errorf("net rx, tx = %v, %v, want finite and >= 0", n.NetRx, n.NetTx)
 	}
 	for _, m := range []struct {
 		name string

@@ -14,9 +14,10 @@ type BudgetConfig struct {
 	// per hour; 0 means no cap. Default 1 GiB (about 2.4 Mbit/s on
 	// average: a fraction of a percent of a lab's gigabit link).
 	BytesPerHour uint64
-	// TestBytes is the size of one bandwidth test (--bandwidth-bytes).
-	// Default 4 MiB: long enough for TCP to leave slow start on a LAN,
-	// 0.17 s at 200 Mbit/s, 34 ms at 1 Gbit/s.
+	// TestBytes is the size of one bandwidth test (--bandwidth-bytes),
+	// both directions together: half goes each way (issue 17).
+	// Default 4 MiB: 2 MiB each way, long enough for TCP to leave slow
+	// start on a LAN, 84 ms at 200 Mbit/s, 17 ms at 1 Gbit/s.
 	TestBytes uint64
 	// CycleInterval is how often a bandwidth cycle starts
 	// (--bandwidth-interval). Default 5 min, as in seed 002 §4.

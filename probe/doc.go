@@ -3,7 +3,8 @@
 // It is split into a pure core and a thin shell. The core takes data and
 // time as arguments: running means (Tracker), PE parsing (ParsePEFlag,
 // ParseNvidiaSMI, ScanDRM over an fs.FS), the ELF scan of a job's
-// executable (ScanELF), and the bandwidth schedule (Rounds, PlanCycle).
+// executable (ScanELF), and the bandwidth schedule (Rounds, PlanCycle,
+// PlanTopoCycle).
 // The shell touches the machine through small interfaces: Sampler
 // (HostSampler on gopsutil), HostInventory (GopsutilInventory) and Runner
 // (ExecRunner for nvidia-smi). probe imports nothing else of shoal; the
@@ -28,6 +29,15 @@
 //		// each node is in at most one pair of a round
 //	}
 //	unmeasured := probe.Unmeasured(liveMembers, lastMeasured) // show, never guess
+//
+// Above ten nodes the leader plans O(n + s²) tests instead (issue 17):
+// each node against its own switch's ring neighbours, a few tests per
+// switch pair, the pairs the network model (netmodel) is unsure of, and
+// exploration for nodes of unknown switch; no node and no uplink in two
+// tests of a round:
+//
+//	plan := probe.PlanTopoCycle(probe.TopoInput{Members: live, Switch: sw, Last: last,
+//		Uncertain: model.Disagreements(), Cycle: cycle, Budget: budget, Now: now})
 //
 // Job PE needs (issue 6 §5) when a job declares no --pe:
 //

@@ -77,7 +77,8 @@ func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
 	if err != nil {
 		return RawSample{}, fmt.Errorf("read network counters: %w", err)
 	}
-	s.NetBytes = sumNonLoopback(counters, loopbackNames())
+	s.RxBytes, s.TxBytes = sumNonLoopbackDir(counters, loopbackNames())
+	s.NetBytes = s.RxBytes + s.TxBytes
 
 	users, err := host.UsersWithContext(ctx)
 	switch {
@@ -128,12 +129,19 @@ func loopbackNames() map[string]bool {
 // sumNonLoopback adds bytes received and sent over every interface that is
 // not loopback: local traffic says nothing about network congestion.
 func sumNonLoopback(counters []gnet.IOCountersStat, loopback map[string]bool) uint64 {
-	var sum uint64
+	rx, tx := sumNonLoopbackDir(counters, loopback)
+	return rx + tx
+}
+
+// sumNonLoopbackDir is sumNonLoopback per direction: bytes received and
+// bytes sent.
+func sumNonLoopbackDir(counters []gnet.IOCountersStat, loopback map[string]bool) (rx, tx uint64) {
 	for _, c := range counters {
 		if loopback[c.Name] || c.Name == "all" {
 			continue
 		}
-		sum += c.BytesRecv + c.BytesSent
+		rx += c.BytesRecv
+		tx += c.BytesSent
 	}
-	return sum
+	return rx, tx
 }

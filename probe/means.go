@@ -13,12 +13,18 @@ type Means struct {
 
 // Dynamic is a node's dynamic state with running means, as gossiped.
 type Dynamic struct {
-	Load     Means     `json:"load"`
-	CPUUtil  Means     `json:"cpu_util"`  // percent
-	MemAvail Means     `json:"mem_avail"` // bytes
-	NetFlow  Means     `json:"net_flow"`  // bytes/s in+out
-	Users    int       `json:"users"`
-	At       time.Time `json:"at"`
+	Load     Means `json:"load"`
+	CPUUtil  Means `json:"cpu_util"`  // percent
+	MemAvail Means `json:"mem_avail"` // bytes
+	NetFlow  Means `json:"net_flow"`  // bytes/s in+out
+	// NetRx and NetTx are the latest sample's byte rates received and
+	// sent (bytes/s), no means: the "now" of each direction of the link,
+	// which placement checks against capacity (issue 17). Zero when the
+	// sampler does not tell directions apart or before two samples.
+	NetRx float64   `json:"net_rx"`
+	NetTx float64   `json:"net_tx"`
+	Users int       `json:"users"`
+	At    time.Time `json:"at"`
 }
 
 // The averaging windows, and how long the Tracker keeps samples.
@@ -42,6 +48,8 @@ type point struct {
 	flow           float64
 	flowOK         bool
 	netBytes       uint64
+	rxBytes        uint64
+	txBytes        uint64
 }
 
 // Tracker turns RawSamples into running means. It is pure: all time comes
@@ -66,6 +74,8 @@ type Tracker struct {
 	pts      []point
 	limit    int     // maxSamples; smaller in tests
 	lastFlow float64 // most recent known rate, reported as NetFlow.Now
+	// lastRx, lastTx are the most recent known rates per direction.
+	lastRx, lastTx float64
 }
 
 // NewTracker returns an empty Tracker.
@@ -86,12 +96,14 @@ func (t *Tracker) Add(s RawSample) Dynamic {
 		cpu:      s.CPUUtil,
 		mem:      float64(s.MemAvail),
 		netBytes: s.NetBytes,
+		rxBytes:  s.RxBytes,
+		txBytes:  s.TxBytes,
 	}
 	if n := len(t.pts); n > 0 {
 		last := t.pts[n-1]
 		switch {
 		case s.At.Before(last.at):
-			t.pts, t.lastFlow = t.pts[:0], 0
+			t.pts, t.lastFlow, t.lastRx, t.lastTx = t.pts[:0], 0, 0, 0
 		case s.At.Equal(last.at):
 			t.pts = t.pts[:n-1]
 		}
@@ -103,11 +115,15 @@ func (t *Tracker) Add(s RawSample) Dynamic {
 			p.flow, p.flowOK = float64(p.netBytes-prev.netBytes)/dt, true
 			t.lastFlow = p.flow
 		}
+		if p.rxBytes >= prev.rxBytes && p.txBytes >= prev.txBytes {
+			dt := p.at.Sub(prev.at).Seconds()
+			t.lastRx, t.lastTx = float64(p.rxBytes-prev.rxBytes)/dt, float64(p.txBytes-prev.txBytes)/dt
+		}
 	}
 	t.pts = append(t.pts, p)
 	t.trim(s.At)
 
-	d := Dynamic{Users: s.Users, At: s.At}
+	d := Dynamic{Users: s.Users, At: s.At, NetRx: t.lastRx, NetTx: t.lastTx}
 	always := func(v func(point) float64) func(point) (float64, bool) {
 		return func(p point) (float64, bool) { return v(p), true }
 	}

@@ -185,3 +185,25 @@ func TestTracker_BoundedMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestTracker_Directions: a flow that starts sending at full rate shows
+// in NetTx from the next sample, while the means still remember the
+// quiet minutes before it and NetRx stays as it was.
+func TestTracker_Directions(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	var rx, tx uint64
+	d := feed(tr, t0, 3*time.Second, 100, func(i int, _ time.Time) RawSample {
+		rx += 3000 // 1,000 B/s received all along
+		if i == 99 {
+			tx += 3 * 12_500_000 // 100 Mbit/s sent over the last interval
+		}
+		return RawSample{RxBytes: rx, TxBytes: tx, NetBytes: rx + tx}
+	})
+	if !approx(d.NetTx, 12_500_000) || !approx(d.NetRx, 1000) {
+		t.Fatalf("NetRx, NetTx = %v, %v; want 1000, 12500000", d.NetRx, d.NetTx)
+	}
+	if d.NetFlow.M5 > 0.05*d.NetTx {
+		t.Fatalf("the 5-minute mean %v already follows the new flow: not what this test means to show", d.NetFlow.M5)
+	}
+}

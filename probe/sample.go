@@ -15,7 +15,10 @@ type RawSample struct {
 	// NetBytes is the cumulative count of bytes received plus sent over
 	// all non-loopback interfaces; the Tracker turns deltas into a rate.
 	NetBytes uint64
-	Users    int // logged-in sessions
+	// RxBytes and TxBytes are NetBytes per direction (received, sent);
+	// both zero from a sampler that does not tell them apart.
+	RxBytes, TxBytes uint64
+	Users            int // logged-in sessions
 }
 
 // Sampler reads one RawSample. Implementations must not block longer

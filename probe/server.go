@@ -223,14 +223,20 @@ func (s *Server) handle(c net.Conn) {
 		_, _ = c.Write([]byte{verdictBusy})
 		return
 	}
+	// Both directions share the timeout, so a test takes no longer than
+	// a one-way test did and still fits its round.
+	timeout := lim.timeout
+	if req.Both {
+		timeout /= 2
+	}
 	start := s.now()
-	_ = c.SetDeadline(start.Add(lim.timeout + time.Second))
+	_ = c.SetDeadline(start.Add(timeout + time.Second))
 	if _, err := c.Write([]byte{verdictGo}); err != nil {
 		return
 	}
 	// Receive until the promised bytes arrived, the sender stops, or the
 	// time is up: a slow link still yields a rate from what did arrive.
-	_ = c.SetReadDeadline(start.Add(lim.timeout))
+	_ = c.SetReadDeadline(start.Add(timeout))
 	buf := make([]byte, 256<<10)
 	var got uint64
 	last := start
@@ -246,10 +252,48 @@ func (s *Server) handle(c net.Conn) {
 	}
 	res := bwResult{Received: got, Elapsed: last.Sub(start)}
 	_ = c.SetWriteDeadline(s.now().Add(time.Second))
-	_, _ = c.Write(res.marshal(s.cfg.Key, req.Nonce))
-	if s.cfg.OnTest != nil && got > 0 {
-		s.cfg.OnTest(req.From, BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last})
+	if _, err := c.Write(res.marshal(s.cfg.Key, req.Nonce)); err != nil || got < req.Bytes {
+		s.tested(req.From, BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last})
+		return // the forward direction fell short: no reverse on a broken stream
 	}
+	r := BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last}
+	if req.Both {
+		r.RevBytes, r.RevElapsed = s.sendBack(c, req, timeout, buf)
+	}
+	s.tested(req.From, r)
+}
+
+func (s *Server) tested(from string, r BandwidthResult) {
+	if s.cfg.OnTest != nil && r.Bytes > 0 {
+		s.cfg.OnTest(from, r)
+	}
+}
+
+// sendBack is the reverse half of a version-2 test: it sends req.Bytes
+// to the client within timeout and reads the client's account of them
+// (the rate only the receiver can measure). Zeroes when the client does
+// not answer, e.g. because its own write timed out.
+func (s *Server) sendBack(c net.Conn, req bwRequest, timeout time.Duration, buf []byte) (uint64, time.Duration) {
+	clear(buf)
+	_ = c.SetWriteDeadline(s.now().Add(timeout))
+	for sent := uint64(0); sent < req.Bytes; {
+		k, err := c.Write(buf[:min(uint64(len(buf)), req.Bytes-sent)])
+		sent += uint64(k)
+		if err != nil {
+			return 0, 0
+		}
+	}
+	_ = c.SetReadDeadline(s.now().Add(timeout + time.Second))
+	rb := make([]byte, bwResultLen)
+	if _, err := io.ReadFull(c, rb); err != nil {
+		return 0, 0
+	}
+	rev, err := parseBWResultAs(s.cfg.Key, req.Nonce, revDomain, rb)
+	if err != nil || rev.Received > req.Bytes {
+		s.cfg.Logger.Warn("bad reverse bandwidth account", "from", req.From, "err", err)
+		return 0, 0
+	}
+	return rev.Received, rev.Elapsed
 }
 
 func (s *Server) freshNonce(req bwRequest) bool {
@@ -258,20 +302,31 @@ func (s *Server) freshNonce(req bwRequest) bool {
 	return s.nonces.fresh(req.Nonce, time.UnixMilli(req.At), s.now())
 }
 
-// BandwidthResult is one completed test.
+// BandwidthResult is one completed test. Bytes and Elapsed are the
+// forward direction (client to server), RevBytes and RevElapsed the
+// reverse (server to client), both as their receiver measured them;
+// the reverse is zero for a one-way test or when it did not complete.
 type BandwidthResult struct {
 	Bytes   uint64
 	Elapsed time.Duration
 	// At is when the transfer ended, on the measuring clock.
 	At time.Time
+
+	RevBytes   uint64
+	RevElapsed time.Duration
 }
 
-// Mbps is the test's rate in Mbit/s (10^6 bit/s); 0 for an empty test.
-func (r BandwidthResult) Mbps() float64 {
-	if r.Elapsed <= 0 || r.Bytes == 0 {
+// Mbps is the forward rate in Mbit/s (10^6 bit/s); 0 for an empty test.
+func (r BandwidthResult) Mbps() float64 { return mbps(r.Bytes, r.Elapsed) }
+
+// RevMbps is the reverse rate in Mbit/s; 0 when the reverse was not measured.
+func (r BandwidthResult) RevMbps() float64 { return mbps(r.RevBytes, r.RevElapsed) }
+
+func mbps(n uint64, d time.Duration) float64 {
+	if d <= 0 || n == 0 {
 		return 0
 	}
-	return float64(r.Bytes) * 8 / r.Elapsed.Seconds() / 1e6
+	return float64(n) * 8 / d.Seconds() / 1e6
 }
 
 // Bandwidth errors a client can tell apart.
@@ -292,8 +347,21 @@ func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 // server's ServerConfig.TLS is set): the request is sent only after the
 // server proved it holds a certificate tc trusts.
 func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config) (BandwidthResult, error) {
+	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, false)
+}
+
+// BandwidthTestBoth measures both directions in one test (wire version
+// 2): n bytes to the server, then n bytes back, each within timeout (the
+// server's own timeout should be twice that). The reverse rate is what
+// this client received; a reverse that fails leaves it zero and keeps
+// the forward result.
+func BandwidthTestBoth(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config) (BandwidthResult, error) {
+	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, true)
+}
+
+func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both bool) (BandwidthResult, error) {
 	var req bwRequest
-	req.Bytes, req.At, req.From = n, time.Now().UnixMilli(), from
+	req.Bytes, req.At, req.From, req.Both = n, time.Now().UnixMilli(), from, both
 	if _, err := randRead(req.Nonce[:]); err != nil {
 		return BandwidthResult{}, err
 	}
@@ -339,7 +407,9 @@ func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string,
 			break // out of time: the server reports what arrived
 		}
 	}
-	if cw, ok := c.(interface{ CloseWrite() error }); ok { // *net.TCPConn, *tls.Conn
+	if cw, ok := c.(interface{ CloseWrite() error }); ok && !both { // *net.TCPConn, *tls.Conn
+		// A two-way test keeps writing: its account of the reverse
+		// goes back at the end; the server reads exactly n bytes.
 		_ = cw.CloseWrite()
 	}
 	_ = c.SetReadDeadline(time.Now().Add(timeout + 2*time.Second))
@@ -354,7 +424,38 @@ func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string,
 	if r.Received == 0 {
 		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: nothing arrived within %v", addr, timeout)
 	}
-	return BandwidthResult{Bytes: r.Received, Elapsed: r.Elapsed, At: time.Now()}, nil
+	out := BandwidthResult{Bytes: r.Received, Elapsed: r.Elapsed, At: time.Now()}
+	if both && r.Received == n {
+		out.RevBytes, out.RevElapsed = receiveBack(c, key, req.Nonce, n, timeout, chunk)
+	}
+	return out, nil
+}
+
+// receiveBack reads the reverse payload of a two-way test, timing it
+// from the moment the server's result arrived (the server starts sending
+// right after it) to the last byte, and tells the server what arrived.
+func receiveBack(c net.Conn, key []byte, nonce [16]byte, n uint64, timeout time.Duration, buf []byte) (uint64, time.Duration) {
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(timeout))
+	var got uint64
+	last := start
+	for got < n {
+		k, err := c.Read(buf[:min(uint64(len(buf)), n-got)])
+		if k > 0 {
+			got += uint64(k)
+			last = time.Now()
+		}
+		if err != nil {
+			break
+		}
+	}
+	if got == 0 {
+		return 0, 0
+	}
+	rev := bwResult{Received: got, Elapsed: last.Sub(start)}
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Write(rev.marshalAs(key, nonce, revDomain))
+	return rev.Received, rev.Elapsed
 }
 
 // Pinger sends authenticated UDP echoes from one socket.

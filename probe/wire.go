@@ -13,7 +13,8 @@ import (
 // under a key derived from the cluster token, so that only members can
 // start a test or get an echo: the probe port is not an open amplifier.
 // An echo answer is exactly as long as its request, and a bandwidth test
-// sends bulk data only from the client to the server, never back.
+// sends bulk data back to the client only after an authenticated request,
+// never more than the client sent (issue 17: both directions measured).
 //
 // Echo (UDP), request and reply alike, 35 bytes:
 //
@@ -22,11 +23,19 @@ import (
 // Bandwidth (TCP) request, then a one-byte verdict from the server
 // (verdictGo starts the transfer), then the payload, then the result:
 //
-//	'S' 'b' version(1) bytes(u64) at(i64 unix ms) nonce(16) len(u8) from tag(32)
+//	'S' 'b' version(1|2) bytes(u64) at(i64 unix ms) nonce(16) len(u8) from tag(32)
 //	result: status(u8) received(u64) elapsed(i64 ns) tag(16 over nonce+fields)
+//
+// Version 2 measures both directions in one test: after the result the
+// server sends bytes back (the reverse payload), and the client answers
+// with its own account of them, a result whose tag covers 'R' too, so
+// the server records the rate it sent at. Each direction is bounded by
+// half the server's timeout. Version 1 (one direction) is still served.
 
 const (
 	wireVersion = 1
+	// bwVersionBoth is the bandwidth request that measures both directions.
+	bwVersionBoth = 2
 
 	echoLen    = 3 + 8 + 8 + 16
 	echoTagLen = 16
@@ -96,6 +105,8 @@ type bwRequest struct {
 	At    int64 // unix ms
 	Nonce [16]byte
 	From  string
+	// Both asks for the reverse direction too (version 2).
+	Both bool
 }
 
 func (r bwRequest) marshal(key []byte) ([]byte, error) {
@@ -104,6 +115,9 @@ func (r bwRequest) marshal(key []byte) ([]byte, error) {
 	}
 	b := make([]byte, bwFixedLen, bwFixedLen+len(r.From)+bwTagLen)
 	b[0], b[1], b[2] = 'S', 'b', wireVersion
+	if r.Both {
+		b[2] = bwVersionBoth
+	}
 	binary.BigEndian.PutUint64(b[3:], r.Bytes)
 	binary.BigEndian.PutUint64(b[11:], uint64(r.At))
 	copy(b[19:], r.Nonce[:])
@@ -115,7 +129,7 @@ func (r bwRequest) marshal(key []byte) ([]byte, error) {
 // parseBWHeader reads the fixed part and returns how many more bytes the
 // request has (name and tag).
 func parseBWHeader(b []byte) (rest int, err error) {
-	if len(b) != bwFixedLen || b[0] != 'S' || b[1] != 'b' || b[2] != wireVersion || b[35] == 0 {
+	if len(b) != bwFixedLen || b[0] != 'S' || b[1] != 'b' || (b[2] != wireVersion && b[2] != bwVersionBoth) || b[35] == 0 {
 		return 0, fmt.Errorf("%w: bandwidth request header", ErrBadMessage)
 	}
 	return int(b[35]) + bwTagLen, nil
@@ -133,7 +147,8 @@ func parseBWRequest(key, b []byte) (bwRequest, error) {
 	if !hmac.Equal(b[len(body):], tag(key, body)) {
 		return bwRequest{}, fmt.Errorf("%w: bandwidth request tag", ErrBadMessage)
 	}
-	r := bwRequest{Bytes: binary.BigEndian.Uint64(b[3:]), At: int64(binary.BigEndian.Uint64(b[11:])), From: string(b[bwFixedLen:len(body)])}
+	r := bwRequest{Bytes: binary.BigEndian.Uint64(b[3:]), At: int64(binary.BigEndian.Uint64(b[11:])), From: string(b[bwFixedLen:len(body)]),
+		Both: b[2] == bwVersionBoth}
 	copy(r.Nonce[:], b[19:35])
 	return r, nil
 }
@@ -146,16 +161,29 @@ type bwResult struct {
 }
 
 func (r bwResult) marshal(key []byte, nonce [16]byte) []byte {
+	return r.marshalAs(key, nonce, nil)
+}
+
+// revDomain separates the client's account of the reverse payload from
+// the server's result, so one can never be replayed as the other.
+var revDomain = []byte{'R'}
+
+// marshalAs tags the result under domain (nil: the server's result).
+func (r bwResult) marshalAs(key []byte, nonce [16]byte, domain []byte) []byte {
 	b := make([]byte, bwResultLen)
 	b[0] = r.Status
 	binary.BigEndian.PutUint64(b[1:], r.Received)
 	binary.BigEndian.PutUint64(b[9:], uint64(r.Elapsed))
-	copy(b[17:], tag(key, nonce[:], b[:17])[:16])
+	copy(b[17:], tag(key, nonce[:], domain, b[:17])[:16])
 	return b
 }
 
 func parseBWResult(key []byte, nonce [16]byte, b []byte) (bwResult, error) {
-	if len(b) != bwResultLen || !hmac.Equal(b[17:], tag(key, nonce[:], b[:17])[:16]) {
+	return parseBWResultAs(key, nonce, nil, b)
+}
+
+func parseBWResultAs(key []byte, nonce [16]byte, domain, b []byte) (bwResult, error) {
+	if len(b) != bwResultLen || !hmac.Equal(b[17:], tag(key, nonce[:], domain, b[:17])[:16]) {
 		return bwResult{}, fmt.Errorf("%w: bandwidth result", ErrBadMessage)
 	}
 	return bwResult{Status: b[0], Received: binary.BigEndian.Uint64(b[1:]), Elapsed: time.Duration(binary.BigEndian.Uint64(b[9:]))}, nil

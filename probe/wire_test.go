@@ -94,6 +94,17 @@ func TestServer_BandwidthOverTLS(t *testing.T) {
 	if r, err := BandwidthTestTLS(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second, ok); err != nil || r.Bytes != 1<<20 {
 		t.Fatalf("test over TLS: %+v %v", r, err)
 	}
+	// The server frees its slot just after it answered the last test.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<19, time.Second, ok)
+		if errors.Is(err, ErrPeerBusy) && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil || r.RevBytes != 1<<19 {
+			t.Fatalf("two-way test over TLS: %+v %v", r, err)
+		}
+		break
+	}
 	other, _ := tlsca.DeriveCA("another-cluster-token-0123456789")
 	if _, err := BandwidthTestTLS(context.Background(), addr, testKey, "n1", 1<<16, time.Second,
 		tlsca.ClientConfig(tlsca.Pool(other.Cert), nil, tlsca.AgentServerName)); err == nil {
@@ -101,5 +112,39 @@ func TestServer_BandwidthOverTLS(t *testing.T) {
 	}
 	if _, err := BandwidthTest(context.Background(), addr, testKey, "n1", 1<<16, time.Second); err == nil {
 		t.Fatal("a plain-TCP test was answered by a TLS server")
+	}
+}
+
+// TestServer_BothDirections: a version-2 test measures the reverse
+// direction too, and both ends learn both rates (the server through the
+// client's tagged account); a one-way request still gets one direction.
+func TestServer_BothDirections(t *testing.T) {
+	t.Parallel()
+	got := make(chan BandwidthResult, 2)
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 4 * time.Second,
+		OnTest: func(_ string, r BandwidthResult) { got <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second, nil)
+	if err != nil || r.Bytes != 1<<20 || r.RevBytes != 1<<20 || r.Mbps() <= 0 || r.RevMbps() <= 0 {
+		t.Fatalf("two-way test: %+v %v", r, err)
+	}
+	if sr := <-got; sr.Bytes != 1<<20 || sr.RevBytes != 1<<20 || sr.RevElapsed != r.RevElapsed {
+		t.Fatalf("server's record %+v, client's %+v", sr, r)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; { // the slot frees just after OnTest
+		r, err = BandwidthTest(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second)
+		if !errors.Is(err, ErrPeerBusy) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || r.Bytes != 1<<18 || r.RevBytes != 0 {
+		t.Fatalf("one-way test: %+v %v", r, err)
+	}
+	if sr := <-got; sr.RevBytes != 0 {
+		t.Fatalf("one-way test recorded a reverse: %+v", sr)
 	}
 }

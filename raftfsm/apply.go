@@ -69,6 +69,8 @@ func (s *State) Apply(c Command) (res Result) {
 		return applyBody(s, c, (*State).setWaitReason)
 	case CmdNodeRestarted:
 		return applyBody(s, c, (*State).nodeRestarted)
+	case CmdSetSwitches:
+		return applyBody(s, c, (*State).setSwitches)
 	case CmdDrainNode:
 		return applyBody(s, c, (*State).drainNode)
 	case CmdUndrainNode:

@@ -38,6 +38,7 @@ const (
 	CmdHoldJob        = "hold_job"
 	CmdRecordUsage    = "record_usage"
 	CmdRecordStep     = "record_step"
+	CmdSetSwitches    = "set_switches"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -46,7 +47,7 @@ var CommandTypes = []string{
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
-	CmdHoldJob, CmdRecordUsage, CmdRecordStep,
+	CmdHoldJob, CmdRecordUsage, CmdRecordStep, CmdSetSwitches,
 }
 
 func knownType(typ string) bool {

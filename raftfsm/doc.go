@@ -47,6 +47,7 @@
 //	record_usage      RecordUsage     what an attempt used on a node (its cgroup: CPU, peak memory, wall,
 //	                                  OOM kills); an OOM kill fails the attempt with its reason, no retry
 //	record_step       RecordStep      a batch attempt's MPI launch (job step N) started or ended (step.go)
+//	set_switches      SetSwitches     the switches the leader inferred for nodes that declare none (switches.go)
 //
 // # Job states
 //

@@ -166,6 +166,26 @@ func randomStepCommand(r *rand.Rand, s *State) (string, any) {
 	return CmdRecordStep, RecordStep{ID: j.ID, Attempt: att, Step: n, Cmd: []string{"mpiexec", "./a.out"}, Nodes: "a"}
 }
 
+// randomSwitchCommand draws a set of inferred switches, with a random source of its own (like
+// randomOpsCommand).
+func randomSwitchCommand(r *rand.Rand) (string, any) {
+	sw := map[string]string{}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		switch r.IntN(4) {
+		case 0:
+		case 1:
+			sw[n] = "~a"
+		case 2:
+			sw[n] = "~c"
+		default:
+			if r.IntN(8) == 0 {
+				sw[n] = "" // refused
+			}
+		}
+	}
+	return CmdSetSwitches, SetSwitches{Switches: sw}
+}
+
 func TestProperty_RandomLogs(t *testing.T) {
 	t.Parallel()
 	succeeded := map[string]int{}
@@ -175,6 +195,7 @@ func TestProperty_RandomLogs(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		ops := rand.New(rand.NewPCG(seed, 43))
 		steps := rand.New(rand.NewPCG(seed, 44))
+		switches := rand.New(rand.NewPCG(seed, 45))
 		h := newHarness(t)
 		nextReq := 0
 		for i := 0; i < 800; i++ {
@@ -184,6 +205,9 @@ func TestProperty_RandomLogs(t *testing.T) {
 			}
 			if i%16 == 7 {
 				typ, body = randomStepCommand(steps, h.f.State())
+			}
+			if i%32 == 11 {
+				typ, body = randomSwitchCommand(switches)
 			}
 			before := stateBytes(t, h.f)
 			res := h.do(typ, body) // checks the invariants

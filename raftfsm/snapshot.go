@@ -38,6 +38,18 @@ func (f *FSM) Bytes() ([]byte, error) {
 	return encodeSnapshot(f.index, f.state)
 }
 
+// SnapshotBytes is Bytes with the index the snapshot was taken at
+// (agent/replica streams both to clients). Like Snapshot, it copies the
+// state under the lock and encodes it outside, so Apply waits only for
+// the copy.
+func (f *FSM) SnapshotBytes() ([]byte, uint64, error) {
+	f.mu.RLock()
+	index, st := f.index, f.state.Clone()
+	f.mu.RUnlock()
+	b, err := encodeSnapshot(index, st)
+	return b, index, err
+}
+
 func encodeSnapshot(index uint64, s *State) ([]byte, error) {
 	b, err := json.Marshal(envelope{V: snapshotVersion, Index: index, State: s})
 	if err != nil {

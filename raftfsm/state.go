@@ -23,6 +23,9 @@ type State struct {
 	Drains map[string]Drain
 	// History holds the records of purged jobs, by job ID (history.go); nil when none.
 	History []HistoryRecord
+	// Switches holds the switch the leader inferred for each node that declares none
+	// (switches.go); nil when none is.
+	Switches map[string]string
 
 	// byRequest indexes Jobs by RequestID for submit dedup; rebuilt from Jobs, never serialised.
 	byRequest map[string]uint64
@@ -59,6 +62,7 @@ func (s *State) Clone() *State {
 		byRequest:   maps.Clone(s.byRequest),
 		Drains:      maps.Clone(s.Drains),
 		History:     slices.Clone(s.History), // records are never changed in place
+		Switches:    maps.Clone(s.Switches),
 	}
 	if c.byRequest == nil {
 		c.byRequest = map[string]uint64{}
@@ -88,6 +92,8 @@ type stateJSON struct {
 	Probes      []*Probe        `json:"probes"`
 	Drains      []Drain         `json:"drains,omitempty"`
 	History     []HistoryRecord `json:"history,omitempty"`
+	// Switches marshals with its keys sorted (encoding/json), so the form stays canonical.
+	Switches map[string]string `json:"switches,omitempty"`
 }
 
 // MarshalJSON writes the canonical form.
@@ -104,6 +110,9 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		w.Drains = sortedDrains(s.Drains)
 	}
 	w.History = s.History
+	if len(s.Switches) > 0 {
+		w.Switches = s.Switches
+	}
 	for _, id := range s.SortedJobIDs() {
 		w.Jobs = append(w.Jobs, s.Jobs[id])
 	}
@@ -182,6 +191,14 @@ func (s *State) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: %d history records, at most %d", ErrMalformed, len(w.History), MaxHistoryRecords)
 	}
 	n.History = w.History
+	for node, sw := range w.Switches {
+		if node == "" || sw == "" {
+			return fmt.Errorf("%w: an inferred switch names no node or no switch", ErrMalformed)
+		}
+	}
+	if len(w.Switches) > 0 {
+		n.Switches = w.Switches
+	}
 	*s = *n
 	return nil
 }

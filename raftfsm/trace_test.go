@@ -98,5 +98,10 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 0, Cmd: []string{"mpiexec", "./a.out"}, Nodes: "n[1-2]"})
 	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 0, End: true, ExitCode: &zero})
 	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 2, Cmd: []string{"mpirun"}}) // refused: step 1 comes first
+	// Issue 17: switches the leader inferred (appended too).
+	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": "~n1", "n2": "~n1", "n3": "~n3"}})
+	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n2": "~n1", "n1": "~n1", "n3": "~n3"}}) // no-op
+	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": ""}})                              // refused
+	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": "~n1", "n2": "~n1"}})              // n3 has none now
 	return h
 }

@@ -9,9 +9,17 @@ import (
 // NetPair is one ordered pair of GET /v1/net: the row of From holds an
 // RTT or a bandwidth value for To, or their coordinates give an RTT
 // estimate. A measured field without a value was never measured and is
-// left out, never guessed. Bandwidth tests run in
-// one direction at a time, alternating each cycle; both ends record the
-// result, so bw_mbps is the latest test between the two nodes.
+// left out, never guessed. A bandwidth test measures both directions
+// (issue 17) and both ends record both, so bw_out_mbps (From to To) and
+// bw_in_mbps (To to From) are the latest test between the two nodes, and
+// bw_mbps the worse of the two.
+//
+// The *_age_s fields are how old each figure is, in seconds, on the
+// answering agent's clock against the measuring node's timestamp (clock
+// skew between them shows; never below 0): bw_out_age_s and bw_in_age_s
+// per direction, rtt_age_s for the latest RTT sample, rtt_est_age_s for
+// the older of the two nodes' coordinates as of their latest gossiped
+// state.
 type NetPair struct {
 	From string `json:"from"`
 	To   string `json:"to"`
@@ -23,11 +31,22 @@ type NetPair struct {
 	// when either node has no coordinate. A pair with only an estimate is
 	// listed too.
 	RTTEstms *float64 `json:"rtt_est_ms,omitempty"`
-	// BWMbps is the latest available bandwidth (Mbit/s), PeakMbps the
-	// highest seen; their difference is the "complement of available
-	// bandwidth" of seed 002 §3.2.2.
+	// BWMbps is the latest available bandwidth (Mbit/s) of the worse
+	// direction, PeakMbps the highest seen either way; their difference
+	// is the "complement of available bandwidth" of seed 002 §3.2.2.
 	BWMbps   *float64 `json:"bw_mbps,omitempty"`
 	PeakMbps *float64 `json:"peak_mbps,omitempty"`
+	// Per direction, Mbit/s: out is From to To, in is To to From; the
+	// latest available and the highest seen.
+	BWOutMbps   *float64 `json:"bw_out_mbps,omitempty"`
+	BWInMbps    *float64 `json:"bw_in_mbps,omitempty"`
+	PeakOutMbps *float64 `json:"peak_out_mbps,omitempty"`
+	PeakInMbps  *float64 `json:"peak_in_mbps,omitempty"`
+	// Ages in seconds (see the type's comment).
+	BWOutAgeS  *float64 `json:"bw_out_age_s,omitempty"`
+	BWInAgeS   *float64 `json:"bw_in_age_s,omitempty"`
+	RTTAgeS    *float64 `json:"rtt_age_s,omitempty"`
+	RTTEstAgeS *float64 `json:"rtt_est_age_s,omitempty"`
 	// MeasuredAt is when the bandwidth was measured (the owner's clock);
 	// RTTAt when the latest RTT sample was.
 	MeasuredAt time.Time `json:"measured_at,omitzero"`

@@ -20,19 +20,24 @@ type PE struct {
 
 // Node is one row of GET /v1/nodes.
 type Node struct {
-	Name     string    `json:"name"`
-	Addr     string    `json:"addr"`
-	Status   string    `json:"status"`
-	Hostname string    `json:"hostname"`
-	CPUModel string    `json:"cpu_model,omitempty"`
-	Cores    int       `json:"cores"`
-	Threads  int       `json:"threads"`
-	MHz      float64   `json:"mhz"`
-	MemTotal uint64    `json:"mem_total"`
-	Load     Means     `json:"load"`
-	CPUUtil  Means     `json:"cpu_util"`
-	MemAvail Means     `json:"mem_avail"`
-	NetFlow  Means     `json:"net_flow"`
+	Name     string  `json:"name"`
+	Addr     string  `json:"addr"`
+	Status   string  `json:"status"`
+	Hostname string  `json:"hostname"`
+	CPUModel string  `json:"cpu_model,omitempty"`
+	Cores    int     `json:"cores"`
+	Threads  int     `json:"threads"`
+	MHz      float64 `json:"mhz"`
+	MemTotal uint64  `json:"mem_total"`
+	Load     Means   `json:"load"`
+	CPUUtil  Means   `json:"cpu_util"`
+	MemAvail Means   `json:"mem_avail"`
+	NetFlow  Means   `json:"net_flow"`
+	// NetRx and NetTx are the latest sample's traffic received and sent,
+	// bytes/s (issue 17): what placement takes off each direction of the
+	// node's link now.
+	NetRx    float64   `json:"net_rx"`
+	NetTx    float64   `json:"net_tx"`
 	Users    int       `json:"users"`
 	PEs      []PE      `json:"pes"`
 	Switch   string    `json:"switch,omitempty"`
@@ -48,6 +53,10 @@ type Node struct {
 	// CPU limits, kill, usage); Unconfined says why not.
 	Confined   bool   `json:"confined"`
 	Unconfined string `json:"unconfined,omitempty"`
+
+	// SwitchInferred is true when Switch is the switch the leader inferred
+	// from the bandwidth tests (raft's set_switches), not the node's --switch.
+	SwitchInferred bool `json:"switch_inferred,omitempty"`
 }
 
 // Member is one row of GET /v1/members.

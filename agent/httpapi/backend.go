@@ -71,6 +71,21 @@ type Backend interface {
 	// a server from it.
 	RaftPeers() ([]api.RaftPeer, error)
 	RemovePeer(ctx context.Context, id string) error
+
+	// PutNetRow keeps a node's network row in this server's table (POST
+	// /v1/netrow); an agent that is not a server refuses (409 unless the
+	// error says otherwise, WithStatus). NetRows is the table, ok false on
+	// an agent that is not a server; NetServers names the servers a
+	// client forwards GET /v1/net to.
+	PutNetRow(r gossip.NetRow) error
+	NetRows() (rows []gossip.NetRow, ok bool)
+	NetServers() []string
+
+	// Replicate streams the replicated state to a client agent from
+	// after on (agent/replica's Feed.Serve), calling flush after each
+	// burst, until ctx ends; an error before the first write means this
+	// agent cannot serve the stream (it is not a server).
+	Replicate(ctx context.Context, after uint64, w io.Writer, flush func()) error
 }
 
 // statusError is an error with the HTTP status it should be answered with.

@@ -93,9 +93,18 @@ func (s *Server) withDrains(ns []api.Node) {
 	s.be.View(func(st *raftfsm.State) {
 		for i := range ns {
 			ns[i].Drain = raftfsm.DrainState(st, ns[i].Name)
+			withInferredSwitch(&ns[i], st)
 			if d, ok := st.Drained(ns[i].Name); ok {
 				ns[i].DrainDeadline = OptTime(d.Deadline)
 			}
 		}
 	})
+}
+
+// withInferredSwitch gives a node that declares no switch the one the
+// leader inferred (raft's set_switches, issue 17); a declared switch wins.
+func withInferredSwitch(n *api.Node, st *raftfsm.State) {
+	if sw := st.InferredSwitch(n.Name); n.Switch == "" && sw != "" {
+		n.Switch, n.SwitchInferred = sw, true
+	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shoal-hpc/shoal/gossip"
 )
@@ -15,8 +16,12 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 	at := func(x float64) *gossip.Coord {
 		return &gossip.Coord{Vec: []float64{x, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10}
 	}
+	var rows []gossip.NetRow
 	entry := func(name string, st gossip.Status, c *gossip.Coord, net ...gossip.NetEntry) gossip.Entry {
-		return gossip.Entry{HasState: true, Status: st, State: gossip.NodeState{Name: name, Coord: c, Net: net}}
+		if len(net) > 0 {
+			rows = append(rows, gossip.NetRow{Node: name, Cells: net})
+		}
+		return gossip.Entry{HasState: true, Status: st, State: gossip.NodeState{Name: name, Coord: c}}
 	}
 	nodes := []gossip.Entry{
 		entry("a", gossip.StatusAlive, at(0), gossip.NetEntry{Peer: "b", RTT1: 900, RTT5: 950, RTTAt: 1}),
@@ -25,7 +30,7 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 		entry("d", gossip.StatusDead, at(100)),
 	}
 	got := map[string]string{}
-	for _, p := range netPairs(nodes) {
+	for _, p := range netPairs(nodes, rows, time.UnixMilli(1)) {
 		s := ""
 		if p.RTTms != nil {
 			s += fmt.Sprintf("rtt=%.3f ", *p.RTTms)
@@ -40,6 +45,45 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 		"a>b": "rtt=0.900 est=0.500",
 		"b>a": "est=0.500",
 		"c>a": "rtt=0.300 ",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("pairs:\n got %v\nwant %v", got, want)
+	}
+}
+
+// GET /v1/net gives each bandwidth direction with its own age, the RTT's
+// age and the estimate's (the older coordinate's state); a direction
+// never measured is left out, and a timestamp ahead of this clock is 0
+// seconds old, not negative.
+func TestNetPairsDirectionsAndAges(t *testing.T) {
+	t.Parallel()
+	now := time.UnixMilli(1_000_000)
+	co := &gossip.Coord{Vec: make([]float64, 8), Height: 10}
+	nodes := []gossip.Entry{
+		{HasState: true, Status: gossip.StatusAlive, State: gossip.NodeState{Name: "a", Coord: co,
+			Dyn: gossip.Dynamic{SampledAt: 997_000}}},
+		{HasState: true, Status: gossip.StatusAlive, State: gossip.NodeState{Name: "b", Coord: co,
+			Dyn: gossip.Dynamic{SampledAt: 988_000}}},
+	}
+	rows := []gossip.NetRow{{Node: "a", Cells: []gossip.NetEntry{{Peer: "b", BW: 9.5, Peak: 940, BWAt: 940_000, RTT1: 200, RTTAt: 999_500,
+		BWOut: 930, PeakOut: 940, BWOutAt: 940_000, BWIn: 9.5, PeakIn: 9.8, BWInAt: 940_000},
+		{Peer: "c", BW: 50, Peak: 50, BWAt: 1_002_000, BWIn: 50, PeakIn: 50, BWInAt: 1_002_000}}}}
+	got := map[string]string{}
+	f := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprint(*v)
+	}
+	for _, p := range netPairs(nodes, rows, now) {
+		got[p.From+">"+p.To] = fmt.Sprintf("out %s/%s age %s, in %s/%s age %s, rtt age %s, est age %s",
+			f(p.BWOutMbps), f(p.PeakOutMbps), f(p.BWOutAgeS), f(p.BWInMbps), f(p.PeakInMbps), f(p.BWInAgeS),
+			f(p.RTTAgeS), f(p.RTTEstAgeS))
+	}
+	want := map[string]string{
+		"a>b": "out 930/940 age 60, in 9.5/9.8 age 60, rtt age 0.5, est age 12",
+		"a>c": "out -/- age -, in 50/50 age 0, rtt age -, est age -",
+		"b>a": "out -/- age -, in -/- age -, rtt age -, est age 12",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("pairs:\n got %v\nwant %v", got, want)

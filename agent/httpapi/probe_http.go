@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"sort"
@@ -13,22 +15,55 @@ import (
 )
 
 // handleNet serves GET /v1/net: one object per measured ordered pair,
-// read from every node's gossiped row.
-func (s *Server) handleNet(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, netPairs(s.be.Nodes()))
+// read from the servers' table of network rows (agent/rows). A server
+// answers from its own table; any other agent asks a server (once:
+// ?forwarded=1 is answered locally, so a request never loops).
+func (s *Server) handleNet(w http.ResponseWriter, r *http.Request) {
+	rows, ok := s.be.NetRows()
+	if ok || r.URL.Query().Get("forwarded") != "" {
+		writeJSON(w, http.StatusOK, netPairs(s.be.Nodes(), rows, s.now()))
+		return
+	}
+	var last error = errors.New("no server known in gossip")
+	for _, name := range s.be.NetServers() {
+		base, err := s.be.PeerBase(name)
+		if err != nil {
+			last = err
+			continue
+		}
+		var out []api.NetPair
+		if err := s.be.PeerClient(base).Do(r.Context(), http.MethodGet, "/v1/net?forwarded=1", nil, &out); err != nil {
+			last = fmt.Errorf("%s: %w", name, err)
+			continue
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	writeErr(w, http.StatusServiceUnavailable, "ask a server for the network matrix: "+last.Error())
 }
 
-func netPairs(nodes []gossip.Entry) []api.NetPair {
+// netPairs lists the measured pairs of rows among gossip's nodes, and
+// the coordinate estimate of every pair of nodes with a coordinate.
+func netPairs(nodes []gossip.Entry, rows []gossip.NetRow, now time.Time) []api.NetPair {
+	cells := make(map[string][]gossip.NetEntry, len(rows))
+	for _, r := range rows {
+		cells[r.Node] = r.Cells
+	}
 	out := []api.NetPair{}
 	coords := map[string]*gossip.Coord{}
+	coordAt := map[string]int64{} // the owner's latest sample: its coordinate is at least that fresh
 	for _, e := range nodes {
 		if e.HasState && e.State.Coord != nil && (e.Status == gossip.StatusAlive || e.Status == gossip.StatusSuspect) {
 			coords[e.State.Name] = e.State.Coord
+			coordAt[e.State.Name] = e.State.Dyn.SampledAt
 		}
 	}
 	estimate := func(p *api.NetPair) {
 		if d, ok := coords[p.From].EstimateRTT(coords[p.To]); ok {
 			p.RTTEstms = ptr(math.Round(float64(d)/float64(time.Microsecond)) / 1000)
+			if a, b := coordAt[p.From], coordAt[p.To]; a > 0 && b > 0 {
+				p.RTTEstAgeS = ageS(now, min(a, b))
+			}
 		}
 	}
 	for _, e := range nodes {
@@ -36,18 +71,20 @@ func netPairs(nodes []gossip.Entry) []api.NetPair {
 			continue
 		}
 		listed := map[string]bool{e.State.Name: true}
-		for _, c := range e.State.Net {
+		for _, c := range cells[e.State.Name] {
 			listed[c.Peer] = true
 			p := api.NetPair{From: e.State.Name, To: c.Peer}
 			estimate(&p)
 			if c.RTTAt > 0 {
 				p.RTTms, p.RTT5ms = ptr(c.RTT1/1000), ptr(c.RTT5/1000)
 				p.RTTAt = time.UnixMilli(c.RTTAt).UTC()
+				p.RTTAgeS = ageS(now, c.RTTAt)
 			}
 			if c.BWAt > 0 {
 				p.BWMbps, p.PeakMbps = ptr(c.BW), ptr(c.Peak)
 				p.MeasuredAt = time.UnixMilli(c.BWAt).UTC()
 			}
+			netPairDirections(&p, c, now)
 			out = append(out, p)
 		}
 		if coords[e.State.Name] == nil {
@@ -71,6 +108,23 @@ func netPairs(nodes []gossip.Entry) []api.NetPair {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// netPairDirections fills each bandwidth direction the row's cell holds
+// and its age.
+func netPairDirections(p *api.NetPair, c gossip.NetEntry, now time.Time) {
+	if c.BWOutAt > 0 {
+		p.BWOutMbps, p.PeakOutMbps, p.BWOutAgeS = ptr(c.BWOut), ptr(c.PeakOut), ageS(now, c.BWOutAt)
+	}
+	if c.BWInAt > 0 {
+		p.BWInMbps, p.PeakInMbps, p.BWInAgeS = ptr(c.BWIn), ptr(c.PeakIn), ageS(now, c.BWInAt)
+	}
+}
+
+// ageS is the age in seconds, to 0.1 s, of a Unix-millisecond timestamp
+// from another node's clock; 0 rather than negative under clock skew.
+func ageS(now time.Time, atMS int64) *float64 {
+	return ptr(math.Round(max(0, float64(now.UnixMilli()-atMS))/100) / 10)
+}
 
 // handleProbes serves GET /v1/probes: every probe of every node with state
 // as gossiped (stale when its beat is older than the stale threshold) and

@@ -98,6 +98,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/apply", s.handleApply)
 	s.route(mux, "GET /v1/state", s.handleState)
 	s.route(mux, "GET /v1/net", s.handleNet)
+	mux.HandleFunc("POST /v1/netrow", refuseJobs(s.guard(s.handleNetRow, maxNetRowBody)))
 	s.route(mux, "GET /v1/probes", s.handleProbes)
 	s.route(mux, "POST /v1/jobs", s.handleSubmit)
 	s.route(mux, "GET /v1/jobs", s.handleJobs)
@@ -114,6 +115,8 @@ func (s *Server) Handler() http.Handler {
 	}
 	// progress comes from inside jobs: a job capability is enough there too.
 	mux.HandleFunc("POST /v1/jobs/{id}/progress", s.handleProgress)
+	// replicate has its own check: agents only, and a stream.
+	mux.HandleFunc("GET /v1/replicate", s.handleReplicate)
 	// exec has its own check: a job capability is enough there.
 	mux.HandleFunc("POST /v1/exec", s.handleExec)
 	return s.cfg.HTTP.withDeadlines(mux)
@@ -131,7 +134,12 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 // routeBody is route with a bound on the request body of maxBytes; 0 for
 // none (a stream, like a job's standard input).
 func (s *Server) routeBody(mux *http.ServeMux, pattern string, h http.HandlerFunc, maxBytes int64) {
-	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(pattern, s.guard(h, maxBytes))
+}
+
+// guard is h behind routeBody's authentication and body bound.
+func (s *Server) guard(h http.HandlerFunc, maxBytes int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if p, local := peerOf(r); local {
 			if p.err != nil {
 				writeErr(w, http.StatusForbidden, "the agent could not tell who you are: "+p.err.Error())
@@ -157,5 +165,5 @@ func (s *Server) routeBody(mux *http.ServeMux, pattern string, h http.HandlerFun
 			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
 		}
 		h(w, r)
-	})
+	}
 }

@@ -46,3 +46,23 @@ func TestWireConversionsKeepEveryField(t *testing.T) {
 		t.Errorf("toAPIDecision forgets %v", z)
 	}
 }
+
+func TestWithInferredSwitch(t *testing.T) {
+	t.Parallel()
+	st := raftfsm.NewState()
+	st.Switches = map[string]string{"b1": "~b1", "a1": "~a9"}
+	for _, c := range []struct {
+		in   api.Node
+		want api.Node
+	}{
+		{api.Node{Name: "b1"}, api.Node{Name: "b1", Switch: "~b1", SwitchInferred: true}},
+		{api.Node{Name: "a1", Switch: "rackA"}, api.Node{Name: "a1", Switch: "rackA"}}, // declared wins
+		{api.Node{Name: "u"}, api.Node{Name: "u"}},
+	} {
+		n := c.in
+		withInferredSwitch(&n, st)
+		if n.Switch != c.want.Switch || n.SwitchInferred != c.want.SwitchInferred {
+			t.Errorf("%s: %q inferred %v, want %q %v", c.in.Name, n.Switch, n.SwitchInferred, c.want.Switch, c.want.SwitchInferred)
+		}
+	}
+}

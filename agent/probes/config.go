@@ -12,14 +12,20 @@ type Config struct {
 	// Port is the probe server's TCP (bandwidth) and UDP (latency echo)
 	// port; 0 picks a free one, which tests use. Default 7949 (--probe-port).
 	Port int
-	// LatencyInterval is how often the latency probe pings every peer.
+	// LatencyInterval is how often the latency probe pings its peers.
 	// Default 60s (--latency-interval), as in seed 002 §4.
 	LatencyInterval time.Duration
+	// LatencyPeers bounds the peers the latency probe pings (issue 17):
+	// its own switch's first, then peers with an uncertain Vivaldi
+	// coordinate, then others; coordinates give every other pair's RTT.
+	// 0 means DefaultLatencyPeers (16); a cluster that small pings all.
+	LatencyPeers int
 	// BandwidthInterval is how often a bandwidth cycle starts. Default 5m
 	// (--bandwidth-interval).
 	BandwidthInterval time.Duration
-	// BandwidthBytes is the size of one bandwidth test, and the most this
-	// node's server accepts. Default 4 MiB (--bandwidth-bytes).
+	// BandwidthBytes is the size of one bandwidth test, both directions
+	// together (half each way), and the most this node's server accepts
+	// in one direction. Default 4 MiB (--bandwidth-bytes).
 	BandwidthBytes uint64
 	// BandwidthTimeout bounds one test's transfer; a slower link reports
 	// the rate of what arrived. Default 5s (--bandwidth-timeout).
@@ -43,12 +49,17 @@ type Config struct {
 	RoundSlack time.Duration
 }
 
+// maxLatencyPeers bounds Config.LatencyPeers: beyond it the probe's pings
+// are an all-pairs sweep again.
+const maxLatencyPeers = 4096
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	b := probe.DefaultBudgetConfig()
 	return Config{
 		Port:              7949,
 		LatencyInterval:   time.Minute,
+		LatencyPeers:      DefaultLatencyPeers,
 		BandwidthInterval: b.CycleInterval,
 		BandwidthBytes:    b.TestBytes,
 		BandwidthTimeout:  5 * time.Second,
@@ -113,6 +124,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("probe stale-after %v must be at least twice the beat interval %v", c.Supervise.StaleAfter, c.BeatInterval)
 	case c.Supervise.BackoffBase <= 0 || c.Supervise.BackoffMax < c.Supervise.BackoffBase:
 		return fmt.Errorf("probe backoff: need 0 < base (%v) <= max (%v)", c.Supervise.BackoffBase, c.Supervise.BackoffMax)
+	case c.LatencyPeers < 0 || c.LatencyPeers > maxLatencyPeers:
+		return fmt.Errorf("latency peers %d is outside 0 (default %d)-%d", c.LatencyPeers, DefaultLatencyPeers, maxLatencyPeers)
 	case c.RoundSlack < 0:
 		return fmt.Errorf("probe round slack %v is negative", c.RoundSlack)
 	}

@@ -1,7 +1,8 @@
 // Package probes is the node side of the network probes (issue 5): the
 // probe server, one probe process per kind kept at the generation raft
 // wants, the latency probe's peers, this node's bandwidth duties, and the
-// node's samples, heartbeats and network row, published through gossip.
+// node's samples and heartbeats, published through gossip, and its network
+// row, handed to Deps.PublishRow (agent/rows sends it to the servers).
 //
 // A Manager is built from explicit dependencies (Deps): the gossip layer
 // and the replicated state behind small interfaces, the clock, TLS and the
@@ -11,7 +12,7 @@
 //
 //	m := probes.New(probes.Deps{Config: cfg, Node: name, Gossip: g, State: fsm, …})
 //	m.Start(ctx)        // first sample, probe server
-//	go m.Run(ctx)       // the reconciler and the gossip of beats and the net row
+//	go m.Run(ctx)       // the reconciler, the gossip of beats, the row to PublishRow
 //	go m.RunDuties(ctx) // this node's bandwidth tests, by the schedule in raft
 //	m.Retune(t)         // SIGHUP: new periods, test size and timeout for the running probes
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -52,6 +53,10 @@ type Deps struct {
 	State     State
 	// PublishDynamic gossips the node's running means after each sample.
 	PublishDynamic func(probe.Dynamic)
+	// PublishRow hands this node's network row to whatever carries it to
+	// the servers (agent/rows' Sender.Set), each time it changed. The row
+	// does not travel in gossip: it grows with the cluster.
+	PublishRow func([]gossip.NetEntry)
 	// Now is the clock (default time.Now); Log the logger.
 	Now func() time.Time
 	Log *slog.Logger
@@ -60,8 +65,8 @@ type Deps struct {
 // Manager is the node side of issue 5: it runs the probe server,
 // keeps one process per probe kind at the generation raft wants (the
 // node's reconciler), feeds the latency probe its peers and the bandwidth
-// probe its duties, folds their measurements into this node's gossiped
-// row, and gossips their heartbeats for the leader to watch.
+// probe its duties, folds their measurements into this node's network
+// row (published through Deps.PublishRow), and gossips their heartbeats for the leader to watch.
 type Manager struct {
 	d Deps
 	// cfg is the probe settings; its Tuning part changes under mu
@@ -113,7 +118,8 @@ func (m *Manager) Start(ctx context.Context) {
 	m.firstSample(ctx)
 	srv, err := probe.Listen(m.d.BindAddr, m.cfg.Port, probe.ServerConfig{
 		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
-		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.Mbps()) },
+		// The server received the forward half (in) and sent the reverse (out).
+		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.RevMbps(), r.Mbps()) },
 		// The request and its HMAC go inside TLS; the client is
 		// authenticated by that HMAC, as before.
 		TLS: m.d.ServerTLS,
@@ -286,8 +292,10 @@ func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
 			m.log.Warn("bandwidth test failed", "peer", msg.Peer, "err", msg.Err)
 			return
 		}
-		r := probe.BandwidthResult{Bytes: msg.Bytes, Elapsed: time.Duration(msg.NS), At: now}
-		m.row.addBW(msg.Peer, now, r.Mbps())
+		r := probe.BandwidthResult{Bytes: msg.Bytes, Elapsed: time.Duration(msg.NS), At: now,
+			RevBytes: msg.RevBytes, RevElapsed: time.Duration(msg.RevNS)}
+		// This node sent the forward half (out) and received the reverse (in).
+		m.row.addBW(msg.Peer, now, r.Mbps(), r.RevMbps())
 	}
 }
 
@@ -304,9 +312,41 @@ func (m *Manager) livePeers() []child.Peer {
 	return out
 }
 
+// latencyPeers is the latency probe's bounded share of the live peers
+// (chooseLatencyPeers): its own switch, uncertain coordinates, a few others.
+func (m *Manager) latencyPeers() []child.Peer {
+	var inferred map[string]string
+	if m.d.State != nil {
+		m.d.State.View(func(st *raftfsm.State) { inferred = maps.Clone(st.Switches) })
+	}
+	switchOf := func(s gossip.NodeState) string {
+		if s.Static.Switch != "" {
+			return s.Static.Switch
+		}
+		return inferred[s.Name]
+	}
+	var cands []latencyCandidate
+	selfSwitch := ""
+	for _, e := range m.d.Gossip.Nodes() {
+		s := e.State
+		if s.Name == m.d.Node {
+			selfSwitch = switchOf(s)
+		}
+		if e.Status != gossip.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
+			continue
+		}
+		c := latencyCandidate{Peer: child.Peer{Name: s.Name, Addr: net.JoinHostPort(s.Addr, strconv.Itoa(s.ProbePort))}, Switch: switchOf(s)}
+		if s.Coord != nil {
+			c.Coord, c.CoordErr = true, s.Coord.Error
+		}
+		cands = append(cands, c)
+	}
+	return chooseLatencyPeers(m.d.Node, selfSwitch, cands, m.cfg.LatencyPeers)
+}
+
 // sendPeers tells the latency probe whom to ping when that changes.
 func (m *Manager) sendPeers() {
-	peers := m.livePeers()
+	peers := m.latencyPeers()
 	m.mu.Lock()
 	same := slices.Equal(peers, m.peers)
 	p := m.procs[raftfsm.ProbeLatency]
@@ -321,8 +361,8 @@ func (m *Manager) sendPeers() {
 	}
 }
 
-// publish gossips the probes' heartbeats and the network row when they
-// changed; heartbeats are coarsened to the beat interval so the gossip
+// publish gossips the probes' heartbeats and hands the network row to
+// PublishRow, each when it changed; heartbeats are coarsened to the beat interval so the gossip
 // rate stays one update per beat interval at most.
 func (m *Manager) publish() {
 	var beats []gossip.ProbeBeat
@@ -345,12 +385,13 @@ func (m *Manager) publish() {
 	if same && !rowChanged {
 		return
 	}
-	m.d.Gossip.Update(func(s *gossip.NodeState) {
-		s.Probes = beats
-		if rowChanged {
-			s.Net = row
-		}
-	})
+	if rowChanged && m.d.PublishRow != nil {
+		m.d.PublishRow(row)
+	}
+	if same {
+		return
+	}
+	m.d.Gossip.Update(func(s *gossip.NodeState) { s.Probes = beats })
 	m.mu.Lock()
 	m.published = beats
 	m.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 
 // netRow is this node's row of the network matrix: per peer the RTT
 // window and the latest and peak bandwidth. Measurements arrive from the
-// probe processes and the probe server; take hands the row to gossip.
+// probe processes and the probe server; take hands the row to Deps.PublishRow.
 type netRow struct {
 	mu    sync.Mutex
 	cells map[string]*netCell
@@ -20,10 +20,25 @@ type netRow struct {
 }
 
 type netCell struct {
-	rtt      probe.RTTWindow
+	rtt    probe.RTTWindow
+	out    netDir // this node to the peer
+	in     netDir // the peer to this node
+	hasRTT bool
+}
+
+// netDir is one direction of a link: the latest rate, the fastest seen
+// and when the latest was measured.
+type netDir struct {
 	bw, peak float64
-	bwAt     time.Time
-	hasRTT   bool
+	at       time.Time
+}
+
+func (d *netDir) add(at time.Time, mbps float64) {
+	if mbps <= 0 || math.IsInf(mbps, 0) || math.IsNaN(mbps) {
+		return
+	}
+	d.bw, d.at = mbps, at
+	d.peak = max(d.peak, mbps)
 }
 
 func newNetRow() *netRow { return &netRow{cells: map[string]*netCell{}} }
@@ -48,19 +63,23 @@ func (r *netRow) addRTT(peer string, at time.Time, rtt time.Duration) {
 	c.hasRTT, r.dirty = true, true
 }
 
-func (r *netRow) addBW(peer string, at time.Time, mbps float64) {
-	if peer == "" || mbps <= 0 || math.IsInf(mbps, 0) || math.IsNaN(mbps) {
+// addBW records one bandwidth test with peer: out is the rate from this
+// node to the peer, in the rate back, in Mbit/s; a direction the test did
+// not measure (0, or not a finite positive rate) keeps its last value.
+func (r *netRow) addBW(peer string, at time.Time, out, in float64) {
+	valid := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+	if peer == "" || (!valid(out) && !valid(in)) {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.cell(peer)
-	c.bw, c.bwAt = mbps, at
-	c.peak = max(c.peak, mbps)
+	c.out.add(at, out)
+	c.in.add(at, in)
 	r.dirty = true
 }
 
-// take returns the row as gossip carries it, and whether it changed since
+// take returns the row as it is sent to the servers, and whether it changed since
 // the last take. Values are rounded (RTT to the microsecond, bandwidth to
 // 0.1 Mbit/s) so the encoding stays short. Peers gossip no longer knows
 // are forgotten.
@@ -85,10 +104,7 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]gossip.NetEntry
 			e.RTT5 = math.Round(float64(m5) / float64(time.Microsecond))
 			e.RTTAt = at.UnixMilli()
 		}
-		if !c.bwAt.IsZero() {
-			e.BW, e.Peak = math.Round(c.bw*10)/10, math.Round(c.peak*10)/10
-			e.BWAt = c.bwAt.UnixMilli()
-		}
+		fillBW(&e, c)
 		if e.RTTAt == 0 && e.BWAt == 0 {
 			continue
 		}
@@ -96,4 +112,26 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]gossip.NetEntry
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Peer < out[j].Peer })
 	return out, true
+}
+
+// fillBW writes both directions of c into e, and the undirected fields
+// as the worse direction (BW: the min of the latest rates measured) and
+// the faster peak, so readers of BW alone never see a link as better
+// than its worse direction.
+func fillBW(e *gossip.NetEntry, c *netCell) {
+	round := func(v float64) float64 { return math.Round(v*10) / 10 }
+	if !c.out.at.IsZero() {
+		e.BWOut, e.PeakOut, e.BWOutAt = round(c.out.bw), round(c.out.peak), c.out.at.UnixMilli()
+	}
+	if !c.in.at.IsZero() {
+		e.BWIn, e.PeakIn, e.BWInAt = round(c.in.bw), round(c.in.peak), c.in.at.UnixMilli()
+	}
+	switch {
+	case e.BWOutAt != 0 && e.BWInAt != 0:
+		e.BW, e.Peak, e.BWAt = min(e.BWOut, e.BWIn), max(e.PeakOut, e.PeakIn), max(e.BWOutAt, e.BWInAt)
+	case e.BWOutAt != 0:
+		e.BW, e.Peak, e.BWAt = e.BWOut, e.PeakOut, e.BWOutAt
+	case e.BWInAt != 0:
+		e.BW, e.Peak, e.BWAt = e.BWIn, e.PeakIn, e.BWInAt
+	}
 }

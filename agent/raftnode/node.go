@@ -41,6 +41,12 @@ type Config struct {
 	// after every applied entry.
 	FSM  *raftfsm.FSM
 	Wake []chan struct{}
+	// OnApply, if set, is called after the FSM applied each command entry,
+	// from raft's FSM goroutine (it must not block for long); OnRestore
+	// after the FSM restored a snapshot, with the index it stands at. A
+	// replica.Feed's Applied and Restored.
+	OnApply   func(index, term uint64, data []byte)
+	OnRestore func(index uint64)
 	// Logger receives raft's logs (through hclog).
 	Logger *slog.Logger
 }
@@ -117,7 +123,7 @@ func Start(cfg Config) (*Node, error) {
 	ch := make(chan bool, 32)
 	rc.NotifyCh, n.LeaderCh = ch, ch
 
-	fsm := &notifyingFSM{FSM: cfg.FSM, wake: cfg.Wake}
+	fsm := &notifyingFSM{FSM: cfg.FSM, wake: cfg.Wake, onApply: cfg.OnApply, onRestore: cfg.OnRestore}
 	r, err := raft.NewRaft(rc, fsm, logs, n.stable, snaps, n.trans)
 	if err != nil {
 		bolt.Close()

@@ -115,7 +115,7 @@ var scaleColumns = []struct {
 	{"push/pull", func(r scaleResult) float64 { return float64(r.PushPull) }, humanBytes},
 	{"push/pull with rows", func(r scaleResult) float64 { return float64(r.PushPullRows) }, humanBytes},
 	{"heap/agent", func(r scaleResult) float64 { return r.HeapPerAgent }, humanBytes},
-	{"rows table/agent", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
+	{"rows table/server", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
 }
 
 func printScale(w *os.File, rs []scaleResult) {

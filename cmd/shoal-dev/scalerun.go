@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
+	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
 )
 
@@ -125,7 +127,7 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 	for i := range o.N {
 		cfg := o.Config
 		cfg.Name, cfg.Transport, cfg.Logger = agentName(i), ts[i], quiet
-		g, err := gossip.New(cfg, syntheticState(i, 0))
+		g, err := gossip.New(cfg, syntheticState(i))
 		if err != nil {
 			c.shutdown()
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
@@ -150,8 +152,9 @@ func agentName(i int) string { return fmt.Sprintf("node%04d", i) }
 
 // syntheticState is what a real agent gossips about a typical compute
 // node (the probes are at the boundary: their heartbeats and row are made
-// up, with real sizes). peers > 0 adds a network row of that many peers.
-func syntheticState(i, peers int) gossip.NodeState {
+// up, with real sizes). Its network row is not in it (syntheticRow): rows
+// go to the servers, not through gossip.
+func syntheticState(i int) gossip.NodeState {
 	s := gossip.NodeState{
 		Name:     agentName(i),
 		RaftPort: 7947, HTTPPort: 7948, ProbePort: 7949,
@@ -172,19 +175,23 @@ func syntheticState(i, peers int) gossip.NodeState {
 		},
 		Raft: gossip.RaftInfo{Member: true},
 	}
+	return s
+}
+
+// syntheticRow is node i's network row of peers cells (every node but
+// its owner), as its probes fill it and send it to the servers.
+func syntheticRow(i, peers int) gossip.NetRow {
+	r := gossip.NetRow{Node: agentName(i), V: 1}
 	for p := range peers {
 		if p == i {
 			p = peers // a row has every node but its owner
 		}
-		s.Net = append(s.Net, gossip.NetEntry{
+		r.Cells = append(r.Cells, gossip.NetEntry{
 			Peer: agentName(p), RTT1: 87, RTT5: 91, BW: 9412.3, Peak: 9561.7,
 			BWAt: 1795000000000 + int64(p), RTTAt: 1795000000000 + int64(p),
 		})
 	}
-	if peers > 0 {
-		s.NetV = 1
-	}
-	return s
+	return r
 }
 
 // waitConverged waits until every agent sees (99 % of) every agent alive (memberlist's
@@ -365,7 +372,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	r.ConvMaxms = float64(pct(ds, 1)) / float64(time.Millisecond)
 	r.MinAlive = c.minAlive()
 
-	one := syntheticState(0, 0)
+	one := syntheticState(0)
 	b, err := gossip.EncodeState(&one)
 	if err != nil {
 		return r, err
@@ -375,14 +382,15 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 }
 
 // pushPullSizes encodes the push/pull payload of an n-node cluster (what
-// gossip's LocalState sends: every live node's state) without and with
-// today's full network rows, and measures the heap one agent's table
-// needs for the rows. Rows are not in the live run: with them 1,000 agents
-// would hold 10^9 row cells in one process.
-func pushPullSizes(n int) (plain, rows int, rowHeap float64, err error) {
+// gossip's LocalState sends: every live node's state, no rows), the same
+// payload as it was while states carried every node's full network row
+// (before issue 16 item 2: the "with rows" column), and measures the
+// heap a server's row table (agent/rows) needs for n full rows. Rows are
+// not in the live run: n full rows are n² cells.
+func pushPullSizes(n int) (plain, withRows int, rowHeap float64, err error) {
 	ss := make([]gossip.NodeState, n)
 	for i := range ss {
-		ss[i] = syntheticState(i, 0)
+		ss[i] = syntheticState(i)
 	}
 	b, err := gossip.EncodeStates(ss)
 	if err != nil {
@@ -390,19 +398,29 @@ func pushPullSizes(n int) (plain, rows int, rowHeap float64, err error) {
 	}
 	plain = len(b)
 	before := heapAlloc()
-	t := gossip.NewTable(agentName(0))
+	t := rows.NewTable()
 	for i := range n {
-		t.Merge(syntheticState(i, n-1), true)
+		if _, err := t.Put(syntheticRow(i, n-1), time.Time{}); err != nil {
+			return 0, 0, 0, err
+		}
 	}
 	rowHeap = heapDelta(before, 1)
-	live := make([]gossip.NodeState, 0, n)
-	for _, e := range t.Entries() {
-		live = append(live, e.State)
+	legacy := make([]legacyState, 0, n)
+	for i, r := range t.All() {
+		legacy = append(legacy, legacyState{NodeState: ss[i], Net: r.Cells, NetV: 1})
 	}
-	b, err = gossip.EncodeStates(live)
+	lb, err := json.Marshal(legacy)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	runtime.KeepAlive(t)
-	return plain, len(b), rowHeap, nil
+	return plain, len(lb) + 2, rowHeap, nil // + gossip's type and version bytes
+}
+
+// legacyState is a state as agents sent it while rows travelled in
+// gossip (the row inline, its version beside it).
+type legacyState struct {
+	gossip.NodeState
+	Net  []gossip.NetEntry `json:"net,omitempty"`
+	NetV uint64            `json:"nv,omitempty"`
 }

@@ -23,7 +23,7 @@ func TestWriteNetMatrix_UnmeasuredShownNotGuessed(t *testing.T) {
 	var buf bytes.Buffer
 	writeNetMatrix(&buf, nodes, pairs, "bw", false)
 	out := buf.String()
-	want := "available bandwidth, Mbit/s (light = high); row = from, column = to\n" +
+	want := "available bandwidth from row to column, Mbit/s (light = high); row = from, column = to\n" +
 		"           a     b     c\n" +
 		"a              941     -\n" +
 		"b       90.5           -\n" +
@@ -50,5 +50,32 @@ func TestParseSize(t *testing.T) {
 		if _, err := agentconfig.ParseSize(in); err == nil {
 			t.Errorf("agentconfig.ParseSize(%q) accepted", in)
 		}
+	}
+}
+
+// The bandwidth cell is the row-to-column direction; each row ends with
+// its oldest figure's age, and --metric bw-age draws every cell's age.
+func TestWriteNetMatrix_DirectionsAndAges(t *testing.T) {
+	t.Parallel()
+	nodes := []api.Node{{Name: "a"}, {Name: "b"}}
+	pairs := []api.NetPair{
+		{From: "a", To: "b", BWMbps: f(9.5), BWOutMbps: f(930), BWOutAgeS: f(61), BWInMbps: f(9.5), BWInAgeS: f(61)},
+		{From: "b", To: "a", BWMbps: f(9.5), BWOutMbps: f(9.5), BWOutAgeS: f(4)},
+	}
+	var buf bytes.Buffer
+	writeNetMatrix(&buf, nodes, pairs, "bw", false)
+	want := "available bandwidth from row to column, Mbit/s (light = high); row = from, column = to\n" +
+		"           a     b oldest s\n" +
+		"a              930       61\n" +
+		"b        9.5              4\n" +
+		"load1m  0.00  0.00\n"
+	if buf.String() != want {
+		t.Fatalf("bw:\n%s\nwant\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	writeNetMatrix(&buf, nodes, pairs, "bw-age", false)
+	if !strings.Contains(buf.String(), "age of each figure, s (light = fresh)") ||
+		!strings.Contains(buf.String(), "\na               61       61\n") {
+		t.Fatalf("bw-age:\n%s", buf.String())
 	}
 }

@@ -16,6 +16,10 @@ func nodesCommand() *cli.Command {
 		Usage: "list every node with its inventory and load, like sinfo",
 		Description: `Load, CPU, free memory and network flow are shown now / 5-minute mean.
 
+SWITCH is the node's --switch, or the switch the leader inferred from the
+bandwidth tests followed by "?" ("~n3?": a switch no node declares, named
+after its first node); "-" while unknown.
+
 DRAIN is "draining" while a drained node still runs jobs, "drained" once it
 runs none (shoal node drain).
 
@@ -46,12 +50,12 @@ Examples:
 
 func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tDRAIN")
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tSWITCH\tDRAIN")
 	var unconfined []string
 	for _, n := range ns {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\t%s\t%s\n",
 			safe(n.Name), safe(n.Addr), safe(n.Status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
-			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), yesNo(n.Confined), safe(drainCell(n)))
+			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), yesNo(n.Confined), safe(switchCell(n)), safe(drainCell(n)))
 		if !n.Confined && n.Unconfined != "" {
 			unconfined = append(unconfined, fmt.Sprintf("%s: confined: no (%s)", safe(n.Name), safe(n.Unconfined)))
 		}
@@ -61,6 +65,19 @@ func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	for _, l := range unconfined {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// switchCell is the SWITCH column: the declared switch, the inferred one
+// with a "?" (the leader clustered the bandwidth measurements; its name
+// starts with "~" when no node of it declares one), "-" when unknown.
+func switchCell(n api.Node) string {
+	switch {
+	case n.Switch == "":
+		return "-"
+	case n.SwitchInferred:
+		return n.Switch + "?"
+	}
+	return n.Switch
 }
 
 func yesNo(b bool) string {

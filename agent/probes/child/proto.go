@@ -36,7 +36,11 @@ type Msg struct {
 	Addr  string `json:"addr,omitempty"`
 	Bytes uint64 `json:"bytes,omitempty"`
 	NS    int64  `json:"ns,omitempty"`
-	Err   string `json:"err,omitempty"`
+	// RevBytes and RevNS are the reverse direction of a bw result (peer
+	// to this node); zero when it was not measured.
+	RevBytes uint64 `json:"rev_bytes,omitempty"`
+	RevNS    int64  `json:"rev_ns,omitempty"`
+	Err      string `json:"err,omitempty"`
 
 	// sample and rtt
 	Sample *probe.RawSample `json:"sample,omitempty"`

@@ -151,11 +151,15 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 					_ = w.Send(Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Err: "a test is already running"})
 					continue
 				}
-				timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond
+				// Both directions in one test, each with half the bytes
+				// and half the time: the test costs what a one-way test
+				// did, so the budget and the round length hold.
+				timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond / 2
 				go func() {
 					defer busy.Store(false)
-					r, err := probe.BandwidthTestTLS(ctx, m.Addr, cfg.Key, cfg.Node, m.Bytes, timeout, probeTLS)
-					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed)}
+					r, err := probe.BandwidthTestBoth(ctx, m.Addr, cfg.Key, cfg.Node, max(m.Bytes/2, 1), timeout, probeTLS)
+					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed),
+						RevBytes: r.RevBytes, RevNS: int64(r.RevElapsed)}
 					if err != nil {
 						res.Err = err.Error()
 					}

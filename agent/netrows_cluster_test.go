@@ -1,0 +1,210 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/rows"
+	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/testcluster"
+)
+
+// bwLinks reports whether links hold a measured bandwidth for every
+// ordered pair of names.
+func bwLinks(snapLinks map[[2]string]bool, names []string) bool {
+	for _, a := range names {
+		for _, b := range names {
+			if a != b && !snapLinks[[2]string{a, b}] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func leaderLinks(a *agent.Agent) map[[2]string]bool {
+	got := map[[2]string]bool{}
+	for _, l := range a.PlacementSnapshot().Links {
+		if l.Measured && l.AvailMbps > 0 {
+			got[[2]string{l.From, l.To}] = true
+		}
+	}
+	return got
+}
+
+func netLinks(ps []api.NetPair) map[[2]string]bool {
+	got := map[[2]string]bool{}
+	for _, p := range ps {
+		if p.BWMbps != nil && *p.BWMbps > 0 {
+			got[[2]string{p.From, p.To}] = true
+		}
+	}
+	return got
+}
+
+// holdsRows reports whether a's table holds a row with bandwidth of every
+// named node, of the boot gossip shows for it there.
+func holdsRows(a *agent.Agent, names []string) bool {
+	have := map[string]gossip.NetRow{}
+	for _, r := range a.NetRows() {
+		have[r.Node] = r
+	}
+	for _, n := range names {
+		r, ok := have[n]
+		e, known := a.Gossip().Node(n)
+		if !ok || !known || r.Boot != e.State.Boot || len(r.Cells) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// postRow sends body to POST /v1/netrow of node i with the Authorization
+// header auth, and returns the status and message.
+func postRow(t *testing.T, c *testcluster.Cluster, i int, auth string, body []byte) (int, string) {
+	t.Helper()
+	cl := c.Client(i)
+	req, err := http.NewRequest(http.MethodPost, cl.Base+"/v1/netrow", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", auth)
+	resp, err := cl.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e api.Error
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	return resp.StatusCode, e.Error
+}
+
+// TestNetRows_ReachServers: rows no longer travel by gossip. A bandwidth
+// measurement a node makes reaches the leader's placement snapshot and
+// GET /v1/net on every node through the servers' tables; the route takes
+// rows from agents only; a restarted server has every row again at once,
+// although rows do not change and the periodic refresh is an hour away
+// (so only the sender's new-server fill can have brought them).
+func TestNetRows_ReachServers(t *testing.T) {
+	t.Parallel()
+	bin := testcluster.BuildShoal(t)
+	// Let uid 65534 reach the socket in the data directory and the helper
+	// binary (as TestLocalSocket does): the test's directories are 0700.
+	binDir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(binDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3
+	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: func(i int, cfg *agent.Config) {
+		fastProbes(i, cfg)
+		// One bandwidth cycle and one latency round at start, then rows
+		// stay as they are for the test's length.
+		cfg.Probes.BandwidthInterval = time.Hour
+		cfg.Probes.LatencyInterval = time.Hour
+		cfg.Rows = rows.Config{MinInterval: 500 * time.Millisecond, Refresh: time.Hour}
+	}})
+	leader := c.WaitLeader(45 * time.Second)
+	names := []string{c.Name(0), c.Name(1), c.Name(2)}
+	ctx := context.Background()
+	start := time.Now()
+
+	testcluster.WaitFor(t, 60*time.Second, "every ordered pair's bandwidth in the leader's placement snapshot", func() bool {
+		return bwLinks(leaderLinks(c.Agent(leader)), names)
+	})
+	t.Logf("leader's snapshot has every link %v after the leader was elected", time.Since(start).Round(time.Millisecond))
+	testcluster.WaitFor(t, 30*time.Second, "every ordered pair's bandwidth in GET /v1/net on every node", func() bool {
+		for i := range n {
+			ps, err := c.Client(i).Net(ctx)
+			if err != nil || !bwLinks(netLinks(ps), names) {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range n {
+		sends, b := c.Agent(i).NetRowsSent()
+		row := c.Agent(i).OwnNetRow()
+		enc, _ := gossip.EncodeNetRow(&row)
+		t.Logf("%s: own row v%d, %d cells, %d B; %d rows (%d B) sent to other servers in %v", c.Name(i), row.V, len(row.Cells),
+			len(enc), sends, b, time.Since(start).Round(time.Second))
+	}
+
+	t.Run("agents only", func(t *testing.T) {
+		good, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: "ghost", Boot: 1, V: 1, Cells: []gossip.NetEntry{{Peer: c.Name(0), BW: 5, BWAt: 1}}})
+		if code, msg := postRow(t, c, 0, "Job 7.0.deadbeef", good); code != http.StatusForbidden {
+			t.Errorf("a job capability: %d %q, want 403", code, msg)
+		}
+		if code, _ := postRow(t, c, 0, "", good); code != http.StatusUnauthorized {
+			t.Errorf("no credentials: %d, want 401", code)
+		}
+		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, []byte(`{"node":"ghost","cells":[{"p":"x","bw":-1}]}`)); code != http.StatusBadRequest || !strings.Contains(msg, "bad network entry") {
+			t.Errorf("a negative bandwidth: %d %q, want 400", code, msg)
+		}
+		huge, _ := json.Marshal(gossip.NetRow{Node: "ghost", Boot: 1, V: 2, Cells: make([]gossip.NetEntry, gossip.MaxNetCells+1)})
+		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, huge); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "at most 16384") {
+			t.Errorf("a row of %d cells: %d %q, want 413", gossip.MaxNetCells+1, code, msg)
+		}
+		pad, _ := json.Marshal(map[string]string{"node": "ghost", "pad": strings.Repeat("x", gossip.MaxNetRowBytes)})
+		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, pad); code != http.StatusRequestEntityTooLarge {
+			t.Errorf("a body over %d bytes: %d %q, want 413", gossip.MaxNetRowBytes, code, msg)
+		}
+		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, []byte(`{"node":"ghost","boot":1,"v":3,"base":2,"cells":[]}`)); code != http.StatusConflict || !strings.Contains(msg, "send the whole row") {
+			t.Errorf("a delta on a base the server does not hold: %d %q, want 409", code, msg)
+		}
+		for _, r := range c.Agent(0).NetRows() {
+			if r.Node == "ghost" {
+				t.Fatalf("a refused row was kept: %+v", r)
+			}
+		}
+		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, good); code != http.StatusNoContent {
+			t.Fatalf("the token: %d %q, want 204", code, msg)
+		}
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to send from uid 65534 over the socket")
+		}
+		ans := asUser(t, copyExecutable(t, binDir), c.Agent(0).SocketPath(), 65534, sockReq{Method: "POST", Path: "/v1/netrow", Body: good})
+		if ans.Code != http.StatusForbidden {
+			t.Errorf("a local non-root user: %d %q, want 403", ans.Code, ans.Msg)
+		}
+	})
+
+	t.Run("a restarted server is filled at once", func(t *testing.T) {
+		f := (leader + 1) % n
+		others := []string{}
+		before := map[string]uint64{}
+		for i := range n {
+			if i != f {
+				others = append(others, c.Name(i))
+				before[c.Name(i)] = c.Agent(i).OwnNetRow().V
+			}
+		}
+		c.Kill(f)
+		c.Restart(f)
+		restarted := time.Now()
+		testcluster.WaitFor(t, 30*time.Second, "the restarted server to hold the others' rows", func() bool {
+			return holdsRows(c.Agent(f), others)
+		}, func() string { return fmt.Sprintf("it holds %+v", c.Agent(f).NetRows()) })
+		t.Logf("restarted %s holds %v's rows %v after its restart (refresh: 1h)", c.Name(f), others, time.Since(restarted).Round(time.Millisecond))
+		for i := range n {
+			if i != f {
+				if v := c.Agent(i).OwnNetRow().V; v != before[c.Name(i)] {
+					t.Logf("%s's row changed meanwhile (v%d to v%d): the change path may have carried it", c.Name(i), before[c.Name(i)], v)
+				}
+			}
+		}
+		testcluster.WaitFor(t, 30*time.Second, "GET /v1/net on the restarted server to list the others' links", func() bool {
+			ps, err := c.Client(f).Net(ctx)
+			return err == nil && bwLinks(netLinks(ps), others)
+		})
+	})
+}

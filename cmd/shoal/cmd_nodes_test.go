@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+// TestNodesTable_Switch: the SWITCH column tells a declared switch from
+// an inferred one ("?") and an unknown one ("-"), and DRAIN stays last.
+func TestNodesTable_Switch(t *testing.T) {
+	t.Parallel()
+	ns := []api.Node{
+		{Name: "a1", Switch: "rackA"},
+		{Name: "b1", Switch: "~b1", SwitchInferred: true},
+		{Name: "a2", Switch: "rackA", SwitchInferred: true},
+		{Name: "u"},
+	}
+	var buf bytes.Buffer
+	writeNodesTable(&buf, ns)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	head := strings.Fields(lines[0])
+	if head[len(head)-2] != "SWITCH" || head[len(head)-1] != "DRAIN" {
+		t.Fatalf("header %q: want SWITCH then DRAIN last", lines[0])
+	}
+	want := map[string]string{"a1": "rackA", "b1": "~b1?", "a2": "rackA?", "u": "-"}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if got := f[len(f)-2]; got != want[f[0]] {
+			t.Errorf("%s: SWITCH %q, want %q (%q)", f[0], got, want[f[0]], l)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package leader
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/hashicorp/serf/coordinate"
+
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// TestSnapshot_DerivedLinks: a pair without a direct test gets the
+// model's figure, marked Derived; a measured pair keeps only its
+// measurement; an undeclared node takes raft's inferred switch; a node of
+// unknown switch gets no derived link.
+func TestSnapshot_DerivedLinks(t *testing.T) {
+	t.Parallel()
+	st := raftfsm.NewState()
+	st.Switches = map[string]string{"b1": "~b1", "b2": "~b1"}
+	nodes := []Node{testNode("a1"), testNode("a2"), testNode("a3"), testNode("b1"), testNode("b2"), testNode("u")}
+	for i := range nodes[:3] {
+		nodes[i].Attrs.Switch = "A"
+	}
+	row := func(i int, peer string, bw float64) {
+		nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000, RTTus: 200})
+	}
+	row(0, "a2", 940) // a1-a2
+	row(1, "a3", 95)  // a2-a3: a3 has a 100 Mbit/s port
+	row(3, "b2", 900) // b1-b2
+	row(0, "b1", 300) // switch pair A-~b1
+	snap := Snapshot(st, nodes)
+	links := map[[2]string]placement.Link{}
+	for _, l := range snap.Links {
+		k := [2]string{l.From, l.To}
+		if _, dup := links[k]; dup {
+			t.Fatalf("link %v twice", k)
+		}
+		links[k] = l
+	}
+	for _, c := range []struct {
+		from, to string
+		derived  bool
+		peak     float64
+	}{
+		{"a1", "a2", false, 940},
+		{"a1", "a3", true, 95},
+		{"a2", "b2", true, 300},
+		{"a3", "b1", true, 95},
+		{"b1", "b2", false, 900},
+	} {
+		l, ok := links[[2]string{c.from, c.to}]
+		if !ok || l.Derived != c.derived || l.PeakMbps != c.peak || !l.Measured {
+			t.Errorf("%s-%s: %+v (present %v), want derived %v peak %v", c.from, c.to, l, ok, c.derived, c.peak)
+		}
+	}
+	for k := range links {
+		if k[0] == "u" || k[1] == "u" {
+			t.Errorf("a link with u, of unknown switch: %v", links[k])
+		}
+	}
+	for _, n := range snap.Nodes {
+		want := map[string]string{"a1": "A", "a2": "A", "a3": "A", "b1": "~b1", "b2": "~b1", "u": ""}[n.Name]
+		if n.Switch != want {
+			t.Errorf("%s on %q, want %q", n.Name, n.Switch, want)
+		}
+	}
+}
+
+// derivedWorld is n nodes on switches of 16 whose rows hold what the
+// topology planner measures: each node's two ring neighbours on its
+// switch, and one test per switch pair.
+func derivedWorld(n int) (*raftfsm.State, []Node) {
+	var nodes []Node
+	for i := range n {
+		nd := testNode(fmt.Sprintf("n%04d", i))
+		nd.Attrs.Switch = fmt.Sprintf("s%03d", i/16)
+		nodes = append(nodes, nd)
+	}
+	for i := range nodes {
+		s := i / 16
+		j := s*16 + (i%16+1)%16
+		if j < n && j != i {
+			nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000, RTTus: 150})
+		}
+	}
+	sw := (n + 15) / 16
+	for a := range sw {
+		for b := a + 1; b < sw; b++ {
+			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000, RTTus: 400})
+		}
+	}
+	return raftfsm.NewState(), nodes
+}
+
+// BenchmarkSnapshotDerived times the leader's snapshot with derived links
+// and the netload placement on it, at 64 and 1,000 nodes:
+//
+//	go test -run XXX -bench SnapshotDerived -benchtime 10x ./leader/
+func BenchmarkSnapshotDerived(b *testing.B) {
+	for _, n := range []int{64, 1000} {
+		st, nodes := derivedWorld(n)
+		b.Run(fmt.Sprintf("nodes=%d/snapshot", n), func(b *testing.B) {
+			for b.Loop() {
+				Snapshot(st, nodes)
+			}
+		})
+		snap := Snapshot(st, nodes)
+		b.Run(fmt.Sprintf("nodes=%d/links=%d/place-n=64", n, len(snap.Links)), func(b *testing.B) {
+			req := placement.Request{N: 64, Policy: "netload", Oversubscribe: true, Force: true}
+			for b.Loop() {
+				if _, err := placement.Place(snap, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// coordAt is a coordinate at x seconds on the first axis, nothing else.
+func coordAt(x float64) *coordinate.Coordinate {
+	c := coordinate.NewCoordinate(coordinate.DefaultConfig())
+	c.Vec[0] = x
+	return c
+}
+
+// TestSnapshot_LinksDirectionsAndEstimates: a row's cell becomes a link
+// with both directions (From is the row's owner), a cell measured by
+// bandwidth only takes the coordinates' RTT estimate, marked estimated,
+// and a direct RTT is never replaced.
+func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
+	t.Parallel()
+	nodes := []Node{
+		{Name: "a", Status: StatusAlive, HasState: true, Coord: coordAt(0.001), Net: []NetEntry{
+			{Peer: "b", BW: 10, Peak: 950, BWAt: 1, BWOut: 940, BWIn: 10, PeakOut: 950, PeakIn: 10},
+			{Peer: "c", RTTus: 250, RTTAt: 1, BW: 500, Peak: 500, BWAt: 1}}},
+		{Name: "b", Status: StatusAlive, HasState: true, Coord: coordAt(0.004)},
+		{Name: "c", Status: StatusAlive, HasState: true},
+	}
+	snap := Snapshot(raftfsm.NewState(), nodes)
+	if len(snap.Links) != 2 {
+		t.Fatalf("links %+v", snap.Links)
+	}
+	ab, ac := snap.Links[0], snap.Links[1]
+	want := placement.Link{From: "a", To: "b", AvailMbps: 10, PeakMbps: 950, Measured: true,
+		FwdMbps: 940, RevMbps: 10, FwdPeakMbps: 950, RevPeakMbps: 10, RTTms: ab.RTTms, RTTEstimated: true}
+	if ab != want || math.Abs(ab.RTTms-3) > 0.05 { // plus the default heights, 10 µs each
+		t.Fatalf("a->b = %+v; want %+v with RTT 3 ms from the coordinates", ab, want)
+	}
+	if ac.RTTEstimated || ac.RTTms != 0.25 {
+		t.Fatalf("a->c = %+v; want the direct 0.25 ms, not estimated", ac)
+	}
+	// No estimate without both coordinates, nor across dimensionalities.
+	nodes[1].Coord = nil
+	if l := Snapshot(raftfsm.NewState(), nodes).Links[0]; l.RTTEstimated || l.RTTms != 0 {
+		t.Fatalf("one coordinate missing: %+v", l)
+	}
+	odd := coordinate.DefaultConfig()
+	odd.Dimensionality = 3
+	nodes[1].Coord = coordinate.NewCoordinate(odd)
+	if l := Snapshot(raftfsm.NewState(), nodes).Links[0]; l.RTTEstimated {
+		t.Fatalf("incompatible coordinates gave an estimate: %+v", l)
+	}
+}

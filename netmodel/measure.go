@@ -1,0 +1,77 @@
+package netmodel
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/shoal-hpc/shoal/probe"
+)
+
+// Measurement is one node's view of one peer, as a network row holds it.
+// Both ends' rows may report the same pair: they are merged.
+type Measurement struct {
+	A, B string
+	// AvailMbps is the latest bandwidth test, PeakMbps the best so far.
+	AvailMbps, PeakMbps float64
+	// RTTms is the measured round trip, 0 when none.
+	RTTms float64
+	// BWAt is when the bandwidth was last tested (any unit, larger is
+	// later); 0 when the pair has no bandwidth test.
+	BWAt int64
+}
+
+// pairData is the merged record of one unordered pair.
+type pairData struct {
+	avail, peak, rtt float64
+	at               int64
+	rttN             int
+}
+
+// merge folds ms into one record per unordered pair with a bandwidth
+// test: the best peak, the latest available figure, the mean RTT. Pairs
+// with only an RTT keep it (for the RTT classes) with at = 0.
+func merge(ms []Measurement) map[probe.Pair]*pairData {
+	out := make(map[probe.Pair]*pairData, len(ms))
+	for _, m := range ms {
+		if m.A == "" || m.B == "" || m.A == m.B {
+			continue
+		}
+		p := probe.NewPair(m.A, m.B)
+		d := out[p]
+		if d == nil {
+			d = &pairData{}
+			out[p] = d
+		}
+		if m.RTTms > 0 {
+			d.rtt += m.RTTms
+			d.rttN++
+		}
+		if m.BWAt == 0 || !(m.PeakMbps > 0 || m.AvailMbps > 0) {
+			continue
+		}
+		d.peak = max(d.peak, m.PeakMbps, m.AvailMbps)
+		if m.BWAt > d.at || (m.BWAt == d.at && m.AvailMbps > d.avail) {
+			d.at, d.avail = m.BWAt, m.AvailMbps
+		}
+	}
+	for _, d := range out {
+		if d.rttN > 0 {
+			d.rtt /= float64(d.rttN)
+		}
+	}
+	return out
+}
+
+// sortedPairs returns the keys of pairs that have a bandwidth test,
+// sorted: every computation over them is in this order, so the result
+// does not depend on map iteration.
+func sortedPairs(pairs map[probe.Pair]*pairData) []probe.Pair {
+	out := make([]probe.Pair, 0, len(pairs))
+	for p, d := range pairs {
+		if d.at != 0 {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(x, y probe.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+	return out
+}
