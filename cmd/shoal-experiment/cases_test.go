@@ -170,9 +170,7 @@ func TestCaseDegrade10(t *testing.T) {
 // pair's two directions (a saturated or slow direction hides behind the
 // fast one): issue #17 item 1. Strict: a case listed here that passes
 // fails the test, so the list shrinks when placement learns directions.
-var pendingDirectional = map[string]string{
-	"asym10/0": "placement averages both directions: n02's 200 out hides its 15 in",
-}
+var pendingDirectional = map[string]string{}
 
 // On every case, netload given a perfect snapshot (every ordered pair's
 // configured rates) finds a group as good as the oracle's: what it would

@@ -454,11 +454,23 @@ func readCSV(path string) ([]runRec, error) {
 var csvHeader = []string{"rep", "order", "policy", "hosts", "time_s", "comm_s", "wall_s", "model_T", "min_avail_mbps", "switches", "hog_nodes", "error",
 	"case", "kind", "phase", "app"}
 
-func writeCSV(path string, recs []runRec) error {
-	f, err := os.Create(path)
+// writeCSV writes to a temporary file and renames it over path, so a run
+// killed while writing (the testbed tears down and exits on SIGTERM)
+// keeps the previous complete CSV.
+func writeCSV(path string, recs []runRec) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write CSV: %w", err)
 	}
+	defer func() {
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			_ = os.Remove(f.Name())
+			err = fmt.Errorf("write CSV %s: %w", path, err)
+		}
+	}()
 	w := csv.NewWriter(f)
 	_ = w.Write(csvHeader)
 	for _, r := range recs {

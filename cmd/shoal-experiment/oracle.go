@@ -158,10 +158,13 @@ func (m *model) snapshot() placement.Snapshot {
 		hogs[h.Node] += h.Workers
 	}
 	flow := map[string]float64{} // bytes/s in+out, as agents report it
+	tx, rx := map[string]float64{}, map[string]float64{}
 	for _, f := range m.topo.Flows {
 		rate := m.flowRate(f) * 1e6 / 8
 		flow[f.From] += rate
 		flow[f.To] += rate
+		tx[f.From] += rate
+		rx[f.To] += rate
 	}
 	for _, n := range m.topo.Nodes {
 		l := float64(hogs[n.Name]) + n.Load
@@ -174,16 +177,20 @@ func (m *model) snapshot() placement.Snapshot {
 			CPUUtil:  placement.Means{Now: u, M1: u, M5: u, M15: u},
 			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
 			NetFlow:  placement.Means{Now: fl, M1: fl, M5: fl, M15: fl},
+			NetTx:    tx[n.Name], NetRx: rx[n.Name],
 		})
 	}
-	for _, a := range m.topo.Nodes {
-		for _, b := range m.topo.Nodes {
-			if a.Name == b.Name {
-				continue
-			}
-			peak, avail, hops := m.pair(a.Name, b.Name)
+	for i, a := range m.topo.Nodes {
+		for _, b := range m.topo.Nodes[i+1:] {
+			pab, aab, hops := m.pair(a.Name, b.Name)
+			pba, aba, _ := m.pair(b.Name, a.Name)
 			rtt := 0.1 + 0.1*float64(hops)
-			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true})
+			// One link per pair with both directions, as the agents'
+			// rows carry them since issue 17 item 1; AvailMbps the worse
+			// direction and PeakMbps the faster, as placement.Link says.
+			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTms: rtt,
+				AvailMbps: math.Min(aab, aba), PeakMbps: math.Max(pab, pba), Measured: true,
+				FwdMbps: float32(aab), RevMbps: float32(aba), FwdPeakMbps: float32(pab), RevPeakMbps: float32(pba)})
 		}
 	}
 	return s
