@@ -21,8 +21,9 @@ build:
 
 # Debian packages the tests and the demo use; a no-op when all are there.
 # systemd (systemd-analyze), man-db and zsh: make deb-check; prometheus:
-# promtool, which the metrics tests run on the exposition.
-DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus
+# promtool, which the metrics tests run on the exposition; lammps: lmp, the
+# real application make experiment runs besides examples/mpi/halo.c.
+DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus lammps
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -74,11 +75,14 @@ e2e: deps build
 	# SHOAL_ROLES_AGENTS=20 runs the full size.
 	SHOAL_E2E=1 SHOAL_ROLES_AGENTS=$${SHOAL_ROLES_AGENTS:-10} $(GO) test -count=1 -v -timeout 20m -run TestTwentyAgentsServersAndClients ./agent/
 
-# seed 002 §5 on the lab12 testbed: prints the table, writes experiment.csv.
-# Needs root. EXPERIMENT_FLAGS passes more flags (see bin/shoal-experiment -h).
+# seed 002 §5 on the testbed cases (lab12, bulk10, asym10, degrade10; halo
+# and LAMMPS): prints the tables, writes experiment.csv. Needs root.
+# EXPERIMENT_CASES picks cases; EXPERIMENT_FLAGS passes more flags (see
+# bin/shoal-experiment -h).
+EXPERIMENT_CASES ?= lab12,bulk10,asym10,degrade10
 experiment: deps build
 	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
-	$(BIN)/shoal-experiment -shoal $(SHOAL) -topo testbed/lab12.json -out experiment.csv $(EXPERIMENT_FLAGS)
+	$(BIN)/shoal-experiment -shoal $(SHOAL) -cases $(EXPERIMENT_CASES) -out experiment.csv $(EXPERIMENT_FLAGS)
 
 # The leader core (leader/) stays pure: no network, file system, processes
 # or unseeded randomness among its imports (leader/purity_test.go checks

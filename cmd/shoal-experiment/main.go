@@ -1,16 +1,19 @@
 // Command shoal-experiment reproduces seed 002 §5 on the network-namespace
-// testbed: the same communication-heavy MPI program (examples/mpi/halo.c,
-// Open MPI over TCP by default, MPICH with -mpi mpich) on the nodes chosen
-// by random, sequential, load-aware, paper and netload placement (asked of
+// testbed, on several testbed cases (testbed/*.json: lab12, a saturating
+// bulk flow inside a switch, asymmetric links, a link that degrades
+// mid-run): the same MPI programs (examples/mpi/halo.c and Debian's
+// LAMMPS LJ melt, Open MPI over TCP by default) on the nodes chosen by
+// random, sequential, load-aware, paper and netload placement (asked of
 // a running shoal cluster with `shoal alloc`, also with other alpha and
 // attribute weights), by a brute-force oracle over the configured link
 // rates and by a brute-force minimiser of shoal's T over a perfect
-// snapshot; policies interleaved in a fresh random order every
-// repetition. It prints per-policy times, the seed's gain table and each
-// policy's time over the oracle's, and writes every run to a CSV. Needs
-// root.
+// snapshot. Per case it reports the cold start (every policy's first
+// placement, asked the moment the cluster has formed) apart from the
+// steady-state repetitions (policies interleaved in a fresh random order
+// each), per program and, where the case changes a link mid-run, per
+// phase. Every run goes to a CSV. Needs root.
 //
-//	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -reps 8
+//	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -cases bulk10 -reps 3
 //
 // docs/experiment.md describes the setup and the results.
 package main
@@ -23,13 +26,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,44 +41,70 @@ import (
 )
 
 type config struct {
-	topo, shoal, halo, out string
+	cases                  []string
+	testbed                string
+	shoal, halo, out       string
 	reps, np, ppn          int
+	coldReps               int
 	iters, haloKiB, sweeps int
+	lmp                    string
+	lammpsSteps            int
+	apps                   []string
 	confine                int
 	mpi                    string
 	bwWait, runTimeout     time.Duration
+	formTimeout            time.Duration
 	policies               []string
 	seed                   uint64
 	agentArgs              []string
 	verbose                bool
 }
 
+// defaultCases are the testbed cases a plain run covers, in order.
+const defaultCases = "lab12,bulk10,asym10,degrade10"
+
 func main() {
 	var c config
-	var policies, agentArgs string
-	flag.StringVar(&c.topo, "topo", "testbed/lab12.json", "topology `FILE`")
+	var cases, topo, policies, agentArgs, apps string
+	flag.StringVar(&cases, "cases", defaultCases, "testbed `CASES` to run, comma-separated: names of DIR/NAME.json (see -testbed) or .json files")
+	flag.StringVar(&topo, "topo", "", "topology `FILE`: one case (same as -cases FILE)")
+	flag.StringVar(&c.testbed, "testbed", "testbed", "`DIR` holding the cases' topologies")
 	flag.StringVar(&c.shoal, "shoal", "bin/shoal", "shoal `BINARY`")
-	flag.StringVar(&c.halo, "halo", "examples/mpi/halo.c", "MPI program: a .c file (built with mpicc.mpich) or an executable")
-	flag.StringVar(&c.out, "out", "experiment.csv", "CSV `FILE` of every run")
-	flag.IntVar(&c.reps, "reps", 5, "repetitions (each runs every policy once)")
+	flag.StringVar(&apps, "apps", "halo,lammps", "MPI `PROGRAMS` run on every group: halo (examples/mpi/halo.c), lammps (Debian's lmp, LJ melt)")
+	flag.StringVar(&c.halo, "halo", "examples/mpi/halo.c", "halo program: a .c file (built with mpicc.FLAVOUR) or an executable")
+	flag.StringVar(&c.lmp, "lammps", "lmp", "LAMMPS `BINARY` (Debian's lammps package, Open MPI)")
+	flag.IntVar(&c.lammpsSteps, "lammps-steps", 100, "LJ melt time steps (4000 atoms)")
+	flag.StringVar(&c.out, "out", "experiment.csv", "CSV `FILE` of every run (rewritten after every case)")
+	flag.IntVar(&c.reps, "reps", 5, "steady-state repetitions per case (each runs every policy once per program)")
+	flag.IntVar(&c.coldReps, "cold-reps", 2, "runs of each policy's cold-start group per program (0: no cold start)")
 	flag.IntVar(&c.np, "np", 4, "MPI ranks (the machine has 2 cores: keep it small)")
 	flag.IntVar(&c.ppn, "ppn", 0, "ranks per node asked of shoal alloc (0: placement decides from each node's free cores)")
 	flag.IntVar(&c.iters, "iters", 15, "halo iterations")
 	flag.IntVar(&c.haloKiB, "halo-kib", 256, "halo size in KiB per neighbour and direction")
 	flag.IntVar(&c.sweeps, "sweeps", 4, "relaxation sweeps per iteration (compute)")
-	flag.StringVar(&c.mpi, "mpi", "openmpi", "MPI `FLAVOUR`: openmpi (TCP BTL, yields when idle) or mpich (ch4:ucx, UCX_TLS=tcp, busy-polls)")
+	flag.StringVar(&c.mpi, "mpi", "openmpi", "MPI `FLAVOUR`: openmpi (TCP BTL, yields when idle) or mpich (ch4:ucx, UCX_TLS=tcp, busy-polls; halo only)")
 	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
-	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long to wait for one full bandwidth cycle before running anyway")
+	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long after formation to wait for one full bandwidth cycle before the steady-state runs (the cold-start runs count)")
+	flag.DurationVar(&c.formTimeout, "form-timeout", 3*time.Minute, "how long to wait for the cluster to form")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 3*time.Minute, "longest one MPI run may take")
 	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,netload@0.1,netload/flow=0,t-oracle,oracle",
 		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A/W asks with --alpha A --weight W), t-oracle, oracle")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
-	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 30m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
+	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
-	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILE` and exit (no root needed)")
+	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
 	flag.Parse()
-	c.policies = strings.Split(policies, ",")
+	c.cases = splitList(cases)
+	if topo != "" {
+		c.cases = []string{topo}
+	}
+	c.policies = splitList(policies)
+	c.apps = splitList(apps)
 	c.agentArgs = strings.Fields(agentArgs)
+	if err := c.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
+		os.Exit(2)
+	}
 	if *reportOnly != "" {
 		if err := reprint(c, *reportOnly, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
@@ -95,156 +120,137 @@ func main() {
 	}
 }
 
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// check rejects flag values no run could use, before anything starts.
+func (c config) check() error {
+	switch {
+	case len(c.cases) == 0:
+		return errors.New("-cases: no case given")
+	case len(c.policies) == 0:
+		return errors.New("-policies: no policy given")
+	case c.mpi != "openmpi" && c.mpi != "mpich":
+		return fmt.Errorf("-mpi %q: use openmpi or mpich", c.mpi)
+	case c.reps < 0 || c.coldReps < 0:
+		return fmt.Errorf("-reps %d, -cold-reps %d: must be >= 0", c.reps, c.coldReps)
+	case c.np < 2:
+		return fmt.Errorf("-np %d: at least 2 ranks", c.np)
+	}
+	for _, p := range c.policies {
+		name, _, _ := parsePolicy(p)
+		switch name {
+		case "oracle", "t-oracle", placement.PolicyRandom, placement.PolicySequential, placement.PolicyLoad, placement.PolicyPaper, placement.PolicyNetload:
+		default:
+			return fmt.Errorf("-policies: unknown policy %q", p)
+		}
+	}
+	for _, a := range c.apps {
+		if a != "halo" && a != "lammps" {
+			return fmt.Errorf("-apps: unknown program %q (halo, lammps)", a)
+		}
+	}
+	return nil
+}
+
+// caseFile is the topology file of a case: NAME is DIR/NAME.json, a
+// path ending in .json is itself.
+func (c config) caseFile(name string) string {
+	if strings.HasSuffix(name, ".json") || strings.Contains(name, "/") {
+		return name
+	}
+	return filepath.Join(c.testbed, name+".json")
+}
+
 // runRec is one MPI run.
 type runRec struct {
 	Rep, Order     int
 	Policy         string
 	Hosts          []string // one entry per rank, in rank order
-	TimeS, CommS   float64  // halo's own timing (slowest rank)
-	WallS          float64  // mpiexec from start to exit
+	TimeS, CommS   float64  // the program's own timing (slowest rank / LAMMPS loop time)
+	WallS          float64  // mpirun from start to exit
 	ModelT         float64  // shoal's T for the group (alloc's Score.T), 0 for the oracles
-	MinAvailMbps   float64  // slowest pair under the configured rates
+	MinAvailMbps   float64  // slowest pair (slower direction) under the configured rates of the run's phase
 	Switches, Hogs int
 	Err            string
+	Case           string // the testbed case (topology name)
+	Kind           string // "cold" (the policy's first placement after formation) or "steady"
+	Phase          int    // scheduled link changes applied when the run started
+	App            string // halo or lammps
 }
 
 func run(ctx context.Context, c config, out io.Writer) error {
 	if ok, why := netns.Available(); !ok {
 		return fmt.Errorf("needs the netns testbed: %s", why)
 	}
-	topo, err := netns.LoadTopology(c.topo)
-	if err != nil {
-		return err
+	var topos []netns.Topology
+	for _, name := range c.cases {
+		topo, err := netns.LoadTopology(c.caseFile(name))
+		if err != nil {
+			return err
+		}
+		topos = append(topos, topo)
 	}
 	shoal, err := filepath.Abs(c.shoal)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(shoal); err != nil {
+		return fmt.Errorf("shoal binary: %w (make build)", err)
 	}
 	work, err := os.MkdirTemp("", "shoal-experiment-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	if c.mpi != "openmpi" && c.mpi != "mpich" {
-		return fmt.Errorf("-mpi %q: use openmpi or mpich", c.mpi)
-	}
-	prog, err := buildProgram(c.halo, work, c.mpi)
+	apps, err := buildApps(c, work)
 	if err != nil {
 		return err
 	}
-	logLevel := slog.LevelWarn
-	if c.verbose {
-		logLevel = slog.LevelInfo
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
 	start := time.Now()
 	say := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+		fmt.Fprintf(os.Stderr, "[%6.1fs load %s] %s\n", time.Since(start).Seconds(), loadAvg(), fmt.Sprintf(format, args...))
 	}
-	say("bringing up %s: %d nodes, %d switches, %d flows, %d hog nodes", topo.Name, len(topo.Nodes), len(topo.Switches), len(topo.Flows), len(topo.Hogs))
-	l, err := lab.Up(ctx, topo, lab.Options{
-		Shoal: shoal, Dir: filepath.Join(work, "lab"), Logger: log,
-		AgentArgs: c.agentArgs, EmulateLoad: true, ConfineHogs: c.confine,
-	})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := l.Close(); err != nil {
-			say("teardown: %v", err)
-		}
-	}()
-	leader, err := l.WaitFormed(ctx, 2*time.Minute)
-	if err != nil {
-		return err
-	}
-	nodes := l.Nodes()
-	asker := nodes[len(nodes)-1]
-	if asker == leader {
-		asker = nodes[len(nodes)-2]
-	}
-	say("cluster formed, leader %s; placement asked of %s", leader, asker)
-	full := len(nodes) * (len(nodes) - 1) / 2
-	if err := l.WaitBandwidthCycle(ctx, asker, full, c.bwWait); err != nil {
-		n, _, _ := l.MeasuredPairs(ctx, asker)
-		say("bandwidth: %d of %d pairs measured after %v; running anyway (%v)", n, full, c.bwWait, err)
-	} else {
-		say("bandwidth: all %d pairs measured", full)
-	}
-	if net, err := l.Shoal(ctx, asker, "net", "--color", "never"); err == nil {
-		fmt.Fprintf(out, "shoal net (Mbit/s) as %s sees it before the runs:\n%s\n", asker, net)
-	}
-	m := newModel(topo)
-	oracleHosts, err := m.oracle(c.np)
-	if err != nil {
-		return err
-	}
-	tOracleHosts, td, err := m.tOracle(c.np, c.ppn)
-	if err != nil {
-		return err
-	}
-	say("oracle group (configured rates, no hog nodes, fastest slowest pair): %v", oracleHosts)
-	say("t-oracle group (least T over a perfect snapshot, T=%.3f): %v", td.Score.T, tOracleHosts)
-	rsh, err := l.LauncherScript()
-	if err != nil {
-		return err
-	}
-
 	var recs []runRec
-	rng := rand.New(rand.NewPCG(c.seed, 0xe4))
-	for rep := 1; rep <= c.reps; rep++ {
-		order := append([]string(nil), c.policies...)
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for i, pol := range order {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			r := runRec{Rep: rep, Order: i + 1, Policy: pol}
-			switch pol {
-			case "oracle":
-				r.Hosts = oracleHosts
-			case "t-oracle":
-				r.Hosts = tOracleHosts
-			default:
-				r.Hosts, r.ModelT, err = alloc(ctx, l, asker, pol, c.np, c.ppn, int64(c.seed)*1000+int64(rep))
-				if err != nil {
-					return err
-				}
-			}
-			r.MinAvailMbps, r.Switches, r.Hogs = m.groupStats(r.Hosts)
-			runMPI(ctx, l, rsh, prog, c, work, &r)
-			recs = append(recs, r)
-			status := fmt.Sprintf("%.3fs (comm %.3fs)", r.TimeS, r.CommS)
-			if r.Err != "" {
-				status = "FAILED: " + r.Err
-			}
-			say("rep %d/%d %-10s on %-15s -> %s", rep, c.reps, pol, strings.Join(r.Hosts, ","), status)
+	for i, topo := range topos {
+		cs := caseRun{c: c, topo: topo, shoal: shoal, work: filepath.Join(work, fmt.Sprintf("case%d", i)), apps: apps, say: say,
+			seed: c.seed + uint64(i)*7919}
+		caseStart := time.Now()
+		got, err := cs.run(ctx, out)
+		recs = append(recs, got...)
+		if werr := writeCSV(c.out, recs); werr != nil {
+			return errors.Join(err, werr)
 		}
+		if err != nil {
+			return fmt.Errorf("case %s: %w (runs so far in %s)", topo.Name, err, c.out)
+		}
+		say("case %s done in %v", topo.Name, time.Since(caseStart).Round(time.Second))
 	}
-	if err := writeCSV(c.out, recs); err != nil {
-		return err
-	}
-	report(out, c, topo, recs, oracleHosts, tOracleHosts, time.Since(start))
+	fmt.Fprintf(out, "\n# shoal-experiment: %d cases, %d runs, took %v\n", len(topos), len(recs), time.Since(start).Round(time.Second))
+	report(out, c, topos, recs)
 	fmt.Fprintf(out, "\nevery run: %s\n", c.out)
 	return nil
 }
 
-// buildProgram compiles a .c file with MPICH's mpicc, or returns the
-// executable it is given.
-func buildProgram(src, dir, flavour string) (string, error) {
-	abs, err := filepath.Abs(src)
+// loadAvg is the host's 1-minute load average: the machine is shared,
+// and every progress line carries it so a slow run can be read against it.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return "", err
+		return "?"
 	}
-	if !strings.HasSuffix(src, ".c") {
-		return abs, nil
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
 	}
-	exe := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
-	cc := "mpicc." + flavour
-	if b, err := exec.Command(cc, "-O2", "-o", exe, abs, "-lm").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s %s: %w\n%s", cc, src, err, b)
-	}
-	return exe, nil
+	return f[0]
 }
 
 // parsePolicy splits a policy spec NAME[@ALPHA][/WEIGHT...], e.g.
@@ -288,12 +294,10 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, se
 	return hosts, d.Score.T, nil
 }
 
-var haloLine = regexp.MustCompile(`time_s=([0-9.]+) comm_s=([0-9.]+)`)
-
 // runMPI runs the program on r.Hosts with mpiexec started on the first of
 // them (as a user logged into the job's head node would), over TCP.
-func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work string, r *runRec) {
-	hf := filepath.Join(work, fmt.Sprintf("hosts-%d-%s", r.Rep, strings.NewReplacer("/", "_", "@", "_").Replace(r.Policy)))
+func runMPI(ctx context.Context, l *lab.Lab, rsh string, a app, c config, work string, r *runRec) {
+	hf := filepath.Join(work, fmt.Sprintf("hosts-%s-%d-%s-%s", r.Kind, r.Rep, strings.NewReplacer("/", "_", "@", "_").Replace(r.Policy), a.name))
 	var b strings.Builder
 	for _, h := range slotsOf(r.Hosts) {
 		fmt.Fprintf(&b, "%s:%d\n", h.Node, h.Procs)
@@ -318,7 +322,7 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work st
 			"--mca", "btl", "tcp,self", "--mca", "pml", "ob1", "--mca", "mpi_yield_when_idle", "1",
 			"--host", strings.ReplaceAll(strings.TrimSpace(b.String()), "\n", ","), "-np", np}
 	}
-	argv = append(argv, prog, strconv.Itoa(c.iters), strconv.Itoa(c.haloKiB), strconv.Itoa(c.sweeps))
+	argv = append(argv, a.argv...)
 	start := time.Now()
 	outp, err := l.TB.Run(ctx, r.Hosts[0], argv...)
 	r.WallS = time.Since(start).Seconds()
@@ -326,13 +330,9 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh, prog string, c config, work st
 		r.Err = strings.ReplaceAll(truncate(err.Error(), 300), "\n", " ")
 		return
 	}
-	mm := haloLine.FindStringSubmatch(outp)
-	if mm == nil {
-		r.Err = "no timing line in output: " + truncate(outp, 200)
-		return
+	if r.TimeS, r.CommS, err = a.parse(outp); err != nil {
+		r.Err = strings.ReplaceAll(err.Error(), "\n", " ")
 	}
-	r.TimeS, _ = strconv.ParseFloat(mm[1], 64)
-	r.CommS, _ = strconv.ParseFloat(mm[2], 64)
 }
 
 // slotsOf groups one-host-per-rank into hosts with rank counts, in order
@@ -358,27 +358,46 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// reprint prints the report of an earlier run from its CSV.
+// reprint prints the report of an earlier run from its CSV. A CSV from
+// before the cases (12 columns) is one steady-state halo run of the
+// -cases' first case (lab12 by default).
+//
+// path may list several CSVs, comma-separated: their runs are pooled,
+// each file's repetitions numbered after the previous files'.
 func reprint(c config, path string, out io.Writer) error {
-	topo, err := netns.LoadTopology(c.topo)
-	if err != nil {
-		return err
-	}
-	recs, err := readCSV(path)
-	if err != nil {
-		return err
-	}
-	present := map[string]bool{}
-	var oracle, tOracle []string
-	for _, r := range recs {
-		present[r.Policy] = true
-		c.reps = max(c.reps, r.Rep)
-		switch r.Policy {
-		case "oracle":
-			oracle = r.Hosts
-		case "t-oracle":
-			tOracle = r.Hosts
+	var recs []runRec
+	for _, p := range splitList(path) {
+		got, err := readCSV(p)
+		if err != nil {
+			return err
 		}
+		offset := 0
+		for _, r := range recs {
+			offset = max(offset, r.Rep)
+		}
+		for i := range got {
+			got[i].Rep += offset
+		}
+		recs = append(recs, got...)
+	}
+	var topos []netns.Topology
+	seen := map[string]bool{}
+	present := map[string]bool{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Case == "" {
+			r.Case = strings.TrimSuffix(filepath.Base(c.caseFile(c.cases[0])), ".json")
+		}
+		present[r.Policy] = true
+		if seen[r.Case] {
+			continue
+		}
+		seen[r.Case] = true
+		topo, err := netns.LoadTopology(c.caseFile(r.Case))
+		if err != nil {
+			return fmt.Errorf("case %s of %s: %w", r.Case, path, err)
+		}
+		topos = append(topos, topo)
 	}
 	var pols []string
 	for _, p := range c.policies {
@@ -387,7 +406,7 @@ func reprint(c config, path string, out io.Writer) error {
 		}
 	}
 	c.policies = pols
-	report(out, c, topo, recs, oracle, tOracle, 0)
+	report(out, c, topos, recs)
 	return nil
 }
 
@@ -402,8 +421,8 @@ func readCSV(path string) ([]runRec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read CSV %s: %w", path, err)
 	}
-	if len(rows) == 0 || len(rows[0]) != 12 || rows[0][0] != "rep" {
-		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its 12-column header)", path)
+	if len(rows) == 0 || (len(rows[0]) != 12 && len(rows[0]) != len(csvHeader)) || rows[0][0] != "rep" {
+		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its %d-column header, or 12 before the cases)", path, len(csvHeader))
 	}
 	var recs []runRec
 	for i, row := range rows[1:] {
@@ -419,6 +438,10 @@ func readCSV(path string) ([]runRec, error) {
 		r.TimeS, r.CommS, r.WallS, r.ModelT, r.MinAvailMbps = num(row[4]), num(row[5]), num(row[6]), num(row[7]), num(row[8])
 		r.Switches, r.Hogs = int(num(row[9])), int(num(row[10]))
 		r.Err = row[11]
+		r.Kind, r.App = "steady", "halo"
+		if len(row) == len(csvHeader) {
+			r.Case, r.Kind, r.Phase, r.App = row[12], row[13], int(num(row[14])), row[15]
+		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("read CSV %s line %d: %w", path, i+2, err)
 		}
@@ -427,17 +450,34 @@ func readCSV(path string) ([]runRec, error) {
 	return recs, nil
 }
 
-func writeCSV(path string, recs []runRec) error {
-	f, err := os.Create(path)
+// csvHeader names the CSV's columns; the last four came with the cases.
+var csvHeader = []string{"rep", "order", "policy", "hosts", "time_s", "comm_s", "wall_s", "model_T", "min_avail_mbps", "switches", "hog_nodes", "error",
+	"case", "kind", "phase", "app"}
+
+// writeCSV writes to a temporary file and renames it over path, so a run
+// killed while writing (the testbed tears down and exits on SIGTERM)
+// keeps the previous complete CSV.
+func writeCSV(path string, recs []runRec) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write CSV: %w", err)
 	}
+	defer func() {
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			_ = os.Remove(f.Name())
+			err = fmt.Errorf("write CSV %s: %w", path, err)
+		}
+	}()
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"rep", "order", "policy", "hosts", "time_s", "comm_s", "wall_s", "model_T", "min_avail_mbps", "switches", "hog_nodes", "error"})
+	_ = w.Write(csvHeader)
 	for _, r := range recs {
 		_ = w.Write([]string{strconv.Itoa(r.Rep), strconv.Itoa(r.Order), r.Policy, strings.Join(r.Hosts, " "),
 			fmt.Sprintf("%.6f", r.TimeS), fmt.Sprintf("%.6f", r.CommS), fmt.Sprintf("%.3f", r.WallS),
-			fmt.Sprintf("%.4f", r.ModelT), fmt.Sprintf("%.1f", r.MinAvailMbps), strconv.Itoa(r.Switches), strconv.Itoa(r.Hogs), r.Err})
+			fmt.Sprintf("%.4f", r.ModelT), fmt.Sprintf("%.1f", r.MinAvailMbps), strconv.Itoa(r.Switches), strconv.Itoa(r.Hogs), r.Err,
+			r.Case, r.Kind, strconv.Itoa(r.Phase), r.App})
 	}
 	w.Flush()
 	return errors.Join(w.Error(), f.Close())

@@ -3,47 +3,59 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
 
-// model is the topology as configured: every pair's path, its bottleneck
-// rate, and what the background flows leave of it.
+// model is the topology as configured, per direction: every ordered
+// pair's path, its bottleneck rate, and what the background flows leave of
+// it. A flow uses its sender's link out, the uplinks on its way in its
+// direction, and its receiver's link in; the other direction stays free
+// (its ACKs are noise).
 type model struct {
-	topo   netns.Topology
-	sw     map[string]string // node -> switch
-	rate   map[string]int    // node -> link Mbit/s
-	uplink map[[2]string]int // switch pair (sorted) -> Mbit/s
+	topo    netns.Topology
+	sw      map[string]string      // node -> switch
+	out, in map[string]int         // node -> link Mbit/s away from / toward it
+	uplink  map[[2]string]int      // (from switch, to switch) -> Mbit/s
+	adj     map[string][]string    // switch -> neighbour switches
+	paths   map[[2]string][]string // switch pair -> switch path, memoised
 }
 
-func newModel(topo netns.Topology) *model {
-	m := &model{topo: topo, sw: map[string]string{}, rate: map[string]int{}, uplink: map[[2]string]int{}}
+// newModel is the topology before any scheduled change.
+func newModel(topo netns.Topology) *model { return newModelAt(topo, 0) }
+
+// newModelAt is the topology with its first k scheduled changes applied.
+func newModelAt(topo netns.Topology, k int) *model {
+	m := &model{topo: topo, sw: map[string]string{}, out: map[string]int{}, in: map[string]int{},
+		uplink: map[[2]string]int{}, adj: map[string][]string{}, paths: map[[2]string][]string{}}
 	for _, n := range topo.Nodes {
-		m.sw[n.Name], m.rate[n.Name] = n.Switch, n.Mbit
+		m.sw[n.Name], m.out[n.Name], m.in[n.Name] = n.Switch, n.Mbit, n.In()
 		if n.Unshaped {
-			m.rate[n.Name] = 10000
+			m.out[n.Name], m.in[n.Name] = 10000, 10000
 		}
 	}
+	for _, c := range topo.Changes[:min(k, len(topo.Changes))] {
+		m.out[c.Node], m.in[c.Node] = c.Mbit, c.In()
+	}
 	for _, u := range topo.Uplinks {
-		r := u.Mbit
+		ab, ba := u.Mbit, u.BA()
 		if u.Unshaped {
-			r = 10000
+			ab, ba = 10000, 10000
 		}
-		m.uplink[key(u.A, u.B)] = r
+		m.uplink[[2]string{u.A, u.B}], m.uplink[[2]string{u.B, u.A}] = ab, ba
+		m.adj[u.A] = append(m.adj[u.A], u.B)
+		m.adj[u.B] = append(m.adj[u.B], u.A)
 	}
 	return m
 }
 
-func key(a, b string) [2]string {
-	if a > b {
-		a, b = b, a
-	}
-	return [2]string{a, b}
-}
-
 // switchPath is the chain of switches from a to b over the uplink forest.
 func (m *model) switchPath(a, b string) []string {
+	if p, ok := m.paths[[2]string{a, b}]; ok {
+		return p
+	}
 	prev := map[string]string{a: ""}
 	queue := []string{a}
 	for len(queue) > 0 {
@@ -52,54 +64,51 @@ func (m *model) switchPath(a, b string) []string {
 		if s == b {
 			break
 		}
-		for k := range m.uplink {
-			for i, x := range k {
-				y := k[1-i]
-				if x == s {
-					if _, seen := prev[y]; !seen {
-						prev[y] = s
-						queue = append(queue, y)
-					}
-				}
+		for _, y := range m.adj[s] {
+			if _, seen := prev[y]; !seen {
+				prev[y] = s
+				queue = append(queue, y)
 			}
 		}
 	}
-	if _, ok := prev[b]; !ok {
-		return nil
-	}
 	var path []string
-	for s := b; s != ""; s = prev[s] {
-		path = append([]string{s}, path...)
+	if _, ok := prev[b]; ok {
+		for s := b; s != ""; s = prev[s] {
+			path = append([]string{s}, path...)
+		}
 	}
+	m.paths[[2]string{a, b}] = path
 	return path
 }
 
-// links are the shaped links a path from node a to node b crosses, as
-// names: "node:NAME" or "up:SW1-SW2".
+// links are the shaped links a transfer from node a to node b crosses, in
+// its direction: "out:A", "up:S1>S2"..., "in:B".
 func (m *model) links(a, b string) []string {
-	out := []string{"node:" + a, "node:" + b}
+	out := []string{"out:" + a, "in:" + b}
 	p := m.switchPath(m.sw[a], m.sw[b])
 	for i := 0; i+1 < len(p); i++ {
-		k := key(p[i], p[i+1])
-		out = append(out, "up:"+k[0]+"-"+k[1])
+		out = append(out, "up:"+p[i]+">"+p[i+1])
 	}
 	return out
 }
 
 func (m *model) linkRate(l string) float64 {
-	if len(l) > 5 && l[:5] == "node:" {
-		return float64(m.rate[l[5:]])
-	}
-	for k, r := range m.uplink {
-		if "up:"+k[0]+"-"+k[1] == l {
-			return float64(r)
-		}
+	kind, name, _ := strings.Cut(l, ":")
+	switch kind {
+	case "out":
+		return float64(m.out[name])
+	case "in":
+		return float64(m.in[name])
+	case "up":
+		a, b, _ := strings.Cut(name, ">")
+		return float64(m.uplink[[2]string{a, b}])
 	}
 	return math.Inf(1)
 }
 
-// pair is a pair's configured bottleneck (peak) and what the background
-// flows crossing the same links leave of it (avail).
+// pair is the transfer a -> b's configured bottleneck (peak) and what the
+// background flows crossing the same links in the same direction leave
+// of it (avail; a flow without a cap fills its links, leaving 5 %).
 func (m *model) pair(a, b string) (peak, avail float64, hops int) {
 	used := map[string]float64{}
 	for _, f := range m.topo.Flows {
@@ -120,10 +129,28 @@ func (m *model) pair(a, b string) (peak, avail float64, hops int) {
 	return peak, avail, len(m.switchPath(m.sw[a], m.sw[b])) - 1
 }
 
+// flowRate is what a background flow carries, Mbit/s: its cap, or
+// without one its path's bottleneck (an uncapped iperf3 fills it).
+func (m *model) flowRate(f netns.Flow) float64 {
+	peak, _, _ := m.pair(f.From, f.To)
+	if f.Mbit > 0 {
+		return math.Min(float64(f.Mbit), peak)
+	}
+	return peak
+}
+
+// slowest is the least avail over both directions of a pair: what a
+// program exchanging both ways waits for.
+func (m *model) slowest(a, b string) float64 {
+	_, ab, _ := m.pair(a, b)
+	_, ba, _ := m.pair(b, a)
+	return math.Min(ab, ba)
+}
+
 // snapshot is what a perfect monitor would tell placement: identical
 // nodes, load = the node's hogs plus its reported background load (what
 // the lab's agents read), node flow = the background flows it sends or
-// receives, and every pair's configured rates.
+// receives, and every ordered pair's configured rates in its direction.
 func (m *model) snapshot() placement.Snapshot {
 	var s placement.Snapshot
 	hogs := map[string]int{}
@@ -131,10 +158,13 @@ func (m *model) snapshot() placement.Snapshot {
 		hogs[h.Node] += h.Workers
 	}
 	flow := map[string]float64{} // bytes/s in+out, as agents report it
+	tx, rx := map[string]float64{}, map[string]float64{}
 	for _, f := range m.topo.Flows {
-		rate := float64(f.Mbit) * 1e6 / 8
+		rate := m.flowRate(f) * 1e6 / 8
 		flow[f.From] += rate
 		flow[f.To] += rate
+		tx[f.From] += rate
+		rx[f.To] += rate
 	}
 	for _, n := range m.topo.Nodes {
 		l := float64(hogs[n.Name]) + n.Load
@@ -147,15 +177,20 @@ func (m *model) snapshot() placement.Snapshot {
 			CPUUtil:  placement.Means{Now: u, M1: u, M5: u, M15: u},
 			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
 			NetFlow:  placement.Means{Now: fl, M1: fl, M5: fl, M15: fl},
+			NetTx:    tx[n.Name], NetRx: rx[n.Name],
 		})
 	}
 	for i, a := range m.topo.Nodes {
 		for _, b := range m.topo.Nodes[i+1:] {
-			peak, avail, hops := m.pair(a.Name, b.Name)
+			pab, aab, hops := m.pair(a.Name, b.Name)
+			pba, aba, _ := m.pair(b.Name, a.Name)
 			rtt := 0.1 + 0.1*float64(hops)
-			s.Links = append(s.Links,
-				placement.Link{From: a.Name, To: b.Name, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true},
-				placement.Link{From: b.Name, To: a.Name, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true})
+			// One link per pair with both directions, as the agents'
+			// rows carry them since issue 17 item 1; AvailMbps the worse
+			// direction and PeakMbps the faster, as placement.Link says.
+			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTms: rtt,
+				AvailMbps: math.Min(aab, aba), PeakMbps: math.Max(pab, pba), Measured: true,
+				FwdMbps: float32(aab), RevMbps: float32(aba), FwdPeakMbps: float32(pab), RevPeakMbps: float32(pba)})
 		}
 	}
 	return s
@@ -164,7 +199,8 @@ func (m *model) snapshot() placement.Snapshot {
 // oracle is the best group of np nodes (one process each) for a
 // communication-bound program, by brute force over every group under the
 // configured rates: no node whose CPU a hog starves, then the fastest
-// slowest pair (what the program's exchanges wait for), then the fewest
+// slowest pair in its slower direction (what the program's exchanges
+// wait for), then the fewest
 // switches, then the most bandwidth over all pairs, then names. It knows
 // what placement cannot: the configured rates and which load is real.
 func (m *model) oracle(np int) ([]string, error) {
@@ -206,7 +242,7 @@ func (m *model) oracle(np int) ([]string, error) {
 			for i, a := range group {
 				sws[m.sw[a]] = true
 				for _, b := range group[i+1:] {
-					_, avail, _ := m.pair(a, b)
+					avail := m.slowest(a, b)
 					sc.minAvail = math.Min(sc.minAvail, avail)
 					sc.sum += avail
 				}
@@ -255,7 +291,8 @@ func ranksOf(d placement.Decision) []string {
 }
 
 // groupStats describes a group (one host per rank) under the configured
-// model: the slowest pair of distinct nodes' available rate, how many
+// model: the slowest pair of distinct nodes' available rate (its slower
+// direction), how many
 // switches it spans, and its hog nodes.
 func (m *model) groupStats(ranks []string) (minAvail float64, switches, loaded int) {
 	var hosts []string
@@ -274,8 +311,7 @@ func (m *model) groupStats(ranks []string) (minAvail float64, switches, loaded i
 			loaded++
 		}
 		for _, b := range hosts[i+1:] {
-			_, avail, _ := m.pair(a, b)
-			minAvail = math.Min(minAvail, avail)
+			minAvail = math.Min(minAvail, m.slowest(a, b))
 		}
 	}
 	if len(hosts) < 2 {

@@ -36,23 +36,33 @@ func (tb *Testbed) SetUplink(ctx context.Context, a, b string, up bool) error {
 // SetNodeRate changes node's link rate in both directions; mbit 0 removes
 // the shaping. NodeInfo.Mbit keeps reporting the topology's rate.
 func (tb *Testbed) SetNodeRate(ctx context.Context, node string, mbit int) error {
+	return tb.SetNodeRates(ctx, node, mbit, mbit)
+}
+
+// SetNodeRates changes node's link rate away from it (out: the
+// namespace's egress) and toward it (in: its switch port's egress); 0
+// removes that direction's shaping.
+func (tb *Testbed) SetNodeRates(ctx context.Context, node string, out, in int) error {
 	n, ok := tb.nodes[node]
 	if !ok {
 		return fmt.Errorf("set rate of %q: %w", node, ErrUnknownNode)
 	}
-	if mbit < 0 {
-		return fmt.Errorf("set rate of %s: mbit %d must be >= 0", node, mbit)
+	if out < 0 || in < 0 {
+		return fmt.Errorf("set rate of %s: mbit %d out, %d in must be >= 0", node, out, in)
 	}
-	ends := [][2]string{{n.Namespace, n.Iface}, {tb.names.fabric(), n.Port}}
+	ends := []struct {
+		ns, dev string
+		mbit    int
+	}{{n.Namespace, n.Iface, out}, {tb.names.fabric(), n.Port, in}}
 	for _, e := range ends {
 		var err error
-		if mbit == 0 {
+		if e.mbit == 0 {
 			// Deleting the root qdisc restores the veth's default (noqueue).
-			if _, derr := run(ctx, "tc", "-n", e[0], "qdisc", "del", "dev", e[1], "root"); derr != nil && !strings.Contains(derr.Error(), "handle of zero") {
+			if _, derr := run(ctx, "tc", "-n", e.ns, "qdisc", "del", "dev", e.dev, "root"); derr != nil && !strings.Contains(derr.Error(), "handle of zero") {
 				err = derr
 			}
 		} else {
-			err = shape(ctx, e[0], e[1], mbit)
+			err = shape(ctx, e.ns, e.dev, e.mbit)
 		}
 		if err != nil {
 			return fmt.Errorf("set rate of %s: %w", node, err)

@@ -93,3 +93,54 @@ func TestShapedLink_Iperf3WithinFifteenPercent(t *testing.T) {
 		t.Errorf("unshaped link measured %.0f Mbit/s, want far above the 50 mbit link (>= 500)", unshaped)
 	}
 }
+
+// An asymmetric node link and an asymmetric uplink are shaped per
+// direction (mbit_in toward the node, mbit_ba from B to A), and
+// SetNodeRates changes each direction of a running link.
+func TestAsymmetricLinks_ShapedPerDirection(t *testing.T) {
+	SkipIfUnavailable(t)
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("netns testbed: iperf3 not installed")
+	}
+	topo := Topology{
+		Name:     "asymmetric",
+		Switches: []Switch{{Name: "sw"}, {Name: "far"}},
+		Nodes: []Node{
+			{Name: "asym", Switch: "sw", Mbit: 60, MbitIn: 15},
+			{Name: "peer", Switch: "sw", Mbit: 200},
+			{Name: "remote", Switch: "far", Mbit: 200},
+		},
+		Uplinks: []Uplink{{A: "sw", B: "far", Mbit: 80, MbitBA: 20}},
+	}
+	tb := UpForTest(t, topo, Options{})
+	port := 5400
+	// Best of up to three, as in TestShapedLink_Iperf3WithinFifteenPercent.
+	within := func(name, from, to string, mbit float64) {
+		t.Helper()
+		var got []float64
+		for range 3 {
+			port++
+			v := iperf3(t, tb, from, to, port, 3)
+			got = append(got, v)
+			if v > mbit*1.15 {
+				t.Errorf("%s: %.1f Mbit/s, above %g mbit + 15%%", name, v, mbit)
+				return
+			}
+			if v >= mbit*0.85 {
+				t.Logf("iperf3 %s (%g mbit): %.1f Mbit/s (runs %.1f)", name, mbit, v, got)
+				return
+			}
+		}
+		t.Errorf("%s: runs %.1f Mbit/s, none within 15%% of %g", name, got, mbit)
+	}
+	within("out of the asymmetric node", "asym", "peer", 60)
+	within("into the asymmetric node", "peer", "asym", 15)
+	within("uplink A to B", "peer", "remote", 80)
+	within("uplink B to A", "remote", "peer", 20)
+	ctx := testCtx(t, 30*time.Second)
+	if err := tb.SetNodeRates(ctx, "asym", 10, 40); err != nil {
+		t.Fatal(err)
+	}
+	within("out of the asymmetric node after SetNodeRates", "asym", "peer", 10)
+	within("into the asymmetric node after SetNodeRates", "peer", "asym", 40)
+}

@@ -26,6 +26,11 @@ type Topology struct {
 	Flows []Flow `json:"flows,omitempty"`
 	// Hogs are busy-looping processes started by Up on named nodes.
 	Hogs []Hog `json:"hogs,omitempty"`
+	// Changes are link-rate changes scheduled during an experiment (a link
+	// that degrades mid-run). Up does not apply them: the driver that
+	// owns the schedule (cmd/shoal-experiment) applies each one with
+	// [Testbed.SetNodeRates] when its time comes, and logs it.
+	Changes []Change `json:"changes,omitempty"`
 }
 
 // Switch is one Linux bridge in the testbed's fabric namespace.
@@ -43,8 +48,13 @@ type Node struct {
 	// Switch is the name of the switch the node is plugged into.
 	Switch string `json:"switch"`
 	// Mbit is the link rate in Mbit/s (10^6 bit/s), applied with tbf in both
-	// directions of the node's veth. Must be > 0 unless Unshaped is set.
+	// directions of the node's veth (the node's egress, and the switch
+	// port's egress toward the node). Must be > 0 unless Unshaped is set.
 	Mbit int `json:"mbit,omitempty"`
+	// MbitIn, when > 0, is the rate toward the node (what it receives),
+	// and Mbit is then only the rate away from it (what it sends): an
+	// asymmetric link. 0: Mbit both ways. Not with Unshaped.
+	MbitIn int `json:"mbit_in,omitempty"`
 	// Unshaped leaves the link at veth speed (several Gbit/s); Mbit must then be 0.
 	Unshaped bool `json:"unshaped,omitempty"`
 	// Load is background load the node reports (its 1-, 5- and 15-minute
@@ -61,7 +71,11 @@ type Uplink struct {
 	A string `json:"a"`
 	B string `json:"b"`
 	// Mbit is the uplink rate in Mbit/s; must be > 0 unless Unshaped is set.
+	// With MbitBA set it is the rate from A to B only.
 	Mbit int `json:"mbit,omitempty"`
+	// MbitBA, when > 0, is the rate from B to A (an asymmetric uplink);
+	// 0: Mbit both ways. Not with Unshaped.
+	MbitBA int `json:"mbit_ba,omitempty"`
 	// Unshaped leaves the uplink at veth speed; Mbit must then be 0.
 	Unshaped bool `json:"unshaped,omitempty"`
 }
@@ -86,6 +100,44 @@ type Hog struct {
 	Workers int `json:"workers"`
 	// Nice is the hogs' nice value (0 to 19); 0 by default.
 	Nice int `json:"nice,omitempty"`
+}
+
+// Change sets a node's link rates at a scheduled time of an experiment.
+type Change struct {
+	// AtS is when, in seconds from the start of the driver's schedule
+	// (for cmd/shoal-experiment: the first steady-state repetition); > 0.
+	AtS float64 `json:"at_s"`
+	// Node is the node whose link changes.
+	Node string `json:"node"`
+	// Mbit is the new rate away from the node (and toward it unless MbitIn
+	// is set); > 0.
+	Mbit int `json:"mbit"`
+	// MbitIn, when > 0, is the new rate toward the node.
+	MbitIn int `json:"mbit_in,omitempty"`
+}
+
+// In is the node's rate toward it (MbitIn, or Mbit when MbitIn is 0).
+func (n Node) In() int {
+	if n.MbitIn > 0 {
+		return n.MbitIn
+	}
+	return n.Mbit
+}
+
+// BA is the uplink's rate from B to A (MbitBA, or Mbit when MbitBA is 0).
+func (u Uplink) BA() int {
+	if u.MbitBA > 0 {
+		return u.MbitBA
+	}
+	return u.Mbit
+}
+
+// In is the rate toward the node after the change.
+func (c Change) In() int {
+	if c.MbitIn > 0 {
+		return c.MbitIn
+	}
+	return c.Mbit
 }
 
 // ParseTopology decodes a JSON topology, rejecting unknown fields, and

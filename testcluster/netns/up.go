@@ -154,7 +154,7 @@ func (tb *Testbed) addNode(ctx context.Context, i int, n Node) error {
 	if err := shape(ctx, ns, Iface, n.Mbit); err != nil {
 		return err
 	}
-	if err := shape(ctx, fab, info.Port, n.Mbit); err != nil {
+	if err := shape(ctx, fab, info.Port, n.In()); err != nil {
 		return err
 	}
 	if err := tb.addNodeNamespaces(ctx, info); err != nil {
@@ -174,10 +174,13 @@ func (tb *Testbed) addUplink(ctx context.Context, i int, u Uplink) error {
 	); err != nil {
 		return err
 	}
+	// A veth end's egress comes out of its peer: a (on bridge A) sends
+	// toward bridge B.
 	if err := shape(ctx, fab, a, u.Mbit); err != nil {
 		return err
 	}
-	if err := shape(ctx, fab, b, u.Mbit); err != nil {
+	// b's egress enters bridge A through a: the direction B to A.
+	if err := shape(ctx, fab, b, u.BA()); err != nil {
 		return err
 	}
 	tb.uplinkIf = append(tb.uplinkIf, [2]string{a, b})

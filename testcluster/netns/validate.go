@@ -42,6 +42,15 @@ func (t Topology) Validate() error {
 		}
 	}
 
+	checkAsym := func(field string, mbit int, unshaped bool) {
+		switch {
+		case mbit < 0:
+			bad("%s %d must be >= 0 (0: same as mbit)", field, mbit)
+		case mbit > 0 && unshaped:
+			bad("%s %d with unshaped set; an unshaped link has no rate in either direction", field, mbit)
+		}
+	}
+
 	if len(t.Switches) == 0 {
 		bad("switches: at least one switch is needed")
 	}
@@ -73,6 +82,7 @@ func (t Topology) Validate() error {
 			bad("%s.switch %q: unknown switch", field, n.Switch)
 		}
 		checkRate(fmt.Sprintf("%s (%s)", field, n.Name), n.Mbit, n.Unshaped)
+		checkAsym(fmt.Sprintf("%s (%s) mbit_in", field, n.Name), n.MbitIn, n.Unshaped)
 		if !(n.Load >= 0 && n.Load <= 64) {
 			bad("%s (%s): load %v must be between 0 and 64", field, n.Name, n.Load)
 		}
@@ -100,6 +110,7 @@ func (t Topology) Validate() error {
 			}
 		}
 		checkRate(field, u.Mbit, u.Unshaped)
+		checkAsym(field+" mbit_ba", u.MbitBA, u.Unshaped)
 		if !known {
 			continue
 		}
@@ -145,6 +156,22 @@ func (t Topology) Validate() error {
 		}
 		if h.Nice < 0 || h.Nice > 19 {
 			bad("%s: nice %d must be within 0..19", field, h.Nice)
+		}
+	}
+
+	for i, c := range t.Changes {
+		field := fmt.Sprintf("changes[%d] (%s)", i, c.Node)
+		if !nodes[c.Node] {
+			bad("%s: unknown node %q", field, c.Node)
+		}
+		if !(c.AtS > 0) {
+			bad("%s: at_s %v must be > 0", field, c.AtS)
+		}
+		if c.Mbit <= 0 {
+			bad("%s: mbit %d must be > 0", field, c.Mbit)
+		}
+		if c.MbitIn < 0 {
+			bad("%s: mbit_in %d must be >= 0 (0: same as mbit)", field, c.MbitIn)
 		}
 	}
 

@@ -58,6 +58,17 @@ func TestValidate(t *testing.T) {
 		{"hog no workers", func(t *Topology) { t.Hogs[0].Workers = 0 }, []string{"workers 0 must be >= 1"}},
 		{"hog bad nice", func(t *Topology) { t.Hogs[0].Nice = 20 }, []string{"nice 20 must be within 0..19"}},
 		{"duplicate hog", func(t *Topology) { t.Hogs = append(t.Hogs, Hog{Node: "c", Workers: 1}) }, []string{"duplicate hog"}},
+		{"asymmetric node", func(t *Topology) { t.Nodes[0].MbitIn = 20 }, nil},
+		{"negative mbit_in", func(t *Topology) { t.Nodes[0].MbitIn = -1 }, []string{"nodes[0] (a) mbit_in -1 must be >= 0"}},
+		{"mbit_in on unshaped", func(t *Topology) { t.Nodes[2].MbitIn = 10 }, []string{"nodes[2] (c) mbit_in 10 with unshaped set"}},
+		{"asymmetric uplink", func(t *Topology) { t.Uplinks[0].MbitBA = 5 }, nil},
+		{"negative mbit_ba", func(t *Topology) { t.Uplinks[0].MbitBA = -2 }, []string{"uplinks[0] (s1-s2) mbit_ba -2 must be >= 0"}},
+		{"mbit_ba on unshaped", func(t *Topology) { t.Uplinks[1].MbitBA = 5 }, []string{"uplinks[1] (s2-s3) mbit_ba 5 with unshaped set"}},
+		{"change", func(t *Topology) { t.Changes = []Change{{AtS: 60, Node: "a", Mbit: 10, MbitIn: 5}} }, nil},
+		{"change unknown node", func(t *Topology) { t.Changes = []Change{{AtS: 60, Node: "zz", Mbit: 10}} }, []string{`changes[0] (zz): unknown node "zz"`}},
+		{"change at zero", func(t *Topology) { t.Changes = []Change{{Node: "a", Mbit: 10}} }, []string{"changes[0] (a): at_s 0 must be > 0"}},
+		{"change no rate", func(t *Topology) { t.Changes = []Change{{AtS: 1, Node: "a"}} }, []string{"changes[0] (a): mbit 0 must be > 0"}},
+		{"change negative in", func(t *Topology) { t.Changes = []Change{{AtS: 1, Node: "a", Mbit: 3, MbitIn: -3}} }, []string{"changes[0] (a): mbit_in -3 must be >= 0"}},
 		{"too many nodes", func(t *Topology) {
 			t.Nodes = nil
 			for i := range MaxNodes + 1 {

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/shoal-hpc/shoal/testcluster/lab"
+	"github.com/shoal-hpc/shoal/testcluster/netns"
+)
+
+// caseRun is one testbed case: its own cluster, brought up, measured and
+// torn down.
+type caseRun struct {
+	c     config
+	topo  netns.Topology
+	shoal string
+	work  string
+	apps  []app
+	say   func(format string, args ...any)
+	seed  uint64
+
+	l     *lab.Lab
+	asker string
+	rsh   string
+	// Per phase (scheduled changes applied): the configured model and
+	// the oracles' groups under it.
+	models   []*model
+	oracles  [][]string
+	tOracles [][]string
+}
+
+// run brings the case up and runs, in order:
+//
+//  1. the cold start. The cluster counts as formed when every agent's
+//     `shoal members` lists every node alive and every agent names the
+//     same raft leader (lab.WaitFormed). At that moment, before anything
+//     else, every policy is asked once for a placement (`shoal alloc`, of
+//     the same non-leader agent), with whatever the probes have measured
+//     by then; each of these first groups then runs each program
+//     -cold-reps times, interleaved.
+//  2. a wait for the first full bandwidth cycle (what is left of -bw-wait
+//     after formation);
+//  3. the steady-state repetitions: every policy asked anew, each group
+//     running each program, in a fresh random order per repetition. A
+//     scheduled link change (topology "changes", at_s seconds after the
+//     first steady-state repetition starts) is applied at the first run
+//     boundary at or after its time, logged, and the runs after it
+//     count in the next phase, with the oracles recomputed for it.
+func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
+	c := cs.c
+	if err := os.MkdirAll(cs.work, 0o755); err != nil {
+		return nil, err
+	}
+	logLevel := slog.LevelWarn
+	if c.verbose {
+		logLevel = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
+	cs.say("case %s: bringing up %d nodes, %d switches, %d flows, %d hog nodes, %d scheduled link changes",
+		cs.topo.Name, len(cs.topo.Nodes), len(cs.topo.Switches), len(cs.topo.Flows), len(cs.topo.Hogs), len(cs.topo.Changes))
+	l, err := lab.Up(ctx, cs.topo, lab.Options{
+		Shoal: cs.shoal, Dir: filepath.Join(cs.work, "lab"), Logger: log,
+		AgentArgs: c.agentArgs, EmulateLoad: true, ConfineHogs: c.confine,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cs.l = l
+	defer func() {
+		if err := l.Close(); err != nil {
+			cs.say("teardown: %v", err)
+		}
+	}()
+	upAt := time.Now()
+	leader, err := l.WaitFormed(ctx, c.formTimeout)
+	if err != nil {
+		return nil, err
+	}
+	formed := time.Now()
+	nodes := l.Nodes()
+	cs.asker = nodes[len(nodes)-1]
+	if cs.asker == leader {
+		cs.asker = nodes[len(nodes)-2]
+	}
+	for k := 0; k <= len(cs.topo.Changes); k++ {
+		if err := cs.addPhase(k); err != nil {
+			return nil, err
+		}
+	}
+	if cs.rsh, err = l.LauncherScript(); err != nil {
+		return nil, err
+	}
+	cs.say("case %s: formed %.1fs after the agents started (all %d alive in every agent's members, one leader %s); placement asked of %s",
+		cs.topo.Name, formed.Sub(upAt).Seconds(), len(nodes), leader, cs.asker)
+	cs.say("oracle group (configured rates, no hog nodes, fastest slowest pair): %v; t-oracle (least T on a perfect snapshot): %v",
+		cs.oracles[0], cs.tOracles[0])
+
+	var recs []runRec
+	rng := rand.New(rand.NewPCG(cs.seed, 0xe4))
+	if c.coldReps > 0 {
+		cold, err := cs.coldStart(ctx, out, formed, rng)
+		recs = append(recs, cold...)
+		if err != nil {
+			return recs, err
+		}
+	}
+	full := len(nodes) * (len(nodes) - 1) / 2
+	left := max(c.bwWait-time.Since(formed), time.Second)
+	if err := l.WaitBandwidthCycle(ctx, cs.asker, full, left); err != nil {
+		n, _, _ := l.MeasuredPairs(ctx, cs.asker)
+		cs.say("bandwidth: %d of %d pairs measured %.0fs after formation; running anyway", n, full, time.Since(formed).Seconds())
+	} else {
+		cs.say("bandwidth: all %d pairs measured %.0fs after formation", full, time.Since(formed).Seconds())
+	}
+	if net, err := l.Shoal(ctx, cs.asker, "net", "--color", "never"); err == nil {
+		fmt.Fprintf(out, "# case %s: shoal net (Mbit/s) as %s sees it before the steady-state runs\n\n%s\n", cs.topo.Name, cs.asker, net)
+	}
+	steady, err := cs.steady(ctx, rng)
+	return append(recs, steady...), err
+}
+
+// addPhase computes the model and oracles with the first k changes.
+func (cs *caseRun) addPhase(k int) error {
+	m := newModelAt(cs.topo, k)
+	o, err := m.oracle(cs.c.np)
+	if err != nil {
+		return err
+	}
+	to, _, err := m.tOracle(cs.c.np, cs.c.ppn)
+	if err != nil {
+		return err
+	}
+	cs.models, cs.oracles, cs.tOracles = append(cs.models, m), append(cs.oracles, o), append(cs.tOracles, to)
+	return nil
+}
+
+// coldStart asks every policy for its first placement at once, then runs
+// those groups.
+func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Time, rng *rand.Rand) ([]runRec, error) {
+	c := cs.c
+	first := map[string][]string{}
+	modelT := map[string]float64{}
+	for _, pol := range c.policies {
+		hosts, t, err := cs.hostsFor(ctx, pol, 0, int64(cs.seed)*1000)
+		if err != nil {
+			return nil, fmt.Errorf("cold start: %w", err)
+		}
+		first[pol], modelT[pol] = hosts, t
+	}
+	asked := time.Since(formed)
+	n, _, err := cs.l.MeasuredPairs(ctx, cs.asker)
+	if err != nil {
+		return nil, fmt.Errorf("cold start: %w", err)
+	}
+	full := len(cs.topo.Nodes) * (len(cs.topo.Nodes) - 1) / 2
+	cs.say("cold start: every policy's first placement asked %.1fs after formation, with %d of %d pairs' bandwidth measured", asked.Seconds(), n, full)
+	if net, err := cs.l.Shoal(ctx, cs.asker, "net", "--color", "never"); err == nil {
+		fmt.Fprintf(out, "# case %s: shoal net (Mbit/s) as %s sees it right after the cold-start placements\n\n%s\n", cs.topo.Name, cs.asker, net)
+	}
+	for _, pol := range c.policies {
+		mn, sw, hg := cs.models[0].groupStats(first[pol])
+		cs.say("cold start: %-14s -> %s (slowest pair %.0f Mbit/s, %d switches, %d hog nodes)", pol, strings.Join(first[pol], ","), mn, sw, hg)
+	}
+	var recs []runRec
+	for rep := 1; rep <= c.coldReps; rep++ {
+		order := shuffled(rng, c.policies)
+		for i, pol := range order {
+			for _, a := range shuffledApps(rng, cs.apps) {
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: first[pol], ModelT: modelT[pol], Case: cs.topo.Name, Kind: "cold", App: a.name}
+				if err := cs.runOne(ctx, a, &r, c.coldReps); err != nil {
+					return recs, err
+				}
+				recs = append(recs, r)
+			}
+		}
+	}
+	return recs, nil
+}
+
+// steady runs the repetitions, applying scheduled link changes on time.
+func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error) {
+	c := cs.c
+	var recs []runRec
+	start := time.Now()
+	phase := 0
+	for rep := 1; rep <= c.reps; rep++ {
+		for i, pol := range shuffled(rng, c.policies) {
+			if ctx.Err() != nil {
+				return recs, ctx.Err()
+			}
+			for phase < len(cs.topo.Changes) && time.Since(start).Seconds() >= cs.topo.Changes[phase].AtS {
+				ch := cs.topo.Changes[phase]
+				before := cs.models[phase]
+				if err := cs.l.TB.SetNodeRates(ctx, ch.Node, ch.Mbit, ch.In()); err != nil {
+					return recs, fmt.Errorf("scheduled change %d: %w", phase+1, err)
+				}
+				cs.say("CHANGE %d: %s's link %d out / %d in -> %d out / %d in Mbit/s at +%.1fs of the steady-state runs (scheduled +%.0fs); oracle now %v",
+					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS, cs.oracles[phase+1])
+				phase++
+			}
+			hosts, t, err := cs.hostsFor(ctx, pol, phase, int64(cs.seed)*1000+int64(rep))
+			if err != nil {
+				return recs, err
+			}
+			for _, a := range shuffledApps(rng, cs.apps) {
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.topo.Name, Kind: "steady", Phase: phase, App: a.name}
+				if err := cs.runOne(ctx, a, &r, c.reps); err != nil {
+					return recs, err
+				}
+				recs = append(recs, r)
+			}
+		}
+	}
+	return recs, nil
+}
+
+// hostsFor is policy's group: the oracles' from the model of the phase,
+// shoal's asked of the asker agent.
+func (cs *caseRun) hostsFor(ctx context.Context, pol string, phase int, seed int64) ([]string, float64, error) {
+	switch pol {
+	case "oracle":
+		return cs.oracles[phase], 0, nil
+	case "t-oracle":
+		return cs.tOracles[phase], 0, nil
+	}
+	return alloc(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed)
+}
+
+// runOne runs program a on r.Hosts and logs the result.
+func (cs *caseRun) runOne(ctx context.Context, a app, r *runRec, reps int) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	r.MinAvailMbps, r.Switches, r.Hogs = cs.models[r.Phase].groupStats(r.Hosts)
+	runMPI(ctx, cs.l, cs.rsh, a, cs.c, cs.work, r)
+	status := fmt.Sprintf("%.3fs (comm %.3fs)", r.TimeS, r.CommS)
+	if r.Err != "" {
+		status = "FAILED: " + r.Err
+	}
+	cs.say("%s %s %d/%d phase %d %-14s %-6s on %-15s -> %s", cs.topo.Name, r.Kind, r.Rep, reps, r.Phase, r.Policy, r.App, strings.Join(r.Hosts, ","), status)
+	return nil
+}
+
+func shuffled(rng *rand.Rand, in []string) []string {
+	out := append([]string(nil), in...)
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func shuffledApps(rng *rand.Rand, in []app) []app {
+	out := append([]app(nil), in...)
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
