@@ -81,10 +81,10 @@ func TestDrainNode(t *testing.T) {
 	}
 	out, _, _ = shoalCLI(t, c, 1, "nodes")
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == n2 && f[len(f)-1] != "draining" {
-			t.Errorf("shoal nodes row of %s: %q, want DRAIN draining last", n2, l)
-		} else if len(f) > 0 && f[0] == n0 && f[len(f)-1] != "-" {
-			t.Errorf("shoal nodes row of %s: %q, want DRAIN - last", n0, l)
+		if f := strings.Fields(l); len(f) > 0 && f[0] == n2 && f[len(f)-2] != "draining" {
+			t.Errorf("shoal nodes row of %s: %q, want DRAIN draining before ROLE", n2, l)
+		} else if len(f) > 0 && f[0] == n0 && f[len(f)-2] != "-" {
+			t.Errorf("shoal nodes row of %s: %q, want DRAIN - before ROLE", n0, l)
 		}
 	}
 	// The drain is raft's: it survives a leader change, and the new

@@ -22,13 +22,13 @@ func TestNodesTable_Switch(t *testing.T) {
 	writeNodesTable(&buf, ns)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	head := strings.Fields(lines[0])
-	if head[len(head)-2] != "SWITCH" || head[len(head)-1] != "DRAIN" {
-		t.Fatalf("header %q: want SWITCH then DRAIN last", lines[0])
+	if head[len(head)-3] != "SWITCH" || head[len(head)-2] != "DRAIN" || head[len(head)-1] != "ROLE" {
+		t.Fatalf("header %q: want SWITCH, DRAIN, then ROLE last", lines[0])
 	}
 	want := map[string]string{"a1": "rackA", "b1": "~b1?", "a2": "rackA?", "u": "-"}
 	for _, l := range lines[1:] {
 		f := strings.Fields(l)
-		if got := f[len(f)-2]; got != want[f[0]] {
+		if got := f[len(f)-3]; got != want[f[0]] {
 			t.Errorf("%s: SWITCH %q, want %q (%q)", f[0], got, want[f[0]], l)
 		}
 	}
