@@ -181,7 +181,7 @@ func TestProbes_DirectionsAndFreshTraffic(t *testing.T) {
 			t.Logf("last alloc: %s\nnodes: %s %v", lastAlloc, out, err)
 		}
 	})
-	testcluster.WaitFor(t, 30*time.Second, "placement to leave pa and pb", func() bool {
+	testcluster.WaitFor(t, 60*time.Second, "placement to leave pa and pb", func() bool {
 		got = alloc()
 		return slices.Equal(got, []string{"pc", "pd"})
 	})
