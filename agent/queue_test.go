@@ -79,7 +79,10 @@ func (loaded) Sample(context.Context) (probe.RawSample, error) {
 // written only when it changes.
 func TestWaitReasonOnEveryNode(t *testing.T) {
 	t.Parallel()
-	c := jobCluster(t, 3, func(i int, cfg *agent.Config) { cfg.Sampler = loaded{} })
+	// Declared switches: the leader infers and records (set_switches) the
+	// switches of undeclared nodes as bandwidth tests arrive, which would
+	// write raft inside the idle window below for a reason of its own.
+	c := jobCluster(t, 3, func(i int, cfg *agent.Config) { cfg.Sampler, cfg.Switch = loaded{}, "sw1" })
 	id := submitAPI(t, c, 0, api.JobSpec{Cmd: []string{"true"}, NP: 2})
 	for i := range 3 {
 		testcluster.WaitFor(t, 20*time.Second, fmt.Sprintf("node %d to say why job %d waits", i, id), func() bool {
