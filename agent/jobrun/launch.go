@@ -169,7 +169,32 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
+	if Flavour(j.Spec.MPI) == MPICH && !j.Spec.Stdin {
+		null, err := hydraNoStdin()
+		if err != nil {
+			return -1, err
+		}
+		defer null.Close()
+		cmd.Stdin = null
+	}
 	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
+}
+
+// hydraNoStdin opens the standard input of an MPICH mpiexec that forwards
+// none: the null device, write-only. Hydra probes its standard input with
+// read(0, NULL, 0) and, where that fails, tells rank 0's proxy "end of
+// input" at once while the proxy connects. A readable null device instead
+// is polled with the proxies, and when rank 0's proxy reports its exit in
+// the same poll as the device's end of file, Hydra (4.0) closes the proxy's
+// socket first and then writes the end of file to it: "write error (Bad
+// file descriptor)", exit 255 after a good run. Ranks that read their
+// standard input get end of file either way.
+func hydraNoStdin() (*os.File, error) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s for mpiexec's standard input: %w", os.DevNull, err)
+	}
+	return f, nil
 }
 
 // runWithStdin runs a launcher whose standard input, for a `shoal run`

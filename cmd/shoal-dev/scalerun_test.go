@@ -52,7 +52,11 @@ func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
 	}
 	for round, src := range []int{5, 2, 7} {
 		users := 500 + round
-		if _, err := c.convergence(src, users, 10*time.Second); err != nil {
+		// Broadcasts are epidemic: an agent can miss all of a change's
+		// retransmissions and then gets it from the next push/pull, which
+		// comes within two intervals. The bound is that guarantee; what this
+		// test checks is what convergence returns, not how fast.
+		if _, err := c.convergence(src, users, 2*o.Config.PushPullInterval+5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		for i, g := range c.agents {

@@ -139,6 +139,34 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	}
 }
 
+// stdinHasInput reports whether shoal run's standard input may hold
+// something for rank 0 (fileHasInput). A test's reader always may. (cli
+// sets App.Reader to os.Stdin when nothing else was given.)
+func stdinHasInput(c *cli.Context) bool {
+	if f, ok := stdinReader(c).(*os.File); ok {
+		return fileHasInput(f)
+	}
+	return true
+}
+
+// fileHasInput reports whether reading f may give bytes: not for the null
+// device, an empty regular file or a closed descriptor; yes for a pipe, a
+// terminal, a socket or a file with something in it.
+func fileHasInput(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		return fi.Size() > 0
+	case fi.Mode()&os.ModeCharDevice != 0:
+		null, err := os.Stat(os.DevNull)
+		return err != nil || !os.SameFile(fi, null)
+	}
+	return true
+}
+
 // stdinReader is the standard input shoal run forwards: the app's reader
 // (os.Stdin, or a test's).
 func stdinReader(c *cli.Context) io.Reader {

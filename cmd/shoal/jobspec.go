@@ -221,8 +221,13 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		return req, usagef(c, "--mpi %q: use mpich, openmpi or none", sp.MPI)
 	}
 	// shoal run forwards its standard input to rank 0, as srun does, through
-	// the MPI launcher (plain copies: to copy 0, on the head).
-	sp.Stdin = c.Command.Name == "run"
+	// the MPI launcher (plain copies: to copy 0, on the head). A standard
+	// input with nothing in it (the null device, an empty file) is not
+	// forwarded: the launcher gets the null device, so its end of file comes
+	// at the start. Forwarded, it can come after rank 0's proxy ended, and
+	// MPICH's mpiexec then writes it to the proxy's closed control socket
+	// and exits 255 ("write error (Bad file descriptor)") after a good run.
+	sp.Stdin = c.Command.Name == "run" && stdinHasInput(c)
 	pes := c.StringSlice("pe")
 	switch {
 	case len(pes) == 1 && pes[0] == "none":
