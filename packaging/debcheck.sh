@@ -95,7 +95,9 @@ ok "systemd-analyze verify accepts shoal.service"
 # main process must get a SIGHUP.
 reload=$(sed -n 's/^ExecReload=//p' "$R/lib/systemd/system/shoal.service")
 eval "set -- ${reload//\$\$/\$}" # quoted in the unit: eval leaves $MAINPID to sh
-chr sh -c 'trap "echo hup >/tmp/hup; exit 0" HUP; echo $$ >/tmp/main.pid; sleep 10 & wait' & # gives up after 10s
+# --default-signal: a shell started with SIGHUP ignored (under nohup) may
+# not trap it, and the check would fail for the caller's reason, not ours.
+chr env --default-signal=HUP sh -c 'trap "echo hup >/tmp/hup; exit 0" HUP; echo $$ >/tmp/main.pid; sleep 10 & wait' & # gives up after 10s
 main=$!
 for _ in $(seq 100); do [ -s "$R/tmp/main.pid" ] && break; sleep 0.05; done
 out=$(chr env MAINPID="$(cat "$R/tmp/main.pid")" "$@" 2>&1) || fail "ExecReload ($reload): $out"
