@@ -29,6 +29,10 @@ type progressReporter struct {
 
 	mu       sync.Mutex
 	reported map[jobrun.Key]progressMark // the last progress committed per attempt
+	// pending counts the background commits under way per attempt, and
+	// settled is closed and replaced when an attempt's count drops to 0.
+	pending map[jobrun.Key]int
+	settled chan struct{}
 }
 
 type progressMark struct {
@@ -60,7 +64,59 @@ func (r *progressReporter) report(ctx context.Context, id uint64, attempt int, i
 	// for this answer inside its iteration loop, and every rank
 	// waits for rank 0: a raft round trip here (hundreds of ms on
 	// a loaded machine) would slow the whole program at every report.
-	return r.loops.background(func() { r.commit(r.loops.ctx, k, b) })
+	r.begin(k)
+	if !r.loops.background(func() { defer r.end(k); r.commit(r.loops.ctx, k, b) }) {
+		r.end(k)
+		return false
+	}
+	return true
+}
+
+// begin and end count an attempt's background commits under way.
+func (r *progressReporter) begin(k jobrun.Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = map[jobrun.Key]int{}
+	}
+	r.pending[k]++
+}
+
+func (r *progressReporter) end(k jobrun.Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[k]--; r.pending[k] > 0 {
+		return
+	}
+	delete(r.pending, k)
+	if r.settled != nil {
+		close(r.settled)
+		r.settled = nil
+	}
+}
+
+// settle waits until attempt k has no background commit under way, or
+// ctx ends: the job node calls it before it proposes the attempt's
+// outcome (jobrun.Deps.Settle), so a report the program sent just before
+// it exited is committed first, as a last iteration's is.
+func (r *progressReporter) settle(ctx context.Context, k jobrun.Key) {
+	for {
+		r.mu.Lock()
+		if r.pending[k] == 0 {
+			r.mu.Unlock()
+			return
+		}
+		if r.settled == nil {
+			r.settled = make(chan struct{})
+		}
+		ch := r.settled
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // commit commits one report_progress; a report that is not committed is

@@ -30,6 +30,7 @@ func (a *Agent) newJobNode() (*jobrun.Node, error) {
 		MayRunAs:          func(owner string) error { return notRootRefusal(self, name, owner) },
 		ResizeSignalEvery: func() time.Duration { return el.get().SignalEvery },
 		Prune:             a.progress.prune,
+		Settle:            a.progress.settle,
 	})
 }
 

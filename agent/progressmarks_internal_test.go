@@ -1,12 +1,15 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -59,5 +62,51 @@ func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 		if _, ok := r.reported[k]; !ok {
 			t.Errorf("live attempt %v lost its progress mark", k)
 		}
+	}
+}
+
+// A report committed in the background is settled before its attempt's
+// outcome: settle returns only once the commit under way has returned,
+// and at once for an attempt with none (or when its context ends).
+func TestSettleWaitsForBackgroundProgress(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	committed := make(chan struct{}, 1)
+	l := newLoops(slog.New(slog.DiscardHandler))
+	defer func() { l.cancel(); l.wait() }()
+	r := &progressReporter{log: l.log, now: time.Now, options: &elasticSettings{}, loops: l,
+		apply: func(context.Context, []byte) (api.ApplyResult, error) {
+			<-release
+			committed <- struct{}{}
+			return api.ApplyResult{}, nil
+		}}
+	k := jobrun.Key{Job: 7, Attempt: 1}
+	if !r.report(t.Context(), k.Job, k.Attempt, 3, 0, nil) {
+		t.Fatal("the first report was not committed")
+	}
+	// Another attempt has nothing under way.
+	r.settle(t.Context(), jobrun.Key{Job: 8, Attempt: 1})
+	// The attempt's own settle gives up with its context while the commit is held...
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	r.settle(short, k)
+	cancel()
+	select {
+	case <-committed:
+		t.Fatal("committed before it was released")
+	default:
+	}
+	// ...and returns once the commit has.
+	done := make(chan struct{})
+	go func() { r.settle(t.Context(), k); close(done) }()
+	close(release)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("settle did not return after the commit")
+	}
+	select {
+	case <-committed:
+	default:
+		t.Fatal("settle returned before the commit did")
 	}
 }

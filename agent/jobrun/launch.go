@@ -60,6 +60,9 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		typ, body = raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: j.ID, Attempt: att.N, ExitCode: &code}
 	}
 	b, _ := raftfsm.Encode(typ, n.now(), body)
+	settle, cancel := context.WithTimeout(ctx, settleWait)
+	n.d.Settle(settle, k)
+	cancel()
 	// The outcome must reach raft whatever happens to the leader meanwhile:
 	// retry until it is committed or refused.
 	for ctx.Err() == nil {
@@ -73,6 +76,11 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		log.Warn("record attempt outcome, retrying", "err", err)
 	}
 }
+
+// settleWait bounds the wait for an attempt's own commits under way
+// (Deps.Settle) before its outcome: a commit that cannot finish by then
+// (no leader) is not worth holding the outcome for.
+const settleWait = 5 * time.Second
 
 func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key) (int, string) {
 	dir := n.AttemptDir(k)

@@ -115,12 +115,17 @@ type Deps struct {
 	// Prune drops the agent's own per-attempt bookkeeping of ended
 	// attempts; it runs with the Node's pruning, every few seconds.
 	Prune func()
+	// Settle waits, up to ctx's end, for the agent's own commits about
+	// an attempt that are under way (progress reports), before the
+	// attempt's outcome is proposed: a report sent just before the
+	// program exited must not be overtaken by the attempt's end.
+	Settle func(ctx context.Context, k Key)
 }
 
 func (d *Deps) validate() error {
 	if d.Log == nil || d.Now == nil || d.State == nil || d.Applied == nil || d.Propose == nil ||
 		d.HTTPAddrOf == nil || d.PeerClient == nil || d.StreamClient == nil || d.NodeStatus == nil ||
-		d.JobCapability == nil || d.MayRunAs == nil || d.ResizeSignalEvery == nil || d.Prune == nil {
+		d.JobCapability == nil || d.MayRunAs == nil || d.ResizeSignalEvery == nil || d.Prune == nil || d.Settle == nil {
 		return errors.New("jobrun: every dependency is required")
 	}
 	return nil

@@ -27,6 +27,7 @@ func testNode(t *testing.T, f StateReader, prune func()) *Node {
 		MayRunAs:          func(string) error { return errNone },
 		ResizeSignalEvery: func() time.Duration { return time.Second },
 		Prune:             prune,
+		Settle:            func(context.Context, Key) {},
 	})
 	if err != nil {
 		t.Fatal(err)
