@@ -76,12 +76,21 @@ func holdsRows(a *agent.Agent, names []string) bool {
 func postRow(t *testing.T, c *testcluster.Cluster, i int, auth string, body []byte) (int, string) {
 	t.Helper()
 	cl := c.Client(i)
-	req, err := http.NewRequest(http.MethodPost, cl.Base+"/v1/netrow", bytes.NewReader(body))
+	return postRowWith(t, cl.HTTP, cl.Base, auth, body)
+}
+
+// postRowWith is postRow through hc (its own TLS client certificate) to
+// the agent at base.
+func postRowWith(t *testing.T, hc *http.Client, base, auth string, body []byte) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/netrow", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", auth)
-	resp, err := cl.HTTP.Do(req)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,16 +204,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 			return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 				TLSClientConfig: tlsca.ClientConfig(tlsca.Pool(ca.Cert), tlsca.FixedLeaf(leaf), "")}}
 		}
-		post := func(hc *http.Client, body []byte) (int, string) {
-			resp, err := hc.Post(c.Client(0).Base+"/v1/netrow", "application/json", bytes.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var e api.Error
-			_ = json.NewDecoder(resp.Body).Decode(&e)
-			return resp.StatusCode, e.Error
-		}
+		post := func(hc *http.Client, body []byte) (int, string) { return postRowWith(t, hc, c.Client(0).Base, "", body) }
 		heldRow := func(node string) (gossip.NetRow, bool) {
 			for _, r := range c.Agent(0).NetRows() {
 				if r.Node == node {
