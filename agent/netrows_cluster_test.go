@@ -204,7 +204,9 @@ func TestNetRows_ReachServers(t *testing.T) {
 			return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 				TLSClientConfig: tlsca.ClientConfig(tlsca.Pool(ca.Cert), tlsca.FixedLeaf(leaf), "")}}
 		}
-		post := func(hc *http.Client, body []byte) (int, string) { return postRowWith(t, hc, c.Client(0).Base, "", body) }
+		post := func(hc *http.Client, body []byte) (int, string) {
+			return postRowWith(t, hc, c.Client(0).Base, "", body)
+		}
 		heldRow := func(node string) (gossip.NetRow, bool) {
 			for _, r := range c.Agent(0).NetRows() {
 				if r.Node == node {
