@@ -122,6 +122,13 @@ func New(cfg Config) (*Agent, error) {
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err
 	}
+	if cn := a.tls.ownName(); cn != cfg.Name {
+		// Servers take a node's network row only under its own name's
+		// certificate (httpapi's POST /v1/netrow): say why at start, not
+		// only in the servers' refusals.
+		log.Warn("this agent's certificate names another node: servers will refuse its network rows; make it with 'shoal tls cert create --node "+cfg.Name+"'",
+			"certificate", cn)
+	}
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)
 	}

@@ -125,7 +125,8 @@ type Config struct {
 	// Probes tunes the network probes and their supervision (issue 5).
 	Probes probes.Config
 	// Rows tunes how this node's network row reaches the servers
-	// (agent/rows); the zero value stands for rows.DefaultConfig.
+	// (agent/rows: --netrow-min-interval, --netrow-refresh,
+	// --netrow-send-timeout); a zero field stands for rows.DefaultConfig's.
 	Rows rows.Config
 
 	// Static overrides the scanned inventory when not nil (tests: skips
@@ -190,6 +191,7 @@ func DefaultConfig() Config {
 		HTTP:   DefaultHTTPLimits(),
 		Gossip: gossip.DefaultConfig(),
 		Probes: probes.DefaultConfig(),
+		Rows:   rows.DefaultConfig(),
 	}
 }
 

@@ -3,9 +3,7 @@ package agent_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -34,20 +32,12 @@ import (
 //
 // Needs root, iproute2 and iperf3; skips otherwise.
 func TestProbes_DirectionsAndFreshTraffic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("directional testbed test takes ~1-2 min")
-	}
-	netns.SkipIfUnavailable(t)
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("needs iperf3")
-	}
-	bin := testcluster.BuildShoal(t)
 	names := []string{"pa", "pb", "pc", "pd"}
 	topo := netns.Topology{Name: "direction", Switches: []netns.Switch{{Name: "sw"}}}
 	for _, n := range names {
 		topo.Nodes = append(topo.Nodes, netns.Node{Name: n, Switch: "sw", Mbit: 100})
 	}
-	tb := netns.UpForTest(t, topo, netns.Options{})
+	tb, bin := netnsTestbed(t, "directional testbed test takes ~1-2 min", topo, "iperf3")
 	ctx := t.Context()
 	for _, ni := range tb.Nodes() {
 		if ni.Name != "pd" {
@@ -60,34 +50,9 @@ func TestProbes_DirectionsAndFreshTraffic(t *testing.T) {
 			t.Fatalf("shape pd's egress: %v\n%s", err, out)
 		}
 	}
-	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte(testcluster.Token), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ipA, _ := tb.Node("pa")
-	for _, node := range names {
-		ip, _ := tb.Node(node)
-		argv := []string{bin, "agent", "--name", node, "--bind", ip.String(), "--data-dir", filepath.Join(dir, node),
-			"--token-file", tokenFile, "--bootstrap-expect", "4", "--join", ipA.String(),
-			"--bandwidth-interval", "1h", "--bandwidth-timeout", "6s", "--probe-budget", "0",
-			"--latency-interval", "1h", "--coordinates=false", "--log-level", "warn"}
-		pr, err := tb.Start(ctx, node, argv, nil)
-		if err != nil {
-			t.Fatalf("start agent on %s: %v", node, err)
-		}
-		t.Cleanup(func() {
-			if t.Failed() {
-				out, _ := pr.Output()
-				t.Logf("agent %s log:\n%s", node, out)
-			}
-		})
-	}
-	addr := "https://" + ipA.String() + ":7948"
-	cli := func(args ...string) (string, error) {
-		time.Sleep(300 * time.Millisecond) // pacing of a poll that execs, not synchronisation
-		return tb.Run(ctx, "pa", append([]string{bin}, append(args, "--addr", addr, "--token-file", tokenFile)...)...)
-	}
+	agents := startNetnsAgents(t, tb, bin, names, "--bandwidth-interval", "1h", "--bandwidth-timeout", "6s", "--probe-budget", "0",
+		"--latency-interval", "1h", "--coordinates=false")
+	cli := func(args ...string) (string, error) { return agents.cli(ctx, args...) }
 
 	// 1. Both directions of every pair, from both ends.
 	var pairs map[[2]string]api.NetPair

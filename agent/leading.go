@@ -68,7 +68,7 @@ func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func()
 			CoallocTimeout: cfg.CoallocTimeout, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
 			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
-				BandwidthInterval: pc.BandwidthInterval}}
+				BandwidthInterval: pc.BandwidthInterval, Topo: pc.Topo}}
 	}
 }
 

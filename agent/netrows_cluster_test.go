@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/testcluster"
+	"github.com/shoal-hpc/shoal/tlsca"
 )
 
 // bwLinks reports whether links hold a measured bandwidth for every
@@ -74,12 +76,21 @@ func holdsRows(a *agent.Agent, names []string) bool {
 func postRow(t *testing.T, c *testcluster.Cluster, i int, auth string, body []byte) (int, string) {
 	t.Helper()
 	cl := c.Client(i)
-	req, err := http.NewRequest(http.MethodPost, cl.Base+"/v1/netrow", bytes.NewReader(body))
+	return postRowWith(t, cl.HTTP, cl.Base, auth, body)
+}
+
+// postRowWith is postRow through hc (its own TLS client certificate) to
+// the agent at base.
+func postRowWith(t *testing.T, hc *http.Client, base, auth string, body []byte) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/netrow", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", auth)
-	resp, err := cl.HTTP.Do(req)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +186,66 @@ func TestNetRows_ReachServers(t *testing.T) {
 		ans := asUser(t, copyExecutable(t, binDir), c.Agent(0).SocketPath(), 65534, sockReq{Method: "POST", Path: "/v1/netrow", Body: good})
 		if ans.Code != http.StatusForbidden {
 			t.Errorf("a local non-root user: %d %q, want 403", ans.Code, ans.Msg)
+		}
+	})
+
+	t.Run("a node publishes only its own row", func(t *testing.T) {
+		// As node 1 over mutual TLS, with a certificate of its own name
+		// from the cluster's CA, as its agent presents.
+		asNode := func(name string) *http.Client {
+			ca, err := tlsca.DeriveCA(testcluster.Token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaf, err := ca.Issue(tlsca.AgentRequest(name, "127.0.0.1", time.Hour), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+				TLSClientConfig: tlsca.ClientConfig(tlsca.Pool(ca.Cert), tlsca.FixedLeaf(leaf), "")}}
+		}
+		post := func(hc *http.Client, body []byte) (int, string) {
+			return postRowWith(t, hc, c.Client(0).Base, "", body)
+		}
+		heldRow := func(node string) (gossip.NetRow, bool) {
+			for _, r := range c.Agent(0).NetRows() {
+				if r.Node == node {
+					return r, true
+				}
+			}
+			return gossip.NetRow{}, false
+		}
+		victim := c.Name(2)
+		before, ok := heldRow(victim)
+		if !ok {
+			t.Fatalf("server %s holds no row of %s", c.Name(0), victim)
+		}
+		forged, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: victim, Boot: before.Boot, V: before.V + 1000,
+			Cells: []gossip.NetEntry{{Peer: c.Name(0), BW: 1, BWAt: 1}}})
+		node1 := asNode(c.Name(1))
+		code, msg := post(node1, forged)
+		if code != http.StatusForbidden || !strings.Contains(msg, fmt.Sprintf("the certificate of node %q may send only that node's network row", c.Name(1))) {
+			t.Fatalf("%s's certificate sending %s's row: %d %q, want 403", c.Name(1), victim, code, msg)
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("the refusal is not one line: %q", msg)
+		}
+		if after, _ := heldRow(victim); after.V >= before.V+1000 || slices.ContainsFunc(after.Cells, func(e gossip.NetEntry) bool { return e.BW == 1 }) {
+			t.Fatalf("the refused row reached the matrix: %s's row is now %+v (was v%d)", victim, after, before.V)
+		}
+		// Its own row, as its sender would send it, is taken.
+		ownRow := c.Agent(1).OwnNetRow()
+		own, _ := gossip.EncodeNetRow(&ownRow)
+		if code, msg := post(node1, own); code != http.StatusNoContent {
+			t.Fatalf("%s's certificate sending its own row: %d %q, want 204", c.Name(1), code, msg)
+		}
+		// And a new node's first row under its own name reaches the table.
+		fresh, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: "newcomer", Boot: 1, V: 1, Cells: []gossip.NetEntry{{Peer: c.Name(0), BW: 7, BWAt: 1}}})
+		if code, msg := post(asNode("newcomer"), fresh); code != http.StatusNoContent {
+			t.Fatalf("newcomer's own first row: %d %q, want 204", code, msg)
+		}
+		if r, ok := heldRow("newcomer"); !ok || len(r.Cells) != 1 || r.Cells[0].BW != 7 {
+			t.Fatalf("newcomer's row: %+v %v, want it held", r, ok)
 		}
 	})
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,38 +19,12 @@ import (
 // was calibrated with) is within 15% of the configured rate, from 10 to
 // 200 Mbit/s: the default 2 MiB halves read 7.6 at 10 Mbit/s once in CI. Needs root and iproute2; skips otherwise.
 func TestProbes_ShapedLinkBandwidth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("shaped-link test takes ~40s")
-	}
-	netns.SkipIfUnavailable(t)
-	bin := testcluster.BuildShoal(t)
 	topo := netns.Topology{Name: "probes-bw", Switches: []netns.Switch{{Name: "sw"}},
 		Nodes: []netns.Node{{Name: "pa", Switch: "sw", Mbit: 200}, {Name: "pb", Switch: "sw", Mbit: 200}}}
-	tb := netns.UpForTest(t, topo, netns.Options{})
-	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte(testcluster.Token), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tb, bin := netnsTestbed(t, "shaped-link test takes ~40s", topo)
 	ctx := t.Context()
-	ipA, _ := tb.Node("pa")
-	for _, node := range []string{"pa", "pb"} {
-		ip, _ := tb.Node(node)
-		argv := []string{bin, "agent", "--name", node, "--bind", ip.String(), "--data-dir", filepath.Join(dir, node),
-			"--token-file", tokenFile, "--bootstrap-expect", "2", "--join", ipA.String(),
-			"--bandwidth-interval", "1s", "--bandwidth-bytes", "8MiB", "--bandwidth-timeout", "12s", "--probe-budget", "0", "--latency-interval", "1s", "--log-level", "warn"}
-		pr, err := tb.Start(ctx, node, argv, nil)
-		if err != nil {
-			t.Fatalf("start agent on %s: %v", node, err)
-		}
-		t.Cleanup(func() {
-			if t.Failed() {
-				out, _ := pr.Output()
-				t.Logf("agent %s log:\n%s", node, out)
-			}
-		})
-	}
-	api := "https://" + ipA.String() + ":7948"
+	agents := startNetnsAgents(t, tb, bin, []string{"pa", "pb"},
+		"--bandwidth-interval", "1s", "--bandwidth-bytes", "8MiB", "--bandwidth-timeout", "12s", "--probe-budget", "0", "--latency-interval", "1s")
 	// --bandwidth-timeout + 1s slack. The timeout leaves room for a 4 MiB test
 	// at 10 Mbit/s (3.5 s through tbf) plus its TLS set-up on a loaded host:
 	// at 4 s a slow start cut the test short and read 8.4 Mbit/s.
@@ -68,7 +40,7 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 		since := time.Now().Add(roundLen)
 		var got float64
 		testcluster.WaitFor(t, 45*time.Second, fmt.Sprintf("a bandwidth measured at %d Mbit/s", rate), func() bool {
-			bw, at, ok := measuredBW(ctx, tb, bin, api, tokenFile)
+			bw, at, ok := measuredBW(ctx, agents)
 			got = bw
 			return ok && at.After(since)
 		})
@@ -82,9 +54,8 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 
 // measuredBW reads pa→pb's bandwidth (that direction) with `shoal net --json` run inside
 // pa's namespace. It polls at most every 300 ms: each call is an exec.
-func measuredBW(ctx context.Context, tb *netns.Testbed, bin, addr, tokenFile string) (float64, time.Time, bool) {
-	time.Sleep(300 * time.Millisecond) // pacing of a poll that execs, not synchronisation
-	out, err := tb.Run(ctx, "pa", bin, "net", "--json", "--addr", addr, "--token-file", tokenFile)
+func measuredBW(ctx context.Context, agents netnsAgents) (float64, time.Time, bool) {
+	out, err := agents.cli(ctx, "net", "--json")
 	if err != nil {
 		return 0, time.Time{}, false
 	}

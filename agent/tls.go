@@ -99,6 +99,16 @@ func loadTLS(cfg *Config, now func() time.Time) (*tlsState, error) {
 	return st, nil
 }
 
+// ownName is the node name this agent's certificate carries (its common
+// name), which servers hold its network rows to.
+func (s *tlsState) ownName() string {
+	c, err := s.leaf.Get()
+	if err != nil || c.Leaf == nil {
+		return ""
+	}
+	return c.Leaf.Subject.CommonName
+}
+
 // serverTLS is the HTTP API's TLS configuration: a client certificate of a
 // trusted CA authenticates a caller; a caller without one may still
 // present the token, inside TLS.

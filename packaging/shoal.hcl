@@ -65,6 +65,27 @@ socket = "/run/shoal/shoal.sock"
 # bandwidth_bytes = "4MiB"
 # bandwidth_timeout = "5s"
 # probe_budget = "1GiB"
+# Peers the latency probe pings (its own switch's first; coordinates estimate the rest).
+# latency_peers = 16
+
+# The leader's bandwidth planner, per cycle: ring offsets of a node's own
+# switch, tests per switch pair, cross-switch tests per uplink and per node,
+# direct tests of doubtful pairs and of nodes of unknown switch per node;
+# every pair is tested in a cluster of at most topo_small_cluster members
+# (0: when each node can test every other within those caps; -1: never).
+# topo_own_offsets = 1
+# topo_pair_tests = 1
+# topo_cross_per_switch = 16
+# topo_cross_per_node = 2
+# topo_uncertain_per_node = 1
+# topo_explore_per_node = 4
+# topo_small_cluster = 0
+
+# This node's network row goes to the servers at most this often when it
+# changes, and this often even unchanged; each send bounded by the timeout.
+# netrow_min_interval = "1s"
+# netrow_refresh = "1m"
+# netrow_send_timeout = "10s"
 
 # Jobs: resource limits every job starts with, retention of finished jobs.
 # job_rlimit = ["nofile=4096", "memlock=unlimited"]

@@ -47,6 +47,10 @@ type Config struct {
 	// RoundSlack is added to BandwidthTimeout to make a round's length:
 	// the room left for setup and clock skew between nodes. Default 1s.
 	RoundSlack time.Duration
+	// Topo bounds the tests the leader's topology planner gives each node
+	// and switch per bandwidth cycle (--topo-* flags); the leader reads
+	// it. The zero value is probe.DefaultTopoConfig.
+	Topo probe.TopoConfig
 }
 
 // maxLatencyPeers bounds Config.LatencyPeers: beyond it the probe's pings
@@ -67,6 +71,7 @@ func DefaultConfig() Config {
 		BeatInterval:      2 * time.Second,
 		Supervise:         probe.DefaultSuperviseConfig(),
 		RoundSlack:        time.Second,
+		Topo:              probe.DefaultTopoConfig(),
 	}
 }
 
@@ -125,12 +130,17 @@ func (c Config) Validate() error {
 	case c.Supervise.BackoffBase <= 0 || c.Supervise.BackoffMax < c.Supervise.BackoffBase:
 		return fmt.Errorf("probe backoff: need 0 < base (%v) <= max (%v)", c.Supervise.BackoffBase, c.Supervise.BackoffMax)
 	case c.LatencyPeers < 0 || c.LatencyPeers > maxLatencyPeers:
-		return fmt.Errorf("latency peers %d is outside 0 (default %d)-%d", c.LatencyPeers, DefaultLatencyPeers, maxLatencyPeers)
+		return fmt.Errorf("latency peers %d is outside 0-%d: pass at most %d, or 0 for the default %d", c.LatencyPeers, maxLatencyPeers, maxLatencyPeers, DefaultLatencyPeers)
 	case c.RoundSlack < 0:
 		return fmt.Errorf("probe round slack %v is negative", c.RoundSlack)
 	}
 	if err := c.BudgetConfig().Validate(); err != nil {
 		return fmt.Errorf("%w (--bandwidth-bytes, --bandwidth-interval, --probe-budget)", err)
+	}
+	if c.Topo != (probe.TopoConfig{}) {
+		if err := c.Topo.Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

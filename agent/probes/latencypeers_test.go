@@ -83,7 +83,7 @@ func TestConfigValidate_LatencyPeers(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
 	c.LatencyPeers = -1
-	if err := c.Validate(); err == nil || err.Error() != "latency peers -1 is outside 0 (default 16)-4096" {
+	if err := c.Validate(); err == nil || err.Error() != "latency peers -1 is outside 0-4096: pass at most 4096, or 0 for the default 16" {
 		t.Fatalf("got %v", err)
 	}
 	c.LatencyPeers = 0

@@ -5,7 +5,8 @@
 // gossip, whose push/pull it made O(n²). Instead the owner's Sender sends
 // the row, versioned by the owner's boot and a counter (gossip.NetRow), to
 // every server (alive gossip nodes with Raft.Member) over the agents'
-// mutual-TLS API (POST /v1/netrow): when it changes, at most once per
+// mutual-TLS API (POST /v1/netrow, which a server takes only under the
+// owner's own certificate): when it changes, at most once per
 // Config.MinInterval per server; at once to a server it has not sent to in
 // this server's boot (a new or restarted server); and to every server each
 // Config.Refresh. A server that holds an earlier version of this boot's

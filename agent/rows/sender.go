@@ -2,7 +2,6 @@ package rows
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -47,13 +46,20 @@ func (c Config) OrDefault() Config {
 	return c
 }
 
-// Validate names the first setting out of bounds.
+// Validate names the first setting out of bounds, and the agent flag
+// that sets it. A zero field stands for the default, so the order of the
+// intervals is checked on the defaults filled in.
 func (c Config) Validate() error {
 	switch {
-	case c.MinInterval < 0 || c.Refresh < 0 || c.SendTimeout < 0:
-		return errors.New("network row intervals must not be negative")
-	case c.Refresh > 0 && c.MinInterval > c.Refresh:
-		return fmt.Errorf("network row min interval %v exceeds the refresh %v", c.MinInterval, c.Refresh)
+	case c.MinInterval < 0:
+		return fmt.Errorf("network row min interval %v is negative (--netrow-min-interval; 0 for the default %v)", c.MinInterval, DefaultConfig().MinInterval)
+	case c.Refresh < 0:
+		return fmt.Errorf("network row refresh %v is negative (--netrow-refresh; 0 for the default %v)", c.Refresh, DefaultConfig().Refresh)
+	case c.SendTimeout < 0:
+		return fmt.Errorf("network row send timeout %v is negative (--netrow-send-timeout; 0 for the default %v)", c.SendTimeout, DefaultConfig().SendTimeout)
+	}
+	if d := c.OrDefault(); d.MinInterval > d.Refresh {
+		return fmt.Errorf("network row min interval %v exceeds the refresh %v: raise --netrow-refresh or lower --netrow-min-interval", d.MinInterval, d.Refresh)
 	}
 	return nil
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
 )
 
 func membersCommand() *cli.Command {
@@ -31,17 +34,22 @@ Examples:
 			if err != nil {
 				return apiError(err)
 			}
+			ms = byMemberName(ms)
 			if c.Bool("json") {
 				return printJSON(c, ms)
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tROLE")
-			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safe(m.Name), safe(m.Addr), safe(m.Status), safe(m.Role))
-			}
-			return tw.Flush()
+			return writeMembersTable(c.App.Writer, ms)
 		},
 	}
+}
+
+func writeMembersTable(w io.Writer, ms []api.Member) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tROLE")
+	for _, m := range byMemberName(ms) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safe(m.Name), safe(m.Addr), safe(m.Status), safe(m.Role))
+	}
+	return tw.Flush()
 }
 
 func leaderCommand() *cli.Command {

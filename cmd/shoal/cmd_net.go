@@ -66,6 +66,7 @@ Examples:
 			if err != nil {
 				return apiError(err)
 			}
+			pairs = byPair(pairs)
 			if c.Bool("json") {
 				return printJSON(c, pairs)
 			}
@@ -92,6 +93,7 @@ func isTerminal(w io.Writer) bool {
 // then their loads. With colour, each cell's background is a grey from
 // dark (worst value shown) to light (best).
 func writeNetMatrix(w io.Writer, nodes []api.Node, pairs []api.NetPair, metric string, colour bool) {
+	nodes = byNodeName(nodes)
 	names := make([]string, 0, len(nodes))
 	shown := map[string]string{} // names as printed: escaped and cut
 	width := 6

@@ -41,6 +41,7 @@ Examples:
 			if err != nil {
 				return apiError(err)
 			}
+			ns = byNodeName(ns)
 			if c.Bool("json") {
 				return printJSON(c, ns)
 			}
@@ -54,7 +55,7 @@ func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tSWITCH\tDRAIN\tROLE")
 	var unconfined []string
-	for _, n := range ns {
+	for _, n := range byNodeName(ns) {
 		role := n.Role
 		if role == "" {
 			role = "-"

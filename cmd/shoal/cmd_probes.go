@@ -41,6 +41,7 @@ Examples:
 			if err != nil {
 				return apiError(err)
 			}
+			ps = byProbeNode(ps)
 			if c.Bool("json") {
 				return printJSON(c, ps)
 			}
@@ -53,7 +54,7 @@ Examples:
 func writeProbesTable(w interface{ Write([]byte) (int, error) }, ps []api.ProbeInfo, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tKIND\tSTATE\tPID\tRESTARTS\tLAST BEAT\tLAST RELAUNCH REASON")
-	for _, p := range ps {
+	for _, p := range byProbeNode(ps) {
 		beat := "never"
 		if !p.LastBeat.IsZero() {
 			beat = now.Sub(p.LastBeat).Round(100*time.Millisecond).String() + " ago"

@@ -89,6 +89,12 @@ func TestAgentValidate(t *testing.T) {
 		{"servers below bootstrap-expect", []string{"agent", "--config", good, "--validate", "--servers", "2"}, exitUsage,
 			"servers 2 must be at least the voter target 3"},
 		{"five voters fit the default five servers", []string{"agent", "--config", good, "--validate", "--voters", "5"}, exitOK, good + ": valid"},
+		{"too many latency peers", []string{"agent", "--config", good, "--validate", "--latency-peers", "5000"}, exitUsage,
+			"--latency-peers: latency peers 5000 is outside 0-4096: pass at most 4096, or 0 for the default 16"},
+		{"network-model knobs in bounds", []string{"agent", "--config", good, "--validate", "--latency-peers", "4", "--topo-small-cluster", "-1",
+			"--topo-cross-per-node", "3", "--netrow-refresh", "10m", "--netrow-min-interval", "5s", "--netrow-send-timeout", "2s"}, exitOK, good + ": valid"},
+		{"row refresh under its min interval", []string{"agent", "--config", good, "--validate", "--netrow-refresh", "500ms"}, exitUsage,
+			"--netrow-refresh: network row min interval 1s exceeds the refresh 500ms: raise --netrow-refresh or lower --netrow-min-interval"},
 	}
 	for _, tc := range cases {
 		out, errOut, code := shoal(t, nil, tc.args...)
@@ -103,6 +109,12 @@ func TestAgentValidate(t *testing.T) {
 			oneLine(t, tc.name, errOut)
 		}
 	}
+	// The SHOAL_* variable of a new knob is read like a flag's.
+	_, errOut, code := shoal(t, map[string]string{"SHOAL_TOPO_OWN_OFFSETS": "0"}, "agent", "--config", good, "--validate")
+	if want := "--topo-own-offsets: probe topology: OwnOffsets = 0, want 1..8"; code != exitUsage || !strings.Contains(errOut, want) {
+		t.Errorf("SHOAL_TOPO_OWN_OFFSETS=0: exit %d, %q, want %d and %q", code, errOut, exitUsage, want)
+	}
+	oneLine(t, "SHOAL_TOPO_OWN_OFFSETS=0", errOut)
 }
 
 // freePorts returns n distinct ports free for TCP and UDP on loopback.

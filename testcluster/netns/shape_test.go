@@ -44,6 +44,30 @@ func iperf3(t *testing.T, tb *Testbed, from, to string, port, secs int) float64 
 	return res.End.SumReceived.BitsPerSecond / 1e6
 }
 
+// iperf3Within checks that iperf3 from -> to reads mbit within 15%, each
+// run on the next port after *port. Runs are one after the other (an
+// unshaped transfer takes both cores), the best of up to three: a busy
+// host only ever lowers a measurement, and tbf never lets one run above
+// the rate for long.
+func iperf3Within(t *testing.T, tb *Testbed, port *int, name, from, to string, mbit float64) {
+	t.Helper()
+	var got []float64
+	for range 3 {
+		*port++
+		v := iperf3(t, tb, from, to, *port, 3)
+		got = append(got, v)
+		if v > mbit*1.15 {
+			t.Errorf("%s: %.1f Mbit/s, above %g mbit + 15%%", name, v, mbit)
+			return
+		}
+		if v >= mbit*0.85 {
+			t.Logf("iperf3 %s (%g mbit): %.1f Mbit/s (runs %.1f)", name, mbit, v, got)
+			return
+		}
+	}
+	t.Errorf("%s: runs %.1f Mbit/s, none within 15%% of %g", name, got, mbit)
+}
+
 func TestShapedLink_Iperf3WithinFifteenPercent(t *testing.T) {
 	SkipIfUnavailable(t)
 	if _, err := exec.LookPath("iperf3"); err != nil {
@@ -62,31 +86,9 @@ func TestShapedLink_Iperf3WithinFifteenPercent(t *testing.T) {
 		Uplinks: []Uplink{{A: "sw", B: "far", Mbit: 30}},
 	}
 	tb := UpForTest(t, topo, Options{})
-
-	// Measured one after the other (an unshaped transfer takes both cores),
-	// best of up to three: a busy host only ever lowers a measurement, and
-	// tbf never lets one run above the rate for long.
 	port := 5201
-	within := func(name, from, to string, mbit float64) {
-		t.Helper()
-		var got []float64
-		for range 3 {
-			port++
-			v := iperf3(t, tb, from, to, port, 3)
-			got = append(got, v)
-			if v > mbit*1.15 {
-				t.Errorf("%s: %.1f Mbit/s, above %g mbit + 15%%", name, v, mbit)
-				return
-			}
-			if v >= mbit*0.85 {
-				t.Logf("iperf3 %s (%g mbit): %.1f Mbit/s (runs %.1f)", name, mbit, v, got)
-				return
-			}
-		}
-		t.Errorf("%s: runs %.1f Mbit/s, none within 15%% of %g", name, got, mbit)
-	}
-	within("50 mbit node links", "slow1", "slow2", 50)
-	within("200 mbit node, 30 mbit uplink", "fast1", "remote", 30)
+	iperf3Within(t, tb, &port, "50 mbit node links", "slow1", "slow2", 50)
+	iperf3Within(t, tb, &port, "200 mbit node, 30 mbit uplink", "fast1", "remote", 30)
 	unshaped := iperf3(t, tb, "fast1", "fast2", 5300, 2)
 	t.Logf("iperf3 unshaped veths: %.0f Mbit/s", unshaped)
 	if unshaped < 500 {
@@ -114,24 +116,9 @@ func TestAsymmetricLinks_ShapedPerDirection(t *testing.T) {
 	}
 	tb := UpForTest(t, topo, Options{})
 	port := 5400
-	// Best of up to three, as in TestShapedLink_Iperf3WithinFifteenPercent.
 	within := func(name, from, to string, mbit float64) {
 		t.Helper()
-		var got []float64
-		for range 3 {
-			port++
-			v := iperf3(t, tb, from, to, port, 3)
-			got = append(got, v)
-			if v > mbit*1.15 {
-				t.Errorf("%s: %.1f Mbit/s, above %g mbit + 15%%", name, v, mbit)
-				return
-			}
-			if v >= mbit*0.85 {
-				t.Logf("iperf3 %s (%g mbit): %.1f Mbit/s (runs %.1f)", name, mbit, v, got)
-				return
-			}
-		}
-		t.Errorf("%s: runs %.1f Mbit/s, none within 15%% of %g", name, got, mbit)
+		iperf3Within(t, tb, &port, name, from, to, mbit)
 	}
 	within("out of the asymmetric node", "asym", "peer", 60)
 	within("into the asymmetric node", "peer", "asym", 15)

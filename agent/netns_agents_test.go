@@ -1,0 +1,80 @@
+package agent_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/testcluster"
+	"github.com/shoal-hpc/shoal/testcluster/netns"
+)
+
+// netnsAgents is a cluster of `shoal agent` processes on a namespace
+// testbed, one per node, as the testbed tests of this package start it.
+type netnsAgents struct {
+	tb  *netns.Testbed
+	bin string
+	// first is the node whose namespace the CLI runs in; addr its API.
+	first, addr string
+	tokenFile   string
+}
+
+// netnsTestbed skips t with shortSkip under -short, and on a host that
+// cannot run a testbed or lacks one of the programs needs; else it builds
+// shoal and brings topo up until t ends.
+func netnsTestbed(t *testing.T, shortSkip string, topo netns.Topology, needs ...string) (tb *netns.Testbed, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(shortSkip)
+	}
+	netns.SkipIfUnavailable(t)
+	for _, prog := range needs {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skip("needs " + prog)
+		}
+	}
+	bin = testcluster.BuildShoal(t)
+	return netns.UpForTest(t, topo, netns.Options{}), bin
+}
+
+// startNetnsAgents starts an agent on each of names in tb: bound to its
+// namespace's address, joining the first, bootstrapping once all are
+// there, logging warnings only, with extra flags after those. An agent's
+// log goes to t when the test fails.
+func startNetnsAgents(t *testing.T, tb *netns.Testbed, bin string, names []string, extra ...string) netnsAgents {
+	t.Helper()
+	dir := t.TempDir()
+	c := netnsAgents{tb: tb, bin: bin, first: names[0], tokenFile: filepath.Join(dir, "token")}
+	if err := os.WriteFile(c.tokenFile, []byte(testcluster.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ip0, _ := tb.Node(c.first)
+	c.addr = "https://" + ip0.String() + ":7948"
+	for _, node := range names {
+		ip, _ := tb.Node(node)
+		argv := append([]string{bin, "agent", "--name", node, "--bind", ip.String(), "--data-dir", filepath.Join(dir, node),
+			"--token-file", c.tokenFile, "--bootstrap-expect", strconv.Itoa(len(names)), "--join", ip0.String(), "--log-level", "warn"}, extra...)
+		pr, err := tb.Start(t.Context(), node, argv, nil)
+		if err != nil {
+			t.Fatalf("start agent on %s: %v", node, err)
+		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				out, _ := pr.Output()
+				t.Logf("agent %s log:\n%s", node, out)
+			}
+		})
+	}
+	return c
+}
+
+// cli runs `shoal ARGS` against the first agent, in its namespace. It
+// waits 300 ms first: callers poll with it, and each call is an exec.
+func (c netnsAgents) cli(ctx context.Context, args ...string) (string, error) {
+	time.Sleep(300 * time.Millisecond) // pacing of a poll that execs, not synchronisation
+	return c.tb.Run(ctx, c.first, append([]string{c.bin}, append(args, "--addr", c.addr, "--token-file", c.tokenFile)...)...)
+}
