@@ -1,8 +1,6 @@
 package leader
 
 import (
-	"slices"
-
 	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/netmodel"
 
@@ -41,9 +39,10 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 // node takes the switch raft recorded for it (set_switches), and every
 // pair of nodes without a direct bandwidth test gets the bandwidth the
 // model derives from the node links and switch pairs, as a link with
-// Derived set (and Measured, so placement uses it). A pair the model
-// cannot estimate (a node of unknown switch, a link never measured) stays
-// missing, and placement's own rule for missing links applies.
+// Derived set (and Measured, so placement uses it), as snap.Pairs after
+// the rows' links. A pair the model cannot estimate (a
+// node of unknown switch, a link never measured) stays missing, and
+// placement's own rule for missing links applies.
 func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 	asg := netmodel.Assignment{}
 	names := make([]string, 0, len(snap.Nodes))
@@ -59,13 +58,27 @@ func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 		}
 	}
 	_, _, ms := modelInputs(nodes)
-	// Most pairs are derived at scale (~500,000 at 1,000 nodes): grow once
-	// instead of doubling through append.
-	snap.Links = slices.Grow(snap.Links, len(names)*(len(names)-1)/2)
+	// Most pairs are derived at scale (~500,000 at 1,000 nodes): by
+	// position (placement.Pair), 32 bytes without pointers each, not a
+	// Link with two names for the garbage collector to scan and placement
+	// to look up. Derive gives A before B in names' order, so the next
+	// position is almost always the guess; the map is the fallback.
+	idx := make(map[string]int32, len(names))
+	for i, n := range names {
+		idx[n] = int32(i)
+	}
+	pairs := make([]placement.Pair, 0, len(names)*(len(names)-1)/2)
+	var a, b int32
 	netmodel.Build(asg, ms, netmodel.DefaultConfig()).Derive(names, func(l netmodel.DerivedLink) {
-		snap.Links = append(snap.Links, placement.Link{From: l.A, To: l.B, RTTms: l.RTTms,
-			AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps, Measured: true, Derived: true})
+		if names[a] != l.A {
+			a = idx[l.A]
+		}
+		if b++; int(b) >= len(names) || names[b] != l.B {
+			b = idx[l.B]
+		}
+		pairs = append(pairs, placement.Pair{A: a, B: b, RTTms: l.RTTms, AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps})
 	})
+	snap.Pairs = pairs
 }
 
 // appendRowLinks turns nd's row into placement's links, one per peer it

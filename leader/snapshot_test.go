@@ -3,6 +3,7 @@ package leader
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 	row(0, "b1", 300) // switch pair A-~b1
 	snap := Snapshot(st, nodes)
 	links := map[[2]string]placement.Link{}
-	for _, l := range snap.Links {
+	for _, l := range snap.AllLinks() {
 		k := [2]string{l.From, l.To}
 		if _, dup := links[k]; dup {
 			t.Fatalf("link %v twice", k)
@@ -121,7 +122,7 @@ func BenchmarkSnapshotDerived(b *testing.B) {
 		})
 		snap := Snapshot(st, nodes)
 		req := placement.Request{N: 64, Policy: "netload", Oversubscribe: true, Force: true}
-		b.Run(fmt.Sprintf("nodes=%d/links=%d/place-n=64", n, len(snap.Links)), func(b *testing.B) {
+		b.Run(fmt.Sprintf("nodes=%d/links=%d/place-n=64", n, len(snap.AllLinks())), func(b *testing.B) {
 			b.ReportAllocs()
 			c0 := cpuTime()
 			for b.Loop() {
@@ -196,5 +197,29 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	nodes[1].Coord = coordinate.NewCoordinate(odd)
 	if l := Snapshot(raftfsm.NewState(), nodes).Links[0]; l.RTTEstimated {
 		t.Fatalf("incompatible coordinates gave an estimate: %+v", l)
+	}
+}
+
+// TestSnapshot_PairsPlaceAsLinks: the derived pairs handed over by
+// position (Snapshot.Pairs) place exactly as the same pairs as named links
+// did, on a world with directions, coordinates and traffic.
+func TestSnapshot_PairsPlaceAsLinks(t *testing.T) {
+	t.Parallel()
+	st, nodes := derivedWorld(200)
+	snap := Snapshot(st, nodes)
+	if len(snap.Pairs) < 15000 {
+		t.Fatalf("%d derived pairs, want most of the 19,900", len(snap.Pairs))
+	}
+	named := snap
+	named.Links, named.Pairs = snap.AllLinks(), nil
+	for _, n := range []int{8, 64, 300} {
+		for _, pol := range []string{"netload", "paper"} {
+			req := placement.Request{N: n, Policy: pol, Oversubscribe: true, Force: true}
+			d1, err1 := placement.Place(snap, req)
+			d2, err2 := placement.Place(named, req)
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(d1, d2) {
+				t.Fatalf("n=%d %s: with pairs %+v (%v)\nwith links %+v (%v)", n, pol, d1, err1, d2, err2)
+			}
+		}
 	}
 }

@@ -1,5 +1,7 @@
 package placement
 
+import "slices"
+
 // Means holds the running means of one Table-1 attribute (seed 002 §3.2.1):
 // the current sample and the 1-, 5- and 15-minute means.
 type Means struct{ Now, M1, M5, M15 float64 }
@@ -71,6 +73,36 @@ type Link struct {
 type Snapshot struct {
 	Nodes []Node
 	Links []Link
+	// Pairs are more links after Links, given by node position: the form
+	// for the network model's derived links (leader.Snapshot), ~500,000
+	// at 1,000 nodes, which as Links would be 40 MB of names for the
+	// garbage collector to scan and for placement to look up. Positions
+	// are into Nodes: whoever drops or reorders nodes must rebuild Pairs.
+	Pairs []Pair
+}
+
+// Pair is Link{From: Nodes[A].Name, To: Nodes[B].Name, RTTms, AvailMbps,
+// PeakMbps, Measured: true, Derived: true} by position: a pair the network
+// model derives (no directions, no estimate flag).
+type Pair struct {
+	A, B                       int32
+	RTTms, AvailMbps, PeakMbps float64
+}
+
+// Link is the pair as a Link of s.
+func (p Pair) Link(s *Snapshot) Link {
+	return Link{From: s.Nodes[p.A].Name, To: s.Nodes[p.B].Name, RTTms: p.RTTms,
+		AvailMbps: p.AvailMbps, PeakMbps: p.PeakMbps, Measured: true, Derived: true}
+}
+
+// AllLinks returns Links followed by Pairs as links, as one new slice (for
+// readers that want them all; placement reads Pairs as they are).
+func (s *Snapshot) AllLinks() []Link {
+	out := slices.Grow(slices.Clone(s.Links), len(s.Pairs))
+	for _, p := range s.Pairs {
+		out = append(out, p.Link(s))
+	}
+	return out
 }
 
 // PENeed asks for PerProc elements of Kind for every process (e.g. gpu:1).

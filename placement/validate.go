@@ -20,25 +20,47 @@ func validateSnapshot(s Snapshot) (map[string]int, error) {
 			return nil, fmt.Errorf("%w: node %q: %w", ErrInvalidSnapshot, n.Name, err)
 		}
 	}
-	for i := range s.Links {
-		l := &s.Links[i]
-		if finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
-			finiteNonNeg(float64(l.FwdMbps)) && finiteNonNeg(float64(l.RevMbps)) &&
-			finiteNonNeg(float64(l.FwdPeakMbps)) && finiteNonNeg(float64(l.RevPeakMbps)) {
-			continue // the common case, without building the table below
+	if err := validateLinks(s.Links); err != nil {
+		return nil, err
+	}
+	for k := range s.Pairs {
+		pr := &s.Pairs[k]
+		if pr.A < 0 || int(pr.A) >= len(s.Nodes) || pr.B < 0 || int(pr.B) >= len(s.Nodes) {
+			return nil, fmt.Errorf("%w: link %d: pair (%d, %d) of %d nodes", ErrInvalidSnapshot, len(s.Links)+k, pr.A, pr.B, len(s.Nodes))
 		}
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.FwdMbps)},
-			{"rev_mbps", float64(l.RevMbps)}, {"fwd_peak_mbps", float64(l.FwdPeakMbps)}, {"rev_peak_mbps", float64(l.RevPeakMbps)}} {
-			if !finiteNonNeg(f.v) {
-				return nil, fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
-					ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
-			}
+		if !finiteNonNeg(pr.RTTms) || !finiteNonNeg(pr.AvailMbps) || !finiteNonNeg(pr.PeakMbps) {
+			l := pr.Link(&s)
+			return nil, linkError(len(s.Links)+k, &l)
 		}
 	}
 	return idx, nil
+}
+
+// validateLinks checks the snapshot's links.
+func validateLinks(links []Link) error {
+	for i := range links {
+		l := &links[i]
+		if !(finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
+			finiteNonNeg32(l.FwdMbps) && finiteNonNeg32(l.RevMbps) && finiteNonNeg32(l.FwdPeakMbps) && finiteNonNeg32(l.RevPeakMbps)) {
+			return linkError(i, l)
+		}
+	}
+	return nil
+}
+
+// linkError says which figure of link i is wrong.
+func linkError(i int, l *Link) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.FwdMbps)},
+		{"rev_mbps", float64(l.RevMbps)}, {"fwd_peak_mbps", float64(l.FwdPeakMbps)}, {"rev_peak_mbps", float64(l.RevPeakMbps)}} {
+		if !finiteNonNeg(f.v) {
+			return fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
+				ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
+		}
+	}
+	return nil
 }
 
 func validateNode(n *Node) error {
