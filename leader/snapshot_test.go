@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/serf/coordinate"
 
+	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -200,18 +201,41 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	}
 }
 
-// TestSnapshot_PairsPlaceAsLinks: the derived pairs handed over by
-// position (Snapshot.Pairs) place exactly as the same pairs as named links
-// did, on a world with directions, coordinates and traffic.
-func TestSnapshot_PairsPlaceAsLinks(t *testing.T) {
+// TestSnapshot_ModelPlacesAsLinks: the derived links handed over as the
+// model's tables (Snapshot.Model) are netmodel.Derive's, link for link
+// and bit for bit, and place exactly as the same links given as Links
+// did, on a world with directions, coordinates and traffic, and a node
+// of unknown switch.
+func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	t.Parallel()
 	st, nodes := derivedWorld(200)
+	nodes[7].Attrs.Switch = "" // unknown: no derived link
+	// RTT only, no bandwidth test: derived links with their direct RTTs,
+	// 0.7 and 0.3 ms, not their switch pair's mean (0.5 ms)
+	nodes[5].Net = append(nodes[5].Net, NetEntry{Peer: nodes[40].Name, RTTus: 700, RTTAt: 1000})
+	nodes[6].Net = append(nodes[6].Net, NetEntry{Peer: nodes[41].Name, RTTus: 300, RTTAt: 1000})
 	snap := Snapshot(st, nodes)
-	if len(snap.Pairs) < 15000 {
-		t.Fatalf("%d derived pairs, want most of the 19,900", len(snap.Pairs))
+	asg := netmodel.Assignment{}
+	var names []string
+	for _, n := range snap.Nodes {
+		names = append(names, n.Name)
+		if n.Switch != "" {
+			asg[n.Name] = netmodel.Switch{Name: n.Switch}
+		}
+	}
+	_, _, ms := modelInputs(nodes)
+	var want []placement.Link
+	netmodel.Build(asg, ms, netmodel.DefaultConfig()).Derive(names, func(l netmodel.DerivedLink) {
+		want = append(want, placement.Link{From: l.A, To: l.B, RTTms: l.RTTms, AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps, Measured: true, Derived: true})
+	})
+	if got := snap.AllLinks()[len(snap.Links):]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d derived links from the model, netmodel.Derive gives %d (or they differ)", len(got), len(want))
 	}
 	named := snap
-	named.Links, named.Pairs = snap.AllLinks(), nil
+	named.Links, named.Model = snap.AllLinks(), nil
+	if d := len(named.Links) - len(snap.Links); d < 15000 {
+		t.Fatalf("%d derived pairs, want most of the 19,900", d)
+	}
 	for _, n := range []int{8, 64, 300} {
 		for _, pol := range []string{"netload", "paper"} {
 			req := placement.Request{N: n, Policy: pol, Oversubscribe: true, Force: true}

@@ -161,10 +161,12 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	ld := &linkReader{s: s, snapIdx: snapIdx, elig: elig, w: w, acc: acc, dense: dense,
 		lastFrom: -1, lastTo: -1, capOut: make([]float64, n), capIn: make([]float64, n)}
 	if !dense {
-		ld.raw = make([]pairAgg, 0, len(s.Links)+len(s.Pairs))
+		ld.raw = make([]pairAgg, 0, len(s.Links))
 	}
 	ld.read(s.Links)
-	ld.readPairs(s.Pairs)
+	if s.Model != nil {
+		ld.readModel(s.Model)
+	}
 	raw, top, capOut, capIn := ld.raw, ld.top, ld.capOut, ld.capIn
 	if !dense {
 		w.rows, w.vals = mergeRows(raw, n)
@@ -472,37 +474,92 @@ func (ld *linkReader) read(links []Link) {
 	ld.lastFrom, ld.lastTo, ld.top = lastFrom, lastTo, top
 }
 
-// readPairs is read for Snapshot.Pairs: the same steps for a link by
-// position, measured, with one figure for both directions.
-func (ld *linkReader) readPairs(pairs []Pair) {
-	w, elig, acc, capOut, capIn := ld.w, ld.elig, ld.acc, ld.capOut, ld.capIn
+// readModel is read for the links of Snapshot.Model: PairModel.each and
+// addDerived in one loop, without a call per pair (500,000 at 1,000
+// nodes). TestNetwork_EqualsReferenceSynth and the leader's
+// TestSnapshot_ModelPlacesAsLinks hold it to them.
+func (ld *linkReader) readModel(m *PairModel) {
+	if !ld.dense {
+		m.each(len(ld.s.Nodes), ld.addDerived)
+		return
+	}
+	n := len(ld.s.Nodes)
+	w, elig, acc, capOut, capIn, nodePeak := ld.w, ld.elig, ld.acc, ld.capOut, ld.capIn, ld.w.nodePeak
 	top := ld.top
-	for k := range pairs {
-		pr := &pairs[k]
-		i, j := elig[pr.A], elig[pr.B]
-		if i < 0 || j < 0 || i == j {
-			continue
+	skip := make([]bool, n)
+	direct := make([]float64, n)
+	for f := range n {
+		for _, d := range m.Direct[f] {
+			skip[d.J], direct[d.J] = d.BW, d.RTTms
 		}
-		av, pk := pr.AvailMbps, pr.PeakMbps
-		capOut[i], capIn[j] = max(capOut[i], pk), max(capIn[j], pk)
-		capOut[j], capIn[i] = max(capOut[j], pk), max(capIn[i], pk)
-		if i > j {
-			i, j = j, i
+		sf, ef := m.Sw[f], elig[f]
+		if m.Known[f] && sf >= 0 && ef >= 0 {
+			avF, pkF := m.Avail[f], m.Peak[f]
+			swRow := int(sf) * m.NS
+			for t := f + 1; t < n; t++ {
+				st, et := m.Sw[t], elig[t]
+				if skip[t] || !m.Known[t] || st < 0 || et < 0 {
+					continue
+				}
+				k := swRow + int(st)
+				if !m.SwOK[k] {
+					continue
+				}
+				av, pk, rtt := min(avF, m.Avail[t]), min(pkF, m.Peak[t]), m.SwRTT[k]
+				if sf != st {
+					av, pk = min(av, m.SwAvail[k]), min(pk, m.SwPeak[k])
+				}
+				if direct[t] > 0 {
+					rtt = direct[t]
+				}
+				i, j := ef, et
+				capOut[i], capIn[j] = max(capOut[i], pk), max(capIn[j], pk)
+				capOut[j], capIn[i] = max(capOut[j], pk), max(capIn[i], pk)
+				if i > j {
+					i, j = j, i
+				}
+				top = max(top, pk)
+				nodePeak[i], nodePeak[j] = max(nodePeak[i], pk), max(nodePeak[j], pk)
+				a := &acc[w.triIndex(i, j)]
+				a.lt += float32(rtt)
+				a.pk += float32(pk)
+				a.av += float32(av)
+				a.avR += float32(av)
+				a.cnt++
+			}
 		}
-		top = max(top, pk)
-		w.nodePeak[i], w.nodePeak[j] = max(w.nodePeak[i], pk), max(w.nodePeak[j], pk)
-		if ld.dense {
-			a := &acc[w.triIndex(i, j)]
-			a.lt += float32(pr.RTTms)
-			a.pk += float32(pk)
-			a.av += float32(av)
-			a.avR += float32(av)
-			a.cnt++
-			continue
+		for _, d := range m.Direct[f] {
+			skip[d.J], direct[d.J] = false, 0
 		}
-		ld.raw = append(ld.raw, pairAgg{lt: pr.RTTms, peak: pk, avail: av, availR: av, cnt: 1, i: int32(i), j: int32(j)})
 	}
 	ld.top = top
+}
+
+// addDerived is read for a link of Snapshot.Model, by position: the
+// same steps for a measured link with one figure for both directions.
+func (ld *linkReader) addDerived(f, t int, rtt, av, pk float64) {
+	i, j := ld.elig[f], ld.elig[t]
+	if i < 0 || j < 0 || i == j {
+		return
+	}
+	w, capOut, capIn := ld.w, ld.capOut, ld.capIn
+	capOut[i], capIn[j] = max(capOut[i], pk), max(capIn[j], pk)
+	capOut[j], capIn[i] = max(capOut[j], pk), max(capIn[i], pk)
+	if i > j {
+		i, j = j, i
+	}
+	ld.top = max(ld.top, pk)
+	w.nodePeak[i], w.nodePeak[j] = max(w.nodePeak[i], pk), max(w.nodePeak[j], pk)
+	if ld.dense {
+		a := &ld.acc[w.triIndex(i, j)]
+		a.lt += float32(rtt)
+		a.pk += float32(pk)
+		a.av += float32(av)
+		a.avR += float32(av)
+		a.cnt++
+		return
+	}
+	ld.raw = append(ld.raw, pairAgg{lt: rtt, peak: pk, avail: av, availR: av, cnt: 1, i: int32(i), j: int32(j)})
 }
 
 // mergeRows sorts the links by (i, j) with a counting sort on i and a small

@@ -11,18 +11,22 @@ import (
 // the straightforward reference (network_ref_test.go, the code before the
 // speed work), both complements, dense and sparse, and reports the first
 // figure that differs by even one bit. Decisions depend on nothing else of
-// the links, so an optimisation that changes one fails here first.
-func NetworkMatchesReference(s Snapshot) error {
+// the links, so an optimisation that changes one fails here first. alt,
+// when given, is the same snapshot with the derived links as a Model, and
+// must give the same table.
+func NetworkMatchesReference(s Snapshot, alt *Snapshot) error {
 	idx, err := validateSnapshot(s)
 	if err != nil {
 		return err
 	}
 	p := newProblem(&s, Request{N: 1, WLT: 0.25, WBW: 0.75, Alpha: 0.3, Attr: &AttrWeights{M1: 1}}, idx)
 	n := len(p.nodes)
-	// The same links, those after the first third as Pairs.
-	chunked := WithPairs(s, len(s.Links)/3)
-	if _, err := validateSnapshot(chunked); err != nil {
-		return err
+	ins := []*Snapshot{&s}
+	if alt != nil {
+		if _, err := validateSnapshot(*alt); err != nil {
+			return err
+		}
+		ins = append(ins, alt)
 	}
 	for _, global := range []bool{true, false} {
 		for _, dense := range []bool{true, false} {
@@ -30,44 +34,15 @@ func NetworkMatchesReference(s Snapshot) error {
 				continue
 			}
 			want := refBuildNetwork(&s, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense)
-			for _, in := range []*Snapshot{&s, &chunked} {
+			for _, in := range ins {
 				got := buildNetwork(in, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense)
 				if err := sameNetwork(got, want); err != nil {
-					return fmt.Errorf("%d nodes, %d links, global %v, dense %v, pairs %v: %w", n, len(s.Links), global, dense, in == &chunked, err)
+					return fmt.Errorf("%d nodes, %d links, global %v, dense %v, model %v: %w", n, len(s.Links), global, dense, in.Model != nil, err)
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// WithPairs returns s with its links after the first keep given as Pairs
-// where they can be (measured, no directions): from the last link with
-// directions on. Unmeasured links and links to unknown names among them
-// are dropped, as placement ignores them.
-func WithPairs(s Snapshot, keep int) Snapshot {
-	idx := make(map[string]int, len(s.Nodes))
-	for i, n := range s.Nodes {
-		idx[n.Name] = i
-	}
-	start := min(keep, len(s.Links))
-	for k := len(s.Links) - 1; k >= start; k-- {
-		if l := &s.Links[k]; l.FwdMbps != 0 || l.RevMbps != 0 || l.FwdPeakMbps != 0 || l.RevPeakMbps != 0 {
-			start = k + 1
-			break
-		}
-	}
-	rest := s.Links[start:]
-	s.Links = s.Links[:start:start]
-	s.Pairs = nil
-	for _, l := range rest {
-		f, okF := idx[l.From]
-		t, okT := idx[l.To]
-		if l.Measured && okF && okT {
-			s.Pairs = append(s.Pairs, Pair{A: int32(f), B: int32(t), RTTms: l.RTTms, AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps})
-		}
-	}
-	return s
 }
 
 // TestNetwork_EqualsReferenceRandomTables: random link tables with
@@ -97,7 +72,7 @@ func TestNetwork_EqualsReferenceRandomTables(t *testing.T) {
 			}
 			s.Links = append(s.Links, l)
 		}
-		if err := NetworkMatchesReference(s); err != nil {
+		if err := NetworkMatchesReference(s, nil); err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
 	}

@@ -9,8 +9,9 @@ import (
 
 // TestNetwork_EqualsReferenceSynth: the pair table equals the reference's
 // bit for bit on seeded synthetic clusters: every pair measured, gaps,
-// dead nodes, the leader's derived shape with directions and traffic,
-// and the sparse table above 1,024 nodes.
+// dead nodes, the leader's derived shape with directions and traffic (its
+// derived pairs as Links and as a Model), and the sparse table above
+// 1,024 nodes.
 func TestNetwork_EqualsReferenceSynth(t *testing.T) {
 	t.Parallel()
 	var cases []synth.Config
@@ -22,7 +23,14 @@ func TestNetwork_EqualsReferenceSynth(t *testing.T) {
 	cases = append(cases, synth.Config{Nodes: 1100, Switches: 9, Seed: 9, PeerLinks: 6},
 		synth.Config{Nodes: 1040, Switches: 33, Seed: 10, Derived: true})
 	for _, c := range cases {
-		if err := placement.NetworkMatchesReference(synth.Cluster(c)); err != nil {
+		var alt *placement.Snapshot
+		if c.Derived {
+			m := c
+			m.Model = true
+			s := synth.Cluster(m)
+			alt = &s
+		}
+		if err := placement.NetworkMatchesReference(synth.Cluster(c), alt); err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
 	}

@@ -33,6 +33,10 @@ type Config struct {
 	// latest traffic sample per direction (NetRx, NetTx). It ignores
 	// PeerLinks and Unmeasured, and leaves the nodes as without it.
 	Derived bool
+	// Model, with Derived, gives the derived pairs as Snapshot.Model (the
+	// network model's tables, as the leader hands them over) instead of
+	// as Links: the same links, which placement derives as it reads.
+	Model bool
 }
 
 // switch port rates in Mbps: uneven on purpose (seed 002's lab mixes them).
@@ -236,13 +240,33 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 			}
 		}
 	}
+	if c.Model {
+		m := &placement.PairModel{NS: c.Switches, Sw: make([]int32, n), Known: make([]bool, n),
+			Avail: make([]float64, n), Peak: make([]float64, n), Direct: make([][]placement.PairDirect, n),
+			SwOK: make([]bool, len(spCap)), SwAvail: slices.Clone(spCap), SwPeak: make([]float64, len(spCap)), SwRTT: spRTT}
+		for i := range n {
+			m.Sw[i], m.Known[i] = int32(sw[i]), true
+			m.Avail[i], m.Peak[i] = min(capOut[i], capIn[i]), port(sw[i])
+		}
+		for a := range c.Switches {
+			for b := range c.Switches {
+				k := a*c.Switches + b
+				m.SwOK[k], m.SwAvail[k], m.SwPeak[k] = true, spCap2(a, b), min(port(a), port(b))
+			}
+		}
+		for _, p := range direct {
+			m.Direct[p.i] = append(m.Direct[p.i], placement.PairDirect{J: int32(p.j), BW: true})
+		}
+		snap.Model = m
+		return
+	}
 	snap.Links = slices.Grow(snap.Links, n*(n-1)/2)
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			if tested[pair{i, j}] {
 				continue
 			}
-			avail := min(capOut[i], capIn[i], capOut[j], capIn[j])
+			avail := min(min(capOut[i], capIn[i]), min(capOut[j], capIn[j]))
 			peak := min(port(sw[i]), port(sw[j]))
 			if sw[i] != sw[j] {
 				avail = min(avail, spCap2(sw[i], sw[j]))
