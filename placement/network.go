@@ -31,7 +31,10 @@ const (
 // it costs (w_lt+w_bw)/max(1, measured pairs), the mean of a normalised pair.
 type network struct {
 	n        int
-	tri      []float64  // dense: cost of pair (i<j), gaps already filled
+	tri      []float64  // dense and eager: cost of pair (i<j), gaps already filled; lazy: nil
+	// dense and lazy: cost computes a pair's cost from acc with these, as
+	// denseCosts does
+	wlt, wbw, sumLT, sumBW float64
 	acc      []denseAcc // dense: per pair (i<j) its figures; av is what it offers, cnt 0 = unmeasured
 	rows     []int32    // sparse: vals[rows[i]:rows[i+1]] are the pairs (i, j>i), sorted by j
 	vals     []pairAgg  // sparse: measured pairs
@@ -112,10 +115,30 @@ func (w *network) cost(i, j int) float64 {
 	if w.tri != nil {
 		return w.tri[w.triIndex(i, j)]
 	}
+	if w.acc != nil {
+		if a := &w.acc[w.triIndex(i, j)]; a.cnt > 0 {
+			return pairCost(float64(a.lt), float64(a.pk), w.wlt, w.wbw, w.sumLT, w.sumBW)
+		}
+		return w.gap(i, j)
+	}
 	if k := w.find(i, j); k >= 0 {
 		return w.vals[k].cost
 	}
 	return w.gap(i, j)
+}
+
+// pairCost is NL of a measured pair from its latency and complement:
+// each term divided by its sum over the measured pairs, weighted. One
+// function, so the eager table and the lazy cost agree to the bit.
+func pairCost(lt, bw, wlt, wbw, sumLT, sumBW float64) float64 {
+	c := 0.0
+	if sumLT > 0 {
+		c += wlt * lt / sumLT
+	}
+	if sumBW > 0 {
+		c += wbw * bw / sumBW
+	}
+	return c
 }
 
 func (w *network) gap(i, j int) float64 {
@@ -133,7 +156,7 @@ func (w *network) avail(i, j int) (float64, bool) {
 	if i > j {
 		i, j = j, i
 	}
-	if w.tri != nil {
+	if w.acc != nil {
 		if a := &w.acc[w.triIndex(i, j)]; a.cnt > 0 {
 			return float64(a.av), true
 		}
@@ -147,8 +170,12 @@ func (w *network) avail(i, j int) (float64, bool) {
 
 // buildNetwork aggregates the links among the eligible nodes. snapIdx maps names
 // to snapshot positions, elig maps snapshot positions to eligible indices (-1: not
-// eligible), group is the switch group of each eligible node.
-func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
+// eligible), group is the switch group of each eligible node. eager (dense
+// only) keeps the cost of every pair in a table, for policies that read
+// costs O(V²) times (paper); otherwise cost computes a pair's from its
+// figures when asked, sparing a V²/2 table (4 MB at 1,000 nodes) that
+// netload reads only the pool's part of.
+func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense, eager bool) *network {
 	n := len(group)
 	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n), nodePeak: make([]float64, n)}
 	nodeCnt := make([]int32, n)
@@ -195,16 +222,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 		}
 		w.measured = len(w.vals)
 	}
-	norm := func(l, b float64) float64 {
-		v := 0.0
-		if sumLT > 0 {
-			v += wlt * l / sumLT
-		}
-		if sumBW > 0 {
-			v += wbw * b / sumBW
-		}
-		return v
-	}
+	norm := func(l, b float64) float64 { return pairCost(l, b, wlt, wbw, sumLT, sumBW) }
 
 	useGroups := ng <= groupMax
 	if useGroups {
@@ -213,7 +231,8 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	seen := make([]bool, len(w.missing))
 	total := 0.0
 	if dense {
-		total = w.denseCosts(acc, nodeCnt, seen, wlt, wbw, sumLT, sumBW)
+		w.wlt, w.wbw, w.sumLT, w.sumBW = wlt, wbw, sumLT, sumBW
+		total = w.denseCosts(acc, nodeCnt, seen, eager)
 	} else {
 		// The slice, not the map, so sums add up in the same order every time.
 		for k := range w.vals {
@@ -260,7 +279,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			w.nodeMean[i] = w.worst
 		}
 	}
-	if dense && w.measured < len(acc) {
+	if w.tri != nil && w.measured < len(acc) {
 		k := 0
 		for i := 0; i < n; i++ {
 			for j := i + 1; j < n; j++ {
@@ -336,21 +355,28 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 	return sumLT, sumBW
 }
 
-// denseCosts fills the cost of every measured pair (tri) and folds it into
+// denseCosts computes the cost of every measured pair (into tri when
+// eager) and folds it into
 // the sums the gap estimates and the pool need: each node's (nodeMean,
 // nodeCnt), the worst, the worst per switch pair (missing, seen). A row's
 // own node sum is kept in a register and a row's switch-pair maxima are
 // taken one way and mirrored after: the same additions in the same order,
 // and maxima do not depend on order. Returns the total cost.
-func (w *network) denseCosts(acc []denseAcc, nodeCnt []int32, seen []bool, wlt, wbw, sumLT, sumBW float64) float64 {
+func (w *network) denseCosts(acc []denseAcc, nodeCnt []int32, seen []bool, eager bool) float64 {
 	n, ng, group := w.n, w.ng, w.group
-	w.tri = make([]float64, len(acc))
+	wlt, wbw, sumLT, sumBW := w.wlt, w.wbw, w.sumLT, w.sumBW
+	if eager {
+		w.tri = make([]float64, len(acc))
+	}
 	useGroups := w.missing != nil
 	total, worst := 0.0, w.worst
 	k := 0
 	for i := 0; i < n; i++ {
 		row := acc[k : k+n-i-1]
-		tri := w.tri[k : k+len(row)]
+		var tri []float64
+		if eager {
+			tri = w.tri[k : k+len(row)]
+		}
 		k += len(row)
 		mi, ci := w.nodeMean[i], nodeCnt[i]
 		var miss []float64
@@ -365,14 +391,10 @@ func (w *network) denseCosts(acc []denseAcc, nodeCnt []int32, seen []bool, wlt, 
 				continue
 			}
 			j := i + 1 + x
-			c := 0.0
-			if sumLT > 0 {
-				c += wlt * float64(a.lt) / sumLT
+			c := pairCost(float64(a.lt), float64(a.pk), wlt, wbw, sumLT, sumBW)
+			if eager {
+				tri[x] = c
 			}
-			if sumBW > 0 {
-				c += wbw * float64(a.pk) / sumBW
-			}
-			tri[x] = c
 			total += c
 			mi += c
 			w.nodeMean[j] += c

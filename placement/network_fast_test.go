@@ -35,9 +35,11 @@ func NetworkMatchesReference(s Snapshot, alt *Snapshot) error {
 			}
 			want := refBuildNetwork(&s, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense)
 			for _, in := range ins {
-				got := buildNetwork(in, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense)
-				if err := sameNetwork(got, want); err != nil {
-					return fmt.Errorf("%d nodes, %d links, global %v, dense %v, model %v: %w", n, len(s.Links), global, dense, in.Model != nil, err)
+				for _, eager := range []bool{true, false} {
+					got := buildNetwork(in, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense, eager)
+					if err := sameNetwork(got, want); err != nil {
+						return fmt.Errorf("%d nodes, %d links, global %v, dense %v, model %v, eager %v: %w", n, len(s.Links), global, dense, in.Model != nil, eager, err)
+					}
 				}
 			}
 		}
