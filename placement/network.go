@@ -30,22 +30,22 @@ const (
 // the worst measured pair anywhere; when that is zero (or nothing is measured)
 // it costs (w_lt+w_bw)/max(1, measured pairs), the mean of a normalised pair.
 type network struct {
-	n        int
-	tri      []float64  // dense and eager: cost of pair (i<j), gaps already filled; lazy: nil
+	n   int
+	tri []float64 // dense and eager: cost of pair (i<j), gaps already filled; lazy: nil
 	// dense and lazy: cost computes a pair's cost from acc with these, as
 	// denseCosts does
 	wlt, wbw, sumLT, sumBW float64
-	acc      []denseAcc // dense: per pair (i<j) its figures; av is what it offers, cnt 0 = unmeasured
-	rows     []int32    // sparse: vals[rows[i]:rows[i+1]] are the pairs (i, j>i), sorted by j
-	vals     []pairAgg  // sparse: measured pairs
-	group    []int32
-	ng       int
-	missing  []float64 // ng*ng estimate for unmeasured pairs, nil when ng > groupMax
-	worst    float64   // global estimate for unmeasured pairs
-	measured int
-	meanCost float64   // mean cost over measured pairs
-	nodeMean []float64 // mean cost of each node's measured pairs (gap estimate when none)
-	nodePeak []float64 // fastest peak Mbps measured on any of the node's pairs (0: none)
+	acc                    []denseAcc // dense: per pair (i<j) its figures; av is what it offers, cnt 0 = unmeasured
+	rows                   []int32    // sparse: vals[rows[i]:rows[i+1]] are the pairs (i, j>i), sorted by j
+	vals                   []pairAgg  // sparse: measured pairs
+	group                  []int32
+	ng                     int
+	missing                []float64 // ng*ng estimate for unmeasured pairs, nil when ng > groupMax
+	worst                  float64   // global estimate for unmeasured pairs
+	measured               int
+	meanCost               float64   // mean cost over measured pairs
+	nodeMean               []float64 // mean cost of each node's measured pairs (gap estimate when none)
+	nodePeak               []float64 // fastest peak Mbps measured on any of the node's pairs (0: none)
 }
 
 // denseAcc sums a pair's measurements, the available rate of each
