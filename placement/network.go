@@ -518,6 +518,11 @@ func (ld *linkReader) readModel(m *PairModel) {
 		if m.Known[f] && sf >= 0 && ef >= 0 {
 			avF, pkF := m.Avail[f], m.Peak[f]
 			swRow := int(sf) * m.NS
+			// Every derived pair puts the same rate into both ends'
+			// capacities each way and fastest peaks: f's side is kept as
+			// the row's maximum and folded in after the row (max does not
+			// depend on order; the figures are checked, never NaN).
+			rowPk, some := 0.0, false
 			for t := f + 1; t < n; t++ {
 				st, et := m.Sw[t], elig[t]
 				if skip[t] || !m.Known[t] || st < 0 || et < 0 {
@@ -534,20 +539,22 @@ func (ld *linkReader) readModel(m *PairModel) {
 				if direct[t] > 0 {
 					rtt = direct[t]
 				}
+				rowPk, some = max(rowPk, pk), true
+				capOut[et], capIn[et], nodePeak[et] = max(capOut[et], pk), max(capIn[et], pk), max(nodePeak[et], pk)
 				i, j := ef, et
-				capOut[i], capIn[j] = max(capOut[i], pk), max(capIn[j], pk)
-				capOut[j], capIn[i] = max(capOut[j], pk), max(capIn[i], pk)
 				if i > j {
 					i, j = j, i
 				}
-				top = max(top, pk)
-				nodePeak[i], nodePeak[j] = max(nodePeak[i], pk), max(nodePeak[j], pk)
 				a := &acc[w.triIndex(i, j)]
 				a.lt += float32(rtt)
 				a.pk += float32(pk)
 				a.av += float32(av)
 				a.avR += float32(av)
 				a.cnt++
+			}
+			if some {
+				capOut[ef], capIn[ef], nodePeak[ef] = max(capOut[ef], rowPk), max(capIn[ef], rowPk), max(nodePeak[ef], rowPk)
+				top = max(top, rowPk)
 			}
 		}
 		for _, d := range m.Direct[f] {
