@@ -103,3 +103,42 @@ func TestPlace_DecisionsGolden(t *testing.T) {
 		t.Fatalf("decisions changed: %d lines, want %d", len(gl), len(wl))
 	}
 }
+
+// TestPlace_ConcurrentSameDecisions: placements running at once (the API's
+// dry runs beside the leader's) share nothing but the pooled pair records
+// they hand back, and each decides as alone.
+func TestPlace_ConcurrentSameDecisions(t *testing.T) {
+	t.Parallel()
+	snap := synth.Cluster(synth.Config{Nodes: 120, Switches: 6, Seed: 12, Derived: true, Model: true})
+	reqs := []placement.Request{{N: 16, Force: true, Oversubscribe: true}, {N: 200, Force: true, Oversubscribe: true}, {N: 48, Policy: "paper", Force: true}}
+	want := make([]placement.Decision, len(reqs))
+	for i, r := range reqs {
+		d, err := placement.Place(snap, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = d
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for k := range 6 {
+				i := (g + k) % len(reqs)
+				d, err := placement.Place(snap, reqs[i])
+				if err == nil && !reflect.DeepEqual(d, want[i]) {
+					err = fmt.Errorf("request %d decided differently when concurrent: %+v, want %+v", i, d, want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
