@@ -1,8 +1,6 @@
 package leader
 
 import (
-	"slices"
-
 	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/netmodel"
 
@@ -41,9 +39,10 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 // node takes the switch raft recorded for it (set_switches), and every
 // pair of nodes without a direct bandwidth test gets the bandwidth the
 // model derives from the node links and switch pairs, as a link with
-// Derived set (and Measured, so placement uses it). A pair the model
-// cannot estimate (a node of unknown switch, a link never measured) stays
-// missing, and placement's own rule for missing links applies.
+// Derived set (and Measured, so placement uses it), after the rows' links:
+// snap.Model, from which placement derives them as it reads. A pair the model cannot estimate (a
+// node of unknown switch, a link never measured) stays missing, and
+// placement's own rule for missing links applies.
 func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 	asg := netmodel.Assignment{}
 	names := make([]string, 0, len(snap.Nodes))
@@ -59,13 +58,23 @@ func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 		}
 	}
 	_, _, ms := modelInputs(nodes)
-	// Most pairs are derived at scale (~500,000 at 1,000 nodes): grow once
-	// instead of doubling through append.
-	snap.Links = slices.Grow(snap.Links, len(names)*(len(names)-1)/2)
-	netmodel.Build(asg, ms, netmodel.DefaultConfig()).Derive(names, func(l netmodel.DerivedLink) {
-		snap.Links = append(snap.Links, placement.Link{From: l.A, To: l.B, RTTms: l.RTTms,
-			AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps, Measured: true, Derived: true})
-	})
+	snap.Model = pairModel(netmodel.Build(asg, ms, netmodel.DefaultConfig()).Tables(names))
+}
+
+// pairModel hands netmodel's tables to placement, which derives each
+// pair's link as it reads it (placement.PairModel, the same figures as
+// netmodel.Derive): ~500,000 links at 1,000 nodes, which as Links were
+// 40 MB of names per round to build, for the garbage collector to scan
+// and for placement to look up, and a call per pair.
+func pairModel(t *netmodel.Tables) *placement.PairModel {
+	m := &placement.PairModel{NS: t.NS, Sw: t.Sw, Known: t.Known, Avail: t.Avail, Peak: t.Peak,
+		SwOK: t.SwOK, SwAvail: t.SwAvail, SwPeak: t.SwPeak, SwRTT: t.SwRTTs, Direct: make([][]placement.PairDirect, len(t.Direct))}
+	for i, ds := range t.Direct {
+		for _, d := range ds {
+			m.Direct[i] = append(m.Direct[i], placement.PairDirect{J: d.J, BW: d.BW, RTTms: d.RTTms})
+		}
+	}
+	return m
 }
 
 // appendRowLinks turns nd's row into placement's links, one per peer it

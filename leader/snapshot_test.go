@@ -3,10 +3,14 @@ package leader
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/serf/coordinate"
 
+	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -32,7 +36,7 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 	row(0, "b1", 300) // switch pair A-~b1
 	snap := Snapshot(st, nodes)
 	links := map[[2]string]placement.Link{}
-	for _, l := range snap.Links {
+	for _, l := range snap.AllLinks() {
 		k := [2]string{l.From, l.To}
 		if _, dup := links[k]; dup {
 			t.Fatalf("link %v twice", k)
@@ -70,52 +74,85 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 
 // derivedWorld is n nodes on switches of 16 whose rows hold what the
 // topology planner measures: each node's two ring neighbours on its
-// switch, and one test per switch pair.
+// switch, and one test per switch pair, each direction apart and with no
+// direct RTT (the coordinates estimate it); every node has a coordinate
+// and a traffic sample.
 func derivedWorld(n int) (*raftfsm.State, []Node) {
 	var nodes []Node
 	for i := range n {
 		nd := testNode(fmt.Sprintf("n%04d", i))
 		nd.Attrs.Switch = fmt.Sprintf("s%03d", i/16)
+		nd.Attrs.NetTx, nd.Attrs.NetRx = float64(i%7)*1e6, float64(i%5)*1e6
+		nd.Coord = coordAt(0.0001*float64(i/16) + 0.00001*float64(i%16))
 		nodes = append(nodes, nd)
 	}
 	for i := range nodes {
 		s := i / 16
 		j := s*16 + (i%16+1)%16
 		if j < n && j != i {
-			nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000, RTTus: 150})
+			nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000,
+				BWOut: 900 + float64(i%3), BWIn: 910, PeakOut: 940, PeakIn: 940})
 		}
 	}
 	sw := (n + 15) / 16
 	for a := range sw {
 		for b := a + 1; b < sw; b++ {
-			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000, RTTus: 400})
+			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000,
+				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400})
 		}
 	}
 	return raftfsm.NewState(), nodes
 }
 
 // BenchmarkSnapshotDerived times the leader's snapshot with derived links
-// and the netload placement on it, at 64 and 1,000 nodes:
+// and the netload placement on it, at 64 and 1,000 nodes, apart and
+// together (round: what one placement costs the leader, inputs included),
+// with CPU time per op besides the wall time:
 //
 //	go test -run XXX -bench SnapshotDerived -benchtime 10x ./leader/
 func BenchmarkSnapshotDerived(b *testing.B) {
 	for _, n := range []int{64, 1000} {
 		st, nodes := derivedWorld(n)
 		b.Run(fmt.Sprintf("nodes=%d/snapshot", n), func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := cpuTime()
 			for b.Loop() {
 				Snapshot(st, nodes)
 			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 		})
 		snap := Snapshot(st, nodes)
-		b.Run(fmt.Sprintf("nodes=%d/links=%d/place-n=64", n, len(snap.Links)), func(b *testing.B) {
-			req := placement.Request{N: 64, Policy: "netload", Oversubscribe: true, Force: true}
+		req := placement.Request{N: 64, Policy: "netload", Oversubscribe: true, Force: true}
+		b.Run(fmt.Sprintf("nodes=%d/place-n=64", n), func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := cpuTime()
 			for b.Loop() {
 				if _, err := placement.Place(snap, req); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+		})
+		b.Run(fmt.Sprintf("nodes=%d/round-n=64", n), func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, err := placement.Place(Snapshot(st, nodes), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// cpuTime is the process's user + system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // coordAt is a coordinate at x seconds on the first axis, nothing else.
@@ -161,5 +198,52 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	nodes[1].Coord = coordinate.NewCoordinate(odd)
 	if l := Snapshot(raftfsm.NewState(), nodes).Links[0]; l.RTTEstimated {
 		t.Fatalf("incompatible coordinates gave an estimate: %+v", l)
+	}
+}
+
+// TestSnapshot_ModelPlacesAsLinks: the derived links handed over as the
+// model's tables (Snapshot.Model) are netmodel.Derive's, link for link
+// and bit for bit, and place exactly as the same links given as Links
+// did, on a world with directions, coordinates and traffic, and a node
+// of unknown switch.
+func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
+	t.Parallel()
+	st, nodes := derivedWorld(200)
+	nodes[7].Attrs.Switch = "" // unknown: no derived link
+	// RTT only, no bandwidth test: derived links with their direct RTTs,
+	// 0.7 and 0.3 ms, not their switch pair's mean (0.5 ms)
+	nodes[5].Net = append(nodes[5].Net, NetEntry{Peer: nodes[40].Name, RTTus: 700, RTTAt: 1000})
+	nodes[6].Net = append(nodes[6].Net, NetEntry{Peer: nodes[41].Name, RTTus: 300, RTTAt: 1000})
+	snap := Snapshot(st, nodes)
+	asg := netmodel.Assignment{}
+	var names []string
+	for _, n := range snap.Nodes {
+		names = append(names, n.Name)
+		if n.Switch != "" {
+			asg[n.Name] = netmodel.Switch{Name: n.Switch}
+		}
+	}
+	_, _, ms := modelInputs(nodes)
+	var want []placement.Link
+	netmodel.Build(asg, ms, netmodel.DefaultConfig()).Derive(names, func(l netmodel.DerivedLink) {
+		want = append(want, placement.Link{From: l.A, To: l.B, RTTms: l.RTTms, AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps, Measured: true, Derived: true})
+	})
+	if got := snap.AllLinks()[len(snap.Links):]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d derived links from the model, netmodel.Derive gives %d (or they differ)", len(got), len(want))
+	}
+	named := snap
+	named.Links, named.Model = snap.AllLinks(), nil
+	if d := len(named.Links) - len(snap.Links); d < 15000 {
+		t.Fatalf("%d derived pairs, want most of the 19,900", d)
+	}
+	for _, n := range []int{8, 64, 300} {
+		for _, pol := range []string{"netload", "paper"} {
+			req := placement.Request{N: n, Policy: pol, Oversubscribe: true, Force: true}
+			d1, err1 := placement.Place(snap, req)
+			d2, err2 := placement.Place(named, req)
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(d1, d2) {
+				t.Fatalf("n=%d %s: with pairs %+v (%v)\nwith links %+v (%v)", n, pol, d1, err1, d2, err2)
+			}
+		}
 	}
 }

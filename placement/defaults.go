@@ -161,4 +161,8 @@ func (w *AttrWeights) validate() error {
 	return nil
 }
 
-func finiteNonNeg(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+// finiteNonNeg: two comparisons, false for NaN (every comparison is), -Inf
+// and negatives (below 0) and +Inf (above the largest float).
+func finiteNonNeg(v float64) bool { return v >= 0 && v <= math.MaxFloat64 }
+
+func finiteNonNeg32(v float32) bool { return v >= 0 && v <= math.MaxFloat32 }

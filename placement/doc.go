@@ -1,7 +1,9 @@
 // Package placement decides where an MPI job runs: a pure function of a
 // snapshot of the cluster (nodes with their Table-1 attributes, liveness, PEs
-// and held slots; links with latency and bandwidth) and a request. It does no
-// I/O, reads no clock, and draws randomness only from the request's seed.
+// and held slots; links with latency and bandwidth, and optionally a network
+// model's tables from which the links of the unmeasured pairs are derived as
+// they are read, Snapshot.Model) and a request. It does no I/O, reads no
+// clock, and draws randomness only from the request's seed.
 //
 // Usage:
 //

@@ -32,8 +32,8 @@ func TestNetwork_SparseEqualsDense(t *testing.T) {
 		p := newProblem(&s, Request{N: 1, WLT: 0.25, WBW: 0.75, Alpha: 0.3, Attr: &AttrWeights{M1: 1}}, idx)
 		group := p.net.group
 		for _, global := range []bool{true, false} {
-			d := buildNetwork(&s, idx, p.elig, group, p.net.ng, 0.25, 0.75, global, true)
-			sp := buildNetwork(&s, idx, p.elig, group, p.net.ng, 0.25, 0.75, global, false)
+			d := buildNetwork(&s, idx, p.elig, group, p.net.ng, 0.25, 0.75, global, true, true)
+			sp := buildNetwork(&s, idx, p.elig, group, p.net.ng, 0.25, 0.75, global, false, false)
 			for i := range n {
 				for j := range n {
 					if a, b := d.cost(i, j), sp.cost(i, j); math.Abs(a-b) > 1e-5*math.Max(a, b) {

@@ -74,10 +74,11 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 		group[e] = g
 	}
 	dense := len(order) <= denseMaxNodes
-	p.net = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, true, dense)
+	// The oracle reads every pair's cost of its (small) node set many times.
+	p.net = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, true, dense, r.Policy == policyOracle)
 	p.cl = computeLoads(p.nodes, r.Attr, p.net.nodePeak)
 	if r.Policy == PolicyPaper {
-		p.paperNL = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, false, dense)
+		p.paperNL = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, false, dense, true)
 		p.paperCL = computeLoads(p.nodes, r.Attr, nil)
 	}
 	p.setReferences()

@@ -1,6 +1,9 @@
 package placement
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // validateSnapshot rejects what no placement can be computed from: duplicate or
 // empty names and NaN, infinite or negative attributes. Dead nodes are checked too,
@@ -20,25 +23,88 @@ func validateSnapshot(s Snapshot) (map[string]int, error) {
 			return nil, fmt.Errorf("%w: node %q: %w", ErrInvalidSnapshot, n.Name, err)
 		}
 	}
-	for i := range s.Links {
-		l := &s.Links[i]
-		if finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
-			finiteNonNeg(float64(l.FwdMbps)) && finiteNonNeg(float64(l.RevMbps)) &&
-			finiteNonNeg(float64(l.FwdPeakMbps)) && finiteNonNeg(float64(l.RevPeakMbps)) {
-			continue // the common case, without building the table below
-		}
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.FwdMbps)},
-			{"rev_mbps", float64(l.RevMbps)}, {"fwd_peak_mbps", float64(l.FwdPeakMbps)}, {"rev_peak_mbps", float64(l.RevPeakMbps)}} {
-			if !finiteNonNeg(f.v) {
-				return nil, fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
-					ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
-			}
+	if err := validateLinks(s.Links); err != nil {
+		return nil, err
+	}
+	if s.Model != nil {
+		if err := checkModel(&s); err != nil {
+			return nil, err
 		}
 	}
 	return idx, nil
+}
+
+// validateLinks checks the snapshot's links.
+func validateLinks(links []Link) error {
+	for i := range links {
+		l := &links[i]
+		if !(finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
+			finiteNonNeg32(l.FwdMbps) && finiteNonNeg32(l.RevMbps) && finiteNonNeg32(l.FwdPeakMbps) && finiteNonNeg32(l.RevPeakMbps)) {
+			return linkError(i, l)
+		}
+	}
+	return nil
+}
+
+// checkModel checks a Snapshot.Model: its tables fit n nodes (no index
+// out of range), and every link it derives has finite, non-negative
+// figures; the first that does not is reported as link links+k, k its
+// place among the derived links, as if they followed the snapshot's links.
+func checkModel(s *Snapshot) error {
+	m, n := s.Model, len(s.Nodes)
+	bad := func(why string, args ...any) error {
+		return fmt.Errorf("%w: network model: %s", ErrInvalidSnapshot, fmt.Sprintf(why, args...))
+	}
+	if len(m.Sw) != n || len(m.Known) != n || len(m.Avail) != n || len(m.Peak) != n || len(m.Direct) != n {
+		return bad("tables for %d, %d, %d, %d, %d nodes, want %d", len(m.Sw), len(m.Known), len(m.Avail), len(m.Peak), len(m.Direct), n)
+	}
+	if q := m.NS * m.NS; m.NS < 0 || len(m.SwOK) != q || len(m.SwAvail) != q || len(m.SwPeak) != q || len(m.SwRTT) != q {
+		return bad("switch-pair tables of %d, %d, %d, %d entries for %d switches", len(m.SwOK), len(m.SwAvail), len(m.SwPeak), len(m.SwRTT), m.NS)
+	}
+	valid := true
+	for i := range n {
+		if sw := m.Sw[i]; sw >= int32(m.NS) || sw < -1 {
+			return bad("node %d on switch %d of %d", i, sw, m.NS)
+		}
+		valid = valid && finiteNonNeg(m.Avail[i]) && finiteNonNeg(m.Peak[i])
+		for _, d := range m.Direct[i] {
+			if d.J <= int32(i) || int(d.J) >= n {
+				return bad("direct pair (%d, %d) of %d nodes", i, d.J, n)
+			}
+			valid = valid && !math.IsNaN(d.RTTms) && !math.IsInf(d.RTTms, 0)
+		}
+	}
+	for k := range m.SwOK {
+		valid = valid && finiteNonNeg(m.SwAvail[k]) && finiteNonNeg(m.SwPeak[k]) && finiteNonNeg(m.SwRTT[k])
+	}
+	if valid {
+		return nil // then every derived figure is a min of valid ones, or a direct RTT > 0
+	}
+	// Some entry is bad: find the first derived link it makes bad, if any.
+	var err error
+	k := len(s.Links)
+	m.each(n, func(i, j int, rtt, avail, peak float64) {
+		if err == nil && !(finiteNonNeg(rtt) && finiteNonNeg(avail) && finiteNonNeg(peak)) {
+			err = linkError(k, &Link{From: s.Nodes[i].Name, To: s.Nodes[j].Name, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
+		}
+		k++
+	})
+	return err
+}
+
+// linkError says which figure of link i is wrong.
+func linkError(i int, l *Link) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.FwdMbps)},
+		{"rev_mbps", float64(l.RevMbps)}, {"fwd_peak_mbps", float64(l.FwdPeakMbps)}, {"rev_peak_mbps", float64(l.RevPeakMbps)}} {
+		if !finiteNonNeg(f.v) {
+			return fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
+				ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
+		}
+	}
+	return nil
 }
 
 func validateNode(n *Node) error {

@@ -2,7 +2,9 @@ package synth
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/shoal-hpc/shoal/placement"
 )
@@ -20,6 +22,21 @@ type Config struct {
 	GPUFrac   float64 // fraction of nodes with GPUs; default 0
 	// Unmeasured drops this fraction of the pairs from the link table.
 	Unmeasured float64
+	// Derived shapes the links as leader.Snapshot hands them over under
+	// issue 17's O(n + s²) probe model: direct tests only between each
+	// node and the next on its switch and between the first nodes of each
+	// pair of switches, both ends' rows reporting them with both directions
+	// apart and the RTT a Vivaldi estimate (RTTEstimated); every other
+	// pair one derived link (Measured and Derived, undirected, A before B
+	// in node order, as netmodel.Derive gives them): the slower of the two
+	// node links and, across switches, the switch pair's; and each node's
+	// latest traffic sample per direction (NetRx, NetTx). It ignores
+	// PeerLinks and Unmeasured, and leaves the nodes as without it.
+	Derived bool
+	// Model, with Derived, gives the derived pairs as Snapshot.Model (the
+	// network model's tables, as the leader hands them over) instead of
+	// as Links: the same links, which placement derives as it reads.
+	Model bool
 }
 
 // switch port rates in Mbps: uneven on purpose (seed 002's lab mixes them).
@@ -102,6 +119,10 @@ func Cluster(c Config) placement.Snapshot {
 		return placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name,
 			RTTms: rtt, PeakMbps: peak, AvailMbps: avail, Measured: true}
 	}
+	if c.Derived {
+		derivedLinks(&snap, c, sw, busy, noise)
+		return snap
+	}
 	if c.PeerLinks == 0 {
 		for i := range c.Nodes {
 			for j := range c.Nodes {
@@ -125,4 +146,133 @@ func Cluster(c Config) placement.Snapshot {
 		}
 	}
 	return snap
+}
+
+// derivedLinks fills snap's links and traffic for Config.Derived from a
+// random source of its own, so the nodes stay those of the same seed
+// without it.
+func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []float64) {
+	r := rand.New(rand.NewPCG(uint64(c.Seed), 0xde517ed))
+	n := c.Nodes
+	port := func(s int) float64 { return portMbps[s%len(portMbps)] }
+	// Each node's link as its own switch's peers measure it, each way.
+	capOut, capIn := make([]float64, n), make([]float64, n)
+	for i := range n {
+		free := port(sw[i]) * (1 - busy[sw[i]]) * noise[i]
+		capOut[i], capIn[i] = free*(0.9+0.1*r.Float64()), free*(0.9+0.1*r.Float64())
+		// traffic now, bytes/s: a share of the port each way
+		nd := &snap.Nodes[i]
+		nd.NetTx = port(sw[i]) * 1e6 / 8 * 0.3 * r.Float64() * r.Float64()
+		nd.NetRx = port(sw[i]) * 1e6 / 8 * 0.3 * r.Float64() * r.Float64()
+	}
+	// Vivaldi-like positions: a switch's nodes close together.
+	type pos struct{ x, y float64 }
+	swPos := make([]pos, c.Switches)
+	for s := range swPos {
+		swPos[s] = pos{r.Float64(), r.Float64()}
+	}
+	at := make([]pos, n)
+	for i := range at {
+		p := swPos[sw[i]]
+		at[i] = pos{p.x + 0.05*r.Float64(), p.y + 0.05*r.Float64()}
+	}
+	est := func(i, j int) float64 {
+		dx, dy := at[i].x-at[j].x, at[i].y-at[j].y
+		return 0.05 + 1.5*math.Sqrt(dx*dx+dy*dy)
+	}
+	// The switch pairs' capacity: the slower port, shared with the other traffic.
+	spCap := make([]float64, c.Switches*c.Switches)
+	for a := range c.Switches {
+		for b := range c.Switches {
+			spCap[a*c.Switches+b] = min(port(a), port(b)) * (1 - max(busy[a], busy[b])) * 0.5
+		}
+	}
+	spCap2 := func(a, b int) float64 { return spCap[min(a, b)*c.Switches+max(a, b)] }
+	type pair struct{ i, j int }
+	var direct []pair
+	first := make([]int, c.Switches) // the first node of each switch
+	for s := range first {
+		first[s] = -1
+	}
+	for i := range n {
+		if first[sw[i]] < 0 {
+			first[sw[i]] = i
+		}
+		if j := i + 1; j < n && sw[j] == sw[i] {
+			direct = append(direct, pair{i, j})
+		}
+	}
+	for a := range c.Switches {
+		for b := a + 1; b < c.Switches; b++ {
+			if first[a] >= 0 && first[b] >= 0 {
+				direct = append(direct, pair{first[a], first[b]})
+			}
+		}
+	}
+	tested := make(map[pair]bool, len(direct))
+	rows := make([][]placement.Link, n)
+	for _, p := range direct {
+		i, j := p.i, p.j
+		tested[p] = true
+		out := min(capOut[i], capIn[j]) * (0.9 + 0.1*r.Float64())
+		in := min(capOut[j], capIn[i]) * (0.9 + 0.1*r.Float64())
+		pkOut, pkIn := min(port(sw[i]), port(sw[j])), min(port(sw[i]), port(sw[j]))
+		if sw[i] != sw[j] {
+			out, in = min(out, spCap2(sw[i], sw[j])), min(in, spCap2(sw[i], sw[j]))
+		}
+		l := placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTms: est(i, j), RTTEstimated: true,
+			AvailMbps: min(out, in), PeakMbps: max(pkOut, pkIn), Measured: true,
+			FwdMbps: float32(out), RevMbps: float32(in), FwdPeakMbps: float32(pkOut), RevPeakMbps: float32(pkIn)}
+		rows[i] = append(rows[i], l)
+		l.From, l.To = l.To, l.From
+		l.FwdMbps, l.RevMbps, l.FwdPeakMbps, l.RevPeakMbps = l.RevMbps, l.FwdMbps, l.RevPeakMbps, l.FwdPeakMbps
+		rows[j] = append(rows[j], l)
+	}
+	for _, row := range rows {
+		snap.Links = append(snap.Links, row...)
+	}
+	// The switch pairs' RTT class, as netmodel takes the mean of the direct pairs'.
+	spRTT := make([]float64, c.Switches*c.Switches)
+	for a := range c.Switches {
+		for b := range c.Switches {
+			if first[a] >= 0 && first[b] >= 0 {
+				spRTT[a*c.Switches+b] = est(first[a], first[b])
+			}
+		}
+	}
+	if c.Model {
+		m := &placement.PairModel{NS: c.Switches, Sw: make([]int32, n), Known: make([]bool, n),
+			Avail: make([]float64, n), Peak: make([]float64, n), Direct: make([][]placement.PairDirect, n),
+			SwOK: make([]bool, len(spCap)), SwAvail: slices.Clone(spCap), SwPeak: make([]float64, len(spCap)), SwRTT: spRTT}
+		for i := range n {
+			m.Sw[i], m.Known[i] = int32(sw[i]), true
+			m.Avail[i], m.Peak[i] = min(capOut[i], capIn[i]), port(sw[i])
+		}
+		for a := range c.Switches {
+			for b := range c.Switches {
+				k := a*c.Switches + b
+				m.SwOK[k], m.SwAvail[k], m.SwPeak[k] = true, spCap2(a, b), min(port(a), port(b))
+			}
+		}
+		for _, p := range direct {
+			m.Direct[p.i] = append(m.Direct[p.i], placement.PairDirect{J: int32(p.j), BW: true})
+		}
+		snap.Model = m
+		return
+	}
+	snap.Links = slices.Grow(snap.Links, n*(n-1)/2)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if tested[pair{i, j}] {
+				continue
+			}
+			avail := min(min(capOut[i], capIn[i]), min(capOut[j], capIn[j]))
+			peak := min(port(sw[i]), port(sw[j]))
+			if sw[i] != sw[j] {
+				avail = min(avail, spCap2(sw[i], sw[j]))
+			}
+			snap.Links = append(snap.Links, placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name,
+				RTTms: spRTT[sw[i]*c.Switches+sw[j]], AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
+		}
+	}
 }

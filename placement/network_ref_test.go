@@ -1,0 +1,270 @@
+package placement
+
+import (
+	"cmp"
+	"slices"
+)
+
+// refBuildNetwork is buildNetwork as it was before the speed work of
+// issue 17 (commit f392bb3), kept as the reference the fast one must
+// equal bit for bit. It aggregates the links among the eligible nodes. snapIdx maps names
+// to snapshot positions, elig maps snapshot positions to eligible indices (-1: not
+// eligible), group is the switch group of each eligible node.
+func refBuildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
+	n := len(group)
+	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n), nodePeak: make([]float64, n)}
+	nodeCnt := make([]int32, n)
+	// One record per pair, so a link touches one cache line, not four.
+	var acc []denseAcc
+	if dense {
+		m := n * (n - 1) / 2
+		acc = make([]denseAcc, m)
+	}
+	var raw []pairAgg // sparse: one entry per link, merged into rows below
+	if !dense {
+		raw = make([]pairAgg, 0, len(s.Links))
+	}
+	// Links usually arrive grouped by From and ordered by To; guessing the next
+	// index saves most map lookups on 500,000-link snapshots.
+	resolve := func(name string, guess int) int {
+		if guess >= 0 && guess < len(s.Nodes) && s.Nodes[guess].Name == name {
+			return guess
+		}
+		if k, ok := snapIdx[name]; ok {
+			return k
+		}
+		return -1
+	}
+	lastFrom, lastTo := -1, -1
+	top := 0.0 // the fastest peak measured
+	// Each node's link capacity per direction: the fastest it was seen to
+	// send (capOut) and to receive (capIn) at, in Mbit/s.
+	capOut, capIn := make([]float64, n), make([]float64, n)
+	for li := range s.Links {
+		l := &s.Links[li]
+		if !l.Measured {
+			continue
+		}
+		f := resolve(l.From, lastFrom)
+		t := resolve(l.To, lastTo+1)
+		lastFrom, lastTo = f, t
+		if f < 0 || t < 0 {
+			continue // a link to a node the snapshot no longer lists
+		}
+		i, j := elig[f], elig[t]
+		if i < 0 || j < 0 || i == j {
+			continue
+		}
+		av, avR, pk, pkR := linkDirs(l)
+		capOut[i], capIn[j] = max(capOut[i], pk), max(capIn[j], pk)
+		capOut[j], capIn[i] = max(capOut[j], pkR), max(capIn[i], pkR)
+		if i > j {
+			i, j = j, i
+			av, avR, pk, pkR = avR, av, pkR, pk
+		}
+		top = max(top, l.PeakMbps)
+		w.nodePeak[i], w.nodePeak[j] = max(w.nodePeak[i], l.PeakMbps), max(w.nodePeak[j], l.PeakMbps)
+		if dense {
+			k := w.triIndex(i, j)
+			a := &acc[k]
+			a.lt += float32(l.RTTms)
+			a.pk += float32(max(pk, pkR))
+			a.av += float32(av)
+			a.avR += float32(avR)
+			a.cnt++
+			continue
+		}
+		raw = append(raw, pairAgg{lt: l.RTTms, peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
+	}
+	if !dense {
+		w.rows, w.vals = refMergeRows(raw, n)
+	}
+	pairAvail := refPairAvail(w, s, elig, globalPeak, capOut, capIn)
+
+	// Means per pair, the complement in place of the peak, the normalising sums.
+	complement := func(peak, avail float64) float64 {
+		if globalPeak {
+			peak = top
+		}
+		return max(0, peak-avail)
+	}
+	var sumLT, sumBW float64
+	if dense {
+		k := 0
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				a := &acc[k]
+				k++
+				if a.cnt == 0 {
+					continue
+				}
+				f := float32(a.cnt)
+				a.lt = a.lt / f
+				av := pairAvail.get(i, j, float64(a.av/f), float64(a.avR/f))
+				a.av = float32(av)
+				a.pk = float32(complement(float64(a.pk/f), av))
+				sumLT += float64(a.lt)
+				sumBW += float64(a.pk)
+				w.measured++
+			}
+		}
+	} else {
+		for k := range w.vals {
+			a := &w.vals[k]
+			c := float64(a.cnt)
+			a.lt = a.lt / c
+			a.avail = pairAvail.get(int(a.i), int(a.j), a.avail/c, a.availR/c)
+			a.peak = complement(a.peak/c, a.avail)
+			sumLT += a.lt
+			sumBW += a.peak
+		}
+		w.measured = len(w.vals)
+	}
+	norm := func(l, b float64) float64 {
+		v := 0.0
+		if sumLT > 0 {
+			v += wlt * l / sumLT
+		}
+		if sumBW > 0 {
+			v += wbw * b / sumBW
+		}
+		return v
+	}
+
+	useGroups := ng <= groupMax
+	if useGroups {
+		w.missing = make([]float64, ng*ng)
+	}
+	seen := make([]bool, len(w.missing))
+	total := 0.0
+	note := func(i, j int, c float64) {
+		total += c
+		w.nodeMean[i] += c
+		w.nodeMean[j] += c
+		nodeCnt[i]++
+		nodeCnt[j]++
+		w.worst = max(w.worst, c)
+		if useGroups {
+			gi, gj := int(group[i]), int(group[j])
+			for _, x := range [2]int{gi*ng + gj, gj*ng + gi} {
+				w.missing[x] = max(w.missing[x], c)
+				seen[x] = true
+			}
+		}
+	}
+	if dense {
+		w.tri, w.acc = make([]float64, len(acc)), acc
+		// avail() reads a.av of acc where cnt > 0, as triAvail held it
+		k := 0
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				if a := &acc[k]; a.cnt > 0 {
+					w.tri[k] = norm(float64(a.lt), float64(a.pk))
+					note(i, j, w.tri[k])
+				}
+				k++
+			}
+		}
+	} else {
+		// The slice, not the map, so sums add up in the same order every time.
+		for k := range w.vals {
+			a := &w.vals[k]
+			a.cost = norm(a.lt, a.peak)
+			note(int(a.i), int(a.j), a.cost)
+		}
+	}
+	floor := 1.0
+	if w.measured > 0 {
+		w.meanCost = total / float64(w.measured)
+		floor = (wlt + wbw) / float64(w.measured)
+	}
+	if w.worst == 0 {
+		w.worst = floor
+	}
+	for x := range w.missing {
+		if !seen[x] {
+			w.missing[x] = w.worst
+		} else if w.missing[x] == 0 {
+			w.missing[x] = floor
+		}
+	}
+	if w.measured == 0 {
+		w.meanCost = w.worst
+	}
+	for i, c := range nodeCnt {
+		if c > 0 {
+			w.nodeMean[i] /= float64(c)
+		} else {
+			w.nodeMean[i] = w.worst
+		}
+	}
+	if dense {
+		k := 0
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				if acc[k].cnt == 0 {
+					w.tri[k] = w.gap(i, j)
+				}
+				k++
+			}
+		}
+	}
+	return w
+}
+
+// refMergeRows is mergeRows as it was. It sorts the links by (i, j) with a counting sort on i and a small
+// sort per row, and sums repeated pairs: a CSR table that costs O(L) to build
+// and O(log degree) to query, where a map would cost a hash per link.
+func refMergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
+	rows := make([]int32, n+1)
+	for _, a := range raw {
+		rows[a.i+1]++
+	}
+	for i := range n {
+		rows[i+1] += rows[i]
+	}
+	sorted := make([]pairAgg, len(raw))
+	next := slices.Clone(rows[:n])
+	for _, a := range raw {
+		sorted[next[a.i]] = a
+		next[a.i]++
+	}
+	out := sorted[:0]
+	merged := make([]int32, n+1)
+	for i := range n {
+		row := sorted[rows[i]:rows[i+1]]
+		slices.SortFunc(row, func(x, y pairAgg) int { return cmp.Compare(x.j, y.j) })
+		for k := 0; k < len(row); k++ {
+			if len(out) > int(merged[i]) && out[len(out)-1].j == row[k].j {
+				last := &out[len(out)-1]
+				last.lt += row[k].lt
+				last.peak += row[k].peak
+				last.avail += row[k].avail
+				last.availR += row[k].availR
+				last.cnt++
+				continue
+			}
+			out = append(out, row[k])
+		}
+		merged[i+1] = int32(len(out))
+	}
+	return merged, out
+}
+
+// refPairAvail is pairAvail as it was. It prepares what a pair offers; ij is the mean available rate
+// from the lower eligible index to the higher, ji the other way.
+func refPairAvail(w *network, s *Snapshot, elig []int, directional bool, capOut, capIn []float64) dirAvail {
+	d := dirAvail{directional: directional, capOut: capOut, capIn: capIn}
+	if !directional {
+		return d
+	}
+	d.tx, d.rx = make([]float64, w.n), make([]float64, w.n)
+	for k := range s.Nodes {
+		if e := elig[k]; e >= 0 {
+			// bytes/s to Mbit/s
+			d.tx[e], d.rx[e] = s.Nodes[k].NetTx*8/1e6, s.Nodes[k].NetRx*8/1e6
+			d.anyTraffic = d.anyTraffic || d.tx[e] > 0 || d.rx[e] > 0
+		}
+	}
+	return d
+}
