@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +46,9 @@ func cmdBenchScale(args []string) error {
 	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
+	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (each agent sending under 2 KiB/s) before measuring; 0 = 60s + 600ms an agent")
+	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU over the whole size, and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end)")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	fs.Parse(args)
 	ns, err := parseSizes(*sizes)
 	if err != nil {
@@ -65,7 +67,7 @@ func cmdBenchScale(args []string) error {
 		}
 	}
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
-		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks}
+		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout}
 	if *probeTimeout > 0 {
 		// memberlist wants the timeout under the interval: the interval
 		// keeps the agent's ratio (1 s to 500 ms).
@@ -88,18 +90,19 @@ func cmdBenchScale(args []string) error {
 			debug.SetGCPercent(400)
 			debug.SetMemoryLimit(8 << 30)
 		}
-		if p := os.Getenv("SCALE_CPUPROFILE"); p != "" {
-			// Where a size's CPU goes, for the notes in docs/scale.md.
-			f, err := os.Create(p)
-			if err != nil {
-				return fmt.Errorf("cpu profile: %w", err)
+		if *pprofAddr != "" {
+			if err := servePprof(*pprofAddr); err != nil {
+				return err
 			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return fmt.Errorf("cpu profile: %w", err)
-			}
-			defer pprof.StopCPUProfile()
 		}
+		// Where a size's CPU, heap and waits go, for the notes in
+		// docs/scale.md.
+		prof, err := startProfiler(*profile, o.N)
+		if err != nil {
+			return err
+		}
+		defer prof.stop()
+		o.prof = prof
 		var r scaleResult
 		if *membersOne {
 			r = scaleResult{N: o.N, Servers: o.N, LoadStart: loadAvg()}
@@ -122,7 +125,8 @@ func cmdBenchScale(args []string) error {
 		cmd := exec.Command(exe, "bench-scale", mode, "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
-			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion))
+			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion),
+			"-quiet-timeout", quietTimeout.String(), "-profile", *profile, "-pprof", *pprofAddr)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -156,8 +160,8 @@ func cmdBenchScale(args []string) error {
 			break
 		}
 		rs = append(rs, r)
-		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, load %.1f-%.1f\n",
-			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.LoadStart, r.LoadEnd)
+		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
+			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
 	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d (probe interval %v)\n",
 		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, o.Config.ProbeInterval)
@@ -185,6 +189,14 @@ func scaleConfig() gossip.Config {
 	// compression, encryption and decoding than two cores hold for 1,000.
 	c.CoordinateInterval = 24 * time.Hour
 	return c
+}
+
+// fmtQuiet prints waitQuiet's outcome: seconds, or "> s" when it gave up.
+func fmtQuiet(s float64) string {
+	if s < 0 {
+		return fmt.Sprintf("> %.0f", -s)
+	}
+	return fmt.Sprintf("%.0f", s)
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -223,6 +235,8 @@ var gossipColumns = []scaleColumn{
 	{"push/pull", func(r scaleResult) float64 { return float64(r.PushPull) }, humanBytes},
 	{"push/pull with rows", func(r scaleResult) float64 { return float64(r.PushPullRows) }, humanBytes},
 	{"heap/agent", func(r scaleResult) float64 { return r.HeapPerAgent }, humanBytes},
+	{"heap/agent joined", func(r scaleResult) float64 { return r.HeapJoined }, humanBytes},
+	{"rss peak/agent", func(r scaleResult) float64 { return r.RSSPeak }, humanBytes},
 	{"rows table/server", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
 }
 
@@ -238,9 +252,13 @@ var raftColumns = []scaleColumn{
 }
 
 func printScale(w io.Writer, rs, members []scaleResult) {
-	printColumns(w, "nodes,min alive,join s,drops", rs, gossipColumns, func(r scaleResult) []string {
-		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), strconv.FormatInt(r.PacketsDropped, 10)}
+	printColumns(w, "nodes,min alive,join s,quiet s,drops,cores join/window/conv", rs, gossipColumns, func(r scaleResult) []string {
+		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), fmtQuiet(r.QuietSeconds),
+			strconv.FormatInt(r.PacketsDropped, 10), fmt.Sprintf("%.2f/%.2f/%.2f", r.CoresJoin, r.CoresWindow, r.CoresConv)}
 	})
+	fmt.Fprintln(w, "quiet s: after the join, until every agent sends under 2 KiB/s (its queue of states to re-gossip drained; \">\": gave up waiting).")
+	fmt.Fprintln(w, "cores: the CPU this one process used (the machine has 2, shared) while agents joined, over the window, over the timed changes.")
+	fmt.Fprintln(w, "heap/agent: live heap of the gossip agents once quiet, per agent; joined: when every agent first saw 99% alive; rss peak: VmHWM / n.")
 	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it (every node's state, no rows); \"with rows\": the same with every node's")
 	fmt.Fprintln(w, "full network row (n-1 peers, the layout before rows went to the servers), computed by encoding, not run: 1,000 agents with rows would hold")
 	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")

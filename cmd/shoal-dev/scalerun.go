@@ -40,6 +40,18 @@ type scaleOpts struct {
 	// PeerLinks is how many random peers each node's row in the servers'
 	// network table holds besides its two switch neighbours (0: all).
 	PeerLinks int
+	// QuietTimeout bounds the wait, after the join, for gossip to go
+	// quiet; 0 = 60 s + 600 ms an agent.
+	QuietTimeout time.Duration
+	// prof writes the size's profiles at each stage (nil: none).
+	prof *scaleProfiler
+}
+
+func (o scaleOpts) quietTimeout() time.Duration {
+	if o.QuietTimeout > 0 {
+		return o.QuietTimeout
+	}
+	return time.Minute + time.Duration(o.N)*600*time.Millisecond
 }
 
 // scaleResult is what one size measured.
@@ -57,8 +69,23 @@ type scaleResult struct {
 	StateBytes     int     `json:"state_bytes"`
 	PushPull       int     `json:"push_pull_bytes"`
 	PushPullRows   int     `json:"push_pull_rows_bytes"`
-	HeapPerAgent   float64 `json:"heap_per_agent"`
-	RowsPerAgent   float64 `json:"rows_heap_per_agent"`
+	// HeapPerAgent is the heap the gossip agents hold once the cluster is
+	// quiet, per agent; HeapJoined the same when every agent first saw
+	// 99 % alive (the queues of states still to re-gossip included).
+	HeapPerAgent float64 `json:"heap_per_agent"`
+	HeapJoined   float64 `json:"heap_joined_per_agent"`
+	// RSSPeak is the process's peak resident memory (VmHWM) per agent.
+	RSSPeak float64 `json:"rss_peak_per_agent"`
+	// QuietSeconds is how long after the join gossip took to go quiet
+	// (negative: it had not when the wait gave up).
+	QuietSeconds float64 `json:"quiet_s"`
+	// Cores* are the CPU this process used, in cores (the machine has 2):
+	// while agents joined, over the steady window, and over the timed
+	// state changes.
+	CoresJoin    float64 `json:"cores_join"`
+	CoresWindow  float64 `json:"cores_window"`
+	CoresConv    float64 `json:"cores_conv"`
+	RowsPerAgent float64 `json:"rows_heap_per_agent"`
 
 	Servers int `json:"servers"`
 	// LeaderRPCs is the RPCs per second the raft leader sent over the
@@ -111,28 +138,62 @@ type countingTransport struct {
 // read drops the next ones, as a full socket buffer does. Unbounded, a
 // starved receiver would get its acks seconds late instead of never, and
 // the backlog would grow without end.
+//
+// Each receiver has one inbox, a queue of udpBuffer packets drained by one
+// goroutine into memberlist's packet channel (MockTransport's is
+// unbuffered). A goroutine per packet, as before, cost a stack and a
+// scheduler entry per packet in flight: up to 150 per agent, 150,000
+// goroutines at 1,000 agents under backlog.
 type packetNet struct {
-	mu       sync.Mutex
-	inflight map[string]*atomic.Int32
-	dropped  atomic.Int64
+	mu      sync.Mutex
+	inboxes map[string]*inbox
+	dropped atomic.Int64
+}
+
+// inbox is one receiver's socket buffer.
+type inbox struct {
+	// queued counts the packets not yet read by the receiver, the one
+	// being handed over included.
+	queued atomic.Int32
+	ch     chan queuedPacket
+}
+
+// queuedPacket is a packet in a receiver's buffer, with the sender's
+// transport that hands it over (memberlist reads the sender's address
+// from it).
+type queuedPacket struct {
+	from *memberlist.MockTransport
+	b    []byte
+	to   memberlist.Address
 }
 
 // udpBuffer is about Linux's default UDP receive buffer (212,992 bytes)
 // in gossip packets of up to 1,400 bytes.
 const udpBuffer = 150
 
-func (n *packetNet) queue(addr string) *atomic.Int32 {
+func (n *packetNet) inbox(addr string) *inbox {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.inflight == nil {
-		n.inflight = map[string]*atomic.Int32{}
+	if n.inboxes == nil {
+		n.inboxes = map[string]*inbox{}
 	}
-	q := n.inflight[addr]
-	if q == nil {
-		q = &atomic.Int32{}
-		n.inflight[addr] = q
+	in := n.inboxes[addr]
+	if in == nil {
+		in = &inbox{ch: make(chan queuedPacket, udpBuffer)}
+		n.inboxes[addr] = in
+		go in.drain()
 	}
-	return q
+	return in
+}
+
+// drain hands the buffered packets to the receiver in order. A receiver
+// that stopped (its memberlist shut down) keeps its drain blocked: the
+// process ends soon after, as a benchmark's does.
+func (in *inbox) drain() {
+	for p := range in.ch {
+		_, _ = p.from.WriteToAddress(p.b, p.to)
+		in.queued.Add(-1)
+	}
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
@@ -145,17 +206,13 @@ func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 // each wait on the other for ever; a real socket never blocks that way.
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	t.sent.Add(int64(len(b)))
-	q := t.net.queue(a.Addr)
-	if q.Add(1) > udpBuffer {
-		q.Add(-1)
+	in := t.net.inbox(a.Addr)
+	if in.queued.Add(1) > udpBuffer {
+		in.queued.Add(-1)
 		t.net.dropped.Add(1)
 		return time.Now(), nil // lost, as UDP loses it: the sender does not know
 	}
-	p := bytes.Clone(b)
-	go func() {
-		defer q.Add(-1)
-		_, _ = t.MockTransport.WriteToAddress(p, a)
-	}()
+	in.ch <- queuedPacket{from: t.MockTransport, b: bytes.Clone(b), to: a} // never blocks: queued bounds it
 	return time.Now(), nil
 }
 
@@ -190,15 +247,17 @@ func (c *countingConn) Write(p []byte) (int, error) {
 
 // scaleCluster is n gossip agents on one in-memory network.
 type scaleCluster struct {
+	agentsMu    sync.Mutex // appends while agents join, against the status loop's reads
 	agents      []*gossip.Gossip
 	sent        atomic.Int64
-	joinRetries int // joins that failed and were tried again
+	joinRetries atomic.Int64 // joins that failed and were tried again
+	joined      atomic.Int64 // agents started and joined so far
 	packets     packetNet
 }
 
 // startScaleCluster creates the agents and joins each to a random agent
 // already in, as agents started one by one against any live seed would.
-func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) {
+func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleCluster)) (*scaleCluster, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("SCALE_DEBUG") != "" {
 		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -211,6 +270,9 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 	for i := range ts {
 		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, net: &c.packets}
 	}
+	if started != nil {
+		started(c)
+	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
 		cfg := o.Config
@@ -222,11 +284,11 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 			c.shutdown()
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
 		}
+		c.agentsMu.Lock()
 		c.agents = append(c.agents, g)
-		if i%100 == 0 && i > 0 {
-			progress("%d of %d agents joined (%d joins retried, %d packets dropped)", i, o.N, c.joinRetries, c.packets.dropped.Load())
-		}
+		c.agentsMu.Unlock()
 		if i == 0 {
+			c.joined.Add(1)
 			continue
 		}
 		// A join that fails (its push/pull stream timed out on a starved
@@ -238,9 +300,10 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 			err = g.Join(jctx, []string{net.JoinHostPort(addr, fmt.Sprint(port))})
 			cancel()
 			if err == nil {
+				c.joined.Add(1)
 				break
 			}
-			c.joinRetries++
+			c.joinRetries.Add(1)
 			if try == 5 {
 				c.shutdown()
 				return nil, fmt.Errorf("agent %d of %d, %d joins: %w", i, o.N, try, err)
@@ -328,6 +391,41 @@ func (c *scaleCluster) seeing(pct int) int {
 		}
 	}
 	return k
+}
+
+// minAliveJoined is the fewest alive members any agent joined so far
+// sees; safe while agents join.
+func (c *scaleCluster) minAliveJoined() int {
+	c.agentsMu.Lock()
+	as := c.agents
+	c.agentsMu.Unlock()
+	m := len(as)
+	for _, g := range as {
+		m = min(m, g.NumAlive())
+	}
+	return m
+}
+
+// quietBytes is the gossip rate, bytes per agent per second, under which
+// a cluster counts as quiet: an idle agent's probes (a ping and its ack
+// with a coordinate each second, and the indirect probes of the rare
+// suspect) are a few hundred bytes a second, an agent sending its queued
+// states 36 KiB (40 packets of about 900 bytes).
+const quietBytes = 2 << 10
+
+// waitQuiet waits until the agents send fewer than perNode bytes a second
+// each, measured over 2 s, and reports whether they did before timeout.
+func (c *scaleCluster) waitQuiet(perNode float64, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		s0, t0 := c.sent.Load(), time.Now()
+		time.Sleep(2 * time.Second) // the measuring interval, not synchronisation
+		rate := float64(c.sent.Load()-s0) / time.Since(t0).Seconds() / float64(len(c.agents))
+		if rate < perNode {
+			return true
+		}
+	}
+	return false
 }
 
 // minAlive is the fewest alive members any agent sees.
@@ -446,7 +544,38 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	}
 	before := heapAlloc()
 	t0 := time.Now()
-	c, err := startScaleCluster(ctx, o)
+	cpuJoin := newCPUMeter()
+	// What the process does while agents join and gossip settles, every
+	// 10 s: the evidence when a size does not finish.
+	var c *scaleCluster
+	var cReady atomic.Pointer[scaleCluster]
+	stopStatus := make(chan struct{})
+	statusDone := make(chan struct{})
+	stage := "joining"
+	var stageMu sync.Mutex
+	go func() {
+		defer close(statusDone)
+		statusLoop(10*time.Second, func() string {
+			stageMu.Lock()
+			st := stage
+			stageMu.Unlock()
+			cc := cReady.Load()
+			if cc == nil {
+				return st
+			}
+			return fmt.Sprintf("%s: %d of %d agents joined, %d joins retried, %d packets dropped, the fewest alive any agent sees %d",
+				st, cc.joined.Load(), o.N, cc.joinRetries.Load(), cc.packets.dropped.Load(), cc.minAliveJoined())
+		}, stopStatus)
+	}()
+	endStatus := func() {
+		if stopStatus != nil {
+			close(stopStatus)
+			<-statusDone
+			stopStatus = nil
+		}
+	}
+	defer endStatus()
+	c, err = startScaleCluster(ctx, o, func(cc *scaleCluster) { cReady.Store(cc) })
 	if err != nil {
 		return r, err
 	}
@@ -457,12 +586,39 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	stop := make(chan struct{})
 	wg := c.churn(o.Update, o.Seed, stop)
 	defer func() { close(stop); wg.Wait() }()
+	stageMu.Lock()
+	stage = "waiting for every agent to see 99% alive"
+	stageMu.Unlock()
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
 	}
-	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), c.joinRetries
-	progress("every agent sees 99%% of %d alive after %.0f s", o.N, r.JoinSeconds)
+	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), int(c.joinRetries.Load())
+	r.CoresJoin = cpuJoin.cores()
+	progress("every agent sees 99%% of %d alive after %.0f s (%.2f cores)", o.N, r.JoinSeconds, r.CoresJoin)
+	r.HeapJoined = heapDelta(before, o.N)
+	o.prof.stage("joined")
+	if o.Update == 0 {
+		// Every agent re-gossips each state new to it (retransmitted
+		// 4·⌈log10(n+1)⌉ times), so a cluster that has just formed still
+		// sends its members' states for a while: n² queued states in all,
+		// 40 a second per agent. The figures are the steady cluster's:
+		// wait until it is quiet.
+		stageMu.Lock()
+		stage = "waiting for gossip to go quiet"
+		stageMu.Unlock()
+		t1 := time.Now()
+		quiet := c.waitQuiet(quietBytes, o.quietTimeout())
+		r.QuietSeconds = time.Since(t1).Seconds()
+		if !quiet {
+			r.QuietSeconds = -r.QuietSeconds
+			progress("gossip not quiet after %.0f s: measuring anyway", -r.QuietSeconds)
+		} else {
+			progress("gossip quiet after %.0f s more", r.QuietSeconds)
+		}
+	}
+	endStatus()
 	r.HeapPerAgent = heapDelta(before, o.N)
+	o.prof.stage("quiet")
 
 	var cl *clientLayout
 	if r.Servers > 0 {
@@ -478,6 +634,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	// Bytes and the leader's RPCs over a steady window, with the
 	// background changes running and every client following a server.
 	sent0, w0 := c.sent.Load(), time.Now()
+	cpuWindow := newCPUMeter()
 	var fed0 int64
 	if cl != nil {
 		fed0 = cl.replicas.sent.Load()
@@ -492,6 +649,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		}
 	}
 	secs := time.Since(w0).Seconds()
+	r.CoresWindow = cpuWindow.cores()
 	r.BytesPerNode = float64(c.sent.Load()-sent0) / float64(o.N) / secs
 	if cl != nil && o.N > r.Servers {
 		r.ReplicaBytes = float64(cl.replicas.sent.Load()-fed0) / float64(o.N-r.Servers) / secs
@@ -507,12 +665,18 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 
 	rng := rand.New(rand.NewPCG(o.Seed, 3))
 	var ds []time.Duration
+	cpuConv := newCPUMeter()
 	for k := range o.Rounds {
 		d, err := c.convergence(rng.IntN(o.N), 1000+k, 30*time.Second)
 		if err != nil {
 			return r, err
 		}
 		ds = append(ds, d)
+	}
+	r.CoresConv = cpuConv.cores()
+	o.prof.stage("end")
+	if hwm, err := peakRSSKiB(); err == nil {
+		r.RSSPeak = float64(hwm) * 1024 / float64(o.N)
 	}
 	r.ConvP50ms = msf(median(ds))
 	r.ConvP90ms = msf(pct(ds, 0.9))

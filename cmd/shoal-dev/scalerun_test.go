@@ -42,7 +42,7 @@ func TestScaleConvergence(t *testing.T) {
 func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
 	t.Parallel()
 	o := scaleOpts{N: 8, Seed: 3, Config: scaleConfig()}
-	c, err := startScaleCluster(context.Background(), o)
+	c, err := startScaleCluster(context.Background(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
