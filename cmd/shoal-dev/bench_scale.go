@@ -46,7 +46,8 @@ func cmdBenchScale(args []string) error {
 	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
-	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (each agent sending under 2 KiB/s) before measuring; 0 = 60s + 600ms an agent")
+	paceLate := fs.Duration("pace-late", 10*time.Millisecond, "start the next agent only while this process's timers fire less than this late (it keeps up with the gossip the joins cause); 0 = join as fast as joins succeed")
+	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
 	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU over the whole size, and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	fs.Parse(args)
@@ -54,8 +55,8 @@ func cmdBenchScale(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *rounds < 1 || *window <= 0 || *update < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
-		return fmt.Errorf("-rounds must be >= 1, -window > 0, and -update, -servers, -jobs, -peer-links >= 0")
+	if *rounds < 1 || *window <= 0 || *update < 0 || *paceLate < 0 || *quietTimeout < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
+		return fmt.Errorf("-rounds must be >= 1, -window > 0, and -update, -pace-late, -quiet-timeout, -servers, -jobs, -peer-links >= 0")
 	}
 	if *servers > 0 && *servers < 3 {
 		return fmt.Errorf("-servers %d: want 0 (gossip only) or 3 and more (3 voters, the rest non-voters)", *servers)
@@ -67,7 +68,7 @@ func cmdBenchScale(args []string) error {
 		}
 	}
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
-		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout}
+		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout, PaceLate: *paceLate}
 	if *probeTimeout > 0 {
 		// memberlist wants the timeout under the interval: the interval
 		// keeps the agent's ratio (1 s to 500 ms).
@@ -126,7 +127,7 @@ func cmdBenchScale(args []string) error {
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
 			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion),
-			"-quiet-timeout", quietTimeout.String(), "-profile", *profile, "-pprof", *pprofAddr)
+			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-profile", *profile, "-pprof", *pprofAddr)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -160,11 +161,11 @@ func cmdBenchScale(args []string) error {
 			break
 		}
 		rs = append(rs, r)
-		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
-			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
+		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%.0f s paced, %d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
+			n, r.JoinSeconds, r.PaceWaitS, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d (probe interval %v)\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, o.Config.ProbeInterval)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, o.Config.ProbeInterval)
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))
@@ -256,7 +257,7 @@ func printScale(w io.Writer, rs, members []scaleResult) {
 		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), fmtQuiet(r.QuietSeconds),
 			strconv.FormatInt(r.PacketsDropped, 10), fmt.Sprintf("%.2f/%.2f/%.2f", r.CoresJoin, r.CoresWindow, r.CoresConv)}
 	})
-	fmt.Fprintln(w, "quiet s: after the join, until every agent sends under 2 KiB/s (its queue of states to re-gossip drained; \">\": gave up waiting).")
+	fmt.Fprintln(w, "quiet s: after the join, until the agents send under 2 KiB/s of packets each (their queues of states to re-gossip drained; \">\": gave up waiting).")
 	fmt.Fprintln(w, "cores: the CPU this one process used (the machine has 2, shared) while agents joined, over the window, over the timed changes.")
 	fmt.Fprintln(w, "heap/agent: live heap of the gossip agents once quiet, per agent; joined: when every agent first saw 99% alive; rss peak: VmHWM / n.")
 	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it (every node's state, no rows); \"with rows\": the same with every node's")

@@ -11,6 +11,8 @@ import (
 	runtimepprof "runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -165,3 +167,59 @@ func peakRSSKiB() (int, error) {
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
+
+// lagMeter measures how late a timer fires in this process: with more
+// runnable goroutines than the cores run, every agent's timers (probes,
+// gossip rounds) fire late by about as much. It keeps a decaying maximum
+// of the lateness of a 5 ms sleep.
+type lagMeter struct {
+	max  atomic.Int64 // ns, decays by a tenth a sample
+	quit chan struct{}
+	once sync.Once
+}
+
+func newLagMeter() *lagMeter {
+	m := &lagMeter{quit: make(chan struct{})}
+	go m.run()
+	return m
+}
+
+const lagTick = 5 * time.Millisecond
+
+func (m *lagMeter) run() {
+	for {
+		t := time.Now()
+		select {
+		case <-m.quit:
+			return
+		case <-time.After(lagTick):
+		}
+		m.observe(time.Since(t) - lagTick)
+	}
+}
+
+// observe folds one lateness into the decaying maximum.
+func (m *lagMeter) observe(late time.Duration) {
+	cur := time.Duration(m.max.Load())
+	m.max.Store(int64(max(late, cur-cur/10)))
+}
+
+// recent is the decayed maximum lateness.
+func (m *lagMeter) recent() time.Duration {
+	if m == nil {
+		return 0
+	}
+	return time.Duration(m.max.Load())
+}
+
+// waitBelow waits until recent lateness is under d and returns how long
+// it waited.
+func (m *lagMeter) waitBelow(d time.Duration) time.Duration {
+	t := time.Now()
+	for m.recent() >= d {
+		time.Sleep(lagTick) // polling the meter, not synchronisation
+	}
+	return time.Since(t)
+}
+
+func (m *lagMeter) stop() { m.once.Do(func() { close(m.quit) }) }

@@ -40,6 +40,9 @@ type scaleOpts struct {
 	// PeerLinks is how many random peers each node's row in the servers'
 	// network table holds besides its two switch neighbours (0: all).
 	PeerLinks int
+	// PaceLate holds each join back until the process's timers fire less
+	// than this late (0: join as fast as joins succeed).
+	PaceLate time.Duration
 	// QuietTimeout bounds the wait, after the join, for gossip to go
 	// quiet; 0 = 60 s + 600 ms an agent.
 	QuietTimeout time.Duration
@@ -60,6 +63,8 @@ type scaleResult struct {
 	MinAlive    int     `json:"min_alive"`
 	JoinSeconds float64 `json:"join_s"`
 	JoinRetries int     `json:"join_retries"`
+	// PaceWaitS is how long joins waited for the process to keep up.
+	PaceWaitS float64 `json:"pace_wait_s"`
 	// PacketsDropped counts gossip packets lost to a full receive buffer.
 	PacketsDropped int64   `json:"packets_dropped"`
 	ConvP50ms      float64 `json:"conv_p50_ms"`
@@ -128,6 +133,9 @@ type scaleResult struct {
 type countingTransport struct {
 	*memberlist.MockTransport
 	sent *atomic.Int64
+	// packets counts the packet bytes alone (no streams): what a queue
+	// of states to re-gossip sends.
+	packets *atomic.Int64
 	// net holds the packets in flight to each agent, which a UDP socket's
 	// receive buffer bounds.
 	net *packetNet
@@ -206,6 +214,9 @@ func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 // each wait on the other for ever; a real socket never blocks that way.
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	t.sent.Add(int64(len(b)))
+	if t.packets != nil {
+		t.packets.Add(int64(len(b)))
+	}
 	in := t.net.inbox(a.Addr)
 	if in.queued.Add(1) > udpBuffer {
 		in.queued.Add(-1)
@@ -247,9 +258,14 @@ func (c *countingConn) Write(p []byte) (int, error) {
 
 // scaleCluster is n gossip agents on one in-memory network.
 type scaleCluster struct {
+	// lag is how late the process's timers fire (CPU saturation);
+	// paceWait the time joins waited for it to fall.
+	lag         *lagMeter
+	paceWait    time.Duration
 	agentsMu    sync.Mutex // appends while agents join, against the status loop's reads
 	agents      []*gossip.Gossip
 	sent        atomic.Int64
+	packetBytes atomic.Int64 // packets alone, no streams
 	joinRetries atomic.Int64 // joins that failed and were tried again
 	joined      atomic.Int64 // agents started and joined so far
 	packets     packetNet
@@ -268,13 +284,26 @@ func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleClus
 	// MockNetwork's maps are not safe for concurrent use: every transport
 	// exists before any memberlist sends.
 	for i := range ts {
-		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, net: &c.packets}
+		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, packets: &c.packetBytes, net: &c.packets}
 	}
+	c.lag = newLagMeter()
 	if started != nil {
 		started(c)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
+		// Every agent re-gossips each state new to it 4·⌈log10(n+1)⌉
+		// times, so the i-th join costs the cluster about 16·i packets,
+		// each compressed, encrypted and decoded: on one process that
+		// work adds up to n² packets, where real agents pay n each. Joined
+		// faster than the two cores send them, the agents' timers fire
+		// late, probes time out, and suspicion, refutation and reconnect
+		// push/pulls add work until the process stalls (the 1,000 run of
+		// session 3). So the next agent starts only while the process
+		// keeps up: a timer fires less than PaceLate late.
+		if o.PaceLate > 0 {
+			c.paceWait += c.lag.waitBelow(o.PaceLate)
+		}
 		cfg := o.Config
 		cfg.Name, cfg.Transport, cfg.Logger = agentName(i), ts[i], quiet
 		st := syntheticState(i)
@@ -406,21 +435,24 @@ func (c *scaleCluster) minAliveJoined() int {
 	return m
 }
 
-// quietBytes is the gossip rate, bytes per agent per second, under which
+// quietBytes is the packet rate, bytes per agent per second, under which
 // a cluster counts as quiet: an idle agent's probes (a ping and its ack
 // with a coordinate each second, and the indirect probes of the rare
 // suspect) are a few hundred bytes a second, an agent sending its queued
-// states 36 KiB (40 packets of about 900 bytes).
+// states 36 KiB (40 packets of about 900 bytes). Streams (push/pull, a
+// few KiB a second per agent at 1,000) are not counted: they are the
+// steady cluster's.
 const quietBytes = 2 << 10
 
-// waitQuiet waits until the agents send fewer than perNode bytes a second
-// each, measured over 2 s, and reports whether they did before timeout.
+// waitQuiet waits until the agents send fewer than perNode packet bytes a
+// second each, measured over 2 s, and reports whether they did before
+// timeout.
 func (c *scaleCluster) waitQuiet(perNode float64, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		s0, t0 := c.sent.Load(), time.Now()
+		s0, t0 := c.packetBytes.Load(), time.Now()
 		time.Sleep(2 * time.Second) // the measuring interval, not synchronisation
-		rate := float64(c.sent.Load()-s0) / time.Since(t0).Seconds() / float64(len(c.agents))
+		rate := float64(c.packetBytes.Load()-s0) / time.Since(t0).Seconds() / float64(len(c.agents))
 		if rate < perNode {
 			return true
 		}
@@ -504,6 +536,9 @@ func (c *scaleCluster) churn(period time.Duration, seed uint64, stop <-chan stru
 // sends block on a stopped agent, so a clean stop of a thousand is not
 // guaranteed and a benchmark must not wait on it.
 func (c *scaleCluster) shutdown() {
+	if c.lag != nil {
+		c.lag.stop()
+	}
 	var wg sync.WaitGroup
 	for _, g := range c.agents {
 		wg.Add(1)
@@ -563,8 +598,8 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 			if cc == nil {
 				return st
 			}
-			return fmt.Sprintf("%s: %d of %d agents joined, %d joins retried, %d packets dropped, the fewest alive any agent sees %d",
-				st, cc.joined.Load(), o.N, cc.joinRetries.Load(), cc.packets.dropped.Load(), cc.minAliveJoined())
+			return fmt.Sprintf("%s: %d of %d agents joined, %d joins retried, %d packets dropped, the fewest alive any agent sees %d, timers %v late",
+				st, cc.joined.Load(), o.N, cc.joinRetries.Load(), cc.packets.dropped.Load(), cc.minAliveJoined(), cc.lag.recent().Round(time.Millisecond))
 		}, stopStatus)
 	}()
 	endStatus := func() {
@@ -592,7 +627,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
 	}
-	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), int(c.joinRetries.Load())
+	r.JoinSeconds, r.JoinRetries, r.PaceWaitS = time.Since(t0).Seconds(), int(c.joinRetries.Load()), c.paceWait.Seconds()
 	r.CoresJoin = cpuJoin.cores()
 	progress("every agent sees 99%% of %d alive after %.0f s (%.2f cores)", o.N, r.JoinSeconds, r.CoresJoin)
 	r.HeapJoined = heapDelta(before, o.N)
