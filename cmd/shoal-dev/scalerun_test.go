@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/shoal-hpc/shoal/gossip"
 )
 
 // TestScaleConvergence runs a small in-memory cluster through the whole
@@ -123,8 +125,8 @@ func TestPacketNetDropsWhenBufferFull(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range udpBuffer + 50 {
-			if _, err := a.WriteTo([]byte("ping"), to); err != nil {
+		for i := range udpBuffer + 50 {
+			if _, err := a.WriteTo([]byte(fmt.Sprintf("%04d", i)), to); err != nil {
 				t.Error(err)
 			}
 		}
@@ -139,5 +141,97 @@ func TestPacketNetDropsWhenBufferFull(t *testing.T) {
 	}
 	if got := sent.Load(); got != int64(4*(udpBuffer+50)) {
 		t.Errorf("%d bytes counted as sent, want every packet's", got)
+	}
+	// The receiver reads the buffered packets in the order they were
+	// sent, from the sender's address, and the buffer has room again.
+	from, _, _ := a.FinalAdvertiseAddr("", 0)
+	for i := range udpBuffer {
+		select {
+		case p := <-b.PacketCh():
+			if want := fmt.Sprintf("%04d", i); string(p.Buf) != want {
+				t.Fatalf("packet %d reads %q, want %q", i, p.Buf, want)
+			}
+			if host, _, _ := net.SplitHostPort(p.From.String()); host != from.String() {
+				t.Fatalf("packet from %s, want the sender %s", p.From, from)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("packet %d of the %d buffered never arrived", i, udpBuffer)
+		}
+	}
+	if _, err := a.WriteTo([]byte("next"), to); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-b.PacketCh():
+		if string(p.Buf) != "next" {
+			t.Fatalf("read %q after the buffer drained, want \"next\"", p.Buf)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a packet sent after the buffer drained never arrived")
+	}
+	if got := pn.dropped.Load(); got != 50 {
+		t.Errorf("%d packets dropped after the buffer drained, want still 50", got)
+	}
+}
+
+// TestWaitQuietCountsPacketsOnly checks the quiet wait: a cluster whose
+// agents stream (push/pull) but send no packets is quiet, one that keeps
+// sending packets is not.
+func TestWaitQuietCountsPacketsOnly(t *testing.T) {
+	t.Parallel()
+	c := &scaleCluster{agents: make([]*gossip.Gossip, 2)}
+	stop := make(chan struct{})
+	defer close(stop)
+	busy := func(n *atomic.Int64) {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				n.Add(quietBytes) // 100 times a second: 50 times the quiet rate per agent
+			}
+		}
+	}
+	go busy(&c.sent)
+	if !c.waitQuiet(quietBytes, 10*time.Second) {
+		t.Fatal("streams alone kept the cluster from being quiet")
+	}
+	go busy(&c.packetBytes)
+	if c.waitQuiet(quietBytes, 5*time.Second) {
+		t.Fatal("a cluster sending 100 KiB of packets a second per agent counted as quiet")
+	}
+}
+
+// TestLagMeterPaces checks what holds joins back: the meter reports a
+// late timer, decays once timers are on time again, and waitBelow
+// returns only then.
+func TestLagMeterPaces(t *testing.T) {
+	t.Parallel()
+	m := &lagMeter{quit: make(chan struct{})} // fed by hand, not by its own timer
+	m.observe(200 * time.Millisecond)
+	if got := m.recent(); got != 200*time.Millisecond {
+		t.Fatalf("after a timer 200ms late the meter reads %v", got)
+	}
+	m.observe(0)
+	if got := m.recent(); got != 180*time.Millisecond {
+		t.Fatalf("one on-time timer after 200ms late: %v, want the maximum decayed by a tenth (180ms)", got)
+	}
+	done := make(chan time.Duration)
+	go func() { done <- m.waitBelow(10 * time.Millisecond) }()
+	select {
+	case <-done:
+		t.Fatal("waitBelow returned while timers were 180ms late")
+	case <-time.After(100 * time.Millisecond):
+	}
+	for range 40 { // 0.9^40 of 180ms is under 3ms
+		m.observe(0)
+	}
+	select {
+	case waited := <-done:
+		if waited < 100*time.Millisecond {
+			t.Errorf("waitBelow reports %v waited, want at least the 100ms it was held", waited)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waitBelow did not return with timers %v late", m.recent())
 	}
 }
