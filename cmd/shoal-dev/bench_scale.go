@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -48,6 +51,7 @@ func cmdBenchScale(args []string) error {
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
 	paceLate := fs.Duration("pace-late", 10*time.Millisecond, "start the next agent only while this process's timers fire less than this late (it keeps up with the gossip the joins cause); 0 = join as fast as joins succeed")
 	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
+	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
 	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU over the whole size, and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	fs.Parse(args)
@@ -150,8 +154,22 @@ func cmdBenchScale(args []string) error {
 	}
 	var rs []scaleResult
 	for _, n := range ns {
+		if *results != "" {
+			// A size measured before (another locked run) is read back, so
+			// one table and one fit hold sizes measured in separate runs.
+			if r, ok, err := loadResult(*results, n); err != nil {
+				return err
+			} else if ok {
+				fmt.Fprintf(os.Stderr, "%d agents: read from %s (measured %s)\n", n, resultPath(*results, n), r.At)
+				rs = append(rs, r)
+				continue
+			}
+		}
 		fmt.Fprintf(os.Stderr, "%d agents...\n", n)
 		r, err := child("-one", n)
+		if err == nil && *results != "" {
+			err = saveResult(*results, r)
+		}
 		if err != nil {
 			// The sizes measured so far are still worth printing.
 			fmt.Fprintf(os.Stderr, "%v\n", err)
@@ -190,6 +208,39 @@ func scaleConfig() gossip.Config {
 	// compression, encryption and decoding than two cores hold for 1,000.
 	c.CoordinateInterval = 24 * time.Hour
 	return c
+}
+
+func resultPath(dir string, n int) string { return filepath.Join(dir, fmt.Sprintf("n%d.json", n)) }
+
+// loadResult reads size n's saved result, if there is one.
+func loadResult(dir string, n int) (scaleResult, bool, error) {
+	var r scaleResult
+	b, err := os.ReadFile(resultPath(dir, n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("read saved result: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.N != n {
+		return r, false, fmt.Errorf("saved result %s: not a result of %d agents (%v)", resultPath(dir, n), n, err)
+	}
+	return r, true, nil
+}
+
+// saveResult writes a size's result for a later run's table.
+func saveResult(dir string, r scaleResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	if err := os.WriteFile(resultPath(dir, r.N), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	return nil
 }
 
 // fmtQuiet prints waitQuiet's outcome: seconds, or "> s" when it gave up.

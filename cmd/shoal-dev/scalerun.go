@@ -121,6 +121,8 @@ type scaleResult struct {
 	// servers).
 	ClientHosts int `json:"client_hosts"`
 	TotalHosts  int `json:"total_hosts"`
+	// At is when the size was measured (UTC, RFC 3339).
+	At string `json:"at"`
 	// Load is the machine's 1-minute load average at the start and end.
 	LoadStart float64 `json:"load_start"`
 	LoadEnd   float64 `json:"load_end"`
@@ -570,7 +572,7 @@ func heapDelta(before uint64, agents int) float64 {
 
 // runScale measures one size.
 func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
-	r := scaleResult{N: o.N, Servers: min(o.Servers, o.N), LoadStart: loadAvg()}
+	r := scaleResult{N: o.N, Servers: min(o.Servers, o.N), LoadStart: loadAvg(), At: time.Now().UTC().Format(time.RFC3339)}
 	// The row-table heap is measured first, while the heap is quiet: a
 	// running cluster's garbage (push/pull buffers) swamps it.
 	var err error

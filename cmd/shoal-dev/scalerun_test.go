@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -233,5 +234,30 @@ func TestLagMeterPaces(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("waitBelow did not return with timers %v late", m.recent())
+	}
+}
+
+// TestResultsSavedAndRead checks -results: a size saved is read back
+// whole, a size never run is reported absent, and a file holding another
+// size is refused rather than printed under the wrong n.
+func TestResultsSavedAndRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	want := scaleResult{N: 300, ConvP90ms: 710, HeapPerAgent: 393.4 * 1024, At: "2026-11-24T06:26:00Z"}
+	if err := saveResult(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := loadResult(dir, 300)
+	if err != nil || !ok || got != want {
+		t.Fatalf("read back %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if _, ok, err := loadResult(dir, 1000); ok || err != nil {
+		t.Fatalf("a size never saved: ok %v, err %v; want absent", ok, err)
+	}
+	if err := os.Rename(resultPath(dir, 300), resultPath(dir, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadResult(dir, 100); err == nil {
+		t.Fatal("a result of 300 agents saved as 100 was read")
 	}
 }
