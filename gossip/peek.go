@@ -6,9 +6,11 @@ import (
 )
 
 // version is the part of a broadcast that says which state it is: whose,
-// which boot, which update.
+// which boot, which update. Name aliases the message's bytes: peeking
+// allocates nothing (a string per copy cost as much as the rest of the
+// peek in a profile of 300 agents).
 type version struct {
-	Name string
+	Name []byte
 	Boot int64
 	Seq  uint64
 }
@@ -64,7 +66,7 @@ func peekVersion(b []byte) (version, bool) {
 	if err != nil {
 		return v, false
 	}
-	v.Name, v.Seq = string(name), n
+	v.Name, v.Seq = name, n
 	return v, true
 }
 

@@ -67,10 +67,10 @@ func (t *Table) Merge(s NodeState, remote bool) bool {
 // stale reports whether Merge would refuse a remote state of version v:
 // the owner's own, or not newer than the one held.
 func (t *Table) stale(v version) bool {
-	if v.Name == t.self {
+	if string(v.Name) == t.self {
 		return true
 	}
-	e, ok := t.rows[v.Name]
+	e, ok := t.rows[string(v.Name)] // the compiler looks up without copying
 	if !ok || !e.HasState {
 		return false
 	}
