@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -170,46 +169,85 @@ func peakRSSKiB() (int, error) {
 
 // lagMeter measures how late a timer fires in this process: with more
 // runnable goroutines than the cores run, every agent's timers (probes,
-// gossip rounds) fire late by about as much. It keeps a decaying maximum
-// of the lateness of a 5 ms sleep.
+// gossip rounds) fire late by about as much. It keeps the largest
+// lateness of a 5 ms sleep over the last 0.5 to 1 s (two buckets of
+// lagBucket), and counts a sleep still running past its time as late by
+// that much, so that a process too starved to take samples does not read
+// as idle.
 type lagMeter struct {
-	max  atomic.Int64 // ns, decays by a tenth a sample
+	mu        sync.Mutex
+	start     time.Time     // of the current bucket
+	cur, prev time.Duration // the largest lateness in the current and the previous bucket
+	sleeping  time.Time     // when the running sample's sleep began (zero: none)
+
 	quit chan struct{}
 	once sync.Once
 }
 
+const (
+	lagTick   = 5 * time.Millisecond
+	lagBucket = 500 * time.Millisecond
+)
+
 func newLagMeter() *lagMeter {
-	m := &lagMeter{quit: make(chan struct{})}
+	m := &lagMeter{quit: make(chan struct{}), start: time.Now()}
 	go m.run()
 	return m
 }
 
-const lagTick = 5 * time.Millisecond
-
 func (m *lagMeter) run() {
 	for {
 		t := time.Now()
+		m.mu.Lock()
+		m.sleeping = t
+		m.mu.Unlock()
 		select {
 		case <-m.quit:
 			return
 		case <-time.After(lagTick):
 		}
-		m.observe(time.Since(t) - lagTick)
+		now := time.Now()
+		m.observe(now, now.Sub(t)-lagTick)
 	}
 }
 
-// observe folds one lateness into the decaying maximum.
-func (m *lagMeter) observe(late time.Duration) {
-	cur := time.Duration(m.max.Load())
-	m.max.Store(int64(max(late, cur-cur/10)))
+// observe records a sleep that ended at at, late by late.
+func (m *lagMeter) observe(at time.Time, late time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sleeping = time.Time{}
+	m.roll(at)
+	m.cur = max(m.cur, late)
 }
 
-// recent is the decayed maximum lateness.
+// roll moves the buckets on to now.
+func (m *lagMeter) roll(now time.Time) {
+	switch d := now.Sub(m.start); {
+	case d >= 2*lagBucket:
+		m.prev, m.cur, m.start = 0, 0, now
+	case d >= lagBucket:
+		m.prev, m.cur, m.start = m.cur, 0, m.start.Add(lagBucket)
+	}
+}
+
+// recentAt is the largest lateness of the last 0.5 to 1 s at now, the
+// running sleep's included.
+func (m *lagMeter) recentAt(now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.roll(now)
+	late := max(m.cur, m.prev)
+	if !m.sleeping.IsZero() {
+		late = max(late, now.Sub(m.sleeping)-lagTick)
+	}
+	return late
+}
+
 func (m *lagMeter) recent() time.Duration {
 	if m == nil {
 		return 0
 	}
-	return time.Duration(m.max.Load())
+	return m.recentAt(time.Now())
 }
 
 // waitBelow waits until recent lateness is under d and returns how long

@@ -155,8 +155,7 @@ type countingTransport struct {
 // scheduler entry per packet in flight: up to 150 per agent, 150,000
 // goroutines at 1,000 agents under backlog.
 type packetNet struct {
-	mu      sync.Mutex
-	inboxes map[string]*inbox
+	inboxes sync.Map // address -> *inbox; read on every packet, without a lock
 	dropped atomic.Int64
 }
 
@@ -182,18 +181,14 @@ type queuedPacket struct {
 const udpBuffer = 150
 
 func (n *packetNet) inbox(addr string) *inbox {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.inboxes == nil {
-		n.inboxes = map[string]*inbox{}
+	if in, ok := n.inboxes.Load(addr); ok {
+		return in.(*inbox)
 	}
-	in := n.inboxes[addr]
-	if in == nil {
-		in = &inbox{ch: make(chan queuedPacket, udpBuffer)}
-		n.inboxes[addr] = in
-		go in.drain()
+	in, loaded := n.inboxes.LoadOrStore(addr, &inbox{ch: make(chan queuedPacket, udpBuffer)})
+	if !loaded {
+		go in.(*inbox).drain()
 	}
-	return in
+	return in.(*inbox)
 }
 
 // drain hands the buffered packets to the receiver in order. A receiver
@@ -302,7 +297,7 @@ func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleClus
 		// late, probes time out, and suspicion, refutation and reconnect
 		// push/pulls add work until the process stalls (the 1,000 run of
 		// session 3). So the next agent starts only while the process
-		// keeps up: a timer fires less than PaceLate late.
+		// keeps up: its timers fired less than PaceLate late over the last 0.5-1 s.
 		if o.PaceLate > 0 {
 			c.paceWait += c.lag.waitBelow(o.PaceLate)
 		}

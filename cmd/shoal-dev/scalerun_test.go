@@ -204,33 +204,51 @@ func TestWaitQuietCountsPacketsOnly(t *testing.T) {
 }
 
 // TestLagMeterPaces checks what holds joins back: the meter reports a
-// late timer, decays once timers are on time again, and waitBelow
-// returns only then.
+// late timer for between 0.5 and 1 s, a sleep still running past its
+// time as late, and waitBelow returns only once timers are on time.
 func TestLagMeterPaces(t *testing.T) {
 	t.Parallel()
-	m := &lagMeter{quit: make(chan struct{})} // fed by hand, not by its own timer
-	m.observe(200 * time.Millisecond)
-	if got := m.recent(); got != 200*time.Millisecond {
-		t.Fatalf("after a timer 200ms late the meter reads %v", got)
+	t0 := time.Now()
+	m := &lagMeter{quit: make(chan struct{}), start: t0} // fed by hand, not by its own timer
+	m.observe(t0.Add(100*time.Millisecond), 200*time.Millisecond)
+	for _, c := range []struct {
+		at   time.Duration
+		want time.Duration
+	}{
+		{100 * time.Millisecond, 200 * time.Millisecond},
+		{600 * time.Millisecond, 200 * time.Millisecond}, // the previous bucket
+		{1100 * time.Millisecond, 0},                     // two buckets on
+	} {
+		if got := m.recentAt(t0.Add(c.at)); got != c.want {
+			t.Errorf("%v after a timer 200ms late the meter reads %v, want %v", c.at-100*time.Millisecond, got, c.want)
+		}
 	}
-	m.observe(0)
-	if got := m.recent(); got != 180*time.Millisecond {
-		t.Fatalf("one on-time timer after 200ms late: %v, want the maximum decayed by a tenth (180ms)", got)
+	// A sleep that began 300 ms ago and has not ended is 295 ms late.
+	now := time.Now()
+	m.mu.Lock()
+	m.start, m.cur, m.prev, m.sleeping = now, 0, 0, now.Add(-300*time.Millisecond)
+	m.mu.Unlock()
+	if got := m.recentAt(now); got != 295*time.Millisecond {
+		t.Errorf("a sleep of 5ms running for 300ms reads %v late, want 295ms", got)
 	}
 	done := make(chan time.Duration)
 	go func() { done <- m.waitBelow(10 * time.Millisecond) }()
 	select {
 	case <-done:
-		t.Fatal("waitBelow returned while timers were 180ms late")
+		t.Fatal("waitBelow returned while a timer was 295ms late")
 	case <-time.After(100 * time.Millisecond):
 	}
-	for range 40 { // 0.9^40 of 180ms is under 3ms
-		m.observe(0)
+	end := time.Now()
+	m.observe(end, end.Sub(now)+300*time.Millisecond-lagTick) // the sleep ends, late by all it ran
+	select {
+	case waited := <-done:
+		t.Fatalf("waitBelow returned %v after the late sleep ended, want it to wait out the bucket", waited)
+	case <-time.After(50 * time.Millisecond):
 	}
 	select {
 	case waited := <-done:
-		if waited < 100*time.Millisecond {
-			t.Errorf("waitBelow reports %v waited, want at least the 100ms it was held", waited)
+		if waited < lagBucket {
+			t.Errorf("waitBelow reports %v waited, want at least the %v a late timer counts", waited, lagBucket)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("waitBelow did not return with timers %v late", m.recent())
