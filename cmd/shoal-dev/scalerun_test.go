@@ -279,3 +279,40 @@ func TestResultsSavedAndRead(t *testing.T) {
 		t.Fatal("a result of 300 agents saved as 100 was read")
 	}
 }
+
+// TestOwedPacketsPaces checks the joins' debt: a join adds its state's
+// re-gossip, each state packet sent pays one off (never below zero), and
+// waitBelow holds the next join until the debt is under the limit.
+func TestOwedPacketsPaces(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	var o owedPackets
+	o.add(int64(299)*int64(retransmitLimit(300)), &sent) // the 300th agent joins 299
+	if got := o.current(&sent); got != 299*12 {
+		t.Fatalf("owed %d after the 300th join, want 299 agents x 12 sends", got)
+	}
+	sent.Add(1000)
+	if got := o.current(&sent); got != 299*12-1000 {
+		t.Fatalf("owed %d after 1000 state packets, want %d", got, 299*12-1000)
+	}
+	done := make(chan struct{})
+	go func() { o.waitBelow(500, &sent); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("waitBelow returned with 2588 packets owed, limit 500")
+	case <-time.After(50 * time.Millisecond):
+	}
+	sent.Add(5000) // more than owed: the debt is 0, not negative
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waitBelow did not return with %d owed", o.current(&sent))
+	}
+	o.add(10, &sent)
+	if got := o.current(&sent); got != 10 {
+		t.Fatalf("owed %d after paying off more than owed and a join of 10, want 10", got)
+	}
+	if retransmitLimit(999) != 12 || retransmitLimit(1000) != 16 {
+		t.Fatalf("retransmitLimit(999, 1000) = %d, %d; want memberlist's 12 and 16", retransmitLimit(999), retransmitLimit(1000))
+	}
+}
