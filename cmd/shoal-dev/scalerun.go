@@ -471,11 +471,20 @@ func (o *owedPackets) add(k int64, sent *atomic.Int64) {
 	o.owed += k
 }
 
-// waitBelow waits until fewer than limit packets are owed.
+// waitBelow waits until fewer than limit packets are owed, or until no
+// state packet was sent for owedIdle: the estimate is an upper bound (an
+// agent that learnt a state by push/pull does not re-gossip it), and a
+// cluster sending no states owes none.
 func (o *owedPackets) waitBelow(limit int64, sent *atomic.Int64) {
+	last, since := sent.Load(), time.Now()
 	for {
 		o.mu.Lock()
 		owed := o.settle(sent)
+		if n := sent.Load(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) >= owedIdle {
+			o.owed, owed = 0, 0
+		}
 		o.mu.Unlock()
 		if owed < limit {
 			return
@@ -483,6 +492,10 @@ func (o *owedPackets) waitBelow(limit int64, sent *atomic.Int64) {
 		time.Sleep(lagTick) // polling the count, not synchronisation
 	}
 }
+
+// owedIdle is how long a cluster sends no state packet before it counts
+// as owing none: a gossip round is 100 ms.
+const owedIdle = 300 * time.Millisecond
 
 func (o *owedPackets) current(sent *atomic.Int64) int64 {
 	o.mu.Lock()

@@ -297,11 +297,19 @@ func TestOwedPacketsPaces(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { o.waitBelow(500, &sent); close(done) }()
-	select {
-	case <-done:
-		t.Fatal("waitBelow returned with 2588 packets owed, limit 500")
-	case <-time.After(50 * time.Millisecond):
-	}
+	stop := time.After(owedIdle * 2)
+	func() {
+		for { // the cluster keeps sending, a packet every few ms
+			select {
+			case <-done:
+				t.Fatal("waitBelow returned with about 2588 packets owed, limit 500")
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				sent.Add(1)
+			}
+		}
+	}()
 	sent.Add(5000) // more than owed: the debt is 0, not negative
 	select {
 	case <-done:
@@ -311,6 +319,14 @@ func TestOwedPacketsPaces(t *testing.T) {
 	o.add(10, &sent)
 	if got := o.current(&sent); got != 10 {
 		t.Fatalf("owed %d after paying off more than owed and a join of 10, want 10", got)
+	}
+	// A cluster that sends no state packets owes none, whatever the
+	// estimate says.
+	o.add(100000, &sent)
+	t0 := time.Now()
+	o.waitBelow(500, &sent)
+	if waited := time.Since(t0); waited < owedIdle {
+		t.Errorf("waitBelow returned after %v with 100,010 owed and no packets sent; want it to wait %v of silence", waited, owedIdle)
 	}
 	if retransmitLimit(999) != 12 || retransmitLimit(1000) != 16 {
 		t.Fatalf("retransmitLimit(999, 1000) = %d, %d; want memberlist's 12 and 16", retransmitLimit(999), retransmitLimit(1000))
