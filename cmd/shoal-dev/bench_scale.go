@@ -50,7 +50,8 @@ func cmdBenchScale(args []string) error {
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
 	paceLate := fs.Duration("pace-late", 20*time.Millisecond, "start the next agent only while this process's timers fire less than this late (it keeps up with the gossip the joins cause); 0 = join as fast as joins succeed")
-	paceOwed := fs.Int64("pace-owed", 8000, "start the next agent only while the joins so far will cause fewer than this many state packets more (each join of the i-th agent: i agents re-gossip its state 4·⌈log10(i+1)⌉ times); about half a second of this process's work on 2 cores")
+	paceOwed := fs.Int64("pace-owed", 8000, "start the next agent only while the joins so far will cause fewer than this many state packets more (the i-th agent's join: i agents re-gossip its state 4·⌈log10(i+1)⌉ times), paid off by the state packets sent or at -pace-rate a second, whichever is more")
+	paceRate := fs.Float64("pace-rate", 12000, "state packets a second this process sends and receives at about 1.5 of the machine's 2 cores (a packet costs about 120 µs here: LZW compression, encryption, decoding, and the collector)")
 	memLimit := fs.Int64("mem-limit", 8, "the size's process collects garbage at GOGC=400 up to this many GiB (GOMEMLIMIT), unless GOGC or GOMEMLIMIT is set")
 	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
 	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
@@ -61,8 +62,8 @@ func cmdBenchScale(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *rounds < 1 || *window <= 0 || *update < 0 || *paceLate < 0 || *paceOwed < 1 || *memLimit < 1 || *quietTimeout < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
-		return fmt.Errorf("-rounds, -pace-owed, -mem-limit must be >= 1, -window > 0, and -update, -pace-late, -quiet-timeout, -servers, -jobs, -peer-links >= 0")
+	if *rounds < 1 || *window <= 0 || *update < 0 || *paceLate < 0 || *paceOwed < 1 || *paceRate <= 0 || *memLimit < 1 || *quietTimeout < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
+		return fmt.Errorf("-rounds, -pace-owed, -mem-limit must be >= 1, -window, -pace-rate > 0, and -update, -pace-late, -quiet-timeout, -servers, -jobs, -peer-links >= 0")
 	}
 	if *servers > 0 && *servers < 3 {
 		return fmt.Errorf("-servers %d: want 0 (gossip only) or 3 and more (3 voters, the rest non-voters)", *servers)
@@ -74,7 +75,7 @@ func cmdBenchScale(args []string) error {
 		}
 	}
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
-		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout, PaceLate: *paceLate, PaceOwed: *paceOwed}
+		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout, PaceLate: *paceLate, PaceOwed: *paceOwed, PaceRate: *paceRate}
 	if *probeTimeout > 0 {
 		// memberlist wants the timeout under the interval: the interval
 		// keeps the agent's ratio (1 s to 500 ms).
@@ -133,7 +134,7 @@ func cmdBenchScale(args []string) error {
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
 			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion),
-			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr)
+			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-pace-rate", strconv.FormatFloat(*paceRate, 'f', -1, 64), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -184,8 +185,8 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%.0f s paced, %d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
 			n, r.JoinSeconds, r.PaceWaitS, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -mem-limit %d (probe interval %v)\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *memLimit, o.Config.ProbeInterval)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.ProbeInterval)
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))

@@ -43,10 +43,11 @@ type scaleOpts struct {
 	PeerLinks int
 	// PaceLate holds each join back until the process's timers fire less
 	// than this late, and PaceOwed until the joins so far will cause
-	// fewer than this many state packets more (PaceLate 0: join as fast
-	// as joins succeed).
+	// fewer than this many state packets more, paid off at PaceRate a
+	// second (PaceLate 0: join as fast as joins succeed).
 	PaceLate time.Duration
 	PaceOwed int64
+	PaceRate float64
 	// QuietTimeout bounds the wait, after the join, for gossip to go
 	// quiet; 0 = 60 s + 600 ms an agent.
 	QuietTimeout time.Duration
@@ -302,6 +303,7 @@ func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleClus
 		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, packets: &c.packetBytes, big: &c.bigPackets, net: &c.packets}
 	}
 	c.lag = newLagMeter()
+	c.owed.rate = o.PaceRate
 	if started != nil {
 		started(c)
 	}
@@ -445,46 +447,45 @@ func (c *scaleCluster) seeing(pct int) int {
 }
 
 // owedPackets estimates the state packets the cluster still owes for
-// the joins so far: each join adds what its state's re-gossip will cost,
-// each packet that carries a state pays one off. A join's cost shows in
-// the process's timers only once the agents re-gossip it, a second or so
+// the joins so far: each join adds what its state's re-gossip will cost
+// (an upper bound: an agent that learnt a state by push/pull does not
+// re-gossip it), paid off at rate packets a second of wall time, or by the
+// state packets counted if more were sent. A join's cost shows in the
+// process's timers only once the agents re-gossip it, a second or so
 // later: pacing on the timers alone let 380 of 1,000 agents join in 12 s
 // and left the process 2 s behind for minutes.
 type owedPackets struct {
 	mu   sync.Mutex
-	owed int64
-	seen int64 // the state packets counted when owed was last settled
+	rate float64 // packets a second paid off by time alone
+	owed float64
+	seen int64     // the state packets counted when owed was last settled
+	at   time.Time // when owed was last settled
 }
 
-// settle pays off the state packets sent since the last call.
+// settle pays off what was sent, or what rate allows, since the last call.
 func (o *owedPackets) settle(sent *atomic.Int64) int64 {
-	n := sent.Load()
-	o.owed = max(0, o.owed-(n-o.seen))
-	o.seen = n
-	return o.owed
+	n, now := sent.Load(), time.Now()
+	paid := float64(n - o.seen)
+	if !o.at.IsZero() {
+		paid = max(paid, now.Sub(o.at).Seconds()*o.rate)
+	}
+	o.owed = max(0, o.owed-paid)
+	o.seen, o.at = n, now
+	return int64(o.owed)
 }
 
 func (o *owedPackets) add(k int64, sent *atomic.Int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.settle(sent)
-	o.owed += k
+	o.owed += float64(k)
 }
 
-// waitBelow waits until fewer than limit packets are owed, or until no
-// state packet was sent for owedIdle: the estimate is an upper bound (an
-// agent that learnt a state by push/pull does not re-gossip it), and a
-// cluster sending no states owes none.
+// waitBelow waits until fewer than limit packets are owed.
 func (o *owedPackets) waitBelow(limit int64, sent *atomic.Int64) {
-	last, since := sent.Load(), time.Now()
 	for {
 		o.mu.Lock()
 		owed := o.settle(sent)
-		if n := sent.Load(); n != last {
-			last, since = n, time.Now()
-		} else if time.Since(since) >= owedIdle {
-			o.owed, owed = 0, 0
-		}
 		o.mu.Unlock()
 		if owed < limit {
 			return
@@ -492,10 +493,6 @@ func (o *owedPackets) waitBelow(limit int64, sent *atomic.Int64) {
 		time.Sleep(lagTick) // polling the count, not synchronisation
 	}
 }
-
-// owedIdle is how long a cluster sends no state packet before it counts
-// as owing none: a gossip round is 100 ms.
-const owedIdle = 300 * time.Millisecond
 
 func (o *owedPackets) current(sent *atomic.Int64) int64 {
 	o.mu.Lock()

@@ -281,12 +281,13 @@ func TestResultsSavedAndRead(t *testing.T) {
 }
 
 // TestOwedPacketsPaces checks the joins' debt: a join adds its state's
-// re-gossip, each state packet sent pays one off (never below zero), and
-// waitBelow holds the next join until the debt is under the limit.
+// re-gossip, state packets sent pay it off (never below zero), so does
+// time at the given rate, and waitBelow holds the next join until the
+// debt is under the limit.
 func TestOwedPacketsPaces(t *testing.T) {
 	t.Parallel()
 	var sent atomic.Int64
-	var o owedPackets
+	o := owedPackets{rate: 1} // a packet a second: time pays almost nothing here
 	o.add(int64(299)*int64(retransmitLimit(300)), &sent) // the 300th agent joins 299
 	if got := o.current(&sent); got != 299*12 {
 		t.Fatalf("owed %d after the 300th join, want 299 agents x 12 sends", got)
@@ -297,19 +298,11 @@ func TestOwedPacketsPaces(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { o.waitBelow(500, &sent); close(done) }()
-	stop := time.After(owedIdle * 2)
-	func() {
-		for { // the cluster keeps sending, a packet every few ms
-			select {
-			case <-done:
-				t.Fatal("waitBelow returned with about 2588 packets owed, limit 500")
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-				sent.Add(1)
-			}
-		}
-	}()
+	select {
+	case <-done:
+		t.Fatal("waitBelow returned with about 2588 packets owed, limit 500")
+	case <-time.After(100 * time.Millisecond):
+	}
 	sent.Add(5000) // more than owed: the debt is 0, not negative
 	select {
 	case <-done:
@@ -320,13 +313,13 @@ func TestOwedPacketsPaces(t *testing.T) {
 	if got := o.current(&sent); got != 10 {
 		t.Fatalf("owed %d after paying off more than owed and a join of 10, want 10", got)
 	}
-	// A cluster that sends no state packets owes none, whatever the
-	// estimate says.
-	o.add(100000, &sent)
+	// With no packet counted, time pays: 10,000 a second.
+	fast := owedPackets{rate: 10000}
+	fast.add(3000, &sent)
 	t0 := time.Now()
-	o.waitBelow(500, &sent)
-	if waited := time.Since(t0); waited < owedIdle {
-		t.Errorf("waitBelow returned after %v with 100,010 owed and no packets sent; want it to wait %v of silence", waited, owedIdle)
+	fast.waitBelow(500, &sent)
+	if waited := time.Since(t0); waited < 200*time.Millisecond {
+		t.Errorf("3000 owed paid down to 500 in %v at 10,000 a second, want about 250ms", waited)
 	}
 	if retransmitLimit(999) != 12 || retransmitLimit(1000) != 16 {
 		t.Fatalf("retransmitLimit(999, 1000) = %d, %d; want memberlist's 12 and 16", retransmitLimit(999), retransmitLimit(1000))
