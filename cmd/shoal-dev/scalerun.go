@@ -471,7 +471,7 @@ func (o *owedPackets) settle(sent *atomic.Int64) int64 {
 	}
 	o.owed = max(0, o.owed-paid)
 	o.seen, o.at = n, now
-	return int64(o.owed)
+	return int64(math.Ceil(o.owed))
 }
 
 func (o *owedPackets) add(k int64, sent *atomic.Int64) {

@@ -287,7 +287,7 @@ func TestResultsSavedAndRead(t *testing.T) {
 func TestOwedPacketsPaces(t *testing.T) {
 	t.Parallel()
 	var sent atomic.Int64
-	o := owedPackets{rate: 1} // a packet a second: time pays almost nothing here
+	o := owedPackets{rate: 1}                            // a packet a second: time pays almost nothing here
 	o.add(int64(299)*int64(retransmitLimit(300)), &sent) // the 300th agent joins 299
 	if got := o.current(&sent); got != 299*12 {
 		t.Fatalf("owed %d after the 300th join, want 299 agents x 12 sends", got)
