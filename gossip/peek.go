@@ -15,9 +15,12 @@ type version struct {
 	Seq  uint64
 }
 
-// stateHead is how EncodeState begins a state: encoding/json writes a
-// struct's fields in their order, and NodeState begins with Name, Boot
-// and Seq.
+// headName, headBoot and headSeq are how EncodeState begins a state:
+// encoding/json writes a struct's fields in their order, and NodeState
+// begins with Name, Boot and Seq. (A message that repeats a key, which
+// encoding/json never writes, is read here by its first and by the
+// decoder by its last: such a copy can only be dropped, never merged
+// wrongly.)
 var (
 	headName = []byte(`{"name":"`)
 	headBoot = []byte(`","boot":`)
