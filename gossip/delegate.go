@@ -34,6 +34,16 @@ func (d *delegate) NodeMeta(limit int) []byte {
 // NotifyMsg runs on memberlist's packet loop: decode, merge, return.
 func (d *delegate) NotifyMsg(b []byte) {
 	g := (*Gossip)(d)
+	if v, ok := peekVersion(b); ok {
+		// Most broadcasts are copies of a state already held (peekVersion
+		// says why): drop those before decoding.
+		g.mu.Lock()
+		stale := g.table.stale(v)
+		g.mu.Unlock()
+		if stale {
+			return
+		}
+	}
 	s, err := DecodeState(b)
 	if err != nil {
 		g.log.Warn("dropped gossip message", "err", err, "bytes", len(b))

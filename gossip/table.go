@@ -64,6 +64,20 @@ func (t *Table) Merge(s NodeState, remote bool) bool {
 	return true
 }
 
+// stale reports whether Merge would refuse a remote state of version v:
+// the owner's own, or not newer than the one held.
+func (t *Table) stale(v version) bool {
+	if string(v.Name) == t.self {
+		return true
+	}
+	e, ok := t.rows[string(v.Name)] // the compiler looks up without copying
+	if !ok || !e.HasState {
+		return false
+	}
+	s := NodeState{Boot: v.Boot, Seq: v.Seq}
+	return !s.Newer(&e.State)
+}
+
 // SetStatus records a liveness change seen at now.
 func (t *Table) SetStatus(name string, st Status, now time.Time) {
 	e, ok := t.rows[name]

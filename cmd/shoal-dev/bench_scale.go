@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -47,13 +49,21 @@ func cmdBenchScale(args []string) error {
 	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
+	paceLate := fs.Duration("pace-late", 20*time.Millisecond, "start the next agent only while this process's timers fire less than this late (it keeps up with the gossip the joins cause); 0 = join as fast as joins succeed")
+	paceOwed := fs.Int64("pace-owed", 8000, "start the next agent only while the joins so far will cause fewer than this many state packets more (the i-th agent's join: i agents re-gossip its state 4·⌈log10(i+1)⌉ times), paid off by the state packets sent or at -pace-rate a second, whichever is more")
+	paceRate := fs.Float64("pace-rate", 12000, "state packets a second this process sends and receives at about 1.5 of the machine's 2 cores (a packet costs about 120 µs here: LZW compression, encryption, decoding, and the collector)")
+	memLimit := fs.Int64("mem-limit", 8, "the size's process collects garbage at GOGC=400 up to this many GiB (GOMEMLIMIT), unless GOGC or GOMEMLIMIT is set")
+	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
+	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
+	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU over the whole size, and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end)")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	fs.Parse(args)
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		return err
 	}
-	if *rounds < 1 || *window <= 0 || *update < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
-		return fmt.Errorf("-rounds must be >= 1, -window > 0, and -update, -servers, -jobs, -peer-links >= 0")
+	if *rounds < 1 || *window <= 0 || *update < 0 || *paceLate < 0 || *paceOwed < 1 || *paceRate <= 0 || *memLimit < 1 || *quietTimeout < 0 || *servers < 0 || *jobs < 0 || *peerLinks < 0 {
+		return fmt.Errorf("-rounds, -pace-owed, -mem-limit must be >= 1, -window, -pace-rate > 0, and -update, -pace-late, -quiet-timeout, -servers, -jobs, -peer-links >= 0")
 	}
 	if *servers > 0 && *servers < 3 {
 		return fmt.Errorf("-servers %d: want 0 (gossip only) or 3 and more (3 voters, the rest non-voters)", *servers)
@@ -65,7 +75,7 @@ func cmdBenchScale(args []string) error {
 		}
 	}
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
-		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks}
+		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout, PaceLate: *paceLate, PaceOwed: *paceOwed, PaceRate: *paceRate}
 	if *probeTimeout > 0 {
 		// memberlist wants the timeout under the interval: the interval
 		// keeps the agent's ratio (1 s to 500 ms).
@@ -83,23 +93,24 @@ func cmdBenchScale(args []string) error {
 		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 			// Half of a size's CPU went to the collector at GOGC=100 (a
 			// profile at 300 agents: memberlist allocates an LZW table per
-			// packet). Collect less often, up to 8 GiB: the protocol is
+			// packet). Collect less often, up to -mem-limit GiB: the protocol is
 			// unchanged, the machine's two cores go to the agents.
 			debug.SetGCPercent(400)
-			debug.SetMemoryLimit(8 << 30)
+			debug.SetMemoryLimit(*memLimit << 30)
 		}
-		if p := os.Getenv("SCALE_CPUPROFILE"); p != "" {
-			// Where a size's CPU goes, for the notes in docs/scale.md.
-			f, err := os.Create(p)
-			if err != nil {
-				return fmt.Errorf("cpu profile: %w", err)
+		if *pprofAddr != "" {
+			if err := servePprof(*pprofAddr); err != nil {
+				return err
 			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return fmt.Errorf("cpu profile: %w", err)
-			}
-			defer pprof.StopCPUProfile()
 		}
+		// Where a size's CPU, heap and waits go, for the notes in
+		// docs/scale.md.
+		prof, err := startProfiler(*profile, o.N)
+		if err != nil {
+			return err
+		}
+		defer prof.stop()
+		o.prof = prof
 		var r scaleResult
 		if *membersOne {
 			r = scaleResult{N: o.N, Servers: o.N, LoadStart: loadAvg()}
@@ -122,7 +133,8 @@ func cmdBenchScale(args []string) error {
 		cmd := exec.Command(exe, "bench-scale", mode, "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
-			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion))
+			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion),
+			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-pace-rate", strconv.FormatFloat(*paceRate, 'f', -1, 64), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -145,8 +157,22 @@ func cmdBenchScale(args []string) error {
 	}
 	var rs []scaleResult
 	for _, n := range ns {
+		if *results != "" {
+			// A size measured before (another locked run) is read back, so
+			// one table and one fit hold sizes measured in separate runs.
+			if r, ok, err := loadResult(*results, n); err != nil {
+				return err
+			} else if ok {
+				fmt.Fprintf(os.Stderr, "%d agents: read from %s (measured %s)\n", n, resultPath(*results, n), r.At)
+				rs = append(rs, r)
+				continue
+			}
+		}
 		fmt.Fprintf(os.Stderr, "%d agents...\n", n)
 		r, err := child("-one", n)
+		if err == nil && *results != "" {
+			err = saveResult(*results, r)
+		}
 		if err != nil {
 			// The sizes measured so far are still worth printing.
 			fmt.Fprintf(os.Stderr, "%v\n", err)
@@ -156,11 +182,11 @@ func cmdBenchScale(args []string) error {
 			break
 		}
 		rs = append(rs, r)
-		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%d joins retried, %d packets dropped), p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, load %.1f-%.1f\n",
-			n, r.JoinSeconds, r.JoinRetries, r.PacketsDropped, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.LoadStart, r.LoadEnd)
+		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%.0f s paced, %d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
+			n, r.JoinSeconds, r.PaceWaitS, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d (probe interval %v)\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, o.Config.ProbeInterval)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.ProbeInterval)
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))
@@ -185,6 +211,47 @@ func scaleConfig() gossip.Config {
 	// compression, encryption and decoding than two cores hold for 1,000.
 	c.CoordinateInterval = 24 * time.Hour
 	return c
+}
+
+func resultPath(dir string, n int) string { return filepath.Join(dir, fmt.Sprintf("n%d.json", n)) }
+
+// loadResult reads size n's saved result, if there is one.
+func loadResult(dir string, n int) (scaleResult, bool, error) {
+	var r scaleResult
+	b, err := os.ReadFile(resultPath(dir, n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("read saved result: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.N != n {
+		return r, false, fmt.Errorf("saved result %s: not a result of %d agents (%v)", resultPath(dir, n), n, err)
+	}
+	return r, true, nil
+}
+
+// saveResult writes a size's result for a later run's table.
+func saveResult(dir string, r scaleResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	if err := os.WriteFile(resultPath(dir, r.N), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save result: %w", err)
+	}
+	return nil
+}
+
+// fmtQuiet prints waitQuiet's outcome: seconds, or "> s" when it gave up.
+func fmtQuiet(s float64) string {
+	if s < 0 {
+		return fmt.Sprintf("> %.0f", -s)
+	}
+	return fmt.Sprintf("%.0f", s)
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -223,6 +290,8 @@ var gossipColumns = []scaleColumn{
 	{"push/pull", func(r scaleResult) float64 { return float64(r.PushPull) }, humanBytes},
 	{"push/pull with rows", func(r scaleResult) float64 { return float64(r.PushPullRows) }, humanBytes},
 	{"heap/agent", func(r scaleResult) float64 { return r.HeapPerAgent }, humanBytes},
+	{"heap/agent joined", func(r scaleResult) float64 { return r.HeapJoined }, humanBytes},
+	{"rss peak/agent", func(r scaleResult) float64 { return r.RSSPeak }, humanBytes},
 	{"rows table/server", func(r scaleResult) float64 { return r.RowsPerAgent }, humanBytes},
 }
 
@@ -238,9 +307,13 @@ var raftColumns = []scaleColumn{
 }
 
 func printScale(w io.Writer, rs, members []scaleResult) {
-	printColumns(w, "nodes,min alive,join s,drops", rs, gossipColumns, func(r scaleResult) []string {
-		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), strconv.FormatInt(r.PacketsDropped, 10)}
+	printColumns(w, "nodes,min alive,join s,quiet s,drops,cores join/window/conv", rs, gossipColumns, func(r scaleResult) []string {
+		return []string{strconv.Itoa(r.N), strconv.Itoa(r.MinAlive), fmt.Sprintf("%.0f", r.JoinSeconds), fmtQuiet(r.QuietSeconds),
+			strconv.FormatInt(r.PacketsDropped, 10), fmt.Sprintf("%.2f/%.2f/%.2f", r.CoresJoin, r.CoresWindow, r.CoresConv)}
 	})
+	fmt.Fprintln(w, "quiet s: after the join, until the agents send under 2 KiB/s of packets each (their queues of states to re-gossip drained; \">\": gave up waiting).")
+	fmt.Fprintln(w, "cores: the CPU this one process used (the machine has 2, shared) while agents joined, over the window, over the timed changes.")
+	fmt.Fprintln(w, "heap/agent: live heap of the gossip agents once quiet, per agent; joined: when every agent first saw 99% alive; rss peak: VmHWM / n.")
 	fmt.Fprintln(w, "push/pull: one LocalState as gossip encodes it (every node's state, no rows); \"with rows\": the same with every node's")
 	fmt.Fprintln(w, "full network row (n-1 peers, the layout before rows went to the servers), computed by encoding, not run: 1,000 agents with rows would hold")
 	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -40,6 +41,25 @@ type scaleOpts struct {
 	// PeerLinks is how many random peers each node's row in the servers'
 	// network table holds besides its two switch neighbours (0: all).
 	PeerLinks int
+	// PaceLate holds each join back until the process's timers fire less
+	// than this late, and PaceOwed until the joins so far will cause
+	// fewer than this many state packets more, paid off at PaceRate a
+	// second (PaceLate 0: join as fast as joins succeed).
+	PaceLate time.Duration
+	PaceOwed int64
+	PaceRate float64
+	// QuietTimeout bounds the wait, after the join, for gossip to go
+	// quiet; 0 = 60 s + 600 ms an agent.
+	QuietTimeout time.Duration
+	// prof writes the size's profiles at each stage (nil: none).
+	prof *scaleProfiler
+}
+
+func (o scaleOpts) quietTimeout() time.Duration {
+	if o.QuietTimeout > 0 {
+		return o.QuietTimeout
+	}
+	return time.Minute + time.Duration(o.N)*600*time.Millisecond
 }
 
 // scaleResult is what one size measured.
@@ -48,6 +68,8 @@ type scaleResult struct {
 	MinAlive    int     `json:"min_alive"`
 	JoinSeconds float64 `json:"join_s"`
 	JoinRetries int     `json:"join_retries"`
+	// PaceWaitS is how long joins waited for the process to keep up.
+	PaceWaitS float64 `json:"pace_wait_s"`
 	// PacketsDropped counts gossip packets lost to a full receive buffer.
 	PacketsDropped int64   `json:"packets_dropped"`
 	ConvP50ms      float64 `json:"conv_p50_ms"`
@@ -57,8 +79,23 @@ type scaleResult struct {
 	StateBytes     int     `json:"state_bytes"`
 	PushPull       int     `json:"push_pull_bytes"`
 	PushPullRows   int     `json:"push_pull_rows_bytes"`
-	HeapPerAgent   float64 `json:"heap_per_agent"`
-	RowsPerAgent   float64 `json:"rows_heap_per_agent"`
+	// HeapPerAgent is the heap the gossip agents hold once the cluster is
+	// quiet, per agent; HeapJoined the same when every agent first saw
+	// 99 % alive (the queues of states still to re-gossip included).
+	HeapPerAgent float64 `json:"heap_per_agent"`
+	HeapJoined   float64 `json:"heap_joined_per_agent"`
+	// RSSPeak is the process's peak resident memory (VmHWM) per agent.
+	RSSPeak float64 `json:"rss_peak_per_agent"`
+	// QuietSeconds is how long after the join gossip took to go quiet
+	// (negative: it had not when the wait gave up).
+	QuietSeconds float64 `json:"quiet_s"`
+	// Cores* are the CPU this process used, in cores (the machine has 2):
+	// while agents joined, over the steady window, and over the timed
+	// state changes.
+	CoresJoin    float64 `json:"cores_join"`
+	CoresWindow  float64 `json:"cores_window"`
+	CoresConv    float64 `json:"cores_conv"`
+	RowsPerAgent float64 `json:"rows_heap_per_agent"`
 
 	Servers int `json:"servers"`
 	// LeaderRPCs is the RPCs per second the raft leader sent over the
@@ -89,6 +126,8 @@ type scaleResult struct {
 	// servers).
 	ClientHosts int `json:"client_hosts"`
 	TotalHosts  int `json:"total_hosts"`
+	// At is when the size was measured (UTC, RFC 3339).
+	At string `json:"at"`
 	// Load is the machine's 1-minute load average at the start and end.
 	LoadStart float64 `json:"load_start"`
 	LoadEnd   float64 `json:"load_end"`
@@ -101,6 +140,12 @@ type scaleResult struct {
 type countingTransport struct {
 	*memberlist.MockTransport
 	sent *atomic.Int64
+	// packets counts the packet bytes alone (no streams): what a queue
+	// of states to re-gossip sends.
+	packets *atomic.Int64
+	// big counts the packets of bigPacket bytes or more: those that carry
+	// a node state (probes and acks are a few hundred bytes at most).
+	big *atomic.Int64
 	// net holds the packets in flight to each agent, which a UDP socket's
 	// receive buffer bounds.
 	net *packetNet
@@ -111,28 +156,62 @@ type countingTransport struct {
 // read drops the next ones, as a full socket buffer does. Unbounded, a
 // starved receiver would get its acks seconds late instead of never, and
 // the backlog would grow without end.
+//
+// Each receiver has one inbox, a queue of udpBuffer packets drained by one
+// goroutine into memberlist's packet channel (MockTransport's is
+// unbuffered). A goroutine per packet, as before, cost a stack and a
+// scheduler entry per packet in flight: up to 150 per agent, 150,000
+// goroutines at 1,000 agents under backlog.
 type packetNet struct {
-	mu       sync.Mutex
-	inflight map[string]*atomic.Int32
-	dropped  atomic.Int64
+	inboxes sync.Map // address -> *inbox; read on every packet, without a lock
+	dropped atomic.Int64
 }
+
+// inbox is one receiver's socket buffer.
+type inbox struct {
+	// queued counts the packets not yet read by the receiver, the one
+	// being handed over included.
+	queued atomic.Int32
+	ch     chan queuedPacket
+}
+
+// queuedPacket is a packet in a receiver's buffer, with the sender's
+// transport that hands it over (memberlist reads the sender's address
+// from it).
+type queuedPacket struct {
+	from *memberlist.MockTransport
+	b    []byte
+	to   memberlist.Address
+}
+
+// bigPacket is the size from which a gossip packet carries a node state:
+// a state is about 840 bytes of JSON, a few hundred compressed and
+// encrypted; a ping or an ack with a coordinate is under 200.
+const bigPacket = 300
 
 // udpBuffer is about Linux's default UDP receive buffer (212,992 bytes)
 // in gossip packets of up to 1,400 bytes.
 const udpBuffer = 150
 
-func (n *packetNet) queue(addr string) *atomic.Int32 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.inflight == nil {
-		n.inflight = map[string]*atomic.Int32{}
+func (n *packetNet) inbox(addr string) *inbox {
+	if in, ok := n.inboxes.Load(addr); ok {
+		return in.(*inbox)
 	}
-	q := n.inflight[addr]
-	if q == nil {
-		q = &atomic.Int32{}
-		n.inflight[addr] = q
+	in, loaded := n.inboxes.LoadOrStore(addr, &inbox{ch: make(chan queuedPacket, udpBuffer)})
+	if !loaded {
+		go in.(*inbox).drain()
 	}
-	return q
+	return in.(*inbox)
+}
+
+// drain hands the buffered packets to the receiver in order. A receiver
+// that stopped (its memberlist shut down) keeps its drain blocked: the
+// process ends soon after, as a benchmark's does.
+func (in *inbox) drain() {
+	for p := range in.ch {
+		_, _ = p.from.WriteToAddress(p.b, p.to)
+		in.queued.Add(-1)
+	}
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
@@ -145,17 +224,19 @@ func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 // each wait on the other for ever; a real socket never blocks that way.
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	t.sent.Add(int64(len(b)))
-	q := t.net.queue(a.Addr)
-	if q.Add(1) > udpBuffer {
-		q.Add(-1)
+	if t.packets != nil {
+		t.packets.Add(int64(len(b)))
+	}
+	if t.big != nil && len(b) >= bigPacket {
+		t.big.Add(1)
+	}
+	in := t.net.inbox(a.Addr)
+	if in.queued.Add(1) > udpBuffer {
+		in.queued.Add(-1)
 		t.net.dropped.Add(1)
 		return time.Now(), nil // lost, as UDP loses it: the sender does not know
 	}
-	p := bytes.Clone(b)
-	go func() {
-		defer q.Add(-1)
-		_, _ = t.MockTransport.WriteToAddress(p, a)
-	}()
+	in.ch <- queuedPacket{from: t.MockTransport, b: bytes.Clone(b), to: a} // never blocks: queued bounds it
 	return time.Now(), nil
 }
 
@@ -190,15 +271,25 @@ func (c *countingConn) Write(p []byte) (int, error) {
 
 // scaleCluster is n gossip agents on one in-memory network.
 type scaleCluster struct {
+	// lag is how late the process's timers fire (CPU saturation); owed
+	// the state packets the joins so far will still cause; paceWait the
+	// time joins waited for both to fall.
+	lag         *lagMeter
+	owed        owedPackets
+	paceWait    time.Duration
+	agentsMu    sync.Mutex // appends while agents join, against the status loop's reads
 	agents      []*gossip.Gossip
 	sent        atomic.Int64
-	joinRetries int // joins that failed and were tried again
+	packetBytes atomic.Int64 // packets alone, no streams
+	bigPackets  atomic.Int64 // packets that carry a state (bigPacket)
+	joinRetries atomic.Int64 // joins that failed and were tried again
+	joined      atomic.Int64 // agents started and joined so far
 	packets     packetNet
 }
 
 // startScaleCluster creates the agents and joins each to a random agent
 // already in, as agents started one by one against any live seed would.
-func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) {
+func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleCluster)) (*scaleCluster, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("SCALE_DEBUG") != "" {
 		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -209,10 +300,30 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 	// MockNetwork's maps are not safe for concurrent use: every transport
 	// exists before any memberlist sends.
 	for i := range ts {
-		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, net: &c.packets}
+		ts[i] = &countingTransport{MockTransport: network.NewTransport(agentName(i)), sent: &c.sent, packets: &c.packetBytes, big: &c.bigPackets, net: &c.packets}
+	}
+	c.lag = newLagMeter()
+	c.owed.rate = o.PaceRate
+	if started != nil {
+		started(c)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
+		// Every agent re-gossips each state new to it 4·⌈log10(n+1)⌉
+		// times, so the i-th join costs the cluster about 16·i packets,
+		// each compressed, encrypted and decoded: on one process that
+		// work adds up to n² packets, where real agents pay n each. Joined
+		// faster than the two cores send them, the agents' timers fire
+		// late, probes time out, and suspicion, refutation and reconnect
+		// push/pulls add work until the process stalls (the 1,000 run of
+		// session 3). So the next agent starts only while the process
+		// keeps up: its timers fired less than PaceLate late over the last 0.5-1 s.
+		if o.PaceLate > 0 {
+			t := time.Now()
+			c.owed.waitBelow(o.PaceOwed, &c.bigPackets)
+			c.lag.waitBelow(o.PaceLate)
+			c.paceWait += time.Since(t)
+		}
 		cfg := o.Config
 		cfg.Name, cfg.Transport, cfg.Logger = agentName(i), ts[i], quiet
 		st := syntheticState(i)
@@ -222,11 +333,11 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 			c.shutdown()
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
 		}
+		c.agentsMu.Lock()
 		c.agents = append(c.agents, g)
-		if i%100 == 0 && i > 0 {
-			progress("%d of %d agents joined (%d joins retried, %d packets dropped)", i, o.N, c.joinRetries, c.packets.dropped.Load())
-		}
+		c.agentsMu.Unlock()
 		if i == 0 {
+			c.joined.Add(1)
 			continue
 		}
 		// A join that fails (its push/pull stream timed out on a starved
@@ -238,9 +349,14 @@ func startScaleCluster(ctx context.Context, o scaleOpts) (*scaleCluster, error) 
 			err = g.Join(jctx, []string{net.JoinHostPort(addr, fmt.Sprint(port))})
 			cancel()
 			if err == nil {
+				c.joined.Add(1)
+				// The state of agent i will be re-gossiped by the i
+				// agents already in, each sending it retransmitLimit
+				// times.
+				c.owed.add(int64(i)*int64(retransmitLimit(i+1)), &c.bigPackets)
 				break
 			}
-			c.joinRetries++
+			c.joinRetries.Add(1)
 			if try == 5 {
 				c.shutdown()
 				return nil, fmt.Errorf("agent %d of %d, %d joins: %w", i, o.N, try, err)
@@ -330,6 +446,102 @@ func (c *scaleCluster) seeing(pct int) int {
 	return k
 }
 
+// owedPackets estimates the state packets the cluster still owes for
+// the joins so far: each join adds what its state's re-gossip will cost
+// (an upper bound: an agent that learnt a state by push/pull does not
+// re-gossip it), paid off at rate packets a second of wall time, or by the
+// state packets counted if more were sent. A join's cost shows in the
+// process's timers only once the agents re-gossip it, a second or so
+// later: pacing on the timers alone let 380 of 1,000 agents join in 12 s
+// and left the process 2 s behind for minutes.
+type owedPackets struct {
+	mu   sync.Mutex
+	rate float64 // packets a second paid off by time alone
+	owed float64
+	seen int64     // the state packets counted when owed was last settled
+	at   time.Time // when owed was last settled
+}
+
+// settle pays off what was sent, or what rate allows, since the last call.
+func (o *owedPackets) settle(sent *atomic.Int64) int64 {
+	n, now := sent.Load(), time.Now()
+	paid := float64(n - o.seen)
+	if !o.at.IsZero() {
+		paid = max(paid, now.Sub(o.at).Seconds()*o.rate)
+	}
+	o.owed = max(0, o.owed-paid)
+	o.seen, o.at = n, now
+	return int64(math.Ceil(o.owed))
+}
+
+func (o *owedPackets) add(k int64, sent *atomic.Int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.settle(sent)
+	o.owed += float64(k)
+}
+
+// waitBelow waits until fewer than limit packets are owed.
+func (o *owedPackets) waitBelow(limit int64, sent *atomic.Int64) {
+	for {
+		o.mu.Lock()
+		owed := o.settle(sent)
+		o.mu.Unlock()
+		if owed < limit {
+			return
+		}
+		time.Sleep(lagTick) // polling the count, not synchronisation
+	}
+}
+
+func (o *owedPackets) current(sent *atomic.Int64) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.settle(sent)
+}
+
+// retransmitLimit is how many times each agent sends a state new to it
+// in a cluster of n: memberlist's 4·⌈log10(n+1)⌉ (RetransmitMult 4).
+func retransmitLimit(n int) int { return 4 * int(math.Ceil(math.Log10(float64(n+1)))) }
+
+// minAliveJoined is the fewest alive members any agent joined so far
+// sees; safe while agents join.
+func (c *scaleCluster) minAliveJoined() int {
+	c.agentsMu.Lock()
+	as := c.agents
+	c.agentsMu.Unlock()
+	m := len(as)
+	for _, g := range as {
+		m = min(m, g.NumAlive())
+	}
+	return m
+}
+
+// quietBytes is the packet rate, bytes per agent per second, under which
+// a cluster counts as quiet: an idle agent's probes (a ping and its ack
+// with a coordinate each second, and the indirect probes of the rare
+// suspect) are a few hundred bytes a second, an agent sending its queued
+// states 36 KiB (40 packets of about 900 bytes). Streams (push/pull, a
+// few KiB a second per agent at 1,000) are not counted: they are the
+// steady cluster's.
+const quietBytes = 2 << 10
+
+// waitQuiet waits until the agents send fewer than perNode packet bytes a
+// second each, measured over 2 s, and reports whether they did before
+// timeout.
+func (c *scaleCluster) waitQuiet(perNode float64, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		s0, t0 := c.packetBytes.Load(), time.Now()
+		time.Sleep(2 * time.Second) // the measuring interval, not synchronisation
+		rate := float64(c.packetBytes.Load()-s0) / time.Since(t0).Seconds() / float64(len(c.agents))
+		if rate < perNode {
+			return true
+		}
+	}
+	return false
+}
+
 // minAlive is the fewest alive members any agent sees.
 func (c *scaleCluster) minAlive() int {
 	m := len(c.agents)
@@ -406,6 +618,9 @@ func (c *scaleCluster) churn(period time.Duration, seed uint64, stop <-chan stru
 // sends block on a stopped agent, so a clean stop of a thousand is not
 // guaranteed and a benchmark must not wait on it.
 func (c *scaleCluster) shutdown() {
+	if c.lag != nil {
+		c.lag.stop()
+	}
 	var wg sync.WaitGroup
 	for _, g := range c.agents {
 		wg.Add(1)
@@ -437,7 +652,7 @@ func heapDelta(before uint64, agents int) float64 {
 
 // runScale measures one size.
 func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
-	r := scaleResult{N: o.N, Servers: min(o.Servers, o.N), LoadStart: loadAvg()}
+	r := scaleResult{N: o.N, Servers: min(o.Servers, o.N), LoadStart: loadAvg(), At: time.Now().UTC().Format(time.RFC3339)}
 	// The row-table heap is measured first, while the heap is quiet: a
 	// running cluster's garbage (push/pull buffers) swamps it.
 	var err error
@@ -446,7 +661,38 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	}
 	before := heapAlloc()
 	t0 := time.Now()
-	c, err := startScaleCluster(ctx, o)
+	cpuJoin := newCPUMeter()
+	// What the process does while agents join and gossip settles, every
+	// 10 s: the evidence when a size does not finish.
+	var c *scaleCluster
+	var cReady atomic.Pointer[scaleCluster]
+	stopStatus := make(chan struct{})
+	statusDone := make(chan struct{})
+	stage := "joining"
+	var stageMu sync.Mutex
+	go func() {
+		defer close(statusDone)
+		statusLoop(10*time.Second, func() string {
+			stageMu.Lock()
+			st := stage
+			stageMu.Unlock()
+			cc := cReady.Load()
+			if cc == nil {
+				return st
+			}
+			return fmt.Sprintf("%s: %d of %d agents joined, %d joins retried, %d packets dropped, the fewest alive any agent sees %d, timers %v late, %d state packets owed",
+				st, cc.joined.Load(), o.N, cc.joinRetries.Load(), cc.packets.dropped.Load(), cc.minAliveJoined(), cc.lag.recent().Round(time.Millisecond), cc.owed.current(&cc.bigPackets))
+		}, stopStatus)
+	}()
+	endStatus := func() {
+		if stopStatus != nil {
+			close(stopStatus)
+			<-statusDone
+			stopStatus = nil
+		}
+	}
+	defer endStatus()
+	c, err = startScaleCluster(ctx, o, func(cc *scaleCluster) { cReady.Store(cc) })
 	if err != nil {
 		return r, err
 	}
@@ -457,12 +703,39 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	stop := make(chan struct{})
 	wg := c.churn(o.Update, o.Seed, stop)
 	defer func() { close(stop); wg.Wait() }()
+	stageMu.Lock()
+	stage = "waiting for every agent to see 99% alive"
+	stageMu.Unlock()
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
 	}
-	r.JoinSeconds, r.JoinRetries = time.Since(t0).Seconds(), c.joinRetries
-	progress("every agent sees 99%% of %d alive after %.0f s", o.N, r.JoinSeconds)
+	r.JoinSeconds, r.JoinRetries, r.PaceWaitS = time.Since(t0).Seconds(), int(c.joinRetries.Load()), c.paceWait.Seconds()
+	r.CoresJoin = cpuJoin.cores()
+	progress("every agent sees 99%% of %d alive after %.0f s (%.2f cores)", o.N, r.JoinSeconds, r.CoresJoin)
+	r.HeapJoined = heapDelta(before, o.N)
+	o.prof.stage("joined")
+	if o.Update == 0 {
+		// Every agent re-gossips each state new to it (retransmitted
+		// 4·⌈log10(n+1)⌉ times), so a cluster that has just formed still
+		// sends its members' states for a while: n² queued states in all,
+		// 40 a second per agent. The figures are the steady cluster's:
+		// wait until it is quiet.
+		stageMu.Lock()
+		stage = "waiting for gossip to go quiet"
+		stageMu.Unlock()
+		t1 := time.Now()
+		quiet := c.waitQuiet(quietBytes, o.quietTimeout())
+		r.QuietSeconds = time.Since(t1).Seconds()
+		if !quiet {
+			r.QuietSeconds = -r.QuietSeconds
+			progress("gossip not quiet after %.0f s: measuring anyway", -r.QuietSeconds)
+		} else {
+			progress("gossip quiet after %.0f s more", r.QuietSeconds)
+		}
+	}
+	endStatus()
 	r.HeapPerAgent = heapDelta(before, o.N)
+	o.prof.stage("quiet")
 
 	var cl *clientLayout
 	if r.Servers > 0 {
@@ -478,6 +751,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	// Bytes and the leader's RPCs over a steady window, with the
 	// background changes running and every client following a server.
 	sent0, w0 := c.sent.Load(), time.Now()
+	cpuWindow := newCPUMeter()
 	var fed0 int64
 	if cl != nil {
 		fed0 = cl.replicas.sent.Load()
@@ -492,6 +766,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		}
 	}
 	secs := time.Since(w0).Seconds()
+	r.CoresWindow = cpuWindow.cores()
 	r.BytesPerNode = float64(c.sent.Load()-sent0) / float64(o.N) / secs
 	if cl != nil && o.N > r.Servers {
 		r.ReplicaBytes = float64(cl.replicas.sent.Load()-fed0) / float64(o.N-r.Servers) / secs
@@ -507,12 +782,18 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 
 	rng := rand.New(rand.NewPCG(o.Seed, 3))
 	var ds []time.Duration
+	cpuConv := newCPUMeter()
 	for k := range o.Rounds {
 		d, err := c.convergence(rng.IntN(o.N), 1000+k, 30*time.Second)
 		if err != nil {
 			return r, err
 		}
 		ds = append(ds, d)
+	}
+	r.CoresConv = cpuConv.cores()
+	o.prof.stage("end")
+	if hwm, err := peakRSSKiB(); err == nil {
+		r.RSSPeak = float64(hwm) * 1024 / float64(o.N)
 	}
 	r.ConvP50ms = msf(median(ds))
 	r.ConvP90ms = msf(pct(ds, 0.9))

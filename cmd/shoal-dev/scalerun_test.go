@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/shoal-hpc/shoal/gossip"
 )
 
 // TestScaleConvergence runs a small in-memory cluster through the whole
@@ -42,7 +45,7 @@ func TestScaleConvergence(t *testing.T) {
 func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
 	t.Parallel()
 	o := scaleOpts{N: 8, Seed: 3, Config: scaleConfig()}
-	c, err := startScaleCluster(context.Background(), o)
+	c, err := startScaleCluster(context.Background(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +126,8 @@ func TestPacketNetDropsWhenBufferFull(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range udpBuffer + 50 {
-			if _, err := a.WriteTo([]byte("ping"), to); err != nil {
+		for i := range udpBuffer + 50 {
+			if _, err := a.WriteTo([]byte(fmt.Sprintf("%04d", i)), to); err != nil {
 				t.Error(err)
 			}
 		}
@@ -139,5 +142,186 @@ func TestPacketNetDropsWhenBufferFull(t *testing.T) {
 	}
 	if got := sent.Load(); got != int64(4*(udpBuffer+50)) {
 		t.Errorf("%d bytes counted as sent, want every packet's", got)
+	}
+	// The receiver reads the buffered packets in the order they were
+	// sent, from the sender's address, and the buffer has room again.
+	from, _, _ := a.FinalAdvertiseAddr("", 0)
+	for i := range udpBuffer {
+		select {
+		case p := <-b.PacketCh():
+			if want := fmt.Sprintf("%04d", i); string(p.Buf) != want {
+				t.Fatalf("packet %d reads %q, want %q", i, p.Buf, want)
+			}
+			if host, _, _ := net.SplitHostPort(p.From.String()); host != from.String() {
+				t.Fatalf("packet from %s, want the sender %s", p.From, from)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("packet %d of the %d buffered never arrived", i, udpBuffer)
+		}
+	}
+	if _, err := a.WriteTo([]byte("next"), to); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-b.PacketCh():
+		if string(p.Buf) != "next" {
+			t.Fatalf("read %q after the buffer drained, want \"next\"", p.Buf)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a packet sent after the buffer drained never arrived")
+	}
+	if got := pn.dropped.Load(); got != 50 {
+		t.Errorf("%d packets dropped after the buffer drained, want still 50", got)
+	}
+}
+
+// TestWaitQuietCountsPacketsOnly checks the quiet wait: a cluster whose
+// agents stream (push/pull) but send no packets is quiet, one that keeps
+// sending packets is not.
+func TestWaitQuietCountsPacketsOnly(t *testing.T) {
+	t.Parallel()
+	c := &scaleCluster{agents: make([]*gossip.Gossip, 2)}
+	stop := make(chan struct{})
+	defer close(stop)
+	busy := func(n *atomic.Int64) {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				n.Add(quietBytes) // 100 times a second: 50 times the quiet rate per agent
+			}
+		}
+	}
+	go busy(&c.sent)
+	if !c.waitQuiet(quietBytes, 10*time.Second) {
+		t.Fatal("streams alone kept the cluster from being quiet")
+	}
+	go busy(&c.packetBytes)
+	if c.waitQuiet(quietBytes, 5*time.Second) {
+		t.Fatal("a cluster sending 100 KiB of packets a second per agent counted as quiet")
+	}
+}
+
+// TestLagMeterPaces checks what holds joins back: the meter reports a
+// late timer for between 0.5 and 1 s, a sleep still running past its
+// time as late, and waitBelow returns only once timers are on time.
+func TestLagMeterPaces(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	m := &lagMeter{quit: make(chan struct{}), start: t0} // fed by hand, not by its own timer
+	m.observe(t0.Add(100*time.Millisecond), 200*time.Millisecond)
+	for _, c := range []struct {
+		at   time.Duration
+		want time.Duration
+	}{
+		{100 * time.Millisecond, 200 * time.Millisecond},
+		{600 * time.Millisecond, 200 * time.Millisecond}, // the previous bucket
+		{1100 * time.Millisecond, 0},                     // two buckets on
+	} {
+		if got := m.recentAt(t0.Add(c.at)); got != c.want {
+			t.Errorf("%v after a timer 200ms late the meter reads %v, want %v", c.at-100*time.Millisecond, got, c.want)
+		}
+	}
+	// A sleep that began 300 ms ago and has not ended is 295 ms late.
+	now := time.Now()
+	m.mu.Lock()
+	m.start, m.cur, m.prev, m.sleeping = now, 0, 0, now.Add(-300*time.Millisecond)
+	m.mu.Unlock()
+	if got := m.recentAt(now); got != 295*time.Millisecond {
+		t.Errorf("a sleep of 5ms running for 300ms reads %v late, want 295ms", got)
+	}
+	done := make(chan time.Duration)
+	go func() { done <- m.waitBelow(10 * time.Millisecond) }()
+	select {
+	case <-done:
+		t.Fatal("waitBelow returned while a timer was 295ms late")
+	case <-time.After(100 * time.Millisecond):
+	}
+	end := time.Now()
+	m.observe(end, end.Sub(now)+300*time.Millisecond-lagTick) // the sleep ends, late by all it ran
+	select {
+	case waited := <-done:
+		t.Fatalf("waitBelow returned %v after the late sleep ended, want it to wait out the bucket", waited)
+	case <-time.After(50 * time.Millisecond):
+	}
+	select {
+	case waited := <-done:
+		if waited < lagBucket {
+			t.Errorf("waitBelow reports %v waited, want at least the %v a late timer counts", waited, lagBucket)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waitBelow did not return with timers %v late", m.recent())
+	}
+}
+
+// TestResultsSavedAndRead checks -results: a size saved is read back
+// whole, a size never run is reported absent, and a file holding another
+// size is refused rather than printed under the wrong n.
+func TestResultsSavedAndRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	want := scaleResult{N: 300, ConvP90ms: 710, HeapPerAgent: 393.4 * 1024, At: "2026-11-24T06:26:00Z"}
+	if err := saveResult(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := loadResult(dir, 300)
+	if err != nil || !ok || got != want {
+		t.Fatalf("read back %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if _, ok, err := loadResult(dir, 1000); ok || err != nil {
+		t.Fatalf("a size never saved: ok %v, err %v; want absent", ok, err)
+	}
+	if err := os.Rename(resultPath(dir, 300), resultPath(dir, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadResult(dir, 100); err == nil {
+		t.Fatal("a result of 300 agents saved as 100 was read")
+	}
+}
+
+// TestOwedPacketsPaces checks the joins' debt: a join adds its state's
+// re-gossip, state packets sent pay it off (never below zero), so does
+// time at the given rate, and waitBelow holds the next join until the
+// debt is under the limit.
+func TestOwedPacketsPaces(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	o := owedPackets{rate: 1}                            // a packet a second: time pays almost nothing here
+	o.add(int64(299)*int64(retransmitLimit(300)), &sent) // the 300th agent joins 299
+	if got := o.current(&sent); got != 299*12 {
+		t.Fatalf("owed %d after the 300th join, want 299 agents x 12 sends", got)
+	}
+	sent.Add(1000)
+	if got := o.current(&sent); got != 299*12-1000 {
+		t.Fatalf("owed %d after 1000 state packets, want %d", got, 299*12-1000)
+	}
+	done := make(chan struct{})
+	go func() { o.waitBelow(500, &sent); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("waitBelow returned with about 2588 packets owed, limit 500")
+	case <-time.After(100 * time.Millisecond):
+	}
+	sent.Add(5000) // more than owed: the debt is 0, not negative
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waitBelow did not return with %d owed", o.current(&sent))
+	}
+	o.add(10, &sent)
+	if got := o.current(&sent); got != 10 {
+		t.Fatalf("owed %d after paying off more than owed and a join of 10, want 10", got)
+	}
+	// With no packet counted, time pays: 10,000 a second.
+	fast := owedPackets{rate: 10000}
+	fast.add(3000, &sent)
+	t0 := time.Now()
+	fast.waitBelow(500, &sent)
+	if waited := time.Since(t0); waited < 200*time.Millisecond {
+		t.Errorf("3000 owed paid down to 500 in %v at 10,000 a second, want about 250ms", waited)
+	}
+	if retransmitLimit(999) != 12 || retransmitLimit(1000) != 16 {
+		t.Fatalf("retransmitLimit(999, 1000) = %d, %d; want memberlist's 12 and 16", retransmitLimit(999), retransmitLimit(1000))
 	}
 }
