@@ -223,10 +223,12 @@ func (g *Gossip) Nodes() []Entry {
 		if m.Name == g.cfg.Name {
 			continue
 		}
+		// Members was read before g.mu: SeenLive lets a death notice
+		// that came in between stand.
 		if m.State == memberlist.StateSuspect {
-			g.table.SetStatus(m.Name, StatusSuspect, now)
+			g.table.SeenLive(m.Name, StatusSuspect, now)
 		} else if m.State == memberlist.StateAlive {
-			g.table.SetStatus(m.Name, StatusAlive, now)
+			g.table.SeenLive(m.Name, StatusAlive, now)
 		}
 	}
 	return g.table.Entries()
