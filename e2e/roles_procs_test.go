@@ -82,7 +82,9 @@ func (p *procCluster) waitDone(t *testing.T, node string, id uint64, d time.Dura
 		defer cancel()
 		j, err = p.cl[p.index[node]].Job(ctx, id)
 		return err == nil && j.State == "done"
-	}, func() string { return fmt.Sprintf("job %s (%s), err %v, attempts %+v", j.State, j.Reason, err, j.Attempts) })
+	}, func() string {
+		return fmt.Sprintf("job %s (%s), err %v, attempts %+v", j.State, j.Reason, err, j.Attempts)
+	})
 	return j
 }
 
