@@ -68,9 +68,12 @@ func (p *procCluster) submit(req api.SubmitRequest, nodes []string, first int, d
 	return 0, "", err
 }
 
+// trueJob is `shoal submit --force -n NP --ppn 1 --mpi none -- true`:
+// forced, as every e2e job, because twenty agents on one 2-core machine
+// all sample its load average, and every node looks overloaded.
 func trueJob(id string, np int) api.SubmitRequest {
 	return api.SubmitRequest{RequestID: id, Owner: "root", Spec: api.JobSpec{Cmd: []string{"true"}, NP: np, PPN: 1,
-		MPI: "none", MaxAttempts: 3, Workdir: os.TempDir()}}
+		MPI: "none", MaxAttempts: 3, Workdir: os.TempDir(), Force: true}}
 }
 
 func (p *procCluster) waitDone(t *testing.T, node string, id uint64, d time.Duration) api.Job {
@@ -83,7 +86,7 @@ func (p *procCluster) waitDone(t *testing.T, node string, id uint64, d time.Dura
 		j, err = p.cl[p.index[node]].Job(ctx, id)
 		return err == nil && j.State == "done"
 	}, func() string {
-		return fmt.Sprintf("job %s (%s), err %v, attempts %+v", j.State, j.Reason, err, j.Attempts)
+		return fmt.Sprintf("job %s (%s; waits: %s), err %v, attempts %+v", j.State, j.Reason, j.WaitReason, err, j.Attempts)
 	})
 	return j
 }
@@ -208,7 +211,7 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 	once := func(k int) api.SubmitRequest {
 		return api.SubmitRequest{RequestID: fmt.Sprint("once-", k), Owner: "root", Spec: api.JobSpec{
 			Cmd: []string{"sh", "-c", `echo "$SHOAL_JOB_ID,$SHOAL_ATTEMPT" >> ` + runs}, NP: 1, MPI: "none",
-			MaxAttempts: 3, Workdir: os.TempDir(), Oversubscribe: true}}
+			MaxAttempts: 3, Workdir: os.TempDir(), Oversubscribe: true, Force: true}}
 	}
 	ids := make([]uint64, jobs)
 	errs := make([]error, jobs)

@@ -225,10 +225,14 @@ func (g *Gossip) Nodes() []Entry {
 		}
 		// Members was read before g.mu: SeenLive lets a death notice
 		// that came in between stand.
+		st := StatusAlive
 		if m.State == memberlist.StateSuspect {
-			g.table.SeenLive(m.Name, StatusSuspect, now)
-		} else if m.State == memberlist.StateAlive {
-			g.table.SeenLive(m.Name, StatusAlive, now)
+			st = StatusSuspect
+		} else if m.State != memberlist.StateAlive {
+			continue
+		}
+		if g.table.SeenLive(m.Name, st, now) {
+			g.log.Debug("a members snapshot older than a death notice: the node stays dead", "node", m.Name)
 		}
 	}
 	return g.table.Entries()

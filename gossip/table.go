@@ -85,12 +85,14 @@ func (t *Table) SetStatus(name string, st Status, now time.Time) {
 // death notice may land between the snapshot and this call, and the
 // snapshot's stale "alive" would then stand until memberlist's next event
 // about that node, which for a killed node never comes. A node that does
-// come back is announced by memberlist's join notice (SetStatus).
-func (t *Table) SeenLive(name string, st Status, now time.Time) {
+// come back is announced by memberlist's join notice (SetStatus). It
+// reports whether it kept a dead or departed status.
+func (t *Table) SeenLive(name string, st Status, now time.Time) (kept bool) {
 	if e, ok := t.rows[name]; ok && (e.Status == StatusDead || e.Status == StatusLeft) {
-		return
+		return true
 	}
 	t.SetStatus(name, st, now)
+	return false
 }
 
 // Get returns a copy of one entry.
