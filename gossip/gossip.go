@@ -43,6 +43,11 @@ type Gossip struct {
 	stop    chan struct{}
 	done    sync.WaitGroup
 	now     func() time.Time
+
+	// afterMembers, set by a test only, runs in Nodes between reading
+	// memberlist's members and taking mu: the window a death notice can
+	// fall into.
+	afterMembers atomic.Pointer[func()]
 }
 
 // Meta is what a node puts in memberlist's node metadata: only what is needed
@@ -216,6 +221,9 @@ func (g *Gossip) Self() NodeState {
 // Nodes returns every known node with its liveness, sorted by name.
 func (g *Gossip) Nodes() []Entry {
 	members := g.ml.Members()
+	if f := g.afterMembers.Load(); f != nil {
+		(*f)()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
@@ -223,10 +231,16 @@ func (g *Gossip) Nodes() []Entry {
 		if m.Name == g.cfg.Name {
 			continue
 		}
+		// Members was read before g.mu: SeenLive lets a death notice
+		// that came in between stand.
+		st := StatusAlive
 		if m.State == memberlist.StateSuspect {
-			g.table.SetStatus(m.Name, StatusSuspect, now)
-		} else if m.State == memberlist.StateAlive {
-			g.table.SetStatus(m.Name, StatusAlive, now)
+			st = StatusSuspect
+		} else if m.State != memberlist.StateAlive {
+			continue
+		}
+		if g.table.SeenLive(m.Name, st, now) {
+			g.log.Debug("a members snapshot older than a death notice: the node stays dead", "node", m.Name)
 		}
 	}
 	return g.table.Entries()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 )
@@ -134,5 +135,40 @@ func joinedCluster(t *testing.T, n int, prefix string) []*Gossip {
 func shutdownAll(nodes []*Gossip) {
 	for _, g := range nodes {
 		g.Shutdown()
+	}
+}
+
+// A death notice that lands while Nodes holds a members snapshot taken
+// before it (read outside the table's lock) stands: the snapshot's stale
+// "alive" does not bring the killed node back. Before SeenLive it did,
+// for good, since memberlist tells nothing more of a dead node: a client
+// of the 20-agent test kept a killed voter alive for minutes.
+func TestNodesStaleSnapshotDoesNotReviveTheDead(t *testing.T) {
+	t.Parallel()
+	nodes := joinedCluster(t, 2, "stale")
+	a, b := nodes[0], nodes[1]
+	defer a.Shutdown()
+	waitFor(t, 10*time.Second, "stale0 to see stale1 alive", func() bool { return statusOf(a, "stale1") == StatusAlive })
+	var once sync.Once
+	hook := func() {
+		once.Do(func() {
+			// The snapshot just read lists stale1 alive; kill it and wait,
+			// still inside this Nodes call, for memberlist's death notice.
+			b.Shutdown()
+			waitFor(t, 20*time.Second, "stale0's death notice of stale1", func() bool {
+				a.mu.Lock()
+				defer a.mu.Unlock()
+				e, _ := a.table.Get("stale1")
+				return e.Status == StatusDead
+			})
+		})
+	}
+	a.afterMembers.Store(&hook)
+	if st := statusOf(a, "stale1"); st != StatusDead {
+		t.Fatalf("stale1 is %q after a members snapshot older than its death notice, want dead", st)
+	}
+	a.afterMembers.Store(nil)
+	if st := statusOf(a, "stale1"); st != StatusDead {
+		t.Fatalf("stale1 is %q on the next read, want dead", st)
 	}
 }

@@ -93,6 +93,22 @@ func (t *Table) SetStatus(name string, st Status, now time.Time) {
 	}
 }
 
+// SeenLive records that a snapshot of memberlist's members, taken at or
+// before now, listed the node as alive or suspect. It never takes a dead or
+// departed node back: the snapshot is read outside the table's lock, so a
+// death notice may land between the snapshot and this call, and the
+// snapshot's stale "alive" would then stand until memberlist's next event
+// about that node, which for a killed node never comes. A node that does
+// come back is announced by memberlist's join notice (SetStatus). It
+// reports whether it kept a dead or departed status.
+func (t *Table) SeenLive(name string, st Status, now time.Time) (kept bool) {
+	if e, ok := t.rows[name]; ok && (e.Status == StatusDead || e.Status == StatusLeft) {
+		return true
+	}
+	t.SetStatus(name, st, now)
+	return false
+}
+
 // Get returns a copy of one entry.
 func (t *Table) Get(name string) (Entry, bool) {
 	e, ok := t.rows[name]

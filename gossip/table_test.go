@@ -97,6 +97,34 @@ func TestTableLeaveIntentEitherOrder(t *testing.T) {
 	}
 }
 
+// A members snapshot read before a death notice does not bring the dead
+// node back (Nodes reads memberlist outside the table's lock); a join
+// notice does, and the snapshot still marks unknown and suspect nodes.
+func TestTableSnapshotDoesNotReviveTheDead(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	tb := NewTable("self")
+	for _, n := range []string{"dead", "left", "new", "sus"} {
+		tb.Merge(NodeState{Name: n, Boot: 1, Seq: 1}, true)
+	}
+	tb.SetStatus("dead", StatusDead, t0)
+	tb.SetStatus("left", StatusLeft, t0)
+	tb.SetStatus("sus", StatusSuspect, t0)
+	for _, n := range []string{"dead", "left", "new", "sus", "unseen"} {
+		tb.SeenLive(n, StatusAlive, t0.Add(time.Second))
+	}
+	want := map[string]Status{"dead": StatusDead, "left": StatusLeft, "new": StatusAlive, "sus": StatusAlive, "unseen": StatusAlive}
+	for n, st := range want {
+		if e, _ := tb.Get(n); e.Status != st {
+			t.Errorf("%s after a stale snapshot: %q, want %q", n, e.Status, st)
+		}
+	}
+	tb.SetStatus("dead", StatusAlive, t0.Add(2*time.Second)) // memberlist's join notice
+	if e, _ := tb.Get("dead"); e.Status != StatusAlive {
+		t.Errorf("a node that rejoined: %q, want alive", e.Status)
+	}
+}
+
 func TestPickFailedOnlyDead(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
