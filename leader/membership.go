@@ -1,9 +1,9 @@
 package leader
 
 import (
-	"cmp"
 	"slices"
-	"sort"
+
+	"github.com/shoal-hpc/shoal/internal/natsort"
 )
 
 // This file is the leader's part of who holds raft. A small server set
@@ -106,7 +106,7 @@ func WantedServers(v View) []string {
 		}
 		cands = append(cands, n.Name)
 	}
-	sort.Strings(cands)
+	natsort.Sort(cands) // node2 before node10, as an operator reads them
 	if len(cands) > need {
 		cands = cands[:need]
 	}
@@ -147,7 +147,7 @@ type PilotServer struct {
 //     demoted, last by name, never the leader, once the target is met.
 func PlanVoters(servers []PilotServer, target int) (promote, demote []string) {
 	s := slices.Clone(servers)
-	slices.SortFunc(s, func(a, b PilotServer) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(s, func(a, b PilotServer) int { return natsort.Compare(a.ID, b.ID) })
 	counted, alive := 0, 0
 	for _, x := range s {
 		switch {

@@ -88,6 +88,9 @@ func TestWantedServers(t *testing.T) {
 			nodes: []Node{node("s1", true, StatusAlive), node("c1", false, StatusDead), {Name: "c3", Status: StatusAlive, HasState: true},
 				{Name: "c4", Status: StatusAlive, RaftAddr: "c4:7000"}, node("c2", false, StatusAlive), node("c5", false, StatusAlive)},
 			state: drains, want: "[c5]"},
+		{name: "names in natural order: c2 and c9 before c10", target: 3, servers: srv("s1"),
+			nodes: []Node{node("s1", true, StatusAlive), node("c10", false, StatusAlive), node("c9", false, StatusAlive), node("c2", false, StatusAlive)},
+			want:  "[c2 c9]"},
 		{name: "no target: nobody", target: 0, servers: srv("s1"),
 			nodes: []Node{node("s1", true, StatusAlive), node("c1", false, StatusAlive)}, want: "[]"},
 	} {
