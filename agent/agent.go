@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -63,6 +64,9 @@ type Agent struct {
 	// metrics are GET /v1/metrics' (metrics.go), set before the leader
 	// loop starts.
 	metrics *metrics.Metrics
+	// propagation is metrics once they exist, for gossip's OnPropagation,
+	// which runs from the start: gossip starts before the metrics.
+	propagation atomic.Pointer[metrics.Metrics]
 	// live holds the settings a SIGHUP may change (reload.go).
 	live liveConfig
 	// clock is where the leader's loops read the time.
@@ -264,6 +268,11 @@ func (a *Agent) startGossip() error {
 	gc.Port = a.cfg.GossipPort
 	gc.Key = GossipKey(a.cfg.Token)
 	gc.Logger = a.log
+	gc.OnPropagation = func(d time.Duration) {
+		if m := a.propagation.Load(); m != nil {
+			m.GossipConvergence.Observe(d.Seconds())
+		}
+	}
 	st := a.static
 	g, err := gossip.New(gc, gossip.NodeState{
 		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),

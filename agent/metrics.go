@@ -39,6 +39,7 @@ func (a *Agent) startMetrics() http.Handler {
 		a.log.Warn("no raft or memberlist metrics", "err", err)
 	}
 	a.metrics = m // the leader feeds its placement timing (leading.go)
+	a.propagation.Store(m)
 	a.loops.every("metrics", a.cfg.SampleInterval, func() { m.ObserveAttempts(src.attempts()) })
 	return m.Handler()
 }

@@ -81,6 +81,13 @@ type Config struct {
 	// stream guard wraps it as it wraps the sockets; Shutdown shuts it down.
 	Transport memberlist.NodeAwareTransport
 
+	// OnPropagation, when set, is told how long each change of another
+	// node's state took to reach this node by broadcast: this node's clock
+	// at its arrival minus the owner's when it published it (so the two
+	// clocks' offset is in it). Push/pull copies, which carry states of any
+	// age, are not timed. It must not block.
+	OnPropagation func(time.Duration)
+
 	// Logger receives structured logs; memberlist's own lines are routed
 	// into it. Default: slog.Default().
 	Logger *slog.Logger

@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -52,6 +53,11 @@ func (d *delegate) NotifyMsg(b []byte) {
 	g.mu.Lock()
 	fresh := g.table.Merge(s, true)
 	g.mu.Unlock()
+	if fresh && g.cfg.OnPropagation != nil && s.Published > 0 {
+		if d := time.Duration(g.now().UnixMilli()-s.Published) * time.Millisecond; d >= 0 {
+			g.cfg.OnPropagation(d)
+		}
+	}
 	if fresh {
 		// Re-gossip what was new to us: epidemic spread, bounded by the
 		// queue's retransmit limit.

@@ -104,6 +104,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 		g.self.Boot = time.Now().UnixNano()
 	}
 	g.self.Seq = 1
+	g.self.Published = g.now().UnixMilli()
 	g.table.Merge(g.self, false)
 	g.table.SetStatus(cfg.Name, StatusAlive, g.now())
 
@@ -128,6 +129,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	g.mu.Lock()
 	g.self.Addr, g.self.GossipPort = ln.Addr.String(), int(ln.Port)
 	g.self.Seq++
+	g.self.Published = g.now().UnixMilli()
 	g.table.Merge(g.self, false)
 	g.mu.Unlock()
 	if err := ml.UpdateNode(time.Second); err != nil {
@@ -199,6 +201,7 @@ func (g *Gossip) Update(fn func(s *NodeState)) {
 	// Identity is not the caller's to change.
 	s.Name, s.Boot, s.Addr, s.GossipPort, s.Leaving = g.self.Name, g.self.Boot, g.self.Addr, g.self.GossipPort, g.self.Leaving || s.Leaving
 	s.Seq = g.self.Seq + 1
+	s.Published = g.now().UnixMilli()
 	// The coordinate is gossip's own: every update carries the latest.
 	s.Coord = nil
 	if g.coord != nil {

@@ -162,6 +162,10 @@ type NodeState struct {
 	// Coord is the owner's Vivaldi network coordinate (coord.go); nil when
 	// the owner runs with coordinates off or has not published one yet.
 	Coord *Coord `json:"co,omitempty"`
+	// Published is the owner's clock, in Unix milliseconds, when it
+	// published this Seq: a receiver's now minus Published is how long the
+	// change took to reach it (Config.OnPropagation). Older agents send 0.
+	Published int64 `json:"pub,omitempty"`
 }
 
 // Newer reports whether s is a later version of the same node than o.

@@ -60,7 +60,8 @@ func value(text, series string) float64 {
 
 // GET /v1/metrics of a real two-node cluster: raft's and memberlist's own
 // metrics land in it instead of go-metrics' blackhole, the job metrics
-// move when a job runs, and promtool accepts the whole exposition.
+// move when a job runs, gossip's propagation times are fed, and promtool
+// accepts the whole exposition.
 func TestAgentMetricsEndpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a two-node cluster and runs a job")
@@ -104,6 +105,8 @@ func TestAgentMetricsEndpoint(t *testing.T) {
 				value(text, "shoal_job_launch_seconds_count") != 1 || value(text, "shoal_queue_length") != 0 ||
 				!strings.Contains(text, "\nshoal_raft_") || !strings.Contains(text, "\nshoal_memberlist_") ||
 				value(text, "process_resident_memory_bytes") <= 0 ||
+				// The other agent's state changes reach this one by broadcast, timed.
+				value(text, "shoal_gossip_convergence_seconds_count") < 1 ||
 				value(text, `shoal_probe_restarts_total{probe="nodestate"}`) != 0 ||
 				value(text, `shoal_probe_last_beat_age_seconds{probe="nodestate"}`) < 0 {
 				return false

@@ -57,8 +57,10 @@ type Metrics struct {
 	Placement prometheus.Histogram
 	// Launch is how long a job took from placement to every rank running.
 	Launch prometheus.Histogram
-	// GossipConvergence is how long a node-state change took to reach
-	// every alive node.
+	// GossipConvergence is how long each change of another node's state
+	// took to reach this node by broadcast (gossip's OnPropagation: the
+	// owner's publication to the arrival here). The cluster's convergence
+	// is the slowest node's: the maximum over every agent's histogram.
 	GossipConvergence prometheus.Histogram
 
 	att attempts
@@ -87,7 +89,7 @@ func New(src Sources) *Metrics {
 		}),
 		GossipConvergence: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "gossip_convergence_seconds",
-			Help:    "Time a node-state change took to reach every alive node.",
+			Help:    "Time from a node-state change at its owner to its arrival at this node by broadcast (owner's clock against this node's).",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 10), // 50 ms .. ~26 s
 		}),
 	}
