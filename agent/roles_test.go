@@ -18,13 +18,7 @@ import (
 
 // census counts the alive members by role as node i's `shoal members`
 // tells them.
-type census struct {
-	leader, voters, nonvoters, clients []string
-}
-
-func (c census) String() string {
-	return fmt.Sprintf("leader %v voters %v nonvoters %v clients %d", c.leader, c.voters, c.nonvoters, len(c.clients))
-}
+type census = testcluster.Census
 
 func countRoles(c *testcluster.Cluster, i int) (census, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -33,23 +27,7 @@ func countRoles(c *testcluster.Cluster, i int) (census, error) {
 	if err != nil {
 		return census{}, err
 	}
-	var out census
-	for _, m := range ms {
-		if m.Status != "alive" {
-			continue
-		}
-		switch m.Role {
-		case "leader":
-			out.leader = append(out.leader, m.Name)
-		case "voter":
-			out.voters = append(out.voters, m.Name)
-		case "nonvoter":
-			out.nonvoters = append(out.nonvoters, m.Name)
-		case "client":
-			out.clients = append(out.clients, m.Name)
-		}
-	}
-	return out, nil
+	return testcluster.CountRoles(ms), nil
 }
 
 // waitServers waits until node i sees, among the alive members, one
@@ -61,7 +39,7 @@ func waitServers(t *testing.T, c *testcluster.Cluster, i, alive int, d time.Dura
 	var err error
 	testcluster.WaitFor(t, d, fmt.Sprintf("3 voters, 2 non-voters and %d clients seen from %s", alive-5, c.Name(i)), func() bool {
 		got, err = countRoles(c, i)
-		return err == nil && len(got.leader) == 1 && len(got.voters) == 2 && len(got.nonvoters) == 2 && len(got.clients) == alive-5
+		return err == nil && len(got.Leader) == 1 && len(got.Voters) == 2 && len(got.Nonvoters) == 2 && len(got.Clients) == alive-5
 	}, func() string { return fmt.Sprintf("%v (err %v)", got, err) })
 	return got
 }
@@ -112,7 +90,7 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 		t.Fatalf("%s is not a client: %v", c.Name(client), got)
 	}
 	// The same from a server, and `shoal nodes`' role.
-	waitServers(t, c, c.Index(got.leader[0]), n, 30*time.Second)
+	waitServers(t, c, c.Index(got.Leader[0]), n, 30*time.Second)
 	nodes, err := c.Client(client).Nodes(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +110,7 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 	j := waitState(t, c, client, id, 120*time.Second, "done")
 	var onClients []string
 	for _, h := range j.Attempts[len(j.Attempts)-1].Hosts {
-		if slices.Contains(got.clients, h.Node) {
+		if slices.Contains(got.Clients, h.Node) {
 			onClients = append(onClients, h.Node)
 		}
 	}
@@ -148,9 +126,9 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		victim := cs.leader[0]
+		victim := cs.Leader[0]
 		if k > 0 {
-			victim = cs.voters[0]
+			victim = cs.Voters[0]
 		}
 		killedAt := time.Now()
 		c.Kill(c.Index(victim))

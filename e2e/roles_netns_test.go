@@ -55,7 +55,7 @@ func TestRoles_EightNamespaces(t *testing.T) {
 
 	// `shoal run` on a client: six single-rank hosts of eight, so at least
 	// one is a client; the ranks print their namespace's hostname.
-	cli := got.clients[0]
+	cli := got.Clients[0]
 	r, err := l.Exec(ctxFor(t, 3*time.Minute), cli, "run", "-n", "6", "--ppn", "1", "--force", "--mpi", "none", "--", "hostname")
 	if err != nil {
 		t.Fatal(err)
@@ -65,22 +65,22 @@ func TestRoles_EightNamespaces(t *testing.T) {
 	}
 	var ranOn []string
 	for _, h := range strings.Fields(r.Stdout) {
-		if slices.Contains(got.clients, h) {
+		if slices.Contains(got.Clients, h) {
 			ranOn = append(ranOn, h)
 		}
 	}
 	if len(ranOn) == 0 {
-		t.Fatalf("job from client %s ran on %q, no client among them (clients %v)", cli, r.Stdout, got.clients)
+		t.Fatalf("job from client %s ran on %q, no client among them (clients %v)", cli, r.Stdout, got.Clients)
 	}
 	t.Logf("shoal run on client %s ran on clients %v (all hosts %q)", cli, ranOn, strings.Fields(r.Stdout))
 
 	for k := range 2 {
 		cs := waitFull(cli, alive)
-		victim := cs.leader[0]
+		victim := cs.Leader[0]
 		if k > 0 {
-			victim = cs.voters[0]
+			victim = cs.Voters[0]
 		}
-		writer := cs.clients[len(cs.clients)-1]
+		writer := cs.Clients[len(cs.Clients)-1]
 		if err := l.KillAgent(victim); err != nil {
 			t.Fatal(err)
 		}
@@ -101,9 +101,9 @@ func TestRoles_EightNamespaces(t *testing.T) {
 			wrote.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond), healed)
 	}
 	cs := waitFull(cli, alive)
-	r, err = l.Exec(ctxFor(t, 3*time.Minute), cs.clients[0], "run", "-n", "3", "--ppn", "1", "--force", "--mpi", "none", "--", "hostname")
+	r, err = l.Exec(ctxFor(t, 3*time.Minute), cs.Clients[0], "run", "-n", "3", "--ppn", "1", "--force", "--mpi", "none", "--", "hostname")
 	if err != nil || r.Code != 0 {
 		t.Fatalf("shoal run after two kills: %v exit %d\n%s%s", err, r.Code, r.Stdout, r.Stderr)
 	}
-	t.Logf("after two kills, a job from %s ran on %q; total %v", cs.clients[0], strings.Fields(r.Stdout), time.Since(start).Round(time.Millisecond))
+	t.Logf("after two kills, a job from %s ran on %q; total %v", cs.Clients[0], strings.Fields(r.Stdout), time.Since(start).Round(time.Millisecond))
 }

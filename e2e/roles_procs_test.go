@@ -144,13 +144,13 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 	}
 
 	// A job through a client runs on clients: eight single-process hosts.
-	cli := got.clients[0]
+	cli := got.Clients[0]
 	id, _, err := p.submit(trueJob("roles-first", 8), []string{cli}, 0, 2*time.Minute)
 	if err != nil {
 		t.Fatalf("submit through client %s: %v", cli, err)
 	}
 	j := p.waitDone(t, cli, id, 2*time.Minute)
-	if on := onClients(j, got.clients); len(on) < 3 {
+	if on := onClients(j, got.Clients); len(on) < 3 {
 		t.Fatalf("job %d ran on clients %v, want at least 3 of its 8 hosts: %+v", id, on, j.Attempts)
 	} else {
 		t.Logf("job %d submitted through client %s ran on clients %v", id, cli, on)
@@ -161,11 +161,11 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 	var times []string
 	for k := range 3 {
 		cs := p.waitFull(t, cli, alive, 3*time.Minute)
-		victim := cs.leader[0]
+		victim := cs.Leader[0]
 		if k > 0 {
-			victim = cs.voters[0]
+			victim = cs.Voters[0]
 		}
-		writer := cs.clients[len(cs.clients)-1]
+		writer := cs.Clients[len(cs.Clients)-1]
 		killed := time.Now()
 		if err := pc.Kill(p.index[victim]); err != nil {
 			t.Fatal(err)
@@ -185,11 +185,11 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 		t.Logf("%s: %v", times[len(times)-1], healed)
 	}
 	cs := p.waitFull(t, cli, alive, 3*time.Minute)
-	id, _, err = p.submit(trueJob("roles-after", 4), []string{cs.clients[0]}, 0, 2*time.Minute)
+	id, _, err = p.submit(trueJob("roles-after", 4), []string{cs.Clients[0]}, 0, 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.waitDone(t, cs.clients[0], id, 2*time.Minute)
+	p.waitDone(t, cs.Clients[0], id, 2*time.Minute)
 
 	// Exactly once under a leader kill, through the new layout: fifty
 	// submissions spread over every alive agent (clients forward to the
@@ -197,15 +197,15 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 	// agent fails retries the same request ID on the next agent, and every
 	// one is retried once more at the end, as a client whose answer was
 	// lost would.
-	obs := cs.clients[0]
+	obs := cs.Clients[0]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	before, err := p.cl[p.index[obs]].Jobs(ctx)
 	cancel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := slices.Concat(cs.servers(), cs.clients)
-	leader := cs.leader[0]
+	targets := slices.Concat(cs.servers(), cs.Clients)
+	leader := cs.Leader[0]
 	runs := filepath.Join(dir, "runs")
 	const jobs = 50
 	once := func(k int) api.SubmitRequest {
