@@ -341,8 +341,14 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 		row := acc[k : k+n-i-1]
 		k += len(row)
 		var foI, fiI float64
+		gI, upOut := int32(-1), []float64(nil) // i's switch, what its uplinks have free towards each switch
 		if traffic {
 			foI, fiI = freeOut[i], freeIn[i]
+			if d.upFree != nil {
+				if gI = d.sw[i]; gI >= 0 {
+					upOut = d.upFree[int(gI)*d.ns : int(gI+1)*d.ns]
+				}
+			}
 		}
 		for x := range row {
 			a := &row[x]
@@ -364,6 +370,11 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 				av = (ij + ji) / 2
 			case traffic:
 				j := i + 1 + x
+				if d.upFree != nil {
+					if gj := d.sw[j]; gI >= 0 && gj >= 0 {
+						ij, ji = min(ij, upOut[gj]), min(ji, d.upFree[int(gj)*d.ns+int(gI)])
+					}
+				}
 				av = min(min(ij, foI, freeIn[j]), min(ji, freeOut[j], fiI))
 			default:
 				av = min(ij, ji)
