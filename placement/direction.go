@@ -96,7 +96,7 @@ func (d *dirAvail) uplinks(s *Snapshot, elig []int, n int) {
 		for b := range ns {
 			k := a*ns + b
 			free[k] = math.Inf(1)
-			if a == b || !m.SwOK[k] || m.SwPeak[k] <= 0 {
+			if a == b || !m.SwOK[k] || !(m.SwPeak[k] > 0) { // NaN too: a figure no derived link uses is not validated
 				continue
 			}
 			if cross := min(txSum[a], rxSum[b]); cross > 0 {
