@@ -63,21 +63,26 @@ func TestPlace_DecisionsGolden(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s %s n=%d %s: %v", sh.name, pol, n, relax, err)
 					}
-					// The same links, the derived ones as a Model, as the leader gives them.
+					line(&out, fmt.Sprintf("%s %s n=%d %s", sh.name, pol, n, relax), d, "")
+					// The same links, the derived ones as a Model, as the leader
+					// gives them: the same decision, but for netload's uplink
+					// term, which needs the model's switches and switch-pair
+					// capacities (direction.go). Its decisions get lines of
+					// their own, saying whether the term changed the hosts or
+					// only the figures (every policy's breakdown scores T as
+					// netload does); the other policies' hosts must not move.
 					if model != nil {
-						if d2, err := placement.Place(*model, req); err != nil || !reflect.DeepEqual(d, d2) {
-							t.Fatalf("%s %s n=%d %s: with a Model: %v\n%+v\nwant\n%+v", sh.name, pol, n, relax, err, d2, d)
+						d2, err := placement.Place(*model, req)
+						if err != nil {
+							t.Fatalf("%s %s n=%d %s: with a Model: %v", sh.name, pol, n, relax, err)
 						}
+						sameHosts := reflect.DeepEqual(d.Hosts, d2.Hosts)
+						if pol != "netload" && !sameHosts {
+							t.Fatalf("%s %s n=%d %s: with a Model:\n%+v\nwant\n%+v", sh.name, pol, n, relax, d2, d)
+						}
+						line(&out, fmt.Sprintf("%s %s n=%d %s +model", sh.name, pol, n, relax), d2,
+							fmt.Sprintf(" same_hosts=%v same=%v", sameHosts, reflect.DeepEqual(d, d2)))
 					}
-					hosts := make([]string, len(d.Hosts))
-					for i, h := range d.Hosts {
-						hosts[i] = fmt.Sprintf("%s:%d", h.Node, h.Procs)
-					}
-					if len(hosts) > 6 {
-						hosts = append(hosts[:6], "...")
-					}
-					fmt.Fprintf(&out, "%s %s n=%d %s: T=%.17g hosts=%d [%s] sha=%x\n", sh.name, pol, n, relax,
-						d.Score.T, len(d.Hosts), strings.Join(hosts, " "), sha256.Sum256(fmt.Appendf(nil, "%+v", d)))
 				}
 			}
 		}
@@ -102,6 +107,20 @@ func TestPlace_DecisionsGolden(t *testing.T) {
 		}
 		t.Fatalf("decisions changed: %d lines, want %d", len(gl), len(wl))
 	}
+}
+
+// line writes one decision of the golden file: T, the first hosts, a
+// hash of every figure.
+func line(out *strings.Builder, name string, d placement.Decision, extra string) {
+	hosts := make([]string, len(d.Hosts))
+	for i, h := range d.Hosts {
+		hosts[i] = fmt.Sprintf("%s:%d", h.Node, h.Procs)
+	}
+	if len(hosts) > 6 {
+		hosts = append(hosts[:6], "...")
+	}
+	fmt.Fprintf(out, "%s: T=%.17g hosts=%d [%s] sha=%x%s\n", name,
+		d.Score.T, len(d.Hosts), strings.Join(hosts, " "), sha256.Sum256(fmt.Appendf(nil, "%+v", d)), extra)
 }
 
 // TestPlace_ConcurrentSameDecisions: placements running at once (the API's

@@ -336,13 +336,33 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 			freeOut[i], freeIn[i] = max(0, d.capOut[i]-d.tx[i]), max(0, d.capIn[i]-d.rx[i])
 		}
 	}
+	sw, ns, lastG := d.sw, d.ns, -1 // uplinks: nil sw when none carries traffic
+	var upIn []float64
+	if sw != nil {
+		upIn = make([]float64, ns)
+	}
 	k := 0
 	for i := 0; i < n; i++ {
 		row := acc[k : k+n-i-1]
 		k += len(row)
 		var foI, fiI float64
+		// What i's switch's uplinks have free towards each switch (upOut)
+		// and from each (upIn, the table's column, copied so the row
+		// reads it in order); nil when i has no switch.
+		upOut := []float64(nil)
 		if traffic {
 			foI, fiI = freeOut[i], freeIn[i]
+			if sw != nil {
+				if gI := int(sw[i]); gI >= 0 {
+					upOut = d.upFree[gI*ns : (gI+1)*ns]
+					if gI != lastG {
+						for b := range ns {
+							upIn[b] = d.upFree[b*ns+gI]
+						}
+						lastG = gI
+					}
+				}
+			}
 		}
 		for x := range row {
 			a := &row[x]
@@ -364,6 +384,11 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 				av = (ij + ji) / 2
 			case traffic:
 				j := i + 1 + x
+				if upOut != nil {
+					if gj := sw[j]; gj >= 0 {
+						ij, ji = min(ij, upOut[gj]), min(ji, upIn[gj])
+					}
+				}
 				av = min(min(ij, foI, freeIn[j]), min(ji, freeOut[j], fiI))
 			default:
 				av = min(ij, ji)

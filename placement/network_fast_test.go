@@ -33,8 +33,10 @@ func NetworkMatchesReference(s Snapshot, alt *Snapshot) error {
 			if dense && n > denseMaxNodes {
 				continue
 			}
-			want := refBuildNetwork(&s, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense)
 			for _, in := range ins {
+				// The uplink term needs the model's switches: the reference
+				// takes them from the input it is compared with.
+				want := refBuildNetwork(&s, in.Model, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense)
 				for _, eager := range []bool{true, false} {
 					got := buildNetwork(in, idx, p.elig, p.net.group, p.net.ng, 0.25, 0.75, global, dense, eager)
 					if err := sameNetwork(got, want); err != nil {

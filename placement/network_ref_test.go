@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -10,7 +11,12 @@ import (
 // equal bit for bit. It aggregates the links among the eligible nodes. snapIdx maps names
 // to snapshot positions, elig maps snapshot positions to eligible indices (-1: not
 // eligible), group is the switch group of each eligible node.
-func refBuildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
+//
+// model, when not nil, is the Model of the snapshot the fast one reads
+// (the reference reads s.Links only): the reference takes its switches and
+// switch-pair capacities for the uplink term (refUplinks), which came
+// after the speed work, so it is written here the straightforward way.
+func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
 	n := len(group)
 	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n), nodePeak: make([]float64, n)}
 	nodeCnt := make([]int32, n)
@@ -79,7 +85,7 @@ func refBuildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []in
 	if !dense {
 		w.rows, w.vals = refMergeRows(raw, n)
 	}
-	pairAvail := refPairAvail(w, s, elig, globalPeak, capOut, capIn)
+	pairAvail := refPairAvail(w, s, model, elig, globalPeak, capOut, capIn)
 
 	// Means per pair, the complement in place of the peak, the normalising sums.
 	complement := func(peak, avail float64) float64 {
@@ -253,7 +259,7 @@ func refMergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 
 // refPairAvail is pairAvail as it was. It prepares what a pair offers; ij is the mean available rate
 // from the lower eligible index to the higher, ji the other way.
-func refPairAvail(w *network, s *Snapshot, elig []int, directional bool, capOut, capIn []float64) dirAvail {
+func refPairAvail(w *network, s *Snapshot, model *PairModel, elig []int, directional bool, capOut, capIn []float64) dirAvail {
 	d := dirAvail{directional: directional, capOut: capOut, capIn: capIn}
 	if !directional {
 		return d
@@ -266,5 +272,44 @@ func refPairAvail(w *network, s *Snapshot, elig []int, directional bool, capOut,
 			d.anyTraffic = d.anyTraffic || d.tx[e] > 0 || d.rx[e] > 0
 		}
 	}
+	if model != nil && d.anyTraffic {
+		refUplinks(&d, s, model, elig, w.n)
+	}
 	return d
+}
+
+// refUplinks is the uplink term of direction.go, per switch pair from
+// the nodes: what A's nodes send and B's receive in total, the smaller
+// of the two taken off the pair's capacity where it is above zero.
+func refUplinks(d *dirAvail, s *Snapshot, m *PairModel, elig []int, n int) {
+	ns := m.NS
+	free := make([]float64, ns*ns)
+	some := false
+	for a := range ns {
+		for b := range ns {
+			var tx, rx float64
+			for k := range s.Nodes {
+				if int(m.Sw[k]) == a {
+					tx += s.Nodes[k].NetTx * 8 / 1e6
+				}
+				if int(m.Sw[k]) == b {
+					rx += s.Nodes[k].NetRx * 8 / 1e6
+				}
+			}
+			free[a*ns+b] = math.Inf(1)
+			if c := min(tx, rx); a != b && m.SwOK[a*ns+b] && m.SwPeak[a*ns+b] > 0 && c > 0 {
+				free[a*ns+b], some = max(0, m.SwPeak[a*ns+b]-c), true
+			}
+		}
+	}
+	if !some {
+		return
+	}
+	d.sw = slices.Repeat([]int32{-1}, n)
+	for k := range s.Nodes {
+		if e := elig[k]; e >= 0 {
+			d.sw[e] = m.Sw[k]
+		}
+	}
+	d.upFree, d.ns = free, ns
 }

@@ -1,0 +1,147 @@
+package placement_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/shoal-hpc/shoal/placement"
+)
+
+// threeSwitches: a1-a4, b1-b4, c1-c4 on three switches, one core each,
+// every pair tested (950 of 1,000 Mbit/s on a switch, 900 of 1,000
+// between A and B, 500 of 600 between C and the others), and a network
+// model that knows the switches and the switch-pair capacities but
+// derives nothing (every pair has its test), as the leader hands it over
+// on a small cluster. A 6-process job needs two switches; quiet, A and B
+// (the fast uplink) are the best pair of switches.
+func threeSwitches(model bool) placement.Snapshot {
+	var s placement.Snapshot
+	names := []string{"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4", "c1", "c2", "c3", "c4"}
+	for _, n := range names {
+		nd := node(n, 1, 0)
+		nd.Switch = "sw" + n[:1]
+		s.Nodes = append(s.Nodes, nd)
+	}
+	sw := func(n string) int32 { return int32(n[0] - 'a') }
+	crossAvail := func(x, y int32) (float64, float64) {
+		if x == 2 || y == 2 {
+			return 500, 600
+		}
+		return 900, 1000
+	}
+	m := &placement.PairModel{NS: 3, Direct: make([][]placement.PairDirect, len(names)),
+		SwOK: make([]bool, 9), SwAvail: make([]float64, 9), SwPeak: make([]float64, 9), SwRTT: make([]float64, 9)}
+	for i, a := range names {
+		m.Sw = append(m.Sw, sw(a))
+		m.Known = append(m.Known, true)
+		m.Avail, m.Peak = append(m.Avail, 950), append(m.Peak, 1000)
+		for j := i + 1; j < len(names); j++ {
+			b := names[j]
+			av, pk := 950.0, 1000.0
+			if sw(a) != sw(b) {
+				av, pk = crossAvail(sw(a), sw(b))
+			}
+			s.Links = append(s.Links, link(a, b, 0.2, av, pk), link(b, a, 0.2, av, pk))
+			m.Direct[i] = append(m.Direct[i], placement.PairDirect{J: int32(j), BW: true, RTTms: 0.2})
+		}
+	}
+	for x := range int32(3) {
+		for y := range int32(3) {
+			k := x*3 + y
+			m.SwOK[k], m.SwRTT[k] = true, 0.2
+			if x != y {
+				m.SwAvail[k], m.SwPeak[k] = crossAvail(x, y)
+			}
+		}
+	}
+	if model {
+		s.Model = m
+	}
+	return s
+}
+
+// flow puts a bulk flow from -> to at 960 Mbit/s (the sender's tx, the
+// receiver's rx: what their traffic samples would say).
+func flow(s *placement.Snapshot, from, to string) {
+	for i := range s.Nodes {
+		switch s.Nodes[i].Name {
+		case from:
+			s.Nodes[i].NetTx = 120e6
+		case to:
+			s.Nodes[i].NetRx = 120e6
+		}
+	}
+}
+
+func place6(t *testing.T, s placement.Snapshot) (placement.Decision, string) {
+	t.Helper()
+	d, err := placement.Place(s, placement.Request{N: 6, Policy: "netload", Force: true})
+	if err != nil || d.Wait {
+		t.Fatalf("place: %+v %v", d, err)
+	}
+	return d, hostsString(d)
+}
+
+// spansAB: the group has a node on A and one on B, so its traffic
+// crosses the uplink between them.
+func spansAB(hosts string) bool { return strings.Contains(hosts, "a") && strings.Contains(hosts, "b") }
+
+// TestNetload_LoadedUplinkAvoided: a bulk flow a4 -> b4 fills the uplink
+// A -> B (the tests ran before it started, so they still say 900). The
+// node term sees a4's and b4's links full but not that every other
+// A -> B pair shares the same uplink; the uplink term (A's nodes send 960
+// Mbit/s in all, B's receive 960, so up to 960 of the uplink's 1,000
+// cross) leaves 40 Mbit/s A -> B, and netload moves to a group that
+// avoids the uplink.
+func TestNetload_LoadedUplinkAvoided(t *testing.T) {
+	t.Parallel()
+	if _, got := place6(t, threeSwitches(true)); !spansAB(got) {
+		t.Fatalf("quiet: placed on %s, want switches A and B (the fast uplink)", got)
+	}
+	s := threeSwitches(false)
+	flow(&s, "a4", "b4")
+	before, got := place6(t, s)
+	if !spansAB(got) {
+		t.Fatalf("flow a4 -> b4, no model (no uplink term): placed on %s, want A and B still", got)
+	}
+	s = threeSwitches(true)
+	flow(&s, "a4", "b4")
+	after, got := place6(t, s)
+	if spansAB(got) {
+		t.Fatalf("flow a4 -> b4 fills the uplink A -> B: placed on %s, want a group that does not cross it", got)
+	}
+	t.Logf("before %s, after %s", hostsString(before), got)
+	// The group chosen before, scored now: worse than before, as its
+	// A -> B pairs have 40 Mbit/s, not 900.
+	hf := make([]placement.HostSlots, len(before.Hosts))
+	for i, h := range before.Hosts {
+		hf[i] = placement.HostSlots{Host: h.Node, Slots: h.Procs}
+	}
+	old, err := placement.Place(s, placement.Request{N: 6, Policy: "netload", Force: true, Hostfile: hf, Relax: "none"})
+	if err != nil || !reflect.DeepEqual(old.Hosts, before.Hosts) {
+		t.Fatalf("the group chosen before, by hostfile: %+v %v", old, err)
+	}
+	if old.Score.MeanAvailMbps >= before.Score.MeanAvailMbps || old.Score.T <= after.Score.T {
+		t.Fatalf("the A+B group with the uplink term: mean avail %v (without %v), T %v (chosen group %v); want worse",
+			old.Score.MeanAvailMbps, before.Score.MeanAvailMbps, old.Score.T, after.Score.T)
+	}
+}
+
+// TestNetload_FlowInsideSwitchLeavesUplink: the same flow inside A
+// (a4 -> a3): B receives none of it, so nothing crosses an uplink, and the
+// decision, every figure of it, is the one without a model.
+func TestNetload_FlowInsideSwitchLeavesUplink(t *testing.T) {
+	t.Parallel()
+	with, without := threeSwitches(true), threeSwitches(false)
+	flow(&with, "a4", "a3")
+	flow(&without, "a4", "a3")
+	d1, got := place6(t, with)
+	d2, _ := place6(t, without)
+	if !reflect.DeepEqual(d1, d2) {
+		t.Fatalf("flow inside A: with the model %+v, without %+v; want the same", d1, d2)
+	}
+	if !spansAB(got) {
+		t.Fatalf("flow inside A: placed on %s, want A and B still", got)
+	}
+}
