@@ -136,16 +136,7 @@ func TestValidateNamesTheSource(t *testing.T) {
 		}
 	}
 	// Voters before bootstrap_expect: the file is consistent as a whole.
-	f, err := Parse("c.hcl", []byte("data_dir = \"/d\"\ntoken_file = \"t\"\nvoters = 1\nbootstrap_expect = 1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := Default()
-	a.Config.Name, a.Config.Token = "n", "t"
-	if err := a.ApplyFile(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Validate(); err != nil {
+	if _, err := fromFile(t, "data_dir = \"/d\"\ntoken_file = \"t\"\nvoters = 1\nbootstrap_expect = 1"); err != nil {
 		t.Fatalf("voters = 1 with bootstrap_expect = 1 refused: %v", err)
 	}
 }
@@ -260,4 +251,21 @@ func TestChanged(t *testing.T) {
 			t.Errorf("%q: changed %v, want %v", tc.src, got, tc.want)
 		}
 	}
+}
+
+// fromFile is an agent's settings from the config file src (name n, token
+// t), validated: the validation's error, or the test fails on src's
+// parse or apply.
+func fromFile(t *testing.T, src string) (Agent, error) {
+	t.Helper()
+	f, err := Parse("c.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Default()
+	a.Config.Name, a.Config.Token = "n", "t"
+	if err := a.ApplyFile(f); err != nil {
+		t.Fatal(err)
+	}
+	return a, a.Validate()
 }

@@ -34,16 +34,8 @@ netrow_min_interval = "2s"
 netrow_refresh = "5m"
 netrow_send_timeout = "3s"
 `
-	f, err := Parse("c.hcl", []byte(src))
+	a, err := fromFile(t, src)
 	if err != nil {
-		t.Fatal(err)
-	}
-	a := Default()
-	a.Config.Name, a.Config.Token = "n", "t"
-	if err := a.ApplyFile(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	want := probe.TopoConfig{OwnOffsets: 2, PairTests: 3, CrossPerSwitch: 8, CrossPerNode: 4, UncertainPerNode: 0, ExplorePerNode: 6, SmallCluster: -1}
