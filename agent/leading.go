@@ -64,7 +64,7 @@ func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func()
 	return func() leader.Config {
 		r := live.load()                // what a SIGHUP may have changed
 		pc := r.probeConfig(cfg.Probes) // the zero config is the defaults: expanded first
-		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), Servers: cfg.Servers, DeadVoterGrace: cfg.DeadVoterGrace,
+		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), Servers: cfg.Servers,
 			CoallocTimeout: cfg.CoallocTimeout, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
 			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),

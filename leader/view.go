@@ -118,8 +118,6 @@ type Config struct {
 	// Servers is the target number of raft servers, voters included
 	// (WantedServers); 0 wants none.
 	Servers int
-	// DeadVoterGrace is how long a server may be dead before removal.
-	DeadVoterGrace time.Duration
 	// CoallocTimeout is how long an allocation's nodes have to reserve.
 	CoallocTimeout time.Duration
 	// JobRetention is how long finished jobs stay; 0 keeps them forever.

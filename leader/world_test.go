@@ -21,7 +21,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // testConfig is the leader's configuration in these tests: the agent's
 // defaults, with n1 leading.
 func testConfig() Config {
-	return Config{Self: "n1", Voters: 3, DeadVoterGrace: 10 * time.Second, CoallocTimeout: 10 * time.Second,
+	return Config{Self: "n1", Voters: 3, CoallocTimeout: 10 * time.Second,
 		JobRetention: time.Hour, Elastic: elastic.DefaultConfig(),
 		Probes: ProbeConfig{Supervise: probe.DefaultSuperviseConfig(), Budget: probe.DefaultBudgetConfig(),
 			RoundLen: 6 * time.Second, BandwidthInterval: 5 * time.Minute}}

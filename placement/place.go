@@ -44,7 +44,9 @@ func place(s Snapshot, r Request, sel selector) (Decision, error) {
 			ErrInvalidRequest, r.N, req.Relax, sumHosts(hf))
 	}
 	p := newProblem(&s, req, snapIdx)
-	defer p.net.release() // the decision keeps nothing of the pair table
+	// The decision keeps nothing of the pair tables.
+	defer p.net.release()
+	defer p.paperNL.release()
 	d := Decision{Score: Breakdown{Policy: req.Policy, Relax: req.Relax, Alpha: req.Alpha, Beta: 1 - req.Alpha}}
 	if len(p.nodes) == 0 {
 		return wait(d, p.noNodesReason()), nil

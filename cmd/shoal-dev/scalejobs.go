@@ -81,7 +81,7 @@ func benchJobSpec() raftfsm.JobSpec {
 // benchLeaderConfig is the leader core's configuration with the agent's
 // defaults.
 func benchLeaderConfig(self string) leader.Config {
-	return leader.Config{Self: self, Voters: 3, DeadVoterGrace: 10 * time.Second, CoallocTimeout: 10 * time.Second,
+	return leader.Config{Self: self, Voters: 3, CoallocTimeout: 10 * time.Second,
 		JobRetention: time.Hour, Elastic: elastic.DefaultConfig(),
 		Probes: leader.ProbeConfig{Supervise: probe.DefaultSuperviseConfig(), Budget: probe.DefaultBudgetConfig(),
 			RoundLen: 6 * time.Second, BandwidthInterval: 5 * time.Minute}}
