@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/shoal-hpc/shoal/internal/natsort"
 )
 
 // The baselines of seed 002 §5, kept as user choices and as yardsticks.
@@ -36,7 +38,7 @@ func (sp sequentialPolicy) order(p *problem) []int {
 		if c := cmp.Compare(p.nodes[x].Switch, p.nodes[y].Switch); c != 0 {
 			return c
 		}
-		return naturalCompare(p.nodes[x].Name, p.nodes[y].Name)
+		return natsort.Compare(p.nodes[x].Name, p.nodes[y].Name)
 	})
 	if len(o) == 0 {
 		return o
@@ -76,40 +78,3 @@ func (lp loadPolicy) group(p *problem) ([]int, []int, int) {
 
 func (lp loadPolicy) groupK(p *problem, k int) []int { return takeK(lp.order(p), p.slots, k) }
 
-// naturalCompare orders names with digit runs compared by value.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da > 0 && db > 0 {
-			na, nb := trimZeros(a[:da]), trimZeros(b[:db])
-			if c := cmp.Compare(len(na), len(nb)); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func digits(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-func trimZeros(s string) string {
-	for len(s) > 1 && s[0] == '0' {
-		s = s[1:]
-	}
-	return s
-}
