@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,9 +72,11 @@ func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 func TestSettleWaitsForBackgroundProgress(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
 	committed := make(chan struct{}, 1)
 	l := newLoops(slog.New(slog.DiscardHandler))
-	defer func() { l.cancel(); l.wait() }()
+	defer func() { free(); l.cancel(); l.wait() }() // a failing test still lets the held commit end
 	r := &progressReporter{log: l.log, now: time.Now, options: &elasticSettings{}, loops: l,
 		apply: func(context.Context, []byte) (api.ApplyResult, error) {
 			<-release
@@ -84,12 +87,23 @@ func TestSettleWaitsForBackgroundProgress(t *testing.T) {
 	if !r.report(t.Context(), k.Job, k.Attempt, 3, 0, nil) {
 		t.Fatal("the first report was not committed")
 	}
-	// Another attempt has nothing under way.
-	r.settle(t.Context(), jobrun.Key{Job: 8, Attempt: 1})
-	// The attempt's own settle gives up with its context while the commit is held...
-	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	// Another attempt has nothing under way: its settle returns at once.
+	other := make(chan struct{})
+	go func() { r.settle(t.Context(), jobrun.Key{Job: 8, Attempt: 1}); close(other) }()
+	select {
+	case <-other:
+	case <-time.After(10 * time.Second):
+		t.Fatal("settle of an attempt with nothing under way did not return")
+	}
+	// The attempt's own settle waits while the commit is held, until its
+	// context ends...
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	start := time.Now()
 	r.settle(short, k)
 	cancel()
+	if waited := time.Since(start); waited < 40*time.Millisecond {
+		t.Fatalf("settle returned after %v with a commit under way, want it to wait for its context's end", waited)
+	}
 	select {
 	case <-committed:
 		t.Fatal("committed before it was released")
@@ -98,7 +112,7 @@ func TestSettleWaitsForBackgroundProgress(t *testing.T) {
 	// ...and returns once the commit has.
 	done := make(chan struct{})
 	go func() { r.settle(t.Context(), k); close(done) }()
-	close(release)
+	free()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
