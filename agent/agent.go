@@ -126,7 +126,9 @@ func New(cfg Config) (*Agent, error) {
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err
 	}
-	if cn := a.tls.ownName(); cn != cfg.Name {
+	// ownName is "" when the leaf could not be read; loadTLS has then
+	// already failed or will at the first handshake, with its own error.
+	if cn := a.tls.ownName(); cn != "" && cn != cfg.Name {
 		// Servers take a node's network row only under its own name's
 		// certificate (httpapi's POST /v1/netrow): say why at start, not
 		// only in the servers' refusals.
