@@ -77,4 +77,3 @@ func (lp loadPolicy) group(p *problem) ([]int, []int, int) {
 }
 
 func (lp loadPolicy) groupK(p *problem, k int) []int { return takeK(lp.order(p), p.slots, k) }
-
