@@ -548,69 +548,56 @@ func (ld *linkReader) read(links []Link) {
 	ld.lastFrom, ld.lastTo, ld.top = lastFrom, lastTo, top
 }
 
-// readModel is read for the links of Snapshot.Model: PairModel.each and
-// addDerived in one loop, without a call per pair (500,000 at 1,000
-// nodes). TestNetwork_EqualsReferenceSynth and the leader's
-// TestSnapshot_ModelPlacesAsLinks hold it to them.
+// readModel is read for the links of Snapshot.Model: the model's rows
+// (internal/pairmodel, whose Pair inlines) folded as addDerived folds a
+// link, without a call per pair (500,000 at 1,000 nodes).
+// TestNetwork_EqualsReferenceSynth and the leader's
+// TestSnapshot_ModelPlacesAsLinks hold it to the same pairs as links.
 func (ld *linkReader) readModel(m *PairModel) {
 	if !ld.dense {
-		m.each(len(ld.s.Nodes), ld.addDerived)
+		m.Each(len(ld.s.Nodes), ld.addDerived)
 		return
 	}
 	n := len(ld.s.Nodes)
 	w, elig, acc, capOut, capIn, nodePeak := ld.w, ld.elig, ld.acc, ld.capOut, ld.capIn, ld.w.nodePeak
 	top := ld.top
-	skip := make([]bool, n)
-	direct := make([]float64, n)
+	rows := m.Rows(n)
 	for f := range n {
-		for _, d := range m.Direct[f] {
-			skip[d.J], direct[d.J] = d.BW, d.RTTms
+		r := rows.Row(f)
+		ef := elig[f]
+		if !r.OK() || ef < 0 {
+			continue
 		}
-		sf, ef := m.Sw[f], elig[f]
-		if m.Known[f] && sf >= 0 && ef >= 0 {
-			avF, pkF := m.Avail[f], m.Peak[f]
-			swRow := int(sf) * m.NS
-			// Every derived pair puts the same rate into both ends'
-			// capacities each way and fastest peaks: f's side is kept as
-			// the row's maximum and folded in after the row (max does not
-			// depend on order; the figures are checked, never NaN).
-			rowPk, some := 0.0, false
-			for t := f + 1; t < n; t++ {
-				st, et := m.Sw[t], elig[t]
-				if skip[t] || !m.Known[t] || st < 0 || et < 0 {
-					continue
-				}
-				k := swRow + int(st)
-				if !m.SwOK[k] {
-					continue
-				}
-				av, pk, rtt := min(avF, m.Avail[t]), min(pkF, m.Peak[t]), m.SwRTT[k]
-				if sf != st {
-					av, pk = min(av, m.SwAvail[k]), min(pk, m.SwPeak[k])
-				}
-				if direct[t] > 0 {
-					rtt = direct[t]
-				}
-				rowPk, some = max(rowPk, pk), true
-				capOut[et], capIn[et], nodePeak[et] = max(capOut[et], pk), max(capIn[et], pk), max(nodePeak[et], pk)
-				i, j := ef, et
-				if i > j {
-					i, j = j, i
-				}
-				a := &acc[w.triIndex(i, j)]
-				a.lt += float32(rtt)
-				a.pk += float32(pk)
-				a.av += float32(av)
-				a.avR += float32(av)
-				a.cnt++
+		// Every derived pair puts the same rate into both ends'
+		// capacities each way and fastest peaks: f's side is kept as
+		// the row's maximum and folded in after the row (max does not
+		// depend on order; the figures are checked, never NaN).
+		rowPk, some := 0.0, false
+		for t := f + 1; t < n; t++ {
+			et := elig[t]
+			if et < 0 {
+				continue
 			}
-			if some {
-				capOut[ef], capIn[ef], nodePeak[ef] = max(capOut[ef], rowPk), max(capIn[ef], rowPk), max(nodePeak[ef], rowPk)
-				top = max(top, rowPk)
+			rtt, av, pk, ok := r.Pair(t)
+			if !ok {
+				continue
 			}
+			rowPk, some = max(rowPk, pk), true
+			capOut[et], capIn[et], nodePeak[et] = max(capOut[et], pk), max(capIn[et], pk), max(nodePeak[et], pk)
+			i, j := ef, et
+			if i > j {
+				i, j = j, i
+			}
+			a := &acc[w.triIndex(i, j)]
+			a.lt += float32(rtt)
+			a.pk += float32(pk)
+			a.av += float32(av)
+			a.avR += float32(av)
+			a.cnt++
 		}
-		for _, d := range m.Direct[f] {
-			skip[d.J], direct[d.J] = false, 0
+		if some {
+			capOut[ef], capIn[ef], nodePeak[ef] = max(capOut[ef], rowPk), max(capIn[ef], rowPk), max(nodePeak[ef], rowPk)
+			top = max(top, rowPk)
 		}
 	}
 	ld.top = top
