@@ -1,10 +1,6 @@
 package placement
 
-import (
-	"slices"
-
-	"github.com/shoal-hpc/shoal/internal/pairmodel"
-)
+import "github.com/shoal-hpc/shoal/internal/pairmodel"
 
 // Means holds the running means of one Table-1 attribute (seed 002 §3.2.1):
 // the current sample and the 1-, 5- and 15-minute means.
@@ -100,20 +96,6 @@ type PairModel = pairmodel.Tables
 // PairDirect is pair (i, J) measured directly: BW when by a bandwidth
 // test (then not derived), RTTms > 0 its direct RTT.
 type PairDirect = pairmodel.Direct
-
-// AllLinks returns Links followed by the links Model derives, as one new
-// slice (for readers that want them all; placement derives them as it
-// reads them).
-func (s *Snapshot) AllLinks() []Link {
-	out := slices.Clone(s.Links)
-	if s.Model != nil {
-		s.Model.Each(len(s.Nodes), func(i, j int, rtt, avail, peak float64) {
-			out = append(out, Link{From: s.Nodes[i].Name, To: s.Nodes[j].Name, RTTms: rtt,
-				AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
-		})
-	}
-	return out
-}
 
 // PENeed asks for PerProc elements of Kind for every process (e.g. gpu:1).
 // PerProc 0 means "the node must have at least one" without a per-process cap.
