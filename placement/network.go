@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sync"
 )
@@ -321,26 +322,19 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 }
 
 // densePairs turns each measured pair's sums into its means, what it
-// offers (dirAvail.get, inlined: the row's node figures read once) and
-// the complement in place of the peak, and returns the normalising sums.
-// The arithmetic is buildNetwork's, operation for operation, in the same
-// order (TestNetwork_EqualsReference).
+// offers (dirAvail.get's steps, the row's own figures read once, offer
+// inlined) and the complement in place of the peak, and returns the
+// normalising sums. The arithmetic is buildNetwork's, operation for
+// operation, in the same order (TestNetwork_EqualsReference).
 func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top float64) (sumLT, sumBW float64) {
 	n := w.n
-	// What each node's link has free each way now: get's terms.
-	var freeOut, freeIn []float64
-	traffic := d.directional && d.anyTraffic
-	if traffic {
-		freeOut, freeIn = make([]float64, n), make([]float64, n)
-		for i := range n {
-			freeOut[i], freeIn[i] = max(0, d.capOut[i]-d.tx[i]), max(0, d.capIn[i]-d.rx[i])
-		}
-	}
+	freeOut, freeIn := d.freeOut, d.freeIn
 	sw, ns, lastG := d.sw, d.ns, -1 // uplinks: nil sw when none carries traffic
 	var upIn []float64
 	if sw != nil {
 		upIn = make([]float64, ns)
 	}
+	inf := math.Inf(1)
 	k := 0
 	for i := 0; i < n; i++ {
 		row := acc[k : k+n-i-1]
@@ -350,7 +344,7 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 		// and from each (upIn, the table's column, copied so the row
 		// reads it in order); nil when i has no switch.
 		upOut := []float64(nil)
-		if traffic {
+		if d.traffic {
 			foI, fiI = freeOut[i], freeIn[i]
 			if sw != nil {
 				if gI := int(sw[i]); gI >= 0 {
@@ -382,14 +376,15 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 			switch {
 			case !d.directional:
 				av = (ij + ji) / 2
-			case traffic:
+			case d.traffic:
 				j := i + 1 + x
+				uij, uji := inf, inf
 				if upOut != nil {
 					if gj := sw[j]; gj >= 0 {
-						ij, ji = min(ij, upOut[gj]), min(ji, upIn[gj])
+						uij, uji = upOut[gj], upIn[gj]
 					}
 				}
-				av = min(min(ij, foI, freeIn[j]), min(ji, freeOut[j], fiI))
+				av = offer(ij, ji, foI, fiI, freeOut[j], freeIn[j], uij, uji)
 			default:
 				av = min(ij, ji)
 			}
