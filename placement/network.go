@@ -282,10 +282,20 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			}
 		}
 	}
+	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
+	return w
+}
+
+// estimateGaps sets what an unmeasured pair costs (the type's comment)
+// from the measured pairs' costs: their total, each node's sum and count
+// (nodeMean, nodeCnt; the mean is taken here), the worst and the worst
+// per switch pair (missing, seen); wsum is w_lt+w_bw. An eager dense
+// table (tri) gets its unmeasured pairs' costs filled in.
+func (w *network) estimateGaps(total float64, nodeCnt []int32, seen []bool, wsum float64) {
 	floor := 1.0
 	if w.measured > 0 {
 		w.meanCost = total / float64(w.measured)
-		floor = (wlt + wbw) / float64(w.measured)
+		floor = wsum / float64(w.measured)
 	}
 	if w.worst == 0 {
 		w.worst = floor
@@ -307,18 +317,18 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			w.nodeMean[i] = w.worst
 		}
 	}
-	if w.tri != nil && w.measured < len(acc) {
-		k := 0
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				if acc[k].cnt == 0 {
-					w.tri[k] = w.gap(i, j)
-				}
-				k++
+	if w.tri == nil || w.measured == len(w.acc) {
+		return
+	}
+	k := 0
+	for i := 0; i < w.n; i++ {
+		for j := i + 1; j < w.n; j++ {
+			if w.acc[k].cnt == 0 {
+				w.tri[k] = w.gap(i, j)
 			}
+			k++
 		}
 	}
-	return w
 }
 
 // densePairs turns each measured pair's sums into its means, what it

@@ -20,9 +20,11 @@ import (
 // reorganised for speed, and of what a pair offers (refDir.get, the
 // formula of direction.go as written there): the point of a reference is
 // that a change to the production code does not change it. It shares the
-// plumbing that holds or reads figures without computing them: linkDirs,
-// the CSR rows (mergeRows, which TestNetwork_SparseEqualsDense holds to
-// the dense triangle), triIndex and gap.
+// plumbing that holds or reads figures without computing them (linkDirs,
+// the CSR rows of mergeRows, which TestNetwork_SparseEqualsDense holds to
+// the dense triangle, triIndex, gap), and the gap estimates
+// (estimateGaps), which the speed work did not touch and the decision
+// goldens pin.
 func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
 	n := len(group)
 	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n), nodePeak: make([]float64, n)}
@@ -186,42 +188,7 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 			note(int(a.i), int(a.j), a.cost)
 		}
 	}
-	floor := 1.0
-	if w.measured > 0 {
-		w.meanCost = total / float64(w.measured)
-		floor = (wlt + wbw) / float64(w.measured)
-	}
-	if w.worst == 0 {
-		w.worst = floor
-	}
-	for x := range w.missing {
-		if !seen[x] {
-			w.missing[x] = w.worst
-		} else if w.missing[x] == 0 {
-			w.missing[x] = floor
-		}
-	}
-	if w.measured == 0 {
-		w.meanCost = w.worst
-	}
-	for i, c := range nodeCnt {
-		if c > 0 {
-			w.nodeMean[i] /= float64(c)
-		} else {
-			w.nodeMean[i] = w.worst
-		}
-	}
-	if dense {
-		k := 0
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				if acc[k].cnt == 0 {
-					w.tri[k] = w.gap(i, j)
-				}
-				k++
-			}
-		}
-	}
+	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
 	return w
 }
 
