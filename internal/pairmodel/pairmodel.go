@@ -39,7 +39,8 @@ type Direct struct {
 type Rows struct {
 	t    *Tables
 	node []nodeRec // by node
-	sp   []spRec   // by switch pair, a*(NS+1)+b; column NS is never ok
+	sp   []spRec   // the switch pairs (spSw, b) by b; sp[NS] is never ok
+	spSw int32     // whose switch pairs sp holds, -1 none yet
 	dir  []dirRec  // by j: the current row's pair (i, j)
 	cur  int       // the row whose directs are set, -1 none
 }
@@ -61,18 +62,11 @@ type dirRec struct {
 
 // Rows prepares a walk over the pairs of the n nodes the tables hold.
 func (t *Tables) Rows(n int) *Rows {
-	ns := t.NS
-	w := &Rows{t: t, node: make([]nodeRec, n), sp: make([]spRec, ns*(ns+1)), dir: make([]dirRec, n), cur: -1}
+	w := &Rows{t: t, node: make([]nodeRec, n), sp: make([]spRec, t.NS+1), spSw: -1, dir: make([]dirRec, n), cur: -1}
 	for i := range n {
-		w.node[i] = nodeRec{sw: int32(ns), avail: t.Avail[i], peak: t.Peak[i]}
+		w.node[i] = nodeRec{sw: int32(t.NS), avail: t.Avail[i], peak: t.Peak[i]}
 		if t.Known[i] && t.Sw[i] >= 0 {
 			w.node[i].sw = t.Sw[i]
-		}
-	}
-	for a := range ns {
-		for b := range ns {
-			k := a*ns + b
-			w.sp[a*(ns+1)+b] = spRec{ok: t.SwOK[k], avail: t.SwAvail[k], peak: t.SwPeak[k], rtt: t.SwRTT[k]}
 		}
 	}
 	return w
@@ -93,9 +87,18 @@ func (w *Rows) Row(i int) Row {
 	w.cur = i
 	ni := w.node[i]
 	r := Row{si: ni.sw, availI: ni.avail, peakI: ni.peak, node: w.node, dir: w.dir}
-	if ns := int32(t.NS); ni.sw < ns {
-		r.sp = w.sp[ni.sw*(ns+1) : (ni.sw+1)*(ns+1)]
+	if ni.sw == int32(t.NS) {
+		return r // no switch or no capacity: not OK
 	}
+	if ni.sw != w.spSw { // rows of one switch usually follow each other
+		row := int(ni.sw) * t.NS
+		for b := range t.NS {
+			k := row + b
+			w.sp[b] = spRec{ok: t.SwOK[k], avail: t.SwAvail[k], peak: t.SwPeak[k], rtt: t.SwRTT[k]}
+		}
+		w.spSw = ni.sw
+	}
+	r.sp = w.sp
 	return r
 }
 
