@@ -60,7 +60,8 @@ type dirRec struct {
 	rtt float64 // the direct RTT, 0 when none
 }
 
-// Rows prepares a walk over the pairs of the n nodes the tables hold.
+// Rows prepares a walk over the pairs of the n nodes the tables hold;
+// the tables must fit n nodes (placement checks a Snapshot's: checkModel).
 func (t *Tables) Rows(n int) *Rows {
 	w := &Rows{t: t, node: make([]nodeRec, n), sp: make([]spRec, t.NS+1), spSw: -1, dir: make([]dirRec, n), cur: -1}
 	for i := range n {
