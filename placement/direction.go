@@ -131,7 +131,7 @@ func (d *dirAvail) uplinks(s *Snapshot, elig []int, n int) {
 // upTerm is what the uplinks on the way between eligible nodes i and j
 // have free each way (i->j, j->i); +Inf when no uplink is on the way.
 func (d *dirAvail) upTerm(i, j int) (ij, ji float64) {
-	if d.upFree == nil || d.sw[i] < 0 || d.sw[j] < 0 {
+	if d.sw[i] < 0 || d.sw[j] < 0 {
 		return math.Inf(1), math.Inf(1)
 	}
 	a, b := int(d.sw[i]), int(d.sw[j])
@@ -141,7 +141,8 @@ func (d *dirAvail) upTerm(i, j int) (ij, ji float64) {
 // get is what the pair (i, j) offers, ij the mean available rate from
 // the lower eligible index to the higher and ji the other way: their
 // mean for paper; for netload the worse direction, under traffic each
-// also at most what its ends and the uplink on the way have free (offer).
+// also at most what the uplink on the way (upTerm) and its two ends
+// (offer) have free.
 func (d *dirAvail) get(i, j int, ij, ji float64) float64 {
 	switch {
 	case !d.directional:
@@ -149,15 +150,20 @@ func (d *dirAvail) get(i, j int, ij, ji float64) float64 {
 	case !d.traffic:
 		return min(ij, ji)
 	}
-	uij, uji := d.upTerm(i, j)
-	return offer(ij, ji, d.freeOut[i], d.freeIn[i], d.freeOut[j], d.freeIn[j], uij, uji)
+	if d.upFree != nil {
+		uij, uji := d.upTerm(i, j)
+		ij, ji = min(ij, uij), min(ji, uji)
+	}
+	return offer(ij, ji, d.freeOut[i], d.freeIn[i], d.freeOut[j], d.freeIn[j])
 }
 
 // offer is what a pair (i, j) offers under traffic: each direction's
-// tested rate at most what its sender's link has free out, its
-// receiver's in and the uplink on the way (+Inf: none), and the worse of
-// the two directions. The one formula of get and densePairs, which hoists
-// a row's own figures and calls it inlined.
-func offer(ij, ji, outI, inI, outJ, inJ, upIJ, upJI float64) float64 {
-	return min(min(ij, outI, inJ, upIJ), min(ji, outJ, inI, upJI))
+// rate (ij: i->j, already capped by the uplink on the way, if any) at
+// most what its sender's link has free out and its receiver's in, and
+// the worse of the two directions. The one formula of get and
+// densePairs, which hoists a row's own figures and calls it inlined; the
+// uplink cap stays outside, so a pair with no uplink on the way (most,
+// and all of a snapshot with none busy) takes no min for it.
+func offer(ij, ji, outI, inI, outJ, inJ float64) float64 {
+	return min(min(ij, outI, inJ), min(ji, outJ, inI))
 }

@@ -2,7 +2,6 @@ package placement
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"sync"
 )
@@ -344,7 +343,6 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 	if sw != nil {
 		upIn = make([]float64, ns)
 	}
-	inf := math.Inf(1)
 	k := 0
 	for i := 0; i < n; i++ {
 		row := acc[k : k+n-i-1]
@@ -388,13 +386,12 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 				av = (ij + ji) / 2
 			case d.traffic:
 				j := i + 1 + x
-				uij, uji := inf, inf
 				if upOut != nil {
 					if gj := sw[j]; gj >= 0 {
-						uij, uji = upOut[gj], upIn[gj]
+						ij, ji = min(ij, upOut[gj]), min(ji, upIn[gj])
 					}
 				}
-				av = offer(ij, ji, foI, fiI, freeOut[j], freeIn[j], uij, uji)
+				av = offer(ij, ji, foI, fiI, freeOut[j], freeIn[j])
 			default:
 				av = min(ij, ji)
 			}
