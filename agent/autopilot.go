@@ -34,7 +34,10 @@ type pilotDeps struct {
 	voters    int
 	grace     time.Duration
 	heartbeat time.Duration
-	log       *slog.Logger
+	// clock is the agent's: how long a server has been dead (gossip's
+	// Since) and how long healthy are read against it.
+	clock func() time.Time
+	log   *slog.Logger
 }
 
 // pilot is one server's autopilot, run while it leads.
@@ -51,7 +54,7 @@ var (
 func newPilot(d pilotDeps) *pilot {
 	p := &pilot{pilotDeps: d}
 	p.ap = autopilot.New(d.raft, p, autopilot.WithLogger(raftnode.HCLog(d.log, "autopilot")),
-		autopilot.WithPromoter(promoter{}), autopilot.WithReconcileInterval(time.Second), autopilot.WithUpdateInterval(time.Second))
+		autopilot.WithPromoter(promoter{clock: d.clock}), autopilot.WithReconcileInterval(time.Second), autopilot.WithUpdateInterval(time.Second))
 	return p
 }
 
@@ -96,7 +99,7 @@ func (p *pilot) NotifyState(s *autopilot.State) {
 // removes it from raft). A raft server gossip does not know at all is
 // stale, and autopilot removes it too.
 func (p *pilot) KnownServers() map[raft.ServerID]*autopilot.Server {
-	now := time.Now()
+	now := p.clock()
 	_, leaderID := p.raft.LeaderWithID()
 	out := map[raft.ServerID]*autopilot.Server{}
 	for _, e := range p.gossip.Nodes() {
@@ -158,8 +161,8 @@ func (p *pilot) RemoveFailedServer(s *autopilot.Server) {
 
 // promoter is shoal's autopilot promoter: every server may vote, and
 // leader.PlanVoters decides who does (the voter target; the rest stay
-// warm-standby non-voters).
-type promoter struct{}
+// warm-standby non-voters). clock is the agent's.
+type promoter struct{ clock func() time.Time }
 
 func (promoter) GetServerExt(*autopilot.Config, *autopilot.ServerState) interface{} { return nil }
 func (promoter) GetStateExt(*autopilot.Config, *autopilot.State) interface{}        { return nil }
@@ -179,9 +182,9 @@ func (promoter) FilterFailedServerRemovals(_ *autopilot.Config, _ *autopilot.Sta
 
 // CalculatePromotionsAndDemotions converts autopilot's state for
 // leader.PlanVoters; the voter target travels in the config's Ext.
-func (promoter) CalculatePromotionsAndDemotions(c *autopilot.Config, s *autopilot.State) autopilot.RaftChanges {
+func (p promoter) CalculatePromotionsAndDemotions(c *autopilot.Config, s *autopilot.State) autopilot.RaftChanges {
 	target, _ := c.Ext.(int)
-	return pilotChanges(s, target, time.Now(), s.ServerStabilizationTime(c))
+	return pilotChanges(s, target, p.clock(), s.ServerStabilizationTime(c))
 }
 
 // pilotChanges is leader.PlanVoters on autopilot's state at now.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/testcluster"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
 
@@ -56,7 +55,7 @@ func TestProbes_DirectionsAndFreshTraffic(t *testing.T) {
 
 	// 1. Both directions of every pair, from both ends.
 	var pairs map[[2]string]api.NetPair
-	testcluster.WaitFor(t, 3*time.Minute, "every pair measured both ways", func() bool {
+	waitCLI(t, 3*time.Minute, "every pair measured both ways", func() bool {
 		out, err := cli("net", "--json")
 		if err != nil {
 			return false
@@ -146,7 +145,7 @@ func TestProbes_DirectionsAndFreshTraffic(t *testing.T) {
 			t.Logf("last alloc: %s\nnodes: %s %v", lastAlloc, out, err)
 		}
 	})
-	testcluster.WaitFor(t, 60*time.Second, "placement to leave pa and pb", func() bool {
+	waitCLI(t, 60*time.Second, "placement to leave pa and pb", func() bool {
 		got = alloc()
 		return slices.Equal(got, []string{"pc", "pd"})
 	})

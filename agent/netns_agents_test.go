@@ -72,9 +72,31 @@ func startNetnsAgents(t *testing.T, tb *netns.Testbed, bin string, names []strin
 	return c
 }
 
-// cli runs `shoal ARGS` against the first agent, in its namespace. It
-// waits 300 ms first: callers poll with it, and each call is an exec.
+// cli runs `shoal ARGS` against the first agent, in its namespace, at
+// once; a caller that polls with it waits through waitCLI.
 func (c netnsAgents) cli(ctx context.Context, args ...string) (string, error) {
-	time.Sleep(300 * time.Millisecond) // pacing of a poll that execs, not synchronisation
 	return c.tb.Run(ctx, c.first, append([]string{c.bin}, append(args, "--addr", c.addr, "--token-file", c.tokenFile)...)...)
+}
+
+// cliPace is the least time from the end of one check of waitCLI to the
+// start of the next. A check execs the CLI (a process, a TLS handshake,
+// a request) on the host the agents, iperf3 and the test share; back to
+// back for minutes it would take a core from them, where a reading every
+// ~0.1 s answers a wait of seconds at once.
+const cliPace = 100 * time.Millisecond
+
+// waitCLI waits until cond, which runs the CLI, holds, or fails t after
+// timeout: cond is checked at once, then at most once per cliPace after
+// the last check ended (testcluster.WaitFor's deadline and report).
+func waitCLI(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	var next time.Time
+	testcluster.WaitFor(t, timeout, what, func() bool {
+		if time.Now().Before(next) {
+			return false
+		}
+		ok := cond()
+		next = time.Now().Add(cliPace)
+		return ok
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/testcluster"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
 
@@ -39,7 +38,7 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 		// A test that ends a round after the change began after it.
 		since := time.Now().Add(roundLen)
 		var got float64
-		testcluster.WaitFor(t, 45*time.Second, fmt.Sprintf("a bandwidth measured at %d Mbit/s", rate), func() bool {
+		waitCLI(t, 45*time.Second, fmt.Sprintf("a bandwidth measured at %d Mbit/s", rate), func() bool {
 			bw, at, ok := measuredBW(ctx, agents)
 			got = bw
 			return ok && at.After(since)
@@ -53,7 +52,7 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 }
 
 // measuredBW reads pa→pb's bandwidth (that direction) with `shoal net --json` run inside
-// pa's namespace. It polls at most every 300 ms: each call is an exec.
+// pa's namespace: an exec, so a poll with it goes through waitCLI.
 func measuredBW(ctx context.Context, agents netnsAgents) (float64, time.Time, bool) {
 	out, err := agents.cli(ctx, "net", "--json")
 	if err != nil {

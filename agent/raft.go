@@ -70,7 +70,7 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 	}
 	s := &server{node: n, raft: n.Raft}
 	s.pilot = newPilot(pilotDeps{raft: n.Raft, gossip: a.gossip, self: a.cfg.Name, voters: a.cfg.voters(),
-		grace: a.cfg.DeadVoterGrace, heartbeat: t.HeartbeatTimeout, log: a.log})
+		grace: a.cfg.DeadVoterGrace, heartbeat: t.HeartbeatTimeout, clock: a.clock, log: a.log})
 	a.srv.p.Store(s)
 	// The feed serves clients only while this server is current with its
 	// leader (replica's health check).

@@ -215,7 +215,7 @@ type standing struct {
 // busy log does not flood gossip. A server that no longer leads drops
 // the wanted set it published.
 func (a *Agent) publishStanding(s *server, last *standing) {
-	now := time.Now()
+	now := a.clock()
 	st := standing{leader: s.raft.State() == raft.Leader}
 	if st.leader == last.leader && now.Sub(last.checked) < time.Second {
 		return // raft's Stats and configuration are not free: once a second, or at a leadership change
@@ -234,7 +234,8 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 	if !st.leader {
 		// Read the clock after raft answered: on a starved machine the
 		// calls above take seconds, and a contact during them must not
-		// come out negative (gossip refuses a negative contact).
+		// come out negative (gossip refuses a negative contact). raft's
+		// own clock, not the agent's: LastContact is a time raft read.
 		if lc := s.raft.LastContact(); lc.IsZero() {
 			st.contactMs = int64(time.Hour / time.Millisecond)
 		} else {

@@ -37,7 +37,7 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 	row(0, "b1", 300) // switch pair A-~b1
 	snap := Snapshot(st, nodes)
 	links := map[[2]string]placement.Link{}
-	for _, l := range snap.AllLinks() {
+	for _, l := range allLinks(snap) {
 		k := [2]string{l.From, l.To}
 		if _, dup := links[k]; dup {
 			t.Fatalf("link %v twice", k)
@@ -202,11 +202,25 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	}
 }
 
+// allLinks is snap's links followed by those its Model derives, as one
+// new slice, as placement reads them.
+func allLinks(snap placement.Snapshot) []placement.Link {
+	out := slices.Clone(snap.Links)
+	if snap.Model != nil {
+		snap.Model.Each(len(snap.Nodes), func(i, j int, rtt, avail, peak float64) {
+			out = append(out, placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTms: rtt,
+				AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
+		})
+	}
+	return out
+}
+
 // TestSnapshot_ModelPlacesAsLinks: the derived links handed over as the
-// model's tables (Snapshot.Model) are netmodel.Derive's, link for link
-// and bit for bit, and place exactly as the same links given as Links
-// did, on a world with directions, coordinates and traffic, and a node
-// of unknown switch.
+// model's tables (Snapshot.Model) are netmodel.Model.Pair's (the naive
+// reference, per pair by name) for every pair without a bandwidth test,
+// link for link and bit for bit, and place exactly as the same links
+// given as Links did, on a world with directions, coordinates and
+// traffic, and a node of unknown switch.
 func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	t.Parallel()
 	st, nodes := derivedWorld(200)
@@ -225,15 +239,21 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 		}
 	}
 	_, _, ms := modelInputs(nodes)
+	md := netmodel.Build(asg, ms, netmodel.DefaultConfig())
 	var want []placement.Link
-	netmodel.Build(asg, ms, netmodel.DefaultConfig()).Derive(names, func(l netmodel.DerivedLink) {
-		want = append(want, placement.Link{From: l.A, To: l.B, RTTms: l.RTTms, AvailMbps: l.AvailMbps, PeakMbps: l.PeakMbps, Measured: true, Derived: true})
-	})
-	if got := snap.AllLinks()[len(snap.Links):]; !reflect.DeepEqual(got, want) {
-		t.Fatalf("%d derived links from the model, netmodel.Derive gives %d (or they differ)", len(got), len(want))
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			if e := md.Pair(a, b); e.Known && !md.Measured(a, b) {
+				want = append(want, placement.Link{From: a, To: b, RTTms: e.RTTms, AvailMbps: e.AvailMbps, PeakMbps: e.PeakMbps, Measured: true, Derived: true})
+			}
+		}
+	}
+	all := allLinks(snap)
+	if got := all[len(snap.Links):]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d derived links from the model, netmodel's Pair gives %d (or they differ)", len(got), len(want))
 	}
 	named := snap
-	named.Links, named.Model = snap.AllLinks(), nil
+	named.Links, named.Model = all, nil
 	if d := len(named.Links) - len(snap.Links); d < 15000 {
 		t.Fatalf("%d derived pairs, want most of the 19,900", d)
 	}

@@ -7,7 +7,8 @@
 //
 // It is pure: measurements, declarations and configuration go in, an
 // assignment and a model come out; no clock, no randomness, no I/O. It
-// imports nothing of shoal but probe's Pair type. The leader builds it
+// imports nothing of shoal but probe's Pair type and internal/pairmodel,
+// which derives every pair from the model's Tables. The leader builds it
 // from the network rows at every cycle to plan the tests
 // (probe.PlanTopoCycle) and from raft's recorded switches at every
 // placement to fill derived links (leader.Snapshot).

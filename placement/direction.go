@@ -43,12 +43,14 @@ import "math"
 // The `paper` policy keeps Eq. 2 as the paper measures it: the mean of
 // the two directions' tests, no traffic term.
 
-// dirAvail holds the per-node figures pairAvail needs, in Mbit/s.
+// dirAvail holds the per-node figures get needs, in Mbit/s.
 type dirAvail struct {
-	directional   bool
-	capOut, capIn []float64
-	tx, rx        []float64
-	anyTraffic    bool
+	directional bool
+	// traffic: some eligible node sends or receives. Then freeOut and
+	// freeIn are what each eligible node's link has free each way now,
+	// capOut - tx and capIn - rx (at least 0).
+	traffic         bool
+	freeOut, freeIn []float64
 	// upFree[a*ns+b] is what the uplink from switch a to switch b has
 	// free, Mbit/s (+Inf: no term); sw is each eligible node's switch
 	// (-1: none). nil when no uplink carries traffic.
@@ -57,22 +59,29 @@ type dirAvail struct {
 	ns     int
 }
 
-// pairAvail prepares what a pair offers; ij is the mean available rate
-// from the lower eligible index to the higher, ji the other way.
+// pairAvail prepares what a pair offers from each eligible node's link
+// capacity each way (capOut, capIn) and the snapshot's traffic.
 func (w *network) pairAvail(s *Snapshot, elig []int, directional bool, capOut, capIn []float64) dirAvail {
-	d := dirAvail{directional: directional, capOut: capOut, capIn: capIn}
+	d := dirAvail{directional: directional}
 	if !directional {
 		return d
 	}
-	d.tx, d.rx = make([]float64, w.n), make([]float64, w.n)
+	tx, rx := make([]float64, w.n), make([]float64, w.n)
 	for k := range s.Nodes {
 		if e := elig[k]; e >= 0 {
 			// bytes/s to Mbit/s
-			d.tx[e], d.rx[e] = s.Nodes[k].NetTx*8/1e6, s.Nodes[k].NetRx*8/1e6
-			d.anyTraffic = d.anyTraffic || d.tx[e] > 0 || d.rx[e] > 0
+			tx[e], rx[e] = s.Nodes[k].NetTx*8/1e6, s.Nodes[k].NetRx*8/1e6
+			d.traffic = d.traffic || tx[e] > 0 || rx[e] > 0
 		}
 	}
-	if s.Model != nil && d.anyTraffic {
+	if !d.traffic {
+		return d
+	}
+	d.freeOut, d.freeIn = make([]float64, w.n), make([]float64, w.n)
+	for i := range w.n {
+		d.freeOut[i], d.freeIn[i] = max(0, capOut[i]-tx[i]), max(0, capIn[i]-rx[i])
+	}
+	if s.Model != nil {
 		d.uplinks(s, elig, w.n)
 	}
 	return d
@@ -122,26 +131,39 @@ func (d *dirAvail) uplinks(s *Snapshot, elig []int, n int) {
 // upTerm is what the uplinks on the way between eligible nodes i and j
 // have free each way (i->j, j->i); +Inf when no uplink is on the way.
 func (d *dirAvail) upTerm(i, j int) (ij, ji float64) {
-	a, b := d.sw[i], d.sw[j]
-	if a < 0 || b < 0 {
+	if d.sw[i] < 0 || d.sw[j] < 0 {
 		return math.Inf(1), math.Inf(1)
 	}
-	return d.upFree[int(a)*d.ns+int(b)], d.upFree[int(b)*d.ns+int(a)]
+	a, b := int(d.sw[i]), int(d.sw[j])
+	return d.upFree[a*d.ns+b], d.upFree[b*d.ns+a]
 }
 
-// get is what the pair (i, j) offers: the worse direction, each the
-// min of its test and the free capacity of its two ends now.
+// get is what the pair (i, j) offers, ij the mean available rate from
+// the lower eligible index to the higher and ji the other way: their
+// mean for paper; for netload the worse direction, under traffic each
+// also at most what the uplink on the way (upTerm) and its two ends
+// (offer) have free.
 func (d *dirAvail) get(i, j int, ij, ji float64) float64 {
-	if !d.directional {
+	switch {
+	case !d.directional:
 		return (ij + ji) / 2
+	case !d.traffic:
+		return min(ij, ji)
 	}
-	if d.anyTraffic {
-		ij = min(ij, max(0, d.capOut[i]-d.tx[i]), max(0, d.capIn[j]-d.rx[j]))
-		ji = min(ji, max(0, d.capOut[j]-d.tx[j]), max(0, d.capIn[i]-d.rx[i]))
-		if d.upFree != nil {
-			uij, uji := d.upTerm(i, j)
-			ij, ji = min(ij, uij), min(ji, uji)
-		}
+	if d.upFree != nil {
+		uij, uji := d.upTerm(i, j)
+		ij, ji = min(ij, uij), min(ji, uji)
 	}
-	return min(ij, ji)
+	return offer(ij, ji, d.freeOut[i], d.freeIn[i], d.freeOut[j], d.freeIn[j])
+}
+
+// offer is what a pair (i, j) offers under traffic: each direction's
+// rate (ij: i->j, already capped by the uplink on the way, if any) at
+// most what its sender's link has free out and its receiver's in, and
+// the worse of the two directions. The one formula of get and
+// densePairs, which hoists a row's own figures and calls it inlined; the
+// uplink cap stays outside, so a pair with no uplink on the way (most,
+// and all of a snapshot with none busy) takes no min for it.
+func offer(ij, ji, outI, inI, outJ, inJ float64) float64 {
+	return min(min(ij, outI, inJ), min(ji, outJ, inI))
 }

@@ -281,10 +281,20 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			}
 		}
 	}
+	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
+	return w
+}
+
+// estimateGaps sets what an unmeasured pair costs (the type's comment)
+// from the measured pairs' costs: their total, each node's sum and count
+// (nodeMean, nodeCnt; the mean is taken here), the worst and the worst
+// per switch pair (missing, seen); wsum is w_lt+w_bw. An eager dense
+// table (tri) gets its unmeasured pairs' costs filled in.
+func (w *network) estimateGaps(total float64, nodeCnt []int32, seen []bool, wsum float64) {
 	floor := 1.0
 	if w.measured > 0 {
 		w.meanCost = total / float64(w.measured)
-		floor = (wlt + wbw) / float64(w.measured)
+		floor = wsum / float64(w.measured)
 	}
 	if w.worst == 0 {
 		w.worst = floor
@@ -306,36 +316,28 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			w.nodeMean[i] = w.worst
 		}
 	}
-	if w.tri != nil && w.measured < len(acc) {
-		k := 0
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				if acc[k].cnt == 0 {
-					w.tri[k] = w.gap(i, j)
-				}
-				k++
+	if w.tri == nil || w.measured == len(w.acc) {
+		return
+	}
+	k := 0
+	for i := 0; i < w.n; i++ {
+		for j := i + 1; j < w.n; j++ {
+			if w.acc[k].cnt == 0 {
+				w.tri[k] = w.gap(i, j)
 			}
+			k++
 		}
 	}
-	return w
 }
 
 // densePairs turns each measured pair's sums into its means, what it
-// offers (dirAvail.get, inlined: the row's node figures read once) and
-// the complement in place of the peak, and returns the normalising sums.
-// The arithmetic is buildNetwork's, operation for operation, in the same
-// order (TestNetwork_EqualsReference).
+// offers (dirAvail.get's steps, the row's own figures read once, offer
+// inlined) and the complement in place of the peak, and returns the
+// normalising sums. The arithmetic is buildNetwork's, operation for
+// operation, in the same order (TestNetwork_EqualsReference).
 func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top float64) (sumLT, sumBW float64) {
 	n := w.n
-	// What each node's link has free each way now: get's terms.
-	var freeOut, freeIn []float64
-	traffic := d.directional && d.anyTraffic
-	if traffic {
-		freeOut, freeIn = make([]float64, n), make([]float64, n)
-		for i := range n {
-			freeOut[i], freeIn[i] = max(0, d.capOut[i]-d.tx[i]), max(0, d.capIn[i]-d.rx[i])
-		}
-	}
+	freeOut, freeIn := d.freeOut, d.freeIn
 	sw, ns, lastG := d.sw, d.ns, -1 // uplinks: nil sw when none carries traffic
 	var upIn []float64
 	if sw != nil {
@@ -350,7 +352,7 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 		// and from each (upIn, the table's column, copied so the row
 		// reads it in order); nil when i has no switch.
 		upOut := []float64(nil)
-		if traffic {
+		if d.traffic {
 			foI, fiI = freeOut[i], freeIn[i]
 			if sw != nil {
 				if gI := int(sw[i]); gI >= 0 {
@@ -382,14 +384,14 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 			switch {
 			case !d.directional:
 				av = (ij + ji) / 2
-			case traffic:
+			case d.traffic:
 				j := i + 1 + x
 				if upOut != nil {
 					if gj := sw[j]; gj >= 0 {
 						ij, ji = min(ij, upOut[gj]), min(ji, upIn[gj])
 					}
 				}
-				av = min(min(ij, foI, freeIn[j]), min(ji, freeOut[j], fiI))
+				av = offer(ij, ji, foI, fiI, freeOut[j], freeIn[j])
 			default:
 				av = min(ij, ji)
 			}
@@ -548,69 +550,56 @@ func (ld *linkReader) read(links []Link) {
 	ld.lastFrom, ld.lastTo, ld.top = lastFrom, lastTo, top
 }
 
-// readModel is read for the links of Snapshot.Model: PairModel.each and
-// addDerived in one loop, without a call per pair (500,000 at 1,000
-// nodes). TestNetwork_EqualsReferenceSynth and the leader's
-// TestSnapshot_ModelPlacesAsLinks hold it to them.
+// readModel is read for the links of Snapshot.Model: the model's rows
+// (internal/pairmodel, whose Pair inlines) folded as addDerived folds a
+// link, without a call per pair (500,000 at 1,000 nodes).
+// TestNetwork_EqualsReferenceSynth and the leader's
+// TestSnapshot_ModelPlacesAsLinks hold it to the same pairs as links.
 func (ld *linkReader) readModel(m *PairModel) {
 	if !ld.dense {
-		m.each(len(ld.s.Nodes), ld.addDerived)
+		m.Each(len(ld.s.Nodes), ld.addDerived)
 		return
 	}
 	n := len(ld.s.Nodes)
 	w, elig, acc, capOut, capIn, nodePeak := ld.w, ld.elig, ld.acc, ld.capOut, ld.capIn, ld.w.nodePeak
 	top := ld.top
-	skip := make([]bool, n)
-	direct := make([]float64, n)
+	rows := m.Rows(n)
 	for f := range n {
-		for _, d := range m.Direct[f] {
-			skip[d.J], direct[d.J] = d.BW, d.RTTms
+		r := rows.Row(f)
+		ef := elig[f]
+		if !r.OK() || ef < 0 {
+			continue
 		}
-		sf, ef := m.Sw[f], elig[f]
-		if m.Known[f] && sf >= 0 && ef >= 0 {
-			avF, pkF := m.Avail[f], m.Peak[f]
-			swRow := int(sf) * m.NS
-			// Every derived pair puts the same rate into both ends'
-			// capacities each way and fastest peaks: f's side is kept as
-			// the row's maximum and folded in after the row (max does not
-			// depend on order; the figures are checked, never NaN).
-			rowPk, some := 0.0, false
-			for t := f + 1; t < n; t++ {
-				st, et := m.Sw[t], elig[t]
-				if skip[t] || !m.Known[t] || st < 0 || et < 0 {
-					continue
-				}
-				k := swRow + int(st)
-				if !m.SwOK[k] {
-					continue
-				}
-				av, pk, rtt := min(avF, m.Avail[t]), min(pkF, m.Peak[t]), m.SwRTT[k]
-				if sf != st {
-					av, pk = min(av, m.SwAvail[k]), min(pk, m.SwPeak[k])
-				}
-				if direct[t] > 0 {
-					rtt = direct[t]
-				}
-				rowPk, some = max(rowPk, pk), true
-				capOut[et], capIn[et], nodePeak[et] = max(capOut[et], pk), max(capIn[et], pk), max(nodePeak[et], pk)
-				i, j := ef, et
-				if i > j {
-					i, j = j, i
-				}
-				a := &acc[w.triIndex(i, j)]
-				a.lt += float32(rtt)
-				a.pk += float32(pk)
-				a.av += float32(av)
-				a.avR += float32(av)
-				a.cnt++
+		// Every derived pair puts the same rate into both ends'
+		// capacities each way and fastest peaks: f's side is kept as
+		// the row's maximum and folded in after the row (max does not
+		// depend on order; the figures are checked, never NaN).
+		rowPk, some := 0.0, false
+		for t := f + 1; t < n; t++ {
+			et := elig[t]
+			if et < 0 {
+				continue
 			}
-			if some {
-				capOut[ef], capIn[ef], nodePeak[ef] = max(capOut[ef], rowPk), max(capIn[ef], rowPk), max(nodePeak[ef], rowPk)
-				top = max(top, rowPk)
+			rtt, av, pk, ok := r.Pair(t)
+			if !ok {
+				continue
 			}
+			rowPk, some = max(rowPk, pk), true
+			capOut[et], capIn[et], nodePeak[et] = max(capOut[et], pk), max(capIn[et], pk), max(nodePeak[et], pk)
+			i, j := ef, et
+			if i > j {
+				i, j = j, i
+			}
+			a := &acc[w.triIndex(i, j)]
+			a.lt += float32(rtt)
+			a.pk += float32(pk)
+			a.av += float32(av)
+			a.avR += float32(av)
+			a.cnt++
 		}
-		for _, d := range m.Direct[f] {
-			skip[d.J], direct[d.J] = false, 0
+		if some {
+			capOut[ef], capIn[ef], nodePeak[ef] = max(capOut[ef], rowPk), max(capIn[ef], rowPk), max(nodePeak[ef], rowPk)
+			top = max(top, rowPk)
 		}
 	}
 	ld.top = top

@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -16,6 +15,16 @@ import (
 // (the reference reads s.Links only): the reference takes its switches and
 // switch-pair capacities for the uplink term (refUplinks), which came
 // after the speed work, so it is written here the straightforward way.
+//
+// The reference has its own copy of all the arithmetic the fast one
+// reorganised for speed, and of what a pair offers (refDir.get, the
+// formula of direction.go as written there): the point of a reference is
+// that a change to the production code does not change it. It shares the
+// plumbing that holds or reads figures without computing them (linkDirs,
+// the CSR rows of mergeRows, which TestNetwork_SparseEqualsDense holds to
+// the dense triangle, triIndex, gap), and the gap estimates
+// (estimateGaps), which the speed work did not touch and the decision
+// goldens pin.
 func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig []int, group []int32, ng int, wlt, wbw float64, globalPeak, dense bool) *network {
 	n := len(group)
 	w := &network{n: n, group: group, ng: ng, nodeMean: make([]float64, n), nodePeak: make([]float64, n)}
@@ -83,7 +92,7 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 		raw = append(raw, pairAgg{lt: l.RTTms, peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
 	}
 	if !dense {
-		w.rows, w.vals = refMergeRows(raw, n)
+		w.rows, w.vals = mergeRows(raw, n)
 	}
 	pairAvail := refPairAvail(w, s, model, elig, globalPeak, capOut, capIn)
 
@@ -179,88 +188,24 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 			note(int(a.i), int(a.j), a.cost)
 		}
 	}
-	floor := 1.0
-	if w.measured > 0 {
-		w.meanCost = total / float64(w.measured)
-		floor = (wlt + wbw) / float64(w.measured)
-	}
-	if w.worst == 0 {
-		w.worst = floor
-	}
-	for x := range w.missing {
-		if !seen[x] {
-			w.missing[x] = w.worst
-		} else if w.missing[x] == 0 {
-			w.missing[x] = floor
-		}
-	}
-	if w.measured == 0 {
-		w.meanCost = w.worst
-	}
-	for i, c := range nodeCnt {
-		if c > 0 {
-			w.nodeMean[i] /= float64(c)
-		} else {
-			w.nodeMean[i] = w.worst
-		}
-	}
-	if dense {
-		k := 0
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				if acc[k].cnt == 0 {
-					w.tri[k] = w.gap(i, j)
-				}
-				k++
-			}
-		}
-	}
+	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
 	return w
 }
 
-// refMergeRows is mergeRows as it was. It sorts the links by (i, j) with a counting sort on i and a small
-// sort per row, and sums repeated pairs: a CSR table that costs O(L) to build
-// and O(log degree) to query, where a map would cost a hash per link.
-func refMergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
-	rows := make([]int32, n+1)
-	for _, a := range raw {
-		rows[a.i+1]++
-	}
-	for i := range n {
-		rows[i+1] += rows[i]
-	}
-	sorted := make([]pairAgg, len(raw))
-	next := slices.Clone(rows[:n])
-	for _, a := range raw {
-		sorted[next[a.i]] = a
-		next[a.i]++
-	}
-	out := sorted[:0]
-	merged := make([]int32, n+1)
-	for i := range n {
-		row := sorted[rows[i]:rows[i+1]]
-		slices.SortFunc(row, func(x, y pairAgg) int { return cmp.Compare(x.j, y.j) })
-		for k := 0; k < len(row); k++ {
-			if len(out) > int(merged[i]) && out[len(out)-1].j == row[k].j {
-				last := &out[len(out)-1]
-				last.lt += row[k].lt
-				last.peak += row[k].peak
-				last.avail += row[k].avail
-				last.availR += row[k].availR
-				last.cnt++
-				continue
-			}
-			out = append(out, row[k])
-		}
-		merged[i+1] = int32(len(out))
-	}
-	return merged, out
+// refDir holds what a pair offers is computed from (direction.go), in
+// Mbit/s, per eligible node: its link's capacity out and in, its latest
+// traffic out and in; and what each uplink has free (refUplinks).
+type refDir struct {
+	directional, anyTraffic bool
+	capOut, capIn, tx, rx   []float64
+	upFree                  []float64 // a*ns+b; nil when no uplink carries traffic
+	sw                      []int32   // each eligible node's switch, -1 none
+	ns                      int
 }
 
-// refPairAvail is pairAvail as it was. It prepares what a pair offers; ij is the mean available rate
-// from the lower eligible index to the higher, ji the other way.
-func refPairAvail(w *network, s *Snapshot, model *PairModel, elig []int, directional bool, capOut, capIn []float64) dirAvail {
-	d := dirAvail{directional: directional, capOut: capOut, capIn: capIn}
+// refPairAvail prepares what a pair offers.
+func refPairAvail(w *network, s *Snapshot, model *PairModel, elig []int, directional bool, capOut, capIn []float64) *refDir {
+	d := &refDir{directional: directional, capOut: capOut, capIn: capIn}
 	if !directional {
 		return d
 	}
@@ -273,15 +218,34 @@ func refPairAvail(w *network, s *Snapshot, model *PairModel, elig []int, directi
 		}
 	}
 	if model != nil && d.anyTraffic {
-		refUplinks(&d, s, model, elig, w.n)
+		refUplinks(d, s, model, elig, w.n)
 	}
 	return d
+}
+
+// get is what the pair (i, j) offers, ij the mean available rate from i
+// to j and ji back: the mean of the two for paper; for netload the worse
+// direction, each at most what the sender's link has free out, the
+// receiver's in, and the uplink on the way.
+func (d *refDir) get(i, j int, ij, ji float64) float64 {
+	if !d.directional {
+		return (ij + ji) / 2
+	}
+	if d.anyTraffic {
+		ij = min(ij, max(0, d.capOut[i]-d.tx[i]), max(0, d.capIn[j]-d.rx[j]))
+		ji = min(ji, max(0, d.capOut[j]-d.tx[j]), max(0, d.capIn[i]-d.rx[i]))
+		if d.upFree != nil && d.sw[i] >= 0 && d.sw[j] >= 0 {
+			a, b := int(d.sw[i]), int(d.sw[j])
+			ij, ji = min(ij, d.upFree[a*d.ns+b]), min(ji, d.upFree[b*d.ns+a])
+		}
+	}
+	return min(ij, ji)
 }
 
 // refUplinks is the uplink term of direction.go, per switch pair from
 // the nodes: what A's nodes send and B's receive in total, the smaller
 // of the two taken off the pair's capacity where it is above zero.
-func refUplinks(d *dirAvail, s *Snapshot, m *PairModel, elig []int, n int) {
+func refUplinks(d *refDir, s *Snapshot, m *PairModel, elig []int, n int) {
 	ns := m.NS
 	free := make([]float64, ns*ns)
 	some := false

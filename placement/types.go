@@ -1,6 +1,6 @@
 package placement
 
-import "slices"
+import "github.com/shoal-hpc/shoal/internal/pairmodel"
 
 // Means holds the running means of one Table-1 attribute (seed 002 §3.2.1):
 // the current sample and the 1-, 5- and 15-minute means.
@@ -87,78 +87,15 @@ type Snapshot struct {
 // Known[i] and Known[j], Sw[i], Sw[j] >= 0 and SwOK[Sw[i]*NS+Sw[j]]. Its
 // available and peak rates are the smaller of the two nodes' (Avail,
 // Peak) and, across switches, at most the switch pair's (SwAvail, SwPeak);
-// its RTT is the pair's direct one, else SwRTT. netmodel.Tables, copied;
-// positions are into Nodes, so whoever drops or reorders nodes must
-// rebuild it.
-type PairModel struct {
-	NS          int
-	Sw          []int32
-	Known       []bool
-	Avail, Peak []float64
-	// Per switch pair, a*NS+b, both orders.
-	SwOK                   []bool
-	SwAvail, SwPeak, SwRTT []float64
-	// Direct[i] lists the pairs (i, J>i) with a direct measurement.
-	Direct [][]PairDirect
-}
+// its RTT is the pair's direct one, else SwRTT. They are netmodel's
+// tables (netmodel.Model.Tables), the same type, with the one
+// implementation of the rule (internal/pairmodel); positions are into
+// Nodes, so whoever drops or reorders nodes must rebuild them.
+type PairModel = pairmodel.Tables
 
 // PairDirect is pair (i, J) measured directly: BW when by a bandwidth
 // test (then not derived), RTTms > 0 its direct RTT.
-type PairDirect struct {
-	J     int32
-	BW    bool
-	RTTms float64
-}
-
-// AllLinks returns Links followed by the links Model derives, as one new
-// slice (for readers that want them all; placement derives them as it
-// reads them).
-func (s *Snapshot) AllLinks() []Link {
-	out := slices.Clone(s.Links)
-	if s.Model != nil {
-		s.Model.each(len(s.Nodes), func(i, j int, rtt, avail, peak float64) {
-			out = append(out, Link{From: s.Nodes[i].Name, To: s.Nodes[j].Name, RTTms: rtt,
-				AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
-		})
-	}
-	return out
-}
-
-// each calls fn for every pair the model derives, in order (i, then j).
-// The model must be valid for n nodes (PairModel.check).
-func (m *PairModel) each(n int, fn func(i, j int, rtt, avail, peak float64)) {
-	skip := make([]bool, n)
-	direct := make([]float64, n)
-	for i := range n {
-		for _, d := range m.Direct[i] {
-			skip[d.J], direct[d.J] = d.BW, d.RTTms
-		}
-		si := m.Sw[i]
-		if m.Known[i] && si >= 0 {
-			for j := i + 1; j < n; j++ {
-				sj := m.Sw[j]
-				if skip[j] || !m.Known[j] || sj < 0 {
-					continue
-				}
-				k := int(si)*m.NS + int(sj)
-				if !m.SwOK[k] {
-					continue
-				}
-				avail, peak, rtt := min(m.Avail[i], m.Avail[j]), min(m.Peak[i], m.Peak[j]), m.SwRTT[k]
-				if si != sj {
-					avail, peak = min(avail, m.SwAvail[k]), min(peak, m.SwPeak[k])
-				}
-				if direct[j] > 0 {
-					rtt = direct[j]
-				}
-				fn(i, j, rtt, avail, peak)
-			}
-		}
-		for _, d := range m.Direct[i] {
-			skip[d.J], direct[d.J] = false, 0
-		}
-	}
-}
+type PairDirect = pairmodel.Direct
 
 // PENeed asks for PerProc elements of Kind for every process (e.g. gpu:1).
 // PerProc 0 means "the node must have at least one" without a per-process cap.

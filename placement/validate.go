@@ -83,7 +83,7 @@ func checkModel(s *Snapshot) error {
 	// Some entry is bad: find the first derived link it makes bad, if any.
 	var err error
 	k := len(s.Links)
-	m.each(n, func(i, j int, rtt, avail, peak float64) {
+	m.Each(n, func(i, j int, rtt, avail, peak float64) {
 		if err == nil && !(finiteNonNeg(rtt) && finiteNonNeg(avail) && finiteNonNeg(peak)) {
 			err = linkError(k, &Link{From: s.Nodes[i].Name, To: s.Nodes[j].Name, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
 		}

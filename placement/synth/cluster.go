@@ -28,7 +28,7 @@ type Config struct {
 	// pair of switches, both ends' rows reporting them with both directions
 	// apart and the RTT a Vivaldi estimate (RTTEstimated); every other
 	// pair one derived link (Measured and Derived, undirected, A before B
-	// in node order, as netmodel.Derive gives them): the slower of the two
+	// in node order, as internal/pairmodel derives them): the slower of the two
 	// node links and, across switches, the switch pair's; and each node's
 	// latest traffic sample per direction (NetRx, NetTx). It ignores
 	// PeerLinks and Unmeasured, and leaves the nodes as without it.
