@@ -85,6 +85,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	mc.SuspicionMult = cfg.SuspicionMult
 	mc.PushPullInterval = cfg.PushPullInterval
 	mc.SecretKey = cfg.Key
+	mc.EnableCompression = cfg.Compression
 	mc.Delegate = (*delegate)(g)
 	mc.Events = (*events)(g)
 	mc.Logger = log.New(logWriter{logger}, "", 0)

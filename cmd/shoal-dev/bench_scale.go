@@ -47,6 +47,7 @@ func cmdBenchScale(args []string) error {
 	members := fs.String("members", "20,50", "sizes of today's all-members raft layout to measure the leader's RPC rate at, for contrast; \"\" skips it")
 	probeTimeout := fs.Duration("probe-timeout", 0, "memberlist probe timeout (the probe interval is kept at twice it); 0 = the agent's default (500ms, interval 1s). A machine loaded far past its cores needs more, or its starved agents suspect each other")
 	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
+	compress := fs.Bool("compress", false, "LZW-compress gossip packets and streams as an agent does by default; off here because n agents in one process pay n agents' per-packet LZW tables on the same cores (the bytes figures then count uncompressed packets: an upper bound of an agent's)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
 	paceLate := fs.Duration("pace-late", 20*time.Millisecond, "start the next agent only while this process's timers fire less than this late (it keeps up with the gossip the joins cause); 0 = join as fast as joins succeed")
@@ -85,6 +86,7 @@ func cmdBenchScale(args []string) error {
 	if *suspicion > 0 {
 		o.Config.SuspicionMult = *suspicion
 	}
+	o.Config.Compression = *compress
 	if *one || *membersOne {
 		if len(ns) != 1 {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
@@ -133,7 +135,7 @@ func cmdBenchScale(args []string) error {
 		cmd := exec.Command(exe, "bench-scale", mode, "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
-			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion),
+			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion), "-compress="+strconv.FormatBool(*compress),
 			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-pace-rate", strconv.FormatFloat(*paceRate, 'f', -1, 64), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
