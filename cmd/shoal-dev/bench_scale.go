@@ -87,6 +87,7 @@ func cmdBenchScale(args []string) error {
 		o.Config.SuspicionMult = *suspicion
 	}
 	o.Config.Compression = *compress
+	settings := scaleSettings(o.Config, *paceLate, *paceOwed, *paceRate, *memLimit)
 	if *one || *membersOne {
 		if len(ns) != 1 {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
@@ -121,6 +122,7 @@ func cmdBenchScale(args []string) error {
 		} else {
 			r, err = runScale(context.Background(), o)
 		}
+		r.Settings = settings
 		if err != nil {
 			return err
 		}
@@ -158,6 +160,7 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "all-members raft, %d members: leader %.0f RPCs/s\n", m, r.LeaderRPCs)
 	}
 	var rs []scaleResult
+	var differ []string
 	for _, n := range ns {
 		if *results != "" {
 			// A size measured before (another locked run) is read back, so
@@ -166,6 +169,9 @@ func cmdBenchScale(args []string) error {
 				return err
 			} else if ok {
 				fmt.Fprintf(os.Stderr, "%d agents: read from %s (measured %s)\n", n, resultPath(*results, n), r.At)
+				if r.Settings != settings {
+					differ = append(differ, fmt.Sprintf("%d agents were measured with %s", n, orUnknown(r.Settings)))
+				}
 				rs = append(rs, r)
 				continue
 			}
@@ -187,8 +193,11 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%.0f s paced, %d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
 			n, r.JoinSeconds, r.PaceWaitS, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d (probe interval %v)\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.ProbeInterval)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d -compress=%v (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.Compression, o.Config.ProbeInterval)
+	for _, d := range differ {
+		fmt.Printf("  (not this command's settings: %s)\n", d)
+	}
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))
@@ -213,6 +222,20 @@ func scaleConfig() gossip.Config {
 	// compression, encryption and decoding than two cores hold for 1,000.
 	c.CoordinateInterval = 24 * time.Hour
 	return c
+}
+
+// scaleSettings names the settings a size's figures depend on, as the
+// flags that set them.
+func scaleSettings(c gossip.Config, paceLate time.Duration, paceOwed int64, paceRate float64, memLimit int64) string {
+	return fmt.Sprintf("-probe-timeout %v -suspicion-mult %d -compress=%v -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d",
+		c.ProbeTimeout, c.SuspicionMult, c.Compression, paceLate, paceOwed, paceRate, memLimit)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "settings not recorded"
+	}
+	return s
 }
 
 func resultPath(dir string, n int) string { return filepath.Join(dir, fmt.Sprintf("n%d.json", n)) }
