@@ -73,7 +73,7 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 func (d *delegate) LocalState(join bool) []byte {
 	g := (*Gossip)(d)
 	g.mu.Lock()
-	live := g.table.Live()
+	live := g.table.liveShared() // only read, by the encoder
 	g.mu.Unlock()
 	b, err := EncodeStates(live)
 	if err != nil {

@@ -1,7 +1,9 @@
 package gossip
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -141,5 +143,41 @@ func TestPickFailedOnlyDead(t *testing.T) {
 	}
 	if got := pickFailed(es[:3], "self", rng); got != "" {
 		t.Fatalf("picked %q with no dead peer", got)
+	}
+}
+
+// TestLiveShared checks the push/pull snapshot: the same states, in the
+// same order, as Live, filtered the same way, and without copying any
+// state's slices (a copy per state allocates per node, which is what it is
+// for: at 1,000 nodes that was 14 % of a harness run's allocations).
+func TestLiveShared(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
+	t0 := time.Unix(0, 0)
+	tb := NewTable("self")
+	self := sampleState()
+	self.Name = "self"
+	tb.Merge(self, false)
+	for i, st := range []Status{StatusAlive, StatusSuspect, StatusDead, StatusLeft, StatusAlive} {
+		s := sampleState()
+		s.Name = fmt.Sprintf("n%d", 5-i) // inserted out of order
+		s.Probes = []ProbeBeat{{Kind: "lat", Beat: int64(i)}}
+		tb.Merge(s, true)
+		tb.SetStatus(s.Name, st, t0)
+	}
+	tb.SetStatus("nostate", StatusAlive, t0)
+	want := tb.Live()
+	got := tb.liveShared()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("liveShared = %+v\nLive = %+v", got, want)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Name)
+	}
+	if fmt.Sprint(names) != "[n1 n4 n5 self]" {
+		t.Fatalf("liveShared holds %v, want [n1 n4 n5 self] (alive or suspect, with a state, and self; sorted)", names)
+	}
+	if n := testing.AllocsPerRun(20, func() { _ = tb.liveShared() }); n > 4 {
+		t.Errorf("liveShared allocates %.0f times for 4 states; want at most 4, none per state", n)
 	}
 }
