@@ -56,7 +56,7 @@ func cmdBenchScale(args []string) error {
 	memLimit := fs.Int64("mem-limit", 8, "the size's process collects garbage at GOGC=400 up to this many GiB (GOMEMLIMIT), unless GOGC or GOMEMLIMIT is set")
 	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
 	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
-	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU over the whole size, and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end)")
+	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU cut at each stage (cpu-to-joined: the join; cpu-to-quiet; cpu-to-end: the measuring), and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end); a size stopped by SIGTERM or SIGINT writes them as they stand (killed)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	fs.Parse(args)
 	ns, err := parseSizes(*sizes)
@@ -113,6 +113,7 @@ func cmdBenchScale(args []string) error {
 			return err
 		}
 		defer prof.stop()
+		prof.onSignal()
 		o.prof = prof
 		var r scaleResult
 		if *membersOne {
