@@ -149,6 +149,19 @@ func (t *Table) Entries() []Entry {
 	return out
 }
 
+// failed returns the entries of dead nodes (not departed) for the
+// reconnect loop, in no order. The states share their slices with the
+// table (as liveShared's): only read them.
+func (t *Table) failed() []Entry {
+	var out []Entry
+	for _, e := range t.rows {
+		if e.Status == StatusDead {
+			out = append(out, *e)
+		}
+	}
+	return out
+}
+
 // Live returns the states of nodes that are alive or suspect, for push/pull:
 // a peer learns about the dead from memberlist, not from us.
 func (t *Table) Live() []NodeState {

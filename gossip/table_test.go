@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"sort"
 	"testing"
 	"time"
 )
@@ -179,5 +180,26 @@ func TestLiveShared(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, func() { _ = tb.liveShared() }); n > 4 {
 		t.Errorf("liveShared allocates %.0f times for 4 states; want at most 4, none per state", n)
+	}
+}
+
+// TestTableFailed checks what the reconnect loop reads: the dead nodes
+// only (not the departed, alive or suspect ones), self included as the
+// table holds it (pickFailed skips self).
+func TestTableFailed(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	tb := NewTable("self")
+	for name, st := range map[string]Status{"a": StatusAlive, "b": StatusSuspect, "c": StatusDead, "d": StatusLeft, "e": StatusDead} {
+		tb.Merge(NodeState{Name: name, Boot: 1, Seq: 1, Addr: "10.0.0.9", GossipPort: 7946}, true)
+		tb.SetStatus(name, st, t0)
+	}
+	var names []string
+	for _, e := range tb.failed() {
+		names = append(names, e.State.Name)
+	}
+	sort.Strings(names)
+	if fmt.Sprint(names) != "[c e]" {
+		t.Fatalf("failed = %v, want [c e]", names)
 	}
 }
