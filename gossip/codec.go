@@ -76,6 +76,18 @@ func DecodeStates(b []byte) ([]NodeState, error) {
 }
 
 func decode(b []byte, want byte, v any) error {
+	if err := checkHeader(b, want); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b[2:], v); err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return nil
+}
+
+// checkHeader rejects a message that is too large, or not of type want in
+// this agent's wire version.
+func checkHeader(b []byte, want byte) error {
 	if len(b) > MaxMessageSize {
 		return fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(b), MaxMessageSize)
 	}
@@ -87,9 +99,6 @@ func decode(b []byte, want byte, v any) error {
 	}
 	if b[1] != wireV1 {
 		return fmt.Errorf("%w: version %d, this agent speaks %d", ErrMalformed, b[1], wireV1)
-	}
-	if err := json.Unmarshal(b[2:], v); err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return nil
 }

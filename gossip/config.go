@@ -23,6 +23,16 @@ type Config struct {
 	Port int
 	// Key encrypts gossip with AES-GCM when set; 16, 24 or 32 bytes.
 	Key []byte
+	// Compression LZW-compresses every gossip packet and stream before it is
+	// encrypted (memberlist's EnableCompression). Default on, memberlist's
+	// LAN value and what agents have always sent: a JSON node state shrinks
+	// by about half, so push/pull and broadcasts cost half the bytes on the
+	// wire. It costs CPU per packet (memberlist allocates a 64 KiB LZW table
+	// for each), which a real agent pays once for its own packets; the scale
+	// harness, which runs n agents on one machine's cores, turns it off. A
+	// node accepts compressed and uncompressed packets whatever this says,
+	// so agents that differ here still talk.
+	Compression bool
 
 	// ProbeInterval is how often memberlist probes one random node.
 	// Default 1s (memberlist's LAN value).
@@ -98,6 +108,7 @@ func DefaultConfig() Config {
 	return Config{
 		BindAddr:          "0.0.0.0",
 		Port:              7946,
+		Compression:       true,
 		ProbeInterval:     time.Second,
 		ProbeTimeout:      500 * time.Millisecond,
 		GossipInterval:    100 * time.Millisecond,

@@ -73,7 +73,7 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 func (d *delegate) LocalState(join bool) []byte {
 	g := (*Gossip)(d)
 	g.mu.Lock()
-	live := g.table.Live()
+	live := g.table.liveShared() // only read, by the encoder
 	g.mu.Unlock()
 	b, err := EncodeStates(live)
 	if err != nil {
@@ -86,7 +86,11 @@ func (d *delegate) LocalState(join bool) []byte {
 
 func (d *delegate) MergeRemoteState(b []byte, join bool) {
 	g := (*Gossip)(d)
-	ss, err := DecodeStates(b)
+	// Most of a push/pull is states already held: decode only the rest
+	// (decodeFreshStates says why).
+	g.mu.Lock()
+	ss, err := decodeFreshStates(b, g.table.stale)
+	g.mu.Unlock()
 	if err != nil {
 		g.log.Warn("dropped push/pull state", "err", err, "bytes", len(b))
 		return

@@ -85,6 +85,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	mc.SuspicionMult = cfg.SuspicionMult
 	mc.PushPullInterval = cfg.PushPullInterval
 	mc.SecretKey = cfg.Key
+	mc.EnableCompression = cfg.Compression
 	mc.Delegate = (*delegate)(g)
 	mc.Events = (*events)(g)
 	mc.Logger = log.New(logWriter{logger}, "", 0)
@@ -229,6 +230,13 @@ func (g *Gossip) Nodes() []Entry {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.seenMembers(members)
+	return g.table.Entries()
+}
+
+// seenMembers brings the table's liveness up to a snapshot of memberlist's
+// members read before g.mu was taken (it holds g.mu).
+func (g *Gossip) seenMembers(members []*memberlist.Node) {
 	now := g.now()
 	for _, m := range members {
 		if m.Name == g.cfg.Name {
@@ -246,7 +254,6 @@ func (g *Gossip) Nodes() []Entry {
 			g.log.Debug("a members snapshot older than a death notice: the node stays dead", "node", m.Name)
 		}
 	}
-	return g.table.Entries()
 }
 
 // MemberMeta returns the metadata of every member memberlist currently knows

@@ -2,13 +2,14 @@ package gossip
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
+	"testing"
 
 	"github.com/hashicorp/memberlist"
-
-	"encoding/json"
-	"fmt"
-	"testing"
 )
 
 // TestPeekVersion checks that a broadcast's version is read from the
@@ -128,4 +129,91 @@ func TestNotifyMsgDropsStaleCopies(t *testing.T) {
 
 func newTestQueue() *memberlist.TransmitLimitedQueue {
 	return &memberlist.TransmitLimitedQueue{NumNodes: func() int { return 10 }, RetransmitMult: 4}
+}
+
+// TestDecodeFreshStates checks the push/pull shortcut: states the table
+// holds are skipped unread, newer ones decoded, a fresh invalid state or
+// bad JSON still rejects the whole payload, and with nothing held it
+// decodes exactly what DecodeStates does.
+func TestDecodeFreshStates(t *testing.T) {
+	t.Parallel()
+	held := sampleState()
+	// Quotes and brackets inside a string must not end the element early:
+	// a split that got them wrong would fall back to decoding everything,
+	// which refuses this payload (below).
+	held.Static.CPUModel = `Xeon "}], {["`
+	newer := held.Clone()
+	newer.Name, newer.Static.Hostname = "n2", "n2"
+	other := held.Clone()
+	other.Name, other.Seq = "n3", 1
+	tb := NewTable("self")
+	tb.Merge(held, true)
+	old2 := newer.Clone()
+	old2.Seq = newer.Seq - 1
+	tb.Merge(old2, true)
+	// held's copy carries a body the decoder would refuse: skipped, so
+	// not decoded.
+	hb, _ := EncodeState(&held)
+	heldBody := append(append([]byte(nil), hb[2:len(hb)-1]...), []byte(`,"static":"not an object"}`)...)
+	nb, _ := EncodeState(&newer)
+	ob, _ := EncodeState(&other)
+	payload := append([]byte{msgStates, wireV1, '['}, heldBody...)
+	payload = append(append(append(append(append(payload, ','), nb[2:]...), ' ', ',', '\n'), ob[2:]...), ']')
+	if _, err := DecodeStates(payload); err == nil {
+		t.Fatal("DecodeStates takes the test's payload; the held state must be one it refuses")
+	}
+	got, err := decodeFreshStates(payload, tb.stale)
+	if err != nil {
+		t.Fatalf("decodeFreshStates: %v", err)
+	}
+	if len(got) != 2 || got[0].Name != "n2" || got[1].Name != "n3" || got[0].Static.Hostname != "n2" {
+		t.Fatalf("decoded %+v, want n2 and n3 (n1 is held)", got)
+	}
+	// A fresh invalid state rejects the payload, as does bad JSON.
+	bad := newer.Clone()
+	bad.Seq, bad.HTTPPort = newer.Seq+1, 70000
+	bb, _ := EncodeStates([]NodeState{held, bad})
+	if _, err := decodeFreshStates(bb, tb.stale); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a fresh invalid state: err = %v, want ErrMalformed", err)
+	}
+	for name, b := range map[string][]byte{
+		"truncated": payload[:len(payload)-1],
+		"broadcast": hb,
+		"object":    append([]byte{msgStates, wireV1}, nb[2:]...),
+		"null":      {msgStates, wireV1, 'n', 'u', 'l', 'l'},
+		"empty":     {msgStates, wireV1, '[', ']'},
+	} {
+		want, werr := DecodeStates(b)
+		got, gerr := decodeFreshStates(b, func(version) bool { return false })
+		if (werr == nil) != (gerr == nil) || len(got) != len(want) {
+			t.Errorf("%s: decodeFreshStates = %d states, %v; DecodeStates = %d, %v", name, len(got), gerr, len(want), werr)
+		}
+	}
+	// With nothing held it decodes what DecodeStates decodes.
+	all, _ := EncodeStates([]NodeState{held, newer, other})
+	want, _ := DecodeStates(all)
+	got, err = decodeFreshStates(all, func(version) bool { return false })
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("nothing held: decodeFreshStates = %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// FuzzDecodeFreshStates checks that, with nothing held, the shortcut
+// accepts and returns exactly what DecodeStates does.
+func FuzzDecodeFreshStates(f *testing.F) {
+	s := sampleState()
+	b, _ := EncodeStates([]NodeState{s, s})
+	f.Add(b)
+	f.Add([]byte{msgStates, wireV1, '[', '{', '"', '\\', '"', '}', ']'})
+	f.Add(append([]byte{msgStates, wireV1}, []byte(`[{"name":"a\"}","boot":1,"seq":2},{"name":"b","x":[{}]}]`)...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, werr := DecodeStates(b)
+		got, gerr := decodeFreshStates(b, func(version) bool { return false })
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("DecodeStates err %v, decodeFreshStates err %v", werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) && (len(want) > 0 || len(got) > 0) {
+			t.Fatalf("DecodeStates %+v, decodeFreshStates %+v", want, got)
+		}
+	})
 }

@@ -24,7 +24,16 @@ func (g *Gossip) reconnectLoop() {
 			return
 		case <-t.C:
 		}
-		if addr := pickFailed(g.Nodes(), g.cfg.Name, rng); addr != "" {
+		// What Nodes does, without copying every entry: only the dead
+		// are read. Every agent does this every ReconnectInterval; at
+		// 1,000 nodes the copies were a tenth of a 1,000-agent
+		// harness run's CPU.
+		members := g.ml.Members()
+		g.mu.Lock()
+		g.seenMembers(members)
+		failed := g.table.failed()
+		g.mu.Unlock()
+		if addr := pickFailed(failed, g.cfg.Name, rng); addr != "" {
 			if n, err := g.ml.Join([]string{addr}); err == nil && n > 0 {
 				g.log.Info("reconnected to a failed node", "addr", addr)
 			}

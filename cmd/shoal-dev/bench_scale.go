@@ -47,15 +47,16 @@ func cmdBenchScale(args []string) error {
 	members := fs.String("members", "20,50", "sizes of today's all-members raft layout to measure the leader's RPC rate at, for contrast; \"\" skips it")
 	probeTimeout := fs.Duration("probe-timeout", 0, "memberlist probe timeout (the probe interval is kept at twice it); 0 = the agent's default (500ms, interval 1s). A machine loaded far past its cores needs more, or its starved agents suspect each other")
 	suspicion := fs.Int("suspicion-mult", 0, "memberlist suspicion multiplier; 0 = the agent's default (4)")
+	compress := fs.Bool("compress", false, "LZW-compress gossip packets and streams as an agent does by default; off here because n agents in one process pay n agents' per-packet LZW tables on the same cores (the bytes figures then count uncompressed packets: an upper bound of an agent's)")
 	one := fs.Bool("one", false, "measure the single size -n in this process and print JSON (used by the parent run)")
 	membersOne := fs.Bool("members-one", false, "measure the all-members layout at the single size -n and print JSON (used by the parent run)")
 	paceLate := fs.Duration("pace-late", 20*time.Millisecond, "start the next agent only while this process's timers fire less than this late (it keeps up with the gossip the joins cause); 0 = join as fast as joins succeed")
-	paceOwed := fs.Int64("pace-owed", 8000, "start the next agent only while the joins so far will cause fewer than this many state packets more (the i-th agent's join: i agents re-gossip its state 4·⌈log10(i+1)⌉ times), paid off by the state packets sent or at -pace-rate a second, whichever is more")
-	paceRate := fs.Float64("pace-rate", 12000, "state packets a second this process sends and receives at about 1.5 of the machine's 2 cores (a packet costs about 120 µs here: LZW compression, encryption, decoding, and the collector)")
+	paceOwed := fs.Int64("pace-owed", 12000, "start the next agent only while the joins so far will cause fewer than this many state packets more (the i-th agent's join: i agents re-gossip its state 4·⌈log10(i+1)⌉ times), paid off by the state packets sent or at -pace-rate a second, whichever is more")
+	paceRate := fs.Float64("pace-rate", 24000, "state packets a second this process sends and receives at about 1 of the machine's 2 cores (a packet costs 30 to 50 µs here without compression: encryption, decoding, memberlist's queues, the collector; with -compress about twice that, so halve this)")
 	memLimit := fs.Int64("mem-limit", 8, "the size's process collects garbage at GOGC=400 up to this many GiB (GOMEMLIMIT), unless GOGC or GOMEMLIMIT is set")
 	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
 	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
-	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU over the whole size, and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end)")
+	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU cut at each stage (cpu-to-joined: the join; cpu-to-quiet; cpu-to-end: the measuring), and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end); a size stopped by SIGTERM or SIGINT writes them as they stand (killed)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	fs.Parse(args)
 	ns, err := parseSizes(*sizes)
@@ -85,6 +86,8 @@ func cmdBenchScale(args []string) error {
 	if *suspicion > 0 {
 		o.Config.SuspicionMult = *suspicion
 	}
+	o.Config.Compression = *compress
+	settings := scaleSettings(o.Config, *paceLate, *paceOwed, *paceRate, *memLimit)
 	if *one || *membersOne {
 		if len(ns) != 1 {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
@@ -92,8 +95,10 @@ func cmdBenchScale(args []string) error {
 		o.N = ns[0]
 		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 			// Half of a size's CPU went to the collector at GOGC=100 (a
-			// profile at 300 agents: memberlist allocates an LZW table per
-			// packet). Collect less often, up to -mem-limit GiB: the protocol is
+			// profile at 300 agents with -compress: memberlist allocates an
+			// LZW table per packet; without it, 10 % at 1,000 at GOGC=400:
+			// its per-packet AES-GCM setup, msgpack and push/pull buffers).
+			// Collect less often, up to -mem-limit GiB: the protocol is
 			// unchanged, the machine's two cores go to the agents.
 			debug.SetGCPercent(400)
 			debug.SetMemoryLimit(*memLimit << 30)
@@ -110,6 +115,7 @@ func cmdBenchScale(args []string) error {
 			return err
 		}
 		defer prof.stop()
+		prof.onSignal()
 		o.prof = prof
 		var r scaleResult
 		if *membersOne {
@@ -119,6 +125,7 @@ func cmdBenchScale(args []string) error {
 		} else {
 			r, err = runScale(context.Background(), o)
 		}
+		r.Settings = settings
 		if err != nil {
 			return err
 		}
@@ -133,7 +140,7 @@ func cmdBenchScale(args []string) error {
 		cmd := exec.Command(exe, "bench-scale", mode, "-n", strconv.Itoa(n), "-rounds", strconv.Itoa(*rounds),
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
-			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion),
+			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion), "-compress="+strconv.FormatBool(*compress),
 			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-pace-rate", strconv.FormatFloat(*paceRate, 'f', -1, 64), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
@@ -156,6 +163,7 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "all-members raft, %d members: leader %.0f RPCs/s\n", m, r.LeaderRPCs)
 	}
 	var rs []scaleResult
+	var differ []string
 	for _, n := range ns {
 		if *results != "" {
 			// A size measured before (another locked run) is read back, so
@@ -164,6 +172,9 @@ func cmdBenchScale(args []string) error {
 				return err
 			} else if ok {
 				fmt.Fprintf(os.Stderr, "%d agents: read from %s (measured %s)\n", n, resultPath(*results, n), r.At)
+				if r.Settings != settings {
+					differ = append(differ, fmt.Sprintf("%d agents were measured with %s", n, orUnknown(r.Settings)))
+				}
 				rs = append(rs, r)
 				continue
 			}
@@ -185,8 +196,11 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%.0f s paced, %d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
 			n, r.JoinSeconds, r.PaceWaitS, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d (probe interval %v)\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.ProbeInterval)
+	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d -compress=%v (probe interval %v)\n",
+		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.Compression, o.Config.ProbeInterval)
+	for _, d := range differ {
+		fmt.Printf("  (not this command's settings: %s)\n", d)
+	}
 	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
 	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
 		*servers, min(3, *servers))
@@ -211,6 +225,20 @@ func scaleConfig() gossip.Config {
 	// compression, encryption and decoding than two cores hold for 1,000.
 	c.CoordinateInterval = 24 * time.Hour
 	return c
+}
+
+// scaleSettings names the settings a size's figures depend on, as the
+// flags that set them.
+func scaleSettings(c gossip.Config, paceLate time.Duration, paceOwed int64, paceRate float64, memLimit int64) string {
+	return fmt.Sprintf("-probe-timeout %v -suspicion-mult %d -compress=%v -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d",
+		c.ProbeTimeout, c.SuspicionMult, c.Compression, paceLate, paceOwed, paceRate, memLimit)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "settings not recorded"
+	}
+	return s
 }
 
 func resultPath(dir string, n int) string { return filepath.Join(dir, fmt.Sprintf("n%d.json", n)) }

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	ossignal "os/signal"
 	"path/filepath"
 	"runtime"
 	runtimepprof "runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -25,6 +27,8 @@ import (
 type scaleProfiler struct {
 	dir string
 	n   int
+	// mu orders the stages with a stop on a signal (onSignal).
+	mu  sync.Mutex
 	cpu *os.File
 }
 
@@ -41,16 +45,58 @@ func startProfiler(dir string, n int) (*scaleProfiler, error) {
 	}
 	runtime.SetBlockProfileRate(int((10 * time.Microsecond).Nanoseconds()))
 	runtime.SetMutexProfileFraction(10)
-	f, err := os.Create(p.path("cpu.pprof"))
+	if err := p.startCPU(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// The CPU profile is cut at every stage: n<N>-cpu-to-<stage>.pprof holds
+// the CPU from the stage before (or the start) to that one, so the join
+// and the steady state after it are read apart; the part being recorded
+// is n<N>-cpu-running.pprof until its stage comes.
+func (p *scaleProfiler) startCPU() error {
+	f, err := os.Create(p.path("cpu-running.pprof"))
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return fmt.Errorf("cpu profile: %w", err)
 	}
 	if err := runtimepprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return fmt.Errorf("cpu profile: %w", err)
 	}
 	p.cpu = f
-	return p, nil
+	return nil
+}
+
+// cutCPU ends the CPU profile being recorded as the part up to stage.
+func (p *scaleProfiler) cutCPU(stage string) {
+	if p.cpu == nil {
+		return
+	}
+	runtimepprof.StopCPUProfile()
+	p.cpu.Close()
+	p.cpu = nil
+	if err := os.Rename(p.path("cpu-running.pprof"), p.path("cpu-to-"+stage+".pprof")); err != nil {
+		progress("profile cpu: %v", err)
+	}
+}
+
+// onSignal writes the profiles as they stand (stage "killed") when the
+// size's process is told to stop: a size that stalls is stopped by hand,
+// and its CPU profile is then the evidence of why.
+func (p *scaleProfiler) onSignal() {
+	if p == nil || p.dir == "" {
+		return
+	}
+	ch := make(chan os.Signal, 1)
+	ossignal.Notify(ch, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-ch
+		progress("stopped: writing profiles (stage killed)")
+		p.stage("killed")
+		p.stop()
+		os.Exit(1)
+	}()
 }
 
 func (p *scaleProfiler) path(name string) string {
@@ -64,6 +110,14 @@ func (p *scaleProfiler) stage(name string) {
 	if p == nil || p.dir == "" {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutCPU(name)
+	defer func() {
+		if err := p.startCPU(); err != nil {
+			progress("%v", err)
+		}
+	}()
 	runtime.GC()
 	for _, k := range []struct{ prof, file string }{
 		{"heap", name + "-heap.pprof"}, {"goroutine", name + "-goroutine.pprof"},
@@ -82,11 +136,12 @@ func (p *scaleProfiler) stage(name string) {
 }
 
 func (p *scaleProfiler) stop() {
-	if p == nil || p.cpu == nil {
+	if p == nil {
 		return
 	}
-	runtimepprof.StopCPUProfile()
-	p.cpu.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutCPU("exit")
 }
 
 // servePprof serves net/http/pprof on addr until the process ends, and

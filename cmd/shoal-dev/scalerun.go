@@ -128,6 +128,10 @@ type scaleResult struct {
 	TotalHosts  int `json:"total_hosts"`
 	// At is when the size was measured (UTC, RFC 3339).
 	At string `json:"at"`
+	// Settings are the harness settings the size was measured with
+	// (scaleSettings), so that a table of sizes read from -results says
+	// which were measured otherwise.
+	Settings string `json:"settings,omitempty"`
 	// Load is the machine's 1-minute load average at the start and end.
 	LoadStart float64 `json:"load_start"`
 	LoadEnd   float64 `json:"load_end"`
