@@ -280,12 +280,37 @@ func (s *Server) handleAlloc(w http.ResponseWriter, r *http.Request) {
 		req.Alpha = st.Settings.Alpha
 	}
 	req.Done = r.Context().Done() // a client that leaves stops the placement
+	var coverage string
+	if networkPolicy(ar.Policy) {
+		var only []string
+		for _, h := range ar.Hostfile {
+			only = append(only, h.Host)
+		}
+		waited := time.Duration(max(ar.ModelWaitedMs, 0)) * time.Millisecond
+		cov, reason, wait := s.be.ModelWait(st, only, waited)
+		if wait && !ar.NoModelWait {
+			// The client asks again: an HTTP request does not hang for the
+			// bound (45 s by default), and `shoal alloc` shows the count.
+			writeJSON(w, http.StatusOK, api.AllocDecision{Hosts: []api.JobHost{}, Wait: true, WaitReason: reason, ModelWait: true,
+				ModelCoverage: cov, Score: api.AllocScore{Nodes: []api.AllocNodeScore{}}})
+			return
+		}
+		coverage = cov
+	}
 	d, err := placement.Place(s.be.PlacementSnapshot(st), req)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, toAPIDecision(d))
+	out := toAPIDecision(d)
+	out.ModelCoverage = coverage
+	writeJSON(w, http.StatusOK, out)
+}
+
+// networkPolicy reports whether a placement policy reads the network
+// (netload, the default, and paper): those wait for the network model.
+func networkPolicy(p string) bool {
+	return p == "" || p == placement.PolicyNetload || p == placement.PolicyPaper
 }
 
 // OptTime is t in UTC, or nil for the zero time (a JSON null).
