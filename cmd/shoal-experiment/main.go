@@ -264,16 +264,11 @@ func parsePolicy(spec string) (name, alpha string, weights []string) {
 	return name, alpha, parts[1:]
 }
 
-// alloc asks node's agent where policy would put np processes and returns
+// allocCov asks node's agent where policy would put np processes and returns
 // one host per rank. A policy written NAME@A/W1/W2 is NAME asked with
 // --alpha A --weight W1 --weight W2 (e.g. netload@0.1/flow=0).
-func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, error) {
-	hosts, t, _, err := allocCov(ctx, l, node, policy, np, ppn, seed)
-	return hosts, t, err
-}
-
-// allocCov is alloc with the network model's coverage the agent reported
-// ("" for a policy that does not read the network).
+// It returns the network model's coverage the agent reported too ("" for
+// a policy that does not read the network).
 func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, string, error) {
 	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", strconv.Itoa(ppn),
 		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
