@@ -92,6 +92,7 @@ func main() {
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s --placement-model-wait 45s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
+	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
 	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
 	flag.Parse()
 	c.cases = splitList(cases)
@@ -104,6 +105,17 @@ func main() {
 	if err := c.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
 		os.Exit(2)
+	}
+	if *fromLog != "" {
+		recs, err := recsFromLog(c, *fromLog)
+		if err == nil {
+			err = writeCSV(c.out, recs)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *reportOnly != "" {
 		if err := reprint(c, *reportOnly, os.Stdout); err != nil {
