@@ -73,6 +73,14 @@ type Config struct {
 	Raft RaftTimings
 	// WriteTimeout bounds how long a write waits for a leader. Default 10s.
 	WriteTimeout time.Duration
+	// PlacementModelWait bounds how long a job of a network-aware policy
+	// (netload, the default, and paper) stays pending, after it is
+	// submitted, while the network model does not cover the nodes it may
+	// run on (leader.ModelWait), and how long `shoal alloc` waits for it:
+	// right after a cluster forms, placement would choose on a few
+	// measured pairs. 0 places at once. Default 45s
+	// (--placement-model-wait).
+	PlacementModelWait time.Duration
 	// CoallocTimeout is how long every allocated node has to reserve its
 	// slots before the allocation is released and the job requeued.
 	// Default 10s.
@@ -168,20 +176,21 @@ type RaftTimings struct {
 // DefaultConfig returns production defaults.
 func DefaultConfig() Config {
 	return Config{
-		BindAddr:         "0.0.0.0",
-		GossipPort:       7946,
-		RaftPort:         7947,
-		HTTPPort:         7948,
-		SampleInterval:   3 * time.Second,
-		BootstrapExpect:  3,
-		Servers:          5,
-		DeadVoterGrace:   10 * time.Second,
-		WriteTimeout:     10 * time.Second,
-		CoallocTimeout:   10 * time.Second,
-		JobRetention:     24 * time.Hour,
-		HistoryRetention: 30 * 24 * time.Hour,
-		Limits:           raftfsm.DefaultLimits(),
-		LeafTTL:          tlsca.DefaultLeafTTL,
+		BindAddr:           "0.0.0.0",
+		GossipPort:         7946,
+		RaftPort:           7947,
+		HTTPPort:           7948,
+		SampleInterval:     3 * time.Second,
+		BootstrapExpect:    3,
+		Servers:            5,
+		DeadVoterGrace:     10 * time.Second,
+		WriteTimeout:       10 * time.Second,
+		CoallocTimeout:     10 * time.Second,
+		PlacementModelWait: DefaultPlacementModelWait,
+		JobRetention:       24 * time.Hour,
+		HistoryRetention:   30 * 24 * time.Hour,
+		Limits:             raftfsm.DefaultLimits(),
+		LeafTTL:            tlsca.DefaultLeafTTL,
 		Raft: RaftTimings{
 			HeartbeatTimeout:   500 * time.Millisecond,
 			ElectionTimeout:    500 * time.Millisecond,
@@ -218,6 +227,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("servers %d must be at least the voter target %d (--voters, default bootstrap-expect)", c.Servers, c.voters())
 	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0 || c.CoallocTimeout <= 0:
 		return errors.New("dead-voter grace, write timeout and co-allocation timeout must be positive")
+	case c.PlacementModelWait < 0:
+		return fmt.Errorf("placement model wait %v is negative: pass 0 to place at once", c.PlacementModelWait)
 	case c.LeafTTL < 0:
 		return fmt.Errorf("leaf certificate TTL %v is negative", c.LeafTTL)
 	case c.JobRetention < 0:
@@ -279,3 +290,9 @@ func (c *Config) advertise() string {
 	}
 	return ""
 }
+
+// DefaultPlacementModelWait is Config.PlacementModelWait's default: a
+// forming ten-node cluster on declared switches has its network model in
+// 3-4 rounds of bandwidth tests (6 s each by default) after the first
+// cycle settles; the bound leaves room for that on a loaded host.
+const DefaultPlacementModelWait = 45 * time.Second

@@ -43,6 +43,8 @@ type httpBackend struct {
 	rows     *netRows
 	// feed streams the state to client agents (nil: not a server).
 	feed *replica.Feed
+	// modelWait is Config.PlacementModelWait, for `shoal alloc`.
+	modelWait time.Duration
 }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
@@ -125,6 +127,14 @@ func (b *httpBackend) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, e
 }
 func (b *httpBackend) ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error) {
 	return b.applier.applyLocal(ctx, cmd)
+}
+
+func (b *httpBackend) ModelWait(st *raftfsm.State, only []string, waited time.Duration) (string, string, bool) {
+	nodes := leaderNodes(b.gossip, b.rows.leaderRow)
+	now := b.now()
+	cov := leader.Coverage(st, nodes, only)
+	reason, wait := leader.ModelWait(func() leader.ModelCoverage { return cov }, nodes, now.Add(-waited), now, b.modelWait)
+	return cov.String(), reason, wait
 }
 
 func (b *httpBackend) PlacementSnapshot(st *raftfsm.State) placement.Snapshot {

@@ -37,7 +37,8 @@ func (a *Agent) startHTTP() error {
 		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP,
 		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics()},
 		&httpBackend{gossip: a.gossip, srv: &a.srv, fsm: a.fsm, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
-			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress, rows: a.rows, feed: a.feed})
+			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress, rows: a.rows, feed: a.feed,
+			modelWait: a.cfg.PlacementModelWait})
 	if err != nil {
 		return err
 	}

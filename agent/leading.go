@@ -57,6 +57,12 @@ type leading struct {
 	book leader.Book
 }
 
+// formationSettle is leader.ProbeConfig.Settle: how long a forming
+// cluster's membership must stay the same before the first bandwidth
+// cycle, which measures the network model first, is planned. Agents
+// started together join within a few seconds of each other.
+const formationSettle = 3 * time.Second
+
 // leaderConfig is the core's configuration from the agent's, read anew
 // each round: the elastic options and what a SIGHUP reloads (live) change
 // at run time.
@@ -65,10 +71,10 @@ func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func()
 		r := live.load()                // what a SIGHUP may have changed
 		pc := r.probeConfig(cfg.Probes) // the zero config is the defaults: expanded first
 		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), Servers: cfg.Servers,
-			CoallocTimeout: cfg.CoallocTimeout, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
+			CoallocTimeout: cfg.CoallocTimeout, PlacementModelWait: cfg.PlacementModelWait, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
 			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
 			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
-				BandwidthInterval: pc.BandwidthInterval, Topo: pc.Topo}}
+				BandwidthInterval: pc.BandwidthInterval, Topo: pc.Topo, Settle: formationSettle}}
 	}
 }
 

@@ -67,6 +67,11 @@ type ProbesBook struct {
 	// SwitchesAt is the newest bandwidth test (Unix ms) the last switch
 	// inference saw (recordSwitches).
 	SwitchesAt int64
+	// Planned holds, per member, the last cycle whose plan included it:
+	// the members when this leader planned a cycle, and the nodes
+	// joinCycle added to one under way. A member missing from the cycle
+	// under way joined after it was planned.
+	Planned map[string]uint64
 	// CatchUpEmpty keys (cycle and unmeasured nodes) the last catch-up
 	// that found nothing to test, so it is not planned again every round.
 	CatchUpEmpty string

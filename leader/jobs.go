@@ -121,6 +121,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 	}
 	snap := Snapshot(st, v.Nodes)
 	gs := newGates(st, now)
+	mg := &modelGate{v: v}
 	heldMem, confined := raftfsm.HeldMemory(st), confinedNodes(v.Nodes)
 	for _, j := range queue {
 		if g := gs.check(j); g.never != "" {
@@ -129,6 +130,14 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		} else if g.wait != "" {
 			if waitReasonStale(j.WaitReason, j.WaitSince, g.wait, now) {
 				add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: g.wait})
+			}
+			continue
+		}
+		if wait := mg.wait(j); wait != "" {
+			// As Slurm keeps a job pending with a reason: a network-aware
+			// placement on a model that covers a few nodes is a guess.
+			if waitReasonStale(j.WaitReason, j.WaitSince, wait, now) {
+				add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: wait})
 			}
 			continue
 		}
@@ -232,8 +241,17 @@ func waitReasonStale(old string, since time.Time, now string, at time.Time) bool
 		return false
 	}
 	kind := func(s string) string { k, _, _ := strings.Cut(s, ":"); return k }
-	return kind(old) != kind(now) || at.Sub(since) >= waitRefresh
+	refresh := waitRefresh
+	if kind(now) == ModelWaitReason {
+		refresh = modelWaitRefresh
+	}
+	return kind(old) != kind(now) || at.Sub(since) >= refresh
 }
+
+// modelWaitRefresh is waitRefresh for a job waiting for the network model:
+// that wait lasts seconds (PlacementModelWait), and a user watching
+// `shoal run` should see the count of measured nodes move.
+const modelWaitRefresh = 5 * time.Second
 
 // excludeFailed hides from one job the nodes its last attempt failed on:
 // nodes that never reserved (a hung agent would be chosen again and again

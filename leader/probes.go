@@ -84,9 +84,12 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 			return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
 				Before: note("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)}}, b
 		}
-		return nil, b
+		return joinCycle(v, b, members, last, rounds, cur)
 	}
 	if len(members) < 2 {
+		return nil, b
+	}
+	if d.Cycle == 0 && !formationSettled(v.Nodes, now, cfg.Settle) {
 		return nil, b
 	}
 	cycle := d.Cycle + 1
@@ -102,6 +105,7 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 	}
 	in := topoInput(v, members, last, cycle)
 	plan := probe.PlanTopoCycle(in)
+	b = b.planned(cycle, members, true)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: now, Full: true},
@@ -109,6 +113,87 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 			"tests", len(plan.Pairs()), "tests_per_node", plan.TestsPerNode, "own", plan.Kind["own"], "cross", plan.Kind["cross"],
 			"uncertain", plan.Kind["uncertain"], "explore", plan.Kind["explore"], "deferred_switch_pairs", plan.DeferredSwitchPairs,
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
+}
+
+// formationSettled reports whether a forming cluster's first bandwidth
+// cycle may start: no alive member joined in the last settle and every one
+// runs a bandwidth probe, or the first member was seen 4×settle ago (a
+// node whose probe never starts does not hold the cycle back). settle <= 0
+// is always settled.
+func formationSettled(nodes []Node, now time.Time, settle time.Duration) bool {
+	if settle <= 0 {
+		return true
+	}
+	var oldest, newest time.Time
+	ready := true
+	for _, n := range nodes {
+		if n.Status != StatusAlive {
+			continue
+		}
+		if oldest.IsZero() || n.Since.Before(oldest) {
+			oldest = n.Since
+		}
+		if n.Since.After(newest) {
+			newest = n.Since
+		}
+		ready = ready && n.HasState && n.ProbePort > 0
+	}
+	return now.Sub(oldest) >= 4*settle || (ready && now.Sub(newest) >= settle)
+}
+
+// joinCycle gives the members that joined while a cycle is under way
+// (fresh: no measured pair, no test in what is left of the cycle, not
+// given tests in this cycle yet) the network model's tests of their link
+// (probe.PlanJoiners), merged into the rounds left: a forming cluster's
+// late joiner is measured within a few rounds, not after the cycle ends.
+func joinCycle(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, rounds [][]probe.Duty, cur int) ([]Command, ProbesBook) {
+	d := v.State.ProbeDuties
+	inCycle := map[string]bool{}
+	for i := max(cur, 0); i < len(rounds); i++ {
+		for _, t := range rounds[i] {
+			inCycle[t.From], inCycle[t.To] = true, true
+		}
+	}
+	if b.Planned == nil {
+		return nil, b // a new leader: it does not know whom the cycle under way was planned for
+	}
+	var fresh []string
+	for _, n := range unmeasured(members, last) {
+		if !inCycle[n] && b.Planned[n] != d.Cycle {
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, b
+	}
+	in := topoInput(v, members, last, d.Cycle)
+	tests := probe.PlanJoiners(in, fresh)
+	b = b.planned(d.Cycle, fresh, false)
+	if len(tests) == 0 {
+		return nil, b
+	}
+	// The round under way keeps its slot (as an empty round), as when a
+	// node dies mid-cycle: no node is put into two tests at once.
+	rest := append([][]probe.Duty{nil}, probe.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)...)
+	return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
+		Before: note("adding nodes that joined to the bandwidth cycle", "cycle", d.Cycle, "nodes", fresh, "tests", len(tests), "rounds_left", len(rest)-1)}}, b
+}
+
+// planned records in the book that the plan of cycle included nodes; a
+// new plan (fresh) forgets the members of earlier cycles.
+func (b ProbesBook) planned(cycle uint64, nodes []string, fresh bool) ProbesBook {
+	next := map[string]uint64{}
+	if !fresh {
+		next = maps.Clone(b.Planned)
+		if next == nil {
+			next = map[string]uint64{}
+		}
+	}
+	for _, n := range nodes {
+		next[n] = cycle
+	}
+	b.Planned = next
+	return b
 }
 
 // topoInput is the topology planner's input: the switches of the network
@@ -189,6 +274,7 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		return nil, b
 	}
 	rl := v.Config.Probes.RoundLen
+	b = b.planned(cycle, members, true)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},

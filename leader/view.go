@@ -129,6 +129,12 @@ type Config struct {
 	Elastic elastic.Config
 	// Probes configure probe supervision and the bandwidth schedule.
 	Probes ProbeConfig
+	// PlacementModelWait bounds how long a queued job of a network-aware
+	// policy (netload, paper) waits, after its submission, for the
+	// network model to cover the nodes it may run on (ModelWait): right
+	// after a cluster forms, placement would otherwise choose on a few
+	// measured pairs. 0 places at once.
+	PlacementModelWait time.Duration
 	// FairShareHalfLife is the half-life of the usage the fair-share
 	// factor decays; 0 is raftfsm.DefaultHalfLife.
 	FairShareHalfLife time.Duration
@@ -151,6 +157,12 @@ type ProbeConfig struct {
 	// Model tunes switch inference and the model's doubt; the zero value
 	// is netmodel.DefaultConfig.
 	Model netmodel.Config
+	// Settle holds the first bandwidth cycle back until no member has
+	// joined for this long and every alive member runs a bandwidth probe
+	// (at most 4×Settle after the first member was seen), so that a
+	// forming cluster's first cycle, which measures the network model
+	// first, includes every node. 0 plans it at once.
+	Settle time.Duration
 }
 
 // Command is one raft command the leader proposes, in order.

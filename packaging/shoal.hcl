@@ -103,6 +103,10 @@ socket = "/run/shoal/shoal.sock"
 # max_argv = 1024
 # max_env = 256
 
+# How long a job of a network-aware policy (netload, paper) stays pending, and `shoal alloc`
+# waits, for the network model to cover the nodes (right after a cluster forms); 0: at once.
+# placement_model_wait = "45s"
+
 # Raft membership.
 # dead_voter_grace = "10s"
 # join_timeout = "0s"

@@ -132,7 +132,12 @@ type TopoPlan struct {
 func PlanTopoCycle(in TopoInput) TopoPlan {
 	p := newTopoPlanner(in)
 	if p.small() {
-		return TopoPlan{Plan: PlanCycle(p.members, in.Last, in.Budget, in.Now), Kind: map[string]int{"all": len(p.members) * (len(p.members) - 1) / 2}}
+		plan := PlanCycle(p.members, in.Last, in.Budget, in.Now)
+		kind := map[string]int{"all": len(p.members) * (len(p.members) - 1) / 2}
+		if !plan.Budgeted {
+			plan, kind["model_first"] = modelFirst(in, plan)
+		}
+		return TopoPlan{Plan: plan, Kind: kind}
 	}
 	p.own()
 	p.cross()
@@ -167,6 +172,15 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 	if len(fresh) == 0 {
 		return TopoPlan{Plan: Plan{At: in.Now}}
 	}
+	p.freshTests(fresh)
+	return p.finish()
+}
+
+// freshTests adds the tests that give the model a figure for each fresh
+// node: its own-switch ring neighbours, for a node alone on its switch one
+// node of other switches, for a node of unknown switch the exploration
+// tests.
+func (p *topoPlanner) freshTests(fresh map[string]bool) {
 	for _, s := range p.switches {
 		ms := p.groups[s]
 		for i, n := range ms {
@@ -180,7 +194,7 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 			}
 			// Alone on its switch: its link is seen only across switches.
 			for k := 0; k < len(p.switches) && p.kindLoad["cross"][n] < p.cfg.CrossPerNode; k++ {
-				t := p.switches[(int(in.Cycle)+k)%len(p.switches)]
+				t := p.switches[(int(p.in.Cycle)+k)%len(p.switches)]
 				if t != s {
 					p.add(n, p.pick(t, "cross"), "cross")
 				}
@@ -188,7 +202,6 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 		}
 	}
 	p.explore(fresh)
-	return p.finish()
 }
 
 type topoPlanner struct {
@@ -422,14 +435,24 @@ func (p *topoPlanner) explore(only map[string]bool) {
 	}
 }
 
-// finish packs the chosen tests into rounds: cross-switch and exploration
-// tests first (the uplinks are the scarce resource), each into the first
-// round where neither node nor either uplink is busy.
+// finish packs the chosen tests into rounds (pack).
 func (p *topoPlanner) finish() TopoPlan {
 	tp := TopoPlan{Plan: Plan{At: p.in.Now}, Kind: p.kinds, DeferredSwitchPairs: p.deferred}
 	if len(p.order) == 0 {
 		return tp
 	}
+	tp.Rounds = p.pack(p.order)
+	for _, c := range p.load {
+		tp.TestsPerNode = max(tp.TestsPerNode, c)
+	}
+	tp.Budgeted = p.cap < p.cfg.PerNode()
+	return tp
+}
+
+// pack puts tests into rounds: cross-switch and exploration tests first
+// (the uplinks are the scarce resource), each into the first round where
+// neither node nor either uplink is busy.
+func (p *topoPlanner) pack(order []Pair) [][]Pair {
 	uplink := func(n string) string {
 		if s := p.sw[n]; s != "" {
 			return "s:" + s
@@ -437,7 +460,7 @@ func (p *topoPlanner) finish() TopoPlan {
 		return "n:" + n // a node of unknown switch: its own link stands for its uplink
 	}
 	crossing := func(q Pair) bool { return p.sw[q.A] == "" || p.sw[q.B] == "" || p.sw[q.A] != p.sw[q.B] }
-	tests := slices.Clone(p.order)
+	tests := slices.Clone(order)
 	slices.SortStableFunc(tests, func(x, y Pair) int {
 		bx, by := 1, 1
 		if crossing(x) {
@@ -485,10 +508,5 @@ func (p *topoPlanner) finish() TopoPlan {
 	for _, r := range rounds {
 		slices.SortFunc(r, comparePairs)
 	}
-	tp.Rounds = rounds
-	for _, c := range p.load {
-		tp.TestsPerNode = max(tp.TestsPerNode, c)
-	}
-	tp.Budgeted = p.cap < p.cfg.PerNode()
-	return tp
+	return rounds
 }

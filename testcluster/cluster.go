@@ -91,6 +91,9 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.SampleInterval = 200 * time.Millisecond
 		cfg.BootstrapExpect, cfg.Voters = opts.BootstrapExpect, opts.Voters
 		cfg.DeadVoterGrace = 2 * time.Second
+		// Loopback clusters declare no switches: jobs are placed at once,
+		// as these tests expect, not after the network model.
+		cfg.PlacementModelWait = 0
 		cfg.Gossip = gossip.TestConfig()
 		// Loopback tests run many agents on two cores, often under the
 		// race detector: raft timings with headroom over the LAN defaults.

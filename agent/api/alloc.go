@@ -30,6 +30,12 @@ type AllocRequest struct {
 	// LoadThreshold is the overload bound on load per logical core; 0 = the default.
 	LoadThreshold float64 `json:"load_threshold,omitempty"`
 	Force         bool    `json:"force,omitempty"`
+	// ModelWaitedMs is how long the client has already waited for the
+	// network model (it asks again while the answer says ModelWait): the
+	// agent's --placement-model-wait bounds the wait from the first ask.
+	ModelWaitedMs int64 `json:"model_waited_ms,omitempty"`
+	// NoModelWait places at once, on whatever the model covers.
+	NoModelWait bool `json:"no_model_wait,omitempty"`
 }
 
 // AttrWeights are the compute-load weights of the node attributes and of
@@ -58,6 +64,13 @@ type AllocDecision struct {
 	Wait           bool       `json:"wait"`
 	WaitReason     string     `json:"wait_reason,omitempty"`
 	Score          AllocScore `json:"score"`
+	// ModelWait (with Wait) means: ask again shortly, the network model
+	// does not cover the nodes yet (WaitReason says how much it does)
+	// and the agent's --placement-model-wait has not passed.
+	ModelWait bool `json:"model_wait,omitempty"`
+	// ModelCoverage is the network model's coverage of the nodes when a
+	// network-aware policy answered, e.g. "10 of 10 nodes measured".
+	ModelCoverage string `json:"model_coverage,omitempty"`
 }
 
 // AllocScore says why a group of nodes was chosen: T = alpha*c_norm +

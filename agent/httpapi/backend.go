@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
@@ -38,6 +39,11 @@ type Backend interface {
 	View(func(*raftfsm.State))
 	// PlacementSnapshot is the cluster as placement sees it now.
 	PlacementSnapshot(*raftfsm.State) placement.Snapshot
+	// ModelWait is the network model's coverage of the nodes (only those
+	// named, when any) and whether a network-aware placement first asked
+	// waited ago waits for it (the agent's --placement-model-wait;
+	// leader.ModelWait), with the reason.
+	ModelWait(st *raftfsm.State, only []string, waited time.Duration) (coverage, reason string, wait bool)
 	// Elastic is the resizing view of an elastic job, nil for another.
 	Elastic(j *raftfsm.Job) *api.Elastic
 

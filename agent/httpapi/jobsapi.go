@@ -274,18 +274,73 @@ func (s *Server) handleAlloc(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "decode placement request: "+err.Error())
 		return
 	}
+	if _, server := s.be.NetRows(); !server && r.URL.Query().Get("forwarded") == "" && s.forwardAlloc(w, r, ar) {
+		return
+	}
 	req := toPlacementRequest(ar)
 	st := s.be.State()
 	if req.Alpha == 0 {
 		req.Alpha = st.Settings.Alpha
 	}
 	req.Done = r.Context().Done() // a client that leaves stops the placement
+	var coverage string
+	if networkPolicy(ar.Policy) {
+		var only []string
+		for _, h := range ar.Hostfile {
+			only = append(only, h.Host)
+		}
+		waited := time.Duration(max(ar.ModelWaitedMs, 0)) * time.Millisecond
+		cov, reason, wait := s.be.ModelWait(st, only, waited)
+		if wait && !ar.NoModelWait {
+			// The client asks again: an HTTP request does not hang for the
+			// bound (45 s by default), and `shoal alloc` shows the count.
+			writeJSON(w, http.StatusOK, api.AllocDecision{Hosts: []api.JobHost{}, Wait: true, WaitReason: reason, ModelWait: true,
+				ModelCoverage: cov, Score: api.AllocScore{Nodes: []api.AllocNodeScore{}}})
+			return
+		}
+		coverage = cov
+	}
 	d, err := placement.Place(s.be.PlacementSnapshot(st), req)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, toAPIDecision(d))
+	out := toAPIDecision(d)
+	out.ModelCoverage = coverage
+	writeJSON(w, http.StatusOK, out)
+}
+
+// forwardAlloc asks a server the placement question of a client agent,
+// which holds no network rows (agent/rows): answered here, netload would
+// place blind and wait for a model it can never see. A placement error is
+// the server's answer; a server that cannot be reached is skipped; false
+// when none answered (the caller answers here, as before servers held the
+// rows). ?forwarded=1 is answered where it lands, so it never loops.
+func (s *Server) forwardAlloc(w http.ResponseWriter, r *http.Request, ar api.AllocRequest) bool {
+	for _, name := range s.be.NetServers() {
+		base, err := s.be.PeerBase(name)
+		if err != nil {
+			continue
+		}
+		var out api.AllocDecision
+		err = s.be.PeerClient(base).Do(r.Context(), http.MethodPost, "/v1/alloc?forwarded=1", ar, &out)
+		var se *api.StatusError
+		switch {
+		case err == nil:
+			writeJSON(w, http.StatusOK, out)
+			return true
+		case errors.As(err, &se) && se.Code == http.StatusBadRequest:
+			writeErr(w, http.StatusBadRequest, se.Msg)
+			return true
+		}
+	}
+	return false
+}
+
+// networkPolicy reports whether a placement policy reads the network
+// (netload, the default, and paper): those wait for the network model.
+func networkPolicy(p string) bool {
+	return p == "" || p == placement.PolicyNetload || p == placement.PolicyPaper
 }
 
 // OptTime is t in UTC, or nil for the zero time (a JSON null).

@@ -42,6 +42,8 @@ func TestWireConversionsKeepEveryField(t *testing.T) {
 	var d placement.Decision
 	apitest.Fill(&d)
 	ad := toAPIDecision(d)
+	// The network model's wait and coverage are the handler's, not placement's.
+	ad.ModelWait, ad.ModelCoverage = true, "x"
 	if z := apitest.Zero(&ad); len(z) > 0 {
 		t.Errorf("toAPIDecision forgets %v", z)
 	}

@@ -147,20 +147,26 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 	c := cs.c
 	first := map[string][]string{}
 	modelT := map[string]float64{}
+	took := map[string]float64{}
+	full := len(cs.topo.Nodes) * (len(cs.topo.Nodes) - 1) / 2
 	for _, pol := range c.policies {
-		hosts, t, err := cs.hostsFor(ctx, pol, 0, int64(cs.seed)*1000)
+		asked := time.Since(formed)
+		t0 := time.Now()
+		hosts, t, cov, err := cs.hostsCov(ctx, pol, 0, int64(cs.seed)*1000)
 		if err != nil {
 			return nil, fmt.Errorf("cold start: %w", err)
 		}
-		first[pol], modelT[pol] = hosts, t
+		first[pol], modelT[pol], took[pol] = hosts, t, time.Since(t0).Seconds()
+		n, _, err := cs.l.MeasuredPairs(ctx, cs.asker)
+		if err != nil {
+			return nil, fmt.Errorf("cold start: %w", err)
+		}
+		if cov != "" {
+			cov = ", network model: " + cov
+		}
+		cs.say("cold start: %-14s asked %.1fs after formation, answered in %.1fs (%d of %d pairs' bandwidth measured then%s)",
+			pol, asked.Seconds(), took[pol], n, full, cov)
 	}
-	asked := time.Since(formed)
-	n, _, err := cs.l.MeasuredPairs(ctx, cs.asker)
-	if err != nil {
-		return nil, fmt.Errorf("cold start: %w", err)
-	}
-	full := len(cs.topo.Nodes) * (len(cs.topo.Nodes) - 1) / 2
-	cs.say("cold start: every policy's first placement asked %.1fs after formation, with %d of %d pairs' bandwidth measured", asked.Seconds(), n, full)
 	if net, err := cs.l.Shoal(ctx, cs.asker, "net", "--color", "never"); err == nil {
 		fmt.Fprintf(out, "# case %s: shoal net (Mbit/s) as %s sees it right after the cold-start placements\n\n%s\n", cs.topo.Name, cs.asker, net)
 	}
@@ -173,7 +179,8 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 		order := shuffled(rng, c.policies)
 		for i, pol := range order {
 			for _, a := range shuffledApps(rng, cs.apps) {
-				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: first[pol], ModelT: modelT[pol], Case: cs.topo.Name, Kind: "cold", App: a.name}
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: first[pol], ModelT: modelT[pol], Case: cs.topo.Name, Kind: "cold", App: a.name,
+					AllocS: took[pol]}
 				if err := cs.runOne(ctx, a, &r, c.coldReps); err != nil {
 					return recs, err
 				}
@@ -224,13 +231,19 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 // hostsFor is policy's group: the oracles' from the model of the phase,
 // shoal's asked of the asker agent.
 func (cs *caseRun) hostsFor(ctx context.Context, pol string, phase int, seed int64) ([]string, float64, error) {
+	hosts, t, _, err := cs.hostsCov(ctx, pol, phase, seed)
+	return hosts, t, err
+}
+
+// hostsCov is hostsFor with the network model's coverage shoal reported.
+func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int64) ([]string, float64, string, error) {
 	switch pol {
 	case "oracle":
-		return cs.oracles[phase], 0, nil
+		return cs.oracles[phase], 0, "", nil
 	case "t-oracle":
-		return cs.tOracles[phase], 0, nil
+		return cs.tOracles[phase], 0, "", nil
 	}
-	return alloc(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed)
+	return allocCov(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed)
 }
 
 // runOne runs program a on r.Hosts and logs the result.

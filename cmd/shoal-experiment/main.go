@@ -90,8 +90,9 @@ func main() {
 	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,netload@0.1,netload/flow=0,t-oracle,oracle",
 		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A/W asks with --alpha A --weight W), t-oracle, oracle")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
-	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s", "extra `FLAGS` for every shoal agent")
+	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s --placement-model-wait 45s", "extra `FLAGS` for every shoal agent")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
+	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
 	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
 	flag.Parse()
 	c.cases = splitList(cases)
@@ -104,6 +105,17 @@ func main() {
 	if err := c.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
 		os.Exit(2)
+	}
+	if *fromLog != "" {
+		recs, err := recsFromLog(c, *fromLog)
+		if err == nil {
+			err = writeCSV(c.out, recs)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *reportOnly != "" {
 		if err := reprint(c, *reportOnly, os.Stdout); err != nil {
@@ -184,6 +196,9 @@ type runRec struct {
 	Kind           string // "cold" (the policy's first placement after formation) or "steady"
 	Phase          int    // scheduled link changes applied when the run started
 	App            string // halo or lammps
+	// AllocS is how long `shoal alloc` took to answer for the group:
+	// at a cold start, a network-aware policy's wait for the network model.
+	AllocS float64
 }
 
 func run(ctx context.Context, c config, out io.Writer) error {
@@ -261,10 +276,12 @@ func parsePolicy(spec string) (name, alpha string, weights []string) {
 	return name, alpha, parts[1:]
 }
 
-// alloc asks node's agent where policy would put np processes and returns
+// allocCov asks node's agent where policy would put np processes and returns
 // one host per rank. A policy written NAME@A/W1/W2 is NAME asked with
 // --alpha A --weight W1 --weight W2 (e.g. netload@0.1/flow=0).
-func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, error) {
+// It returns the network model's coverage the agent reported too ("" for
+// a policy that does not read the network).
+func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, string, error) {
 	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", strconv.Itoa(ppn),
 		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
 	name, alpha, weights := parsePolicy(policy)
@@ -278,10 +295,10 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, se
 	var d api.AllocDecision // `shoal alloc --format json` prints the API's answer
 	out, err := l.Shoal(ctx, node, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
-		return nil, 0, fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
+		return nil, 0, "", fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
 	}
 	var placed placement.Decision
 	for _, h := range d.Hosts {
@@ -289,9 +306,9 @@ func alloc(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, se
 	}
 	hosts := ranksOf(placed)
 	if len(hosts) != np {
-		return nil, 0, fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
+		return nil, 0, "", fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
 	}
-	return hosts, d.Score.T, nil
+	return hosts, d.Score.T, d.ModelCoverage, nil
 }
 
 // runMPI runs the program on r.Hosts with mpiexec started on the first of
@@ -421,8 +438,8 @@ func readCSV(path string) ([]runRec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read CSV %s: %w", path, err)
 	}
-	if len(rows) == 0 || (len(rows[0]) != 12 && len(rows[0]) != len(csvHeader)) || rows[0][0] != "rep" {
-		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its %d-column header, or 12 before the cases)", path, len(csvHeader))
+	if len(rows) == 0 || (len(rows[0]) != 12 && len(rows[0]) != 16 && len(rows[0]) != len(csvHeader)) || rows[0][0] != "rep" {
+		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its %d-column header, 16 before alloc_s, or 12 before the cases)", path, len(csvHeader))
 	}
 	var recs []runRec
 	for i, row := range rows[1:] {
@@ -439,8 +456,11 @@ func readCSV(path string) ([]runRec, error) {
 		r.Switches, r.Hogs = int(num(row[9])), int(num(row[10]))
 		r.Err = row[11]
 		r.Kind, r.App = "steady", "halo"
-		if len(row) == len(csvHeader) {
+		if len(row) >= 16 {
 			r.Case, r.Kind, r.Phase, r.App = row[12], row[13], int(num(row[14])), row[15]
+		}
+		if len(row) >= 17 {
+			r.AllocS = num(row[16])
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("read CSV %s line %d: %w", path, i+2, err)
@@ -450,9 +470,10 @@ func readCSV(path string) ([]runRec, error) {
 	return recs, nil
 }
 
-// csvHeader names the CSV's columns; the last four came with the cases.
+// csvHeader names the CSV's columns; case to app came with the cases,
+// alloc_s with the wait for the network model.
 var csvHeader = []string{"rep", "order", "policy", "hosts", "time_s", "comm_s", "wall_s", "model_T", "min_avail_mbps", "switches", "hog_nodes", "error",
-	"case", "kind", "phase", "app"}
+	"case", "kind", "phase", "app", "alloc_s"}
 
 // writeCSV writes to a temporary file and renames it over path, so a run
 // killed while writing (the testbed tears down and exits on SIGTERM)
@@ -477,7 +498,7 @@ func writeCSV(path string, recs []runRec) (err error) {
 		_ = w.Write([]string{strconv.Itoa(r.Rep), strconv.Itoa(r.Order), r.Policy, strings.Join(r.Hosts, " "),
 			fmt.Sprintf("%.6f", r.TimeS), fmt.Sprintf("%.6f", r.CommS), fmt.Sprintf("%.3f", r.WallS),
 			fmt.Sprintf("%.4f", r.ModelT), fmt.Sprintf("%.1f", r.MinAvailMbps), strconv.Itoa(r.Switches), strconv.Itoa(r.Hogs), r.Err,
-			r.Case, r.Kind, strconv.Itoa(r.Phase), r.App})
+			r.Case, r.Kind, strconv.Itoa(r.Phase), r.App, fmt.Sprintf("%.3f", r.AllocS)})
 	}
 	w.Flush()
 	return errors.Join(w.Error(), f.Close())

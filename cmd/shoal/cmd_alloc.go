@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,6 +23,9 @@ func allocCommand() *cli.Command {
 		Description: `For users who launch MPI themselves: shoal places the processes on the
 agent's current view of load and network and prints a hostfile.
 Exits 4, with the reason on stderr, when placement recommends waiting.
+A network-aware policy (netload, paper) on a cluster that has just formed
+first waits, at most the agent's --placement-model-wait (or --model-wait),
+for the network model to cover the nodes, printing the count on stderr.
 
 Examples:
   shoal alloc -n 8 > hosts && mpiexec -f hosts -n 8 ./app
@@ -42,6 +46,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "mpich", Usage: "mpich (host:n), openmpi (host slots=n), slurm (nodelist) or json"},
 			&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of the random and sequential policies"},
+			&cli.DurationFlag{Name: "model-wait", Usage: "wait at most `D` for the network model to cover the nodes (netload, paper; right after a cluster forms); 0: answer at once (default: the agent's --placement-model-wait)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -91,9 +96,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			d, err := cl.Alloc(c.Context, req)
+			d, err := allocWaitingForModel(c, cl, req)
 			if err != nil {
-				return apiError(err)
+				return err
 			}
 			if format == "json" {
 				if err := printJSON(c, d); err != nil {
@@ -123,5 +128,48 @@ Examples:
 			}
 			return nil
 		},
+	}
+}
+
+// modelPoll is how often `shoal alloc` asks again while the agent says it
+// waits for the network model.
+const modelPoll = time.Second
+
+// modelPollMax caps the wait without --model-wait.
+const modelPollMax = 10 * time.Minute
+
+// allocWaitingForModel asks for a placement, and again every modelPoll
+// while the agent answers that a network-aware placement waits for the
+// network model (the agent bounds the wait from the first ask; --model-wait
+// bounds it here too), printing each new count on stderr.
+func allocWaitingForModel(c *cli.Context, cl *api.Client, req api.AllocRequest) (api.AllocDecision, error) {
+	start := time.Now()
+	limit, limited := c.Duration("model-wait"), c.IsSet("model-wait")
+	last := ""
+	for {
+		waited := time.Since(start)
+		req.ModelWaitedMs = waited.Milliseconds()
+		// An agent that kept saying wait (a bound of hours) is not waited
+		// for past modelPollMax without --model-wait.
+		req.NoModelWait = (limited && waited >= limit) || (!limited && waited >= modelPollMax)
+		d, err := cl.Alloc(c.Context, req)
+		if err != nil {
+			return d, apiError(err)
+		}
+		if !d.ModelWait {
+			if waited >= modelPoll/2 {
+				fmt.Fprintf(c.App.ErrWriter, "shoal: waited %.1fs for the network model (%s)\n", waited.Seconds(), safe(d.ModelCoverage))
+			}
+			return d, nil
+		}
+		if d.WaitReason != last {
+			fmt.Fprintln(c.App.ErrWriter, "shoal: "+safe(d.WaitReason))
+			last = d.WaitReason
+		}
+		select {
+		case <-c.Context.Done():
+			return d, c.Context.Err()
+		case <-time.After(modelPoll):
+		}
 	}
 }

@@ -85,7 +85,12 @@ func writeJobs(w io.Writer, js []api.Job, now time.Time) {
 		if j.Degraded {
 			hosts += " (degraded)"
 		}
-		if hosts == "" {
+		width := 48
+		switch {
+		case hosts == "" && j.State == "queued" && j.WaitReason != "":
+			// squeue's (Reason) where a pending job's nodes would be.
+			hosts, width = "("+j.WaitReason+")", 64
+		case hosts == "":
 			hosts = "-"
 		}
 		state := j.State
@@ -93,7 +98,7 @@ func writeJobs(w io.Writer, js []api.Job, now time.Time) {
 			state += " (held)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%d\t%d\t%s\t%s\t%s\n", id, cell(or(j.Name, "-"), 20), cell(state, 16), cell(j.Owner, 16), j.EffectivePriority, j.Spec.NP, j.Attempt,
-			cell(hosts, 48), ageAt(j.SubmittedAt, now), cell(strings.Join(j.Spec.Cmd, " "), 40))
+			cell(hosts, width), ageAt(j.SubmittedAt, now), cell(strings.Join(j.Spec.Cmd, " "), 40))
 	}
 	tw.Flush()
 }

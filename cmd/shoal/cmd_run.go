@@ -231,7 +231,10 @@ func progress(j api.Job) string {
 		if j.Attempt > 0 {
 			s = fmt.Sprintf("job %d requeued after attempt %d: %s", j.ID, j.Attempt, j.Attempts[len(j.Attempts)-1].Reason)
 		}
-		if j.WaitReason != "" {
+		switch {
+		case strings.HasPrefix(j.WaitReason, "waiting "): // "waiting for the network model: ..."
+			s += " (" + j.WaitReason + ")"
+		case j.WaitReason != "":
 			s += " (waiting: " + j.WaitReason + ")"
 		}
 		return s

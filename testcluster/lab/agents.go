@@ -30,6 +30,9 @@ func (l *Lab) AgentArgv(node string) ([]string, error) {
 		"--token-file", l.token,
 		"--bootstrap-expect", fmt.Sprint(l.opts.BootstrapExpect),
 		"--switch", sw,
+		// Tests place jobs right after the lab forms and expect them
+		// placed at once; AgentArgs, after it, may turn the wait on.
+		"--placement-model-wait", "0",
 	}
 	joined := 0
 	for _, n := range l.TB.Nodes() {

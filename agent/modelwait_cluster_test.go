@@ -1,0 +1,61 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/testcluster"
+)
+
+// TestNetloadJobWaitsForTheNetworkModel, on a live cluster that has just
+// formed: a netload job stays queued with the reason "waiting for the
+// network model: N of 3 nodes measured" until the first bandwidth cycle
+// has measured every pair (loopback declares no switches), then is placed
+// well before --placement-model-wait; a load-policy job is placed at once.
+func TestNetloadJobWaitsForTheNetworkModel(t *testing.T) {
+	t.Parallel()
+	bin := testcluster.BuildShoal(t)
+	const bound = time.Minute
+	c := testcluster.New(t, 3, testcluster.Options{Bin: bin, Configure: func(i int, cfg *agent.Config) {
+		fastProbes(i, cfg)
+		cfg.Probes.BandwidthInterval = time.Hour
+		cfg.PlacementModelWait = bound
+	}})
+	leader := c.WaitLeader(45 * time.Second)
+	submit := func(policy string) (uint64, time.Time) {
+		spec := api.JobSpec{Cmd: []string{"/bin/true"}, NP: 3, PPN: 1, MPI: "none", Policy: policy, MaxAttempts: 1}
+		res, err := c.Client(leader).Submit(context.Background(), api.SubmitRequest{
+			RequestID: fmt.Sprintf("%s-%s-%d", t.Name(), policy, time.Now().UnixNano()), Owner: "root", Spec: spec})
+		if err != nil {
+			t.Fatalf("submit %s: %v", policy, err)
+		}
+		return res.ID, time.Now()
+	}
+	net, at := submit("netload")
+	load, _ := submit("load")
+	var reason string
+	var j api.Job
+	testcluster.WaitFor(t, bound, "the netload job placed", func() bool {
+		j = jobState(c, leader, net)
+		if strings.HasPrefix(j.WaitReason, "waiting for the network model: ") {
+			reason = j.WaitReason
+		}
+		return j.State != "queued"
+	}, func() string { return fmt.Sprintf("job %s (%s)", j.State, j.WaitReason) })
+	placed := time.Since(at)
+	if reason == "" || !strings.HasSuffix(reason, " of 3 nodes measured") {
+		t.Errorf("the netload job was never seen waiting for the model (last reason %q)", reason)
+	}
+	if placed > bound*3/4 {
+		t.Errorf("placed %v after submission: the bound, not the model, let it go", placed)
+	}
+	t.Logf("netload job waited %q, placed %v after submission", reason, placed.Round(time.Millisecond))
+	if lj := jobState(c, leader, load); lj.State == "queued" && strings.HasPrefix(lj.WaitReason, "waiting for the network model") {
+		t.Errorf("the load-policy job waits for the model: %q", lj.WaitReason)
+	}
+}

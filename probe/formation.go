@@ -1,0 +1,135 @@
+package probe
+
+import "math"
+
+// The network model first (issue 17, cold start): a job placed by netload
+// right after a cluster forms needs each node's link and each switch
+// pair's capacity, not every pair. These plan those tests ahead of the
+// rest, so that the model covers the cluster within a few rounds.
+
+// modelFirst reorders a small cluster's full tournament (PlanTopoCycle's
+// small-cluster branch) so that the tests the network model needs and has
+// not measured yet run first: each node against its own-switch ring
+// neighbours, one test per switch pair, packed so that no uplink carries
+// two tests in a round. The other pairs follow in as few rounds as the
+// tournament allows. With no switch known, or with the model's tests all
+// measured (every cycle but the first), the plan is returned unchanged;
+// n is how many tests went first.
+func modelFirst(in TopoInput, plan Plan) (Plan, int) {
+	p := newTopoPlanner(in)
+	if len(p.switches) == 0 {
+		return plan, 0
+	}
+	p.cap = math.MaxInt // every pair is in the tournament anyway
+	p.own()
+	p.cross()
+	in2 := map[Pair]bool{}
+	for _, q := range plan.Pairs() {
+		in2[q] = true
+	}
+	var first []Pair
+	taken := map[Pair]bool{}
+	for _, q := range p.order {
+		if in2[q] && in.Last[q].IsZero() {
+			first = append(first, q)
+			taken[q] = true
+		}
+	}
+	if len(first) == 0 {
+		return plan, 0
+	}
+	var rest []Pair
+	for _, q := range plan.Pairs() {
+		if !taken[q] {
+			rest = append(rest, q)
+		}
+	}
+	rounds := p.pack(first)
+	if len(rest) > 0 {
+		rounds = append(rounds, shortestRounds(p.members, rest, nil)...)
+	}
+	plan.Rounds = rounds
+	return plan, len(first)
+}
+
+// PlanJoiners plans the model's tests of members that joined while a
+// cycle is under way (fresh: no measured pair, no test in what is left of
+// the cycle): its own-switch ring neighbours, for a node alone on its
+// switch one node of other switches, for a node of unknown switch the
+// exploration tests, whatever the cluster's size (a small cluster's
+// joiner gets its other pairs in the next full cycle; the model covers
+// them meanwhile). Without it a node that joins a forming cluster after
+// the first cycle was planned stays unmeasured until that cycle ends
+// (a minute on ten nodes), and placement blind to it. The tests are
+// unordered pairs; MergeTests puts them into the cycle's rounds.
+func PlanJoiners(in TopoInput, fresh []string) []Pair {
+	in.Config = in.Config.orDefault()
+	in.Config.SmallCluster = -1
+	p := newTopoPlanner(in)
+	only := map[string]bool{}
+	for _, n := range fresh {
+		only[n] = true
+	}
+	p.freshTests(only)
+	return p.order
+}
+
+// MergeTests returns the rounds after round cur of a cycle with tests
+// added: each, in order, into the first of those rounds where neither of
+// its nodes is busy and, for a cross-switch test (sw: each node's switch,
+// "" unknown), neither uplink carries another cross-switch test; rounds
+// are appended for the tests that fit nowhere. A test runs from its
+// pair's A to B in even cycles and the other way in odd ones (Orient).
+func MergeTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, cycle uint64) [][]Duty {
+	var out [][]Duty
+	for i := max(cur+1, 0); i < len(rounds); i++ {
+		out = append(out, append([]Duty(nil), rounds[i]...))
+	}
+	crossing := func(a, b string) bool { return sw[a] == "" || sw[b] == "" || sw[a] != sw[b] }
+	uplink := func(n string) string {
+		if s := sw[n]; s != "" {
+			return "s:" + s
+		}
+		return "n:" + n
+	}
+	keys := func(a, b string) []string {
+		k := []string{"n:" + a, "n:" + b}
+		if crossing(a, b) {
+			k = append(k, uplink(a), uplink(b))
+		}
+		return k
+	}
+	busy := make([]map[string]bool, len(out))
+	for r, round := range out {
+		busy[r] = map[string]bool{}
+		for _, d := range round {
+			for _, k := range keys(d.From, d.To) {
+				busy[r][k] = true
+			}
+		}
+	}
+	for _, oriented := range Orient([][]Pair{tests}, cycle) {
+		for _, d := range oriented {
+			ks := keys(d.From, d.To)
+			r := 0
+			for ; r < len(out); r++ {
+				free := true
+				for _, k := range ks {
+					free = free && !busy[r][k]
+				}
+				if free {
+					break
+				}
+			}
+			if r == len(out) {
+				out = append(out, nil)
+				busy = append(busy, map[string]bool{})
+			}
+			out[r] = append(out[r], d)
+			for _, k := range ks {
+				busy[r][k] = true
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package probe
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// modelCovered reports after how many rounds of plan every node has an
+// own-switch test (or is alone on its switch) and every switch pair a
+// test: what the network model needs to give every pair a figure.
+func modelCovered(plan Plan, sw map[string]string) int {
+	size := map[string]int{}
+	for _, s := range sw {
+		size[s]++
+	}
+	own := map[string]bool{}
+	pairs := map[Pair]bool{}
+	var switches []string
+	for s := range size {
+		switches = append(switches, s)
+	}
+	want := len(switches) * (len(switches) - 1) / 2
+	for r, round := range plan.Rounds {
+		for _, p := range round {
+			if sw[p.A] == sw[p.B] {
+				own[p.A], own[p.B] = true, true
+			} else {
+				pairs[NewPair(sw[p.A], sw[p.B])] = true
+			}
+		}
+		done := len(pairs) == want
+		for n, s := range sw {
+			done = done && (own[n] || size[s] < 2)
+		}
+		if done {
+			return r + 1
+		}
+	}
+	return -1
+}
+
+// A fresh 10-node cluster on three switches (the testbed's bulk10 shape):
+// the full tournament still tests every pair once, but the model's tests
+// come first, so the model covers every node within 3 rounds instead of
+// whenever the circle method reaches them.
+func TestPlanTopoCycle_SmallClusterModelFirst(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m, sw := topoCluster(4, 4, 2)
+	in := TopoInput{Members: m, Switch: sw, Budget: DefaultBudgetConfig(), Now: t0, Cycle: 1}
+	plan := PlanTopoCycle(in)
+	if got := len(plan.Pairs()); got != 45 {
+		t.Fatalf("%d tests, want all 45 pairs", got)
+	}
+	seen := map[Pair]bool{}
+	for r, round := range plan.Rounds {
+		busy := map[string]bool{}
+		for _, p := range round {
+			if seen[p] || busy[p.A] || busy[p.B] {
+				t.Fatalf("round %d: %v twice in the cycle or a node in two tests", r, p)
+			}
+			seen[p], busy[p.A], busy[p.B] = true, true, true
+		}
+	}
+	if plan.Kind["model_first"] != 4+4+1+3 {
+		t.Fatalf("model's tests first: %d, want 12 (4+4+1 own-switch ring pairs, 3 switch pairs): %v", plan.Kind["model_first"], plan.Kind)
+	}
+	if r := modelCovered(plan.Plan, sw); r < 1 || r > 3 {
+		t.Fatalf("the model covers the cluster after %d rounds, want <= 3: %v", r, plan.Rounds)
+	}
+	plain := PlanCycle(m, nil, in.Budget, t0)
+	if r := modelCovered(plain, sw); r <= 3 {
+		t.Fatalf("the plain tournament covers the model after %d rounds: this test would not tell", r)
+	}
+	if len(plan.Rounds) > len(plain.Rounds)+3 {
+		t.Fatalf("%d rounds, the plain tournament %d: the cycle grew by more than the model's rounds", len(plan.Rounds), len(plain.Rounds))
+	}
+
+	// Once the model's tests are measured, the tournament is the plain one.
+	last := map[Pair]time.Time{}
+	for _, p := range plan.Pairs() {
+		last[p] = t0
+	}
+	in.Last, in.Cycle = last, 2
+	if next := PlanTopoCycle(in); !reflect.DeepEqual(next.Rounds, PlanCycle(m, last, in.Budget, t0).Rounds) || next.Kind["model_first"] != 0 {
+		t.Fatalf("measured cluster: rounds reordered (%v)", next.Kind)
+	}
+	// No switch known: nothing to put first.
+	in.Switch, in.Last = nil, nil
+	if p := PlanTopoCycle(in); !reflect.DeepEqual(p.Rounds, PlanCycle(m, nil, in.Budget, t0).Rounds) {
+		t.Fatal("no switches: rounds reordered")
+	}
+}
+
+// A node that joins while a cycle runs gets its model tests merged into
+// the rounds left, without a node or uplink in two tests of a round.
+func TestPlanJoinersMergeTests(t *testing.T) {
+	t.Parallel()
+	m, sw := topoCluster(4, 4, 2)
+	joiner := m[3] // s00n003
+	var old []string
+	for _, n := range m {
+		if n != joiner {
+			old = append(old, n)
+		}
+	}
+	rounds := Orient(PlanCycle(old, nil, DefaultBudgetConfig(), time.Time{}).Rounds, 1)
+	tests := PlanJoiners(TopoInput{Members: m, Switch: sw, Budget: DefaultBudgetConfig(), Cycle: 1}, []string{joiner})
+	if len(tests) != 2 {
+		t.Fatalf("joiner on a 4-node switch: %v, want its two ring neighbours", tests)
+	}
+	for _, p := range tests {
+		if (p.A != joiner && p.B != joiner) || sw[p.A] != sw[p.B] {
+			t.Fatalf("joiner's test %v is not an own-switch test of %s", p, joiner)
+		}
+	}
+	cur := 2
+	merged := MergeTests(rounds, cur, tests, sw, 1)
+	n := 0
+	for _, r := range rounds[cur+1:] {
+		n += len(r)
+	}
+	got := 0
+	for r, round := range merged {
+		busy := map[string]bool{}
+		for _, d := range round {
+			got++
+			if busy[d.From] || busy[d.To] {
+				t.Fatalf("round %d: a node of %v in two tests", r, d)
+			}
+			busy[d.From], busy[d.To] = true, true
+		}
+	}
+	if got != n+2 {
+		t.Fatalf("%d tests after merging, want the %d left and the joiner's 2", got, n)
+	}
+}
