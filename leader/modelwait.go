@@ -67,7 +67,7 @@ func Coverage(st *raftfsm.State, nodes []Node, only []string) ModelCoverage {
 		return cov
 	}
 	_, _, ms := modelInputs(nodes)
-	t := netmodel.Build(asg, ms, netmodel.DefaultConfig()).Tables(names)
+	t, guess := netmodel.Build(asg, ms, netmodel.DefaultConfig()).TablesAndGuesses(names)
 	perSwitch := make([]int, t.NS)
 	for i := range names {
 		if t.Sw[i] >= 0 {
@@ -85,11 +85,11 @@ func Coverage(st *raftfsm.State, nodes []Node, only []string) ModelCoverage {
 	}
 	for i, n := range names {
 		ok := direct[i] >= len(names)-1
-		if !ok && t.Sw[i] >= 0 && t.Known[i] && (!t.Guess[i] || perSwitch[t.Sw[i]] < 2) {
+		if !ok && t.Sw[i] >= 0 && t.Known[i] && (!guess.Node[i] || perSwitch[t.Sw[i]] < 2) {
 			ok = true
 			for s := range t.NS {
 				k := int(t.Sw[i])*t.NS + s
-				if perSwitch[s] > 0 && (!t.SwOK[k] || t.SwGuess[k]) {
+				if perSwitch[s] > 0 && (!t.SwOK[k] || guess.Switch[k]) {
 					ok = false
 				}
 			}

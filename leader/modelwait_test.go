@@ -121,6 +121,26 @@ func TestCoverage(t *testing.T) {
 	if c := Coverage(w.st, w.nodes, []string{"a1", "a2"}); !c.Complete() || c.Total != 2 {
 		t.Fatalf("only a1, a2: %+v", c)
 	}
+	// Three switches, each tested against c only: a and b each have an
+	// uplink figure, so the model can derive a-b from the slower uplink,
+	// but that is a guess and the a and b nodes wait for a test between
+	// them; c's nodes are measured to both.
+	w = newWorld(t, "a1", "a2", "b1", "b2", "c1", "c2")
+	for i := range w.nodes {
+		w.nodes[i].Attrs.Switch = w.nodes[i].Name[:1]
+	}
+	measure(w, "a1", "a2", 100)
+	measure(w, "b1", "b2", 100)
+	measure(w, "c1", "c2", 100)
+	measure(w, "a1", "c1", 40)
+	measure(w, "b1", "c2", 40)
+	if c := Coverage(w.st, w.nodes, nil); c.Measured != 2 || strings.Join(c.Missing, ",") != "a1,a2,b1,b2" {
+		t.Fatalf("a-b from the uplinks alone: %+v, want a and b missing", c)
+	}
+	measure(w, "a2", "b2", 40)
+	if c := Coverage(w.st, w.nodes, nil); !c.Complete() {
+		t.Fatalf("a-b tested: %+v, want complete", c)
+	}
 	// Without switches: direct tests of every pair.
 	w = newWorld(t, "x", "y", "z")
 	measure(w, "x", "y", 100)

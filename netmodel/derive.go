@@ -19,6 +19,28 @@ type Tables = pairmodel.Tables
 // uses: against its own switch's peers, else its best against anyone; a
 // switch pair's is measured, else the slower uplink.
 func (m *Model) Tables(names []string) *Tables {
+	t, _ := m.tables(names, false)
+	return t
+}
+
+// Guesses says which of a Tables' figures are guesses rather than
+// measurements, by the same positions: per node, a capacity seen only
+// across switches; per switch pair (a*NS+b), a capacity taken from the
+// nodes' uplinks instead of a test between the two switches. Placement
+// does not read them (a guess is still the best figure there is); the
+// leader's cold-start gate does: a model is complete only when nothing it
+// would place on is a guess.
+type Guesses struct {
+	Node, Switch []bool
+}
+
+// TablesAndGuesses is Tables with its Guesses.
+func (m *Model) TablesAndGuesses(names []string) (*Tables, Guesses) {
+	return m.tables(names, true)
+}
+
+func (m *Model) tables(names []string, withGuesses bool) (*Tables, Guesses) {
+	var g Guesses
 	n := len(names)
 	idx := make(map[string]int, n)
 	for i, s := range names {
@@ -29,6 +51,9 @@ func (m *Model) Tables(names []string) *Tables {
 	var swNames []string
 	t := &Tables{Sw: make([]int32, n), Known: make([]bool, n),
 		Avail: make([]float64, n), Peak: make([]float64, n), Direct: make([][]pairmodel.Direct, n)}
+	if withGuesses {
+		g.Node = make([]bool, n)
+	}
 	for i, s := range names {
 		t.Sw[i] = -1
 		name := m.asg[s].Name
@@ -46,6 +71,9 @@ func (m *Model) Tables(names []string) *Tables {
 			t.Avail[i], t.Peak[i], t.Known[i] = c.avail, c.peak, true
 		} else if c, ok := m.loose[s]; ok {
 			t.Avail[i], t.Peak[i], t.Known[i] = c.avail, c.peak, true
+			if withGuesses {
+				g.Node[i] = true
+			}
 		}
 	}
 	// Switch pairs and RTT classes as dense tables.
@@ -53,6 +81,9 @@ func (m *Model) Tables(names []string) *Tables {
 	t.NS = ns
 	t.SwOK = make([]bool, ns*ns)
 	t.SwAvail, t.SwPeak, t.SwRTT = make([]float64, ns*ns), make([]float64, ns*ns), make([]float64, ns*ns)
+	if withGuesses {
+		g.Switch = make([]bool, ns*ns)
+	}
 	for a := range ns {
 		for b := range ns {
 			k := a*ns + b
@@ -66,6 +97,9 @@ func (m *Model) Tables(names []string) *Tables {
 			}
 			e := m.switchPair(swNames[a], swNames[b])
 			t.SwAvail[k], t.SwPeak[k], t.SwOK[k], t.SwRTT[k] = e.cap.avail, e.cap.peak, e.ok, e.rtt
+			if withGuesses {
+				g.Switch[k] = e.guess
+			}
 		}
 	}
 	// Each node's direct tests and RTTs, by index.
@@ -80,13 +114,14 @@ func (m *Model) Tables(names []string) *Tables {
 		}
 		t.Direct[i] = append(t.Direct[i], pairmodel.Direct{J: int32(j), BW: d.at != 0, RTTms: d.rtt})
 	}
-	return t
+	return t, g
 }
 
 type spEstimate struct {
-	cap capacity
-	ok  bool
-	rtt float64
+	cap   capacity
+	ok    bool
+	guess bool // from the uplinks, not a test between the two switches
+	rtt   float64
 }
 
 // switchPair is the capacity between two different switches: measured,
@@ -104,7 +139,7 @@ func (m *Model) switchPair(a, b string) spEstimate {
 	ua, okA := m.uplink[a]
 	ub, okB := m.uplink[b]
 	if okA && okB {
-		e.cap, e.ok = capacity{avail: min(ua.avail, ub.avail), peak: min(ua.peak, ub.peak)}, true
+		e.cap, e.ok, e.guess = capacity{avail: min(ua.avail, ub.avail), peak: min(ua.peak, ub.peak)}, true, true
 	}
 	return e
 }
