@@ -35,17 +35,7 @@ func (b *allocBackend) ModelWait(_ *raftfsm.State, _ []string, waited time.Durat
 // client waited passed on) unless no_model_wait; other policies do not ask.
 func TestAllocForwardedAndWaitingForTheModel(t *testing.T) {
 	t.Parallel()
-	start := func(be Backend) *httptest.Server {
-		cfg := DefaultConfig()
-		cfg.Name, cfg.Token, cfg.CapabilityKey = "x", "tok", []byte("k")
-		s, err := New(cfg, be)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(s.Handler())
-		t.Cleanup(ts.Close)
-		return ts
-	}
+	start := func(be Backend) *httptest.Server { return startServer(t, be) }
 	var waited time.Duration
 	server := &allocBackend{rowsBackend: rowsBackend{server: true}, coverage: "4 of 10 nodes measured",
 		reason: "waiting for the network model: 4 of 10 nodes measured", wait: true, waited: &waited}

@@ -39,22 +39,26 @@ func (b *rowsBackend) NetServers() []string {
 func (b *rowsBackend) PeerBase(node string) (string, error) { return b.peers[node], nil }
 func (b *rowsBackend) PeerClient(base string) *api.Client   { return api.NewClient(base, "tok") }
 
+// startServer serves be as agent "x" with token "tok", closed when t ends.
+func startServer(t *testing.T, be Backend) *httptest.Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Token, cfg.CapabilityKey = "x", "tok", []byte("k")
+	s, err := New(cfg, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 // TestNetForwardedToServer: GET /v1/net on an agent that is not a server
 // answers a server's matrix; with ?forwarded=1 it answers its own (so a
 // request never loops); with no server it is a 503.
 func TestNetForwardedToServer(t *testing.T) {
 	t.Parallel()
-	start := func(be Backend) *httptest.Server {
-		cfg := DefaultConfig()
-		cfg.Name, cfg.Token, cfg.CapabilityKey = "x", "tok", []byte("k")
-		s, err := New(cfg, be)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(s.Handler())
-		t.Cleanup(ts.Close)
-		return ts
-	}
+	start := func(be Backend) *httptest.Server { return startServer(t, be) }
 	srv := start(&rowsBackend{server: true, rows: []gossip.NetRow{{Node: "a", Cells: []gossip.NetEntry{{Peer: "b", BW: 940, BWAt: 1}}}}})
 	cli := start(&rowsBackend{peers: map[string]string{"a": srv.URL}})
 	ctx := context.Background()
