@@ -104,13 +104,6 @@ func Coverage(st *raftfsm.State, nodes []Node, only []string) ModelCoverage {
 	return cov
 }
 
-// NetworkPolicy reports whether a placement policy reads the network
-// (netload, the default, and the paper's): the policies that wait for
-// the model.
-func NetworkPolicy(policy string) bool {
-	return policy == "" || policy == placement.PolicyNetload || policy == placement.PolicyPaper
-}
-
 // ModelWait decides whether a network-aware placement asked at asked
 // waits, at now, for the network model: while the model does not cover
 // the candidates (coverage, called only when the bound has not passed), for at most bound after asked, and only for nodes
@@ -151,7 +144,7 @@ type modelGate struct {
 // rather than wait) and a retry never wait.
 func (g *modelGate) wait(j *raftfsm.Job) string {
 	bound := g.v.Config.PlacementModelWait
-	if bound <= 0 || j.Spec.Immediate || !NetworkPolicy(j.Spec.Policy) {
+	if bound <= 0 || j.Spec.Immediate || !placement.ReadsNetwork(j.Spec.Policy) {
 		return ""
 	}
 	coverage := func() ModelCoverage {

@@ -30,6 +30,13 @@ const (
 	policyOracle     = "oracle"
 )
 
+// ReadsNetwork reports whether a policy places by the network model
+// (netload, the default when policy is empty, and the paper's): the
+// policies that wait for the model on a cluster that has just formed.
+func ReadsNetwork(policy string) bool {
+	return policy == "" || policy == PolicyNetload || policy == PolicyPaper
+}
+
 // Relaxation modes (seed 000, Table II).
 const (
 	RelaxNone    = "none"

@@ -284,7 +284,7 @@ func (s *Server) handleAlloc(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Done = r.Context().Done() // a client that leaves stops the placement
 	var coverage string
-	if networkPolicy(ar.Policy) {
+	if placement.ReadsNetwork(ar.Policy) {
 		var only []string
 		for _, h := range ar.Hostfile {
 			only = append(only, h.Host)
@@ -335,12 +335,6 @@ func (s *Server) forwardAlloc(w http.ResponseWriter, r *http.Request, ar api.All
 		}
 	}
 	return false
-}
-
-// networkPolicy reports whether a placement policy reads the network
-// (netload, the default, and paper): those wait for the network model.
-func networkPolicy(p string) bool {
-	return p == "" || p == placement.PolicyNetload || p == placement.PolicyPaper
 }
 
 // OptTime is t in UTC, or nil for the zero time (a JSON null).
