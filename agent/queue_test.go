@@ -95,6 +95,12 @@ func TestWaitReasonOnEveryNode(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "cluster overloaded") {
 		t.Fatalf("shoal job %d on follower %s: exit %d:\n%s", id, c.Name(follower), code, out)
 	}
+	// The leader schedules the first bandwidth cycle once membership has
+	// been stable for a few seconds (formationSettle): that write is the
+	// cluster's own, not the queue's, so the window starts after it.
+	testcluster.WaitFor(t, 30*time.Second, "the first bandwidth cycle in raft", func() bool {
+		return c.Agent(follower).FSM().State().ProbeDuties.Cycle > 0
+	})
 	// An idle queue does not write raft every round: the leader reconciles
 	// every 500 ms, so over a 3 s window a reason proposed every round would
 	// add six or more entries (a repeated reason is a no-op, but a logged one).
