@@ -112,7 +112,21 @@ func (a *applier) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, 
 	}
 	timeout := time.Until(deadlineOr(ctx, 5*time.Second))
 	f := r.Apply(cmd, timeout)
-	if err := f.Error(); err != nil {
+	// raft's timeout bounds only the enqueueing: once enqueued, the future
+	// waits for the commit, which a leader that has lost its followers may
+	// never make. Waiting past ctx deadlocked shutdown (the leader loop
+	// waited here, and raft stepping down waited for the leader loop), so
+	// the caller's cancellation wins; the entry may still commit, as after
+	// any timeout, and callers retry by request ID.
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return api.ApplyResult{}, fmt.Errorf("raft apply: %w", ctx.Err())
+	}
+	if err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
 			return api.ApplyResult{}, fmt.Errorf("%w: %w", ErrNotLeader, err)
 		}
