@@ -3,6 +3,7 @@ package gossip
 import (
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -52,5 +53,8 @@ func pickFailed(entries []Entry, self string, rng *rand.Rand) string {
 	if len(failed) == 0 {
 		return ""
 	}
+	// The table hands the dead over in map order: sorted, the seeded
+	// choice is the same for the same table.
+	slices.Sort(failed)
 	return failed[rng.IntN(len(failed))]
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -144,6 +145,25 @@ func TestPickFailedOnlyDead(t *testing.T) {
 	}
 	if got := pickFailed(es[:3], "self", rng); got != "" {
 		t.Fatalf("picked %q with no dead peer", got)
+	}
+}
+
+// The table hands the dead over in map order: the same seed must pick
+// the same peer whatever order the entries come in.
+func TestPickFailedSeededWhateverTheOrder(t *testing.T) {
+	t.Parallel()
+	var es []Entry
+	for i := range 8 {
+		es = append(es, Entry{State: NodeState{Name: fmt.Sprint("n", i), Addr: fmt.Sprint("10.0.0.", i+2), GossipPort: 7946}, Status: StatusDead})
+	}
+	rev := append([]Entry(nil), es...)
+	slices.Reverse(rev)
+	for seed := range uint64(20) {
+		a := pickFailed(es, "self", rand.New(rand.NewPCG(seed, 1)))
+		b := pickFailed(rev, "self", rand.New(rand.NewPCG(seed, 1)))
+		if a != b {
+			t.Fatalf("seed %d: %q in one order, %q in the other", seed, a, b)
+		}
 	}
 }
 
