@@ -54,11 +54,8 @@ func Coverage(st *raftfsm.State, nodes []Node, only []string) ModelCoverage {
 			continue
 		}
 		names = append(names, nd.Name)
-		switch {
-		case nd.Attrs.Switch != "":
-			asg[nd.Name] = netmodel.Switch{Name: nd.Attrs.Switch}
-		case st.InferredSwitch(nd.Name) != "":
-			asg[nd.Name] = netmodel.Switch{Name: st.InferredSwitch(nd.Name), Inferred: true}
+		if sw, ok := modelSwitch(st, nd.Name, nd.Attrs.Switch); ok {
+			asg[nd.Name] = sw
 		}
 	}
 	cov := ModelCoverage{Total: len(names)}

@@ -35,26 +35,34 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 	return snap
 }
 
-// deriveLinks fills in the network model (issue 17 item 3): an undeclared
-// node takes the switch raft recorded for it (set_switches), and every
-// pair of nodes without a direct bandwidth test gets the bandwidth the
-// model derives from the node links and switch pairs, as a link with
-// Derived set (and Measured, so placement uses it), after the rows' links:
-// snap.Model, from which placement derives them as it reads. A pair the model cannot estimate (a
-// node of unknown switch, a link never measured) stays missing, and
-// placement's own rule for missing links applies.
+// modelSwitch is the switch the network model puts a node on: the one it
+// declares, else the one raft recorded for it (set_switches); false when
+// neither is known. Placement's snapshot and the cold-start coverage both
+// read it, so the model they build is the same.
+func modelSwitch(st *raftfsm.State, name, declared string) (netmodel.Switch, bool) {
+	if declared != "" {
+		return netmodel.Switch{Name: declared}, true
+	}
+	if sw := st.InferredSwitch(name); sw != "" {
+		return netmodel.Switch{Name: sw, Inferred: true}, true
+	}
+	return netmodel.Switch{}, false
+}
+
+// deriveLinks hands placement the network model (issue 17 item 3): an
+// undeclared node takes the switch raft recorded for it (set_switches),
+// and snap.Model holds the tables placement derives every pair without a
+// direct bandwidth test from, as it reads it. A pair the model cannot
+// estimate (a node of unknown switch, a link never measured) stays
+// missing, and placement's own rule for missing links applies.
 func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 	asg := netmodel.Assignment{}
 	names := make([]string, 0, len(snap.Nodes))
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		names = append(names, n.Name)
-		switch {
-		case n.Switch != "":
-			asg[n.Name] = netmodel.Switch{Name: n.Switch}
-		case st.InferredSwitch(n.Name) != "":
-			n.Switch = st.InferredSwitch(n.Name)
-			asg[n.Name] = netmodel.Switch{Name: n.Switch, Inferred: true}
+		if sw, ok := modelSwitch(st, n.Name, n.Switch); ok {
+			n.Switch, asg[n.Name] = sw.Name, sw
 		}
 	}
 	_, _, ms := modelInputs(nodes)
