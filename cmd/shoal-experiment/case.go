@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/testcluster/lab"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
@@ -243,7 +244,56 @@ func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int
 	case "t-oracle":
 		return cs.tOracles[phase], 0, "", nil
 	}
-	return allocCov(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed)
+	hosts, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed, "")
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if name, _, _ := parsePolicy(pol); name == "netload" {
+		cs.explain(ctx, pol, phase, seed, hosts, d.Score)
+	}
+	return hosts, d.Score.T, d.ModelCoverage, nil
+}
+
+// explain logs, when a netload policy chose a group unlike the oracle's
+// (a slower slowest pair), how shoal scored the oracle's group on the
+// same view: the same policy asked with --hostfile of the oracle's nodes.
+// It tells a placement shoal's figures call worse (its measurements are
+// wrong) from one its search missed (a T lower than its own choice's).
+func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int64, hosts []string, own api.AllocScore) {
+	m := cs.models[phase]
+	mine, _, _ := m.groupStats(hosts)
+	best, _, _ := m.groupStats(cs.oracles[phase])
+	if mine >= best {
+		return
+	}
+	hf := filepath.Join(cs.work, "hosts-oracle-explain")
+	var b strings.Builder
+	for _, h := range cs.oracles[phase] {
+		fmt.Fprintln(&b, h)
+	}
+	if err := os.WriteFile(hf, []byte(b.String()), 0o644); err != nil {
+		cs.say("explain: %v", err)
+		return
+	}
+	_, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed, hf)
+	if err != nil {
+		cs.say("explain: %v", err)
+		return
+	}
+	o := d.Score
+	cs.say("explain: %s chose %s (slowest pair %.0f Mbit/s) at T %.4f (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s); "+
+		"the oracle's %s (%.0f) scores T %.4f (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s) on the same view",
+		pol, strings.Join(hosts, ","), mine, own.T, own.CNorm, own.NNorm, own.MeanAvailMbps, nodeCLs(own),
+		strings.Join(cs.oracles[phase], ","), best, o.T, o.CNorm, o.NNorm, o.MeanAvailMbps, nodeCLs(o))
+}
+
+// nodeCLs lists a score's compute load per node, node=CL.
+func nodeCLs(s api.AllocScore) string {
+	var parts []string
+	for _, n := range s.Nodes {
+		parts = append(parts, fmt.Sprintf("%s=%.4f", n.Node, n.CL))
+	}
+	return strings.Join(parts, " ")
 }
 
 // runOne runs program a on r.Hosts and logs the result.

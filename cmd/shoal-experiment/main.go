@@ -278,10 +278,11 @@ func parsePolicy(spec string) (name, alpha string, weights []string) {
 
 // allocCov asks node's agent where policy would put np processes and returns
 // one host per rank. A policy written NAME@A/W1/W2 is NAME asked with
-// --alpha A --weight W1 --weight W2 (e.g. netload@0.1/flow=0).
-// It returns the network model's coverage the agent reported too ("" for
-// a policy that does not read the network).
-func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64) ([]string, float64, string, error) {
+// --alpha A --weight W1 --weight W2 (e.g. netload@0.1/flow=0). hostfile,
+// when set, restricts the answer to its hosts (--hostfile). It returns
+// the agent's whole answer too: its score and, for a policy that reads
+// the network, the network model's coverage.
+func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int, seed int64, hostfile string) ([]string, api.AllocDecision, error) {
 	args := []string{"alloc", "-n", strconv.Itoa(np), "--ppn", strconv.Itoa(ppn),
 		"--seed", strconv.FormatInt(seed, 10), "--force", "--format", "json"}
 	name, alpha, weights := parsePolicy(policy)
@@ -292,13 +293,16 @@ func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int,
 	for _, w := range weights {
 		args = append(args, "--weight", w)
 	}
+	if hostfile != "" {
+		args = append(args, "--hostfile", hostfile)
+	}
 	var d api.AllocDecision // `shoal alloc --format json` prints the API's answer
 	out, err := l.Shoal(ctx, node, args...)
 	if err != nil {
-		return nil, 0, "", err
+		return nil, d, err
 	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
-		return nil, 0, "", fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
+		return nil, d, fmt.Errorf("shoal alloc --policy %s: %w: %q", policy, err, out)
 	}
 	var placed placement.Decision
 	for _, h := range d.Hosts {
@@ -306,9 +310,9 @@ func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int,
 	}
 	hosts := ranksOf(placed)
 	if len(hosts) != np {
-		return nil, 0, "", fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
+		return nil, d, fmt.Errorf("shoal alloc --policy %s placed %d ranks (%v), want %d (wait: %q)", policy, len(hosts), hosts, np, d.WaitReason)
 	}
-	return hosts, d.Score.T, d.ModelCoverage, nil
+	return hosts, d, nil
 }
 
 // runMPI runs the program on r.Hosts with mpiexec started on the first of
