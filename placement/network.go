@@ -13,18 +13,27 @@ const (
 	groupMax      = 256 // beyond this many switches unmeasured pairs use the global estimate
 )
 
-// network holds NL_(u,v) (Eq. 2) for the eligible nodes: the mean latency and the
-// bandwidth complement (peak - available) of each measured pair, repeated
-// measurements averaged per direction, available being what the pair offers
-// (direction.go: the worse direction for netload, the mean of the two for
-// paper), each divided by its sum over all measured pairs, weighted by w_lt
-// and w_bw.
+// network holds NL_(u,v) (Eq. 2) for the eligible nodes: the mean latency and a
+// bandwidth term of each measured pair, repeated measurements averaged per
+// direction, available being what the pair offers (direction.go: the worse
+// direction for netload, the mean of the two for paper), each divided by its
+// sum over all measured pairs, weighted by w_lt and w_bw.
 //
-// The paper takes the complement against the pair's own peak. On a cluster with
-// mixed port rates that ranks a half-used 10 Gbit/s pair (5,000 Mbit/s free) as
-// worse than an idle 100 Mbit/s one, so T and netload take it against the
-// fastest peak measured in the cluster (globalPeak): the complement is then
-// "how far below the best link", which orders pairs by what they offer.
+// The paper's bandwidth term is the complement against the pair's own peak
+// (peak - available), and the paper policy keeps it. T and netload take
+// instead the time a byte takes on the pair, against the fastest peak
+// measured in the cluster (transferCost: top/available - 1). Two reasons,
+// each measured on the testbed cases (docs/placement.md, "The bandwidth
+// term"):
+//   - Against the pair's own peak, a half-used 10 Gbit/s pair (5,000 Mbit/s
+//     free) ranks worse than an idle 100 Mbit/s one; against the cluster's
+//     fastest, pairs are ordered by what they offer.
+//   - A group's N is a sum over its pairs, and a linear term lets fast pairs
+//     pay for slow ones: three 100 Mbit/s pairs and three 30 Mbit/s pairs sum
+//     to less complement than six 60 Mbit/s pairs, yet a bulk-synchronous
+//     program on the first group waits on its 30 Mbit/s messages every step.
+//     Time per byte is what the program pays, and it grows as the rate
+//     falls: the slow pairs weigh what they cost.
 //
 // An unmeasured pair is never a perfect link: it costs as much as the worst
 // measured pair between the same two switches, or, when no such pair is measured,
@@ -45,6 +54,7 @@ type network struct {
 	worst                  float64   // global estimate for unmeasured pairs
 	measured               int
 	meanCost               float64   // mean cost over measured pairs
+	medianCost             float64   // median cost over measured pairs (a sample of them beyond medianSample)
 	nodeMean               []float64 // mean cost of each node's measured pairs (gap estimate when none)
 	nodePeak               []float64 // fastest peak Mbps measured on any of the node's pairs (0: none)
 }
@@ -227,10 +237,10 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	}
 	pairAvail := w.pairAvail(s, elig, globalPeak, capOut, capIn)
 
-	// Means per pair, the complement in place of the peak, the normalising sums.
+	// Means per pair, the bandwidth term in place of the peak, the normalising sums.
 	complement := func(peak, avail float64) float64 {
 		if globalPeak {
-			peak = top
+			return transferCost(avail, top)
 		}
 		return max(0, peak-avail)
 	}
@@ -257,9 +267,10 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	}
 	seen := make([]bool, len(w.missing))
 	total := 0.0
+	smp := newCostSample(w.measured)
 	if dense {
 		w.wlt, w.wbw, w.sumLT, w.sumBW = wlt, wbw, sumLT, sumBW
-		total = w.denseCosts(acc, nodeCnt, seen, eager)
+		total = w.denseCosts(acc, nodeCnt, seen, eager, smp)
 	} else {
 		// The slice, not the map, so sums add up in the same order every time.
 		for k := range w.vals {
@@ -267,6 +278,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			a.cost = norm(a.lt, a.peak)
 			i, j, c := int(a.i), int(a.j), a.cost
 			total += c
+			smp.add(c)
 			w.nodeMean[i] += c
 			w.nodeMean[j] += c
 			nodeCnt[i]++
@@ -282,7 +294,48 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 		}
 	}
 	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
+	w.medianCost = smp.median(w.meanCost)
 	return w
+}
+
+// medianSample bounds the costs the median of the measured pairs is taken
+// over: every pair up to it (2,016 at 64 nodes), an evenly strided sample
+// of them beyond (500,000 at 1,000 nodes), so the median costs a sort of
+// at most this many, whatever the cluster.
+const medianSample = 4096
+
+// costSample keeps every stride-th cost of the measured pairs, in the
+// order buildNetwork visits them (a fixed order: the sample, and so the
+// median, is a function of the snapshot).
+type costSample struct {
+	vals        []float64
+	stride, due int
+}
+
+func newCostSample(measured int) *costSample {
+	stride := max(1, (measured+medianSample-1)/medianSample)
+	return &costSample{vals: make([]float64, 0, min(measured, medianSample)+1), stride: stride, due: 1}
+}
+
+func (s *costSample) add(c float64) {
+	if s.due--; s.due == 0 {
+		s.vals = append(s.vals, c)
+		s.due = s.stride
+	}
+}
+
+// median is the sample's median (the upper middle of an even count), or
+// none when nothing was measured or the median pair costs nothing (most
+// pairs as good as the best: a reference of 0 would drop N from T).
+func (s *costSample) median(none float64) float64 {
+	if len(s.vals) == 0 {
+		return none
+	}
+	slices.Sort(s.vals)
+	if m := s.vals[len(s.vals)/2]; m > 0 {
+		return m
+	}
+	return none
 }
 
 // estimateGaps sets what an unmeasured pair costs (the type's comment)
@@ -332,7 +385,7 @@ func (w *network) estimateGaps(total float64, nodeCnt []int32, seen []bool, wsum
 
 // densePairs turns each measured pair's sums into its means, what it
 // offers (dirAvail.get's steps, the row's own figures read once, offer
-// inlined) and the complement in place of the peak, and returns the
+// inlined) and the bandwidth term in place of the peak, and returns the
 // normalising sums. The arithmetic is buildNetwork's, operation for
 // operation, in the same order (TestNetwork_EqualsReference).
 func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top float64) (sumLT, sumBW float64) {
@@ -396,11 +449,11 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 				av = min(ij, ji)
 			}
 			a.av = float32(av)
-			peak := float64(pkS)
 			if globalPeak {
-				peak = top
+				a.pk = float32(transferCost(av, top))
+			} else {
+				a.pk = float32(max(0, float64(pkS)-av))
 			}
-			a.pk = float32(max(0, peak-av))
 			sumLT += float64(a.lt)
 			sumBW += float64(a.pk)
 			w.measured++
@@ -415,8 +468,9 @@ func (w *network) densePairs(acc []denseAcc, d dirAvail, globalPeak bool, top fl
 // nodeCnt), the worst, the worst per switch pair (missing, seen). A row's
 // own node sum is kept in a register and a row's switch-pair maxima are
 // taken one way and mirrored after: the same additions in the same order,
-// and maxima do not depend on order. Returns the total cost.
-func (w *network) denseCosts(acc []denseAcc, nodeCnt []int32, seen []bool, eager bool) float64 {
+// and maxima do not depend on order. Every cost goes to smp too. Returns
+// the total cost.
+func (w *network) denseCosts(acc []denseAcc, nodeCnt []int32, seen []bool, eager bool, smp *costSample) float64 {
 	n, ng, group := w.n, w.ng, w.group
 	wlt, wbw, sumLT, sumBW := w.wlt, w.wbw, w.sumLT, w.sumBW
 	if eager {
@@ -450,6 +504,7 @@ func (w *network) denseCosts(acc []denseAcc, nodeCnt []int32, seen []bool, eager
 				tri[x] = c
 			}
 			total += c
+			smp.add(c)
 			mi += c
 			w.nodeMean[j] += c
 			ci++
@@ -669,4 +724,23 @@ func mergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 		merged[i+1] = int32(len(out))
 	}
 	return merged, out
+}
+
+// minShare is the least share of the fastest link transferCost counts a
+// pair as offering. A pair with nothing free is not infinitely slow (the
+// job's flows share the link with the traffic already on it), and one
+// such pair must not outweigh every other pair in the sums that
+// normalise NL: at a tenth, a pair costs at most 9 (a top pair 0).
+const minShare = 0.1
+
+// transferCost is netload's bandwidth term for a pair offering avail
+// Mbit/s, top the fastest peak measured: the time a byte takes on the
+// pair, in units of its time on the fastest link, less that time (so a
+// pair as fast as the fastest costs 0, as its complement did). Below
+// minShare*top it stays at minShare*top's cost.
+func transferCost(avail, top float64) float64 {
+	if !(top > 0) {
+		return 0
+	}
+	return top/max(avail, top*minShare) - 1
 }

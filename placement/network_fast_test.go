@@ -98,8 +98,8 @@ func sameNetwork(got, want *network) error {
 	if got.n != want.n || got.ng != want.ng || got.measured != want.measured {
 		return fmt.Errorf("n, ng, measured = %d %d %d, want %d %d %d", got.n, got.ng, got.measured, want.n, want.ng, want.measured)
 	}
-	if !eq(got.worst, want.worst) || !eq(got.meanCost, want.meanCost) {
-		return fmt.Errorf("worst, meanCost = %v %v, want %v %v", got.worst, got.meanCost, want.worst, want.meanCost)
+	if !eq(got.worst, want.worst) || !eq(got.meanCost, want.meanCost) || !eq(got.medianCost, want.medianCost) {
+		return fmt.Errorf("worst, meanCost, medianCost = %v %v %v, want %v %v %v", got.worst, got.meanCost, got.medianCost, want.worst, want.meanCost, want.medianCost)
 	}
 	for _, f := range []struct {
 		name      string

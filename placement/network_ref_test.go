@@ -96,10 +96,16 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 	}
 	pairAvail := refPairAvail(w, s, model, elig, globalPeak, capOut, capIn)
 
-	// Means per pair, the complement in place of the peak, the normalising sums.
+	// Means per pair, the bandwidth term in place of the peak, the
+	// normalising sums: against the fastest peak, the time a byte takes
+	// (top/avail - 1, avail at least a tenth of top); else the paper's
+	// complement against the pair's own peak.
 	complement := func(peak, avail float64) float64 {
 		if globalPeak {
-			peak = top
+			if top <= 0 {
+				return 0
+			}
+			return top/max(avail, 0.1*top) - 1
 		}
 		return max(0, peak-avail)
 	}
@@ -152,8 +158,10 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 	}
 	seen := make([]bool, len(w.missing))
 	total := 0.0
+	var costs []float64 // every measured pair's, in (i, j) order
 	note := func(i, j int, c float64) {
 		total += c
+		costs = append(costs, c)
 		w.nodeMean[i] += c
 		w.nodeMean[j] += c
 		nodeCnt[i]++
@@ -189,6 +197,21 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 		}
 	}
 	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
+	// The median of every stride-th cost, from the first, stride the
+	// least that leaves at most 4,096.
+	stride := 1
+	for (len(costs)+stride-1)/stride > 4096 {
+		stride++
+	}
+	var smp []float64
+	for k := 0; k < len(costs); k += stride {
+		smp = append(smp, costs[k])
+	}
+	slices.Sort(smp)
+	w.medianCost = w.meanCost
+	if len(smp) > 0 && smp[len(smp)/2] > 0 {
+		w.medianCost = smp[len(smp)/2]
+	}
 	return w
 }
 

@@ -47,6 +47,10 @@ import (
 //	T_C       = 0.3*0.20/0.5 + 0.7*0.3625/0.6375 = 0.12 + 0.398039 = 0.518039
 //
 // G_A wins (first of the tie, starts in name order): A gets pc_A = 3, B the last 1.
+//
+// The breakdown's N is T's, not Eq. 2's: netload's bandwidth term, the time a
+// byte takes against the fastest peak (1000/avail - 1: A-B 1/9, A-C 2/3, B-C 1;
+// sum 16/9), so NL_AB = 0.25*1/4 + 0.75*(1/9)/(16/9) = 0.0625 + 0.046875.
 // With n = 7 > 6 slots, Alg. 1 wraps to the start: A 3+1, B 2, C 1, degraded.
 func TestPaper_HandComputedExample(t *testing.T) {
 	t.Parallel()
@@ -71,7 +75,7 @@ func TestPaper_HandComputedExample(t *testing.T) {
 	near("CL_A", d.Score.Nodes[0].CL, 0.05)
 	near("CL_B", d.Score.Nodes[1].CL, 0.10)
 	near("C", d.Score.C, 0.15)
-	near("N", d.Score.N, 0.1375)
+	near("N", d.Score.N, 0.109375)
 	near("T (Eq. 4)", d.Score.PaperT, 0.09+0.7*0.1375/0.6375)
 	if d.Score.Candidates != 3 {
 		t.Errorf("candidates = %d, want 3", d.Score.Candidates)

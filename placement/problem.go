@@ -103,7 +103,11 @@ func (p *problem) setReferences() {
 	k = min(max(k, 1), v)
 	p.kref = k
 	p.cref = float64(k) * sumCL / float64(v)
-	p.nref = float64(max(1, k*(k-1)/2)) * p.net.meanCost
+	// The median pair, not the mean: one node on a slow link (a degraded
+	// port, whose every pair costs up to 9) lifts the mean until every
+	// other group's N looks alike next to the compute term; the median
+	// keeps N/nref about 1 for an average group of the pairs that are.
+	p.nref = float64(max(1, k*(k-1)/2)) * p.net.medianCost
 	if p.cref <= 0 {
 		p.cref = 1
 	}
