@@ -731,16 +731,25 @@ func mergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 // job's flows share the link with the traffic already on it), and one
 // such pair must not outweigh every other pair in the sums that
 // normalise NL: at a tenth, a pair costs at most 9 (a top pair 0).
+//
+// Of the fastest link, not of the pair's own peak: with the pair's own,
+// a 100 Mbit/s pair in a cluster of 10 Gbit/s links cost up to 999, the
+// normalising sums grew with it, and the latency term outweighed the
+// bandwidth of the fast pairs (TestNetload_CoordinateRTTsPlaceAsWell:
+// worst 1.107; placement-report: netload's groups 2,290 Mbit/s where
+// this gives 2,404). The price: below a tenth of the fastest link, pairs
+// are alike (1 Gbit/s and 100 Mbit/s next to 10 Gbit/s).
 const minShare = 0.1
 
 // transferCost is netload's bandwidth term for a pair offering avail
 // Mbit/s, top the fastest peak measured: the time a byte takes on the
-// pair, in units of its time on the fastest link, less that time (so a
-// pair as fast as the fastest costs 0, as its complement did). Below
-// minShare*top it stays at minShare*top's cost.
+// pair, in units of its time on the fastest link, less that time, so a
+// pair as fast as the fastest costs 0 (as its complement did) and none
+// costs less (a pair may offer more than top: a peak measured below the
+// link's rate). Below minShare*top it stays at minShare*top's cost.
 func transferCost(avail, top float64) float64 {
 	if !(top > 0) {
 		return 0
 	}
-	return top/max(avail, top*minShare) - 1
+	return max(0, top/max(avail, top*minShare)-1)
 }

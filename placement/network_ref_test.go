@@ -98,14 +98,14 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 
 	// Means per pair, the bandwidth term in place of the peak, the
 	// normalising sums: against the fastest peak, the time a byte takes
-	// (top/avail - 1, avail at least a tenth of top); else the paper's
-	// complement against the pair's own peak.
+	// (top/avail - 1, at least 0, avail at least a tenth of top); else
+	// the paper's complement against the pair's own peak.
 	complement := func(peak, avail float64) float64 {
 		if globalPeak {
 			if top <= 0 {
 				return 0
 			}
-			return top/max(avail, 0.1*top) - 1
+			return max(0, top/max(avail, 0.1*top)-1)
 		}
 		return max(0, peak-avail)
 	}
