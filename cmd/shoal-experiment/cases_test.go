@@ -172,6 +172,26 @@ func TestCaseDegrade10(t *testing.T) {
 // fails the test, so the list shrinks when placement learns directions.
 var pendingDirectional = map[string]string{}
 
+// casePhases are every case and phase (degrade10 before and after its
+// scheduled change) the perfect-snapshot tests cover.
+var casePhases = []struct {
+	name  string
+	phase int
+}{{"lab12", 0}, {"bulk10", 0}, {"asym10", 0}, {"degrade10", 0}, {"degrade10", 1}}
+
+// caseOracle is a case's configured model in a phase, the oracle's
+// 4-node group and its slowest pair (Mbit/s).
+func caseOracle(t *testing.T, name string, phase int) (*model, []string, float64) {
+	t.Helper()
+	m := newModelAt(loadCase(t, name), phase)
+	oracle, err := m.oracle(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, _, _ := m.groupStats(oracle)
+	return m, oracle, best
+}
+
 // On every case, netload given a perfect snapshot (every ordered pair's
 // configured rates) finds a group as good as the oracle's: what it would
 // do if its measurements were exact. A case where even a perfect
@@ -179,18 +199,10 @@ var pendingDirectional = map[string]string{}
 // says so by name.
 func TestCasesNetloadOnPerfectSnapshot(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name  string
-		phase int
-	}{{"lab12", 0}, {"bulk10", 0}, {"asym10", 0}, {"degrade10", 0}, {"degrade10", 1}} {
+	for _, c := range casePhases {
 		t.Run(fmt.Sprintf("%s/%d", c.name, c.phase), func(t *testing.T) {
 			t.Parallel()
-			m := newModelAt(loadCase(t, c.name), c.phase)
-			oracle, err := m.oracle(4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			best, _, _ := m.groupStats(oracle)
+			m, oracle, best := caseOracle(t, c.name, c.phase)
 			got := pickOn(t, m.snapshot(), placement.PolicyNetload, 4)
 			v, _, hogs := m.groupStats(got)
 			t.Logf("netload %v (%.0f Mbit/s), oracle %v (%.0f)", got, v, oracle, best)

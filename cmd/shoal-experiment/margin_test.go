@@ -25,18 +25,10 @@ const minMargin = 0.10
 // fast as the oracle's) win by minMargin.
 func TestCasesMargin(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name  string
-		phase int
-	}{{"lab12", 0}, {"bulk10", 0}, {"asym10", 0}, {"degrade10", 0}, {"degrade10", 1}} {
+	for _, c := range casePhases {
 		t.Run(fmt.Sprintf("%s/%d", c.name, c.phase), func(t *testing.T) {
 			t.Parallel()
-			m := newModelAt(loadCase(t, c.name), c.phase)
-			oracle, err := m.oracle(4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			best, _, _ := m.groupStats(oracle)
+			m, _, best := caseOracle(t, c.name, c.phase)
 			s := m.snapshot()
 			var names []string
 			for _, n := range s.Nodes {
