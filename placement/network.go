@@ -16,8 +16,10 @@ const (
 // network holds NL_(u,v) (Eq. 2) for the eligible nodes: the mean latency and a
 // bandwidth term of each measured pair, repeated measurements averaged per
 // direction, available being what the pair offers (direction.go: the worse
-// direction for netload, the mean of the two for paper), each divided by its
-// sum over all measured pairs, weighted by w_lt and w_bw.
+// direction for netload, the mean of the two for paper), weighted by w_lt and
+// w_bw. The paper divides each by its sum over all measured pairs, and the
+// paper policy keeps that; T and netload measure both in one unit of time
+// instead (timeScale), so that they add up as times do.
 //
 // The paper's bandwidth term is the complement against the pair's own peak
 // (peak - available), and the paper policy keeps it. T and netload take
@@ -258,6 +260,9 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			sumBW += a.peak
 		}
 		w.measured = len(w.vals)
+	}
+	if globalPeak && top > 0 {
+		sumLT, sumBW = timeScale(top), 1
 	}
 	norm := func(l, b float64) float64 { return pairCost(l, b, wlt, wbw, sumLT, sumBW) }
 
@@ -740,6 +745,24 @@ func mergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 // this gives 2,404). The price: below a tenth of the fastest link, pairs
 // are alike (1 Gbit/s and 100 Mbit/s next to 10 Gbit/s).
 const minShare = 0.1
+
+// refMessageBytes is the message size at which T weighs a pair's latency
+// against its bandwidth: 64 KiB, about where MPI libraries switch from
+// eager sends to rendezvous, so messages below it are latency-bound and
+// above it bandwidth-bound.
+const refMessageBytes = 64 << 10
+
+// timeScale is the time, in ms, refMessageBytes take on a link of top
+// Mbit/s: T's unit of time. Measured in it, a pair's RTT (ms) and its
+// transfer cost (transferCost: the extra time a message takes against
+// the fastest link, in units of its time on the fastest link) add up as
+// times do, instead of each being divided by its own sum over the
+// measured pairs, which weighs the spread of the RTTs as much as the
+// spread of the rates however small the RTTs are: on the namespace
+// testbed, RTTs of a few hundredths of a millisecond measured with up to
+// 2 ms of scheduler noise steered netload off the oracle's groups
+// (TestCasesRTTNoise).
+func timeScale(top float64) float64 { return refMessageBytes * 8 / (top * 1e3) }
 
 // transferCost is netload's bandwidth term for a pair offering avail
 // Mbit/s, top the fastest peak measured: the time a byte takes on the

@@ -141,6 +141,11 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 		}
 		w.measured = len(w.vals)
 	}
+	if globalPeak && top > 0 {
+		// T's unit of time: 64 KiB on the fastest link, in ms; the RTT
+		// (ms) in it and the transfer cost add up unnormalised.
+		sumLT, sumBW = 65536*8/(top*1e3), 1
+	}
 	norm := func(l, b float64) float64 {
 		v := 0.0
 		if sumLT > 0 {

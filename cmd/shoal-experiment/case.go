@@ -173,6 +173,11 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 	if net, err := cs.l.Shoal(ctx, cs.asker, "net", "--color", "never"); err == nil {
 		fmt.Fprintf(out, "# case %s: shoal net (Mbit/s) as %s sees it right after the cold-start placements\n\n%s\n", cs.topo.Name, cs.asker, net)
 	}
+	// The RTTs too: NL weighs them (w_lt), and on this host they are
+	// scheduler noise around a few hundredths of a millisecond.
+	if lat, err := cs.l.Shoal(ctx, cs.asker, "net", "--metric", "lat", "--color", "never"); err == nil {
+		fmt.Fprintf(out, "# case %s: shoal net --metric lat (ms) as %s sees it then\n\n%s\n", cs.topo.Name, cs.asker, lat)
+	}
 	for _, pol := range c.policies {
 		mn, sw, hg := cs.models[0].groupStats(first[pol])
 		cs.say("cold start: %-14s -> %s (slowest pair %.0f Mbit/s, %d switches, %d hog nodes)", pol, strings.Join(first[pol], ","), mn, sw, hg)
