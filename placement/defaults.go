@@ -10,7 +10,7 @@ import (
 const (
 	DefaultAlpha = 0.3  // weight of compute load in T (miniMD's setting in seed 002 §5)
 	DefaultWLT   = 0.25 // latency weight in NL
-	DefaultWBW   = 0.75 // bandwidth-complement weight in NL
+	DefaultWBW   = 0.75 // bandwidth weight in NL
 	// DefaultLoadThreshold is the overload bound in load per logical core: above 1.0
 	// every logical core already has a runnable process, so a new rank only time-shares.
 	DefaultLoadThreshold = 1.0

@@ -22,8 +22,11 @@
 //   - CL_v (Eq. 1): every Table-1 attribute divided by its sum over the
 //     eligible nodes, maximisation attributes complemented against the largest
 //     normalised value, SAW-weighted (DefaultAttrWeights).
-//   - NL_(u,v) (Eq. 2): w_lt*LT + w_bw*(peak-avail), each term divided by its
-//     sum over the measured pairs. Repeats of a pair are averaged per
+//   - NL_(u,v) (Eq. 2): w_lt*LT + w_bw*B. The paper policy keeps Eq. 2: B
+//     the complement peak-avail, each term divided by its sum over the
+//     measured pairs. T and netload take LT over the median measured RTT and
+//     B = top/max(avail, top/10) - 1, the extra time a byte takes against
+//     the fastest link, neither divided by a sum. Repeats of a pair are averaged per
 //     direction; netload's avail is the worse direction, each the min of its
 //     latest test and what the sender can send and the receiver receive now
 //     (Node.NetTx, NetRx; direction.go), paper's the mean of the two. An
@@ -33,8 +36,9 @@
 //     paper policy, logical cores - ceil(load) (never below 0) for the others;
 //     less HeldSlots; PPN overrides; PE needs cap it.
 //   - T (Eq. 4): alpha*C_norm + beta*N_norm. Breakdown.T normalises by the
-//     expected costs of an average group of the needed size, so it compares
-//     policies; Breakdown.PaperT is Eq. 4 over the paper's own candidates.
+//     costs of an average group of the needed size (C: the mean node; N: the
+//     median measured pair), so it compares policies; Breakdown.PaperT is
+//     Eq. 4 over the paper's own candidates.
 //
 // Policies: "paper" (Alg. 1 and 2 verbatim), "netload" (the default: whole-group
 // scoring, local search, bounded pool), and the baselines "random", "sequential"

@@ -18,7 +18,9 @@ const (
 // netloadPolicy is shoal's default. It minimises the same T the breakdown
 // reports, and differs from the paper's algorithm in four ways:
 //   - additions are scored against the whole group chosen so far (the marginal
-//     change of T), not only against the start node;
+//     change of T), not only against the start node (it helped the greedy
+//     under Eq. 2's NL; under T's own NL since session 6 of wave 2 it gains
+//     nothing on the ablation's clusters, where local search closes the gap);
 //   - compute and network costs are scaled by the fixed references of T, so
 //     alpha and beta weigh them as the user meant (Eq. 1 and 2's sum
 //     normalisation makes NL ~V/2 times smaller than CL inside Alg. 1);

@@ -13,13 +13,18 @@ const (
 	groupMax      = 256 // beyond this many switches unmeasured pairs use the global estimate
 )
 
-// network holds NL_(u,v) (Eq. 2) for the eligible nodes: the mean latency and a
-// bandwidth term of each measured pair, repeated measurements averaged per
-// direction, available being what the pair offers (direction.go: the worse
-// direction for netload, the mean of the two for paper), weighted by w_lt and
-// w_bw. The paper divides each by its sum over all measured pairs, and the
-// paper policy keeps that; T and netload measure both in one unit of time
-// instead (timeScale), so that they add up as times do.
+// network holds NL_(u,v) (Eq. 2) for the eligible nodes from the mean latency
+// and a bandwidth term of each measured pair, repeated measurements averaged
+// per direction, available being what the pair offers (direction.go: the
+// worse direction for netload, the mean of the two for paper), weighted by
+// w_lt and w_bw. The paper divides each term by its sum over all measured
+// pairs, and the paper policy keeps that. T and netload do not: the spread
+// of the RTTs then weighs as much as the spread of the rates however small
+// the RTTs are, and on a loaded host they are scheduler noise (issue 17).
+// T's latency term is a pair's RTT over the median measured pair's RTT (1 for
+// a typical pair, whatever the link speed), its bandwidth term the transfer
+// cost below (already a ratio), neither divided by a sum
+// (TestCasesRTTNoise).
 //
 // The paper's bandwidth term is the complement against the pair's own peak
 // (peak - available), and the paper policy keeps it. T and netload take
@@ -40,7 +45,9 @@ const (
 // An unmeasured pair is never a perfect link: it costs as much as the worst
 // measured pair between the same two switches, or, when no such pair is measured,
 // the worst measured pair anywhere; when that is zero (or nothing is measured)
-// it costs (w_lt+w_bw)/max(1, measured pairs), the mean of a normalised pair.
+// it costs (w_lt+w_bw)/max(1, measured pairs), the mean of a normalised pair,
+// under Eq. 2's sums (paper), and w_lt+w_bw under T's terms (a pair with the
+// median RTT at half the fastest rate).
 type network struct {
 	n   int
 	tri []float64 // dense and eager: cost of pair (i<j), gaps already filled; lazy: nil
@@ -167,9 +174,10 @@ func (w *network) cost(i, j int) float64 {
 	return w.gap(i, j)
 }
 
-// pairCost is NL of a measured pair from its latency and complement:
-// each term divided by its sum over the measured pairs, weighted. One
-// function, so the eager table and the lazy cost agree to the bit.
+// pairCost is NL of a measured pair from its latency and bandwidth term,
+// each divided by its scale (Eq. 2's sums over the measured pairs for
+// paper; the median RTT and 1 for T), weighted. One function, so the
+// eager table and the lazy cost agree to the bit.
 func pairCost(lt, bw, wlt, wbw, sumLT, sumBW float64) float64 {
 	c := 0.0
 	if sumLT > 0 {
@@ -262,7 +270,9 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 		w.measured = len(w.vals)
 	}
 	if globalPeak && top > 0 {
-		sumLT, sumBW = timeScale(top), 1
+		// T's terms: the RTT against the typical pair's, the transfer
+		// cost as it is (the type's comment).
+		sumLT, sumBW = w.medianLT(acc), 1
 	}
 	norm := func(l, b float64) float64 { return pairCost(l, b, wlt, wbw, sumLT, sumBW) }
 
@@ -298,7 +308,15 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			}
 		}
 	}
-	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
+	// The cost of a pair when every measured pair costs nothing: the
+	// mean of a normalised pair under Eq. 2's sums; under T's own terms
+	// (a ratio of RTTs, a transfer cost) the typical RTT and half the
+	// fastest rate, w_lt*1 + w_bw*1.
+	floorSum := wlt + wbw
+	if globalPeak && top > 0 {
+		floorSum *= float64(max(1, w.measured))
+	}
+	w.estimateGaps(total, nodeCnt, seen, floorSum)
 	w.medianCost = smp.median(w.meanCost)
 	return w
 }
@@ -346,8 +364,9 @@ func (s *costSample) median(none float64) float64 {
 // estimateGaps sets what an unmeasured pair costs (the type's comment)
 // from the measured pairs' costs: their total, each node's sum and count
 // (nodeMean, nodeCnt; the mean is taken here), the worst and the worst
-// per switch pair (missing, seen); wsum is w_lt+w_bw. An eager dense
-// table (tri) gets its unmeasured pairs' costs filled in.
+// per switch pair (missing, seen); wsum/measured is what a pair costs
+// when those are 0 (the type's comment). An eager dense table (tri) gets
+// its unmeasured pairs' costs filled in.
 func (w *network) estimateGaps(total float64, nodeCnt []int32, seen []bool, wsum float64) {
 	floor := 1.0
 	if w.measured > 0 {
@@ -734,35 +753,17 @@ func mergeRows(raw []pairAgg, n int) ([]int32, []pairAgg) {
 // minShare is the least share of the fastest link transferCost counts a
 // pair as offering. A pair with nothing free is not infinitely slow (the
 // job's flows share the link with the traffic already on it), and one
-// such pair must not outweigh every other pair in the sums that
-// normalise NL: at a tenth, a pair costs at most 9 (a top pair 0).
+// such pair must not outweigh every other pair of a group: at a tenth, a
+// pair costs at most 9 (a top pair 0).
 //
 // Of the fastest link, not of the pair's own peak: with the pair's own,
-// a 100 Mbit/s pair in a cluster of 10 Gbit/s links cost up to 999, the
-// normalising sums grew with it, and the latency term outweighed the
-// bandwidth of the fast pairs (TestNetload_CoordinateRTTsPlaceAsWell:
+// a 100 Mbit/s pair in a cluster of 10 Gbit/s links cost up to 999 (with
+// the normalisation by sums of the time: the latency term outweighed the
+// bandwidth of the fast pairs, TestNetload_CoordinateRTTsPlaceAsWell
 // worst 1.107; placement-report: netload's groups 2,290 Mbit/s where
-// this gives 2,404). The price: below a tenth of the fastest link, pairs
+// this gave 2,404). The price: below a tenth of the fastest link, pairs
 // are alike (1 Gbit/s and 100 Mbit/s next to 10 Gbit/s).
 const minShare = 0.1
-
-// refMessageBytes is the message size at which T weighs a pair's latency
-// against its bandwidth: 64 KiB, about where MPI libraries switch from
-// eager sends to rendezvous, so messages below it are latency-bound and
-// above it bandwidth-bound.
-const refMessageBytes = 64 << 10
-
-// timeScale is the time, in ms, refMessageBytes take on a link of top
-// Mbit/s: T's unit of time. Measured in it, a pair's RTT (ms) and its
-// transfer cost (transferCost: the extra time a message takes against
-// the fastest link, in units of its time on the fastest link) add up as
-// times do, instead of each being divided by its own sum over the
-// measured pairs, which weighs the spread of the RTTs as much as the
-// spread of the rates however small the RTTs are: on the namespace
-// testbed, RTTs of a few hundredths of a millisecond measured with up to
-// 2 ms of scheduler noise steered netload off the oracle's groups
-// (TestCasesRTTNoise).
-func timeScale(top float64) float64 { return refMessageBytes * 8 / (top * 1e3) }
 
 // transferCost is netload's bandwidth term for a pair offering avail
 // Mbit/s, top the fastest peak measured: the time a byte takes on the
@@ -774,5 +775,29 @@ func transferCost(avail, top float64) float64 {
 	if !(top > 0) {
 		return 0
 	}
-	return max(0, top/max(avail, top*minShare)-1)
+	d := max(avail, top*minShare)
+	if d == 0 { // top*minShare underflowed: a denormal top
+		return 1/minShare - 1
+	}
+	return max(0, top/d-1)
+}
+
+// medianLT is the median RTT of the measured pairs (of the same strided
+// sample as medianCost beyond medianSample pairs), 1 when it is 0 (no RTT
+// measured: the latency term is 0 anyway). acc is the dense table, nil
+// for the sparse one (vals).
+func (w *network) medianLT(acc []denseAcc) float64 {
+	smp := newCostSample(w.measured)
+	if acc != nil {
+		for k := range acc {
+			if acc[k].cnt > 0 {
+				smp.add(float64(acc[k].lt))
+			}
+		}
+	} else {
+		for k := range w.vals {
+			smp.add(w.vals[k].lt)
+		}
+	}
+	return smp.median(1)
 }

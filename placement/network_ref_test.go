@@ -142,9 +142,22 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 		w.measured = len(w.vals)
 	}
 	if globalPeak && top > 0 {
-		// T's unit of time: 64 KiB on the fastest link, in ms; the RTT
-		// (ms) in it and the transfer cost add up unnormalised.
-		sumLT, sumBW = 65536*8/(top*1e3), 1
+		// T's terms: the RTT over the median measured RTT (every
+		// stride-th pair in (i, j) order beyond 4,096; 1 when it is 0),
+		// the transfer cost as it is.
+		var lts []float64
+		if dense {
+			for k := range acc {
+				if acc[k].cnt > 0 {
+					lts = append(lts, float64(acc[k].lt))
+				}
+			}
+		} else {
+			for k := range w.vals {
+				lts = append(lts, w.vals[k].lt)
+			}
+		}
+		sumLT, sumBW = refStridedMedian(lts, 1), 1
 	}
 	norm := func(l, b float64) float64 {
 		v := 0.0
@@ -201,23 +214,32 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 			note(int(a.i), int(a.j), a.cost)
 		}
 	}
-	w.estimateGaps(total, nodeCnt, seen, wlt+wbw)
-	// The median of every stride-th cost, from the first, stride the
-	// least that leaves at most 4,096.
+	floorSum := wlt + wbw // Eq. 2: the mean of a normalised pair
+	if globalPeak && top > 0 {
+		floorSum *= float64(max(1, w.measured)) // T: w_lt + w_bw
+	}
+	w.estimateGaps(total, nodeCnt, seen, floorSum)
+	w.medianCost = refStridedMedian(costs, w.meanCost)
+	return w
+}
+
+// refStridedMedian is the median of every stride-th value, from the
+// first, stride the least that leaves at most 4,096; none when there is
+// none or it is not above 0.
+func refStridedMedian(vals []float64, none float64) float64 {
 	stride := 1
-	for (len(costs)+stride-1)/stride > 4096 {
+	for (len(vals)+stride-1)/stride > 4096 {
 		stride++
 	}
 	var smp []float64
-	for k := 0; k < len(costs); k += stride {
-		smp = append(smp, costs[k])
+	for k := 0; k < len(vals); k += stride {
+		smp = append(smp, vals[k])
 	}
 	slices.Sort(smp)
-	w.medianCost = w.meanCost
 	if len(smp) > 0 && smp[len(smp)/2] > 0 {
-		w.medianCost = smp[len(smp)/2]
+		return smp[len(smp)/2]
 	}
-	return w
+	return none
 }
 
 // refDir holds what a pair offers is computed from (direction.go), in

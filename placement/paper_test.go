@@ -48,10 +48,9 @@ import (
 //
 // G_A wins (first of the tie, starts in name order): A gets pc_A = 3, B the last 1.
 //
-// The breakdown's N is T's, not Eq. 2's: the RTT and the transfer cost in T's
-// unit of time, the time 64 KiB take on the fastest link (65536*8 bit at 1000
-// Mbit/s: 0.524288 ms), unnormalised: NL_AB = 0.25*1/0.524288 + 0.75*(1000/900
-// - 1) = 0.476837158 + 0.083333333.
+// The breakdown's N is T's, not Eq. 2's: the RTT over the median RTT (1) and
+// the transfer cost against the fastest peak (1000/900 - 1), neither divided
+// by a sum: NL_AB = 0.25*1/1 + 0.75*(1/9) = 0.25 + 0.083333333.
 // With n = 7 > 6 slots, Alg. 1 wraps to the start: A 3+1, B 2, C 1, degraded.
 func TestPaper_HandComputedExample(t *testing.T) {
 	t.Parallel()
@@ -76,7 +75,7 @@ func TestPaper_HandComputedExample(t *testing.T) {
 	near("CL_A", d.Score.Nodes[0].CL, 0.05)
 	near("CL_B", d.Score.Nodes[1].CL, 0.10)
 	near("C", d.Score.C, 0.15)
-	near("N", d.Score.N, 0.25/0.524288+0.75/9)
+	near("N", d.Score.N, 0.25+0.75/9)
 	near("T (Eq. 4)", d.Score.PaperT, 0.09+0.7*0.1375/0.6375)
 	if d.Score.Candidates != 3 {
 		t.Errorf("candidates = %d, want 3", d.Score.Candidates)

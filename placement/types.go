@@ -128,7 +128,7 @@ type Request struct {
 	PEs           []PENeed
 
 	Alpha    float64      // weight of compute load in T; 0 = 0.3; beta = 1 - alpha
-	WLT, WBW float64      // weights of latency and bandwidth complement in NL; both 0 = 0.25/0.75
+	WLT, WBW float64      // weights of the latency and bandwidth terms in NL; both 0 = 0.25/0.75
 	Attr     *AttrWeights // nil = DefaultAttrWeights()
 	Seed     int64        // seeds the random and sequential baselines
 
@@ -182,8 +182,10 @@ type NodeScore struct {
 
 // Breakdown says why a group was chosen. T is comparable across policies for one
 // snapshot and request: T = Alpha*CNorm + Beta*NNorm with CNorm = C/CRef and
-// NNorm = N/NRef, where the references are the expected costs of an average group
-// of the same size (so a random group scores about 1).
+// NNorm = N/NRef, where the references are the costs of an average group of the
+// same size (C: the mean node's; N: the median measured pair's, so that a few very
+// slow pairs do not make every other group look alike), so a random group scores
+// about 1.
 type Breakdown struct {
 	Policy, Relax string
 	Nodes         []NodeScore

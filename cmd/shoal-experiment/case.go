@@ -305,9 +305,11 @@ func nodeCLs(s api.AllocScore) string {
 }
 
 // settle waits, before a policy shoal answers is asked in the steady
-// state, until the asking agent's view holds for every node a state
-// sample that began after the previous MPI run ended (sampled_at at least
-// -settle, the agents' sample interval, after it), at most 30 s.
+// state, until the asking agent's view holds for every alive node a state
+// sample whose interval began after the previous MPI run ended: a sample
+// stamped (sampled_at, the end of its interval) at least -settle, the
+// agents' sample interval, and a second of slack for a late tick after
+// the run, at most -settle + 30 s.
 //
 // Why: the runs follow each other within a second, and the latest
 // traffic sample (NetTx, NetRx: what placement takes off each direction
@@ -326,14 +328,14 @@ func (cs *caseRun) settle(ctx context.Context, pol string) {
 	if cs.c.settle <= 0 || cs.lastRun.IsZero() || pol == "oracle" || pol == "t-oracle" {
 		return
 	}
-	since := cs.lastRun.Add(cs.c.settle)
-	err := lab.WaitFor(ctx, 30*time.Second, "every node's state sampled after the last run", func(ctx context.Context) error {
+	since := cs.lastRun.Add(cs.c.settle + time.Second)
+	err := lab.WaitFor(ctx, cs.c.settle+30*time.Second, "every node's state sampled after the last run", func(ctx context.Context) error {
 		var nodes []api.Node
 		if err := cs.l.JSON(ctx, cs.asker, &nodes, "nodes"); err != nil {
 			return err
 		}
 		for _, n := range nodes {
-			if n.Sampled.Before(since) {
+			if n.Status == "alive" && n.Sampled.Before(since) {
 				return fmt.Errorf("%s's latest sample is from %s, the last run ended at %s",
 					n.Name, n.Sampled.Format("15:04:05.000"), cs.lastRun.Format("15:04:05.000"))
 			}

@@ -92,7 +92,7 @@ func main() {
 		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A/W asks with --alpha A --weight W), t-oracle, oracle")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s --placement-model-wait 45s", "extra `FLAGS` for every shoal agent")
-	flag.DurationVar(&c.settle, "settle", 3*time.Second, "before a steady-state policy is asked, wait until every node's latest state sample began at least this long after the previous MPI run ended (the agents' --sample-interval: 3s); 0: ask at once")
+	flag.DurationVar(&c.settle, "settle", 3*time.Second, "before a steady-state policy is asked, wait until every alive node's latest state sample covers only time after the previous MPI run ended: this long (the agents' --sample-interval, 3s) and 1s of slack after it; 0: ask at once")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
 	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
 	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
