@@ -21,10 +21,15 @@ const (
 // pairs, and the paper policy keeps that. T and netload do not: the spread
 // of the RTTs then weighs as much as the spread of the rates however small
 // the RTTs are, and on a loaded host they are scheduler noise (issue 17).
-// T's latency term is a pair's RTT over the median measured pair's RTT (1 for
-// a typical pair, whatever the link speed), its bandwidth term the transfer
-// cost below (already a ratio), neither divided by a sum
-// (TestCasesRTTNoise).
+// T's latency term is a pair's RTT in units of the larger of the median
+// measured RTT and the time 64 KiB take on the fastest link, its bandwidth
+// term the transfer cost below (already a ratio), neither divided by a sum
+// (TestCasesRTTNoise). The median: the term is 1 for a typical pair whatever
+// the link speed, and a spread of RTTs within the typical RTT is not taken
+// for a signal. The message time: an RTT far below what a message takes to
+// transfer does not slow a bandwidth-bound exchange, and pings on a loaded
+// host spike to 20-30 times a median of a tenth of a millisecond (the
+// testbed's degrade10, TestCasesRTTSpikes).
 //
 // The paper's bandwidth term is the complement against the pair's own peak
 // (peak - available), and the paper policy keeps it. T and netload take
@@ -269,9 +274,9 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 		w.measured = len(w.vals)
 	}
 	if globalPeak && top > 0 {
-		// T's terms: the RTT against the typical pair's, the transfer
-		// cost as it is (the type's comment).
-		sumLT, sumBW = w.medianLT(acc), 1
+		// T's terms: the RTT in its unit (rttUnit), the transfer cost
+		// as it is (the type's comment).
+		sumLT, sumBW = max(w.medianLT(acc), messageMs(top)), 1
 	}
 	norm := func(l, b float64) float64 { return pairCost(l, b, wlt, wbw, sumLT, sumBW) }
 
@@ -780,6 +785,14 @@ func transferCost(avail, top float64) float64 {
 	}
 	return max(0, top/d-1)
 }
+
+// refMessageBytes is the message size whose transfer time on the fastest
+// link is the least unit of T's latency term: 64 KiB, about where MPI
+// libraries go from eager sends to rendezvous.
+const refMessageBytes = 64 << 10
+
+// messageMs is the time, in ms, refMessageBytes take at top Mbit/s.
+func messageMs(top float64) float64 { return refMessageBytes * 8 / 1e3 / top }
 
 // medianLT is the median RTT of the measured pairs (of the same strided
 // sample as medianCost beyond medianSample pairs), 1 when it is 0 (no RTT

@@ -142,9 +142,10 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 		w.measured = len(w.vals)
 	}
 	if globalPeak && top > 0 {
-		// T's terms: the RTT over the median measured RTT (every
-		// stride-th pair in (i, j) order beyond 4,096; 1 when it is 0),
-		// the transfer cost as it is.
+		// T's terms: the RTT over the larger of the median measured
+		// RTT (every stride-th pair in (i, j) order beyond 4,096; 1 when
+		// it is 0) and the time 64 KiB take on the fastest link; the
+		// transfer cost as it is.
 		var lts []float64
 		if dense {
 			for k := range acc {
@@ -157,7 +158,8 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 				lts = append(lts, w.vals[k].lt)
 			}
 		}
-		sumLT, sumBW = refStridedMedian(lts, 1), 1
+		// The unit: at least the time 64 KiB take on the fastest link.
+		sumLT, sumBW = max(refStridedMedian(lts, 1), 65536*8/1e3/top), 1
 	}
 	norm := func(l, b float64) float64 {
 		v := 0.0

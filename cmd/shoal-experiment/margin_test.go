@@ -134,3 +134,45 @@ func scaled(s placement.Snapshot, k float64) placement.Snapshot {
 	}
 	return s
 }
+
+// TestCasesRTTSpikes is TestCasesRTTNoise with the noise the pings of a
+// loaded host show: most RTTs 0.04-0.3 ms, one in eight 1.5-3 ms (the RTT
+// matrix of degrade10's cold start in session 6: 2.3, 3.0, 1.6 ms on three
+// pairs of the oracle's group, 0.05-0.3 elsewhere), at the testbed's rates.
+// With the RTT over the median RTT alone, a 3 ms pair cost as much as 30
+// typical ones, netload was oracle-class in 24-50 of 50 (bulk10 24,
+// degrade10 29 and 35) and left the oracle's group at that cold start;
+// the RTT's unit is now at least the time 64 KiB take on the fastest link
+// (2.6-5.2 ms here). Not at 10 or 100 times the rates: there a 3 ms RTT is
+// 60 times a 64 KiB message's transfer, and if it were real it would
+// matter; one ping cannot tell a spike from a slow path. Filtering spikes
+// is the probe's job (the least RTT of several pings), not done yet.
+func TestCasesRTTSpikes(t *testing.T) {
+	t.Parallel()
+	const tries, want = 50, 45
+	for _, c := range casePhases {
+		t.Run(fmt.Sprintf("%s/%d", c.name, c.phase), func(t *testing.T) {
+			t.Parallel()
+			m, _, best := caseOracle(t, c.name, c.phase)
+			ok := 0
+			for seed := range uint64(tries) {
+				s := m.snapshot()
+				r := rand.New(rand.NewPCG(seed, 2))
+				for i := range s.Links {
+					s.Links[i].RTTms = 0.04 + 0.26*r.Float64()
+					if r.IntN(8) == 0 {
+						s.Links[i].RTTms = 1.5 + 1.5*r.Float64()
+					}
+				}
+				g := pickOn(t, s, placement.PolicyNetload, 4)
+				if v, _, hogs := m.groupStats(g); hogs == 0 && v >= best {
+					ok++
+				}
+			}
+			t.Logf("oracle-class in %d of %d snapshots with RTT spikes", ok, tries)
+			if ok < want {
+				t.Errorf("netload chose an oracle-class group in %d of %d snapshots with RTT spikes, want at least %d", ok, tries, want)
+			}
+		})
+	}
+}
