@@ -252,7 +252,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 	pairAvail := w.pairAvail(s, elig, globalPeak, capOut, capIn)
 
 	// Means per pair, the bandwidth term in place of the peak, the normalising sums.
-	complement := func(peak, avail float64) float64 {
+	bwTerm := func(peak, avail float64) float64 {
 		if globalPeak {
 			return transferCost(avail, top)
 		}
@@ -267,7 +267,7 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 			c := float64(a.cnt)
 			a.lt = a.lt / c
 			a.avail = pairAvail.get(int(a.i), int(a.j), a.avail/c, a.availR/c)
-			a.peak = complement(a.peak/c, a.avail)
+			a.peak = bwTerm(a.peak/c, a.avail)
 			sumLT += a.lt
 			sumBW += a.peak
 		}
@@ -331,9 +331,10 @@ func buildNetwork(s *Snapshot, snapIdx map[string]int, elig []int, group []int32
 // at most this many, whatever the cluster.
 const medianSample = 4096
 
-// costSample keeps every stride-th cost of the measured pairs, in the
-// order buildNetwork visits them (a fixed order: the sample, and so the
-// median, is a function of the snapshot).
+// costSample keeps every stride-th value (a cost, or an RTT for
+// medianLT) of the measured pairs, in the order buildNetwork visits them
+// (a fixed order: the sample, and so the median, is a function of the
+// snapshot).
 type costSample struct {
 	vals        []float64
 	stride, due int

@@ -19,7 +19,7 @@ type problem struct {
 	paperCL []float64 // Eq. 1 verbatim (paper policy only)
 	slots   []int     // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
 	paperPC []int     // the same from Eq. 3 verbatim
-	net     *network  // NL of T (netload, oracle): RTT over the median RTT, the transfer cost against the fastest peak
+	net     *network  // NL of T (netload, oracle): the RTT in its unit (network's comment), the transfer cost against the fastest peak
 	paperNL *network  // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
 	n       int
 
