@@ -207,7 +207,7 @@ func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 	var out []leader.NetEntry
 	for _, ne := range cells {
 		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt,
-			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn})
+			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn, BWOutAt: ne.BWOutAt, BWInAt: ne.BWInAt})
 	}
 	return out
 }
@@ -221,6 +221,12 @@ func leaderNode(e gossip.Entry) leader.Node {
 			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
 			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx},
 		Coord: leaderCoord(s.Coord)}
+	if len(e.Traffic) > 0 {
+		n.Traffic = make([]leader.TrafficPoint, len(e.Traffic))
+		for i, p := range e.Traffic {
+			n.Traffic[i] = leader.TrafficPoint(p)
+		}
+	}
 	for _, pe := range s.Static.PEs {
 		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
 	}

@@ -27,6 +27,10 @@ type Entry struct {
 	// HasState is false for a member memberlist knows but whose state has
 	// not arrived yet.
 	HasState bool
+	// Traffic is the node's recent traffic as a step function: the
+	// samples at which it changed, oldest first (traffic.go). Shared
+	// between copies: read it, never write it.
+	Traffic []TrafficPoint
 }
 
 // Table keeps the newest state of every node and its liveness. It is pure:
@@ -50,13 +54,14 @@ func (t *Table) Merge(s NodeState, remote bool) bool {
 	}
 	e, ok := t.rows[s.Name]
 	if !ok {
-		t.rows[s.Name] = &Entry{State: s.Clone(), Status: StatusUnknown, HasState: true}
+		t.rows[s.Name] = &Entry{State: s.Clone(), Status: StatusUnknown, HasState: true, Traffic: addTraffic(nil, s.Dyn)}
 		return true
 	}
 	if e.HasState && !s.Newer(&e.State) {
 		return false
 	}
 	e.State, e.HasState = s.Clone(), true
+	e.Traffic = addTraffic(e.Traffic, s.Dyn)
 	if s.Leaving && e.Status == StatusDead {
 		// The leave intent arrived after memberlist's death notice.
 		e.Status = StatusLeft

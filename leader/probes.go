@@ -230,7 +230,8 @@ func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurem
 			declared[n.Name] = n.Attrs.Switch
 		}
 		for _, c := range n.Net {
-			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTTus / 1000, BWAt: c.BWAt})
+			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTTus / 1000, BWAt: c.BWAt,
+				OutMbps: c.BWOut, InMbps: c.BWIn, OutAt: c.BWOutAt, InAt: c.BWInAt})
 		}
 	}
 	return names, declared, ms

@@ -66,6 +66,7 @@ func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 		}
 	}
 	_, _, ms := modelInputs(nodes)
+	stampCarried(asg, nodes, ms)
 	// netmodel's tables are placement's PairModel, handed over as they
 	// are: placement derives each pair's link as it reads it, where
 	// ~500,000 links at 1,000 nodes were 40 MB of names per round to

@@ -289,3 +289,49 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshot_TestsStampedWithCrossingTraffic: a test between switches
+// A and B is stamped with what crossed the same way just before it
+// ended (the nodes' traffic steps), and the model hands placement the
+// sum as the uplink's capacity that way (SwCap): lab12's case, a 30
+// Mbit/s flow b2 -> a2 crossing B -> A while a1 <-> b1 was tested (48
+// A -> B, 43 B -> A). A flow that started after the test adds nothing,
+// nor does a test the history does not reach back to.
+func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
+	t.Parallel()
+	st := raftfsm.NewState()
+	nodes := []Node{testNode("a1"), testNode("a2"), testNode("b1"), testNode("b2"), testNode("c1")}
+	for i, sw := range []string{"A", "A", "B", "B", "C"} {
+		nodes[i].Attrs.Switch = sw
+		nodes[i].Traffic = []TrafficPoint{{At: 1000}}
+	}
+	const flow = 30e6 / 8                                                    // bytes/s
+	nodes[3].Traffic = []TrafficPoint{{At: 1000, Tx: flow}}                  // b2 sends
+	nodes[1].Traffic = []TrafficPoint{{At: 1000, Rx: flow}}                  // a2 receives
+	nodes[2].Traffic = []TrafficPoint{{At: 1000}, {At: 20000, Tx: 9 * flow}} // b1 starts sending after the test
+	nodes[0].Net = []NetEntry{
+		{Peer: "b1", BW: 43, Peak: 48, BWAt: 10000, BWOut: 48, BWIn: 43, PeakOut: 48, PeakIn: 43, BWOutAt: 10000, BWInAt: 10000},
+		{Peer: "c1", BW: 20, Peak: 20, BWAt: 500, BWOut: 20, BWIn: 20, PeakOut: 20, PeakIn: 20, BWOutAt: 500, BWInAt: 500}, // before any history
+	}
+	snap := Snapshot(st, nodes)
+	m := snap.Model
+	sw := map[string]int32{}
+	for i, n := range snap.Nodes {
+		sw[n.Name] = m.Sw[i]
+	}
+	at := func(a, b string) float64 {
+		if m.SwCap == nil {
+			return -1
+		}
+		return m.SwCap[int(sw[a])*m.NS+int(sw[b])]
+	}
+	if got := at("a1", "b1"); got != 48 {
+		t.Errorf("A -> B carried %v, want 48 (nothing crossed that way)", got)
+	}
+	if got := at("b1", "a1"); math.Abs(got-73) > 1e-9 {
+		t.Errorf("B -> A carried %v, want 43 + 30 = 73 (b2 -> a2 crossed during the test; b1's later flow did not)", got)
+	}
+	if got := at("a1", "c1"); got != 0 {
+		t.Errorf("A -> C carried %v, want 0: the test predates every traffic step", got)
+	}
+}

@@ -72,6 +72,11 @@ type Node struct {
 	// Confined is true when the node runs its jobs in cgroups and can
 	// enforce a job's memory limit (confine.go).
 	Confined bool
+	// Traffic is the node's recent traffic, the samples at which it
+	// changed, oldest first; the latest sample is in Attrs (NetRx, NetTx).
+	// Snapshot reads it to stamp each cross-switch bandwidth test with
+	// the traffic that crossed the uplinks meanwhile (stamp.go).
+	Traffic []TrafficPoint
 	// Coord is the node's Vivaldi network coordinate (serf's type, in
 	// seconds), converted from its gossiped one; nil when it has none.
 	// Snapshot estimates the RTT of pairs without a direct one from it.
@@ -91,6 +96,18 @@ type NetEntry struct {
 	// Per direction, Mbit/s (0: not measured): Out from the row's owner
 	// to Peer, In from Peer to the owner; latest and fastest.
 	BWOut, BWIn, PeakOut, PeakIn float64
+	// BWOutAt and BWInAt are the Unix milliseconds of the latest test
+	// each way, 0 when that way was never tested.
+	BWOutAt, BWInAt int64
+}
+
+// TrafficPoint is one step of a node's traffic (gossip.TrafficPoint):
+// what it received and sent, bytes/s, over the sample interval that
+// ended at At (Unix milliseconds, the node's clock), until the next
+// point.
+type TrafficPoint struct {
+	At     int64
+	Rx, Tx float64
 }
 
 // ProbeBeat is one probe process as its node reports it (gossip.ProbeBeat).

@@ -97,6 +97,12 @@ func (m *Model) tables(names []string, withGuesses bool) (*Tables, Guesses) {
 			}
 			e := m.switchPair(swNames[a], swNames[b])
 			t.SwAvail[k], t.SwPeak[k], t.SwOK[k], t.SwRTT[k] = e.cap.avail, e.cap.peak, e.ok, e.rtt
+			if c, ok := m.carried[[2]string{swNames[a], swNames[b]}]; ok {
+				if t.SwCap == nil {
+					t.SwCap = make([]float64, ns*ns)
+				}
+				t.SwCap[k] = c
+			}
 			if withGuesses {
 				g.Switch[k] = e.guess
 			}

@@ -18,6 +18,17 @@ type Measurement struct {
 	// BWAt is when the bandwidth was last tested (any unit, larger is
 	// later); 0 when the pair has no bandwidth test.
 	BWAt int64
+	// OutMbps and InMbps are the latest test's rate from A to B and from
+	// B to A, OutAt and InAt when each was taken (BWAt's unit); 0 when
+	// that way was not tested. The leader stamps Carried from them.
+	OutMbps, InMbps float64
+	OutAt, InAt     int64
+	// CarriedAB and CarriedBA are what the path carried from A to B and
+	// from B to A during the latest test that way, Mbit/s: the test's
+	// rate plus the traffic that crossed the uplinks between A's and B's
+	// switches in that direction meanwhile. 0 when not known (no test,
+	// the traffic of that time is not known, or A and B share a switch).
+	CarriedAB, CarriedBA float64
 }
 
 // pairData is the merged record of one unordered pair.

@@ -3,6 +3,7 @@ package netmodel
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/shoal-hpc/shoal/probe"
@@ -18,8 +19,11 @@ type Model struct {
 	loose  map[string]capacity // a node's best against anyone, for nodes with no own-switch figure
 	swPair map[probe.Pair]capacity
 	uplink map[string]capacity // a switch's best cross-switch figure
-	rtt    map[probe.Pair]rttClass
-	rttAll [2]rttClass // same switch, across switches
+	// carried is, per ordered switch pair (from, to), the median of what
+	// the tests that way carried (Measurement.CarriedAB/BA).
+	carried map[[2]string]float64
+	rtt     map[probe.Pair]rttClass
+	rttAll  [2]rttClass // same switch, across switches
 }
 
 type capacity struct{ avail, peak float64 }
@@ -56,7 +60,7 @@ func (r rttClass) mean() float64 {
 func Build(asg Assignment, ms []Measurement, cfg Config) *Model {
 	m := &Model{cfg: cfg.orDefault(), asg: asg, pairs: merge(ms),
 		node: map[string]capacity{}, loose: map[string]capacity{}, swPair: map[probe.Pair]capacity{},
-		uplink: map[string]capacity{}, rtt: map[probe.Pair]rttClass{}}
+		uplink: map[string]capacity{}, rtt: map[probe.Pair]rttClass{}, carried: carriedBySwitches(asg, ms)}
 	cross := map[probe.Pair][]capacity{}
 	keys := slices.SortedFunc(maps.Keys(m.pairs), func(x, y probe.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	for _, p := range keys { // in order: float sums do not depend on map order
@@ -105,6 +109,42 @@ func Build(asg Assignment, ms []Measurement, cfg Config) *Model {
 		}
 	}
 	return m
+}
+
+// carriedBySwitches takes, per ordered pair of different switches, the
+// median of what the tests from one to the other carried. Both ends'
+// rows may hold the same test: it then counts twice, for both.
+func carriedBySwitches(asg Assignment, ms []Measurement) map[[2]string]float64 {
+	by := map[[2]string][]float64{}
+	for _, m := range ms {
+		sa, sb := asg[m.A].Name, asg[m.B].Name
+		if sa == "" || sb == "" || sa == sb {
+			continue
+		}
+		if positiveRate(m.CarriedAB) {
+			by[[2]string{sa, sb}] = append(by[[2]string{sa, sb}], m.CarriedAB)
+		}
+		if positiveRate(m.CarriedBA) {
+			by[[2]string{sb, sa}] = append(by[[2]string{sb, sa}], m.CarriedBA)
+		}
+	}
+	out := make(map[[2]string]float64, len(by))
+	for k, v := range by {
+		slices.Sort(v)
+		out[k] = v[len(v)/2]
+	}
+	return out
+}
+
+// positiveRate is a rate worth keeping: finite and positive.
+func positiveRate(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+
+// Carried is the median of what the tests from switch a to switch b
+// carried, rate plus crossing traffic (Measurement.CarriedAB); false when
+// no such test was stamped.
+func (m *Model) Carried(a, b string) (float64, bool) {
+	v, ok := m.carried[[2]string{a, b}]
+	return v, ok
 }
 
 // Estimate is the model's figure for one pair.

@@ -156,3 +156,45 @@ func TestTablesMatchPair(t *testing.T) {
 		}
 	}
 }
+
+// TestModelCarried: what the tests between two switches carried (rate
+// plus crossing traffic, the leader's stamps) is kept per direction, the
+// median over the tests that way, and handed to placement as SwCap; a
+// same-switch stamp, an unstamped test and a non-finite one are not.
+func TestModelCarried(t *testing.T) {
+	t.Parallel()
+	asg := Assignment{"a1": {Name: "A"}, "a2": {Name: "A"}, "b1": {Name: "B"}, "b2": {Name: "B"}, "c1": {Name: "C"}}
+	st := func(a, b string, ab, ba float64) Measurement {
+		x := m(a, b, 40)
+		x.CarriedAB, x.CarriedBA = ab, ba
+		return x
+	}
+	ms := []Measurement{
+		st("a1", "b1", 60, 45), st("a2", "b2", 70, 0), st("b2", "a1", 40, 80), // A->B: 60, 70, 80; B->A: 45, 40
+		st("a1", "a2", 999, 999),       // same switch: no uplink
+		st("a1", "c1", math.Inf(1), 0), // not finite
+		m("b1", "c1", 30),              // not stamped
+	}
+	md := Build(asg, ms, DefaultConfig())
+	for _, c := range []struct {
+		from, to string
+		want     float64
+		ok       bool
+	}{{"A", "B", 70, true}, {"B", "A", 45, true}, {"A", "C", 0, false}, {"B", "C", 0, false}, {"A", "A", 0, false}} {
+		if got, ok := md.Carried(c.from, c.to); ok != c.ok || got != c.want {
+			t.Errorf("Carried(%s, %s) = %v %v, want %v %v", c.from, c.to, got, ok, c.want, c.ok)
+		}
+	}
+	tb := md.Tables([]string{"a1", "b1", "c1"})
+	sw := map[string]int{}
+	for i, n := range []string{"a1", "b1", "c1"} {
+		sw[n] = int(tb.Sw[i])
+	}
+	at := func(a, b string) float64 { return tb.SwCap[sw[a]*tb.NS+sw[b]] }
+	if at("a1", "b1") != 70 || at("b1", "a1") != 45 || at("a1", "c1") != 0 {
+		t.Errorf("SwCap A->B %v, B->A %v, A->C %v; want 70, 45, 0", at("a1", "b1"), at("b1", "a1"), at("a1", "c1"))
+	}
+	if Build(asg, []Measurement{m("a1", "b1", 40)}, DefaultConfig()).Tables([]string{"a1", "b1"}).SwCap != nil {
+		t.Error("SwCap without a stamped test: want nil (placement then reads SwPeak alone)")
+	}
+}

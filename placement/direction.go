@@ -24,8 +24,14 @@ import "math"
 // Across switches the path also crosses the uplink between the two
 // switches (A->B for u on A, v on B), and get(u->v) is also at most what
 // that uplink has free: upFree(A->B) = max(0, cap(A->B) - cross(A->B)).
-// cap is the network model's capacity for the switch pair (Snapshot.Model,
-// the same figure both ways: the model has no directions). The traffic
+// cap is the network model's capacity for the switch pair, that way: the
+// larger of the fastest test between the two switches (SwPeak, the same
+// figure both ways) and what the tests that way carried with the traffic
+// that crossed meanwhile (SwCap: rate plus that traffic). Without SwCap a
+// test that ran under a flow that is still crossing counts the flow
+// twice: lab12's sw2->sw1 tests read 43-48 Mbit/s of a 60 Mbit/s uplink
+// under a 30 Mbit/s flow, and 48 - 30 left n06's pairs 18 where a job
+// gets 30 (docs/experiment.md, session 7). The traffic
 // crossing A->B is not measured per destination, but every bit of it is
 // sent by a node of A and received by a node of B, so
 //
@@ -109,7 +115,11 @@ func (d *dirAvail) uplinks(s *Snapshot, elig []int, n int) {
 				continue
 			}
 			if cross := min(txSum[a], rxSum[b]); cross > 0 {
-				free[k], some = max(0, m.SwPeak[k]-cross), true
+				c := m.SwPeak[k]
+				if m.SwCap != nil {
+					c = max(c, m.SwCap[k])
+				}
+				free[k], some = max(0, c-cross), true
 			}
 		}
 	}

@@ -39,6 +39,11 @@ func TestPlace_ModelValidated(t *testing.T) {
 				s.Model.SwRTT[k] = -1
 			}
 		}, "rtt_ms = -1"},
+		{"short uplink capacities", func(s *placement.Snapshot) { s.Model.SwCap = make([]float64, 2) }, "network model: uplink capacity table of 2 entries"},
+		{"NaN uplink capacity", func(s *placement.Snapshot) {
+			s.Model.SwCap = make([]float64, s.Model.NS*s.Model.NS)
+			s.Model.SwCap[1] = math.NaN()
+		}, "uplink capacity NaN for switch pair 0->1"},
 		{"NaN on an unknown node", func(s *placement.Snapshot) {
 			s.Model.Known[3], s.Model.Avail[3] = false, math.NaN()
 		}, ""},

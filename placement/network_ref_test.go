@@ -314,7 +314,11 @@ func refUplinks(d *refDir, s *Snapshot, m *PairModel, elig []int, n int) {
 			}
 			free[a*ns+b] = math.Inf(1)
 			if c := min(tx, rx); a != b && m.SwOK[a*ns+b] && m.SwPeak[a*ns+b] > 0 && c > 0 {
-				free[a*ns+b], some = max(0, m.SwPeak[a*ns+b]-c), true
+				capacity := m.SwPeak[a*ns+b]
+				if m.SwCap != nil && m.SwCap[a*ns+b] > capacity {
+					capacity = m.SwCap[a*ns+b]
+				}
+				free[a*ns+b], some = max(0, capacity-c), true
 			}
 		}
 	}

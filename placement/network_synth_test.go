@@ -33,5 +33,18 @@ func TestNetwork_EqualsReferenceSynth(t *testing.T) {
 		if err := placement.NetworkMatchesReference(synth.Cluster(c), alt); err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
+		if alt != nil {
+			// What the tests carried (the leader's stamps), above the
+			// fastest test on some switch pairs and below it on others.
+			m := *alt.Model
+			m.SwCap = make([]float64, len(m.SwPeak))
+			for k, p := range m.SwPeak {
+				m.SwCap[k] = p * (0.5 + float64(k%5)/4)
+			}
+			alt.Model = &m
+			if err := placement.NetworkMatchesReference(synth.Cluster(c), alt); err != nil {
+				t.Fatalf("%+v, with SwCap: %v", c, err)
+			}
+		}
 	}
 }

@@ -145,3 +145,58 @@ func TestNetload_FlowInsideSwitchLeavesUplink(t *testing.T) {
 		t.Fatalf("flow inside A: placed on %s, want A and B still", got)
 	}
 }
+
+// TestNetload_UplinkTestedUnderFlow: flows a4 -> b4 and b3 -> a3, 400
+// Mbit/s each, were crossing when the A-B pairs were tested, so every
+// test between A and B read 600 of the uplink's 1,000, and the switch
+// pair's fastest test (SwPeak) is 600; C's uplink is slower here (300 of
+// 400). Taking 600 for the capacity and subtracting the 400 crossing now
+// counts the flows twice: 200 free, below C's 300, and netload leaves
+// A+B. With what the tests carried (SwCap: each test's 600 plus the 400
+// that crossed meanwhile, as the leader stamps it) the uplink has 1,000 -
+// 400 = 600 free, and A+B, the better pair of switches, wins again.
+func TestNetload_UplinkTestedUnderFlow(t *testing.T) {
+	t.Parallel()
+	underFlows := func(carried float64) placement.Snapshot {
+		s := threeSwitches(true)
+		isAB := func(a, b string) bool { return (a[0] == 'a' && b[0] == 'b') || (a[0] == 'b' && b[0] == 'a') }
+		for i := range s.Links {
+			switch l := &s.Links[i]; {
+			case isAB(l.From, l.To):
+				l.AvailMbps, l.PeakMbps = 600, 600
+			case (l.From[0] == 'c') != (l.To[0] == 'c'):
+				l.AvailMbps, l.PeakMbps = 300, 400
+			}
+		}
+		m := s.Model
+		for _, k := range []int{0*3 + 1, 1*3 + 0} {
+			m.SwAvail[k], m.SwPeak[k] = 600, 600
+		}
+		for _, k := range []int{0*3 + 2, 2*3 + 0, 1*3 + 2, 2*3 + 1} {
+			m.SwAvail[k], m.SwPeak[k] = 300, 400
+		}
+		if carried > 0 {
+			m.SwCap = make([]float64, 9)
+			m.SwCap[0*3+1], m.SwCap[1*3+0] = carried, carried
+		}
+		for i := range s.Nodes {
+			switch s.Nodes[i].Name {
+			case "a4", "b3":
+				s.Nodes[i].NetTx = 50e6
+			case "b4", "a3":
+				s.Nodes[i].NetRx = 50e6
+			}
+		}
+		return s
+	}
+	if _, got := place6(t, underFlows(0)); spansAB(got) {
+		t.Fatalf("without what the tests carried: placed on %s; the uplink term should have counted the flows twice (200 free)", got)
+	}
+	d, got := place6(t, underFlows(1000))
+	if !spansAB(got) {
+		t.Fatalf("tests stamped with the 400 Mbit/s that crossed meanwhile: placed on %s, want A and B (600 free, C offers 300)", got)
+	}
+	if d.Score.MeanAvailMbps < 600 {
+		t.Fatalf("A+B scored at a mean of %.0f Mbit/s: the uplink term still subtracts the flows from the tests' rate", d.Score.MeanAvailMbps)
+	}
+}

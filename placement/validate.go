@@ -61,6 +61,14 @@ func checkModel(s *Snapshot) error {
 	if q := m.NS * m.NS; m.NS < 0 || len(m.SwOK) != q || len(m.SwAvail) != q || len(m.SwPeak) != q || len(m.SwRTT) != q {
 		return bad("switch-pair tables of %d, %d, %d, %d entries for %d switches", len(m.SwOK), len(m.SwAvail), len(m.SwPeak), len(m.SwRTT), m.NS)
 	}
+	if m.SwCap != nil && len(m.SwCap) != m.NS*m.NS {
+		return bad("uplink capacity table of %d entries for %d switches", len(m.SwCap), m.NS)
+	}
+	for k, c := range m.SwCap {
+		if !finiteNonNeg(c) {
+			return bad("uplink capacity %v for switch pair %d->%d, want a finite rate >= 0", c, k/m.NS, k%m.NS)
+		}
+	}
 	valid := true
 	for i := range n {
 		if sw := m.Sw[i]; sw >= int32(m.NS) || sw < -1 {

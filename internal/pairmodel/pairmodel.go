@@ -18,6 +18,13 @@ type Tables struct {
 	// (Mbit/s) and RTT class (ms).
 	SwOK                   []bool
 	SwAvail, SwPeak, SwRTT []float64
+	// SwCap is, per ordered switch pair a*NS+b, what the uplinks from a
+	// to b carried during the bandwidth tests that way: each test's rate
+	// plus the traffic that crossed from a to b meanwhile (the median
+	// over the tests), Mbit/s; 0 when no test that way was stamped with
+	// its traffic. nil when none was. Not used to derive pairs: it is the
+	// capacity placement subtracts the traffic crossing now from.
+	SwCap []float64
 	// Direct[i] lists the pairs (i, J>i) with a direct measurement.
 	Direct [][]Direct
 }

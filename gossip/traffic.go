@@ -1,0 +1,56 @@
+package gossip
+
+import "slices"
+
+// TrafficPoint is one traffic sample of a node: what it received and
+// sent over the sample interval that ended at At (Unix milliseconds, the
+// owner's clock), bytes/s.
+type TrafficPoint struct {
+	At     int64
+	Rx, Tx float64
+}
+
+// What a table keeps of each node's traffic. A bandwidth test's reading
+// depends on the traffic that shared its path then, and the tests that
+// placement reads are up to a cycle old (minutes): the leader needs the
+// traffic of that time, not only the latest sample (issue 17, session 7).
+// A step function is enough: a sample is kept only when it differs from
+// the last kept one, so a steady flow is one point however long it runs,
+// and maxTrafficPoints changes cover the last cycle on all but the
+// busiest nodes. Lost history only makes the leader fall back on the
+// fastest test (Model.Carried is a lower bound it may go without).
+const (
+	maxTrafficPoints = 32
+	// A change is kept when either direction moved by more than
+	// trafficRel of the larger of the two samples and by more than
+	// trafficAbs bytes/s (1 Mbit/s): a bandwidth test of 1 MiB moves a
+	// 3 s sample by ~350 kB/s, and is not a change of traffic.
+	trafficRel = 0.1
+	trafficAbs = 125_000.0
+)
+
+// addTraffic returns pts with d's sample appended when it starts a new
+// step. pts is never written: a copy of the table's entry may be read
+// while a later state is merged, so a new point goes into a new array.
+func addTraffic(pts []TrafficPoint, d Dynamic) []TrafficPoint {
+	if d.SampledAt == 0 {
+		return pts
+	}
+	p := TrafficPoint{At: d.SampledAt, Rx: d.NetRx, Tx: d.NetTx}
+	if n := len(pts); n > 0 {
+		last := pts[n-1]
+		if p.At <= last.At || (!moved(last.Rx, p.Rx) && !moved(last.Tx, p.Tx)) {
+			return pts
+		}
+	}
+	out := append(slices.Clip(pts), p)
+	if len(out) > maxTrafficPoints {
+		out = out[len(out)-maxTrafficPoints:]
+	}
+	return out
+}
+
+func moved(a, b float64) bool {
+	d := max(a-b, b-a)
+	return d > trafficAbs && d > trafficRel*max(a, b)
+}

@@ -1,0 +1,118 @@
+package leader
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/shoal-hpc/shoal/netmodel"
+)
+
+// A bandwidth test between two switches reads what the uplinks had free
+// then: their capacity less the traffic that crossed the same way
+// meanwhile. Placement subtracts the traffic crossing now from the
+// uplink's capacity; taking the test's rate for that capacity counts a
+// flow that was already crossing during the test twice (lab12: a 60
+// Mbit/s uplink under a 30 Mbit/s flow read 43-48, and 48 - 30 left 18
+// where a job gets 30). stampCarried adds the crossing traffic of the
+// test's time back: what the path carried, rate plus crossing traffic,
+// is the uplink's capacity as that test saw it (netmodel's Carried,
+// placement's SwCap).
+//
+// The crossing traffic from switch A to switch B is bounded as placement
+// bounds it now, min(sum of tx over A's nodes, sum of rx over B's nodes),
+// from each node's traffic steps (Node.Traffic) just before the test:
+// stampSlackMs before its end, so the sample read does not hold the
+// test's own bytes. A node with no step that early counts as idle then;
+// a test that the history does not reach is left unstamped.
+const stampSlackMs = 1000
+
+// stampCarried sets CarriedAB and CarriedBA of ms's cross-switch
+// measurements (switches from asg) from the nodes' traffic histories.
+func stampCarried(asg netmodel.Assignment, nodes []Node, ms []netmodel.Measurement) {
+	var sums map[string]*switchTraffic
+	for i := range ms {
+		m := &ms[i]
+		sa, sb := asg[m.A].Name, asg[m.B].Name
+		if sa == "" || sb == "" || sa == sb || (m.OutAt == 0 && m.InAt == 0) {
+			continue
+		}
+		if sums == nil {
+			sums = switchSums(asg, nodes)
+		}
+		m.CarriedAB = carried(sums[sa], sums[sb], m.OutMbps, m.OutAt)
+		m.CarriedBA = carried(sums[sb], sums[sa], m.InMbps, m.InAt)
+	}
+}
+
+// carried is a test's rate from switch a to switch b plus the traffic
+// that crossed a -> b just before the test ended at t; 0 when not known.
+func carried(a, b *switchTraffic, rate float64, t int64) float64 {
+	if !(rate > 0) || t == 0 || a == nil || b == nil {
+		return 0
+	}
+	_, tx, okA := a.at(t - stampSlackMs)
+	rx, _, okB := b.at(t - stampSlackMs)
+	if !okA || !okB {
+		return 0
+	}
+	return rate + min(tx, rx)*8/1e6
+}
+
+// switchTraffic is the sum of a switch's nodes' traffic as a step
+// function: at steps[k].At the sums became steps[k].Rx and .Tx (bytes/s).
+type switchTraffic struct {
+	steps []TrafficPoint
+}
+
+// at is the sums just before t: the last step at or before t; false when
+// every step is later (the history does not reach t).
+func (s *switchTraffic) at(t int64) (rx, tx float64, ok bool) {
+	i, found := slices.BinarySearchFunc(s.steps, t, func(p TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
+	if found {
+		return s.steps[i].Rx, s.steps[i].Tx, true
+	}
+	if i == 0 {
+		return 0, 0, false
+	}
+	return s.steps[i-1].Rx, s.steps[i-1].Tx, true
+}
+
+// switchSums merges the traffic steps of each switch's nodes into the
+// switch's sums: O(points log points), once per snapshot.
+func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic {
+	type ev struct {
+		node int
+		p    TrafficPoint
+	}
+	by := map[string][]ev{}
+	for i, n := range nodes {
+		sw := asg[n.Name].Name
+		if sw == "" {
+			continue
+		}
+		for _, p := range n.Traffic {
+			by[sw] = append(by[sw], ev{i, p})
+		}
+		if _, ok := by[sw]; !ok {
+			by[sw] = nil // a switch of idle nodes still has sums (zero)
+		}
+	}
+	out := make(map[string]*switchTraffic, len(by))
+	for sw, evs := range by {
+		slices.SortStableFunc(evs, func(x, y ev) int { return cmp.Compare(x.p.At, y.p.At) })
+		cur := map[int]TrafficPoint{}
+		var rx, tx float64
+		st := &switchTraffic{}
+		for k, e := range evs {
+			old := cur[e.node]
+			rx, tx = rx-old.Rx+e.p.Rx, tx-old.Tx+e.p.Tx
+			cur[e.node] = e.p
+			if k+1 < len(evs) && evs[k+1].p.At == e.p.At {
+				continue // one step per instant
+			}
+			st.steps = append(st.steps, TrafficPoint{At: e.p.At, Rx: max(0, rx), Tx: max(0, tx)})
+		}
+		out[sw] = st
+	}
+	return out
+}
