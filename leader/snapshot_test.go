@@ -76,8 +76,9 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 // derivedWorld is n nodes on switches of 16 whose rows hold what the
 // topology planner measures: each node's two ring neighbours on its
 // switch, and one test per switch pair, each direction apart and with no
-// direct RTT (the coordinates estimate it); every node has a coordinate
-// and a traffic sample.
+// direct RTT (the coordinates estimate it); every node has a coordinate,
+// a traffic sample and a history of 8 traffic steps, so every
+// cross-switch test is stamped (stampCarried) as on a busy cluster.
 func derivedWorld(n int) (*raftfsm.State, []Node) {
 	var nodes []Node
 	for i := range n {
@@ -85,6 +86,9 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 		nd.Attrs.Switch = fmt.Sprintf("s%03d", i/16)
 		nd.Attrs.NetTx, nd.Attrs.NetRx = float64(i%7)*1e6, float64(i%5)*1e6
 		nd.Coord = coordAt(0.0001*float64(i/16) + 0.00001*float64(i%16))
+		for k := range 8 {
+			nd.Traffic = append(nd.Traffic, TrafficPoint{At: int64(k*150 + i%100), Rx: float64((i+k)%5) * 1e6, Tx: float64((i*k)%7) * 1e6})
+		}
 		nodes = append(nodes, nd)
 	}
 	for i := range nodes {
@@ -99,7 +103,7 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 	for a := range sw {
 		for b := a + 1; b < sw; b++ {
 			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000,
-				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400})
+				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400, BWOutAt: 1000 + int64(b)*10, BWInAt: 1000 + int64(a)*10})
 		}
 	}
 	return raftfsm.NewState(), nodes
@@ -334,4 +338,26 @@ func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 	if got := at("a1", "c1"); got != 0 {
 		t.Errorf("A -> C carried %v, want 0: the test predates every traffic step", got)
 	}
+}
+
+// BenchmarkStampCarried times stampCarried alone on derivedWorld's 1,000
+// nodes (63 switches, every node with 8 traffic steps, 1,953 stamped
+// cross-switch tests):
+//
+//	go test -run XXX -bench StampCarried ./leader/
+func BenchmarkStampCarried(b *testing.B) {
+	st, nodes := derivedWorld(1000)
+	asg := netmodel.Assignment{}
+	for _, n := range nodes {
+		if sw, ok := modelSwitch(st, n.Name, n.Attrs.Switch); ok {
+			asg[n.Name] = sw
+		}
+	}
+	_, _, ms := modelInputs(nodes)
+	b.ReportAllocs()
+	c0 := cpuTime()
+	for b.Loop() {
+		stampCarried(asg, nodes, ms)
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }

@@ -78,31 +78,32 @@ func (s *switchTraffic) at(t int64) (rx, tx float64, ok bool) {
 }
 
 // switchSums merges the traffic steps of each switch's nodes into the
-// switch's sums: O(points log points), once per snapshot.
+// switch's sums: O(points log points) once per snapshot, with one event
+// buffer and one table of the nodes' current steps for every switch.
 func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic {
+	members := map[string][]int{}
+	for i, n := range nodes {
+		if sw := asg[n.Name].Name; sw != "" {
+			members[sw] = append(members[sw], i)
+		}
+	}
 	type ev struct {
 		node int
 		p    TrafficPoint
 	}
-	by := map[string][]ev{}
-	for i, n := range nodes {
-		sw := asg[n.Name].Name
-		if sw == "" {
-			continue
+	var evs []ev
+	cur := make([]TrafficPoint, len(nodes)) // each node's step so far; zero before its first
+	out := make(map[string]*switchTraffic, len(members))
+	for sw, idx := range members {
+		evs = evs[:0]
+		for _, i := range idx {
+			for _, p := range nodes[i].Traffic {
+				evs = append(evs, ev{i, p})
+			}
 		}
-		for _, p := range n.Traffic {
-			by[sw] = append(by[sw], ev{i, p})
-		}
-		if _, ok := by[sw]; !ok {
-			by[sw] = nil // a switch of idle nodes still has sums (zero)
-		}
-	}
-	out := make(map[string]*switchTraffic, len(by))
-	for sw, evs := range by {
 		slices.SortStableFunc(evs, func(x, y ev) int { return cmp.Compare(x.p.At, y.p.At) })
-		cur := map[int]TrafficPoint{}
+		st := &switchTraffic{steps: make([]TrafficPoint, 0, len(evs))}
 		var rx, tx float64
-		st := &switchTraffic{}
 		for k, e := range evs {
 			old := cur[e.node]
 			rx, tx = rx-old.Rx+e.p.Rx, tx-old.Tx+e.p.Tx
