@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,18 +119,20 @@ func TestCSVRoundTripAndOldFormat(t *testing.T) {
 
 func TestConfigCheck(t *testing.T) {
 	t.Parallel()
-	good := config{cases: []string{"lab12"}, testbed: "testbed", policies: []string{"netload@0.1/flow=0", "oracle", "t-oracle", "random"}, apps: []string{"halo", "lammps"}, mpi: "openmpi", np: 4, reps: 1}
+	good := config{cases: []string{"lab12"}, testbed: "testbed", policies: []string{"netload@0.1/flow=0", "oracle", "t-oracle", "random"}, apps: []string{"halo", "lammps"}, mpi: "openmpi", np: 4, reps: 1, changeScale: 1}
 	if err := good.check(); err != nil {
 		t.Fatal(err)
 	}
 	for name, mod := range map[string]func(*config){
-		"no cases":      func(c *config) { c.cases = nil },
-		"bad policy":    func(c *config) { c.policies = []string{"best"} },
-		"bad app":       func(c *config) { c.apps = []string{"hpl"} },
-		"bad mpi":       func(c *config) { c.mpi = "lam" },
-		"one rank":      func(c *config) { c.np = 1 },
-		"negative reps": func(c *config) { c.coldReps = -1 },
-		"no policies":   func(c *config) { c.policies = nil },
+		"no cases":          func(c *config) { c.cases = nil },
+		"bad policy":        func(c *config) { c.policies = []string{"best"} },
+		"bad app":           func(c *config) { c.apps = []string{"hpl"} },
+		"bad mpi":           func(c *config) { c.mpi = "lam" },
+		"one rank":          func(c *config) { c.np = 1 },
+		"negative reps":     func(c *config) { c.coldReps = -1 },
+		"no policies":       func(c *config) { c.policies = nil },
+		"zero change scale": func(c *config) { c.changeScale = 0 },
+		"NaN change scale":  func(c *config) { c.changeScale = math.NaN() },
 	} {
 		c := good
 		mod(&c)

@@ -231,14 +231,14 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 			if ctx.Err() != nil {
 				return recs, ctx.Err()
 			}
-			for phase < len(cs.topo.Changes) && time.Since(start).Seconds() >= cs.topo.Changes[phase].AtS {
+			for phase < len(cs.topo.Changes) && time.Since(start).Seconds() >= cs.topo.Changes[phase].AtS*c.changeScale {
 				ch := cs.topo.Changes[phase]
 				before := cs.models[phase]
 				if err := cs.l.TB.SetNodeRates(ctx, ch.Node, ch.Mbit, ch.In()); err != nil {
 					return recs, fmt.Errorf("scheduled change %d: %w", phase+1, err)
 				}
 				cs.say("CHANGE %d: %s's link %d out / %d in -> %d out / %d in Mbit/s at +%.1fs of the steady-state runs (scheduled +%.0fs); oracle now %v",
-					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS, cs.oracles[phase+1])
+					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS*c.changeScale, cs.oracles[phase+1])
 				phase++
 			}
 			cs.settle(ctx, pol)

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -55,6 +56,7 @@ type config struct {
 	bwWait, runTimeout     time.Duration
 	formTimeout            time.Duration
 	settle                 time.Duration
+	changeScale            float64
 	policies               []string
 	seed                   uint64
 	agentArgs              []string
@@ -94,6 +96,7 @@ func main() {
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s --placement-model-wait 45s", "extra `FLAGS` for every shoal agent")
 	flag.DurationVar(&c.settle, "settle", 3*time.Second, "before a steady-state policy is asked, wait until every alive node's latest state sample covers only time after the previous MPI run ended: this long (the agents' --sample-interval, 3s) and 1s of slack after it; 0: ask at once")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
+	flag.Float64Var(&c.changeScale, "change-scale", 1, "multiply the times of the topologies' scheduled link changes (at_s) by `F`: with fewer policies a repetition is shorter, and more of them then run before a change")
 	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
 	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
 	flag.Parse()
@@ -157,6 +160,8 @@ func (c config) check() error {
 		return fmt.Errorf("-reps %d, -cold-reps %d: must be >= 0", c.reps, c.coldReps)
 	case c.np < 2:
 		return fmt.Errorf("-np %d: at least 2 ranks", c.np)
+	case !(c.changeScale > 0) || math.IsInf(c.changeScale, 0):
+		return fmt.Errorf("-change-scale %v: use a finite factor > 0", c.changeScale)
 	}
 	for _, p := range c.policies {
 		name, _, _ := parsePolicy(p)
