@@ -69,7 +69,31 @@ func buildApps(c config, dir string) ([]app, error) {
 	if len(out) == 0 {
 		return nil, errors.New("-apps: no program to run")
 	}
+	for i := range out {
+		out[i].argv = niced(out[i].argv, c.rankNice)
+	}
 	return out, nil
+}
+
+// defaultRankNice is the ranks' niceness unless -rank-nice says
+// otherwise. The host has 2 cores for 4 ranks that poll (Open MPI's TCP
+// BTL yields but never sleeps), 10-12 agents, iperf3 and the kernel's
+// softirq threads that move every packet through the veths and tbf
+// queues. At the same niceness the spinning ranks hold the CPUs while
+// ksoftirqd and the receiving rank wait their turn, and a run's time
+// depends on that queue (docs/experiment.md, "Run-to-run noise"). At nice
+// 5 the network's threads and the agents' short wake-ups go first; every
+// group gets the same, and a hog node's ranks still outweigh its nice-19
+// hogs inside its CPU quota.
+const defaultRankNice = 5
+
+// niced runs argv at niceness n (mpirun starts it on every rank's node):
+// nice(1), so the niceness is the rank's own and not the launcher's.
+func niced(argv []string, n int) []string {
+	if n == 0 {
+		return argv
+	}
+	return append([]string{"nice", "-n", strconv.Itoa(n)}, argv...)
 }
 
 func parseHalo(out string) (float64, float64, error) {

@@ -192,3 +192,42 @@ func TestReportSectionsAndSummary(t *testing.T) {
 		t.Errorf("phase 1: netload as good as the oracle %d of %d, want 0 of 2", good, n)
 	}
 }
+
+// The ranks run nicer than the agents, iperf3 and the kernel's packet
+// threads (niceness 0), on every group: the noise fix of
+// docs/experiment.md, "Run-to-run noise". The wrapped argv runs for real.
+func TestRanksRunNicerThanTheNetwork(t *testing.T) {
+	t.Parallel()
+	if defaultRankNice <= 0 {
+		t.Fatalf("defaultRankNice %d: the ranks must be nicer than the network's threads (> 0)", defaultRankNice)
+	}
+	own, err := exec.Command("nice").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := niced([]string{"nice"}, defaultRankNice)
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%v: %v", argv, err)
+	}
+	var base, got int
+	if _, err := fmt.Sscan(string(own), &base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(string(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := min(base+defaultRankNice, 19); got != want {
+		t.Errorf("%v ran at niceness %d, want %d", argv, got, want)
+	}
+	apps, err := buildApps(config{apps: []string{"halo"}, halo: "/bin/true", rankNice: defaultRankNice, mpi: "openmpi"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := apps[0].argv; len(a) < 4 || a[0] != "nice" || a[2] != fmt.Sprint(defaultRankNice) || a[3] != "/bin/true" {
+		t.Errorf("halo's argv %v: want it under nice -n %d", a, defaultRankNice)
+	}
+	if a := niced([]string{"x"}, 0); !reflect.DeepEqual(a, []string{"x"}) {
+		t.Errorf("niced(x, 0) = %v, want x as it is", a)
+	}
+}
