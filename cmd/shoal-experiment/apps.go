@@ -70,30 +70,33 @@ func buildApps(c config, dir string) ([]app, error) {
 		return nil, errors.New("-apps: no program to run")
 	}
 	for i := range out {
-		out[i].argv = niced(out[i].argv, c.rankNice)
+		out[i].argv = pinned(out[i].argv, c.pinRanks)
 	}
 	return out, nil
 }
 
-// defaultRankNice is the ranks' niceness unless -rank-nice says
-// otherwise. The host has 2 cores for 4 ranks that poll (Open MPI's TCP
-// BTL yields but never sleeps), 10-12 agents, iperf3 and the kernel's
-// softirq threads that move every packet through the veths and tbf
-// queues. At the same niceness the spinning ranks hold the CPUs while
-// ksoftirqd and the receiving rank wait their turn, and a run's time
-// depends on that queue (docs/experiment.md, "Run-to-run noise"). At nice
-// 5 the network's threads and the agents' short wake-ups go first; every
-// group gets the same, and a hog node's ranks still outweigh its nice-19
-// hogs inside its CPU quota.
-const defaultRankNice = 5
+// pinScript is the shell wrapper -pin-ranks puts in front of every rank:
+// it pins the rank to CPU (global rank mod the host's CPUs), from Open
+// MPI's OMPI_COMM_WORLD_RANK or MPICH's PMI_RANK, then execs the program.
+//
+// Why (docs/experiment.md, "Run-to-run noise"): unpinned, one of the 4
+// polling ranks kept a core to itself in every run (2.7 s on CPU of a
+// 3.1 s halo) while the other three, the 10-12 agents, iperf3 and the
+// kernel's packet work shared the other; how long that lasted decided
+// the run's time. Pinned, every core holds half the ranks and a waiting
+// rank's yield hands its core to the other rank there. Every group is
+// pinned the same way.
+const pinScript = `n=$(getconf _NPROCESSORS_ONLN); r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}; exec taskset -c $((r % n)) "$@"`
 
-// niced runs argv at niceness n (mpirun starts it on every rank's node):
-// nice(1), so the niceness is the rank's own and not the launcher's.
-func niced(argv []string, n int) []string {
-	if n == 0 {
+// defaultPinRanks is -pin-ranks' default: on.
+const defaultPinRanks = true
+
+// pinned runs argv under pinScript when pin is set.
+func pinned(argv []string, pin bool) []string {
+	if !pin {
 		return argv
 	}
-	return append([]string{"nice", "-n", strconv.Itoa(n)}, argv...)
+	return append([]string{"sh", "-c", pinScript, "pin-rank"}, argv...)
 }
 
 func parseHalo(out string) (float64, float64, error) {

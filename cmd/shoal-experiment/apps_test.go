@@ -193,41 +193,46 @@ func TestReportSectionsAndSummary(t *testing.T) {
 	}
 }
 
-// The ranks run nicer than the agents, iperf3 and the kernel's packet
-// threads (niceness 0), on every group: the noise fix of
-// docs/experiment.md, "Run-to-run noise". The wrapped argv runs for real.
-func TestRanksRunNicerThanTheNetwork(t *testing.T) {
+// Every rank is pinned to CPU rank mod the host's CPUs, by default and on
+// every group: the noise fix of docs/experiment.md, "Run-to-run noise".
+// The wrapper runs for real, as Open MPI (OMPI_COMM_WORLD_RANK) and MPICH
+// (PMI_RANK) would start it, and the pinned process reads its own
+// affinity.
+func TestRanksArePinnedRoundRobin(t *testing.T) {
 	t.Parallel()
-	if defaultRankNice <= 0 {
-		t.Fatalf("defaultRankNice %d: the ranks must be nicer than the network's threads (> 0)", defaultRankNice)
+	if !defaultPinRanks {
+		t.Fatal("-pin-ranks is off by default: unpinned, one polling rank keeps a core to itself and the run's time follows how long")
 	}
-	own, err := exec.Command("nice").Output()
+	ncpu, err := exec.Command("getconf", "_NPROCESSORS_ONLN").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := niced([]string{"nice"}, defaultRankNice)
-	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	var n int
+	if _, err := fmt.Sscan(string(ncpu), &n); err != nil || n < 1 {
+		t.Fatalf("getconf _NPROCESSORS_ONLN: %q %v", ncpu, err)
+	}
+	argv := pinned([]string{"grep", "Cpus_allowed_list", "/proc/self/status"}, true)
+	for r := range 4 {
+		for _, env := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", env, r))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s=%d %v: %v\n%s", env, r, argv, err, out)
+			}
+			if got, want := strings.Fields(string(out)), fmt.Sprint(r%n); len(got) != 2 || got[1] != want {
+				t.Errorf("%s=%d: the rank runs on CPUs %q, want %s", env, r, out, want)
+			}
+		}
+	}
+	apps, err := buildApps(config{apps: []string{"halo"}, halo: "/bin/true", pinRanks: true, mpi: "openmpi"}, t.TempDir())
 	if err != nil {
-		t.Fatalf("%v: %v", argv, err)
-	}
-	var base, got int
-	if _, err := fmt.Sscan(string(own), &base); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fmt.Sscan(string(out), &got); err != nil {
-		t.Fatal(err)
+	if a := apps[0].argv; len(a) < 5 || a[0] != "sh" || a[2] != pinScript || a[4] != "/bin/true" {
+		t.Errorf("halo's argv %v: want it behind the pinning wrapper", a)
 	}
-	if want := min(base+defaultRankNice, 19); got != want {
-		t.Errorf("%v ran at niceness %d, want %d", argv, got, want)
-	}
-	apps, err := buildApps(config{apps: []string{"halo"}, halo: "/bin/true", rankNice: defaultRankNice, mpi: "openmpi"}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := apps[0].argv; len(a) < 4 || a[0] != "nice" || a[2] != fmt.Sprint(defaultRankNice) || a[3] != "/bin/true" {
-		t.Errorf("halo's argv %v: want it under nice -n %d", a, defaultRankNice)
-	}
-	if a := niced([]string{"x"}, 0); !reflect.DeepEqual(a, []string{"x"}) {
-		t.Errorf("niced(x, 0) = %v, want x as it is", a)
+	if a := pinned([]string{"x"}, false); !reflect.DeepEqual(a, []string{"x"}) {
+		t.Errorf("pinned(x, false) = %v, want x as it is", a)
 	}
 }
