@@ -70,33 +70,32 @@ func buildApps(c config, dir string) ([]app, error) {
 		return nil, errors.New("-apps: no program to run")
 	}
 	for i := range out {
-		out[i].argv = pinned(out[i].argv, c.pinRanks)
+		out[i].argv = inSession(out[i].argv, c.rankSessions)
 	}
 	return out, nil
 }
 
-// pinScript is the shell wrapper -pin-ranks puts in front of every rank:
-// it pins the rank to CPU (global rank mod the host's CPUs), from Open
-// MPI's OMPI_COMM_WORLD_RANK or MPICH's PMI_RANK, then execs the program.
+// defaultRankSessions is -rank-sessions' default: on.
 //
-// Why (docs/experiment.md, "Run-to-run noise"): unpinned, one of the 4
-// polling ranks kept a core to itself in every run (2.7 s on CPU of a
-// 3.1 s halo) while the other three, the 10-12 agents, iperf3 and the
-// kernel's packet work shared the other; how long that lasted decided
-// the run's time. Pinned, every core holds half the ranks and a waiting
-// rank's yield hands its core to the other rank there. Every group is
-// pinned the same way.
-const pinScript = `n=$(getconf _NPROCESSORS_ONLN); r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}; exec taskset -c $((r % n)) "$@"`
+// Why (docs/experiment.md, "Run-to-run noise"): the host's kernel groups
+// the tasks of a session into one autogroup and shares the CPUs between
+// autogroups first. The orted that starts ranks 1-3 on the other nodes
+// calls setsid, so each of them is an autogroup of its own; rank 0, which
+// mpirun starts on the head node, stayed in the experiment's session with
+// the 10-12 agents, iperf3 and mpirun. With the ranks weighed so
+// unevenly, one rank kept a core nearly to itself in 59 of 60 runs while
+// the other three shared the other core with everything else, and the
+// run's time followed how that went. In a session of its own every rank,
+// on every group, is one autogroup like the others.
+const defaultRankSessions = true
 
-// defaultPinRanks is -pin-ranks' default: on.
-const defaultPinRanks = true
-
-// pinned runs argv under pinScript when pin is set.
-func pinned(argv []string, pin bool) []string {
-	if !pin {
+// inSession runs argv in a new session (setsid(1); --wait keeps the
+// rank's exit status for mpirun when setsid has to fork) when on is set.
+func inSession(argv []string, on bool) []string {
+	if !on {
 		return argv
 	}
-	return append([]string{"sh", "-c", pinScript, "pin-rank"}, argv...)
+	return append([]string{"setsid", "--wait"}, argv...)
 }
 
 func parseHalo(out string) (float64, float64, error) {

@@ -193,46 +193,42 @@ func TestReportSectionsAndSummary(t *testing.T) {
 	}
 }
 
-// Every rank is pinned to CPU rank mod the host's CPUs, by default and on
-// every group: the noise fix of docs/experiment.md, "Run-to-run noise".
-// The wrapper runs for real, as Open MPI (OMPI_COMM_WORLD_RANK) and MPICH
-// (PMI_RANK) would start it, and the pinned process reads its own
-// affinity.
-func TestRanksArePinnedRoundRobin(t *testing.T) {
+// Every rank starts in a session, and so an autogroup, of its own, by
+// default and on every group: the noise fix of docs/experiment.md,
+// "Run-to-run noise". The wrapper runs for real and the wrapped process
+// reads its own session and autogroup.
+func TestRanksRunInSessionsOfTheirOwn(t *testing.T) {
 	t.Parallel()
-	if !defaultPinRanks {
-		t.Fatal("-pin-ranks is off by default: unpinned, one polling rank keeps a core to itself and the run's time follows how long")
+	if !defaultRankSessions {
+		t.Fatal("-rank-sessions is off by default: the head node's rank shares an autogroup with the agents, the others have one each")
 	}
-	ncpu, err := exec.Command("getconf", "_NPROCESSORS_ONLN").Output()
-	if err != nil {
-		t.Fatal(err)
+	argv := inSession([]string{"sh", "-c", `echo $$ $(cut -d' ' -f6 /proc/$$/stat) $(cat /proc/$$/autogroup 2>/dev/null || echo none)`}, true)
+	var outs []string
+	for range 2 {
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		f := strings.Fields(string(out))
+		if len(f) < 3 || f[0] != f[1] {
+			t.Fatalf("%v: pid, session, autogroup %q: want the process to lead its session", argv, out)
+		}
+		outs = append(outs, f[2])
 	}
-	var n int
-	if _, err := fmt.Sscan(string(ncpu), &n); err != nil || n < 1 {
-		t.Fatalf("getconf _NPROCESSORS_ONLN: %q %v", ncpu, err)
-	}
-	argv := pinned([]string{"grep", "Cpus_allowed_list", "/proc/self/status"}, true)
-	for r := range 4 {
-		for _, env := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", env, r))
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s=%d %v: %v\n%s", env, r, argv, err, out)
-			}
-			if got, want := strings.Fields(string(out)), fmt.Sprint(r%n); len(got) != 2 || got[1] != want {
-				t.Errorf("%s=%d: the rank runs on CPUs %q, want %s", env, r, out, want)
-			}
+	own, _ := os.ReadFile("/proc/self/autogroup")
+	if ownAG := strings.Fields(string(own)); len(ownAG) > 0 && outs[0] != "none" {
+		if outs[0] == ownAG[0] || outs[0] == outs[1] {
+			t.Errorf("autogroups: test %s, ranks %v: want one of its own per rank", ownAG[0], outs)
 		}
 	}
-	apps, err := buildApps(config{apps: []string{"halo"}, halo: "/bin/true", pinRanks: true, mpi: "openmpi"}, t.TempDir())
+	apps, err := buildApps(config{apps: []string{"halo"}, halo: "/bin/true", rankSessions: true, mpi: "openmpi"}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := apps[0].argv; len(a) < 5 || a[0] != "sh" || a[2] != pinScript || a[4] != "/bin/true" {
-		t.Errorf("halo's argv %v: want it behind the pinning wrapper", a)
+	if a := apps[0].argv; len(a) < 3 || a[0] != "setsid" || a[2] != "/bin/true" {
+		t.Errorf("halo's argv %v: want it behind setsid", a)
 	}
-	if a := pinned([]string{"x"}, false); !reflect.DeepEqual(a, []string{"x"}) {
-		t.Errorf("pinned(x, false) = %v, want x as it is", a)
+	if a := inSession([]string{"x"}, false); !reflect.DeepEqual(a, []string{"x"}) {
+		t.Errorf("inSession(x, false) = %v, want x as it is", a)
 	}
 }
