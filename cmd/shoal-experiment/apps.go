@@ -83,7 +83,7 @@ func buildApps(c config, dir string) ([]app, error) {
 // calls setsid, so each of them is an autogroup of its own; rank 0, which
 // mpirun starts on the head node, stayed in the experiment's session with
 // the 10-12 agents, iperf3 and mpirun. With the ranks weighed so
-// unevenly, one rank kept a core nearly to itself in 59 of 60 runs while
+// unevenly, one rank kept a core nearly to itself in 73 of 74 runs while
 // the other three shared the other core with everything else, and the
 // run's time followed how that went. In a session of its own every rank,
 // on every group, is one autogroup like the others.
