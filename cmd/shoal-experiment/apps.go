@@ -69,7 +69,33 @@ func buildApps(c config, dir string) ([]app, error) {
 	if len(out) == 0 {
 		return nil, errors.New("-apps: no program to run")
 	}
+	for i := range out {
+		out[i].argv = inSession(out[i].argv, c.rankSessions)
+	}
 	return out, nil
+}
+
+// defaultRankSessions is -rank-sessions' default: on.
+//
+// Why (docs/experiment.md, "Run-to-run noise"): the host's kernel groups
+// the tasks of a session into one autogroup and shares the CPUs between
+// autogroups first. The orted that starts ranks 1-3 on the other nodes
+// calls setsid, so each of them is an autogroup of its own; rank 0, which
+// mpirun starts on the head node, stayed in the experiment's session with
+// the 10-12 agents, iperf3 and mpirun. With the ranks weighed so
+// unevenly, one rank kept a core nearly to itself in 73 of 74 runs while
+// the other three shared the other core with everything else, and the
+// run's time followed how that went. In a session of its own every rank,
+// on every group, is one autogroup like the others.
+const defaultRankSessions = true
+
+// inSession runs argv in a new session (setsid(1); --wait keeps the
+// rank's exit status for mpirun when setsid has to fork) when on is set.
+func inSession(argv []string, on bool) []string {
+	if !on {
+		return argv
+	}
+	return append([]string{"setsid", "--wait"}, argv...)
 }
 
 func parseHalo(out string) (float64, float64, error) {

@@ -195,3 +195,43 @@ func TestReportSectionsAndSummary(t *testing.T) {
 		t.Errorf("phase 1: netload as good as the oracle %d of %d, want 0 of 2", good, n)
 	}
 }
+
+// Every rank starts in a session, and so an autogroup, of its own, by
+// default and on every group: the noise fix of docs/experiment.md,
+// "Run-to-run noise". The wrapper runs for real and the wrapped process
+// reads its own session and autogroup.
+func TestRanksRunInSessionsOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	if !defaultRankSessions {
+		t.Fatal("-rank-sessions is off by default: the head node's rank shares an autogroup with the agents, the others have one each")
+	}
+	argv := inSession([]string{"sh", "-c", `echo $$ $(cut -d' ' -f6 /proc/$$/stat) $(cat /proc/$$/autogroup 2>/dev/null || echo none)`}, true)
+	var outs []string
+	for range 2 {
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		f := strings.Fields(string(out))
+		if len(f) < 3 || f[0] != f[1] {
+			t.Fatalf("%v: pid, session, autogroup %q: want the process to lead its session", argv, out)
+		}
+		outs = append(outs, f[2])
+	}
+	own, _ := os.ReadFile("/proc/self/autogroup")
+	if ownAG := strings.Fields(string(own)); len(ownAG) > 0 && outs[0] != "none" {
+		if outs[0] == ownAG[0] || outs[0] == outs[1] {
+			t.Errorf("autogroups: test %s, ranks %v: want one of its own per rank", ownAG[0], outs)
+		}
+	}
+	apps, err := buildApps(config{apps: []string{"halo"}, halo: "/bin/true", rankSessions: true, mpi: "openmpi"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := apps[0].argv; len(a) < 3 || a[0] != "setsid" || a[2] != "/bin/true" {
+		t.Errorf("halo's argv %v: want it behind setsid", a)
+	}
+	if a := inSession([]string{"x"}, false); !reflect.DeepEqual(a, []string{"x"}) {
+		t.Errorf("inSession(x, false) = %v, want x as it is", a)
+	}
+}

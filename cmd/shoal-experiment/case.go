@@ -374,9 +374,15 @@ func (cs *caseRun) runOne(ctx context.Context, a app, r *runRec, reps int) error
 		return ctx.Err()
 	}
 	r.MinAvailMbps, r.Switches, r.Hogs = cs.models[r.Phase].groupStats(r.Hosts)
+	before, berr := cs.l.TB.Counters(ctx, r.Hosts...)
 	runMPI(ctx, cs.l, cs.rsh, a, cs.c, cs.work, r)
 	cs.lastRun = time.Now()
+	after, aerr := cs.l.TB.Counters(ctx, r.Hosts...)
 	status := fmt.Sprintf("%.3fs (comm %.3fs)", r.TimeS, r.CommS)
+	if berr == nil && aerr == nil {
+		r.Net = after.Sub(before)
+		status += fmt.Sprintf(" tcp %d RTOs %d retrans %d TLPs, %d tbf drops", r.Net.Timeouts, r.Net.Retrans, r.Net.LossProbes, r.Net.Drops)
+	}
 	if r.Err != "" {
 		status = "FAILED: " + r.Err
 	}

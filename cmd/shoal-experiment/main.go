@@ -52,6 +52,7 @@ type config struct {
 	lammpsSteps            int
 	apps                   []string
 	confine                int
+	rankSessions           bool
 	mpi                    string
 	bwWait, runTimeout     time.Duration
 	formTimeout            time.Duration
@@ -85,6 +86,7 @@ func main() {
 	flag.IntVar(&c.iters, "iters", 15, "halo iterations")
 	flag.IntVar(&c.haloKiB, "halo-kib", 256, "halo size in KiB per neighbour and direction")
 	flag.IntVar(&c.sweeps, "sweeps", 4, "relaxation sweeps per iteration (compute)")
+	flag.BoolVar(&c.rankSessions, "rank-sessions", defaultRankSessions, "start every MPI rank in a session of its own (setsid), so that each is one autogroup of the kernel's scheduler, the head node's rank too (docs/experiment.md, \"Run-to-run noise\"); false: as mpirun starts them")
 	flag.StringVar(&c.mpi, "mpi", "openmpi", "MPI `FLAVOUR`: openmpi (TCP BTL, yields when idle) or mpich (ch4:ucx, UCX_TLS=tcp, busy-polls; halo only)")
 	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
 	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long after formation to wait for one full bandwidth cycle before the steady-state runs (the cold-start runs count)")
@@ -206,6 +208,10 @@ type runRec struct {
 	// AllocS is how long `shoal alloc` took to answer for the group:
 	// at a cold start, a network-aware policy's wait for the network model.
 	AllocS float64
+	// Net is what TCP met on the group's nodes during the run (RTOs,
+	// retransmissions, tail loss probes; tbf drops of the whole testbed):
+	// in the log line, not the CSV.
+	Net netns.Counters
 }
 
 func run(ctx context.Context, c config, out io.Writer) error {
