@@ -50,6 +50,8 @@ type point struct {
 	netBytes       uint64
 	rxBytes        uint64
 	txBytes        uint64
+	probeRx        uint64
+	probeTx        uint64
 }
 
 // Tracker turns RawSamples into running means. It is pure: all time comes
@@ -98,6 +100,8 @@ func (t *Tracker) Add(s RawSample) Dynamic {
 		netBytes: s.NetBytes,
 		rxBytes:  s.RxBytes,
 		txBytes:  s.TxBytes,
+		probeRx:  s.ProbeRxBytes,
+		probeTx:  s.ProbeTxBytes,
 	}
 	if n := len(t.pts); n > 0 {
 		last := t.pts[n-1]
@@ -110,14 +114,20 @@ func (t *Tracker) Add(s RawSample) Dynamic {
 	}
 	if n := len(t.pts); n > 0 {
 		prev := t.pts[n-1]
+		// The interval's own bandwidth tests are left out. They are
+		// counted when a test ends, the interface counters as the bytes
+		// go, so a test across two samples can take more from this
+		// interval than its counters moved: the rate is then 0, not
+		// negative.
+		prx, ptx := since(p.probeRx, prev.probeRx), since(p.probeTx, prev.probeTx)
 		if p.netBytes >= prev.netBytes {
 			dt := p.at.Sub(prev.at).Seconds()
-			p.flow, p.flowOK = float64(p.netBytes-prev.netBytes)/dt, true
+			p.flow, p.flowOK = max(0, float64(p.netBytes-prev.netBytes)-prx-ptx)/dt, true
 			t.lastFlow = p.flow
 		}
 		if p.rxBytes >= prev.rxBytes && p.txBytes >= prev.txBytes {
 			dt := p.at.Sub(prev.at).Seconds()
-			t.lastRx, t.lastTx = float64(p.rxBytes-prev.rxBytes)/dt, float64(p.txBytes-prev.txBytes)/dt
+			t.lastRx, t.lastTx = max(0, float64(p.rxBytes-prev.rxBytes)-prx)/dt, max(0, float64(p.txBytes-prev.txBytes)-ptx)/dt
 		}
 	}
 	t.pts = append(t.pts, p)
@@ -132,6 +142,15 @@ func (t *Tracker) Add(s RawSample) Dynamic {
 	d.MemAvail = t.means(p.mem, always(func(p point) float64 { return p.mem }))
 	d.NetFlow = t.means(t.lastFlow, func(p point) (float64, bool) { return p.flow, p.flowOK })
 	return d
+}
+
+// since is how far a cumulative count moved from prev to cur; 0 when it
+// went back (the count restarted).
+func since(cur, prev uint64) float64 {
+	if cur < prev {
+		return 0
+	}
+	return float64(cur - prev)
 }
 
 // Len reports how many samples the Tracker holds (for tests and metrics).

@@ -207,3 +207,37 @@ func TestTracker_Directions(t *testing.T) {
 		t.Fatalf("the 5-minute mean %v already follows the new flow: not what this test means to show", d.NetFlow.M5)
 	}
 }
+
+// TestTracker_LeavesOutProbeBytes: the bytes of shoal's own bandwidth
+// tests (the agent's counts in RawSample.Probe*) are not traffic: a 30
+// Mbit/s flow with a 1 MiB test each way in the same 3 s reads 30 Mbit/s
+// each way and in the flow, a test counted after its bytes crossed the
+// counters (more than the interval moved) reads 0, not a negative rate,
+// and a probe count that restarts is taken as no test.
+func TestTracker_LeavesOutProbeBytes(t *testing.T) {
+	t.Parallel()
+	const flow = 30e6 / 8 * 3 // bytes of a 30 Mbit/s flow in 3 s
+	t0 := time.Unix(1000, 0)
+	var tr Tracker
+	tr.limit = maxSamples
+	var rx, tx, prx, ptx uint64
+	add := func(i int, drx, dtx, dprx, dptx uint64) Dynamic {
+		rx, tx, prx, ptx = rx+drx, tx+dtx, prx+dprx, ptx+dptx
+		return tr.Add(RawSample{At: t0.Add(time.Duration(i) * 3 * time.Second), NetBytes: rx + tx, RxBytes: rx, TxBytes: tx,
+			ProbeRxBytes: prx, ProbeTxBytes: ptx})
+	}
+	add(0, 0, 0, 0, 0)
+	d := add(1, flow+1<<20, flow+1<<20, 1<<20, 1<<20)
+	if math.Abs(d.NetRx*8/1e6-30) > 1e-9 || math.Abs(d.NetTx*8/1e6-30) > 1e-9 || math.Abs(d.NetFlow.Now*8/1e6-60) > 1e-9 {
+		t.Fatalf("flow plus a test: rx %.3f tx %.3f flow %.3f Mbit/s, want 30, 30, 60", d.NetRx*8/1e6, d.NetTx*8/1e6, d.NetFlow.Now*8/1e6)
+	}
+	d = add(2, 1000, 1000, 1<<20, 0)
+	if d.NetRx != 0 || d.NetTx <= 0 {
+		t.Fatalf("a test counted after its bytes: rx %v, tx %v; want rx 0 (not negative), tx the interval's", d.NetRx, d.NetTx)
+	}
+	prx, ptx = 0, 0 // the agent restarted its counts
+	d = add(3, flow, flow, 0, 0)
+	if math.Abs(d.NetRx*8/1e6-30) > 1e-9 {
+		t.Fatalf("after the probe count restarted: rx %.3f Mbit/s, want 30", d.NetRx*8/1e6)
+	}
+}

@@ -19,6 +19,13 @@ type RawSample struct {
 	// both zero from a sampler that does not tell them apart.
 	RxBytes, TxBytes uint64
 	Users            int // logged-in sessions
+	// ProbeRxBytes and ProbeTxBytes are the bytes of shoal's own
+	// bandwidth tests this node received and sent so far (the agent's
+	// count, not the sampler's): the Tracker leaves them out of the
+	// traffic rates and the flow, because a test is not traffic a job
+	// shares a link with, and at a cold start the tests of the first
+	// cycle were most of it (docs/experiment.md, session 7).
+	ProbeRxBytes, ProbeTxBytes uint64
 }
 
 // Sampler reads one RawSample. Implementations must not block longer

@@ -119,7 +119,10 @@ func (m *Manager) Start(ctx context.Context) {
 	srv, err := probe.Listen(m.d.BindAddr, m.cfg.Port, probe.ServerConfig{
 		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
 		// The server received the forward half (in) and sent the reverse (out).
-		OnTest: func(from string, r probe.BandwidthResult) { m.row.addBW(from, r.At, r.RevMbps(), r.Mbps()) },
+		OnTest: func(from string, r probe.BandwidthResult) {
+			m.row.addBW(from, r.At, r.RevMbps(), r.Mbps())
+			m.smp.testBytes(r.Bytes, r.RevBytes)
+		},
 		// The request and its HMAC go inside TLS; the client is
 		// authenticated by that HMAC, as before.
 		TLS: m.d.ServerTLS,
@@ -296,6 +299,7 @@ func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
 			RevBytes: msg.RevBytes, RevElapsed: time.Duration(msg.RevNS)}
 		// This node sent the forward half (out) and received the reverse (in).
 		m.row.addBW(msg.Peer, now, r.Mbps(), r.RevMbps())
+		m.smp.testBytes(r.RevBytes, r.Bytes)
 	}
 }
 

@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shoal-hpc/shoal/probe"
 )
@@ -17,6 +18,15 @@ type samples struct {
 	mu      sync.Mutex
 	tr      *probe.Tracker
 	publish func(probe.Dynamic)
+	// probeRx and probeTx count the bytes of this node's bandwidth tests,
+	// as client and as server, received and sent (RawSample.ProbeRxBytes).
+	probeRx, probeTx atomic.Uint64
+}
+
+// testBytes counts one bandwidth test's payload: rx received, tx sent.
+func (s *samples) testBytes(rx, tx uint64) {
+	s.probeRx.Add(rx)
+	s.probeTx.Add(tx)
 }
 
 func newSamples(publish func(probe.Dynamic)) *samples {
@@ -44,6 +54,7 @@ func (m *Manager) firstSample(ctx context.Context) {
 // ingest folds one raw sample into the running means and publishes the
 // result.
 func (s *samples) ingest(raw probe.RawSample) {
+	raw.ProbeRxBytes, raw.ProbeTxBytes = s.probeRx.Load(), s.probeTx.Load()
 	s.mu.Lock()
 	d := s.tr.Add(raw)
 	s.mu.Unlock()
