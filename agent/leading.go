@@ -192,14 +192,37 @@ type rowSource func(node string, boot int64) []leader.NetEntry
 func leaderNodes(g *gossip.Gossip, rows rowSource) []leader.Node {
 	entries := g.Nodes()
 	out := make([]leader.Node, 0, len(entries))
+	// Every node's traffic steps in one array, each node's a full slice
+	// of it: one allocation per view rather than one per node (a view is
+	// taken every 500 ms on the leader, and on every shoal alloc).
+	total := 0
+	for _, e := range entries {
+		total += len(e.Traffic)
+	}
+	steps := make([]leader.TrafficPoint, 0, total)
 	for _, e := range entries {
 		n := leaderNode(e)
+		steps, n.Traffic = appendTraffic(steps, e.Traffic)
 		if e.HasState && rows != nil {
 			n.Net = rows(e.State.Name, e.State.Boot)
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// appendTraffic converts a node's traffic steps onto all and returns all
+// and the node's own, a full slice expression of it (capped: appending to
+// one node's steps cannot write over the next node's); nil for none.
+func appendTraffic(all []leader.TrafficPoint, pts []gossip.TrafficPoint) ([]leader.TrafficPoint, []leader.TrafficPoint) {
+	if len(pts) == 0 {
+		return all, nil
+	}
+	from := len(all)
+	for _, p := range pts {
+		all = append(all, leader.TrafficPoint(p))
+	}
+	return all, all[from:len(all):len(all)]
 }
 
 // leaderCells converts a row's cells into the core's.
@@ -221,12 +244,6 @@ func leaderNode(e gossip.Entry) leader.Node {
 			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
 			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx},
 		Coord: leaderCoord(s.Coord)}
-	if len(e.Traffic) > 0 {
-		n.Traffic = make([]leader.TrafficPoint, len(e.Traffic))
-		for i, p := range e.Traffic {
-			n.Traffic[i] = leader.TrafficPoint(p)
-		}
-	}
 	for _, pe := range s.Static.PEs {
 		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
 	}

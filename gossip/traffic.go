@@ -18,13 +18,18 @@ type TrafficPoint struct {
 // the last kept one, so a steady flow is one point however long it runs,
 // and maxTrafficPoints changes cover the last cycle on all but the
 // busiest nodes. Lost history only makes the leader fall back on the
-// fastest test (Model.Carried is a lower bound it may go without).
+// fastest test (leader/stamp.go). A node's first sample has no rates (a
+// rate needs two readings of the counters) and reads as idle; while it is
+// the only point and idle, the next sample's rates replace its figures,
+// so that a flow running when the agent started is in the history from
+// its first sample, where the tests of a cold start look for it.
 const (
 	maxTrafficPoints = 32
 	// A change is kept when either direction moved by more than
 	// trafficRel of the larger of the two samples and by more than
-	// trafficAbs bytes/s (1 Mbit/s): a bandwidth test of 1 MiB moves a
-	// 3 s sample by ~350 kB/s, and is not a change of traffic.
+	// trafficAbs bytes/s (1 Mbit/s): sampling noise on a steady flow is
+	// not a change. (The node's own bandwidth tests are not in its
+	// traffic at all: probe.Tracker leaves them out.)
 	trafficRel = 0.1
 	trafficAbs = 125_000.0
 )
@@ -37,6 +42,9 @@ func addTraffic(pts []TrafficPoint, d Dynamic) []TrafficPoint {
 		return pts
 	}
 	p := TrafficPoint{At: d.SampledAt, Rx: d.NetRx, Tx: d.NetTx}
+	if len(pts) == 1 && pts[0].Rx == 0 && pts[0].Tx == 0 && p.At > pts[0].At && (p.Rx != 0 || p.Tx != 0) {
+		return []TrafficPoint{{At: pts[0].At, Rx: p.Rx, Tx: p.Tx}}
+	}
 	if n := len(pts); n > 0 {
 		last := pts[n-1]
 		if p.At <= last.At || (!moved(last.Rx, p.Rx) && !moved(last.Tx, p.Tx)) {

@@ -6,10 +6,11 @@ import (
 )
 
 // TestTrafficSteps: the table keeps a node's traffic as the samples at
-// which it changed: a steady flow is one point however many samples
-// repeat it, a bandwidth test's worth of noise is no change, a new
-// level is, and the oldest points go beyond maxTrafficPoints. A copy
-// taken earlier does not change when later states merge.
+// which it changed: the first sample (no rates yet, idle) takes the
+// second's figures, a steady flow is one point however many samples
+// repeat it, sampling noise is no change, a new level is, and the oldest
+// points go beyond maxTrafficPoints. A copy taken earlier does not change
+// when later states merge.
 func TestTrafficSteps(t *testing.T) {
 	t.Parallel()
 	tb := NewTable("self")
@@ -28,23 +29,28 @@ func TestTrafficSteps(t *testing.T) {
 		}
 		return out
 	}
-	merge(1, 1000, 0, 0)
-	merge(2, 4000, 0, 3.75e6)      // a 30 Mbit/s flow starts
+	merge(1, 1000, 0, 0)      // the first sample: no rates yet
+	merge(2, 4000, 0, 3.75e6) // a 30 Mbit/s flow, running since the start
+	if e, _ := tb.Get("n1"); len(e.Traffic) != 1 || e.Traffic[0] != (TrafficPoint{At: 1000, Tx: 3.75e6}) {
+		t.Fatalf("after the second sample: %+v, want the flow from the first sample on", e.Traffic)
+	}
 	merge(3, 7000, 0, 3.8e6)       // the same flow
-	merge(4, 10000, 0, 3.75e6+3e5) // plus a 1 MiB test's worth: no change
-	if got := ats(); !slices.Equal(got, []int64{1000, 4000}) {
-		t.Fatalf("steps at %v, want [1000 4000]", got)
+	merge(4, 10000, 0, 3.75e6+3e5) // sampling noise: no change
+	merge(5, 11000, 0, 0)          // the flow ends: a step (not the first sample any more)
+	merge(6, 12000, 0, 3.75e6)     // and starts again
+	if got := ats(); !slices.Equal(got, []int64{1000, 11000, 12000}) {
+		t.Fatalf("steps at %v, want [1000 11000 12000]", got)
 	}
 	before, _ := tb.Get("n1")
-	merge(5, 13000, 6e6, 3.75e6) // it starts receiving
-	if got := ats(); !slices.Equal(got, []int64{1000, 4000, 13000}) {
-		t.Fatalf("steps at %v, want [1000 4000 13000]", got)
+	merge(7, 13000, 6e6, 3.75e6) // it starts receiving
+	if got := ats(); !slices.Equal(got, []int64{1000, 11000, 12000, 13000}) {
+		t.Fatalf("steps at %v, want [1000 11000 12000 13000]", got)
 	}
-	if len(before.Traffic) != 2 || before.Traffic[1].Tx != 3.75e6 {
+	if len(before.Traffic) != 3 || before.Traffic[2].Tx != 3.75e6 {
 		t.Fatalf("an earlier copy changed: %+v", before.Traffic)
 	}
 	for i := range 2 * maxTrafficPoints {
-		merge(uint64(6+i), int64(16000+3000*i), float64(i%2)*1e7, 0)
+		merge(uint64(8+i), int64(16000+3000*i), float64(i%2)*1e7, 0)
 	}
 	got := ats()
 	if len(got) != maxTrafficPoints || got[len(got)-1] != int64(16000+3000*(2*maxTrafficPoints-1)) {

@@ -295,28 +295,34 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 }
 
 // TestSnapshot_TestsStampedWithCrossingTraffic: a test between switches
-// A and B is stamped with what crossed the same way just before it
-// ended (the nodes' traffic steps), and the model hands placement the
-// sum as the uplink's capacity that way (SwCap): lab12's case, a 30
-// Mbit/s flow b2 -> a2 crossing B -> A while a1 <-> b1 was tested (48
-// A -> B, 43 B -> A). A flow that started after the test adds nothing,
-// nor does a test the history does not reach back to.
+// A and B is stamped with the least that crossed the same way over the
+// 5 s before it ended (the nodes' traffic steps), and the model hands
+// placement the sum as the uplink's capacity that way (SwCap): lab12's
+// case, a 30 Mbit/s flow b2 -> a2 crossing B -> A while a1 <-> b1 was
+// tested (51 A -> B, 36.6 B -> A). A flow that began within those 5 s
+// (a1's) or after the test (b1's) adds nothing; a test up to 30 s before
+// the histories begin takes their first step (a2 -> c1), an older one
+// is not stamped (a1 -> c1).
 func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 	t.Parallel()
 	st := raftfsm.NewState()
 	nodes := []Node{testNode("a1"), testNode("a2"), testNode("b1"), testNode("b2"), testNode("c1")}
 	for i, sw := range []string{"A", "A", "B", "B", "C"} {
 		nodes[i].Attrs.Switch = sw
-		nodes[i].Traffic = []TrafficPoint{{At: 1000}}
+		nodes[i].Traffic = []TrafficPoint{{At: 100_000}}
 	}
-	const flow = 30e6 / 8                                                    // bytes/s
-	nodes[3].Traffic = []TrafficPoint{{At: 1000, Tx: flow}}                  // b2 sends
-	nodes[1].Traffic = []TrafficPoint{{At: 1000, Rx: flow}}                  // a2 receives
-	nodes[2].Traffic = []TrafficPoint{{At: 1000}, {At: 20000, Tx: 9 * flow}} // b1 starts sending after the test
-	nodes[0].Net = []NetEntry{
-		{Peer: "b1", BW: 43, Peak: 48, BWAt: 10000, BWOut: 48, BWIn: 43, PeakOut: 48, PeakIn: 43, BWOutAt: 10000, BWInAt: 10000},
-		{Peer: "c1", BW: 20, Peak: 20, BWAt: 500, BWOut: 20, BWIn: 20, PeakOut: 20, PeakIn: 20, BWOutAt: 500, BWInAt: 500}, // before any history
+	const flow = 30e6 / 8                                                                                                    // bytes/s
+	nodes[3].Traffic = []TrafficPoint{{At: 100_000, Tx: flow}}                                                               // b2 sends
+	nodes[1].Traffic = []TrafficPoint{{At: 100_000, Rx: flow}}                                                               // a2 receives
+	nodes[0].Traffic = []TrafficPoint{{At: 100_000}, {At: 109_500, Tx: 9 * flow}}                                            // a1 starts sending 0.5 s before the test ends
+	nodes[2].Traffic = []TrafficPoint{{At: 100_000}, {At: 109_500, Rx: 9 * flow}, {At: 120_000, Rx: 9 * flow, Tx: 9 * flow}} // b1 receives a1's, from 0.5 s before the test ends; sends after it
+	nodes[4].Traffic = []TrafficPoint{{At: 100_000, Rx: flow}, {At: 130_000}}                                                // c1 received until 130 s
+	cell := func(peer string, out, in float64, at int64) NetEntry {
+		return NetEntry{Peer: peer, BW: min(out, in), Peak: max(out, in), BWAt: at, BWOut: out, BWIn: in,
+			PeakOut: out, PeakIn: in, BWOutAt: at, BWInAt: at}
 	}
+	nodes[0].Net = []NetEntry{cell("b1", 51, 36.6, 110_000), cell("c1", 20, 20, 50_000)}
+	nodes[1].Net = []NetEntry{cell("c1", 25, 25, 80_000)}
 	snap := Snapshot(st, nodes)
 	m := snap.Model
 	sw := map[string]int32{}
@@ -329,14 +335,19 @@ func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 		}
 		return m.SwCap[int(sw[a])*m.NS+int(sw[b])]
 	}
-	if got := at("a1", "b1"); got != 48 {
-		t.Errorf("A -> B carried %v, want 48 (nothing crossed that way)", got)
-	}
-	if got := at("b1", "a1"); math.Abs(got-73) > 1e-9 {
-		t.Errorf("B -> A carried %v, want 43 + 30 = 73 (b2 -> a2 crossed during the test; b1's later flow did not)", got)
-	}
-	if got := at("a1", "c1"); got != 0 {
-		t.Errorf("A -> C carried %v, want 0: the test predates every traffic step", got)
+	for _, c := range []struct {
+		from, to string
+		want     float64
+		why      string
+	}{
+		{"a1", "b1", 51, "nothing crossed A -> B for the whole window (the flow a1 -> b1 began inside it)"},
+		{"b1", "a1", 36.6 + 30, "b2 -> a2 crossed during the test; b1's later flow did not"},
+		{"a1", "c1", 25 + 0, "a2 -> c1 at 80 s, 20 s before the histories: their first step (A sent nothing); a1 -> c1 at 50 s is too old"},
+		{"c1", "a1", 25 + 0, "C -> A: c1 sent nothing (it only received)"},
+	} {
+		if got := at(c.from, c.to); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s -> %s carried %v, want %v: %s", c.from, c.to, got, c.want, c.why)
+		}
 	}
 }
 

@@ -20,11 +20,20 @@ import (
 //
 // The crossing traffic from switch A to switch B is bounded as placement
 // bounds it now, min(sum of tx over A's nodes, sum of rx over B's nodes),
-// from each node's traffic steps (Node.Traffic) just before the test:
-// stampSlackMs before its end, so the sample read does not hold the
-// test's own bytes. A node with no step that early counts as idle then;
-// a test that the history does not reach is left unstamped.
-const stampSlackMs = 1000
+// from each node's traffic steps (Node.Traffic), and taken as the least
+// of that bound over the stampWindowMs before the test ended (a test of a
+// second or so and the 3 s sample that holds it): a flow that began or
+// ended within the window counts as absent. Too little is safe, too much
+// is not: placement never lets the stamp lift an uplink above its fastest
+// test, so an understated stamp only falls back on that test. The nodes'
+// own bandwidth tests are not in their traffic (probe.Tracker leaves them
+// out). A test up to stampBackfillMs before a switch's history begins (a
+// cold start: the first cycle's tests run as the nodes' first samples
+// arrive) takes the history's first step; an older one is not stamped.
+const (
+	stampWindowMs   = 5000
+	stampBackfillMs = 30_000
+)
 
 // stampCarried sets CarriedAB and CarriedBA of ms's cross-switch
 // measurements (switches from asg) from the nodes' traffic histories.
@@ -45,13 +54,13 @@ func stampCarried(asg netmodel.Assignment, nodes []Node, ms []netmodel.Measureme
 }
 
 // carried is a test's rate from switch a to switch b plus the traffic
-// that crossed a -> b just before the test ended at t; 0 when not known.
+// that crossed a -> b while it ran (it ended at t); 0 when not known.
 func carried(a, b *switchTraffic, rate float64, t int64) float64 {
 	if !(rate > 0) || t == 0 || a == nil || b == nil {
 		return 0
 	}
-	_, tx, okA := a.at(t - stampSlackMs)
-	rx, _, okB := b.at(t - stampSlackMs)
+	_, tx, okA := a.least(t-stampWindowMs, t)
+	rx, _, okB := b.least(t-stampWindowMs, t)
 	if !okA || !okB {
 		return 0
 	}
@@ -64,17 +73,26 @@ type switchTraffic struct {
 	steps []TrafficPoint
 }
 
-// at is the sums just before t: the last step at or before t; false when
-// every step is later (the history does not reach t).
-func (s *switchTraffic) at(t int64) (rx, tx float64, ok bool) {
-	i, found := slices.BinarySearchFunc(s.steps, t, func(p TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
-	if found {
-		return s.steps[i].Rx, s.steps[i].Tx, true
-	}
-	if i == 0 {
+// least is the least rx and tx sums over [lo, hi]: over the step in
+// force at lo and every step that began up to hi. Before the history's
+// first step, within stampBackfillMs of it, the first step stands in;
+// false when lo is older than that, or there is no step.
+func (s *switchTraffic) least(lo, hi int64) (rx, tx float64, ok bool) {
+	if len(s.steps) == 0 || lo < s.steps[0].At-stampBackfillMs {
 		return 0, 0, false
 	}
-	return s.steps[i-1].Rx, s.steps[i-1].Tx, true
+	i, found := slices.BinarySearchFunc(s.steps, lo, func(p TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
+	if !found && i > 0 {
+		i-- // the step in force at lo began before it
+	}
+	rx, tx = s.steps[i].Rx, s.steps[i].Tx
+	for _, p := range s.steps[i+1:] {
+		if p.At > hi {
+			break
+		}
+		rx, tx = min(rx, p.Rx), min(tx, p.Tx)
+	}
+	return rx, tx, true
 }
 
 // switchSums merges the traffic steps of each switch's nodes into the

@@ -19,7 +19,7 @@ type Model struct {
 	loose  map[string]capacity // a node's best against anyone, for nodes with no own-switch figure
 	swPair map[probe.Pair]capacity
 	uplink map[string]capacity // a switch's best cross-switch figure
-	// carried is, per ordered switch pair (from, to), the median of what
+	// carried is, per ordered switch pair (from, to), the lower median of what
 	// the tests that way carried (Measurement.CarriedAB/BA).
 	carried map[[2]string]float64
 	rtt     map[probe.Pair]rttClass
@@ -112,7 +112,7 @@ func Build(asg Assignment, ms []Measurement, cfg Config) *Model {
 }
 
 // carriedBySwitches takes, per ordered pair of different switches, the
-// median of what the tests from one to the other carried. Both ends'
+// lower median of what the tests from one to the other carried. Both ends'
 // rows may hold the same test: it then counts twice, for both. One
 // sorted slice rather than a slice per switch pair: ~1,000 switch pairs
 // at 1,000 nodes would be as many allocations per snapshot.
@@ -146,7 +146,10 @@ func carriedBySwitches(asg Assignment, ms []Measurement) map[[2]string]float64 {
 		for hi < len(all) && all[hi].k == all[lo].k {
 			hi++
 		}
-		out[all[lo].k] = all[lo+(hi-lo)/2].v
+		// The lower median: each test is in both ends' rows, and with the
+		// one test per switch pair of a topology cycle the upper median
+		// would be the larger of its two readings.
+		out[all[lo].k] = all[lo+(hi-lo-1)/2].v
 		lo = hi
 	}
 	return out
@@ -155,7 +158,7 @@ func carriedBySwitches(asg Assignment, ms []Measurement) map[[2]string]float64 {
 // positiveRate is a rate worth keeping: finite and positive.
 func positiveRate(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 
-// Carried is the median of what the tests from switch a to switch b
+// Carried is the lower median of what the tests from switch a to switch b
 // carried, rate plus crossing traffic (Measurement.CarriedAB); false when
 // no such test was stamped.
 func (m *Model) Carried(a, b string) (float64, bool) {

@@ -27,11 +27,12 @@ import "math"
 // cap is the network model's capacity for the switch pair, that way: the
 // larger of the fastest test between the two switches (SwPeak, the same
 // figure both ways) and what the tests that way carried with the traffic
-// that crossed meanwhile (SwCap: rate plus that traffic). Without SwCap a
-// test that ran under a flow that is still crossing counts the flow
-// twice: lab12's sw2->sw1 tests read 43-48 Mbit/s of a 60 Mbit/s uplink
-// under a 30 Mbit/s flow, and 48 - 30 left n06's pairs 18 where a job
-// gets 30 (docs/experiment.md, session 7). The traffic
+// that crossed meanwhile (SwCap: rate plus that traffic), and the result
+// is at most SwPeak. Without SwCap a test that ran under a flow that is
+// still crossing counts the flow twice: lab12's sw2->sw1 test read 36.6
+// Mbit/s of a 60 Mbit/s uplink under a 30 Mbit/s flow, its peak was 51,
+// and 51 - 30 left n06's pairs 21 where a job gets 30 (docs/experiment.md,
+// session 7); with it, min(66.6 - 30, 51) = 36.6, what the test read. The traffic
 // crossing A->B is not measured per destination, but every bit of it is
 // sent by a node of A and received by a node of B, so
 //
@@ -119,7 +120,11 @@ func (d *dirAvail) uplinks(s *Snapshot, elig []int, n int) {
 				if m.SwCap != nil {
 					c = max(c, m.SwCap[k])
 				}
-				free[k], some = max(0, c-cross), true
+				// Never above the fastest test: a stamp can overstate the
+				// capacity (a TCP test takes bandwidth from the flows it
+				// competes with; the crossing traffic is an upper bound),
+				// and it must not lift an uplink above anything seen on it.
+				free[k], some = max(0, min(c-cross, m.SwPeak[k])), true
 			}
 		}
 	}

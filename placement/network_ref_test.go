@@ -318,7 +318,7 @@ func refUplinks(d *refDir, s *Snapshot, m *PairModel, elig []int, n int) {
 				if m.SwCap != nil && m.SwCap[a*ns+b] > capacity {
 					capacity = m.SwCap[a*ns+b]
 				}
-				free[a*ns+b], some = max(0, capacity-c), true
+				free[a*ns+b], some = max(0, min(capacity-c, m.SwPeak[a*ns+b])), true
 			}
 		}
 	}

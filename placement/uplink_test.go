@@ -200,3 +200,40 @@ func TestNetload_UplinkTestedUnderFlow(t *testing.T) {
 		t.Fatalf("A+B scored at a mean of %.0f Mbit/s: the uplink term still subtracts the flows from the tests' rate", d.Score.MeanAvailMbps)
 	}
 }
+
+// TestNetload_StampNeverAboveFastestTest: what the tests carried can
+// overstate an uplink (a TCP test takes bandwidth from the flows it runs
+// against; the crossing traffic is an upper bound), so the uplink term
+// never offers more than the fastest test between the two switches:
+// here SwCap says 1,000, the fastest test 600, and 100 Mbit/s cross now.
+// Every A-B pair of a group on A and B then offers at most 600, though
+// their own tests read 900.
+func TestNetload_StampNeverAboveFastestTest(t *testing.T) {
+	t.Parallel()
+	s := threeSwitches(true)
+	m := s.Model
+	m.SwCap = make([]float64, 9)
+	for _, k := range []int{0*3 + 1, 1*3 + 0} {
+		m.SwPeak[k], m.SwCap[k] = 600, 1000
+	}
+	for i := range s.Nodes {
+		switch s.Nodes[i].Name {
+		case "a4":
+			s.Nodes[i].NetTx = 12.5e6
+		case "b4":
+			s.Nodes[i].NetRx = 12.5e6
+		}
+	}
+	var hf []placement.HostSlots
+	for _, h := range []string{"a1", "a2", "a3", "b1", "b2", "b3"} {
+		hf = append(hf, placement.HostSlots{Host: h, Slots: 1})
+	}
+	d, err := placement.Place(s, placement.Request{N: 6, Policy: "netload", Force: true, Hostfile: hf, Relax: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 pairs inside a switch at 950, 9 across at most 600.
+	if want := (6*950.0 + 9*600) / 15; d.Score.MeanAvailMbps > want+1e-9 {
+		t.Fatalf("A+B's mean pair offers %.1f Mbit/s, want at most %.1f: the stamp lifted the uplink above its fastest test", d.Score.MeanAvailMbps, want)
+	}
+}

@@ -187,14 +187,17 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 	// it at formation would have been: each cold-start run of random gets
 	// a draw of its own, and random's cold-start mean is over cold-reps
 	// groups instead of one group's luck (the first draw is the one above).
+	// Seeds apart from the steady state's (seed*1000+rep there), so that
+	// a draw here is not the steady repetition's group again.
 	draws := map[int][]string{1: first["random"]}
+	drawT := map[int]float64{1: modelT["random"]}
 	if slices.Contains(c.policies, "random") {
 		for rep := 2; rep <= c.coldReps; rep++ {
-			hosts, _, _, err := cs.hostsCov(ctx, "random", 0, int64(cs.seed)*1000+int64(rep))
+			hosts, t, _, err := cs.hostsCov(ctx, "random", 0, int64(cs.seed)*1000+500+int64(rep))
 			if err != nil {
 				return nil, fmt.Errorf("cold start: random, draw %d: %w", rep, err)
 			}
-			draws[rep] = hosts
+			draws[rep], drawT[rep] = hosts, t
 			mn, sw, hg := cs.models[0].groupStats(hosts)
 			cs.say("cold start: %-14s -> %s (slowest pair %.0f Mbit/s, %d switches, %d hog nodes)", fmt.Sprintf("random #%d", rep), strings.Join(hosts, ","), mn, sw, hg)
 		}
@@ -203,12 +206,12 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 	for rep := 1; rep <= c.coldReps; rep++ {
 		order := shuffled(rng, c.policies)
 		for i, pol := range order {
-			hosts := first[pol]
+			hosts, t := first[pol], modelT[pol]
 			if pol == "random" {
-				hosts = draws[rep]
+				hosts, t = draws[rep], drawT[rep]
 			}
 			for _, a := range shuffledApps(rng, cs.apps) {
-				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: modelT[pol], Case: cs.topo.Name, Kind: "cold", App: a.name,
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.topo.Name, Kind: "cold", App: a.name,
 					AllocS: took[pol]}
 				if err := cs.runOne(ctx, a, &r, c.coldReps); err != nil {
 					return recs, err

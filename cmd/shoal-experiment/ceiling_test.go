@@ -5,15 +5,16 @@ import (
 	"testing"
 )
 
-// TestCasesRandomCeiling computes, under each case's configured rates, the
-// most any policy can gain over random placement, assuming a job's time
-// is inversely proportional to its group's slowest pair (halo is > 99 %
-// communication; a model, not a measurement): 1 - t(oracle) / E[t(random)],
-// with random uniform over the 4-node groups of nodes that have a free
-// core (no hog node; shoal gives a hog node no slot). The target
-// is a 45 % gain over random; a case whose ceiling is below it cannot
-// show it whatever the policy, and docs/experiment.md says so for lab12.
-// The cases written for the experiment must clear it.
+// TestCasesRandomCeiling computes, under each case's configured rates, what
+// the best group gains over random placement if a job's time were
+// inversely proportional to its group's slowest pair (a model, not a
+// measurement): 1 - t(oracle) / E[t(random)], with random uniform over the
+// 4-node groups of nodes that have a free core (no hog node; shoal gives a
+// hog node no slot). The model understates what halo shows: on lab12 its
+// time rose 2.0x from the oracle's 30 Mbit/s group to random's typical 20
+// Mbit/s ones (docs/data/noise-2026-11-24-after-random.csv), where the
+// model says 1.5x. The cases written for the experiment must clear the
+// issue's 45 % even under the model; lab12 (30.8 % under it) is logged.
 func TestCasesRandomCeiling(t *testing.T) {
 	t.Parallel()
 	for _, c := range casePhases {

@@ -20,7 +20,7 @@ type Tables struct {
 	SwAvail, SwPeak, SwRTT []float64
 	// SwCap is, per ordered switch pair a*NS+b, what the uplinks from a
 	// to b carried during the bandwidth tests that way: each test's rate
-	// plus the traffic that crossed from a to b meanwhile (the median
+	// plus the traffic that crossed from a to b meanwhile (the lower median
 	// over the tests), Mbit/s; 0 when no test that way was stamped with
 	// its traffic. nil when none was. Not used to derive pairs: it is the
 	// capacity placement subtracts the traffic crossing now from.
