@@ -26,9 +26,10 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 		snap.Nodes = append(snap.Nodes, n)
 	}
 	coords := nodeCoords(nodes)
+	hist := nodeTraffic(nodes)
 	for _, nd := range nodes {
 		if nd.HasState {
-			snap.Links = appendRowLinks(snap.Links, nd, coords)
+			snap.Links = appendRowLinks(snap.Links, nd, coords, hist)
 		}
 	}
 	deriveLinks(st, nodes, &snap)
@@ -78,8 +79,10 @@ func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 // appendRowLinks turns nd's row into placement's links, one per peer it
 // measured, with both directions as the row holds them (From is nd: Fwd
 // is nd to the peer, Rev the peer to nd). A cell without a direct RTT
-// takes the two nodes' coordinate estimate, marked RTTEstimated.
-func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate) []placement.Link {
+// takes the two nodes' coordinate estimate, marked RTTEstimated. Each
+// direction's rate gets back what its ends carried during its test
+// (addBack, from the traffic histories hist; nil: none).
+func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate, hist map[string]*switchTraffic) []placement.Link {
 	for _, ne := range nd.Net {
 		if ne.BWAt == 0 && ne.RTTAt == 0 {
 			continue
@@ -89,6 +92,14 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 			FwdMbps: float32(ne.BWOut), RevMbps: float32(ne.BWIn), FwdPeakMbps: float32(ne.PeakOut), RevPeakMbps: float32(ne.PeakIn)}
 		if ne.RTTAt == 0 {
 			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
+		}
+		if hist != nil {
+			if ne.BWOut > 0 {
+				l.FwdMbps = float32(addBack(ne.BWOut, ne.PeakOut, hist[nd.Name], hist[ne.Peer], ne.BWOutAt))
+			}
+			if ne.BWIn > 0 {
+				l.RevMbps = float32(addBack(ne.BWIn, ne.PeakIn, hist[ne.Peer], hist[nd.Name], ne.BWInAt))
+			}
 		}
 		links = append(links, l)
 	}

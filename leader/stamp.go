@@ -135,3 +135,51 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 	}
 	return out
 }
+
+// A direct test between two nodes also competed with what their own links
+// carried then: a job's traffic at either end lowers the reading, and
+// placement reads the latest reading for a whole cycle (minutes) after the
+// job has gone. Placement already takes each end's traffic now off the
+// end's capacity (direction.go), so addBack gives each
+// direction of a directly tested link back what its two ends carried
+// during the test, max(sender's tx, receiver's rx) at its least over the
+// stampWindowMs before the test ended, never above that direction's
+// fastest test: the traffic moves from the stale reading to the current
+// terms. A test on quiet ends keeps its reading (a link that degraded is
+// seen at once); the node's own tests are not in its traffic.
+// appendRowLinks applies it.
+
+// nodeTraffic indexes the nodes' traffic histories by name (nil: none).
+func nodeTraffic(nodes []Node) map[string]*switchTraffic {
+	var out map[string]*switchTraffic
+	for _, n := range nodes {
+		if len(n.Traffic) == 0 {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]*switchTraffic, len(nodes))
+		}
+		out[n.Name] = &switchTraffic{steps: n.Traffic}
+	}
+	return out
+}
+
+// addBack is a test's rate from sender to receiver plus what the two ends
+// carried otherwise while it ran (it ended at t), at most peak.
+func addBack(rate, peak float64, sender, receiver *switchTraffic, t int64) float64 {
+	if t == 0 || !(peak > rate) {
+		return rate
+	}
+	var busy float64
+	if sender != nil {
+		if _, tx, ok := sender.least(t-stampWindowMs, t); ok {
+			busy = tx
+		}
+	}
+	if receiver != nil {
+		if rx, _, ok := receiver.least(t-stampWindowMs, t); ok {
+			busy = max(busy, rx)
+		}
+	}
+	return min(peak, rate+busy*8/1e6)
+}
