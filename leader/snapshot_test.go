@@ -299,10 +299,12 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 // 5 s before it ended (the nodes' traffic steps), and the model hands
 // placement the sum as the uplink's capacity that way (SwCap): lab12's
 // case, a 30 Mbit/s flow b2 -> a2 crossing B -> A while a1 <-> b1 was
-// tested (51 A -> B, 36.6 B -> A). A flow that began within those 5 s
-// (a1's) or after the test (b1's) adds nothing; a test up to 30 s before
-// the histories begin takes their first step (a2 -> c1), an older one
-// is not stamped (a1 -> c1).
+// tested (51 A -> B, 36.6 B -> A), though b2's and a2's sampling began
+// within those 5 s (before its first step a node counts at its first
+// step, not as idle). A flow that began within those 5 s (a1 -> b1) or
+// after the test (b1's) adds nothing; a test up to 30 s before the
+// histories begin takes their first step (a2 -> c1), an older one is not
+// stamped (a1 -> c1).
 func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 	t.Parallel()
 	st := raftfsm.NewState()
@@ -312,8 +314,8 @@ func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 		nodes[i].Traffic = []TrafficPoint{{At: 100_000}}
 	}
 	const flow = 30e6 / 8                                                                                                    // bytes/s
-	nodes[3].Traffic = []TrafficPoint{{At: 100_000, Tx: flow}}                                                               // b2 sends
-	nodes[1].Traffic = []TrafficPoint{{At: 100_000, Rx: flow}}                                                               // a2 receives
+	nodes[3].Traffic = []TrafficPoint{{At: 107_000, Tx: flow}}                                                               // b2 sends; its sampling began inside the window
+	nodes[1].Traffic = []TrafficPoint{{At: 108_000, Rx: flow}}                                                               // a2 receives, sampled from 108 s on
 	nodes[0].Traffic = []TrafficPoint{{At: 100_000}, {At: 109_500, Tx: 9 * flow}}                                            // a1 starts sending 0.5 s before the test ends
 	nodes[2].Traffic = []TrafficPoint{{At: 100_000}, {At: 109_500, Rx: 9 * flow}, {At: 120_000, Rx: 9 * flow, Tx: 9 * flow}} // b1 receives a1's, from 0.5 s before the test ends; sends after it
 	nodes[4].Traffic = []TrafficPoint{{At: 100_000, Rx: flow}, {At: 130_000}}                                                // c1 received until 130 s

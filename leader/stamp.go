@@ -98,10 +98,13 @@ func (s *switchTraffic) least(lo, hi int64) (rx, tx float64, ok bool) {
 // switchSums merges the traffic steps of each switch's nodes into the
 // switch's sums: O(points log points) once per snapshot, with one event
 // buffer and one table of the nodes' current steps for every switch.
+// Before a node's first step its first step stands in: the nodes of a
+// switch start sampling seconds apart, and a sum that counted the late
+// ones as idle would read a cold start's flows as absent.
 func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic {
 	members := map[string][]int{}
 	for i, n := range nodes {
-		if sw := asg[n.Name].Name; sw != "" {
+		if sw := asg[n.Name].Name; sw != "" && len(n.Traffic) > 0 {
 			members[sw] = append(members[sw], i)
 		}
 	}
@@ -110,18 +113,23 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 		p    TrafficPoint
 	}
 	var evs []ev
-	cur := make([]TrafficPoint, len(nodes)) // each node's step so far; zero before its first
+	cur := make([]TrafficPoint, len(nodes)) // each node's step so far
 	out := make(map[string]*switchTraffic, len(members))
 	for sw, idx := range members {
 		evs = evs[:0]
+		var rx, tx float64
+		first := nodes[idx[0]].Traffic[0].At
 		for _, i := range idx {
-			for _, p := range nodes[i].Traffic {
+			pts := nodes[i].Traffic
+			cur[i] = pts[0]
+			rx, tx, first = rx+pts[0].Rx, tx+pts[0].Tx, min(first, pts[0].At)
+			for _, p := range pts[1:] {
 				evs = append(evs, ev{i, p})
 			}
 		}
 		slices.SortStableFunc(evs, func(x, y ev) int { return cmp.Compare(x.p.At, y.p.At) })
-		st := &switchTraffic{steps: make([]TrafficPoint, 0, len(evs))}
-		var rx, tx float64
+		st := &switchTraffic{steps: make([]TrafficPoint, 1, len(evs)+1)}
+		st.steps[0] = TrafficPoint{At: first, Rx: rx, Tx: tx}
 		for k, e := range evs {
 			old := cur[e.node]
 			rx, tx = rx-old.Rx+e.p.Rx, tx-old.Tx+e.p.Tx
@@ -129,7 +137,12 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 			if k+1 < len(evs) && evs[k+1].p.At == e.p.At {
 				continue // one step per instant
 			}
-			st.steps = append(st.steps, TrafficPoint{At: e.p.At, Rx: max(0, rx), Tx: max(0, tx)})
+			step := TrafficPoint{At: e.p.At, Rx: max(0, rx), Tx: max(0, tx)}
+			if last := &st.steps[len(st.steps)-1]; last.At == step.At {
+				*last = step // a later node's step at the sums' very first instant
+			} else {
+				st.steps = append(st.steps, step)
+			}
 		}
 		out[sw] = st
 	}
