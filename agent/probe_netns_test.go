@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,13 +36,20 @@ func TestProbes_ShapedLinkBandwidth(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// A test that ends a round after the change began after it.
+		// A test that ends a round after the change began after it. The
+		// best of two such tests: under a loaded host a test reads low
+		// (TLS set-up and slow start on a starved CPU; one read 73.5 of
+		// 100 in a CI run), never high (tbf caps it), so the better of two
+		// is the link's rate.
 		since := time.Now().Add(roundLen)
 		var got float64
-		waitCLI(t, 45*time.Second, fmt.Sprintf("a bandwidth measured at %d Mbit/s", rate), func() bool {
+		var seen []time.Time
+		waitCLI(t, 60*time.Second, fmt.Sprintf("two bandwidth tests at %d Mbit/s", rate), func() bool {
 			bw, at, ok := measuredBW(ctx, agents)
-			got = bw
-			return ok && at.After(since)
+			if ok && at.After(since) && !slices.ContainsFunc(seen, at.Equal) {
+				seen, got = append(seen, at), max(got, bw)
+			}
+			return len(seen) >= 2
 		})
 		dev := (got - float64(rate)) / float64(rate)
 		t.Logf("%4d | %7.1f | %+5.1f%%", rate, got, 100*dev)

@@ -376,23 +376,27 @@ func BenchmarkStampCarried(b *testing.B) {
 }
 
 // TestSnapshot_DirectTestGetsEndTrafficBack: a direct test that ran while
-// one of its ends carried a job's traffic gets that traffic back, up to
-// the direction's fastest test (placement takes each end's traffic now
-// off its capacity instead); a test on quiet ends keeps its reading, as a
-// link that degraded must show at once.
+// both of its ends carried a job's traffic gets the smaller of the two
+// back, up to the direction's fastest test (placement takes each end's
+// traffic now off its capacity instead); a test with one quiet end, or
+// two, keeps its reading: a link that degraded must show at once, even
+// when the other end was busy elsewhere.
 func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 	t.Parallel()
-	nodes := []Node{testNode("a"), testNode("b"), testNode("c"), testNode("d")}
+	nodes := []Node{testNode("a"), testNode("b"), testNode("c"), testNode("d"), testNode("e")}
 	const mbit = 1e6 / 8                                                           // bytes/s per Mbit/s
 	nodes[0].Traffic = []TrafficPoint{{At: 100_000, Tx: 50 * mbit}, {At: 200_000}} // a sent a job's 50 Mbit/s until 200 s
-	nodes[1].Traffic = []TrafficPoint{{At: 100_000}}
-	nodes[2].Traffic = []TrafficPoint{{At: 100_000}}
-	nodes[3].Traffic = []TrafficPoint{{At: 100_000, Rx: 30 * mbit}} // d receives 30 Mbit/s
-	nodes[0].Net = []NetEntry{{Peer: "b", BW: 50, Peak: 100, BWAt: 150_000, BWOut: 50, BWIn: 95, PeakOut: 100, PeakIn: 100, BWOutAt: 150_000, BWInAt: 150_000}}
-	nodes[2].Net = []NetEntry{
-		{Peer: "b", BW: 10, Peak: 100, BWAt: 150_000, BWOut: 10, BWIn: 10, PeakOut: 100, PeakIn: 100, BWOutAt: 150_000, BWInAt: 150_000}, // degraded, quiet ends
-		{Peer: "d", BW: 60, Peak: 100, BWAt: 150_000, BWOut: 60, BWIn: 100, PeakOut: 80, PeakIn: 100, BWOutAt: 150_000, BWInAt: 150_000}, // d was receiving
+	nodes[1].Traffic = []TrafficPoint{{At: 100_000, Rx: 40 * mbit}, {At: 200_000}} // b received 40 of it
+	nodes[2].Traffic = []TrafficPoint{{At: 100_000, Tx: 90 * mbit}}                // c sends 90 elsewhere
+	nodes[3].Traffic = []TrafficPoint{{At: 100_000}}
+	nodes[4].Traffic = []TrafficPoint{{At: 100_000}}
+	cell := func(peer string, out, in, peakOut, peakIn float64) NetEntry {
+		return NetEntry{Peer: peer, BW: min(out, in), Peak: max(peakOut, peakIn), BWAt: 150_000, BWOut: out, BWIn: in,
+			PeakOut: peakOut, PeakIn: peakIn, BWOutAt: 150_000, BWInAt: 150_000}
 	}
+	nodes[0].Net = []NetEntry{cell("b", 50, 95, 100, 100)}
+	nodes[2].Net = []NetEntry{cell("d", 10, 10, 100, 100)} // d's link degraded to 10
+	nodes[3].Net = []NetEntry{cell("e", 10, 10, 100, 100)} // so did e's; d and e are quiet
 	snap := Snapshot(raftfsm.NewState(), nodes)
 	got := map[[2]string][2]float32{}
 	for _, l := range snap.Links {
@@ -403,9 +407,9 @@ func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 		fwd, rev float32
 		why      string
 	}{
-		{"a", "b", 100, 95, "a -> b read 50 under a's own 50: back to its fastest; b -> a, a received nothing"},
-		{"c", "b", 10, 10, "quiet ends: the degraded link stays at 10"},
-		{"c", "d", 80, 100, "c -> d read 60 while d received 30: 90, at most the fastest c -> d test, 80"},
+		{"a", "b", 90, 95, "a -> b read 50 while a sent 50 and b received 40: 40 back; b -> a, a received nothing"},
+		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},
+		{"d", "e", 10, 10, "quiet ends: the degraded link stays at 10"},
 	} {
 		if g := got[[2]string{c.from, c.to}]; g != [2]float32{c.fwd, c.rev} {
 			t.Errorf("%s -> %s: fwd, rev = %v, want %v, %v: %s", c.from, c.to, g, c.fwd, c.rev, c.why)
