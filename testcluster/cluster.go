@@ -2,11 +2,13 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -241,8 +243,21 @@ func (c *Cluster) Restart(i int) {
 	if c.Agent(i) != nil {
 		c.t.Fatalf("restart %s: it is running", c.cfgs[i].Name)
 	}
-	if err := c.start(i); err != nil {
-		c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
+	// The node comes back on the ports the cluster knows it by, which the
+	// kernel may have lent, meanwhile, to another test's outgoing
+	// connection (bind: address already in use; seen once in a CI run of
+	// TestRotation_RollingNewCA). Such a loan ends with its connection:
+	// try again until the port is free, for a bounded time.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := c.start(i)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
+		}
+		time.Sleep(100 * time.Millisecond) // a retry's pace, not a synchronisation
 	}
 }
 
