@@ -86,8 +86,10 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 		nd.Attrs.Switch = fmt.Sprintf("s%03d", i/16)
 		nd.Attrs.NetTx, nd.Attrs.NetRx = float64(i%7)*1e6, float64(i%5)*1e6
 		nd.Coord = coordAt(0.0001*float64(i/16) + 0.00001*float64(i%16))
+		// Steps 20 s apart over the last cycle and a half, as a busy
+		// node's would be (a step is a change of its traffic).
 		for k := range 8 {
-			nd.Traffic = append(nd.Traffic, TrafficPoint{At: int64(k*150 + i%100), Rx: float64((i+k)%5) * 1e6, Tx: float64((i*k)%7) * 1e6})
+			nd.Traffic = append(nd.Traffic, TrafficPoint{At: int64(100_000 + k*20_000 + i%1000), Rx: float64((i+k)%5) * 1e6, Tx: float64((i*k)%7) * 1e6})
 		}
 		nodes = append(nodes, nd)
 	}
@@ -103,7 +105,7 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 	for a := range sw {
 		for b := a + 1; b < sw; b++ {
 			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000,
-				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400, BWOutAt: 1000 + int64(b)*10, BWInAt: 1000 + int64(a)*10})
+				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400, BWOutAt: 200_000 + int64(b)*10, BWInAt: 200_000 + int64(a)*10})
 		}
 	}
 	return raftfsm.NewState(), nodes

@@ -114,42 +114,53 @@ func Build(asg Assignment, ms []Measurement, cfg Config) *Model {
 // carriedBySwitches takes, per ordered pair of different switches, the
 // lower median of what the tests from one to the other carried. Both ends'
 // rows may hold the same test: it then counts twice, for both. One
-// sorted slice rather than a slice per switch pair: ~1,000 switch pairs
-// at 1,000 nodes would be as many allocations per snapshot.
+// sorted slice of integer keys rather than a slice per switch pair: ~4,000
+// ordered switch pairs at 1,000 nodes would be as many allocations per
+// snapshot, and sorting by name pairs cost 2 ms.
 func carriedBySwitches(asg Assignment, ms []Measurement) map[[2]string]float64 {
 	type stamp struct {
-		k [2]string
+		k int // from*len(names) + to, by switch index: integers sort far faster than name pairs
 		v float64
 	}
-	var all []stamp
+	idx := map[string]int{}
+	var names []string
+	index := func(sw string) int {
+		k, ok := idx[sw]
+		if !ok {
+			k = len(names)
+			idx[sw] = k
+			names = append(names, sw)
+		}
+		return k
+	}
+	var raw []stamp // keys of (from, to) indices, before names are all known
 	for _, m := range ms {
 		sa, sb := asg[m.A].Name, asg[m.B].Name
-		if sa == "" || sb == "" || sa == sb {
+		if sa == "" || sb == "" || sa == sb || !(positiveRate(m.CarriedAB) || positiveRate(m.CarriedBA)) {
 			continue
 		}
+		a, b := index(sa), index(sb)
 		if positiveRate(m.CarriedAB) {
-			all = append(all, stamp{[2]string{sa, sb}, m.CarriedAB})
+			raw = append(raw, stamp{a<<32 | b, m.CarriedAB})
 		}
 		if positiveRate(m.CarriedBA) {
-			all = append(all, stamp{[2]string{sb, sa}, m.CarriedBA})
+			raw = append(raw, stamp{b<<32 | a, m.CarriedBA})
 		}
 	}
-	if len(all) == 0 {
+	if len(raw) == 0 {
 		return nil
 	}
-	slices.SortFunc(all, func(x, y stamp) int {
-		return cmp.Or(cmp.Compare(x.k[0], y.k[0]), cmp.Compare(x.k[1], y.k[1]), cmp.Compare(x.v, y.v))
-	})
+	slices.SortFunc(raw, func(x, y stamp) int { return cmp.Or(cmp.Compare(x.k, y.k), cmp.Compare(x.v, y.v)) })
 	out := map[[2]string]float64{}
-	for lo := 0; lo < len(all); {
+	for lo := 0; lo < len(raw); {
 		hi := lo + 1
-		for hi < len(all) && all[hi].k == all[lo].k {
+		for hi < len(raw) && raw[hi].k == raw[lo].k {
 			hi++
 		}
 		// The lower median: each test is in both ends' rows, and with the
 		// one test per switch pair of a topology cycle the upper median
 		// would be the larger of its two readings.
-		out[all[lo].k] = all[lo+(hi-lo-1)/2].v
+		out[[2]string{names[raw[lo].k>>32], names[raw[lo].k&(1<<32-1)]}] = raw[lo+(hi-lo-1)/2].v
 		lo = hi
 	}
 	return out
