@@ -82,7 +82,7 @@ func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 // takes the two nodes' coordinate estimate, marked RTTEstimated. Each
 // direction's rate gets back what its ends carried during its test
 // (addBack, from the traffic histories hist; nil: none).
-func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate, hist map[string]*switchTraffic) []placement.Link {
+func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate, hist map[string]trafficSteps) []placement.Link {
 	for _, ne := range nd.Net {
 		if ne.BWAt == 0 && ne.RTTAt == 0 {
 			continue

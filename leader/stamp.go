@@ -11,9 +11,9 @@ import (
 // then: their capacity less the traffic that crossed the same way
 // meanwhile. Placement subtracts the traffic crossing now from the
 // uplink's capacity; taking the test's rate for that capacity counts a
-// flow that was already crossing during the test twice (lab12: a 60
-// Mbit/s uplink under a 30 Mbit/s flow read 43-48, and 48 - 30 left 18
-// where a job gets 30). stampCarried adds the crossing traffic of the
+// flow that was already crossing during the test twice (lab12: the tests
+// of a 60 Mbit/s uplink under a 30 Mbit/s flow peaked at 51, and 51 - 30
+// left 21 where a job gets 30). stampCarried adds the crossing traffic of the
 // test's time back: what the path carried, rate plus crossing traffic,
 // is the uplink's capacity as that test saw it (netmodel's Carried,
 // placement's SwCap).
@@ -38,7 +38,7 @@ const (
 // stampCarried sets CarriedAB and CarriedBA of ms's cross-switch
 // measurements (switches from asg) from the nodes' traffic histories.
 func stampCarried(asg netmodel.Assignment, nodes []Node, ms []netmodel.Measurement) {
-	var sums map[string]*switchTraffic
+	var sums map[string]trafficSteps
 	for i := range ms {
 		m := &ms[i]
 		sa, sb := asg[m.A].Name, asg[m.B].Name
@@ -55,38 +55,53 @@ func stampCarried(asg netmodel.Assignment, nodes []Node, ms []netmodel.Measureme
 
 // carried is a test's rate from switch a to switch b plus the traffic
 // that crossed a -> b while it ran (it ended at t); 0 when not known.
-func carried(a, b *switchTraffic, rate float64, t int64) float64 {
-	if !(rate > 0) || t == 0 || a == nil || b == nil {
+func carried(a, b trafficSteps, rate float64, t int64) float64 {
+	if !(rate > 0) {
 		return 0
 	}
-	_, tx, okA := a.least(t-stampWindowMs, t)
-	rx, _, okB := b.least(t-stampWindowMs, t)
-	if !okA || !okB {
+	x, ok := crossed(a, b, t)
+	if !ok {
 		return 0
 	}
-	return rate + min(tx, rx)*8/1e6
+	return rate + x
 }
 
-// switchTraffic is the sum of a switch's nodes' traffic as a step
-// function: at steps[k].At the sums became steps[k].Rx and .Tx (bytes/s).
-type switchTraffic struct {
-	steps []TrafficPoint
+// crossed is what could have gone from sender to receiver (a node or a
+// switch each) while a test that ended at t ran, Mbit/s: the least over
+// the stampWindowMs before t of min(sender's tx, receiver's rx), an upper
+// bound of the traffic between them. ok is false when t is 0 or either
+// history does not reach back to the window.
+func crossed(sender, receiver trafficSteps, t int64) (mbps float64, ok bool) {
+	if t == 0 {
+		return 0, false
+	}
+	_, tx, okS := sender.least(t-stampWindowMs, t)
+	rx, _, okR := receiver.least(t-stampWindowMs, t)
+	if !okS || !okR {
+		return 0, false
+	}
+	return min(tx, rx) * 8 / 1e6, true
 }
 
-// least is the least rx and tx sums over [lo, hi]: over the step in
-// force at lo and every step that began up to hi. Before the history's
-// first step, within stampBackfillMs of it, the first step stands in;
-// false when lo is older than that, or there is no step.
-func (s *switchTraffic) least(lo, hi int64) (rx, tx float64, ok bool) {
-	if len(s.steps) == 0 || lo < s.steps[0].At-stampBackfillMs {
+// trafficSteps is traffic as a step function, a node's (Node.Traffic) or
+// a switch's summed over its nodes: at steps[k].At the rates became
+// steps[k].Rx and .Tx (bytes/s), oldest first.
+type trafficSteps []TrafficPoint
+
+// least is the least rx and tx over [lo, hi]: over the step in force at
+// lo and every step that began up to hi. Before the first step, within
+// stampBackfillMs of it, the first step stands in; false when lo is
+// older than that, or there is no step.
+func (s trafficSteps) least(lo, hi int64) (rx, tx float64, ok bool) {
+	if len(s) == 0 || lo < s[0].At-stampBackfillMs {
 		return 0, 0, false
 	}
-	i, found := slices.BinarySearchFunc(s.steps, lo, func(p TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
+	i, found := slices.BinarySearchFunc(s, lo, func(p TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
 	if !found && i > 0 {
 		i-- // the step in force at lo began before it
 	}
-	rx, tx = s.steps[i].Rx, s.steps[i].Tx
-	for _, p := range s.steps[i+1:] {
+	rx, tx = s[i].Rx, s[i].Tx
+	for _, p := range s[i+1:] {
 		if p.At > hi {
 			break
 		}
@@ -101,7 +116,7 @@ func (s *switchTraffic) least(lo, hi int64) (rx, tx float64, ok bool) {
 // Before a node's first step its first step stands in: the nodes of a
 // switch start sampling seconds apart, and a sum that counted the late
 // ones as idle would read a cold start's flows as absent.
-func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic {
+func switchSums(asg netmodel.Assignment, nodes []Node) map[string]trafficSteps {
 	members := map[string][]int{}
 	for i, n := range nodes {
 		if sw := asg[n.Name].Name; sw != "" && len(n.Traffic) > 0 {
@@ -114,7 +129,7 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 	}
 	var evs []ev
 	cur := make([]TrafficPoint, len(nodes)) // each node's step so far
-	out := make(map[string]*switchTraffic, len(members))
+	out := make(map[string]trafficSteps, len(members))
 	for sw, idx := range members {
 		evs = evs[:0]
 		var rx, tx float64
@@ -128,8 +143,8 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 			}
 		}
 		slices.SortStableFunc(evs, func(x, y ev) int { return cmp.Compare(x.p.At, y.p.At) })
-		st := &switchTraffic{steps: make([]TrafficPoint, 1, len(evs)+1)}
-		st.steps[0] = TrafficPoint{At: first, Rx: rx, Tx: tx}
+		st := make(trafficSteps, 1, len(evs)+1)
+		st[0] = TrafficPoint{At: first, Rx: rx, Tx: tx}
 		for k, e := range evs {
 			old := cur[e.node]
 			rx, tx = rx-old.Rx+e.p.Rx, tx-old.Tx+e.p.Tx
@@ -138,10 +153,10 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 				continue // one step per instant
 			}
 			step := TrafficPoint{At: e.p.At, Rx: max(0, rx), Tx: max(0, tx)}
-			if last := &st.steps[len(st.steps)-1]; last.At == step.At {
+			if last := &st[len(st)-1]; last.At == step.At {
 				*last = step // a later node's step at the sums' very first instant
 			} else {
-				st.steps = append(st.steps, step)
+				st = append(st, step)
 			}
 		}
 		out[sw] = st
@@ -167,33 +182,30 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]*switchTraffic
 // tests are not in its traffic. appendRowLinks applies it.
 
 // nodeTraffic indexes the nodes' traffic histories by name (nil: none).
-func nodeTraffic(nodes []Node) map[string]*switchTraffic {
-	var out map[string]*switchTraffic
+// The steps are the nodes' own, not copies.
+func nodeTraffic(nodes []Node) map[string]trafficSteps {
+	var out map[string]trafficSteps
 	for _, n := range nodes {
 		if len(n.Traffic) == 0 {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]*switchTraffic, len(nodes))
+			out = make(map[string]trafficSteps, len(nodes))
 		}
-		out[n.Name] = &switchTraffic{steps: n.Traffic}
+		out[n.Name] = n.Traffic
 	}
 	return out
 }
 
 // addBack is a test's rate from sender to receiver plus what both ends
 // carried otherwise while it ran (it ended at t), at most peak.
-func addBack(rate, peak float64, sender, receiver *switchTraffic, t int64) float64 {
-	if t == 0 || !(peak > rate) {
+func addBack(rate, peak float64, sender, receiver trafficSteps, t int64) float64 {
+	if !(peak > rate) {
 		return rate
 	}
-	if sender == nil || receiver == nil {
+	x, ok := crossed(sender, receiver, t)
+	if !ok {
 		return rate
 	}
-	_, tx, okS := sender.least(t-stampWindowMs, t)
-	rx, _, okR := receiver.least(t-stampWindowMs, t)
-	if !okS || !okR {
-		return rate
-	}
-	return min(peak, rate+min(tx, rx)*8/1e6)
+	return min(peak, rate+x)
 }
