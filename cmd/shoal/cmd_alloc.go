@@ -146,8 +146,13 @@ func allocWaitingForModel(c *cli.Context, cl *api.Client, req api.AllocRequest) 
 	start := time.Now()
 	limit, limited := c.Duration("model-wait"), c.IsSet("model-wait")
 	last := ""
-	for {
-		waited := time.Since(start)
+	for first := true; ; first = false {
+		// The first ask has waited nothing, whatever the clock read in
+		// between (under load it read 1 ms, and a CI run failed on it).
+		var waited time.Duration
+		if !first {
+			waited = time.Since(start)
+		}
 		req.ModelWaitedMs = waited.Milliseconds()
 		// An agent that kept saying wait (a bound of hours) is not waited
 		// for past modelPollMax without --model-wait.
