@@ -1,25 +1,37 @@
 package placement
 
-// computeLoads returns CL_v (Eq. 1) for the given nodes: every Table-1 attribute
-// is divided by its sum over these nodes, maximisation attributes are complemented
-// against the largest normalised value, and the results are summed with the SAW
-// weights. Time-varying attributes enter once per running-mean horizon, each
-// horizon normalised on its own, weighted by the horizon weights.
+// computeLoads returns each node's compute load. With shares false it is
+// CL_v (Eq. 1) verbatim, the paper policy's: every Table-1 attribute is
+// divided by its sum over these nodes, maximisation attributes are
+// complemented against the largest normalised value, and the results are
+// summed with the SAW weights. Time-varying attributes enter once per
+// running-mean horizon, each horizon normalised on its own, weighted by the
+// horizon weights.
 //
-// linkMbps, when given, is each node's link rate (its fastest measured
-// peak, 0 when unknown) and changes node flow for shoal's T (not the paper
-// policy's Eq. 1): a node's flow counts as the share of its link it uses
-// (at most 1), divided by the node count, which is what Eq. 1's sum gives
-// when every link is full. On nearly idle links it keeps 30 Mbit/s on a
-// 200 Mbit/s link from weighing as much as a saturated node, which the sum
-// normalisation does when few nodes carry any traffic. The pairwise
-// available bandwidth (NL) already sees the traffic; this term only says
-// "this node's link is busy". If any node has no measured link, every node
-// keeps Eq. 1.
-func computeLoads(nodes []*Node, w *AttrWeights, linkMbps []float64) []float64 {
-	cl := make([]float64, len(nodes))
+// With shares true (shoal's T) a node's load, CPU utilisation and used
+// memory count by how busy the node is, not by how its figure compares with
+// the others': load as the share of its logical cores, utilisation as the
+// share of 100 %, used memory as the share of its memory (Eq. 1's "memory
+// available" weight, complemented; Eq. 1 when a node's total is unknown),
+// each at most 1 and divided by the node count, which is what Eq. 1's sum
+// gives when every node is equally busy. Eq. 1 magnifies the
+// differences between idle nodes: a load of 0.03 against 0.07 on two idle
+// 2-core nodes counts as 1 against 2.3, and in session 7 it decided a
+// placement onto a degraded link (change 14 in docs/placement.md). Node
+// flow leaves T's compute load when every node's link rate is known
+// (linkMbps, its fastest measured peak): the network term then reads each
+// node's traffic per direction (change 8), and counting the same bytes here
+// too made a node whose flow hurts no pair look busy. Change 7 counted it
+// as a share of the link; this is that share's weight going to the term
+// that places the traffic on the pairs it slows. The attributes of what a
+// node has (cores, clock, memory) keep Eq. 1 in both.
+//
+// busy is the sum over the nodes of the shares' part of cl (0 with shares
+// false), which T's reference floors on its own (problem.setReferences).
+func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64) (cl []float64, busy float64) {
+	cl = make([]float64, len(nodes))
 	if len(nodes) == 0 {
-		return cl
+		return cl, 0
 	}
 	vals := make([]float64, len(nodes))
 	add := func(weight float64, maximise bool, get func(*Node) float64) {
@@ -56,48 +68,64 @@ func computeLoads(nodes []*Node, w *AttrWeights, linkMbps []float64) []float64 {
 		{w.M5 / hs, func(m Means) float64 { return m.M5 }},
 		{w.M15 / hs, func(m Means) float64 { return m.M15 }},
 	}
-	share := flowShares(nodes, linkMbps)
+	flowSeen := shares && allMeasured(linkMbps, len(nodes))
+	memKnown := true
+	for _, n := range nodes {
+		memKnown = memKnown && n.MemTotal > 0
+	}
 	for _, h := range horizons {
 		get := h.get
-		add(w.Load*h.w, false, func(n *Node) float64 { return get(n.Load) })
-		add(w.CPUUtil*h.w, false, func(n *Node) float64 { return get(n.CPUUtil) })
-		if share != nil {
-			addShare(cl, w.NetFlow*h.w, nodes, func(i int) float64 { return share(i, get(nodes[i].NetFlow)) })
+		if shares {
+			busy += addShare(cl, w.Load*h.w, nodes, func(i int) float64 {
+				return min(1, max(0, get(nodes[i].Load))/float64(max(1, logicalCores(nodes[i]))))
+			})
+			busy += addShare(cl, w.CPUUtil*h.w, nodes, func(i int) float64 { return min(1, max(0, get(nodes[i].CPUUtil))/100) })
 		} else {
+			add(w.Load*h.w, false, func(n *Node) float64 { return get(n.Load) })
+			add(w.CPUUtil*h.w, false, func(n *Node) float64 { return get(n.CPUUtil) })
+		}
+		if !flowSeen {
 			add(w.NetFlow*h.w, false, func(n *Node) float64 { return get(n.NetFlow) })
 		}
-		add(w.MemAvail*h.w, true, func(n *Node) float64 { return get(n.MemAvail) })
+		if shares && memKnown {
+			busy += addShare(cl, w.MemAvail*h.w, nodes, func(i int) float64 {
+				return min(1, max(0, 1-get(nodes[i].MemAvail)/float64(nodes[i].MemTotal)))
+			})
+		} else {
+			add(w.MemAvail*h.w, true, func(n *Node) float64 { return get(n.MemAvail) })
+		}
 	}
 	add(w.Users, false, func(n *Node) float64 { return float64(n.Users) })
 	add(w.Cores, true, func(n *Node) float64 { return float64(logicalCores(n)) })
 	add(w.MHz, true, func(n *Node) float64 { return n.MHz })
 	add(w.MemTotal, true, func(n *Node) float64 { return float64(n.MemTotal) })
-	return cl
+	return cl, busy
 }
 
-// flowShares returns, when every node has a known link rate, the share of
-// its link a node's flow (bytes/s in+out) uses, capped at 1; nil otherwise.
-func flowShares(nodes []*Node, linkMbps []float64) func(i int, flow float64) float64 {
-	if len(linkMbps) != len(nodes) {
-		return nil
+// allMeasured reports whether every one of n nodes has a known link rate.
+func allMeasured(linkMbps []float64, n int) bool {
+	if len(linkMbps) != n {
+		return false
 	}
 	for _, r := range linkMbps {
 		if !(r > 0) {
-			return nil
+			return false
 		}
 	}
-	return func(i int, flow float64) float64 {
-		return min(1, max(0, flow)*8/1e6/linkMbps[i])
-	}
+	return true
 }
 
 // addShare adds weight times each node's share divided by the node count
-// (see computeLoads).
-func addShare(cl []float64, weight float64, nodes []*Node, share func(i int) float64) {
+// (see computeLoads) and returns the sum it added.
+func addShare(cl []float64, weight float64, nodes []*Node, share func(i int) float64) float64 {
 	if weight == 0 {
-		return
+		return 0
 	}
+	sum := 0.0
 	for i := range nodes {
-		cl[i] += weight * share(i) / float64(len(nodes))
+		v := weight * share(i) / float64(len(nodes))
+		cl[i] += v
+		sum += v
 	}
+	return sum
 }

@@ -5,37 +5,50 @@ import (
 	"testing"
 )
 
-// Node flow for T counts by the share of a node's link it uses: on nearly
-// idle links a little traffic weighs little, on full links as much as Eq. 1
-// gives. Eq. 1 (no link rates) is unchanged.
-func TestComputeLoads_FlowShare(t *testing.T) {
+// T's compute load counts how busy a node is (a share of its cores, of
+// 100 % CPU), not how its figure compares with the other nodes'; node flow
+// leaves it when the network term can see every node's traffic. Eq. 1
+// (shares false, the paper policy's) is unchanged.
+func TestComputeLoads_Shares(t *testing.T) {
 	t.Parallel()
-	w := AttrWeights{NetFlow: 1, M1: 1}
-	mbps := func(m float64) Means { b := m * 1e6 / 8; return Means{M1: b} }
-	nodes := func(flows ...float64) []*Node {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	at := func(v float64) Means { return Means{M1: v} }
+	nodes := func(loads ...float64) []*Node {
 		var out []*Node
-		for _, f := range flows {
-			out = append(out, &Node{Cores: 2, NetFlow: mbps(f)})
+		for _, l := range loads {
+			out = append(out, &Node{Cores: 2, Load: at(l)})
 		}
 		return out
 	}
-	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
 
-	light := nodes(30, 0, 0, 0)
-	if cl := computeLoads(light, &w, nil); !near(cl[0], 1) || !near(cl[1], 0) {
+	load := AttrWeights{Load: 1, M1: 1}
+	idle := nodes(0.02, 0.06, 0, 5)
+	if cl, _ := computeLoads(idle, &load, false, nil); !near(cl[0], 0.02/5.08) || !near(cl[3], 5/5.08) {
+		t.Fatalf("Eq. 1: each load over their sum: %v", cl)
+	}
+	// Shares: 0.02 and 0.06 of 2 cores are 1 % and 3 % busy, a load of 5
+	// fills the node (at most 1); each over the node count.
+	cl, _ := computeLoads(idle, &load, true, nil)
+	if want := []float64{0.01 / 4, 0.03 / 4, 0, 1.0 / 4}; !near(cl[0], want[0]) || !near(cl[1], want[1]) || !near(cl[2], want[2]) || !near(cl[3], want[3]) {
+		t.Fatalf("shares of the cores: %v, want %v", cl, want)
+	}
+
+	util := AttrWeights{CPUUtil: 1, M1: 1}
+	busy := []*Node{{Cores: 2, CPUUtil: at(50)}, {Cores: 2, CPUUtil: at(150)}, {Cores: 2}}
+	if cl, _ := computeLoads(busy, &util, true, nil); !near(cl[0], 0.5/3) || !near(cl[1], 1.0/3) || !near(cl[2], 0) {
+		t.Fatalf("shares of 100 %% CPU: %v, want [1/6 1/3 0]", cl)
+	}
+
+	flow := AttrWeights{NetFlow: 1, M1: 1}
+	mbps := func(m float64) Means { return Means{M1: m * 1e6 / 8} }
+	light := []*Node{{Cores: 2, NetFlow: mbps(30)}, {Cores: 2}, {Cores: 2}, {Cores: 2}}
+	if cl, _ := computeLoads(light, &flow, false, nil); !near(cl[0], 1) || !near(cl[1], 0) {
 		t.Fatalf("Eq. 1: 30 Mbit/s on one node of four takes the whole weight: %v", cl)
 	}
-	cl := computeLoads(light, &w, []float64{200, 200, 200, 200})
-	if want := 0.15 / 4; !near(cl[0], want) || !near(cl[1], 0) {
-		t.Fatalf("T: 30 Mbit/s on a 200 Mbit/s link of four idle nodes: %v, want [%v 0 0 0]", cl, want)
+	if cl, _ := computeLoads(light, &flow, true, []float64{200, 200, 200, 200}); !near(cl[0], 0) {
+		t.Fatalf("T with every link measured: flow is the network term's, got %v", cl)
 	}
-	// Full links: each a 1/V share, as Eq. 1 gives equal flows; a share is
-	// capped at 1.
-	cl = computeLoads(nodes(200, 400, 50), &w, []float64{200, 200, 100})
-	if !near(cl[0], 1.0/3) || !near(cl[1], 1.0/3) || !near(cl[2], 0.5/3) {
-		t.Fatalf("full links: %v, want [1/3 1/3 1/6]", cl)
-	}
-	if cl := computeLoads(light, &w, []float64{200, 0, 200, 200}); !near(cl[0], 1) {
-		t.Fatalf("a node without a measured link: %v, want Eq. 1 for all", cl)
+	if cl, _ := computeLoads(light, &flow, true, []float64{200, 0, 200, 200}); !near(cl[0], 1) {
+		t.Fatalf("a node without a measured link: %v, want Eq. 1's flow for all", cl)
 	}
 }

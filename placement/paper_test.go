@@ -48,9 +48,12 @@ import (
 //
 // G_A wins (first of the tie, starts in name order): A gets pc_A = 3, B the last 1.
 //
-// The breakdown's N is T's, not Eq. 2's: the RTT over the median RTT (1) and
-// the transfer cost against the fastest peak (1000/900 - 1), neither divided
-// by a sum: NL_AB = 0.25*1/1 + 0.75*(1/9) = 0.25 + 0.083333333.
+// The breakdown's CL and N are T's, not Eq. 1's and 2's. CL: load as the
+// share of the node's cores and used memory (8 of 16 GiB) as the share of
+// its memory, each over the node count: CL_A = (0.3*1/4 + 0.1*1/2)/3 =
+// 0.125/3, CL_B = (0.3*2/4 + 0.1*1/2)/3 = 0.2/3. N: the RTT over the median
+// RTT (1) and the transfer cost against the fastest peak (1000/900 - 1),
+// neither divided by a sum: NL_AB = 0.25*1/1 + 0.75*(1/9) = 0.25 + 0.083333333.
 // With n = 7 > 6 slots, Alg. 1 wraps to the start: A 3+1, B 2, C 1, degraded.
 func TestPaper_HandComputedExample(t *testing.T) {
 	t.Parallel()
@@ -72,9 +75,9 @@ func TestPaper_HandComputedExample(t *testing.T) {
 			t.Errorf("%s = %.9f, want %.9f", name, got, want)
 		}
 	}
-	near("CL_A", d.Score.Nodes[0].CL, 0.05)
-	near("CL_B", d.Score.Nodes[1].CL, 0.10)
-	near("C", d.Score.C, 0.15)
+	near("CL_A", d.Score.Nodes[0].CL, 0.125/3)
+	near("CL_B", d.Score.Nodes[1].CL, 0.2/3)
+	near("C", d.Score.C, 0.325/3)
 	near("N", d.Score.N, 0.25+0.75/9)
 	near("T (Eq. 4)", d.Score.PaperT, 0.09+0.7*0.1375/0.6375)
 	if d.Score.Candidates != 3 {

@@ -15,7 +15,8 @@ type problem struct {
 	snapIdx map[string]int
 	elig    []int // snapshot index -> eligible index, -1 when not eligible
 	nodes   []*Node
-	cl      []float64 // CL for T: node flow as a share of the node's link (computeLoads)
+	cl      []float64 // CL for T: load and CPU as shares of the node's (computeLoads)
+	busy    float64   // the shares' part of sum(cl)
 	paperCL []float64 // Eq. 1 verbatim (paper policy only)
 	slots   []int     // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
 	paperPC []int     // the same from Eq. 3 verbatim
@@ -76,14 +77,21 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 	dense := len(order) <= denseMaxNodes
 	// The oracle reads every pair's cost of its (small) node set many times.
 	p.net = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, true, dense, r.Policy == policyOracle)
-	p.cl = computeLoads(p.nodes, r.Attr, p.net.nodePeak)
+	p.cl, p.busy = computeLoads(p.nodes, r.Attr, true, p.net.nodePeak)
 	if r.Policy == PolicyPaper {
 		p.paperNL = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, false, dense, true)
-		p.paperCL = computeLoads(p.nodes, r.Attr, nil)
+		p.paperCL, _ = computeLoads(p.nodes, r.Attr, false, nil)
 	}
 	p.setReferences()
 	return p
 }
+
+// busyFloorShare is the share of a node's cores, CPU and memory below which T's
+// compute reference stops following the cluster's mean load. An eighth:
+// a nice-19 CPU hog on a 2-core node (half busy) then weighs about as much
+// as Eq. 1 made it on the testbed's lab12, and idle nodes' loads weigh 40
+// times less (docs/placement.md, change 14).
+const busyFloorShare = 0.125
 
 func (p *problem) setReferences() {
 	v := len(p.nodes)
@@ -102,7 +110,14 @@ func (p *problem) setReferences() {
 	}
 	k = min(max(k, 1), v)
 	p.kref = k
-	p.cref = float64(k) * sumCL / float64(v)
+	// The busy part at least a cluster's whose nodes are an eighth busy:
+	// on a quiet cluster its mean is the idle nodes' noise, and T against
+	// it would weigh 0.01 of a core against 0.03 like an idle node against
+	// a busy one (change 14). What the nodes have (cores, clock, memory)
+	// is Eq. 1's relative figure and keeps its mean.
+	w := p.req.Attr
+	floor := busyFloorShare * (w.Load + w.CPUUtil + w.MemAvail) / float64(v)
+	p.cref = float64(k) * ((sumCL-p.busy)/float64(v) + max(p.busy/float64(v), floor))
 	// The median pair, not the mean: one node on a slow link (a degraded
 	// port, whose every pair costs up to 9) lifts the mean until every
 	// other group's N looks alike next to the compute term; the median

@@ -90,11 +90,23 @@ func TestCasesMargin(t *testing.T) {
 // time 64 KiB take on the fastest link (session 6's first try) it was 50
 // everywhere at the testbed's rates, but 40 at 10 times and 0-9 at 100
 // times them: on fast links a millisecond of noise outweighed any rate.
+//
+// degrade10 before its change at 10 and 100 times the rates wants 40, not
+// 45: its oracle-class groups beat the next by n05's 80 Mbit/s against
+// 100 (800 against 1,000 at x10), and RTTs of up to 2 ms, four times what
+// a 64 KiB message takes at 1 Gbit/s, would matter as much if they were
+// real. Until change 14 the test passed there (49 of 50) because Eq. 1
+// magnified n05's idle load of 0.10 against the others' 0.02-0.09; with
+// every load equal the old T got 41 of 50, the new 43.
 func TestCasesRTTNoise(t *testing.T) {
 	t.Parallel()
-	const tries, want = 50, 45
+	const tries = 50
 	for _, c := range casePhases {
 		for _, scale := range []float64{1, 10, 100} {
+			want := 45
+			if c.name == "degrade10" && c.phase == 0 && scale > 1 {
+				want = 40
+			}
 			t.Run(fmt.Sprintf("%s/%d/x%v", c.name, c.phase, scale), func(t *testing.T) {
 				t.Parallel()
 				ok := oracleClassWithRTTs(t, c.name, c.phase, scale, tries, 1, func(r *rand.Rand) float64 {
@@ -177,5 +189,55 @@ func TestCasesRTTSpikes(t *testing.T) {
 				t.Errorf("netload chose an oracle-class group in %d of %d snapshots with RTT spikes, want at least %d", ok, tries, want)
 			}
 		})
+	}
+}
+
+// TestCasesIdleLoads draws every idle node's load anew (0-0.1 on its 2
+// cores; a hog node keeps its load) and every link's rates within 10 % of
+// the configured, at the testbed's rates and ten times them, and wants
+// netload oracle-class in 48 of 50. The loads of idle nodes say nothing
+// about how fast a job runs on them, and must not decide a placement:
+// under Eq. 1's compute load (each load over their sum, against a
+// reference that follows the cluster's mean) netload was oracle-class in
+// 26-50 of 50 (degrade10 before its change 26 and 27, bulk10 39 twice,
+// asym10 40 twice; lab12 and degrade10 after its change 50); since change
+// 14, 50 of 50 in every cell.
+func TestCasesIdleLoads(t *testing.T) {
+	t.Parallel()
+	const tries, want = 50, 48
+	for _, c := range casePhases {
+		for _, scale := range []float64{1, 10} {
+			t.Run(fmt.Sprintf("%s/%d/x%v", c.name, c.phase, scale), func(t *testing.T) {
+				t.Parallel()
+				m, _, best := caseOracle(t, c.name, c.phase)
+				ok := 0
+				for seed := range uint64(tries) {
+					s := scaled(m.snapshot(), scale)
+					r := rand.New(rand.NewPCG(seed, 3))
+					for i := range s.Nodes {
+						if n := &s.Nodes[i]; n.CPUUtil.M1 == 0 { // no hog
+							l := 0.1 * r.Float64()
+							n.Load = placement.Means{Now: l, M1: l, M5: l, M15: l}
+						}
+					}
+					for i := range s.Links {
+						l := &s.Links[i]
+						l.RTTms = 0.05 + 0.3*r.Float64()
+						f := 0.9 + 0.2*r.Float64()
+						l.AvailMbps *= f
+						l.FwdMbps *= float32(f)
+						l.RevMbps *= float32(f)
+					}
+					g := pickOn(t, s, placement.PolicyNetload, 4)
+					if v, _, hogs := m.groupStats(g); hogs == 0 && v >= best {
+						ok++
+					}
+				}
+				t.Logf("oracle-class in %d of %d snapshots with idle loads and rates drawn anew", ok, tries)
+				if ok < want {
+					t.Errorf("netload chose an oracle-class group in %d of %d snapshots with idle loads drawn anew, want at least %d", ok, tries, want)
+				}
+			})
+		}
 	}
 }
