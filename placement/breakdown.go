@@ -1,5 +1,10 @@
 package placement
 
+// explainPairsMax bounds the groups whose pairs the breakdown lists: 16
+// nodes are 120 pairs; a 1,000-node job's half million would swamp the
+// answer they are meant to explain.
+const explainPairsMax = 16
+
 // explain fills the breakdown of the final group.
 func (p *problem) explain(b *Breakdown, g, procs, slots []int) {
 	b.Nodes = make([]NodeScore, len(g))
@@ -15,9 +20,14 @@ func (p *problem) explain(b *Breakdown, g, procs, slots []int) {
 	for x, i := range g {
 		for _, j := range g[x+1:] {
 			b.Pairs++
-			if a, ok := p.net.avail(i, j); ok {
+			a, ok := p.net.avail(i, j)
+			if ok {
 				b.MeasuredPairs++
 				sum += a
+			}
+			if len(g) <= explainPairsMax {
+				b.PairScores = append(b.PairScores, PairScore{A: p.nodes[i].Name, B: p.nodes[j].Name,
+					OfferMbps: a, Measured: ok, Cost: p.net.cost(i, j)})
 			}
 		}
 	}

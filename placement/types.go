@@ -180,6 +180,16 @@ type NodeScore struct {
 	Procs int
 }
 
+// PairScore is what one pair of a chosen group offers in placement's view.
+type PairScore struct {
+	A, B string
+	// OfferMbps is what a job would get between them, the worse direction
+	// (direction.go); 0 when the pair is not measured.
+	OfferMbps float64
+	Measured  bool
+	Cost      float64 // NL of the pair, T's network term before N_ref
+}
+
 // Breakdown says why a group was chosen. T is comparable across policies for one
 // snapshot and request: T = Alpha*CNorm + Beta*NNorm with CNorm = C/CRef and
 // NNorm = N/NRef, where the references are the costs of an average group of the
@@ -201,6 +211,10 @@ type Breakdown struct {
 	MeanAvailMbps        float64
 	Pairs, MeasuredPairs int
 	Candidates           int // groups the policy evaluated
+	// PairScores lists every pair of the group when it has at most
+	// explainPairsMax nodes (nil otherwise): what each offers and costs,
+	// so a placement can be read pair by pair.
+	PairScores []PairScore
 }
 
 // QueuedJob is one job waiting in the queue, as NextJob sees it.

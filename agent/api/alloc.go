@@ -94,6 +94,19 @@ type AllocScore struct {
 	Pairs         int     `json:"pairs"`
 	MeasuredPairs int     `json:"measured_pairs"`
 	Candidates    int     `json:"candidates"` // groups the policy evaluated
+	// PairScores lists each pair of a group of at most 16 nodes.
+	PairScores []AllocPairScore `json:"pair_scores,omitempty"`
+}
+
+// AllocPairScore is what one pair of the chosen hosts offers: the worse
+// direction's Mbit/s a job would get now (0 when unmeasured) and its
+// network cost before T's reference.
+type AllocPairScore struct {
+	A         string  `json:"a"`
+	B         string  `json:"b"`
+	OfferMbps float64 `json:"offer_mbps"`
+	Measured  bool    `json:"measured"`
+	Cost      float64 `json:"cost"`
 }
 
 // AllocNodeScore explains one chosen host.

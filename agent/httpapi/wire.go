@@ -91,6 +91,9 @@ func toAPIDecision(d placement.Decision) api.AllocDecision {
 	for _, n := range b.Nodes {
 		out.Score.Nodes = append(out.Score.Nodes, api.AllocNodeScore{Node: n.Node, CL: n.CL, Slots: n.Slots, Procs: n.Procs})
 	}
+	for _, ps := range b.PairScores {
+		out.Score.PairScores = append(out.Score.PairScores, api.AllocPairScore{A: ps.A, B: ps.B, OfferMbps: ps.OfferMbps, Measured: ps.Measured, Cost: ps.Cost})
+	}
 	return out
 }
 

@@ -317,6 +317,22 @@ func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int6
 		"the oracle's %s (%.0f) scores T %.4f (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s) on the same view",
 		pol, strings.Join(hosts, ","), mine, own.T, own.CNorm, own.NNorm, own.MeanAvailMbps, nodeCLs(own),
 		strings.Join(cs.oracles[phase], ","), best, o.T, o.CNorm, o.NNorm, o.MeanAvailMbps, nodeCLs(o))
+	cs.say("explain: pairs of %s's choice: %s", pol, pairOffers(own))
+	cs.say("explain: pairs of the oracle's group: %s", pairOffers(o))
+}
+
+// pairOffers lists a score's pairs, a-b=offer Mbit/s (cost), "?" for an
+// unmeasured pair.
+func pairOffers(s api.AllocScore) string {
+	var parts []string
+	for _, p := range s.PairScores {
+		offer := "?"
+		if p.Measured {
+			offer = fmt.Sprintf("%.0f", p.OfferMbps)
+		}
+		parts = append(parts, fmt.Sprintf("%s-%s=%s(%.2f)", p.A, p.B, offer, p.Cost))
+	}
+	return strings.Join(parts, " ")
 }
 
 // nodeCLs lists a score's compute load per node, node=CL.
