@@ -191,7 +191,7 @@ func TestReportSectionsAndSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", row, b.String())
 		}
 	}
-	if good, n := asGood(recs[:6], "netload"); good != 0 || n != 2 {
+	if good, n := asGood(recs[:6], recs[:6], "netload"); good != 0 || n != 2 {
 		t.Errorf("phase 1: netload as good as the oracle %d of %d, want 0 of 2", good, n)
 	}
 }
