@@ -26,6 +26,7 @@ func TestRetestSide(t *testing.T) {
 		{"no poll yet", 10, 11, math.Inf(-1), inf, ""},
 		{"a later poll saw none", 10, 11, 11.2, inf, retestBefore},
 		{"the poll before saw none, none since", 10, 11, 9.8, inf, ""},
+		{"a poll sent while asked saw none", 10, 11, 10.5, inf, ""},
 		{"seen before the ask", 10, 11, 9.8, 9.9, retestAfter},
 		{"seen at the ask", 10, 11, 9.8, 10, retestAfter},
 		{"seen while asked", 10, 11, 9.8, 11.3, ""},
