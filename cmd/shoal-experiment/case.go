@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -313,8 +314,14 @@ func (cs *caseRun) pollRetest(ctx context.Context, w *retestWatch, since func() 
 	if w.pair.BWMbps != nil {
 		bw = fmt.Sprintf("%.1f", *w.pair.BWMbps)
 	}
-	cs.say("first re-test of %s at +%.1fs after the change: pair %s-%s (%s Mbit/s, the slower direction; in %s's view by +%.1fs)",
-		w.node, w.measured.Sub(w.changedAt).Seconds(), w.node, w.retestPeer(), bw, cs.asker, w.seenS-w.changedS)
+	// The view is polled only around placements: it took the figure
+	// between the last poll without it and this one.
+	notYet := ""
+	if !math.IsInf(w.lastMissS, -1) {
+		notYet = fmt.Sprintf(", not yet at +%.1fs", w.lastMissS-w.changedS)
+	}
+	cs.say("first re-test of %s at +%.1fs after the change: pair %s-%s (%s Mbit/s, the slower direction; in %s's view by +%.1fs%s)",
+		w.node, w.measured.Sub(w.changedAt).Seconds(), w.node, w.retestPeer(), bw, cs.asker, w.seenS-w.changedS, notYet)
 }
 
 // hostsFor is policy's group: the oracles' from the model of the phase,
