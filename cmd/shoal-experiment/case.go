@@ -240,7 +240,7 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 	defer func() {
 		for k, w := range watches {
 			if !w.seen() {
-				cs.say("no re-test of %s (change %d) in %s's view by +%.1fs after the change: every phase-%d run was placed before one",
+				cs.say("no re-test of %s (change %d) in %s's view by +%.1fs after the change: no phase-%d run was placed after one",
 					w.node, k+1, cs.asker, since()-w.changedS, k+1)
 			}
 		}
