@@ -84,7 +84,7 @@ func TestCSVRoundTripAndOldFormat(t *testing.T) {
 		{Rep: 1, Order: 2, Policy: "netload", Hosts: []string{"n01", "n02"}, TimeS: 1.5, CommS: 1.25, WallS: 2, ModelT: 0.5,
 			MinAvailMbps: 30, Switches: 1, Case: "bulk10", Kind: "cold", Phase: 0, App: "lammps"},
 		{Rep: 3, Order: 1, Policy: "oracle", Hosts: []string{"n05", "n06"}, TimeS: 1, CommS: 0.75, WallS: 1.5,
-			MinAvailMbps: 100, Switches: 1, Hogs: 1, Err: "boom, twice", Case: "degrade10", Kind: "steady", Phase: 1, App: "halo"},
+			MinAvailMbps: 100, Switches: 1, Hogs: 1, Err: "boom, twice", Case: "degrade10", Kind: "steady", Phase: 1, App: "halo", PlacedS: 71.5, Retest: retestAfter},
 	}
 	path := filepath.Join(dir, "x.csv")
 	if err := writeCSV(path, recs); err != nil {
@@ -191,7 +191,7 @@ func TestReportSectionsAndSummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", row, b.String())
 		}
 	}
-	if good, n := asGood(recs[:6], "netload"); good != 0 || n != 2 {
+	if good, n := asGood(recs[:6], recs[:6], "netload"); good != 0 || n != 2 {
 		t.Errorf("phase 1: netload as good as the oracle %d of %d, want 0 of 2", good, n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -56,7 +57,10 @@ type caseRun struct {
 //     scheduled link change (topology "changes", at_s seconds after the
 //     first steady-state repetition starts) is applied at the first run
 //     boundary at or after its time, logged, and the runs after it
-//     count in the next phase, with the oracles recomputed for it.
+//     count in the next phase, with the oracles recomputed for it. Each
+//     run of such a phase records whether it was placed before or after
+//     the first re-test of the changed node (retest.go), and the first
+//     re-test is logged.
 func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
 	c := cs.c
 	if err := os.MkdirAll(cs.work, 0o755); err != nil {
@@ -228,7 +232,19 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 	c := cs.c
 	var recs []runRec
 	start := time.Now()
+	since := func() float64 { return time.Since(start).Seconds() }
 	phase := 0
+	// watches[k-1] follows the asking agent's view of change k's node:
+	// phase k's runs are split at its first re-test.
+	var watches []*retestWatch
+	defer func() {
+		for k, w := range watches {
+			if !w.seen() {
+				cs.say("no re-test of %s (change %d) in %s's view by +%.1fs after the change: no phase-%d run was placed after one",
+					w.node, k+1, cs.asker, since()-w.changedS, k+1)
+			}
+		}
+	}()
 	for rep := 1; rep <= c.reps; rep++ {
 		for i, pol := range shuffled(rng, c.policies) {
 			if ctx.Err() != nil {
@@ -240,17 +256,34 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 				if err := cs.l.TB.SetNodeRates(ctx, ch.Node, ch.Mbit, ch.In()); err != nil {
 					return recs, fmt.Errorf("scheduled change %d: %w", phase+1, err)
 				}
+				watches = append(watches, newRetestWatch(ch.Node, time.Now(), since()))
 				cs.say("CHANGE %d: %s's link %d out / %d in -> %d out / %d in Mbit/s at +%.1fs of the steady-state runs (scheduled +%.0fs); oracle now %v",
 					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS*c.changeScale, cs.oracles[phase+1])
 				phase++
 			}
 			cs.settle(ctx, pol)
+			var w *retestWatch
+			if phase > 0 {
+				w = watches[phase-1]
+			}
+			// The view is polled right before and right after the
+			// placement, every policy's (the oracles' too: their runs
+			// are split by the same moment), until it holds a re-test.
+			cs.pollRetest(ctx, w, since)
+			askedS := since()
 			hosts, t, err := cs.hostsFor(ctx, pol, phase, int64(cs.seed)*1000+int64(rep))
 			if err != nil {
 				return recs, err
 			}
+			answeredS := since()
+			cs.pollRetest(ctx, w, since)
+			side := ""
+			if w != nil {
+				side = retestSide(askedS, answeredS, w.lastMissS, w.seenS)
+			}
 			for _, a := range shuffledApps(rng, cs.apps) {
-				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.topo.Name, Kind: "steady", Phase: phase, App: a.name}
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.topo.Name, Kind: "steady", Phase: phase, App: a.name,
+					PlacedS: askedS, Retest: side}
 				if err := cs.runOne(ctx, a, &r, c.reps); err != nil {
 					return recs, err
 				}
@@ -259,6 +292,36 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 		}
 	}
 	return recs, nil
+}
+
+// pollRetest asks the asking agent's view once, while w has not seen a
+// re-test of its node, and logs the first that it holds. A failed poll is
+// logged and tells nothing: the runs it would have decided stay unknown.
+func (cs *caseRun) pollRetest(ctx context.Context, w *retestWatch, since func() float64) {
+	if w == nil || w.seen() {
+		return
+	}
+	sent := since()
+	ps, err := cs.l.Net(ctx, cs.asker)
+	if err != nil {
+		cs.say("re-test watch of %s: %v", w.node, err)
+		return
+	}
+	if !w.observe(ps, sent, since()) {
+		return
+	}
+	bw := "?"
+	if w.pair.BWMbps != nil {
+		bw = fmt.Sprintf("%.1f", *w.pair.BWMbps)
+	}
+	// The view is polled only around placements: it took the figure
+	// between the last poll without it and this one.
+	notYet := ""
+	if !math.IsInf(w.lastMissS, -1) {
+		notYet = fmt.Sprintf(", not yet at +%.1fs", w.lastMissS-w.changedS)
+	}
+	cs.say("first re-test of %s at +%.1fs after the change: pair %s-%s (%s Mbit/s, the slower direction; in %s's view by +%.1fs%s)",
+		w.node, w.measured.Sub(w.changedAt).Seconds(), w.node, w.retestPeer(), bw, cs.asker, w.seenS-w.changedS, notYet)
 }
 
 // hostsFor is policy's group: the oracles' from the model of the phase,
@@ -405,7 +468,15 @@ func (cs *caseRun) runOne(ctx context.Context, a app, r *runRec, reps int) error
 	if r.Err != "" {
 		status = "FAILED: " + r.Err
 	}
-	cs.say("%s %s %d/%d phase %d %-14s %-6s on %-15s -> %s", cs.topo.Name, r.Kind, r.Rep, reps, r.Phase, r.Policy, r.App, strings.Join(r.Hosts, ","), status)
+	phase := fmt.Sprint(r.Phase)
+	if r.Kind == "steady" && r.Phase > 0 {
+		side := r.Retest
+		if side == "" {
+			side = "unknown"
+		}
+		phase += fmt.Sprintf(" (%s re-test)", side)
+	}
+	cs.say("%s %s %d/%d phase %s %-14s %-6s on %-15s -> %s", cs.topo.Name, r.Kind, r.Rep, reps, phase, r.Policy, r.App, strings.Join(r.Hosts, ","), status)
 	return nil
 }
 

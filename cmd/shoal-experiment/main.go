@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -208,6 +209,13 @@ type runRec struct {
 	// AllocS is how long `shoal alloc` took to answer for the group:
 	// at a cold start, a network-aware policy's wait for the network model.
 	AllocS float64
+	// PlacedS is when the steady-state run's placement was asked, in
+	// seconds after the first steady-state repetition began (0 at the
+	// cold start); Retest whether that was before or after the first
+	// re-test of its phase's changed node (retestBefore, retestAfter; ""
+	// unknown or not after a change).
+	PlacedS float64
+	Retest  string
 	// Net is what TCP met on the group's nodes during the run (RTOs,
 	// retransmissions, tail loss probes; tbf drops of the whole testbed):
 	// in the log line, not the CSV.
@@ -455,8 +463,8 @@ func readCSV(path string) ([]runRec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read CSV %s: %w", path, err)
 	}
-	if len(rows) == 0 || (len(rows[0]) != 12 && len(rows[0]) != 16 && len(rows[0]) != len(csvHeader)) || rows[0][0] != "rep" {
-		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its %d-column header, 16 before alloc_s, or 12 before the cases)", path, len(csvHeader))
+	if len(rows) == 0 || !slices.Contains([]int{12, 16, 17, len(csvHeader)}, len(rows[0])) || rows[0][0] != "rep" {
+		return nil, fmt.Errorf("read CSV %s: not a shoal-experiment CSV (want its %d-column header, 17 before placed_s and retest, 16 before alloc_s, or 12 before the cases)", path, len(csvHeader))
 	}
 	var recs []runRec
 	for i, row := range rows[1:] {
@@ -479,6 +487,14 @@ func readCSV(path string) ([]runRec, error) {
 		if len(row) >= 17 {
 			r.AllocS = num(row[16])
 		}
+		if len(row) >= 19 {
+			r.PlacedS, r.Retest = num(row[17]), row[18]
+			switch r.Retest {
+			case "", retestBefore, retestAfter:
+			default:
+				errs = append(errs, fmt.Errorf("retest %q: want %s, %s or empty", r.Retest, retestBefore, retestAfter))
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("read CSV %s line %d: %w", path, i+2, err)
 		}
@@ -488,9 +504,10 @@ func readCSV(path string) ([]runRec, error) {
 }
 
 // csvHeader names the CSV's columns; case to app came with the cases,
-// alloc_s with the wait for the network model.
+// alloc_s with the wait for the network model, placed_s and retest with
+// the split of a phase at its first re-test (absent: unknown).
 var csvHeader = []string{"rep", "order", "policy", "hosts", "time_s", "comm_s", "wall_s", "model_T", "min_avail_mbps", "switches", "hog_nodes", "error",
-	"case", "kind", "phase", "app", "alloc_s"}
+	"case", "kind", "phase", "app", "alloc_s", "placed_s", "retest"}
 
 // writeCSV writes to a temporary file and renames it over path, so a run
 // killed while writing (the testbed tears down and exits on SIGTERM)
@@ -515,7 +532,7 @@ func writeCSV(path string, recs []runRec) (err error) {
 		_ = w.Write([]string{strconv.Itoa(r.Rep), strconv.Itoa(r.Order), r.Policy, strings.Join(r.Hosts, " "),
 			fmt.Sprintf("%.6f", r.TimeS), fmt.Sprintf("%.6f", r.CommS), fmt.Sprintf("%.3f", r.WallS),
 			fmt.Sprintf("%.4f", r.ModelT), fmt.Sprintf("%.1f", r.MinAvailMbps), strconv.Itoa(r.Switches), strconv.Itoa(r.Hogs), r.Err,
-			r.Case, r.Kind, strconv.Itoa(r.Phase), r.App, fmt.Sprintf("%.3f", r.AllocS)})
+			r.Case, r.Kind, strconv.Itoa(r.Phase), r.App, fmt.Sprintf("%.3f", r.AllocS), fmt.Sprintf("%.1f", r.PlacedS), r.Retest})
 	}
 	w.Flush()
 	return errors.Join(w.Error(), f.Close())

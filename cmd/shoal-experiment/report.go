@@ -89,24 +89,31 @@ func report(w io.Writer, c config, topos []netns.Topology, recs []runRec) {
 	summary(w, topos, recs)
 	for _, topo := range topos {
 		for _, sec := range sections(recs, topo.Name) {
-			sub := sec.recs
 			fmt.Fprintf(w, "\n### %s: %s\n\n", topo.Name, sec.title)
-			section(w, c.policies, sub)
+			section(w, c.policies, sec.recs, sec.pool)
 		}
 	}
 }
 
-// sectionRecs is one table's runs: one case, kind, phase and program.
+// sectionRecs is one table's runs: one case, kind, phase and program,
+// and after a change all of them or one side of the first re-test.
 type sectionRecs struct {
 	title string
 	key   sectionKey
 	recs  []runRec
+	// pool is every run of the case, kind, phase and program: recs
+	// itself, or both sides of the re-test and the unknown runs. Groups
+	// are scored (choices) and the oracle's group taken from it.
+	pool []runRec
 }
 
 type sectionKey struct {
 	kind  string
 	phase int
 	app   string
+	// retest is "" for every run of the phase, else retestBefore or
+	// retestAfter: the runs placed on that side of the first re-test.
+	retest string
 }
 
 func (k sectionKey) String() string {
@@ -118,23 +125,37 @@ func (k sectionKey) String() string {
 	if k.kind != "cold" && k.phase > 0 {
 		phase = fmt.Sprintf(", after scheduled change %d", k.phase)
 	}
+	if k.retest != "" {
+		phase += fmt.Sprintf(", placed %s the first re-test", k.retest)
+	}
 	return fmt.Sprintf("%s, %s%s", k.app, what, phase)
 }
 
-// sections splits a case's runs by kind (cold first), phase and program.
+// sections splits a case's runs by kind (cold first), phase and program;
+// a steady-state phase after a change has its runs placed before and
+// after the first re-test of the changed node in sections of their own
+// too, after the phase's whole, when any run knows its side.
 func sections(recs []runRec, caseName string) []sectionRecs {
 	by := map[sectionKey][]runRec{}
 	var keys []sectionKey
-	for _, r := range recs {
-		if r.Case != caseName {
-			continue
-		}
-		k := sectionKey{r.Kind, r.Phase, r.App}
+	add := func(k sectionKey, r runRec) {
 		if _, ok := by[k]; !ok {
 			keys = append(keys, k)
 		}
 		by[k] = append(by[k], r)
 	}
+	for _, r := range recs {
+		if r.Case != caseName {
+			continue
+		}
+		k := sectionKey{kind: r.Kind, phase: r.Phase, app: r.App}
+		add(k, r)
+		if r.Kind == "steady" && r.Phase > 0 && r.Retest != "" {
+			k.retest = r.Retest
+			add(k, r)
+		}
+	}
+	rank := map[string]int{"": 0, retestBefore: 1, retestAfter: 2}
 	slices.SortStableFunc(keys, func(a, b sectionKey) int {
 		if a.kind != b.kind {
 			if a.kind == "cold" {
@@ -145,13 +166,42 @@ func sections(recs []runRec, caseName string) []sectionRecs {
 		if a.phase != b.phase {
 			return a.phase - b.phase
 		}
-		return strings.Compare(a.app, b.app)
+		if c := strings.Compare(a.app, b.app); c != 0 {
+			return c
+		}
+		return rank[a.retest] - rank[b.retest]
 	})
 	var out []sectionRecs
 	for _, k := range keys {
-		out = append(out, sectionRecs{title: k.String(), key: k, recs: by[k]})
+		whole := k
+		whole.retest = ""
+		out = append(out, sectionRecs{title: k.String(), key: k, recs: by[k], pool: by[whole]})
 	}
 	return out
+}
+
+// splitAtRetest is what the report makes of a phase after a change: its
+// runs placed before the first re-test and those placed after; runs of
+// unknown side are in neither.
+func splitAtRetest(recs []runRec) (before, after []runRec) {
+	for _, r := range recs {
+		switch r.Retest {
+		case retestBefore:
+			before = append(before, r)
+		case retestAfter:
+			after = append(after, r)
+		}
+	}
+	return before, after
+}
+
+// fmtNum is v in format, or "–" when there is no value (a mean of no
+// runs, a ratio to one): a split of a phase may lack a policy's runs.
+func fmtNum(format string, v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
 }
 
 // summary is the table issue #17 asks for: per case, program, cold start
@@ -173,6 +223,9 @@ func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 			} else if sec.key.phase > 0 {
 				what = fmt.Sprintf("steady, after change %d", sec.key.phase)
 			}
+			if sec.key.retest != "" {
+				what += fmt.Sprintf(", %s re-test", sec.key.retest)
+			}
 			// The oracle's own gain over random is the most any policy
 			// could show in this cell: where it is below 45 %, the target
 			// is out of reach for the case (or for this run's noise).
@@ -187,7 +240,7 @@ func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 				gain = fmt.Sprintf("%.1f %%", 100*mean(g))
 				gm = fmt.Sprintf("%.1f %%", 100*(mean(rd)-mean(nl))/mean(rd))
 			}
-			good, n := asGood(sub, "netload")
+			good, n := asGood(sub, sec.pool, "netload")
 			// Group medians over every run of the case, program and
 			// phase (cold-start runs are phase 0), whichever policy ran it.
 			var pool []runRec
@@ -197,11 +250,17 @@ func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 				}
 			}
 			byChoice := "–"
-			if cn, co, cr := choiceMean(pool, sub, "netload"), choiceMean(pool, sub, "oracle"), choiceMean(pool, sub, "random"); co > 0 && cr > 0 {
+			co := choiceMean(pool, sub, "oracle")
+			if math.IsNaN(co) {
+				// A side of the first re-test without a run of the
+				// oracle: its group is the phase's all the same.
+				co = choiceMean(pool, sec.pool, "oracle")
+			}
+			if cn, cr := choiceMean(pool, sub, "netload"), choiceMean(pool, sub, "random"); co > 0 && cr > 0 {
 				byChoice = fmt.Sprintf("%.2f, %.1f %%", cn/co, 100*(cr-cn)/cr)
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %.3f | %.3f | %s | %.3f | %s | %s | %s | %s | %d of %d |\n",
-				topo.Name, sec.key.app, what, mean(nl), mean(or), ratio, mean(rd), gain, gm, og, byChoice, good, n)
+			fmt.Fprintf(w, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %d of %d |\n",
+				topo.Name, sec.key.app, what, mean(nl), fmtNum("%.3f", mean(or)), ratio, fmtNum("%.3f", mean(rd)), gain, gm, og, byChoice, good, n)
 		}
 	}
 }
@@ -225,16 +284,25 @@ func choiceMean(pool, recs []runRec, policy string) float64 {
 	return mean(v)
 }
 
-// asGood counts policy's runs on a group as good as the oracle's of the
-// same section under the configured rates (no hog node, slowest pair at
-// least the oracle's).
-func asGood(recs []runRec, policy string) (good, n int) {
+// oracleRun is a run of the oracle's group in recs (the same group in
+// every run of a phase), and whether there is one.
+func oracleRun(recs []runRec) (runRec, bool) {
 	var best runRec
+	ok := false
 	for _, r := range recs {
 		if r.Policy == "oracle" {
-			best = r
+			best, ok = r, true
 		}
 	}
+	return best, ok
+}
+
+// asGood counts policy's runs in recs on a group as good as the oracle's
+// of pool, the whole section's runs, under the configured rates (no hog
+// node, slowest pair at least the oracle's): a side of the first re-test
+// may hold no run of the oracle.
+func asGood(recs, pool []runRec, policy string) (good, n int) {
+	best, _ := oracleRun(pool)
 	for _, r := range recs {
 		if r.Policy != policy || r.Err != "" {
 			continue
@@ -247,12 +315,15 @@ func asGood(recs []runRec, policy string) (good, n int) {
 	return good, n
 }
 
-// section prints one case/kind/phase/program's tables.
-func section(w io.Writer, policies []string, recs []runRec) {
+// section prints one case/kind/phase/program's tables; pool is the
+// whole phase's runs when recs is one side of its first re-test.
+func section(w io.Writer, policies []string, recs, pool []runRec) {
 	reps := map[int]bool{}
-	var oracle, tOracle []string
 	for _, r := range recs {
 		reps[r.Rep] = true
+	}
+	var oracle, tOracle []string
+	for _, r := range pool {
 		switch r.Policy {
 		case "oracle":
 			oracle = r.Hosts
@@ -292,7 +363,8 @@ func section(w io.Writer, policies []string, recs []runRec) {
 		if fails > 0 {
 			runs += fmt.Sprintf(" (%d failed)", fails)
 		}
-		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.2f | %.2f | %.2f | %s |\n", p, runs, mean(v), median(v), stddev(v)/mean(v), mean(v)/oracleMean, median(v)/oracleMedian, desc)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", p, runs, fmtNum("%.3f", mean(v)), fmtNum("%.3f", median(v)),
+			fmtNum("%.2f", stddev(v)/mean(v)), fmtNum("%.2f", mean(v)/oracleMean), fmtNum("%.2f", median(v)/oracleMedian), desc)
 	}
 	fmt.Fprintf(w, "\nGain = (t_baseline - t_policy) / t_baseline per repetition (seed 002 Tables 2-3):\n\n")
 	fmt.Fprintln(w, "| policy | over | average gain | median gain | maximum gain | gain of means |")
@@ -313,7 +385,7 @@ func section(w io.Writer, policies []string, recs []runRec) {
 			fmt.Fprintf(w, "| %s | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", p, b, 100*mean(g), 100*median(g), 100*slices.Max(g), 100*(mb-mp)/mb)
 		}
 	}
-	choices(w, policies, recs)
+	choices(w, policies, recs, pool)
 	fmt.Fprintf(w, "\noracle group (brute force over the configured rates: no hog nodes, fastest slowest pair): %s\n", strings.Join(oracle, ","))
 	if tOracle != nil {
 		fmt.Fprintf(w, "t-oracle group (brute force: least T over a perfect snapshot): %s\n", strings.Join(tOracle, ","))
@@ -337,19 +409,17 @@ func groupKey(r runRec) string { return strings.Join(slices.Sorted(slices.Values
 // then weighs on a group's score only if it is the group's typical time.
 // Groups run once keep that one time. It also counts how often a policy
 // chose a group as good as the oracle's under the configured rates.
-func choices(w io.Writer, policies []string, recs []runRec) {
+// Groups are timed over pool, the whole phase's runs, when recs is one
+// side of its first re-test: a group's time does not depend on when it
+// was chosen.
+func choices(w io.Writer, policies []string, recs, pool []runRec) {
 	byGroup := map[string][]float64{}
-	for _, r := range recs {
+	for _, r := range pool {
 		if r.Err == "" {
 			byGroup[groupKey(r)] = append(byGroup[groupKey(r)], r.TimeS)
 		}
 	}
-	var best runRec
-	for _, r := range recs {
-		if r.Policy == "oracle" {
-			best = r
-		}
-	}
+	best, _ := oracleRun(pool)
 	score := func(p string) (float64, int, int) {
 		var v []float64
 		good, n := 0, 0
@@ -366,6 +436,11 @@ func choices(w io.Writer, policies []string, recs []runRec) {
 		return mean(v), good, n
 	}
 	om, _, _ := score("oracle")
+	if best, ok := oracleRun(pool); ok && math.IsNaN(om) {
+		// A side of the first re-test without a run of the oracle: its
+		// group is the phase's all the same.
+		om = median(byGroup[groupKey(best)])
+	}
 	fmt.Fprintf(w, "\nChoices: each run scored by its group's median time over every run of that group (%d groups):\n\n", len(byGroup))
 	fmt.Fprintln(w, "| policy | mean of group medians s | / oracle's | groups as good as the oracle's (configured) |")
 	fmt.Fprintln(w, "|---|---|---|---|")
@@ -376,7 +451,7 @@ func choices(w io.Writer, policies []string, recs []runRec) {
 			continue
 		}
 		means[p] = m
-		fmt.Fprintf(w, "| %s | %.3f | %.2f | %d of %d |\n", p, m, m/om, good, n)
+		fmt.Fprintf(w, "| %s | %.3f | %s | %d of %d |\n", p, m, fmtNum("%.2f", m/om), good, n)
 	}
 	for _, p := range policies {
 		if name, _, _ := parsePolicy(p); name != "paper" && name != "netload" {
