@@ -21,10 +21,9 @@ package placement
 // flow leaves T's compute load when every node's link rate is known
 // (linkMbps, its fastest measured peak): the network term then reads each
 // node's traffic per direction (change 8), and counting the same bytes here
-// too made a node whose flow hurts no pair look busy. Change 7 counted it
-// as a share of the link; this is that share's weight going to the term
-// that places the traffic on the pairs it slows. The attributes of what a
-// node has (cores, clock, memory) keep Eq. 1 in both.
+// too made a node whose flow hurts no pair look busy (change 7 had made it
+// a share of the link; without link rates it keeps Eq. 1). The attributes
+// of what a node has (cores, clock, memory) keep Eq. 1 in both.
 //
 // busy is the sum over the nodes of the shares' part of cl (0 with shares
 // false), which T's reference floors on its own (problem.setReferences).

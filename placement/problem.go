@@ -86,11 +86,13 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 	return p
 }
 
-// busyFloorShare is the share of a node's cores, CPU and memory below which T's
-// compute reference stops following the cluster's mean load. An eighth:
-// a nice-19 CPU hog on a 2-core node (half busy) then weighs about as much
-// as Eq. 1 made it on the testbed's lab12, and idle nodes' loads weigh 40
-// times less (docs/placement.md, change 14).
+// busyFloorShare is the share of a node's cores, CPU and memory below which
+// T's compute reference stops following the cluster's mean load. An
+// eighth, measured on the testbed's perfect snapshots (docs/placement.md,
+// change 14): a nice-19 CPU hog on a 2-core node of lab12 weighs 0.26 of T
+// (0.35 under Eq. 1), enough to keep it out of the best group, while the
+// difference between degrade10's idle loads 0.02 and 0.10 weighs 0.014
+// (0.095 under Eq. 1). A quarter let the hog's group win on lab12.
 const busyFloorShare = 0.125
 
 func (p *problem) setReferences() {
