@@ -246,6 +246,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	// A signal tears the testbed down and re-raises itself: the defer above
+	// would not run.
+	defer netns.AtSignal(func() { _ = os.RemoveAll(work) })()
 	apps, err := buildApps(c, work)
 	if err != nil {
 		return err

@@ -11,19 +11,44 @@ import (
 // tear them down before the process dies.
 var live = struct {
 	sync.Mutex
-	set  map[*Testbed]struct{}
-	once sync.Once
-}{set: map[*Testbed]struct{}{}}
+	set   map[*Testbed]struct{}
+	after map[int]func() // AtSignal's, by registration
+	next  int
+	once  sync.Once
+}{set: map[*Testbed]struct{}{}, after: map[int]func(){}}
 
-func register(tb *Testbed) {
+func watchSignals() {
 	live.once.Do(func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		go onSignal(ch)
 	})
+}
+
+func register(tb *Testbed) {
+	watchSignals()
 	live.Lock()
 	live.set[tb] = struct{}{}
 	live.Unlock()
+}
+
+// AtSignal registers f to run when SIGINT, SIGTERM or SIGHUP tears the live
+// testbeds down, after they are closed and before the process dies. The
+// teardown re-raises the signal, so a caller's deferred cleanup (its scratch
+// directory, say) never runs; this is where it goes instead. cancel
+// unregisters f, for a caller that cleaned up by itself.
+func AtSignal(f func()) (cancel func()) {
+	watchSignals()
+	live.Lock()
+	id := live.next
+	live.next++
+	live.after[id] = f
+	live.Unlock()
+	return func() {
+		live.Lock()
+		delete(live.after, id)
+		live.Unlock()
+	}
 }
 
 func unregister(tb *Testbed) {
@@ -50,6 +75,15 @@ func onSignal(ch <-chan os.Signal) {
 		})
 	}
 	wg.Wait()
+	live.Lock()
+	after := make([]func(), 0, len(live.after))
+	for _, f := range live.after {
+		after = append(after, f)
+	}
+	live.Unlock()
+	for _, f := range after {
+		f()
+	}
 	signal.Reset(sig)
 	_ = syscall.Kill(os.Getpid(), sig)
 }

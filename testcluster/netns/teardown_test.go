@@ -21,6 +21,9 @@ const scenarioEnv = "SHOAL_NETNS_TEARDOWN_SCENARIO"
 // prefixLine is what the helper prints so the parent learns the prefix.
 const prefixLine = "NETNS_PREFIX="
 
+// scratchLine names the directory the "signal" scenario hands to AtSignal.
+const scratchLine = "NETNS_SCRATCH="
+
 // startLitter starts every kind of process Close must clean up: a tracked
 // one, a tracked one that ignores SIGTERM, an untracked Command never
 // waited for, and a daemon that left its process group by setsid. None is
@@ -96,6 +99,14 @@ func TestTeardownHelper(t *testing.T) {
 	}
 	tb := UpForTest(t, twoNodes(0), Options{StopGrace: 300 * time.Millisecond})
 	startLitter(t, tb)
+	if scenario == "signal" {
+		scratch, err := os.MkdirTemp("", "netns-scratch-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		AtSignal(func() { _ = os.RemoveAll(scratch) })
+		fmt.Println(scratchLine + scratch)
+	}
 	fmt.Println(prefixLine + tb.Prefix())
 	switch scenario {
 	case "fail":
@@ -109,6 +120,13 @@ func TestTeardownHelper(t *testing.T) {
 // testbed prefix it printed and the subprocess (still running unless the
 // scenario ends by itself).
 func runScenario(t *testing.T, scenario string) (string, *exec.Cmd, *bufio.Scanner) {
+	p, _, cmd, sc := runScenarioScratch(t, scenario)
+	return p, cmd, sc
+}
+
+// runScenarioScratch is runScenario that also returns the scratch
+// directory the helper printed before its prefix ("" if none).
+func runScenarioScratch(t *testing.T, scenario string) (string, string, *exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTeardownHelper$", "-test.count=1", "-test.timeout=60s")
 	cmd.Env = append(os.Environ(), scenarioEnv+"="+scenario)
@@ -127,13 +145,17 @@ func runScenario(t *testing.T, scenario string) (string, *exec.Cmd, *bufio.Scann
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	sc := bufio.NewScanner(stdout)
+	scratch := ""
 	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), scratchLine); ok {
+			scratch = d
+		}
 		if p, ok := strings.CutPrefix(sc.Text(), prefixLine); ok {
-			return p, cmd, sc
+			return p, scratch, cmd, sc
 		}
 	}
 	t.Fatalf("scenario %s: no %s line (err %v)", scenario, prefixLine, sc.Err())
-	return "", nil, nil
+	return "", "", nil, nil
 }
 
 // drain reads the rest of the subprocess's stdout, which Wait needs.
@@ -160,9 +182,15 @@ func TestTeardown_AfterFailingTest(t *testing.T) {
 	assertNoLeftovers(t, prefix)
 }
 
+// TestTeardown_OnSIGTERM: SIGTERM tears the testbed down, runs what was
+// given to AtSignal (the helper's scratch directory goes) and the process
+// dies by the signal.
 func TestTeardown_OnSIGTERM(t *testing.T) {
 	SkipIfUnavailable(t)
-	prefix, cmd, sc := runScenario(t, "signal")
+	prefix, scratch, cmd, sc := runScenarioScratch(t, "signal")
+	if scratch == "" {
+		t.Fatal("the signal scenario printed no scratch directory")
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +201,9 @@ func TestTeardown_OnSIGTERM(t *testing.T) {
 		t.Fatalf("helper after SIGTERM: %v, want death by SIGTERM\n%s", err, out)
 	}
 	assertNoLeftovers(t, prefix)
+	if _, err := os.Stat(scratch); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("AtSignal's scratch directory %s still there after SIGTERM: %v", scratch, err)
+	}
 }
 
 func TestTeardown_SweepAfterSIGKILL(t *testing.T) {
