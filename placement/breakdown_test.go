@@ -8,8 +8,8 @@ import (
 )
 
 // The breakdown lists each pair of a small group with what it offers and
-// costs, an unmeasured pair as such; a group of more than 16 nodes lists
-// none.
+// costs, an unmeasured pair as such; a group of 16 nodes lists its 120
+// pairs, one of 17 none.
 func TestBreakdown_PairScores(t *testing.T) {
 	t.Parallel()
 	snap := placement.Snapshot{
@@ -29,16 +29,18 @@ func TestBreakdown_PairScores(t *testing.T) {
 		t.Fatalf("pair scores %+v: want A-B 80, A-C 40 costing more, B-C unmeasured", d.Score.PairScores)
 	}
 
-	var big placement.Snapshot
-	for i := range 17 {
-		big.Nodes = append(big.Nodes, node(fmt.Sprintf("n%02d", i), 1, 0))
-	}
-	big.Links = fullMesh(big.Nodes, 0.1, 100, 100)
-	d, err = placement.Place(big, placement.Request{N: 17, PPN: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Hosts) != 17 || d.Score.PairScores != nil {
-		t.Fatalf("17 hosts: %d pair scores, want none", len(d.Score.PairScores))
+	for _, tc := range []struct{ nodes, pairs int }{{16, 120}, {17, 0}} {
+		var big placement.Snapshot
+		for i := range tc.nodes {
+			big.Nodes = append(big.Nodes, node(fmt.Sprintf("n%02d", i), 1, 0))
+		}
+		big.Links = fullMesh(big.Nodes, 0.1, 100, 100)
+		d, err = placement.Place(big, placement.Request{N: tc.nodes, PPN: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Hosts) != tc.nodes || len(d.Score.PairScores) != tc.pairs {
+			t.Fatalf("%d hosts: %d pair scores, want %d", len(d.Hosts), len(d.Score.PairScores), tc.pairs)
+		}
 	}
 }

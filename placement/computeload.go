@@ -12,7 +12,7 @@ package placement
 // memory count by how busy the node is, not by how its figure compares with
 // the others': load as the share of its logical cores, utilisation as the
 // share of 100 %, used memory as the share of its memory (Eq. 1's "memory
-// available" weight, complemented; Eq. 1 when a node's total is unknown),
+// available" weight, complemented; Eq. 1 when any node's total is unknown),
 // each at most 1 and divided by the node count, which is what Eq. 1's sum
 // gives when every node is equally busy. Eq. 1 magnifies the
 // differences between idle nodes: a load of 0.03 against 0.07 on two idle
@@ -25,12 +25,13 @@ package placement
 // a share of the link; without link rates it keeps Eq. 1). The attributes
 // of what a node has (cores, clock, memory) keep Eq. 1 in both.
 //
-// busy is the sum over the nodes of the shares' part of cl (0 with shares
-// false), which T's reference floors on its own (problem.setReferences).
-func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64) (cl []float64, busy float64) {
+// busy is the sum over the nodes of the shares' part of cl and busyWeight
+// the sum of the weights that went into shares (both 0 with shares false):
+// T's reference floors that part on its own (problem.setReferences).
+func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64) (cl []float64, busy, busyWeight float64) {
 	cl = make([]float64, len(nodes))
 	if len(nodes) == 0 {
-		return cl, 0
+		return cl, 0, 0
 	}
 	vals := make([]float64, len(nodes))
 	add := func(weight float64, maximise bool, get func(*Node) float64) {
@@ -72,6 +73,12 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	for _, n := range nodes {
 		memKnown = memKnown && n.MemTotal > 0
 	}
+	if shares {
+		busyWeight = w.Load + w.CPUUtil
+		if memKnown {
+			busyWeight += w.MemAvail
+		}
+	}
 	for _, h := range horizons {
 		get := h.get
 		if shares {
@@ -98,7 +105,7 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	add(w.Cores, true, func(n *Node) float64 { return float64(logicalCores(n)) })
 	add(w.MHz, true, func(n *Node) float64 { return n.MHz })
 	add(w.MemTotal, true, func(n *Node) float64 { return float64(n.MemTotal) })
-	return cl, busy
+	return cl, busy, busyWeight
 }
 
 // allMeasured reports whether every one of n nodes has a known link rate.

@@ -10,19 +10,20 @@ import (
 // nodes: alive, with reported cores and the PEs the job needs, sorted by name so
 // that "lowest index" is the documented name tie-break everywhere.
 type problem struct {
-	req     Request
-	snap    *Snapshot
-	snapIdx map[string]int
-	elig    []int // snapshot index -> eligible index, -1 when not eligible
-	nodes   []*Node
-	cl      []float64 // CL for T: load and CPU as shares of the node's (computeLoads)
-	busy    float64   // the shares' part of sum(cl)
-	paperCL []float64 // Eq. 1 verbatim (paper policy only)
-	slots   []int     // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
-	paperPC []int     // the same from Eq. 3 verbatim
-	net     *network  // NL of T (netload, oracle): the RTT in its unit (network's comment), the transfer cost against the fastest peak
-	paperNL *network  // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
-	n       int
+	req        Request
+	snap       *Snapshot
+	snapIdx    map[string]int
+	elig       []int // snapshot index -> eligible index, -1 when not eligible
+	nodes      []*Node
+	cl         []float64 // CL for T: load, CPU and used memory as shares of the node's capacity (computeLoads)
+	busy       float64   // the shares' part of sum(cl)
+	busyWeight float64   // the attribute weights that went into shares
+	paperCL    []float64 // Eq. 1 verbatim (paper policy only)
+	slots      []int     // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
+	paperPC    []int     // the same from Eq. 3 verbatim
+	net        *network  // NL of T (netload, oracle): the RTT in its unit (network's comment), the transfer cost against the fastest peak
+	paperNL    *network  // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
+	n          int
 
 	// T's references: the expected C and N of an average group of the size
 	// the request needs, so T of a random group is about 1.
@@ -77,10 +78,10 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 	dense := len(order) <= denseMaxNodes
 	// The oracle reads every pair's cost of its (small) node set many times.
 	p.net = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, true, dense, r.Policy == policyOracle)
-	p.cl, p.busy = computeLoads(p.nodes, r.Attr, true, p.net.nodePeak)
+	p.cl, p.busy, p.busyWeight = computeLoads(p.nodes, r.Attr, true, p.net.nodePeak)
 	if r.Policy == PolicyPaper {
 		p.paperNL = buildNetwork(s, snapIdx, p.elig, group, len(groups), r.WLT, r.WBW, false, dense, true)
-		p.paperCL, _ = computeLoads(p.nodes, r.Attr, false, nil)
+		p.paperCL, _, _ = computeLoads(p.nodes, r.Attr, false, nil)
 	}
 	p.setReferences()
 	return p
@@ -88,11 +89,12 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 
 // busyFloorShare is the share of a node's cores, CPU and memory below which
 // T's compute reference stops following the cluster's mean load. An
-// eighth, measured on the testbed's perfect snapshots (docs/placement.md,
-// change 14): a nice-19 CPU hog on a 2-core node of lab12 weighs 0.26 of T
-// (0.35 under Eq. 1), enough to keep it out of the best group, while the
-// difference between degrade10's idle loads 0.02 and 0.10 weighs 0.014
-// (0.095 under Eq. 1). A quarter let the hog's group win on lab12.
+// eighth, measured on the testbed's perfect snapshots as a node's weight
+// alpha*CL/C_ref in T, scored as TestCasesMargin scores a group
+// (docs/placement.md, change 14): a nice-19 CPU hog on a 2-core node of
+// lab12 weighs 0.22 (0.32 under Eq. 1), enough to keep it out of the best
+// group, while degrade10's idle loads 0.10 and 0.02 are 0.012 apart (0.095
+// under Eq. 1). A quarter let the hog's group win on lab12.
 const busyFloorShare = 0.125
 
 func (p *problem) setReferences() {
@@ -115,10 +117,10 @@ func (p *problem) setReferences() {
 	// The busy part at least a cluster's whose nodes are an eighth busy:
 	// on a quiet cluster its mean is the idle nodes' noise, and T against
 	// it would weigh 0.01 of a core against 0.03 like an idle node against
-	// a busy one (change 14). What the nodes have (cores, clock, memory)
-	// is Eq. 1's relative figure and keeps its mean.
-	w := p.req.Attr
-	floor := busyFloorShare * (w.Load + w.CPUUtil + w.MemAvail) / float64(v)
+	// a busy one (change 14). The attributes that keep Eq. 1's relative
+	// figure (what the nodes have; users; flow or memory without the
+	// figures for shares) keep their mean.
+	floor := busyFloorShare * p.busyWeight / float64(v)
 	p.cref = float64(k) * ((sumCL-p.busy)/float64(v) + max(p.busy/float64(v), floor))
 	// The median pair, not the mean: one node on a slow link (a degraded
 	// port, whose every pair costs up to 9) lifts the mean until every

@@ -240,8 +240,12 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 	defer func() {
 		for k, w := range watches {
 			if !w.seen() {
-				cs.say("no re-test of %s (change %d) in %s's view by +%.1fs after the change: no phase-%d run was placed after one",
-					w.node, k+1, cs.asker, since()-w.changedS, k+1)
+				last := "never polled"
+				if !math.IsInf(w.lastMissS, -1) {
+					last = fmt.Sprintf("last polled at +%.1fs after the change", w.lastMissS-w.changedS)
+				}
+				cs.say("no re-test of %s (change %d) in %s's view (%s): no phase-%d run was placed after one",
+					w.node, k+1, cs.asker, last, k+1)
 			}
 		}
 	}()

@@ -180,21 +180,6 @@ func sections(recs []runRec, caseName string) []sectionRecs {
 	return out
 }
 
-// splitAtRetest is what the report makes of a phase after a change: its
-// runs placed before the first re-test and those placed after; runs of
-// unknown side are in neither.
-func splitAtRetest(recs []runRec) (before, after []runRec) {
-	for _, r := range recs {
-		switch r.Retest {
-		case retestBefore:
-			before = append(before, r)
-		case retestAfter:
-			after = append(after, r)
-		}
-	}
-	return before, after
-}
-
 // fmtNum is v in format, or "–" when there is no value (a mean of no
 // runs, a ratio to one): a split of a phase may lack a policy's runs.
 func fmtNum(format string, v float64) string {

@@ -12,7 +12,7 @@ import (
 var live = struct {
 	sync.Mutex
 	set   map[*Testbed]struct{}
-	after map[int]func() // AtSignal's, by registration
+	after map[int]func() // AtSignal's, keyed for cancel; run in no set order
 	next  int
 	once  sync.Once
 }{set: map[*Testbed]struct{}{}, after: map[int]func(){}}
