@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/probes"
 )
 
 // Issue #17's freshness contract gives a capacity change one bandwidth
@@ -28,9 +29,12 @@ const (
 // retestGuard is how long after a change a test must have ended to count
 // as a re-test: a figure is stamped with the end of its transfer
 // (probe.BandwidthResult.At), and a transfer that began before the change
-// measured partly the old rate. 1 MiB each way (the experiment's
-// --bandwidth-bytes) takes 1.7 s at 10 Mbit/s, degrade10's new rate.
-const retestGuard = 2 * time.Second
+// measured partly the old rate. No test outlasts the agents' bandwidth
+// timeout and the probe server's second of grace past it, whatever
+// --bandwidth-bytes and the new rate are (the review found a fixed 2 s,
+// sized for 1 MiB at 10 Mbit/s); -agent-args that raise
+// --bandwidth-timeout above the default would need it raised too.
+var retestGuard = probes.DefaultConfig().BandwidthTimeout + time.Second
 
 // retestWatch follows, during one phase, the asking agent's view of the
 // phase's changed node. Times are seconds after the start of the
