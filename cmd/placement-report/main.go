@@ -42,20 +42,20 @@ func main() {
 }
 
 type tally struct {
-	t, ratio, bw float64
-	worst        float64
-	within5      int
-	count        int
+	t, ratio, bw, load float64
+	worst              float64
+	within5            int
+	count              int
 }
 
 func run(w io.Writer, c config) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "nodes\tn\tpolicy\tmean T\tT/oracle\tworst T/oracle\twithin 5%\tmean avail Mbps\t")
+	fmt.Fprintln(tw, "nodes\tn\tpolicy\tmean T\tT/oracle\tworst T/oracle\twithin 5%\tmean avail Mbps\tload/core\t")
 	total := map[string]*tally{}
 	for _, size := range c.sizes {
 		for _, n := range c.procs {
 			per := map[string]*tally{}
-			var oracleT, oracleBW float64
+			var oracleT, oracleBW, oracleLoad float64
 			for k := range c.clusters {
 				seed := c.seed + int64(k)
 				snap := synth.Cluster(synth.Config{Nodes: size, Switches: 3 + int(seed%2), Seed: seed})
@@ -71,6 +71,7 @@ func run(w io.Writer, c config) error {
 				}
 				oracleT += od.Score.T
 				oracleBW += od.Score.MeanAvailMbps
+				oracleLoad += loadPerCore(snap, od.Hosts)
 				for _, pol := range policies {
 					req.Policy = pol
 					d, err := placement.Place(snap, req)
@@ -87,6 +88,7 @@ func run(w io.Writer, c config) error {
 						t.t += d.Score.T
 						t.ratio += ratio
 						t.bw += d.Score.MeanAvailMbps
+						t.load += loadPerCore(snap, d.Hosts)
 						t.worst = max(t.worst, ratio)
 						if ratio <= 1.05 {
 							t.within5++
@@ -101,17 +103,47 @@ func run(w io.Writer, c config) error {
 			k := float64(c.clusters)
 			for _, pol := range policies {
 				t := per[pol]
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%.4f\t%.3f\t%.3f\t%d/%d\t%.0f\t\n", size, n, pol,
-					t.t/k, t.ratio/k, t.worst, t.within5, t.count, t.bw/k)
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%.4f\t%.3f\t%.3f\t%d/%d\t%.0f\t%.3f\t\n", size, n, pol,
+					t.t/k, t.ratio/k, t.worst, t.within5, t.count, t.bw/k, t.load/k)
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%.4f\t%.3f\t%.3f\t%s\t%.0f\t\n", size, n, "oracle", oracleT/k, 1.0, 1.0, "-", oracleBW/k)
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%.4f\t%.3f\t%.3f\t%s\t%.0f\t%.3f\t\n", size, n, "oracle", oracleT/k, 1.0, 1.0, "-", oracleBW/k, oracleLoad/k)
 		}
 	}
-	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
 	for _, pol := range policies {
 		t := total[pol]
-		fmt.Fprintf(tw, "all\tall\t%s\t%.4f\t%.3f\t%.3f\t%d/%d\t%.0f\t\n", pol,
-			t.t/float64(t.count), t.ratio/float64(t.count), t.worst, t.within5, t.count, t.bw/float64(t.count))
+		fmt.Fprintf(tw, "all\tall\t%s\t%.4f\t%.3f\t%.3f\t%d/%d\t%.0f\t%.3f\t\n", pol,
+			t.t/float64(t.count), t.ratio/float64(t.count), t.worst, t.within5, t.count, t.bw/float64(t.count), t.load/float64(t.count))
 	}
 	return tw.Flush()
+}
+
+// loadPerCore is the 1-minute load per logical core the job's processes
+// find on their hosts, averaged over the processes: what the compute
+// term weighs, reported apart from T as the bandwidth column is.
+func loadPerCore(s placement.Snapshot, hosts []placement.Host) float64 {
+	byName := make(map[string]*placement.Node, len(s.Nodes))
+	for i := range s.Nodes {
+		byName[s.Nodes[i].Name] = &s.Nodes[i]
+	}
+	sum, procs := 0.0, 0
+	for _, h := range hosts {
+		n := byName[h.Node]
+		if n == nil {
+			continue
+		}
+		cores := n.Threads
+		if cores == 0 {
+			cores = n.Cores
+		}
+		if cores == 0 {
+			continue
+		}
+		sum += float64(h.Procs) * n.Load.M1 / float64(cores)
+		procs += h.Procs
+	}
+	if procs == 0 {
+		return 0
+	}
+	return sum / float64(procs)
 }
