@@ -18,12 +18,13 @@ package placement
 // differences between idle nodes: a load of 0.03 against 0.07 on two idle
 // 2-core nodes counts as 1 against 2.3, and in session 7 it decided a
 // placement onto a degraded link (change 14 in docs/placement.md). Node
-// flow leaves T's compute load when every node's link rate is known
-// (linkMbps, its fastest measured peak): the network term then reads each
-// node's traffic per direction (change 8), and counting the same bytes here
-// too made a node whose flow hurts no pair look busy (change 7 had made it
-// a share of the link; without link rates it keeps Eq. 1). The attributes
-// of what a node has (cores, clock, memory) keep Eq. 1 in both.
+// flow leaves T's compute load when the network term reads each node's
+// traffic per direction (change 8: every link rate known, linkMbps being
+// each node's fastest measured peak, and the nodes reporting NetRx/NetTx):
+// counting the same bytes here too made a node whose flow hurts no pair
+// look busy. With the rates but no directions it is a share of the link
+// (change 7), without the rates Eq. 1. The attributes of what a node has
+// (cores, clock, memory) keep Eq. 1 in both.
 //
 // busy is the sum over the nodes of the shares' part of cl and busyWeight
 // the sum of the weights that went into shares (both 0 with shares false):
@@ -68,7 +69,12 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		{w.M5 / hs, func(m Means) float64 { return m.M5 }},
 		{w.M15 / hs, func(m Means) float64 { return m.M15 }},
 	}
-	flowSeen := shares && allMeasured(linkMbps, len(nodes))
+	// Node flow: the network term's when it sees every node's traffic per
+	// direction (every link rate known and the nodes report NetRx/NetTx, as
+	// agents have since change 8); a share of the node's link when only the
+	// rates are known (change 7); Eq. 1 otherwise.
+	flowShare := shares && allMeasured(linkMbps, len(nodes))
+	flowSeen := flowShare && directional(nodes)
 	memKnown := true
 	for _, n := range nodes {
 		memKnown = memKnown && n.MemTotal > 0
@@ -77,6 +83,9 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		busyWeight = w.Load + w.CPUUtil
 		if memKnown {
 			busyWeight += w.MemAvail
+		}
+		if flowShare && !flowSeen {
+			busyWeight += w.NetFlow
 		}
 	}
 	for _, h := range horizons {
@@ -90,7 +99,13 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 			add(w.Load*h.w, false, func(n *Node) float64 { return get(n.Load) })
 			add(w.CPUUtil*h.w, false, func(n *Node) float64 { return get(n.CPUUtil) })
 		}
-		if !flowSeen {
+		switch {
+		case flowSeen:
+		case flowShare:
+			busy += addShare(cl, w.NetFlow*h.w, nodes, func(i int) float64 {
+				return min(1, max(0, get(nodes[i].NetFlow))*8/1e6/linkMbps[i])
+			})
+		default:
 			add(w.NetFlow*h.w, false, func(n *Node) float64 { return get(n.NetFlow) })
 		}
 		if shares && memKnown {
@@ -106,6 +121,20 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	add(w.MHz, true, func(n *Node) float64 { return n.MHz })
 	add(w.MemTotal, true, func(n *Node) float64 { return float64(n.MemTotal) })
 	return cl, busy, busyWeight
+}
+
+// directional reports whether the nodes report their traffic per
+// direction: an agent gossips NetRx and NetTx with every sample, so one node
+// with either above 0 says they all do. With none, every node is quiet now
+// or the snapshot predates directions; either way the network term has no
+// traffic to read, and node flow stays in the compute load.
+func directional(nodes []*Node) bool {
+	for _, n := range nodes {
+		if n.NetRx > 0 || n.NetTx > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // allMeasured reports whether every one of n nodes has a known link rate.

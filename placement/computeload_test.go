@@ -6,9 +6,10 @@ import (
 )
 
 // T's compute load counts how busy a node is (a share of its cores, of
-// 100 % CPU), not how its figure compares with the other nodes'; node flow
-// leaves it when the network term can see every node's traffic. Eq. 1
-// (shares false, the paper policy's) is unchanged.
+// 100 % CPU, of its memory), not how its figure compares with the other
+// nodes'; node flow leaves it when the network term can see every node's
+// traffic per direction. Eq. 1 (shares false, the paper policy's) is
+// unchanged.
 func TestComputeLoads_Shares(t *testing.T) {
 	t.Parallel()
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
@@ -64,8 +65,18 @@ func TestComputeLoads_Shares(t *testing.T) {
 	if cl, _, _ := computeLoads(light, &flow, false, nil); !near(cl[0], 1) || !near(cl[1], 0) {
 		t.Fatalf("Eq. 1: 30 Mbit/s on one node of four takes the whole weight: %v", cl)
 	}
-	if cl, _, _ := computeLoads(light, &flow, true, []float64{200, 200, 200, 200}); !near(cl[0], 0) {
-		t.Fatalf("T with every link measured: flow is the network term's, got %v", cl)
+	// Every link measured but no traffic per direction reported (a
+	// snapshot from before change 8): the share of the link, change 7's
+	// 30/200 over four nodes, counted as busy.
+	rates := []float64{200, 200, 200, 200}
+	if cl, shared, bw := computeLoads(light, &flow, true, rates); !near(cl[0], 0.15/4) || !near(cl[1], 0) || !near(shared, 0.15/4) || !near(bw, 1) {
+		t.Fatalf("rates but no directions: cl %v busy %v weight %v, want [0.0375 0 0 0], 0.0375, 1", cl, shared, bw)
+	}
+	// With the traffic per direction the network term reads it: flow
+	// leaves the compute load.
+	light[0].NetTx = 30e6 / 8
+	if cl, shared, bw := computeLoads(light, &flow, true, rates); !near(cl[0], 0) || shared != 0 || bw != 0 {
+		t.Fatalf("T with the traffic per direction: flow is the network term's, got cl %v busy %v weight %v", cl, shared, bw)
 	}
 	if cl, _, _ := computeLoads(light, &flow, true, []float64{200, 0, 200, 200}); !near(cl[0], 1) {
 		t.Fatalf("a node without a measured link: %v, want Eq. 1's flow for all", cl)
