@@ -97,7 +97,7 @@ func TestCasesMargin(t *testing.T) {
 // a 64 KiB message takes at 1 Gbit/s, would matter as much if they were
 // real. Until change 14 the test passed there (49 of 50) because Eq. 1
 // magnified n05's idle load of 0.10 against the others' 0.02-0.09 (the new
-// T gets 43); with every idle load set to 0.05 the old T and the new both
+// T gets 42); with every idle load set to 0.05 the old T and the new both
 // get 41.
 func TestCasesRTTNoise(t *testing.T) {
 	t.Parallel()
