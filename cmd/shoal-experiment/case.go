@@ -325,7 +325,7 @@ func (cs *caseRun) pollRetest(ctx context.Context, w *retestWatch, since func() 
 		notYet = fmt.Sprintf(", not yet at +%.1fs", w.lastMissS-w.changedS)
 	}
 	cs.say("first re-test of %s at +%.1fs after the change: pair %s-%s (%s Mbit/s, the slower direction; in %s's view by +%.1fs%s)",
-		w.node, w.measured.Sub(w.changedAt).Seconds(), w.node, w.retestPeer(), bw, cs.asker, w.seenS-w.changedS, notYet)
+		w.node, w.pair.MeasuredAt.Sub(w.changedAt).Seconds(), w.node, w.retestPeer(), bw, cs.asker, w.seenS-w.changedS, notYet)
 }
 
 // hostsFor is policy's group: the oracles' from the model of the phase,

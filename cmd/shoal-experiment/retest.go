@@ -49,9 +49,9 @@ type retestWatch struct {
 	// seenS is when the first poll whose answer held one came back (the
 	// view held it by then); +Inf until then.
 	seenS float64
-	// The re-test seen: its pair, when it ended, its figure.
-	pair     api.NetPair
-	measured time.Time
+	// pair is the re-test seen: its ends, its figure and, in
+	// MeasuredAt, when it ended.
+	pair api.NetPair
 }
 
 func newRetestWatch(node string, changedAt time.Time, changedS float64) *retestWatch {
@@ -71,7 +71,7 @@ func (w *retestWatch) observe(ps []api.NetPair, sentS, gotS float64) bool {
 		w.lastMissS = max(w.lastMissS, sentS)
 		return false
 	}
-	w.seenS, w.pair, w.measured = gotS, p, p.MeasuredAt
+	w.seenS, w.pair = gotS, p
 	return true
 }
 

@@ -66,8 +66,8 @@ func TestFirstRetest(t *testing.T) {
 	if w.observe(ps[:4], 70, 70.2) || w.seen() || w.lastMissS != 70 {
 		t.Errorf("a poll without a re-test: seen %v, lastMiss %v", w.seen(), w.lastMissS)
 	}
-	if !w.observe(ps, 80, 80.3) || w.seenS != 80.3 || w.retestPeer() != "n06" || !w.measured.Equal(change.Add(31*time.Second)) {
-		t.Errorf("the poll with one: seen at %v, peer %s, measured %v", w.seenS, w.retestPeer(), w.measured)
+	if !w.observe(ps, 80, 80.3) || w.seenS != 80.3 || w.retestPeer() != "n06" || !w.pair.MeasuredAt.Equal(change.Add(31*time.Second)) {
+		t.Errorf("the poll with one: seen at %v, peer %s, measured %v", w.seenS, w.retestPeer(), w.pair.MeasuredAt)
 	}
 	if w.observe(ps, 90, 90.1) || w.seenS != 80.3 {
 		t.Error("a later poll moved the first re-test")
