@@ -367,7 +367,14 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh string, a app, c config, work s
 			"--mca", "btl", "tcp,self", "--mca", "pml", "ob1", "--mca", "mpi_yield_when_idle", "1",
 			"--host", strings.ReplaceAll(strings.TrimSpace(b.String()), "\n", ","), "-np", np}
 	}
-	argv = headConfined(append(argv, a.argv...), rsh, r.Hosts[0], l.ProcsFile(r.Hosts[0]))
+	// mpirun and the rank it forks on the head share the head's hog
+	// cgroup, as the launcher puts the other nodes' ranks in theirs
+	// (session 7's review found rank 0 outside it).
+	argv, err := l.InHogCgroup(r.Hosts[0], append(argv, a.argv...))
+	if err != nil {
+		r.Err = err.Error()
+		return
+	}
 	start := time.Now()
 	outp, err := l.TB.Run(ctx, r.Hosts[0], argv...)
 	r.WallS = time.Since(start).Seconds()
@@ -378,24 +385,6 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh string, a app, c config, work s
 	if r.TimeS, r.CommS, err = a.parse(outp); err != nil {
 		r.Err = strings.ReplaceAll(err.Error(), "\n", " ")
 	}
-}
-
-// headConfined runs argv through the launcher rsh when the head node has
-// a hog cgroup (procsFile), so that mpirun and the rank it forks on the head
-// share the node's CPU quota with its hogs, as the launcher puts the other
-// nodes' ranks in theirs. Started straight in the head's namespaces, rank 0
-// ran outside it: a policy that put a hog node first measured that node's
-// rank unloaded (session 7's review). The launcher runs its command with
-// /bin/sh -c "$*", as ssh would, so each word is quoted for the shell.
-func headConfined(argv []string, rsh, head, procsFile string) []string {
-	if procsFile == "" {
-		return argv
-	}
-	out := []string{rsh, head}
-	for _, a := range argv {
-		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
-	}
-	return out
 }
 
 // slotsOf groups one-host-per-rank into hosts with rank counts, in order

@@ -67,6 +67,30 @@ exec "$@"
 	return path, nil
 }
 
+// InHogCgroup returns argv as it must be run (with Testbed.Run on node)
+// to share node's hog cgroup: through the launcher, which joins it, when
+// node has one (ProcsFile), else argv as it is. It is for the processes an
+// experiment starts on a node itself, mpirun and the rank it forks on the
+// head node, which the launcher would otherwise place only for the other
+// nodes.
+func (l *Lab) InHogCgroup(node string, argv []string) ([]string, error) {
+	if l.ProcsFile(node) == "" {
+		return argv, nil
+	}
+	rsh, err := l.LauncherScript()
+	if err != nil {
+		return nil, err
+	}
+	return throughLauncher(rsh, node, argv), nil
+}
+
+// throughLauncher is argv run on node by the launcher rsh, which runs its
+// command with /bin/sh -c "$*" as ssh would: each word is quoted for that
+// shell.
+func throughLauncher(rsh, node string, argv []string) []string {
+	return append([]string{rsh, node}, quoteAll(argv)...)
+}
+
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
