@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// logicalCores is the paper's coreCount_v: logical cores when reported, else physical.
-func logicalCores(n *Node) int {
+// LogicalCores is the paper's coreCount_v: logical cores when reported,
+// else physical.
+func (n *Node) LogicalCores() int {
 	if n.Threads > 0 {
 		return n.Threads
 	}
@@ -15,7 +16,7 @@ func logicalCores(n *Node) int {
 
 // loadPerCore is the 1-minute load average per logical core, the overload signal.
 func loadPerCore(n *Node) float64 {
-	c := logicalCores(n)
+	c := n.LogicalCores()
 	if c == 0 {
 		return math.Inf(1)
 	}
@@ -26,7 +27,7 @@ func loadPerCore(n *Node) float64 {
 // with Load_v the 1-minute load average. The modulo makes a node whose load is a
 // multiple of its core count look idle; the paper policy keeps that on purpose.
 func paperPC(n *Node) int {
-	c := logicalCores(n)
+	c := n.LogicalCores()
 	if c == 0 {
 		return 0
 	}
@@ -36,7 +37,7 @@ func paperPC(n *Node) int {
 // freePC is Eq. 3 without the wrap-around: a node whose load reaches its core
 // count has no free core. Every policy but paper uses it.
 func freePC(n *Node) int {
-	return max(0, logicalCores(n)-int(math.Ceil(n.Load.M1)))
+	return max(0, n.LogicalCores()-int(math.Ceil(n.Load.M1)))
 }
 
 // slotsFor turns a node's effective processor count into the slots a policy may

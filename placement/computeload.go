@@ -92,7 +92,7 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		get := h.get
 		if shares {
 			busy += addShare(cl, w.Load*h.w, nodes, func(i int) float64 {
-				return min(1, max(0, get(nodes[i].Load))/float64(max(1, logicalCores(nodes[i]))))
+				return min(1, max(0, get(nodes[i].Load))/float64(max(1, nodes[i].LogicalCores())))
 			})
 			busy += addShare(cl, w.CPUUtil*h.w, nodes, func(i int) float64 { return min(1, max(0, get(nodes[i].CPUUtil))/100) })
 		} else {
@@ -117,7 +117,7 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		}
 	}
 	add(w.Users, false, func(n *Node) float64 { return float64(n.Users) })
-	add(w.Cores, true, func(n *Node) float64 { return float64(logicalCores(n)) })
+	add(w.Cores, true, func(n *Node) float64 { return float64(n.LogicalCores()) })
 	add(w.MHz, true, func(n *Node) float64 { return n.MHz })
 	add(w.MemTotal, true, func(n *Node) float64 { return float64(n.MemTotal) })
 	return cl, busy, busyWeight

@@ -39,7 +39,7 @@ func (p *problem) hostfileNodes(hf []HostSlots) ([]int, error) {
 		switch pe, ok := hasPEs(nd, p.req.PEs); {
 		case !nd.Alive:
 			return nil, fmt.Errorf("hostfile host %q (relax %q keeps locations): %w", h.Host, p.req.Relax, ErrDeadHost)
-		case logicalCores(nd) == 0:
+		case nd.LogicalCores() == 0:
 			return nil, fmt.Errorf("%w: hostfile host %q has not reported its cores", ErrInvalidRequest, h.Host)
 		case !ok:
 			return nil, fmt.Errorf("%w: hostfile host %q has no %s the job needs", ErrInvalidRequest, h.Host, pe)

@@ -47,7 +47,7 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 		switch pe, ok := hasPEs(nd, r.PEs); {
 		case !nd.Alive:
 			p.dead++
-		case logicalCores(nd) == 0:
+		case nd.LogicalCores() == 0:
 			p.noCores++ // not yet reported: nothing to place on
 		case !ok:
 			p.noPE++

@@ -129,17 +129,10 @@ func loadPerCore(s placement.Snapshot, hosts []placement.Host) float64 {
 	sum, procs := 0.0, 0
 	for _, h := range hosts {
 		n := byName[h.Node]
-		if n == nil {
+		if n == nil || n.LogicalCores() == 0 {
 			continue
 		}
-		cores := n.Threads
-		if cores == 0 {
-			cores = n.Cores
-		}
-		if cores == 0 {
-			continue
-		}
-		sum += float64(h.Procs) * n.Load.M1 / float64(cores)
+		sum += float64(h.Procs) * n.Load.M1 / float64(n.LogicalCores())
 		procs += h.Procs
 	}
 	if procs == 0 {
