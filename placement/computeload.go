@@ -92,9 +92,9 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		get := h.get
 		if shares {
 			busy += addShare(cl, w.Load*h.w, nodes, func(i int) float64 {
-				return min(1, max(0, get(nodes[i].Load))/float64(max(1, nodes[i].LogicalCores())))
+				return shareOf(get(nodes[i].Load), float64(max(1, nodes[i].LogicalCores())))
 			})
-			busy += addShare(cl, w.CPUUtil*h.w, nodes, func(i int) float64 { return min(1, max(0, get(nodes[i].CPUUtil))/100) })
+			busy += addShare(cl, w.CPUUtil*h.w, nodes, func(i int) float64 { return shareOf(get(nodes[i].CPUUtil), 100) })
 		} else {
 			add(w.Load*h.w, false, func(n *Node) float64 { return get(n.Load) })
 			add(w.CPUUtil*h.w, false, func(n *Node) float64 { return get(n.CPUUtil) })
@@ -103,14 +103,15 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		case flowSeen:
 		case flowShare:
 			busy += addShare(cl, w.NetFlow*h.w, nodes, func(i int) float64 {
-				return min(1, max(0, get(nodes[i].NetFlow))*8/1e6/linkMbps[i])
+				return shareOf(get(nodes[i].NetFlow)*8/1e6, linkMbps[i])
 			})
 		default:
 			add(w.NetFlow*h.w, false, func(n *Node) float64 { return get(n.NetFlow) })
 		}
 		if shares && memKnown {
 			busy += addShare(cl, w.MemAvail*h.w, nodes, func(i int) float64 {
-				return min(1, max(0, 1-get(nodes[i].MemAvail)/float64(nodes[i].MemTotal)))
+				total := float64(nodes[i].MemTotal)
+				return shareOf(total-get(nodes[i].MemAvail), total)
 			})
 		} else {
 			add(w.MemAvail*h.w, true, func(n *Node) float64 { return get(n.MemAvail) })
@@ -149,6 +150,11 @@ func allMeasured(linkMbps []float64, n int) bool {
 	}
 	return true
 }
+
+// shareOf is used out of capacity, between 0 and 1: a negative figure (a
+// stale sample showing more memory free than the total) uses nothing, an
+// overloaded node uses all of it.
+func shareOf(used, capacity float64) float64 { return min(1, max(0, used/capacity)) }
 
 // addShare adds weight times each node's share divided by the node count
 // (see computeLoads) and returns the sum it added.
