@@ -248,16 +248,13 @@ func (c *Cluster) Restart(i int) {
 	// connection (bind: address already in use; seen once in a CI run of
 	// TestRotation_RollingNewCA). Such a loan ends with its connection:
 	// try again until the port is free, for a bounded time.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := c.start(i)
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
-			c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
-		}
-		time.Sleep(100 * time.Millisecond) // a retry's pace, not a synchronisation
+	var err error
+	_ = Poll(20*time.Second, func() bool {
+		err = c.start(i)
+		return !errors.Is(err, syscall.EADDRINUSE)
+	})
+	if err != nil {
+		c.t.Fatalf("restart %s: %v", c.cfgs[i].Name, err)
 	}
 }
 
