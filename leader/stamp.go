@@ -164,23 +164,6 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]trafficSteps {
 	return out
 }
 
-// A direct test between two nodes also competed with what their own links
-// carried then: a job's traffic at its ends lowers the reading, and
-// placement reads the latest reading for a whole cycle (minutes) after the
-// job has gone. Placement already takes each end's traffic now off the
-// end's capacity (direction.go), so addBack gives each direction of a
-// directly tested link back what both of its ends carried during the
-// test, min(sender's tx, receiver's rx) at its least over the
-// stampWindowMs before the test ended, never above that direction's
-// fastest test: the traffic moves from the stale reading to the current
-// terms. Both ends, not either: which link held the test back is not
-// known, and traffic at one end only proves nothing about the path. After
-// degrade10's link dropped to 10 Mbit/s, a test towards it read 10 while
-// the sender carried 90 Mbit/s of a job elsewhere, and taking the busier
-// end (max) gave it back 100 (session 7's run 3). A test on quiet ends
-// keeps its reading, so a degraded link shows at once; the node's own
-// tests are not in its traffic. appendRowLinks applies it.
-
 // nodeTraffic indexes the nodes' traffic histories by name (nil: none).
 // The steps are the nodes' own, not copies.
 func nodeTraffic(nodes []Node) map[string]trafficSteps {
@@ -199,6 +182,23 @@ func nodeTraffic(nodes []Node) map[string]trafficSteps {
 
 // addBack is a test's rate from sender to receiver plus what both ends
 // carried otherwise while it ran (it ended at t), at most peak.
+//
+// A direct test between two nodes also competed with what their own links
+// carried then: a job's traffic at its ends lowers the reading, and
+// placement reads the latest reading for a whole cycle (minutes) after the
+// job has gone. Placement already takes each end's traffic now off the
+// end's capacity (direction.go), so addBack gives each direction of a
+// directly tested link back what both of its ends carried during the
+// test, min(sender's tx, receiver's rx) at its least over the
+// stampWindowMs before the test ended, never above that direction's
+// fastest test: the traffic moves from the stale reading to the current
+// terms. Both ends, not either: which link held the test back is not
+// known, and traffic at one end only proves nothing about the path. After
+// degrade10's link dropped to 10 Mbit/s, a test towards it read 10 while
+// the sender carried 90 Mbit/s of a job elsewhere, and taking the busier
+// end (max) gave it back 100 (session 7's run 3). A test on quiet ends
+// keeps its reading, so a degraded link shows at once; the node's own
+// tests are not in its traffic. appendRowLinks applies it.
 func addBack(rate, peak float64, sender, receiver trafficSteps, t int64) float64 {
 	if !(peak > rate) {
 		return rate
