@@ -92,6 +92,14 @@ type NetEntry struct {
 	PeakIn  float64 `json:"pi,omitempty"`
 	BWOutAt int64   `json:"bot,omitempty"`
 	BWInAt  int64   `json:"bit,omitempty"`
+	// CarOut and CarIn are what the owner's link carried in that
+	// direction while the latest test ran, the test included, in Mbit/s
+	// (probe.BandwidthResult.Carried): sent for Out, received for In.
+	// Zero when the owner did not read its counters. The leader gives a
+	// reading back what both ends carried besides the test
+	// (leader/stamp.go).
+	CarOut float64 `json:"co,omitempty"`
+	CarIn  float64 `json:"ci,omitempty"`
 }
 
 // RaftInfo is a node's raft standing as it gossips it.

@@ -73,11 +73,9 @@ func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
 	}
 	s.MemAvail = vm.Available
 
-	counters, err := gnet.IOCountersWithContext(ctx, true)
-	if err != nil {
-		return RawSample{}, fmt.Errorf("read network counters: %w", err)
+	if s.RxBytes, s.TxBytes, err = readNetBytes(ctx); err != nil {
+		return RawSample{}, err
 	}
-	s.RxBytes, s.TxBytes = sumNonLoopbackDir(counters, loopbackNames())
 	s.NetBytes = s.RxBytes + s.TxBytes
 
 	users, err := host.UsersWithContext(ctx)

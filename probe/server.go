@@ -40,6 +40,10 @@ type ServerConfig struct {
 	// its HMAC) travels encrypted, verified by the client against the
 	// cluster's CA. Nil: plain TCP.
 	TLS *tls.Config
+	// Counters, when set, is read around each half of a test, so the
+	// result tells what else this end's link carried (Carried). Nil:
+	// not read.
+	Counters Counters
 }
 
 // Server is a node's probe server: a UDP echo for latency and a TCP sink
@@ -231,6 +235,7 @@ func (s *Server) handle(c net.Conn) {
 	}
 	start := s.now()
 	_ = c.SetDeadline(start.Add(timeout + time.Second))
+	fwd := startHalf(s.cfg.Counters, true)
 	if _, err := c.Write([]byte{verdictGo}); err != nil {
 		return
 	}
@@ -251,14 +256,17 @@ func (s *Server) handle(c net.Conn) {
 		}
 	}
 	res := bwResult{Received: got, Elapsed: last.Sub(start)}
+	r := BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last}
+	r.Carried = fwd.carried(r.Mbps(), got)
 	_ = c.SetWriteDeadline(s.now().Add(time.Second))
 	if _, err := c.Write(res.marshal(s.cfg.Key, req.Nonce)); err != nil || got < req.Bytes {
-		s.tested(req.From, BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last})
+		s.tested(req.From, r)
 		return // the forward direction fell short: no reverse on a broken stream
 	}
-	r := BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last}
 	if req.Both {
+		rev := startHalf(s.cfg.Counters, false)
 		r.RevBytes, r.RevElapsed = s.sendBack(c, req, timeout, buf)
+		r.RevCarried = rev.carried(r.RevMbps(), req.Bytes)
 	}
 	s.tested(req.From, r)
 }
@@ -314,6 +322,16 @@ type BandwidthResult struct {
 
 	RevBytes   uint64
 	RevElapsed time.Duration
+
+	// Carried and RevCarried are what this end's link carried in each
+	// half's direction while the half ran, in Mbit/s: the half's rate
+	// plus the other traffic this end's interface counters saw go the
+	// same way (sent, where this end sent the half; received, where it
+	// received it). A test that shared a link with a job reads low, and
+	// this is how much: the leader gives the reading back what both ends
+	// carried besides it (leader/stamp.go). Zero when the counters were
+	// not read (no Counters) or the half did not complete.
+	Carried, RevCarried float64
 }
 
 // Mbps is the forward rate in Mbit/s (10^6 bit/s); 0 for an empty test.
@@ -347,19 +365,20 @@ func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 // server's ServerConfig.TLS is set): the request is sent only after the
 // server proved it holds a certificate tc trusts.
 func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config) (BandwidthResult, error) {
-	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, false)
+	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, false, nil)
 }
 
 // BandwidthTestBoth measures both directions in one test (wire version
 // 2): n bytes to the server, then n bytes back, each within timeout (the
 // server's own timeout should be twice that). The reverse rate is what
 // this client received; a reverse that fails leaves it zero and keeps
-// the forward result.
-func BandwidthTestBoth(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config) (BandwidthResult, error) {
-	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, true)
+// the forward result. counters, when not nil, is read around each half
+// for the result's Carried and RevCarried.
+func BandwidthTestBoth(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, counters Counters) (BandwidthResult, error) {
+	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, true, counters)
 }
 
-func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both bool) (BandwidthResult, error) {
+func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both bool, counters Counters) (BandwidthResult, error) {
 	var req bwRequest
 	req.Bytes, req.At, req.From, req.Both = n, time.Now().UnixMilli(), from, both
 	if _, err := randRead(req.Nonce[:]); err != nil {
@@ -400,7 +419,9 @@ func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(timeout))
 	chunk := make([]byte, 256<<10)
-	for sent := uint64(0); sent < n; {
+	fwd := startHalf(counters, false)
+	var sent uint64
+	for sent < n {
 		k, err := c.Write(chunk[:min(uint64(len(chunk)), n-sent)])
 		sent += uint64(k)
 		if err != nil {
@@ -425,8 +446,11 @@ func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 		return BandwidthResult{}, fmt.Errorf("bandwidth test to %s: nothing arrived within %v", addr, timeout)
 	}
 	out := BandwidthResult{Bytes: r.Received, Elapsed: r.Elapsed, At: time.Now()}
+	out.Carried = fwd.carried(out.Mbps(), sent)
 	if both && r.Received == n {
+		rev := startHalf(counters, true)
 		out.RevBytes, out.RevElapsed = receiveBack(c, key, req.Nonce, n, timeout, chunk)
+		out.RevCarried = rev.carried(out.RevMbps(), out.RevBytes)
 	}
 	return out, nil
 }

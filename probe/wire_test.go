@@ -96,7 +96,7 @@ func TestServer_BandwidthOverTLS(t *testing.T) {
 	}
 	// The server frees its slot just after it answered the last test.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<19, time.Second, ok)
+		r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<19, time.Second, ok, nil)
 		if errors.Is(err, ErrPeerBusy) && time.Now().Before(deadline) {
 			continue
 		}
@@ -128,7 +128,7 @@ func TestServer_BothDirections(t *testing.T) {
 	}
 	defer s.Close()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
-	r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second, nil)
+	r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second, nil, nil)
 	if err != nil || r.Bytes != 1<<20 || r.RevBytes != 1<<20 || r.Mbps() <= 0 || r.RevMbps() <= 0 {
 		t.Fatalf("two-way test: %+v %v", r, err)
 	}
@@ -147,4 +147,48 @@ func TestServer_BothDirections(t *testing.T) {
 	if sr := <-got; sr.RevBytes != 0 {
 		t.Fatalf("one-way test recorded a reverse: %+v", sr)
 	}
+}
+
+// TestServer_CarriedBothEnds: with counters, each end reports for each
+// half what its link carried that way, and only the ends that read
+// counters do. Over loopback the counters are a stand-in (the real
+// interfaces' counters are tested on namespaces, agent's
+// TestProbes_CarriedUnderAFlow): each reading adds 1 GB both ways, so
+// every half saw far more than its own payload besides it.
+func TestServer_CarriedBothEnds(t *testing.T) {
+	t.Parallel()
+	busyLink := func() Counters {
+		var n uint64
+		return func() (rx, tx uint64, err error) { n += 1 << 30; return n, n, nil }
+	}
+	got := make(chan BandwidthResult, 1)
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 4 * time.Second,
+		OnTest: func(_ string, r BandwidthResult) { got <- r }, Counters: busyLink()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	r, err := BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<20, 2*time.Second, nil, busyLink())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := <-got
+	for _, c := range []struct {
+		end           string
+		carried, rate float64
+	}{{"client, forward", r.Carried, r.Mbps()}, {"client, reverse", r.RevCarried, r.RevMbps()},
+		{"server, forward", sr.Carried, sr.Mbps()}, {"server, reverse", sr.RevCarried, sr.RevMbps()}} {
+		if !(c.carried > c.rate) || !(c.rate > 0) {
+			t.Errorf("%s: carried %v at rate %v; want above the rate", c.end, c.carried, c.rate)
+		}
+	}
+	r, err = BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second, nil, nil)
+	for deadline := time.Now().Add(10 * time.Second); errors.Is(err, ErrPeerBusy) && time.Now().Before(deadline); {
+		r, err = BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second, nil, nil)
+	}
+	if err != nil || r.Carried != 0 || r.RevCarried != 0 {
+		t.Fatalf("client without counters: %+v %v; want carried 0 both ways", r, err)
+	}
+	<-got
 }

@@ -116,13 +116,18 @@ func New(d Deps) *Manager {
 // probe server. The probes themselves start in Run.
 func (m *Manager) Start(ctx context.Context) {
 	m.firstSample(ctx)
+	var counters probe.Counters
+	if m.countersMeaningful() {
+		counters = probe.ReadCounters
+	}
 	srv, err := probe.Listen(m.d.BindAddr, m.cfg.Port, probe.ServerConfig{
 		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
 		// The server received the forward half (in) and sent the reverse (out).
 		OnTest: func(from string, r probe.BandwidthResult) {
-			m.row.addBW(from, r.At, r.RevMbps(), r.Mbps())
+			m.row.addBW(from, r.At, dirReading{r.RevMbps(), r.RevCarried}, dirReading{r.Mbps(), r.Carried})
 			m.smp.testBytes(r.Bytes, r.RevBytes)
 		},
+		Counters: counters,
 		// The request and its HMAC go inside TLS; the client is
 		// authenticated by that HMAC, as before.
 		TLS: m.d.ServerTLS,
@@ -261,7 +266,18 @@ func (m *Manager) Retune(t Tuning) {
 func (m *Manager) configMsg(kind string) child.Msg {
 	return child.Msg{Type: child.TypeConfig, Kind: kind, Node: m.d.Node, Key: m.d.Key, CA: m.d.CAPEM,
 		BeatMS: m.cfg.BeatInterval.Milliseconds(), SampleMS: m.d.SampleInterval.Milliseconds(),
-		LatencyMS: m.cfg.LatencyInterval.Milliseconds(), TimeoutMS: m.cfg.BandwidthTimeout.Milliseconds()}
+		LatencyMS: m.cfg.LatencyInterval.Milliseconds(), TimeoutMS: m.cfg.BandwidthTimeout.Milliseconds(),
+		Counters: m.countersMeaningful()}
+}
+
+// countersMeaningful reports whether this node's bandwidth tests cross
+// the interfaces its counters count: not when the probe server binds a
+// loopback address (an in-process test cluster), whose traffic the
+// counters leave out while the host's other interfaces carry whatever
+// else the machine does.
+func (m *Manager) countersMeaningful() bool {
+	ip := net.ParseIP(m.d.BindAddr)
+	return ip == nil || !ip.IsLoopback()
 }
 
 func (m *Manager) proc(kind string) *probeProc {
@@ -298,7 +314,7 @@ func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
 		r := probe.BandwidthResult{Bytes: msg.Bytes, Elapsed: time.Duration(msg.NS), At: now,
 			RevBytes: msg.RevBytes, RevElapsed: time.Duration(msg.RevNS)}
 		// This node sent the forward half (out) and received the reverse (in).
-		m.row.addBW(msg.Peer, now, r.Mbps(), r.RevMbps())
+		m.row.addBW(msg.Peer, now, dirReading{r.Mbps(), msg.Carried}, dirReading{r.RevMbps(), msg.RevCarried})
 		m.smp.testBytes(r.RevBytes, r.Bytes)
 	}
 }

@@ -26,19 +26,33 @@ type netCell struct {
 	hasRTT bool
 }
 
-// netDir is one direction of a link: the latest rate, the fastest seen
-// and when the latest was measured.
+// netDir is one direction of a link: the latest rate, what this node's
+// link carried that way during that test (0: not known), the fastest
+// rate seen and when the latest was measured.
 type netDir struct {
-	bw, peak float64
-	at       time.Time
+	bw, carried, peak float64
+	at                time.Time
 }
 
-func (d *netDir) add(at time.Time, mbps float64) {
-	if mbps <= 0 || math.IsInf(mbps, 0) || math.IsNaN(mbps) {
+// dirReading is one direction of one test: its rate and what this
+// node's link carried that way meanwhile, the test included
+// (probe.BandwidthResult.Carried; 0 when not read), in Mbit/s.
+type dirReading struct {
+	mbps, carried float64
+}
+
+func validRate(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+func (d *netDir) add(at time.Time, r dirReading) {
+	if !validRate(r.mbps) {
 		return
 	}
-	d.bw, d.at = mbps, at
-	d.peak = max(d.peak, mbps)
+	d.bw, d.at = r.mbps, at
+	d.carried = 0
+	if validRate(r.carried) && r.carried >= r.mbps {
+		d.carried = r.carried
+	}
+	d.peak = max(d.peak, r.mbps)
 }
 
 func newNetRow() *netRow { return &netRow{cells: map[string]*netCell{}} }
@@ -63,12 +77,11 @@ func (r *netRow) addRTT(peer string, at time.Time, rtt time.Duration) {
 	c.hasRTT, r.dirty = true, true
 }
 
-// addBW records one bandwidth test with peer: out is the rate from this
-// node to the peer, in the rate back, in Mbit/s; a direction the test did
-// not measure (0, or not a finite positive rate) keeps its last value.
-func (r *netRow) addBW(peer string, at time.Time, out, in float64) {
-	valid := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
-	if peer == "" || (!valid(out) && !valid(in)) {
+// addBW records one bandwidth test with peer: out is the direction from
+// this node to the peer, in the one back; a direction the test did not
+// measure (rate 0, or not a finite positive rate) keeps its last value.
+func (r *netRow) addBW(peer string, at time.Time, out, in dirReading) {
+	if peer == "" || (!validRate(out.mbps) && !validRate(in.mbps)) {
 		return
 	}
 	r.mu.Lock()
@@ -121,10 +134,10 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]gossip.NetEntry
 func fillBW(e *gossip.NetEntry, c *netCell) {
 	round := func(v float64) float64 { return math.Round(v*10) / 10 }
 	if !c.out.at.IsZero() {
-		e.BWOut, e.PeakOut, e.BWOutAt = round(c.out.bw), round(c.out.peak), c.out.at.UnixMilli()
+		e.BWOut, e.PeakOut, e.BWOutAt, e.CarOut = round(c.out.bw), round(c.out.peak), c.out.at.UnixMilli(), round(c.out.carried)
 	}
 	if !c.in.at.IsZero() {
-		e.BWIn, e.PeakIn, e.BWInAt = round(c.in.bw), round(c.in.peak), c.in.at.UnixMilli()
+		e.BWIn, e.PeakIn, e.BWInAt, e.CarIn = round(c.in.bw), round(c.in.peak), c.in.at.UnixMilli(), round(c.in.carried)
 	}
 	switch {
 	case e.BWOutAt != 0 && e.BWInAt != 0:

@@ -21,10 +21,10 @@ func TestNetRow(t *testing.T) {
 		t.Fatal("an empty row reported a change")
 	}
 	r.addRTT("n2", t0, 183_400*time.Nanosecond)
-	r.addBW("n2", t0, 941.26, 0)
-	r.addBW("n2", t0.Add(time.Second), 500.04, 0)
-	r.addBW("n3", t0, math.Inf(1), math.NaN()) // dropped
-	r.addBW("n3", t0, 0, 0)                    // dropped
+	r.addBW("n2", t0, dirReading{941.26, 0}, dirReading{})
+	r.addBW("n2", t0.Add(time.Second), dirReading{500.04, 0}, dirReading{})
+	r.addBW("n3", t0, dirReading{math.Inf(1), 0}, dirReading{math.NaN(), 0}) // dropped
+	r.addBW("n3", t0, dirReading{}, dirReading{})                            // dropped
 	r.addRTT("", t0, time.Millisecond)
 	r.addRTT("n4", t0, -time.Millisecond)
 	got, changed := r.take(t0.Add(2*time.Second), all)
@@ -51,7 +51,7 @@ func TestNetRow_Directions(t *testing.T) {
 	t0 := time.UnixMilli(1_763_790_000_000)
 	all := func(string) bool { return true }
 	r := newNetRow()
-	r.addBW("n2", t0, 940, 9.5) // out fast, in shaped to 10 Mbit/s
+	r.addBW("n2", t0, dirReading{940, 0}, dirReading{9.5, 0}) // out fast, in shaped to 10 Mbit/s
 	got, _ := r.take(t0, all)
 	want := gossip.NetEntry{Peer: "n2", BW: 9.5, Peak: 940, BWAt: t0.UnixMilli(),
 		BWOut: 940, PeakOut: 940, BWOutAt: t0.UnixMilli(), BWIn: 9.5, PeakIn: 9.5, BWInAt: t0.UnixMilli()}
@@ -59,10 +59,37 @@ func TestNetRow_Directions(t *testing.T) {
 		t.Fatalf("two-way test: %+v; want %+v", got, want)
 	}
 	t1 := t0.Add(time.Minute)
-	r.addBW("n2", t1, 0, 20)
+	r.addBW("n2", t1, dirReading{}, dirReading{20, 0})
 	got, _ = r.take(t1, all)
 	want.BW, want.BWAt, want.BWIn, want.PeakIn, want.BWInAt = 20, t1.UnixMilli(), 20, 20, t1.UnixMilli()
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("after an inbound-only test: %+v; want %+v", got, want)
+	}
+}
+
+// TestNetRow_Carried: what the node's link carried during a test travels
+// with that direction's reading; a later test of the same direction
+// replaces it (unread: 0, never the previous test's figure), a test of
+// the other direction leaves it, and a figure below the reading (counters
+// that went wrong) is dropped, not published as a link fuller than full.
+func TestNetRow_Carried(t *testing.T) {
+	t.Parallel()
+	t0 := time.UnixMilli(1_763_790_000_000)
+	all := func(string) bool { return true }
+	r := newNetRow()
+	r.addBW("n2", t0, dirReading{44.04, 98.96}, dirReading{95, 96.2})
+	got, _ := r.take(t0, all)
+	if len(got) != 1 || got[0].CarOut != 99 || got[0].CarIn != 96.2 || got[0].BWOut != 44 {
+		t.Fatalf("two-way test under a flow: %+v; want out 44 carried 99, in carried 96.2", got)
+	}
+	r.addBW("n2", t0.Add(time.Minute), dirReading{}, dirReading{90, 0})
+	got, _ = r.take(t0, all)
+	if got[0].CarOut != 99 || got[0].CarIn != 0 {
+		t.Fatalf("after an inbound test with no counters: carried out %v in %v; want 99 and 0", got[0].CarOut, got[0].CarIn)
+	}
+	r.addBW("n2", t0.Add(2*time.Minute), dirReading{50, 20}, dirReading{})
+	got, _ = r.take(t0, all)
+	if got[0].CarOut != 0 || got[0].BWOut != 50 {
+		t.Fatalf("carried below the reading: %+v; want the reading kept and carried 0", got[0])
 	}
 }

@@ -17,7 +17,7 @@
 //	{"type":"beat"}                                            every beat_ms
 //	{"type":"sample","sample":{…RawSample…}}                  nodestate
 //	{"type":"rtt","rtts":[{"peer":"n2","us":183}]}             latency, once per round
-//	{"type":"bw","id":7,"peer":"n2","bytes":2097152,"ns":…,"rev_bytes":…,"rev_ns":…}  bandwidth result both ways (or "err")
+//	{"type":"bw","id":7,"peer":"n2","bytes":2097152,"ns":…,"rev_bytes":…,"rev_ns":…,"carried":…,"rev_carried":…}  bandwidth result both ways (or "err")
 //
 // A config line after the first changes the probe's periods (beat_ms,
 // sample_ms, latency_ms) and its test timeout (timeout_ms) in place; its

@@ -26,6 +26,10 @@ type Msg struct {
 	SampleMS  int64  `json:"sample_ms,omitempty"`
 	LatencyMS int64  `json:"latency_ms,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+	// Counters tells the bandwidth probe to read the interface counters
+	// around each half of a test (probe.BandwidthResult.Carried): false
+	// where the tests cross no counted interface (loopback).
+	Counters bool `json:"counters,omitempty"`
 
 	// peers
 	Peers []Peer `json:"peers,omitempty"`
@@ -40,7 +44,12 @@ type Msg struct {
 	// to this node); zero when it was not measured.
 	RevBytes uint64 `json:"rev_bytes,omitempty"`
 	RevNS    int64  `json:"rev_ns,omitempty"`
-	Err      string `json:"err,omitempty"`
+	// Carried and RevCarried are what this node's link carried each way
+	// while the test ran, the test included, in Mbit/s
+	// (probe.BandwidthResult); zero when not read.
+	Carried    float64 `json:"carried,omitempty"`
+	RevCarried float64 `json:"rev_carried,omitempty"`
+	Err        string  `json:"err,omitempty"`
 
 	// sample and rtt
 	Sample *probe.RawSample `json:"sample,omitempty"`
