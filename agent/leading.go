@@ -230,7 +230,8 @@ func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 	var out []leader.NetEntry
 	for _, ne := range cells {
 		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt,
-			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn, BWOutAt: ne.BWOutAt, BWInAt: ne.BWInAt})
+			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn, BWOutAt: ne.BWOutAt, BWInAt: ne.BWInAt,
+			CarOut: ne.CarOut, CarIn: ne.CarIn})
 	}
 	return out
 }

@@ -26,10 +26,10 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 		snap.Nodes = append(snap.Nodes, n)
 	}
 	coords := nodeCoords(nodes)
-	hist := nodeTraffic(nodes)
+	ends := testEnds{hist: nodeTraffic(nodes), rows: nodeRows(nodes)}
 	for _, nd := range nodes {
 		if nd.HasState {
-			snap.Links = appendRowLinks(snap.Links, nd, coords, hist)
+			snap.Links = appendRowLinks(snap.Links, nd, coords, ends)
 		}
 	}
 	deriveLinks(st, nodes, &snap)
@@ -80,9 +80,10 @@ func deriveLinks(st *raftfsm.State, nodes []Node, snap *placement.Snapshot) {
 // measured, with both directions as the row holds them (From is nd: Fwd
 // is nd to the peer, Rev the peer to nd). A cell without a direct RTT
 // takes the two nodes' coordinate estimate, marked RTTEstimated. Each
-// direction's rate gets back what its ends carried during its test
-// (addBack, from the traffic histories hist; nil: none).
-func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate, hist map[string]trafficSteps) []placement.Link {
+// direction's rate gets back what its ends carried besides its test
+// (addBack, from ends: the ends' own counts, else their traffic
+// histories; the zero value: none).
+func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordinate.Coordinate, ends testEnds) []placement.Link {
 	for _, ne := range nd.Net {
 		if ne.BWAt == 0 && ne.RTTAt == 0 {
 			continue
@@ -93,13 +94,11 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 		if ne.RTTAt == 0 {
 			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
 		}
-		if hist != nil {
-			if ne.BWOut > 0 {
-				l.FwdMbps = float32(addBack(ne.BWOut, ne.PeakOut, hist[nd.Name], hist[ne.Peer], ne.BWOutAt))
-			}
-			if ne.BWIn > 0 {
-				l.RevMbps = float32(addBack(ne.BWIn, ne.PeakIn, hist[ne.Peer], hist[nd.Name], ne.BWInAt))
-			}
+		if ne.BWOut > 0 {
+			l.FwdMbps = float32(ends.addBack(nd.Name, &ne, true))
+		}
+		if ne.BWIn > 0 {
+			l.RevMbps = float32(ends.addBack(nd.Name, &ne, false))
 		}
 		links = append(links, l)
 	}

@@ -418,3 +418,58 @@ func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshot_DirectTestGetsCountedTrafficBack: where both ends counted
+// what their links carried during the test (CarOut, CarIn), the test gets
+// back the smaller of the two counts less the reading, even when their
+// traffic histories saw nothing (a 1-s job between two 3-s samples). An
+// end whose count of that test is missing, or whose cell records another
+// test, falls back to its history.
+func TestSnapshot_DirectTestGetsCountedTrafficBack(t *testing.T) {
+	t.Parallel()
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	var nodes []Node
+	for _, n := range names {
+		nd := testNode(n)
+		nd.Traffic = []TrafficPoint{{At: 100_000}} // quiet in every sample
+		nodes = append(nodes, nd)
+	}
+	at := int64(150_000)
+	cell := func(peer string, out, carOut, in, carIn float64, outAt, inAt int64) NetEntry {
+		return NetEntry{Peer: peer, BW: min(out, in), Peak: 100, BWAt: max(outAt, inAt), BWOut: out, BWIn: in,
+			PeakOut: 100, PeakIn: 100, BWOutAt: outAt, BWInAt: inAt, CarOut: carOut, CarIn: carIn}
+	}
+	// a -> b ran beside a 1-s job a -> b: a sent 55 besides, b received 53.
+	// The server (b) stamps the test 1.5 s before the client (a). The
+	// rows are not sorted by peer here: the index sorts a copy.
+	nodes[0].Net = []NetEntry{cell("e", 44, 99, 95, 95.5, at, at), cell("b", 44, 99, 95, 95.5, at, at)}
+	nodes[1].Net = []NetEntry{cell("a", 95, 95.4, 44, 97, at-1500, at-1500)}
+	// c -> d: c sent 90 elsewhere, d's link degraded to 10 and is quiet.
+	nodes[2].Net = []NetEntry{cell("d", 10, 100, 10, 10, at, at)}
+	nodes[3].Net = []NetEntry{cell("c", 10, 10, 10, 10, at, at)}
+	// e has no cell for a (its row has not come): its history (quiet)
+	// stands in. f's cell for a is an older test with another reading.
+	nodes[5].Net = []NetEntry{cell("a", 80, 99, 80, 99, at-60_000, at-60_000)}
+	nodes[0].Net = append(nodes[0].Net, cell("f", 44, 99, 44, 99, at, at))
+	snap := Snapshot(raftfsm.NewState(), nodes)
+	got := map[[2]string][2]float32{}
+	for _, l := range snap.Links {
+		got[[2]string{l.From, l.To}] = [2]float32{l.FwdMbps, l.RevMbps}
+	}
+	for _, c := range []struct {
+		from, to string
+		fwd, rev float32
+		why      string
+	}{
+		{"a", "b", 97, 95.4, "a -> b read 44, a carried 99 and b 97: 53 back; b -> a read 95, 0.4 and 0.5 besides"},
+		{"b", "a", 95.4, 97, "b's row holds the same test the other way round"},
+		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},
+		{"d", "c", 10, 10, "the same from d's row"},
+		{"a", "e", 44, 95, "e has no count and its history is quiet: nothing back"},
+		{"a", "f", 44, 44, "f's cell is another test: its history (quiet) stands in"},
+	} {
+		if g := got[[2]string{c.from, c.to}]; g != [2]float32{c.fwd, c.rev} {
+			t.Errorf("%s -> %s: fwd, rev = %v, want %v, %v: %s", c.from, c.to, g, c.fwd, c.rev, c.why)
+		}
+	}
+}

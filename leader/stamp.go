@@ -2,6 +2,7 @@ package leader
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/shoal-hpc/shoal/netmodel"
@@ -180,32 +181,125 @@ func nodeTraffic(nodes []Node) map[string]trafficSteps {
 	return out
 }
 
-// addBack is a test's rate from sender to receiver plus what both ends
-// carried otherwise while it ran (it ended at t), at most peak.
+// sameTestMs bounds how far apart the two ends of one bandwidth test
+// stamp it: the client when its probe reports, after both halves; the
+// server when the forward half ended. A half lasts at most the test
+// timeout, and two machines' clocks differ; with the same reading, two
+// rows' cells within it are the same test.
+const sameTestMs = 30_000
+
+// testEnds is what the leader knows of the ends of the nodes' direct
+// bandwidth tests: each node's row, by peer, and its traffic history.
+type testEnds struct {
+	hist map[string]trafficSteps
+	rows map[string][]NetEntry
+}
+
+// nodeRows indexes the nodes' rows by name, each sorted by peer (agents
+// send them sorted; a row that is not is sorted in a copy).
+func nodeRows(nodes []Node) map[string][]NetEntry {
+	out := make(map[string][]NetEntry, len(nodes))
+	byPeer := func(a, b NetEntry) int { return cmp.Compare(a.Peer, b.Peer) }
+	for _, n := range nodes {
+		row := n.Net
+		if !slices.IsSortedFunc(row, byPeer) {
+			row = slices.Clone(row)
+			slices.SortFunc(row, byPeer)
+		}
+		out[n.Name] = row
+	}
+	return out
+}
+
+// cell is owner's cell for peer, nil when its row has none.
+func (e testEnds) cell(owner, peer string) *NetEntry {
+	row := e.rows[owner]
+	i, ok := slices.BinarySearchFunc(row, peer, func(c NetEntry, p string) int { return cmp.Compare(c.Peer, p) })
+	if !ok {
+		return nil
+	}
+	return &row[i]
+}
+
+// addBack is the rate of one direction of owner's cell ne (out: owner
+// to ne.Peer, else back) plus what both its ends carried besides the
+// test while it ran, at most that direction's fastest test.
 //
-// A direct test between two nodes also competed with what their own links
+// A direct test between two nodes competed with what their own links
 // carried then: a job's traffic at its ends lowers the reading, and
 // placement reads the latest reading for a whole cycle (minutes) after the
 // job has gone. Placement already takes each end's traffic now off the
-// end's capacity (direction.go), so addBack gives each direction of a
-// directly tested link back what both of its ends carried during the
-// test, min(sender's tx, receiver's rx) at its least over the
-// stampWindowMs before the test ended, never above that direction's
-// fastest test: the traffic moves from the stale reading to the current
-// terms. Both ends, not either: which link held the test back is not
-// known, and traffic at one end only proves nothing about the path. After
+// end's capacity (direction.go), so the traffic moves from the stale
+// reading to the current terms.
+//
+// What an end carried besides the test is its own count of that very
+// test where it has one (probe.BandwidthResult.Carried: its interface
+// counters read around the half, the cells' CarOut and CarIn; the peer's
+// cell counts when it records the same reading within sameTestMs).
+// Else it is the least of the end's traffic history over the
+// stampWindowMs before the test ended (change 13), which a job shorter
+// than a sample barely moves: session 8's run 4 read a healthy
+// 100 Mbit/s pair at 44 during a 1-s cold-start job, and that history
+// gave nothing back.
+//
+// Both ends, not either: which link held the test back is not known,
+// and traffic at one end only proves nothing about the path. After
 // degrade10's link dropped to 10 Mbit/s, a test towards it read 10 while
 // the sender carried 90 Mbit/s of a job elsewhere, and taking the busier
 // end (max) gave it back 100 (session 7's run 3). A test on quiet ends
 // keeps its reading, so a degraded link shows at once; the node's own
-// tests are not in its traffic. appendRowLinks applies it.
-func addBack(rate, peak float64, sender, receiver trafficSteps, t int64) float64 {
+// tests are not in its traffic history, and its counts leave its test out.
+func (e testEnds) addBack(owner string, ne *NetEntry, out bool) float64 {
+	rate, peak, at, ownCar := ne.BWIn, ne.PeakIn, ne.BWInAt, ne.CarIn
+	if out {
+		rate, peak, at, ownCar = ne.BWOut, ne.PeakOut, ne.BWOutAt, ne.CarOut
+	}
 	if !(peak > rate) {
 		return rate
 	}
-	x, ok := crossed(sender, receiver, t)
-	if !ok {
+	peerCar := 0.0 // the peer's count of the same test, the other way round in its row
+	if pc := e.cell(ne.Peer, owner); pc != nil {
+		prate, pat, pcar := pc.BWOut, pc.BWOutAt, pc.CarOut
+		if out {
+			prate, pat, pcar = pc.BWIn, pc.BWInAt, pc.CarIn
+		}
+		if math.Abs(prate-rate) <= 0.05 && abs64(pat-at) <= sameTestMs {
+			peerCar = pcar
+		}
+	}
+	sender, receiver, sendCar, recvCar := owner, ne.Peer, ownCar, peerCar
+	if !out {
+		sender, receiver, sendCar, recvCar = ne.Peer, owner, peerCar, ownCar
+	}
+	sent, okS := e.besides(sender, sendCar, rate, at, false)
+	recv, okR := e.besides(receiver, recvCar, rate, at, true)
+	if !okS || !okR {
 		return rate
 	}
-	return min(peak, rate+x)
+	return min(peak, rate+min(sent, recv))
+}
+
+// besides is what node moved one way (received, or sent) besides a
+// test of rate that ended at t, Mbit/s: from its own count of the test
+// (carried, 0: none), else the least of its traffic history over the
+// stampWindowMs before t; false when neither is known.
+func (e testEnds) besides(node string, carried, rate float64, t int64, received bool) (float64, bool) {
+	if carried > 0 {
+		return max(0, carried-rate), true
+	}
+	if t == 0 {
+		return 0, false
+	}
+	rx, tx, ok := e.hist[node].least(t-stampWindowMs, t)
+	if received {
+		return rx * 8 / 1e6, ok
+	}
+	return tx * 8 / 1e6, ok
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

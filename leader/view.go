@@ -99,6 +99,10 @@ type NetEntry struct {
 	// BWOutAt and BWInAt are the Unix milliseconds of the latest test
 	// each way, 0 when that way was never tested.
 	BWOutAt, BWInAt int64
+	// CarOut and CarIn are what the owner's link carried each way while
+	// that latest test ran, the test included, Mbit/s; 0 when the owner
+	// did not count (gossip.NetEntry). addBack reads them.
+	CarOut, CarIn float64
 }
 
 // TrafficPoint is one step of a node's traffic (gossip.TrafficPoint):

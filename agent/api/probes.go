@@ -42,6 +42,13 @@ type NetPair struct {
 	BWInMbps    *float64 `json:"bw_in_mbps,omitempty"`
 	PeakOutMbps *float64 `json:"peak_out_mbps,omitempty"`
 	PeakInMbps  *float64 `json:"peak_in_mbps,omitempty"`
+	// CarriedOutMbps and CarriedInMbps are what From's link carried that
+	// way while the latest test ran, the test included: well above the
+	// reading, the test shared the link with other traffic, and the
+	// leader gives the reading back what both ends carried besides it.
+	// Left out when From did not count (a loopback cluster).
+	CarriedOutMbps *float64 `json:"carried_out_mbps,omitempty"`
+	CarriedInMbps  *float64 `json:"carried_in_mbps,omitempty"`
 	// Ages in seconds (see the type's comment).
 	BWOutAgeS  *float64 `json:"bw_out_age_s,omitempty"`
 	BWInAgeS   *float64 `json:"bw_in_age_s,omitempty"`

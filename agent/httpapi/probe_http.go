@@ -114,9 +114,15 @@ func ptr(f float64) *float64 { return &f }
 func netPairDirections(p *api.NetPair, c gossip.NetEntry, now time.Time) {
 	if c.BWOutAt > 0 {
 		p.BWOutMbps, p.PeakOutMbps, p.BWOutAgeS = ptr(c.BWOut), ptr(c.PeakOut), ageS(now, c.BWOutAt)
+		if c.CarOut > 0 {
+			p.CarriedOutMbps = ptr(c.CarOut)
+		}
 	}
 	if c.BWInAt > 0 {
 		p.BWInMbps, p.PeakInMbps, p.BWInAgeS = ptr(c.BWIn), ptr(c.PeakIn), ageS(now, c.BWInAt)
+		if c.CarIn > 0 {
+			p.CarriedInMbps = ptr(c.CarIn)
+		}
 	}
 }
 
