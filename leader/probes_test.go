@@ -2,6 +2,7 @@ package leader
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,5 +281,55 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 	w.nodes = append(w.nodes, testNode("y"))
 	if cmds, _ := scheduleCycle(w.view(), b); len(cmds) != 1 {
 		t.Fatalf("a joiner after the empty answer: %q, want a catch-up", commands(cmds))
+	}
+}
+
+// TestProbes_RetestsATestBesideTraffic: between full cycles, a pair whose
+// latest test an end counted as run beside other traffic (a quarter of
+// the reading or more, at either end, either direction) is tested again
+// in a catch-up cycle, until tried probe.RetestTries times; a test with
+// only its headers besides it, or no counts, is not.
+func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+	}
+	w := newWorld(t, names...)
+	at := t0.UnixMilli()
+	for i := range w.nodes {
+		peer := names[(i+1)%12]
+		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
+			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
+	}
+	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 49.4, 99.1 // n03 -> n04 under n03's job
+	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80       // n09 -> n08 into a busy n08
+	if got, want := contendedPairs(w.nodes, names), []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}; !slices.Equal(got, want) {
+		t.Fatalf("contendedPairs = %v, want %v", got, want)
+	}
+	if got := contendedPairs(w.nodes, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "n04" })); len(got) != 1 {
+		t.Fatalf("with n04 gone: %v, want only n08-n09", got)
+	}
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
+	w.now = t0.Add(time.Minute)
+	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
+	cmds, b := scheduleCycle(w.view(), b)
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
+		t.Fatalf("got %q, want a catch-up cycle", commands(cmds))
+	}
+	var planned []probe.Pair
+	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+		for _, d := range r {
+			planned = append(planned, probe.NewPair(d.From, d.To))
+		}
+	}
+	slices.SortFunc(planned, func(x, y probe.Pair) int { return strings.Compare(x.A+" "+x.B, y.A+" "+y.B) })
+	if want := []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}; !slices.Equal(planned, want) {
+		t.Fatalf("catch-up tests %v, want %v", planned, want)
+	}
+	b.Tries = map[probe.Pair]int{{A: "n03", B: "n04"}: probe.RetestTries, {A: "n08", B: "n09"}: probe.RetestTries}
+	b.CatchUpEmpty = ""
+	if cmds, _ := scheduleCycle(w.view(), b); len(cmds) != 0 {
+		t.Fatalf("both pairs tried %d times: got %q, want nothing until the next full cycle", probe.RetestTries, commands(cmds))
 	}
 }

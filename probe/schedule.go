@@ -231,6 +231,14 @@ func Unmeasured(members []string, last map[Pair]time.Time) []Pair {
 // and one retry in a catch-up cycle.
 const CatchUpTries = 2
 
+// RetestTries is how many times a pair whose latest test ran beside
+// other traffic (TopoInput.Retest) is tested between two full cycles,
+// the full cycle's test included: a test that shared a link with a job
+// reads the job's share, and another a little later may find the link
+// quiet. Bounded, so a node under a flow that lasts gets two more tests
+// a cycle, not one every round.
+const RetestTries = 3
+
 // PlanCatchUp plans a short cycle for the pairs of live members that have
 // never been measured and that the cycles since the last full one have
 // tested fewer than CatchUpTries times (tries): the pairs of nodes that
@@ -241,18 +249,34 @@ const CatchUpTries = 2
 // waits for the next full cycle, so a broken link is not retested every
 // round. The budget's per-node cap applies as in PlanCycle. An empty plan
 // means nothing to catch up.
-func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, budget BudgetConfig, now time.Time) Plan {
+//
+// retest are pairs to test again because their latest test ran beside
+// other traffic (TopoInput.Retest), each while tried fewer than
+// RetestTries times.
+func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, retest []Pair, budget BudgetConfig, now time.Time) Plan {
 	m := sortedMembers(members)
 	limit := budget.TestsPerCycle()
 	load := make(map[string]int, len(m))
+	live := make(map[string]bool, len(m))
+	for _, n := range m {
+		live[n] = true
+	}
 	var picked []Pair
-	for _, p := range Unmeasured(m, last) {
-		if tries[p] >= CatchUpTries || (limit > 0 && (load[p.A] >= limit || load[p.B] >= limit)) {
-			continue
+	chosen := map[Pair]bool{}
+	pick := func(p Pair, maxTries int) {
+		if chosen[p] || !live[p.A] || !live[p.B] || tries[p] >= maxTries || (limit > 0 && (load[p.A] >= limit || load[p.B] >= limit)) {
+			return
 		}
 		load[p.A]++
 		load[p.B]++
+		chosen[p] = true
 		picked = append(picked, p)
+	}
+	for _, p := range Unmeasured(m, last) {
+		pick(p, CatchUpTries)
+	}
+	for _, p := range retest {
+		pick(NewPair(p.A, p.B), RetestTries)
 	}
 	if len(picked) == 0 {
 		return Plan{At: now}

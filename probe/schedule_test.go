@@ -277,7 +277,7 @@ func TestPlanCatchUp_Joiners(t *testing.T) {
 			for _, p := range first.Pairs() {
 				last[p], tries[p] = t0, 1
 			}
-			plan := PlanCatchUp(m, last, tries, unlimited, t0)
+			plan := PlanCatchUp(m, last, tries, nil, unlimited, t0)
 			want := len(m)*(len(m)-1)/2 - len(first.Pairs())
 			seen := checkRounds(t, m, plan.Rounds, false)
 			if len(seen) != want {
@@ -303,12 +303,12 @@ func TestPlanCatchUp_FailedPairRetriedOnce(t *testing.T) {
 	m := []string{"a", "b", "c"}
 	last := map[Pair]time.Time{{"a", "b"}: t0, {"b", "c"}: t0}
 	tries := map[Pair]int{{"a", "b"}: 1, {"b", "c"}: 1, {"a", "c"}: 1}
-	plan := PlanCatchUp(m, last, tries, unlimited, t0)
+	plan := PlanCatchUp(m, last, tries, nil, unlimited, t0)
 	if got := plan.Pairs(); !reflect.DeepEqual(got, []Pair{{"a", "c"}}) {
 		t.Fatalf("first catch-up: got %v, want a retry of [{a c}]", got)
 	}
 	tries[Pair{"a", "c"}] = CatchUpTries
-	if plan := PlanCatchUp(m, last, tries, unlimited, t0); len(plan.Rounds) != 0 {
+	if plan := PlanCatchUp(m, last, tries, nil, unlimited, t0); len(plan.Rounds) != 0 {
 		t.Fatalf("retests a pair that failed %d times: %v", CatchUpTries, plan.Rounds)
 	}
 }
@@ -318,7 +318,7 @@ func TestPlanCatchUp_Budget(t *testing.T) {
 	t.Parallel()
 	m := nodeNames(20)
 	b := BudgetConfig{BytesPerHour: 12 * 4 << 20, TestBytes: 4 << 20, CycleInterval: 30 * time.Minute} // 6 tests a cycle
-	plan := PlanCatchUp(m, nil, nil, b, t0)
+	plan := PlanCatchUp(m, nil, nil, nil, b, t0)
 	per := map[string]int{}
 	for _, p := range plan.Pairs() {
 		per[p.A]++
@@ -331,5 +331,28 @@ func TestPlanCatchUp_Budget(t *testing.T) {
 	}
 	if !plan.Budgeted || len(plan.Pairs()) == 0 {
 		t.Fatalf("plan %+v", plan)
+	}
+}
+
+// A pair whose test ran beside other traffic is tested again in a
+// catch-up, up to RetestTries tests between full cycles; a pair with a
+// dead end, or not asked for, is not.
+func TestPlanCatchUp_Retest(t *testing.T) {
+	t.Parallel()
+	m := []string{"a", "b", "c", "d"}
+	last := map[Pair]time.Time{}
+	tries := map[Pair]int{}
+	for _, p := range PlanCycle(m, nil, unlimited, t0).Pairs() {
+		last[p], tries[p] = t0, 1
+	}
+	retest := []Pair{{"b", "a"}, {"c", "d"}, {"a", "zz"}}
+	plan := PlanCatchUp(m, last, tries, retest, unlimited, t0)
+	checkRounds(t, m, plan.Rounds, false)
+	if got := plan.Pairs(); !reflect.DeepEqual(got, []Pair{{"a", "b"}, {"c", "d"}}) {
+		t.Fatalf("retest: got %v, want [{a b} {c d}] (zz is not a member)", got)
+	}
+	tries[Pair{"a", "b"}] = RetestTries
+	if got := PlanCatchUp(m, last, tries, retest, unlimited, t0).Pairs(); !reflect.DeepEqual(got, []Pair{{"c", "d"}}) {
+		t.Fatalf("a and b tested %d times: got %v, want only [{c d}]", RetestTries, got)
 	}
 }

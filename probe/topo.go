@@ -89,6 +89,10 @@ type TopoInput struct {
 	// Uncertain are pairs the network model wants tested directly, most
 	// wanted first (netmodel.Model.Disagreements).
 	Uncertain []Pair
+	// Retest are pairs whose latest test ran beside other traffic at an
+	// end (the leader reads it from the ends' counts), for a catch-up
+	// cycle to test again (PlanTopoCatchUp, RetestTries).
+	Retest []Pair
 	// Cycle numbers the cycle: it turns the ring offsets and the choice
 	// of the node that stands for a switch.
 	Cycle  uint64
@@ -150,12 +154,13 @@ func PlanTopoCycle(in TopoInput) TopoPlan {
 // have no measured pair yet (a node that joined since the last cycle): its
 // own-switch ring neighbours, or for a node alone on its switch one node of
 // other switches, or for a node of unknown switch the exploration tests. A
-// pair tried CatchUpTries times (tries) waits for the next full cycle. An
-// empty plan means nothing to catch up.
+// pair tried CatchUpTries times (tries) waits for the next full cycle.
+// The pairs of in.Retest are tested again, each up to RetestTries times.
+// An empty plan means nothing to catch up.
 func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 	p := newTopoPlanner(in)
 	if p.small() {
-		plan := PlanCatchUp(p.members, in.Last, tries, in.Budget, in.Now)
+		plan := PlanCatchUp(p.members, in.Last, tries, in.Retest, in.Budget, in.Now)
 		return TopoPlan{Plan: plan, Kind: map[string]int{"all": len(plan.Pairs())}}
 	}
 	p.skip = func(q Pair) bool { return tries[q] >= CatchUpTries }
@@ -169,11 +174,26 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 			delete(fresh, q.B)
 		}
 	}
-	if len(fresh) == 0 {
-		return TopoPlan{Plan: Plan{At: in.Now}}
+	if len(fresh) > 0 {
+		p.freshTests(fresh)
 	}
-	p.freshTests(fresh)
+	p.retests(tries)
 	return p.finish()
+}
+
+// retests adds the pairs of in.Retest that are live and were tested
+// fewer than RetestTries times, under the per-node and uplink caps.
+func (p *topoPlanner) retests(tries map[Pair]int) {
+	live := map[string]bool{}
+	for _, n := range p.members {
+		live[n] = true
+	}
+	p.skip = func(q Pair) bool { return tries[q] >= RetestTries }
+	for _, q := range p.in.Retest {
+		if live[q.A] && live[q.B] {
+			p.add(q.A, q.B, "retest")
+		}
+	}
 }
 
 // freshTests adds the tests that give the model a figure for each fresh

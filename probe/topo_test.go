@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -261,6 +262,20 @@ func TestPlanTopoCatchUp(t *testing.T) {
 		if tries[p] > 0 {
 			t.Fatalf("pair %v tried %d times retested", p, CatchUpTries)
 		}
+	}
+	// Nothing unmeasured, two pairs whose tests ran beside traffic: both
+	// are tested again, as kind retest, until tried RetestTries times.
+	in = TopoInput{Members: m, Switch: sw, Last: last, Budget: DefaultBudgetConfig(), Now: t0, Cycle: 2, Config: topology()}
+	in.Retest = []Pair{NewPair(m[0], m[1]), NewPair(m[2], m[6])}
+	tries = map[Pair]int{in.Retest[0]: 1, in.Retest[1]: RetestTries - 1}
+	plan = PlanTopoCatchUp(in, tries)
+	checkTopo(t, in, plan, false)
+	if got := plan.Pairs(); len(got) != 2 || plan.Kind["retest"] != 2 {
+		t.Fatalf("retest: got %v (kinds %v), want %v", got, plan.Kind, in.Retest)
+	}
+	tries[in.Retest[1]] = RetestTries
+	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Equal(got, in.Retest[:1]) {
+		t.Fatalf("after %d tries of %v: got %v, want %v", RetestTries, in.Retest[1], got, in.Retest[:1])
 	}
 }
 
