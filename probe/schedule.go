@@ -252,7 +252,8 @@ const RetestTries = 3
 //
 // retest are pairs to test again because their latest test ran beside
 // other traffic (TopoInput.Retest), each while tried fewer than
-// RetestTries times.
+// RetestTries times, and only with what the budget leaves of the cycle:
+// a node's tests since the full cycle began (tries) count against it.
 func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, retest []Pair, budget BudgetConfig, now time.Time) Plan {
 	m := sortedMembers(members)
 	limit := budget.TestsPerCycle()
@@ -263,8 +264,10 @@ func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, 
 	}
 	var picked []Pair
 	chosen := map[Pair]bool{}
+	var spent map[string]int // nil: joiners are not held to the tests already run
 	pick := func(p Pair, maxTries int) {
-		if chosen[p] || !live[p.A] || !live[p.B] || tries[p] >= maxTries || (limit > 0 && (load[p.A] >= limit || load[p.B] >= limit)) {
+		if chosen[p] || !live[p.A] || !live[p.B] || tries[p] >= maxTries ||
+			(limit > 0 && (spent[p.A]+load[p.A] >= limit || spent[p.B]+load[p.B] >= limit)) {
 			return
 		}
 		load[p.A]++
@@ -275,6 +278,7 @@ func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, 
 	for _, p := range Unmeasured(m, last) {
 		pick(p, CatchUpTries)
 	}
+	spent = testsSoFar(tries)
 	for _, p := range retest {
 		pick(NewPair(p.A, p.B), RetestTries)
 	}

@@ -356,3 +356,27 @@ func TestPlanCatchUp_Retest(t *testing.T) {
 		t.Fatalf("a and b tested %d times: got %v, want only [{c d}]", RetestTries, got)
 	}
 }
+
+// Retests spend only what the budget leaves of the cycle: a node whose
+// tests since the full cycle began reach the cap gets none.
+func TestPlanCatchUp_RetestWithinBudget(t *testing.T) {
+	t.Parallel()
+	m := nodeNames(4)
+	b := BudgetConfig{BytesPerHour: 12 * 4 * (4 << 20), TestBytes: 4 << 20, CycleInterval: 5 * time.Minute} // 4 tests a cycle
+	if b.TestsPerCycle() != 4 {
+		t.Fatalf("budget gives %d tests a cycle, the test wants 4", b.TestsPerCycle())
+	}
+	last := map[Pair]time.Time{}
+	tries := map[Pair]int{}
+	for _, p := range PlanCycle(m, nil, b, t0).Pairs() {
+		last[p], tries[p] = t0, 1 // 3 tests each
+	}
+	retest := []Pair{NewPair(m[0], m[1]), NewPair(m[2], m[3])}
+	if got := PlanCatchUp(m, last, tries, retest, b, t0).Pairs(); len(got) != 2 {
+		t.Fatalf("one test left each: got %v, want both retests", got)
+	}
+	tries[NewPair(m[0], m[2])]++ // m[0] and m[2] have spent their fourth
+	if got := PlanCatchUp(m, last, tries, retest, b, t0).Pairs(); len(got) != 0 {
+		t.Fatalf("budget spent: got %v, want no retest", got)
+	}
+}

@@ -182,18 +182,32 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 }
 
 // retests adds the pairs of in.Retest that are live and were tested
-// fewer than RetestTries times, under the per-node and uplink caps.
+// fewer than RetestTries times, under the uplink caps and with what the
+// per-node cap leaves after the tests since the full cycle began.
 func (p *topoPlanner) retests(tries map[Pair]int) {
 	live := map[string]bool{}
 	for _, n := range p.members {
 		live[n] = true
 	}
-	p.skip = func(q Pair) bool { return tries[q] >= RetestTries }
+	spent := testsSoFar(tries)
+	p.skip = func(q Pair) bool {
+		return tries[q] >= RetestTries || spent[q.A]+p.load[q.A] >= p.cap || spent[q.B]+p.load[q.B] >= p.cap
+	}
 	for _, q := range p.in.Retest {
 		if live[q.A] && live[q.B] {
 			p.add(q.A, q.B, "retest")
 		}
 	}
+}
+
+// testsSoFar is each node's count of tests in tries.
+func testsSoFar(tries map[Pair]int) map[string]int {
+	out := make(map[string]int, len(tries))
+	for q, c := range tries {
+		out[q.A] += c
+		out[q.B] += c
+	}
+	return out
 }
 
 // freshTests adds the tests that give the model a figure for each fresh
