@@ -3,21 +3,76 @@ package probe
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	gnet "github.com/shirou/gopsutil/v3/net"
 )
 
-// Counters reads the interface byte counters of the caller's network
-// namespace, loopback left out: bytes received and sent since the
-// interfaces came up. A bandwidth test reads them around each half to
-// learn what else its end's link carried meanwhile (BandwidthResult.Carried).
+// Counters reads one interface's byte counters: bytes received and sent
+// since it came up. A bandwidth test reads them around each half to learn
+// what else its end's link carried meanwhile (BandwidthResult.Carried).
 type Counters func() (rx, tx uint64, err error)
 
-// ReadCounters is Counters from the kernel (/proc/net/dev through
-// gopsutil), what the node-state sampler reads too.
-func ReadCounters() (rx, tx uint64, err error) {
-	return readNetBytes(context.Background())
+// CounterSource gives the counters of the interface a connection's local
+// address is on, nil when none are to be read.
+type CounterSource func(local net.Addr) Counters
+
+// InterfaceCounters is the CounterSource of the kernel: the interface
+// that holds the connection's local IP, its counters read from
+// /proc/net/dev (gopsutil, as the node-state sampler reads them). Only
+// that interface: on a bonded, VLAN or bridged host a byte crosses two
+// interfaces (bond0 and its member, eth0.100 and eth0, br0 and its
+// port), and a sum would count the test itself as traffic besides it.
+// Nil for a loopback address (an in-process test cluster: its tests cross
+// no link) and for an address no interface holds.
+func InterfaceCounters(local net.Addr) Counters {
+	ta, ok := local.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	name, ok := interfaceOf(ta.IP)
+	if !ok {
+		return nil
+	}
+	return func() (rx, tx uint64, err error) {
+		cs, err := gnet.IOCountersWithContext(context.Background(), true)
+		if err != nil {
+			return 0, 0, fmt.Errorf("read network counters: %w", err)
+		}
+		for _, c := range cs {
+			if c.Name == name {
+				return c.BytesRecv, c.BytesSent, nil
+			}
+		}
+		return 0, 0, fmt.Errorf("read network counters: interface %s is gone", name)
+	}
+}
+
+// interfaceOf names the non-loopback interface that holds ip.
+func interfaceOf(ip net.IP) (string, bool) {
+	if ip == nil || ip.IsLoopback() {
+		return "", false
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", false
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := i.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return i.Name, true
+			}
+		}
+	}
+	return "", false
 }
 
 func readNetBytes(ctx context.Context) (rx, tx uint64, err error) {
@@ -42,14 +97,15 @@ const wireOverhead = 1.05
 // traffic the end carried besides the test.
 type halfCounter struct {
 	read   Counters
+	now    func() time.Time
 	rx     bool // which direction: received (the half's receiver) or sent
 	before uint64
 	start  time.Time
 	ok     bool
 }
 
-func startHalf(c Counters, rx bool) halfCounter {
-	h := halfCounter{read: c, rx: rx}
+func startHalf(c Counters, now func() time.Time, rx bool) halfCounter {
+	h := halfCounter{read: c, now: now, rx: rx}
 	if c == nil {
 		return h
 	}
@@ -57,7 +113,7 @@ func startHalf(c Counters, rx bool) halfCounter {
 	if err != nil {
 		return h
 	}
-	h.before, h.start, h.ok = pick(r, t, rx), time.Now(), true
+	h.before, h.start, h.ok = pick(r, t, rx), now(), true
 	return h
 }
 
@@ -77,7 +133,7 @@ func (h halfCounter) carried(rate float64, payload uint64) float64 {
 		return 0
 	}
 	r, t, err := h.read()
-	window := time.Since(h.start)
+	window := h.now().Sub(h.start)
 	after := pick(r, t, h.rx)
 	if err != nil || after < h.before || window <= 0 {
 		return 0

@@ -40,10 +40,10 @@ type ServerConfig struct {
 	// its HMAC) travels encrypted, verified by the client against the
 	// cluster's CA. Nil: plain TCP.
 	TLS *tls.Config
-	// Counters, when set, is read around each half of a test, so the
-	// result tells what else this end's link carried (Carried). Nil:
-	// not read.
-	Counters Counters
+	// Counters, when set, gives the counters of the interface each test
+	// crosses, read around each half so the result tells what else this
+	// end's link carried (Carried): InterfaceCounters. Nil: not read.
+	Counters CounterSource
 }
 
 // Server is a node's probe server: a UDP echo for latency and a TCP sink
@@ -235,7 +235,11 @@ func (s *Server) handle(c net.Conn) {
 	}
 	start := s.now()
 	_ = c.SetDeadline(start.Add(timeout + time.Second))
-	fwd := startHalf(s.cfg.Counters, true)
+	var cnt Counters
+	if s.cfg.Counters != nil {
+		cnt = s.cfg.Counters(c.LocalAddr())
+	}
+	fwd := startHalf(cnt, s.now, true)
 	if _, err := c.Write([]byte{verdictGo}); err != nil {
 		return
 	}
@@ -264,7 +268,7 @@ func (s *Server) handle(c net.Conn) {
 		return // the forward direction fell short: no reverse on a broken stream
 	}
 	if req.Both {
-		rev := startHalf(s.cfg.Counters, false)
+		rev := startHalf(cnt, s.now, false)
 		r.RevBytes, r.RevElapsed = s.sendBack(c, req, timeout, buf)
 		r.RevCarried = rev.carried(r.RevMbps(), req.Bytes)
 	}
@@ -372,13 +376,14 @@ func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string,
 // 2): n bytes to the server, then n bytes back, each within timeout (the
 // server's own timeout should be twice that). The reverse rate is what
 // this client received; a reverse that fails leaves it zero and keeps
-// the forward result. counters, when not nil, is read around each half
-// for the result's Carried and RevCarried.
-func BandwidthTestBoth(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, counters Counters) (BandwidthResult, error) {
+// the forward result. counters, when not nil, gives the counters of the
+// interface the test leaves by, read around each half for the result's
+// Carried and RevCarried (InterfaceCounters).
+func BandwidthTestBoth(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, counters CounterSource) (BandwidthResult, error) {
 	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, true, counters)
 }
 
-func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both bool, counters Counters) (BandwidthResult, error) {
+func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both bool, counters CounterSource) (BandwidthResult, error) {
 	var req bwRequest
 	req.Bytes, req.At, req.From, req.Both = n, time.Now().UnixMilli(), from, both
 	if _, err := randRead(req.Nonce[:]); err != nil {
@@ -419,7 +424,11 @@ func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(timeout))
 	chunk := make([]byte, 256<<10)
-	fwd := startHalf(counters, false)
+	var cnt Counters
+	if counters != nil {
+		cnt = counters(c.LocalAddr())
+	}
+	fwd := startHalf(cnt, time.Now, false)
 	var sent uint64
 	for sent < n {
 		k, err := c.Write(chunk[:min(uint64(len(chunk)), n-sent)])
@@ -448,7 +457,7 @@ func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 	out := BandwidthResult{Bytes: r.Received, Elapsed: r.Elapsed, At: time.Now()}
 	out.Carried = fwd.carried(out.Mbps(), sent)
 	if both && r.Received == n {
-		rev := startHalf(counters, true)
+		rev := startHalf(cnt, time.Now, true)
 		out.RevBytes, out.RevElapsed = receiveBack(c, key, req.Nonce, n, timeout, chunk)
 		out.RevCarried = rev.carried(out.RevMbps(), out.RevBytes)
 	}

@@ -116,10 +116,6 @@ func New(d Deps) *Manager {
 // probe server. The probes themselves start in Run.
 func (m *Manager) Start(ctx context.Context) {
 	m.firstSample(ctx)
-	var counters probe.Counters
-	if m.countersMeaningful() {
-		counters = probe.ReadCounters
-	}
 	srv, err := probe.Listen(m.d.BindAddr, m.cfg.Port, probe.ServerConfig{
 		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
 		// The server received the forward half (in) and sent the reverse (out).
@@ -127,7 +123,9 @@ func (m *Manager) Start(ctx context.Context) {
 			m.row.addBW(from, r.At, dirReading{r.RevMbps(), r.RevCarried}, dirReading{r.Mbps(), r.Carried})
 			m.smp.testBytes(r.Bytes, r.RevBytes)
 		},
-		Counters: counters,
+		// What else crossed this end's link during each test; none over
+		// loopback (an in-process cluster).
+		Counters: probe.InterfaceCounters,
 		// The request and its HMAC go inside TLS; the client is
 		// authenticated by that HMAC, as before.
 		TLS: m.d.ServerTLS,
@@ -266,18 +264,7 @@ func (m *Manager) Retune(t Tuning) {
 func (m *Manager) configMsg(kind string) child.Msg {
 	return child.Msg{Type: child.TypeConfig, Kind: kind, Node: m.d.Node, Key: m.d.Key, CA: m.d.CAPEM,
 		BeatMS: m.cfg.BeatInterval.Milliseconds(), SampleMS: m.d.SampleInterval.Milliseconds(),
-		LatencyMS: m.cfg.LatencyInterval.Milliseconds(), TimeoutMS: m.cfg.BandwidthTimeout.Milliseconds(),
-		Counters: m.countersMeaningful()}
-}
-
-// countersMeaningful reports whether this node's bandwidth tests cross
-// the interfaces its counters count: not when the probe server binds a
-// loopback address (an in-process test cluster), whose traffic the
-// counters leave out while the host's other interfaces carry whatever
-// else the machine does.
-func (m *Manager) countersMeaningful() bool {
-	ip := net.ParseIP(m.d.BindAddr)
-	return ip == nil || !ip.IsLoopback()
+		LatencyMS: m.cfg.LatencyInterval.Milliseconds(), TimeoutMS: m.cfg.BandwidthTimeout.Milliseconds()}
 }
 
 func (m *Manager) proc(kind string) *probeProc {

@@ -26,10 +26,6 @@ type Msg struct {
 	SampleMS  int64  `json:"sample_ms,omitempty"`
 	LatencyMS int64  `json:"latency_ms,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
-	// Counters tells the bandwidth probe to read the interface counters
-	// around each half of a test (probe.BandwidthResult.Carried): false
-	// where the tests cross no counted interface (loopback).
-	Counters bool `json:"counters,omitempty"`
 
 	// peers
 	Peers []Peer `json:"peers,omitempty"`

@@ -157,11 +157,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 				timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond / 2
 				go func() {
 					defer busy.Store(false)
-					var counters probe.Counters
-					if cfg.Counters {
-						counters = probe.ReadCounters
-					}
-					r, err := probe.BandwidthTestBoth(ctx, m.Addr, cfg.Key, cfg.Node, max(m.Bytes/2, 1), timeout, probeTLS, counters)
+					r, err := probe.BandwidthTestBoth(ctx, m.Addr, cfg.Key, cfg.Node, max(m.Bytes/2, 1), timeout, probeTLS, probe.InterfaceCounters)
 					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed),
 						RevBytes: r.RevBytes, RevNS: int64(r.RevElapsed), Carried: r.Carried, RevCarried: r.RevCarried}
 					if err != nil {
