@@ -72,9 +72,15 @@ type ProbesBook struct {
 	// joinCycle added to one under way. A member missing from the cycle
 	// under way joined after it was planned.
 	Planned map[string]uint64
-	// CatchUpEmpty keys (cycle and unmeasured nodes) the last catch-up
-	// that found nothing to test, so it is not planned again every round.
+	// CatchUpEmpty keys (cycle, unmeasured nodes, pairs to test again)
+	// the last catch-up that found nothing to test, so it is not planned
+	// again every round.
 	CatchUpEmpty string
+	// Retested holds, per pair a catch-up tested again because its test
+	// ran beside traffic, that test's time (Unix ms): until a newer test
+	// shows in the rows, the same reading does not order another (a row
+	// reaches the leader a little after its round ends).
+	Retested map[probe.Pair]int64
 }
 
 // CycleStart is the bookkeeping of a bandwidth cycle the leader planned,
@@ -92,6 +98,7 @@ func (b ProbesBook) CycleCommitted(c CycleStart) ProbesBook {
 	b.CycleStart = map[uint64]time.Time{c.Cycle: c.Start}
 	if c.Full {
 		b.Tries, b.Counted = map[probe.Pair]int{}, 0 // counted when the cycle has run
+		b.Retested = nil
 	}
 	return b
 }

@@ -261,9 +261,11 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 	}
 	fresh := unmeasured(members, last)
 	var retest []probe.Pair
-	for _, p := range contendedPairs(v.Nodes, members) {
-		if b.Tries[p] < probe.RetestTries {
-			retest = append(retest, p)
+	testAt := map[probe.Pair]int64{}
+	for _, c := range contendedPairs(v.Nodes, members) {
+		if b.Tries[c.Pair] < probe.RetestTries && c.At > b.Retested[c.Pair] {
+			retest = append(retest, c.Pair)
+			testAt[c.Pair] = c.At
 		}
 	}
 	if len(fresh) == 0 && len(retest) == 0 {
@@ -285,6 +287,15 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 	}
 	rl := v.Config.Probes.RoundLen
 	b = b.planned(cycle, members, true)
+	b.Retested = maps.Clone(b.Retested)
+	for _, p := range plan.Pairs() {
+		if at, ok := testAt[p]; ok {
+			if b.Retested == nil {
+				b.Retested = map[probe.Pair]int64{}
+			}
+			b.Retested[p] = at
+		}
+	}
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
@@ -337,10 +348,18 @@ func toRaftRounds(rs [][]probe.Duty) [][]raftfsm.Pair {
 // count as run beside traffic (contendedPairs).
 const contendedShare = 0.25
 
-// contendedPairs lists, sorted, the pairs of members whose latest test
-// ran beside other traffic at an end, in either direction: the end
-// counted (NetEntry.CarOut, CarIn) at least contendedShare of the
-// reading, and 1 Mbit/s, besides the test. Such a test read the other
+// contended is a pair whose latest test ran beside other traffic, and
+// when that test ended (Unix ms, the newest of its cells' directions that
+// show it).
+type contended struct {
+	probe.Pair
+	At int64
+}
+
+// contendedPairs lists, sorted by pair, the pairs of members whose
+// latest test ran beside other traffic at an end, in either direction:
+// the end counted (NetEntry.CarOut, CarIn) at least contendedShare of
+// the reading, and 1 Mbit/s, besides the test. Such a test read the other
 // traffic's share of a link, not what the link offers; when only one end
 // was busy, addBack cannot tell whether the busy link or the path held
 // the test back (a degraded link on the quiet end looks the same), so
@@ -348,7 +367,7 @@ const contendedShare = 0.25
 // (probe.RetestTries). Session 9's run 1: the first cycle read healthy
 // n01-n04 at 49.4 Mbit/s while n01 sent a cold-start job's 50 Mbit/s to
 // other nodes, and netload avoided the pair until the next full cycle.
-func contendedPairs(nodes []Node, members []string) []probe.Pair {
+func contendedPairs(nodes []Node, members []string) []contended {
 	live := make(map[string]bool, len(members))
 	for _, m := range members {
 		live[m] = true
@@ -357,22 +376,31 @@ func contendedPairs(nodes []Node, members []string) []probe.Pair {
 		x := carried - rate
 		return rate > 0 && x >= 1 && x >= contendedShare*rate
 	}
-	seen := map[probe.Pair]bool{}
-	var out []probe.Pair
+	at := map[probe.Pair]int64{}
 	for _, n := range nodes {
 		if !live[n.Name] {
 			continue
 		}
 		for _, c := range n.Net {
-			if !live[c.Peer] || !(beside(c.BWOut, c.CarOut) || beside(c.BWIn, c.CarIn)) {
+			if !live[c.Peer] {
 				continue
 			}
-			if p := probe.NewPair(n.Name, c.Peer); !seen[p] {
-				seen[p] = true
-				out = append(out, p)
+			t := int64(0)
+			if beside(c.BWOut, c.CarOut) {
+				t = c.BWOutAt
+			}
+			if beside(c.BWIn, c.CarIn) {
+				t = max(t, c.BWInAt)
+			}
+			if p := probe.NewPair(n.Name, c.Peer); t > 0 && t > at[p] {
+				at[p] = t
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y probe.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+	out := make([]contended, 0, len(at))
+	for p, t := range at {
+		out = append(out, contended{p, t})
+	}
+	slices.SortFunc(out, func(x, y contended) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	return out
 }

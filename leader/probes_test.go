@@ -287,8 +287,11 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 // TestProbes_RetestsATestBesideTraffic: between full cycles, a pair whose
 // latest test an end counted as run beside other traffic (a quarter of
 // the reading or more, at either end, either direction) is tested again
-// in a catch-up cycle, until tried probe.RetestTries times; a test with
-// only its headers besides it, or no counts, is not.
+// in a catch-up cycle; the same reading, still in the rows while the
+// re-test's result is on its way, orders no second one, a newer one
+// does, and a pair tried probe.RetestTries times waits for the next full
+// cycle without the model being built. A test with only its headers
+// besides it, or no counts, is not re-tested.
 func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	t.Parallel()
 	var names []string
@@ -304,32 +307,63 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	}
 	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 49.4, 99.1 // n03 -> n04 under n03's job
 	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80       // n09 -> n08 into a busy n08
-	if got, want := contendedPairs(w.nodes, names), []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}; !slices.Equal(got, want) {
-		t.Fatalf("contendedPairs = %v, want %v", got, want)
+	both := []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}
+	pairsOf := func(cs []contended) (out []probe.Pair) {
+		for _, c := range cs {
+			if c.At != at {
+				t.Errorf("%v: test time %d, want %d", c.Pair, c.At, at)
+			}
+			out = append(out, c.Pair)
+		}
+		return out
+	}
+	if got := pairsOf(contendedPairs(w.nodes, names)); !slices.Equal(got, both) {
+		t.Fatalf("contendedPairs = %v, want %v", got, both)
 	}
 	if got := contendedPairs(w.nodes, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "n04" })); len(got) != 1 {
 		t.Fatalf("with n04 gone: %v, want only n08-n09", got)
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
-	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
-	cmds, b := scheduleCycle(w.view(), b)
-	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
-		t.Fatalf("got %q, want a catch-up cycle", commands(cmds))
-	}
-	var planned []probe.Pair
-	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
-		for _, d := range r {
-			planned = append(planned, probe.NewPair(d.From, d.To))
+	planned := func(cmds []Command) []probe.Pair {
+		t.Helper()
+		if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
+			t.Fatalf("got %q, want a catch-up cycle", commands(cmds))
 		}
+		var out []probe.Pair
+		for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+			for _, d := range r {
+				out = append(out, probe.NewPair(d.From, d.To))
+			}
+		}
+		slices.SortFunc(out, func(x, y probe.Pair) int { return strings.Compare(x.A+" "+x.B, y.A+" "+y.B) })
+		return out
 	}
-	slices.SortFunc(planned, func(x, y probe.Pair) int { return strings.Compare(x.A+" "+x.B, y.A+" "+y.B) })
-	if want := []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}; !slices.Equal(planned, want) {
-		t.Fatalf("catch-up tests %v, want %v", planned, want)
+	b0 := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
+	cmds, b := scheduleCycle(w.view(), b0)
+	if got := planned(cmds); !slices.Equal(got, both) {
+		t.Fatalf("catch-up tests %v, want %v", got, both)
 	}
-	b.Tries = map[probe.Pair]int{{A: "n03", B: "n04"}: probe.RetestTries, {A: "n08", B: "n09"}: probe.RetestTries}
-	b.CatchUpEmpty = ""
+	// The re-tests' results have not reached the rows yet.
 	if cmds, _ := scheduleCycle(w.view(), b); len(cmds) != 0 {
-		t.Fatalf("both pairs tried %d times: got %q, want nothing until the next full cycle", probe.RetestTries, commands(cmds))
+		t.Fatalf("the same readings again: got %q, want no second re-test", commands(cmds))
 	}
+	// n03-n04's re-test ran beside traffic again, and is newer.
+	w.nodes[3].Net[0].BWOutAt = at + 30_000
+	if got := planned(mustSchedule(t, w, b)); !slices.Equal(got, both[:1]) {
+		t.Fatalf("after a newer test beside traffic: %v, want %v", got, both[:1])
+	}
+	b.Tries = map[probe.Pair]int{both[0]: probe.RetestTries, both[1]: probe.RetestTries}
+	b.Retested, b.CatchUpEmpty = nil, ""
+	cmds, b = scheduleCycle(w.view(), b)
+	if len(cmds) != 0 || b.CatchUpEmpty != "" {
+		t.Fatalf("both pairs tried %d times: got %q (memo %q), want nothing, decided before the model is built",
+			probe.RetestTries, commands(cmds), b.CatchUpEmpty)
+	}
+}
+
+func mustSchedule(t *testing.T, w *world, b ProbesBook) []Command {
+	t.Helper()
+	cmds, _ := scheduleCycle(w.view(), b)
+	return cmds
 }

@@ -73,15 +73,26 @@ func carried(a, b trafficSteps, rate float64, t int64) float64 {
 // bound of the traffic between them. ok is false when t is 0 or either
 // history does not reach back to the window.
 func crossed(sender, receiver trafficSteps, t int64) (mbps float64, ok bool) {
-	if t == 0 {
-		return 0, false
-	}
-	_, tx, okS := sender.least(t-stampWindowMs, t)
-	rx, _, okR := receiver.least(t-stampWindowMs, t)
+	tx, okS := sender.leastMbps(t, false)
+	rx, okR := receiver.leastMbps(t, true)
 	if !okS || !okR {
 		return 0, false
 	}
-	return min(tx, rx) * 8 / 1e6, true
+	return min(tx, rx), true
+}
+
+// leastMbps is the least of what the history received (or sent) over
+// the stampWindowMs before t, in Mbit/s; false when t is 0 or the
+// history does not reach back to the window.
+func (s trafficSteps) leastMbps(t int64, received bool) (float64, bool) {
+	if t == 0 {
+		return 0, false
+	}
+	rx, tx, ok := s.least(t-stampWindowMs, t)
+	if received {
+		return rx * 8 / 1e6, ok
+	}
+	return tx * 8 / 1e6, ok
 }
 
 // trafficSteps is traffic as a step function, a node's (Node.Traffic) or
@@ -287,14 +298,7 @@ func (e testEnds) besides(node string, carried, rate float64, t int64, received 
 	if carried > 0 {
 		return max(0, carried-rate), true
 	}
-	if t == 0 {
-		return 0, false
-	}
-	rx, tx, ok := e.hist[node].least(t-stampWindowMs, t)
-	if received {
-		return rx * 8 / 1e6, ok
-	}
-	return tx * 8 / 1e6, ok
+	return e.hist[node].leastMbps(t, received)
 }
 
 func abs64(v int64) int64 {

@@ -258,16 +258,12 @@ func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, 
 	m := sortedMembers(members)
 	limit := budget.TestsPerCycle()
 	load := make(map[string]int, len(m))
-	live := make(map[string]bool, len(m))
-	for _, n := range m {
-		live[n] = true
-	}
+	live := memberSet(m)
 	var picked []Pair
 	chosen := map[Pair]bool{}
 	var spent map[string]int // nil: joiners are not held to the tests already run
 	pick := func(p Pair, maxTries int) {
-		if chosen[p] || !live[p.A] || !live[p.B] || tries[p] >= maxTries ||
-			(limit > 0 && (spent[p.A]+load[p.A] >= limit || spent[p.B]+load[p.B] >= limit)) {
+		if chosen[p] || !live[p.A] || !live[p.B] || tries[p] >= maxTries || (limit > 0 && overCap(p, spent, load, limit)) {
 			return
 		}
 		load[p.A]++

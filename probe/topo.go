@@ -185,19 +185,29 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 // fewer than RetestTries times, under the uplink caps and with what the
 // per-node cap leaves after the tests since the full cycle began.
 func (p *topoPlanner) retests(tries map[Pair]int) {
-	live := map[string]bool{}
-	for _, n := range p.members {
-		live[n] = true
-	}
+	live := memberSet(p.members)
 	spent := testsSoFar(tries)
-	p.skip = func(q Pair) bool {
-		return tries[q] >= RetestTries || spent[q.A]+p.load[q.A] >= p.cap || spent[q.B]+p.load[q.B] >= p.cap
-	}
+	p.skip = func(q Pair) bool { return tries[q] >= RetestTries || overCap(q, spent, p.load, p.cap) }
 	for _, q := range p.in.Retest {
 		if live[q.A] && live[q.B] {
 			p.add(q.A, q.B, "retest")
 		}
 	}
+}
+
+// overCap reports whether either node of q has reached limit tests,
+// counting those it ran (spent; nil: none) and those planned (load).
+func overCap(q Pair, spent, load map[string]int, limit int) bool {
+	return spent[q.A]+load[q.A] >= limit || spent[q.B]+load[q.B] >= limit
+}
+
+// memberSet is members as a set.
+func memberSet(members []string) map[string]bool {
+	out := make(map[string]bool, len(members))
+	for _, n := range members {
+		out[n] = true
+	}
+	return out
 }
 
 // testsSoFar is each node's count of tests in tries.
@@ -421,10 +431,7 @@ func (p *topoPlanner) cross() {
 }
 
 func (p *topoPlanner) uncertain() {
-	live := map[string]bool{}
-	for _, n := range p.members {
-		live[n] = true
-	}
+	live := memberSet(p.members)
 	for _, q := range p.in.Uncertain {
 		if live[q.A] && live[q.B] {
 			p.add(q.A, q.B, "uncertain")

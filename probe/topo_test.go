@@ -277,6 +277,15 @@ func TestPlanTopoCatchUp(t *testing.T) {
 	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Equal(got, in.Retest[:1]) {
 		t.Fatalf("after %d tries of %v: got %v, want %v", RetestTries, in.Retest[1], got, in.Retest[:1])
 	}
+	// The full cycle's tests count against a node's cap: m[0] has spent
+	// it (on a pair that is not re-tested), so its pair waits.
+	tries = map[Pair]int{NewPair(m[0], m[3]): topology().PerNode()}
+	for p := range last {
+		tries[p]++
+	}
+	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Equal(got, in.Retest[1:]) {
+		t.Fatalf("%s at its cap: got %v, want only %v", m[0], got, in.Retest[1:])
+	}
 }
 
 func TestTopoConfigValidate(t *testing.T) {
