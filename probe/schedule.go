@@ -235,8 +235,9 @@ const CatchUpTries = 2
 // other traffic (TopoInput.Retest) is tested between two full cycles,
 // the full cycle's test included: a test that shared a link with a job
 // reads the job's share, and another a little later may find the link
-// quiet. Bounded, so a node under a flow that lasts gets two more tests
-// a cycle, not one every round.
+// quiet. Bounded, so a pair under a flow that lasts gets at most two more
+// tests a cycle after the full cycle's (three when the full cycle did not
+// test it), not one every round.
 const RetestTries = 3
 
 // PlanCatchUp plans a short cycle for the pairs of live members that have
