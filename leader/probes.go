@@ -357,9 +357,14 @@ type contended struct {
 }
 
 // contendedPairs lists, sorted by pair, the pairs of members whose
-// latest test ran beside other traffic at an end, in either direction:
-// the end counted (NetEntry.CarOut, CarIn) at least contendedShare of
-// the reading, and 1 Mbit/s, besides the test. Such a test read the other
+// latest test ran beside other traffic at an end, in either direction,
+// and whose busy end has gone quiet since: the end counted
+// (NetEntry.CarOut, CarIn) at least contendedShare of the reading, and
+// 1 Mbit/s, besides the test, and its latest traffic sample that way
+// (Attrs.NetTx, NetRx) is under half of that. A re-test while the
+// traffic goes on would read the same share (lab12's flows run all
+// along), and spend the busy link's budget for nothing; the catch-up
+// looks again every round, so the pair is tested once the job is gone. Such a test read the other
 // traffic's share of a link, not what the link offers; when only one end
 // was busy, addBack cannot tell whether the busy link or the path held
 // the test back (a degraded link on the quiet end looks the same), so
@@ -372,9 +377,9 @@ func contendedPairs(nodes []Node, members []string) []contended {
 	for _, m := range members {
 		live[m] = true
 	}
-	beside := func(rate, carried float64) bool {
+	beside := func(rate, carried, nowBytes float64) bool {
 		x := carried - rate
-		return rate > 0 && x >= 1 && x >= contendedShare*rate
+		return rate > 0 && x >= 1 && x >= contendedShare*rate && nowBytes*8/1e6 < x/2
 	}
 	at := map[probe.Pair]int64{}
 	for _, n := range nodes {
@@ -386,10 +391,10 @@ func contendedPairs(nodes []Node, members []string) []contended {
 				continue
 			}
 			t := int64(0)
-			if beside(c.BWOut, c.CarOut) {
+			if beside(c.BWOut, c.CarOut, n.Attrs.NetTx) {
 				t = c.BWOutAt
 			}
-			if beside(c.BWIn, c.CarIn) {
+			if beside(c.BWIn, c.CarIn, n.Attrs.NetRx) {
 				t = max(t, c.BWInAt)
 			}
 			if p := probe.NewPair(n.Name, c.Peer); t > 0 && t > at[p] {

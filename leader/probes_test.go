@@ -287,7 +287,8 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 // TestProbes_RetestsATestBesideTraffic: between full cycles, a pair whose
 // latest test an end counted as run beside other traffic (a quarter of
 // the reading or more, at either end, either direction) is tested again
-// in a catch-up cycle; the same reading, still in the rows while the
+// in a catch-up cycle once that end's traffic has dropped below half of
+// it (not while it goes on); the same reading, still in the rows while the
 // re-test's result is on its way, orders no second one, a newer one
 // does, and a pair tried probe.RetestTries times waits for the next full
 // cycle without the model being built. A test with only its headers
@@ -317,6 +318,11 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 		}
 		return out
 	}
+	w.nodes[8].Attrs.NetRx = 15e6 / 8 // n08 still receives 15 of the 20 besides
+	if got := pairsOf(contendedPairs(w.nodes, names)); !slices.Equal(got, both[:1]) {
+		t.Fatalf("n08 still busy: contendedPairs = %v, want %v", got, both[:1])
+	}
+	w.nodes[8].Attrs.NetRx = 9e6 / 8 // under half: the job is gone
 	if got := pairsOf(contendedPairs(w.nodes, names)); !slices.Equal(got, both) {
 		t.Fatalf("contendedPairs = %v, want %v", got, both)
 	}
