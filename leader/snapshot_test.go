@@ -399,24 +399,11 @@ func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 	nodes[0].Net = []NetEntry{cell("b", 50, 95, 100, 100)}
 	nodes[2].Net = []NetEntry{cell("d", 10, 10, 100, 100)} // d's link degraded to 10
 	nodes[3].Net = []NetEntry{cell("e", 10, 10, 100, 100)} // so did e's; d and e are quiet
-	snap := Snapshot(raftfsm.NewState(), nodes)
-	got := map[[2]string][2]float32{}
-	for _, l := range snap.Links {
-		got[[2]string{l.From, l.To}] = [2]float32{l.FwdMbps, l.RevMbps}
-	}
-	for _, c := range []struct {
-		from, to string
-		fwd, rev float32
-		why      string
-	}{
+	checkRates(t, Snapshot(raftfsm.NewState(), nodes), []wantRates{
 		{"a", "b", 90, 95, "a -> b read 50 while a sent 50 and b received 40: 40 back; b -> a, a received nothing"},
 		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},
 		{"d", "e", 10, 10, "quiet ends: the degraded link stays at 10"},
-	} {
-		if g := got[[2]string{c.from, c.to}]; g != [2]float32{c.fwd, c.rev} {
-			t.Errorf("%s -> %s: fwd, rev = %v, want %v, %v: %s", c.from, c.to, g, c.fwd, c.rev, c.why)
-		}
-	}
+	})
 }
 
 // TestSnapshot_DirectTestGetsCountedTrafficBack: where both ends counted
@@ -451,23 +438,32 @@ func TestSnapshot_DirectTestGetsCountedTrafficBack(t *testing.T) {
 	// stands in. f's cell for a is an older test with another reading.
 	nodes[5].Net = []NetEntry{cell("a", 80, 99, 80, 99, at-60_000, at-60_000)}
 	nodes[0].Net = append(nodes[0].Net, cell("f", 44, 99, 44, 99, at, at))
-	snap := Snapshot(raftfsm.NewState(), nodes)
-	got := map[[2]string][2]float32{}
-	for _, l := range snap.Links {
-		got[[2]string{l.From, l.To}] = [2]float32{l.FwdMbps, l.RevMbps}
-	}
-	for _, c := range []struct {
-		from, to string
-		fwd, rev float32
-		why      string
-	}{
+	checkRates(t, Snapshot(raftfsm.NewState(), nodes), []wantRates{
 		{"a", "b", 97, 95.4, "a -> b read 44, a carried 99 and b 97: 53 back; b -> a read 95, 0.4 and 0.5 besides"},
 		{"b", "a", 95.4, 97, "b's row holds the same test the other way round"},
 		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},
 		{"d", "c", 10, 10, "the same from d's row"},
 		{"a", "e", 44, 95, "e has no count and its history is quiet: nothing back"},
 		{"a", "f", 44, 44, "f's cell is another test: its history (quiet) stands in"},
-	} {
+	})
+}
+
+// wantRates is a link's two directions as a snapshot should hold them,
+// and why.
+type wantRates struct {
+	from, to string
+	fwd, rev float32
+	why      string
+}
+
+// checkRates checks the links of snap against want.
+func checkRates(t *testing.T, snap placement.Snapshot, want []wantRates) {
+	t.Helper()
+	got := map[[2]string][2]float32{}
+	for _, l := range snap.Links {
+		got[[2]string{l.From, l.To}] = [2]float32{l.FwdMbps, l.RevMbps}
+	}
+	for _, c := range want {
 		if g := got[[2]string{c.from, c.to}]; g != [2]float32{c.fwd, c.rev} {
 			t.Errorf("%s -> %s: fwd, rev = %v, want %v, %v: %s", c.from, c.to, g, c.fwd, c.rev, c.why)
 		}
