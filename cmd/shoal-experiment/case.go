@@ -380,9 +380,12 @@ func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int6
 		return
 	}
 	o := d.Score
-	cs.say("explain: %s chose %s (slowest pair %.0f Mbit/s) at T %.4f (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s); "+
+	// Candidates are the greedy starts, one per node with a free slot: a
+	// count short of the cluster says a node was not eligible then (a T
+	// lower than the choice's on the same view is otherwise a search miss).
+	cs.say("explain: %s chose %s (slowest pair %.0f Mbit/s) at T %.4f from %d candidates (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s); "+
 		"the oracle's %s (%.0f) scores T %.4f (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s) on the same view",
-		pol, strings.Join(hosts, ","), mine, own.T, own.CNorm, own.NNorm, own.MeanAvailMbps, nodeCLs(own),
+		pol, strings.Join(hosts, ","), mine, own.T, own.Candidates, own.CNorm, own.NNorm, own.MeanAvailMbps, nodeCLs(own),
 		strings.Join(cs.oracles[phase], ","), best, o.T, o.CNorm, o.NNorm, o.MeanAvailMbps, nodeCLs(o))
 	cs.say("explain: pairs of %s's choice: %s", pol, pairOffers(own))
 	cs.say("explain: pairs of the oracle's group: %s", pairOffers(o))
