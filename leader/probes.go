@@ -358,20 +358,25 @@ type contended struct {
 
 // contendedPairs lists, sorted by pair, the pairs of members whose
 // latest test ran beside other traffic at an end, in either direction,
-// and whose busy end has gone quiet since: the end counted
-// (NetEntry.CarOut, CarIn) at least contendedShare of the reading, and
-// 1 Mbit/s, besides the test, and its latest traffic sample that way
-// (Attrs.NetTx, NetRx) is under half of that. A re-test while the
-// traffic goes on would read the same share (lab12's flows run all
-// along), and spend the busy link's budget for nothing; the catch-up
-// looks again every round, so the pair is tested once the job is gone. Such a test read the other
-// traffic's share of a link, not what the link offers; when only one end
-// was busy, addBack cannot tell whether the busy link or the path held
-// the test back (a degraded link on the quiet end looks the same), so
-// the reading stands and the catch-up tests the pair again
-// (probe.RetestTries). Session 9's run 1: the first cycle read healthy
-// n01-n04 at 49.4 Mbit/s while n01 sent a cold-start job's 50 Mbit/s to
-// other nodes, and netload avoided the pair until the next full cycle.
+// and whose busy end has gone quiet since.
+//
+// Beside traffic: the end counted (NetEntry.CarOut, CarIn) at least
+// contendedShare of the reading, and 1 Mbit/s, besides the test. Such a
+// test read the other traffic's share of a link, not what the link
+// offers; when only one end was busy, addBack cannot tell whether the
+// busy link or the path held the test back (a degraded link on the quiet
+// end looks the same), so the reading stands and the catch-up tests the
+// pair again (probe.RetestTries). Session 9's run 1: the first cycle read
+// healthy n01-n04 at 49.4 Mbit/s while n01 sent a cold-start job's
+// 50 Mbit/s to other nodes, and netload avoided the pair until the next
+// full cycle.
+//
+// Gone quiet: the end's latest traffic sample that way (Attrs.NetTx,
+// NetRx) is under half of what it carried besides the test. A re-test
+// while the traffic goes on reads the same share and spends the busy
+// link's budget for nothing (session 9's run 3, under lab12's flows,
+// which run all along); the catch-up looks again every round, so the
+// pair is tested once the job is gone.
 func contendedPairs(nodes []Node, members []string) []contended {
 	live := make(map[string]bool, len(members))
 	for _, m := range members {
@@ -397,7 +402,7 @@ func contendedPairs(nodes []Node, members []string) []contended {
 			if beside(c.BWIn, c.CarIn, n.Attrs.NetRx) {
 				t = max(t, c.BWInAt)
 			}
-			if p := probe.NewPair(n.Name, c.Peer); t > 0 && t > at[p] {
+			if p := probe.NewPair(n.Name, c.Peer); t > at[p] {
 				at[p] = t
 			}
 		}

@@ -75,15 +75,6 @@ func interfaceOf(ip net.IP) (string, bool) {
 	return "", false
 }
 
-func readNetBytes(ctx context.Context) (rx, tx uint64, err error) {
-	counters, err := gnet.IOCountersWithContext(ctx, true)
-	if err != nil {
-		return 0, 0, fmt.Errorf("read network counters: %w", err)
-	}
-	rx, tx = sumNonLoopbackDir(counters, loopbackNames())
-	return rx, tx, nil
-}
-
 // wireOverhead is what the counters see per byte of test payload at
 // most: TCP/IP and Ethernet headers on every 1448-byte segment (4.6 %)
 // and TLS records (0.2 %). Offloads that count one header per 64 KiB

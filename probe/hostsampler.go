@@ -89,6 +89,17 @@ func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
 	return s, nil
 }
 
+// readNetBytes is the bytes received and sent so far over every
+// interface that is not loopback (sumNonLoopbackDir).
+func readNetBytes(ctx context.Context) (rx, tx uint64, err error) {
+	counters, err := gnet.IOCountersWithContext(ctx, true)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read network counters: %w", err)
+	}
+	rx, tx = sumNonLoopbackDir(counters, loopbackNames())
+	return rx, tx, nil
+}
+
 // cpuBusyPercent is the share of CPU time not spent idle or waiting for
 // I/O between two readings of the aggregate counters. A counter that went
 // backwards (CPU hot-unplug) gives 0 rather than a negative percentage.
