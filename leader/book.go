@@ -69,17 +69,19 @@ type ProbesBook struct {
 	SwitchesAt int64
 	// Planned holds, per member, the last cycle whose plan included it:
 	// the members when this leader planned a cycle, and the nodes
-	// joinCycle added to one under way. A member missing from the cycle
+	// extendCycle added to one under way. A member missing from the cycle
 	// under way joined after it was planned.
 	Planned map[string]uint64
 	// CatchUpEmpty keys (cycle, unmeasured nodes, pairs to test again)
 	// the last catch-up that found nothing to test, so it is not planned
 	// again every round.
 	CatchUpEmpty string
-	// Retested holds, per pair a catch-up tested again because its test
-	// ran beside traffic, that test's time (Unix ms): until a newer test
-	// shows in the rows, the same reading does not order another (a row
-	// reaches the leader a little after its round ends).
+	// Retested holds, per pair tested again because its test ran beside
+	// traffic (in the cycle under way, or by a catch-up), that test's time
+	// (Unix ms): until a newer test shows in the rows, the same reading
+	// does not order another (a row reaches the leader a little after its
+	// round ends). A pair it holds is not tested again within the cycle
+	// under way; the catch-up may (RetestTries).
 	Retested map[probe.Pair]int64
 }
 

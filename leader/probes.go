@@ -85,7 +85,7 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 			return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
 				Before: note("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)}}, b
 		}
-		return joinCycle(v, b, members, last, rounds, cur)
+		return extendCycle(v, b, members, last, rounds, cur)
 	}
 	if len(members) < 2 {
 		return nil, b
@@ -142,42 +142,95 @@ func formationSettled(nodes []Node, now time.Time, settle time.Duration) bool {
 	return now.Sub(oldest) >= 4*settle || (ready && now.Sub(newest) >= settle)
 }
 
-// joinCycle gives the members that joined while a cycle is under way
-// (fresh: no measured pair, no test in what is left of the cycle, not
-// given tests in this cycle yet) the network model's tests of their link
-// (probe.PlanJoiners), merged into the rounds left: a forming cluster's
-// late joiner is measured within a few rounds, not after the cycle ends.
-func joinCycle(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, rounds [][]probe.Duty, cur int) ([]Command, ProbesBook) {
+// extendCycle adds tests to the cycle under way: the network model's
+// tests of members that joined while it runs (fresh: no measured pair, no
+// test in what is left of the cycle, not given tests in this cycle yet;
+// probe.PlanJoiners), so that a forming cluster's late joiner is measured
+// within a few rounds, not after the cycle ends; and a test again of each
+// pair whose test ran beside traffic that has gone since (contendedPairs,
+// probe.RetestsInCycle), once a cycle, so that placement reads the
+// pair's figure beside a job for a round or two, not until the cycle's
+// last round (session 9's run 5: a steady-state placement 91 s after
+// formation read a healthy pair at 41 Mbit/s and took a slower node). The
+// catch-up after the cycle may test such a pair again (RetestTries).
+func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, rounds [][]probe.Duty, cur int) ([]Command, ProbesBook) {
 	d := v.State.ProbeDuties
-	inCycle := map[string]bool{}
-	for i := max(cur, 0); i < len(rounds); i++ {
-		for _, t := range rounds[i] {
-			inCycle[t.From], inCycle[t.To] = true, true
-		}
-	}
-	if b.Planned == nil {
-		return nil, b // a new leader: it does not know whom the cycle under way was planned for
-	}
 	var fresh []string
-	for _, n := range unmeasured(members, last) {
-		if !inCycle[n] && b.Planned[n] != d.Cycle {
-			fresh = append(fresh, n)
+	if b.Planned != nil { // a new leader does not know whom the cycle under way was planned for
+		inCycle := map[string]bool{}
+		for i := max(cur, 0); i < len(rounds); i++ {
+			for _, t := range rounds[i] {
+				inCycle[t.From], inCycle[t.To] = true, true
+			}
+		}
+		for _, n := range unmeasured(members, last) {
+			if !inCycle[n] && b.Planned[n] != d.Cycle {
+				fresh = append(fresh, n)
+			}
 		}
 	}
-	if len(fresh) == 0 {
+	var retest []probe.Pair
+	testAt := map[probe.Pair]int64{}
+	for _, c := range contendedPairs(v.Nodes, members) {
+		if _, done := b.Retested[c.Pair]; !done {
+			retest = append(retest, c.Pair)
+			testAt[c.Pair] = c.At
+		}
+	}
+	if len(fresh) == 0 && len(retest) == 0 {
+		return nil, b
+	}
+	// Pairs that cannot be tested now (the cap, or the rounds left test
+	// them anyway) would have the model rebuilt every round: remember the
+	// empty answer until the rounds or the candidates change.
+	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), cur, fresh, retest)
+	if len(fresh) == 0 && key == b.CatchUpEmpty {
 		return nil, b
 	}
 	in := topoInput(v, members, last, d.Cycle)
-	tests := probe.PlanJoiners(in, fresh)
-	b = b.planned(d.Cycle, fresh, false)
+	var tests []probe.Pair
+	if len(fresh) > 0 {
+		tests = probe.PlanJoiners(in, fresh)
+		b = b.planned(d.Cycle, fresh, false)
+	}
+	in.Retest = retest
+	start, ok := b.CycleStart[d.Cycle]
+	if !ok {
+		start = d.SetAt
+	}
+	again := probe.RetestsInCycle(in, start, rounds, cur)
+	if len(fresh) == 0 && len(again) == 0 {
+		b.CatchUpEmpty = key
+		return nil, b
+	}
+	if len(again) > 0 {
+		b.Retested = maps.Clone(b.Retested)
+		if b.Retested == nil {
+			b.Retested = map[probe.Pair]int64{}
+		}
+		seen := map[probe.Pair]bool{}
+		for _, q := range tests {
+			seen[q] = true
+		}
+		for _, q := range again {
+			b.Retested[q] = testAt[q]
+			if !seen[q] {
+				tests = append(tests, q)
+			}
+		}
+	}
 	if len(tests) == 0 {
 		return nil, b
 	}
 	// The round under way keeps its slot (as an empty round), as when a
 	// node dies mid-cycle: no node is put into two tests at once.
 	rest := append([][]probe.Duty{nil}, probe.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)...)
+	msg := "adding nodes that joined to the bandwidth cycle"
+	if len(fresh) == 0 {
+		msg = "testing again, in the bandwidth cycle under way, pairs whose test ran beside traffic"
+	}
 	return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
-		Before: note("adding nodes that joined to the bandwidth cycle", "cycle", d.Cycle, "nodes", fresh, "tests", len(tests), "rounds_left", len(rest)-1)}}, b
+		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "retests", again, "tests", len(tests), "rounds_left", len(rest)-1)}}, b
 }
 
 // planned records in the book that the plan of cycle included nodes; a

@@ -373,3 +373,76 @@ func mustSchedule(t *testing.T, w *world, b ProbesBook) []Command {
 	cmds, _ := scheduleCycle(w.view(), b)
 	return cmds
 }
+
+// TestProbes_RetestsWithinTheCycle: a test that ran beside a job which
+// has gone is tested again in the cycle under way, a round or two later,
+// not after the cycle's last round; once a cycle, never a pair the rounds
+// left test anyway, and never over a node's cap.
+func TestProbes_RetestsWithinTheCycle(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+	}
+	w := newWorld(t, names...)
+	at := t0.UnixMilli()
+	for i := range w.nodes {
+		peer := names[(i+1)%12]
+		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
+			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
+	}
+	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 41, 99.1 // n03 -> n04 beside n03's job
+	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80     // n09 -> n08 into a busy n08
+	w.nodes[5].Net[0].BWOut, w.nodes[5].Net[0].CarOut = 50, 99   // n05 -> n06, n05 still busy
+	w.nodes[5].Attrs.NetTx = 45e6 / 8
+	// Four rounds of a minute: n03-n04 ran in round 0, n08-n09 is still
+	// to come in round 3; round 1 is under way.
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
+		{{From: "n03", To: "n04"}, {From: "n05", To: "n06"}}, {{From: "n00", To: "n01"}}, {{From: "n04", To: "n07"}}, {{From: "n08", To: "n09"}}}})
+	w.now = t0.Add(90 * time.Second)
+	b0 := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Planned: map[string]uint64{}}
+	for _, n := range names {
+		b0.Planned[n] = 1
+	}
+	cmds, b := scheduleCycle(w.view(), b0)
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
+		t.Fatalf("got %q, want the cycle's rounds with a re-test", commands(cmds))
+	}
+	sd := cmds[0].Body.(raftfsm.SetProbeDuties)
+	if sd.Cycle != 1 || len(sd.Rounds) != 3 || len(sd.Rounds[0]) != 0 {
+		t.Fatalf("rounds %v of cycle %d: want the round under way kept empty and the two left", sd.Rounds, sd.Cycle)
+	}
+	// n04 tests n07 in the next round, so the re-test goes to the one after.
+	want := [][]raftfsm.Pair{{}, {{From: "n04", To: "n07"}}, {{From: "n08", To: "n09"}, {From: "n04", To: "n03"}}}
+	if !slices.EqualFunc(sd.Rounds, want, slices.Equal) {
+		t.Fatalf("rounds %v, want %v (n03-n04 again once n04 is free; n05-n06 waits for n05's job; n08-n09 left to its round)", sd.Rounds, want)
+	}
+	if got := b.Retested[probe.NewPair("n03", "n04")]; got != at {
+		t.Fatalf("book's re-test of n03-n04 at %d, want the test's %d", got, at)
+	}
+	// Once a cycle: after its re-test, a newer reading beside traffic
+	// does not order another before the catch-up. n08-n09's round was
+	// dropped (say by a dead node) and its reading is still the one
+	// beside traffic: it is tested again now.
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
+		{{From: "n04", To: "n03"}}, {{From: "n00", To: "n02"}}, {{From: "n01", To: "n02"}}}})
+	w.now = w.now.Add(90 * time.Second)
+	w.nodes[3].Net[0].BWOutAt = at + 100_000
+	cmds, b = scheduleCycle(w.view(), b)
+	if len(cmds) != 1 {
+		t.Fatalf("got %q, want n08-n09's re-test", commands(cmds))
+	}
+	sd = cmds[0].Body.(raftfsm.SetProbeDuties)
+	want = [][]raftfsm.Pair{{}, {{From: "n01", To: "n02"}, {From: "n09", To: "n08"}}}
+	if !slices.EqualFunc(sd.Rounds, want, slices.Equal) {
+		t.Fatalf("rounds %v, want %v: n03-n04 was tested again in this cycle already", sd.Rounds, want)
+	}
+	w.apply(raftfsm.CmdSetProbeDuties, sd)
+	// A node at its cap takes no re-test, and the empty answer is kept.
+	w.cfg.Probes.Budget = probe.BudgetConfig{BytesPerHour: 24 << 20, TestBytes: 1 << 20, CycleInterval: 5 * time.Minute} // 2 tests a cycle
+	w.nodes[5].Attrs.NetTx = 0
+	cmds, b2 := scheduleCycle(w.view(), b)
+	if len(cmds) != 0 || b2.CatchUpEmpty == "" {
+		t.Fatalf("n05 and n06 at 2 tests of 2: got %q (memo %q), want nothing, remembered", commands(cmds), b2.CatchUpEmpty)
+	}
+}

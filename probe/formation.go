@@ -1,6 +1,9 @@
 package probe
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // The network model first (issue 17, cold start): a job placed by netload
 // right after a cluster forms needs each node's link and each switch
@@ -130,6 +133,60 @@ func MergeTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, cy
 				busy[r][k] = true
 			}
 		}
+	}
+	return out
+}
+
+// RetestsInCycle picks the pairs of in.Retest to test again within the
+// cycle under way, which began at since (the rounds left: rounds from
+// round cur, the one under way), for MergeTests to put into those rounds:
+// a reading taken beside a job is tested again a round or two after the
+// job has gone, not after the cycle's last round (a minute on ten nodes,
+// longer on large clusters, and placement reads the low figure
+// meanwhile). A pair the rounds left test anyway is left to them, and
+// each node stays under the cycle's per-node cap (PlanTopoCycle's: the
+// budget's, and on a cluster too large for the full tournament
+// TopoConfig.PerNode as well), counting its pairs in.Last shows tested
+// since the cycle began and its tests in the rounds left. (The rounds as
+// recorded are no count of the cycle's tests: a cycle extended under way
+// keeps only the rounds left.) Pairs of nodes that are not members are
+// left out. The order is in.Retest's.
+func RetestsInCycle(in TopoInput, since time.Time, rounds [][]Duty, cur int) []Pair {
+	if len(in.Retest) == 0 {
+		return nil
+	}
+	p := newTopoPlanner(in)
+	limit := p.cap
+	if p.small() {
+		limit = in.Budget.TestsPerCycle()
+	}
+	load := map[string]int{}
+	for q, at := range in.Last {
+		if !at.Before(since) {
+			load[q.A]++
+			load[q.B]++
+		}
+	}
+	coming := map[Pair]bool{}
+	for i := max(cur, 0); i < len(rounds); i++ {
+		for _, d := range rounds[i] {
+			load[d.From]++
+			load[d.To]++
+			coming[NewPair(d.From, d.To)] = true
+		}
+	}
+	live := memberSet(p.members)
+	var out []Pair
+	picked := map[Pair]bool{}
+	for _, q := range in.Retest {
+		q = NewPair(q.A, q.B)
+		if picked[q] || coming[q] || !live[q.A] || !live[q.B] || load[q.A] >= limit || load[q.B] >= limit {
+			continue
+		}
+		picked[q] = true
+		load[q.A]++
+		load[q.B]++
+		out = append(out, q)
 	}
 	return out
 }

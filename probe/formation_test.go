@@ -2,6 +2,7 @@ package probe
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -134,5 +135,33 @@ func TestPlanJoinersMergeTests(t *testing.T) {
 	}
 	if got != n+2 {
 		t.Fatalf("%d tests after merging, want the %d left and the joiner's 2", got, n)
+	}
+}
+
+// A small cluster's full tournament holds re-tests to the budget alone
+// (not TopoConfig.PerNode), counting the tests since the cycle began and
+// those still to come; a pair still to come is left to its round.
+func TestRetestsInCycle_SmallCluster(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_700_000_000, 0)
+	members := []string{"a", "b", "c", "d"}
+	last := map[Pair]time.Time{
+		NewPair("a", "b"): t0.Add(time.Second), NewPair("c", "d"): t0.Add(time.Second),
+		NewPair("a", "c"): t0.Add(-time.Hour), // the cycle before: not counted
+	}
+	rounds := [][]Duty{{{From: "a", To: "b"}, {From: "c", To: "d"}}, {{From: "a", To: "c"}}, {{From: "b", To: "d"}}}
+	in := TopoInput{Members: members, Last: last, Now: t0,
+		Retest: []Pair{{A: "b", B: "d"}, {A: "d", B: "c"}, {A: "b", B: "a"}, {A: "a", B: "x"}},
+		Budget: BudgetConfig{BytesPerHour: 36 << 20, TestBytes: 1 << 20, CycleInterval: 5 * time.Minute}} // 3 a cycle
+	got := RetestsInCycle(in, t0, rounds, 1)
+	// b-d comes in round 2; c-d: c has 2 (c-d done, a-c to come), d 2 (c-d, b-d): both under 3;
+	// then a-b: a has a-b and a-c, b has a-b and b-d; x is no member.
+	want := []Pair{{A: "c", B: "d"}, {A: "a", B: "b"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("RetestsInCycle = %v, want %v", got, want)
+	}
+	in.Budget.BytesPerHour = 24 << 20 // 2 a cycle: everyone is at the cap
+	if got := RetestsInCycle(in, t0, rounds, 1); len(got) != 0 {
+		t.Fatalf("at the cap: %v, want none", got)
 	}
 }
