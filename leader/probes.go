@@ -208,29 +208,29 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 		if b.Retested == nil {
 			b.Retested = map[probe.Pair]int64{}
 		}
-		seen := map[probe.Pair]bool{}
+		joining := map[probe.Pair]bool{}
 		for _, q := range tests {
-			seen[q] = true
+			joining[q] = true
 		}
 		for _, q := range again {
 			b.Retested[q] = testAt[q]
-			if !seen[q] {
-				tests = append(tests, q)
-			}
 		}
+		again = slices.DeleteFunc(again, func(q probe.Pair) bool { return joining[q] })
 	}
-	if len(tests) == 0 {
+	if len(tests) == 0 && len(again) == 0 {
 		return nil, b
 	}
 	// The round under way keeps its slot (as an empty round), as when a
-	// node dies mid-cycle: no node is put into two tests at once.
-	rest := append([][]probe.Duty{nil}, probe.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)...)
+	// node dies mid-cycle: no node is put into two tests at once. The
+	// re-tests go into the next round, ahead of what it held.
+	left := probe.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)
+	rest := append([][]probe.Duty{nil}, probe.PreemptTests(left, -1, again, in.Switch, d.Cycle)...)
 	msg := "adding nodes that joined to the bandwidth cycle"
 	if len(fresh) == 0 {
 		msg = "testing again, in the bandwidth cycle under way, pairs whose test ran beside traffic"
 	}
 	return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
-		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "retests", again, "tests", len(tests), "rounds_left", len(rest)-1)}}, b
+		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "joiner_tests", len(tests), "retests", again, "rounds_left", len(rest)-1)}}, b
 }
 
 // planned records in the book that the plan of cycle included nodes; a

@@ -375,8 +375,8 @@ func mustSchedule(t *testing.T, w *world, b ProbesBook) []Command {
 }
 
 // TestProbes_RetestsWithinTheCycle: a test that ran beside a job which
-// has gone is tested again in the cycle under way, a round or two later,
-// not after the cycle's last round; once a cycle, never a pair the rounds
+// has gone is tested again in the next round of the cycle under way, not
+// after the cycle's last round; once a cycle, never a pair the rounds
 // left test anyway, and never over a node's cap.
 func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	t.Parallel()
@@ -412,10 +412,11 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	if sd.Cycle != 1 || len(sd.Rounds) != 3 || len(sd.Rounds[0]) != 0 {
 		t.Fatalf("rounds %v of cycle %d: want the round under way kept empty and the two left", sd.Rounds, sd.Cycle)
 	}
-	// n04 tests n07 in the next round, so the re-test goes to the one after.
-	want := [][]raftfsm.Pair{{}, {{From: "n04", To: "n07"}}, {{From: "n08", To: "n09"}, {From: "n04", To: "n03"}}}
+	// The re-test takes the next round; n04's test with n07 there moves on
+	// to the first round where both are free.
+	want := [][]raftfsm.Pair{{}, {{From: "n04", To: "n03"}}, {{From: "n08", To: "n09"}, {From: "n04", To: "n07"}}}
 	if !slices.EqualFunc(sd.Rounds, want, slices.Equal) {
-		t.Fatalf("rounds %v, want %v (n03-n04 again once n04 is free; n05-n06 waits for n05's job; n08-n09 left to its round)", sd.Rounds, want)
+		t.Fatalf("rounds %v, want %v (n03-n04 again in the next round; n05-n06 waits for n05's job; n08-n09 left to its round)", sd.Rounds, want)
 	}
 	if got := b.Retested[probe.NewPair("n03", "n04")]; got != at {
 		t.Fatalf("book's re-test of n03-n04 at %d, want the test's %d", got, at)

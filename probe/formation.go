@@ -84,57 +84,134 @@ func PlanJoiners(in TopoInput, fresh []string) []Pair {
 // are appended for the tests that fit nowhere. A test runs from its
 // pair's A to B in even cycles and the other way in odd ones (Orient).
 func MergeTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, cycle uint64) [][]Duty {
-	var out [][]Duty
-	for i := max(cur+1, 0); i < len(rounds); i++ {
-		out = append(out, append([]Duty(nil), rounds[i]...))
-	}
-	crossing := func(a, b string) bool { return sw[a] == "" || sw[b] == "" || sw[a] != sw[b] }
-	uplink := func(n string) string {
-		if s := sw[n]; s != "" {
-			return "s:" + s
-		}
-		return "n:" + n
-	}
-	keys := func(a, b string) []string {
-		k := []string{"n:" + a, "n:" + b}
-		if crossing(a, b) {
-			k = append(k, uplink(a), uplink(b))
-		}
-		return k
-	}
-	busy := make([]map[string]bool, len(out))
-	for r, round := range out {
-		busy[r] = map[string]bool{}
-		for _, d := range round {
-			for _, k := range keys(d.From, d.To) {
-				busy[r][k] = true
-			}
-		}
-	}
+	k := newPacker(rounds, cur, sw)
 	for _, oriented := range Orient([][]Pair{tests}, cycle) {
 		for _, d := range oriented {
-			ks := keys(d.From, d.To)
-			r := 0
-			for ; r < len(out); r++ {
-				free := true
-				for _, k := range ks {
-					free = free && !busy[r][k]
-				}
-				if free {
-					break
-				}
+			k.place(d, 0)
+		}
+	}
+	return k.out
+}
+
+// PreemptTests is MergeTests with tests that go first: each into the
+// first round after cur, and the duties of that round it collides with
+// (a node, or an uplink for a cross-switch test) move on to the first
+// later round with room, or to an appended one. In a small cluster's full
+// tournament every node tests in almost every round, so a merged test
+// would wait for the cycle's end; a re-test must run while what it
+// re-measures still holds.
+func PreemptTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, cycle uint64) [][]Duty {
+	k := newPacker(rounds, cur, sw)
+	var moved []Duty
+	for _, oriented := range Orient([][]Pair{tests}, cycle) {
+		for _, d := range oriented {
+			moved = append(moved, k.evict(0, d)...)
+			k.place(d, 0)
+		}
+	}
+	for _, d := range moved {
+		k.place(d, 1)
+	}
+	return k.out
+}
+
+// packer fills the rounds left of a cycle: out holds them, busy each
+// one's taken nodes and uplinks.
+type packer struct {
+	out  [][]Duty
+	busy []map[string]bool
+	sw   map[string]string
+}
+
+func newPacker(rounds [][]Duty, cur int, sw map[string]string) *packer {
+	k := &packer{sw: sw}
+	for i := max(cur+1, 0); i < len(rounds); i++ {
+		k.out = append(k.out, append([]Duty(nil), rounds[i]...))
+		b := map[string]bool{}
+		for _, d := range rounds[i] {
+			for _, key := range k.keys(d) {
+				b[key] = true
 			}
-			if r == len(out) {
-				out = append(out, nil)
-				busy = append(busy, map[string]bool{})
-			}
-			out[r] = append(out[r], d)
-			for _, k := range ks {
-				busy[r][k] = true
+		}
+		k.busy = append(k.busy, b)
+	}
+	return k
+}
+
+// keys are what d occupies in its round: its nodes and, when it crosses
+// switches (or a node's switch is unknown), both ends' uplinks.
+func (k *packer) keys(d Duty) []string {
+	a, b := d.From, d.To
+	out := []string{"n:" + a, "n:" + b}
+	if k.sw[a] == "" || k.sw[b] == "" || k.sw[a] != k.sw[b] {
+		for _, n := range []string{a, b} {
+			if s := k.sw[n]; s != "" {
+				out = append(out, "s:"+s)
+			} else {
+				out = append(out, "n:"+n)
 			}
 		}
 	}
 	return out
+}
+
+// place puts d into the first round from from on where its keys are
+// free, appending a round when none is.
+func (k *packer) place(d Duty, from int) {
+	ks := k.keys(d)
+	r := from
+	for ; r < len(k.out); r++ {
+		free := true
+		for _, key := range ks {
+			free = free && !k.busy[r][key]
+		}
+		if free {
+			break
+		}
+	}
+	for len(k.out) <= r {
+		k.out = append(k.out, nil)
+		k.busy = append(k.busy, map[string]bool{})
+	}
+	k.out[r] = append(k.out[r], d)
+	for _, key := range ks {
+		k.busy[r][key] = true
+	}
+}
+
+// evict takes out of round r the duties that share a key with d and
+// returns them.
+func (k *packer) evict(r int, d Duty) []Duty {
+	if r >= len(k.out) {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, key := range k.keys(d) {
+		want[key] = true
+	}
+	var keep, gone []Duty
+	for _, x := range k.out[r] {
+		hit := false
+		for _, key := range k.keys(x) {
+			hit = hit || want[key]
+		}
+		if hit {
+			gone = append(gone, x)
+		} else {
+			keep = append(keep, x)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	k.out[r] = keep
+	k.busy[r] = map[string]bool{}
+	for _, x := range keep {
+		for _, key := range k.keys(x) {
+			k.busy[r][key] = true
+		}
+	}
+	return gone
 }
 
 // RetestsInCycle picks the pairs of in.Retest to test again within the

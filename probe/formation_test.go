@@ -165,3 +165,43 @@ func TestRetestsInCycle_SmallCluster(t *testing.T) {
 		t.Fatalf("at the cap: %v, want none", got)
 	}
 }
+
+// A preempting test takes the next round; what it collides with there (a
+// node, or an uplink when it crosses switches) moves to the first later
+// round with room, else to a new round; the rest of that round stays.
+func TestPreemptTests(t *testing.T) {
+	t.Parallel()
+	sw := map[string]string{"a1": "a", "a2": "a", "a3": "a", "a4": "a", "b1": "b", "b2": "b"}
+	rounds := [][]Duty{
+		{{From: "a1", To: "a2"}},                         // done
+		{{From: "a3", To: "a4"}},                         // under way
+		{{From: "a1", To: "a3"}, {From: "a2", To: "b1"}}, // next
+		{{From: "a1", To: "a4"}, {From: "a2", To: "a3"}},
+	}
+	// a4-b2 crosses: it takes the uplinks a and b, so a2->b1 (same uplinks)
+	// moves; a1-a3 shares no node or uplink and stays. a2->b1 fits nowhere
+	// later (a2 tests in round 3 too): a round is appended.
+	got := PreemptTests(rounds, 1, []Pair{{A: "a4", B: "b2"}}, sw, 0)
+	want := [][]Duty{
+		{{From: "a1", To: "a3"}, {From: "a4", To: "b2"}},
+		{{From: "a1", To: "a4"}, {From: "a2", To: "a3"}},
+		{{From: "a2", To: "b1"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("PreemptTests = %v, want %v", got, want)
+	}
+	// Odd cycles run a pair the other way; a node collision moves the
+	// duty to the next round with room.
+	got = PreemptTests(rounds, 1, []Pair{{A: "a3", B: "b2"}}, sw, 1)
+	want = [][]Duty{
+		{{From: "b2", To: "a3"}},
+		{{From: "a1", To: "a4"}, {From: "a2", To: "a3"}},
+		{{From: "a1", To: "a3"}, {From: "a2", To: "b1"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("odd cycle: PreemptTests = %v, want %v", got, want)
+	}
+	if got := PreemptTests(nil, 0, []Pair{{A: "a1", B: "a2"}}, sw, 0); !reflect.DeepEqual(got, [][]Duty{{{From: "a1", To: "a2"}}}) {
+		t.Fatalf("no rounds left: %v, want the test in a round of its own", got)
+	}
+}
