@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,14 +93,18 @@ func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
 	return s, nil
 }
 
-// readNetBytes is the bytes received and sent so far over every
-// interface that is not loopback (sumNonLoopbackDir).
+// readNetBytes is the bytes received and sent so far over the interfaces
+// a node's traffic counts (uncountedInterfaces leaves the others out).
 func readNetBytes(ctx context.Context) (rx, tx uint64, err error) {
 	counters, err := gnet.IOCountersWithContext(ctx, true)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read network counters: %w", err)
 	}
-	rx, tx = sumNonLoopbackDir(counters, loopbackNames())
+	ifs, err := net.Interfaces()
+	if err != nil {
+		ifs = nil // loopback by name alone: every other interface counts
+	}
+	rx, tx = sumNonLoopbackDir(counters, uncountedInterfaces(sysClassNet, ifs))
 	return rx, tx, nil
 }
 
@@ -119,34 +127,69 @@ func cpuBusyPercent(prev, cur cpu.TimesStat) float64 {
 	return min(max(busy, 0), 100)
 }
 
-// loopbackNames lists interfaces flagged loopback; "lo" is assumed too in
-// case the interface list cannot be read.
-func loopbackNames() map[string]bool {
-	names := map[string]bool{"lo": true}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return names
-	}
+// sysClassNet lists the network interfaces of the namespace that mounted
+// sysfs, each with its ifindex and, for a physical one, its device.
+const sysClassNet = "/sys/class/net"
+
+// uncountedInterfaces names the interfaces (of ifs, this namespace's) whose
+// bytes a node's traffic leaves out. Loopback always: local traffic says
+// nothing about the network. And when the node has a physical interface
+// (a NIC, virtio's included: sysfs gives it a device), every virtual one:
+// a bridge, bond, VLAN, veth or tunnel carries bytes a physical interface
+// counts too (the host's own traffic crosses br0 and the eth0 under it, a
+// bond's crosses its slaves), and a container's traffic to another on the
+// same host crosses no link at all. Summing every interface counted such
+// a node's traffic twice and called its link busier than it was. With no
+// physical interface (a container's veth, a network namespace of the
+// testbed) every interface but loopback counts, as before. sysfs counts
+// only when it is this namespace's: an interface whose ifindex there is
+// not its own is taken as virtual.
+func uncountedInterfaces(sysNet string, ifs []net.Interface) map[string]bool {
+	skip := map[string]bool{"lo": true}
+	var virtual []string
+	physical := false
 	for _, i := range ifs {
-		if i.Flags&net.FlagLoopback != 0 {
-			names[i.Name] = true
+		switch {
+		case i.Flags&net.FlagLoopback != 0:
+			skip[i.Name] = true
+		case isPhysical(sysNet, i):
+			physical = true
+		default:
+			virtual = append(virtual, i.Name)
 		}
 	}
-	return names
+	if physical {
+		for _, n := range virtual {
+			skip[n] = true
+		}
+	}
+	return skip
 }
 
-// sumNonLoopback adds bytes received and sent over every interface that is
-// not loopback: local traffic says nothing about network congestion.
-func sumNonLoopback(counters []gnet.IOCountersStat, loopback map[string]bool) uint64 {
-	rx, tx := sumNonLoopbackDir(counters, loopback)
+// isPhysical reports whether sysNet shows i, by its own ifindex, with a
+// device behind it.
+func isPhysical(sysNet string, i net.Interface) bool {
+	dir := filepath.Join(sysNet, i.Name)
+	b, err := os.ReadFile(filepath.Join(dir, "ifindex"))
+	if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(i.Index) {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, "device"))
+	return err == nil
+}
+
+// sumNonLoopback adds bytes received and sent over every interface not in
+// skip (uncountedInterfaces: loopback, and virtual ones beside a NIC).
+func sumNonLoopback(counters []gnet.IOCountersStat, skip map[string]bool) uint64 {
+	rx, tx := sumNonLoopbackDir(counters, skip)
 	return rx + tx
 }
 
 // sumNonLoopbackDir is sumNonLoopback per direction: bytes received and
 // bytes sent.
-func sumNonLoopbackDir(counters []gnet.IOCountersStat, loopback map[string]bool) (rx, tx uint64) {
+func sumNonLoopbackDir(counters []gnet.IOCountersStat, skip map[string]bool) (rx, tx uint64) {
 	for _, c := range counters {
-		if loopback[c.Name] || c.Name == "all" {
+		if skip[c.Name] || c.Name == "all" {
 			continue
 		}
 		rx += c.BytesRecv

@@ -2,6 +2,12 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,6 +62,82 @@ func TestSumNonLoopback(t *testing.T) {
 				t.Errorf("got %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestUncountedInterfaces: beside a NIC, a bridge, a bond, a VLAN or a
+// veth is left out of the node's traffic (the NIC counts its bytes, or
+// they never cross a link); without one, everything but loopback counts.
+// The sysfs tree is written by the test: a physical NIC is the boundary
+// this machine cannot give a namespace (a fake named as such).
+func TestUncountedInterfaces(t *testing.T) {
+	t.Parallel()
+	sys := t.TempDir()
+	iface := func(name string, index int, device bool) net.Interface {
+		dir := filepath.Join(sys, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ifindex"), []byte(fmt.Sprintf("%d\n", index)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if device {
+			if err := os.Mkdir(filepath.Join(dir, "device"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return net.Interface{Name: name, Index: index}
+	}
+	lo := iface("lo", 1, false)
+	lo.Flags = net.FlagLoopback
+	eth0, eth1 := iface("eth0", 2, true), iface("eth1", 3, true)
+	bond0, br0, vlan, veth := iface("bond0", 4, false), iface("br0", 5, false), iface("bond0.100", 6, false), iface("veth1", 7, false)
+	other := iface("ens9", 8, true)
+	other.Index = 42 // sysfs shows another namespace's ens9
+
+	tests := []struct {
+		name string
+		ifs  []net.Interface
+		want []string
+	}{
+		{"bonded NICs under a bridge and a VLAN", []net.Interface{lo, eth0, eth1, bond0, br0, vlan, veth}, []string{"bond0", "bond0.100", "br0", "lo", "veth1"}},
+		{"veths alone: a container, a testbed node", []net.Interface{lo, bond0, veth}, []string{"lo"}},
+		{"sysfs of another namespace", []net.Interface{lo, other, veth}, []string{"lo"}},
+		{"no interface list", nil, []string{"lo"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := slices.Sorted(maps.Keys(uncountedInterfaces(sys, tt.ifs)))
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("uncounted %v, want %v", got, tt.want)
+			}
+		})
+	}
+	counters := []gnet.IOCountersStat{{Name: "lo", BytesRecv: 1e9}, {Name: "eth0", BytesRecv: 100, BytesSent: 10},
+		{Name: "eth1", BytesRecv: 50, BytesSent: 5}, {Name: "bond0", BytesRecv: 150, BytesSent: 15}, {Name: "br0", BytesRecv: 150, BytesSent: 15}}
+	rx, tx := sumNonLoopbackDir(counters, uncountedInterfaces(sys, []net.Interface{lo, eth0, eth1, bond0, br0}))
+	if rx != 150 || tx != 15 {
+		t.Fatalf("bonded host: rx %d tx %d, want the slaves' 150 and 15 once", rx, tx)
+	}
+}
+
+// TestUncountedInterfaces_ThisMachine: on the real /sys, loopback is left
+// out and a NIC this machine has (virtio's eth0 here) is counted.
+func TestUncountedInterfaces_ThisMachine(t *testing.T) {
+	t.Parallel()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip := uncountedInterfaces(sysClassNet, ifs)
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 && !skip[i.Name] {
+			t.Errorf("loopback %s counted", i.Name)
+		}
+		if _, err := os.Stat(filepath.Join(sysClassNet, i.Name, "device")); err == nil && skip[i.Name] {
+			t.Errorf("%s has a device in sysfs but is not counted", i.Name)
+		}
 	}
 }
 
