@@ -395,6 +395,14 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80     // n09 -> n08 into a busy n08
 	w.nodes[5].Net[0].BWOut, w.nodes[5].Net[0].CarOut = 50, 99   // n05 -> n06, n05 still busy
 	w.nodes[5].Attrs.NetTx = 45e6 / 8
+	w.nodes[10].Net[0].BWOut, w.nodes[10].Net[0].CarOut = 90, 120 // n10 -> n11 beside traffic, but near the model's 95
+	low := map[probe.Pair]float64{}
+	for _, c := range contendedPairs(w.nodes, names) {
+		low[c.Pair] = c.Mbps
+	}
+	if low[probe.NewPair("n03", "n04")] != 41 || low[probe.NewPair("n10", "n11")] != 90 {
+		t.Fatalf("contended readings %v, want n03-n04 at 41 and n10-n11 at 90", low)
+	}
 	// Four rounds of a minute: n03-n04 ran in round 0, n08-n09 is still
 	// to come in round 3; round 1 is under way.
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
@@ -416,7 +424,8 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	// to the first round where both are free.
 	want := [][]raftfsm.Pair{{}, {{From: "n04", To: "n03"}}, {{From: "n08", To: "n09"}, {From: "n04", To: "n07"}}}
 	if !slices.EqualFunc(sd.Rounds, want, slices.Equal) {
-		t.Fatalf("rounds %v, want %v (n03-n04 again in the next round; n05-n06 waits for n05's job; n08-n09 left to its round)", sd.Rounds, want)
+		t.Fatalf("rounds %v, want %v (n03-n04 again in the next round; n05-n06 waits for n05's job; n08-n09 left to its round; "+
+			"n10-n11 at 90 of 95 left to the catch-up)", sd.Rounds, want)
 	}
 	if got := b.Retested[probe.NewPair("n03", "n04")]; got != at {
 		t.Fatalf("book's re-test of n03-n04 at %d, want the test's %d", got, at)
