@@ -74,7 +74,8 @@ type ProbesBook struct {
 	Planned map[string]uint64
 	// CatchUpEmpty keys (cycle, unmeasured nodes, pairs to test again)
 	// the last catch-up that found nothing to test, so it is not planned
-	// again every round.
+	// again every round; extendCycle keeps its own empty answer here too,
+	// under keys that begin "mid ".
 	CatchUpEmpty string
 	// Retested holds, per pair tested again because its test ran beside
 	// traffic (in the cycle under way, or by a catch-up), that test's time

@@ -16,9 +16,10 @@ import (
 // crashed or hung (seed 002's Central Monitor, recorded in raft), and
 // keeps the bandwidth schedule going: a new cycle every
 // BandwidthInterval (the topology planner's O(n + s²) tests over the
-// network model), a catch-up for joiners, the rest of a cycle without a
-// node that died in it, and the switches inferred from the rows recorded
-// in raft.
+// network model), joiners' tests and re-tests of readings taken beside
+// traffic within the cycle under way, a catch-up after it, the rest of a
+// cycle without a node that died in it, and the switches inferred from
+// the rows recorded in raft.
 func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
 	cmds, b := supervise(v, b)
 	more, b := scheduleCycle(v, b)
@@ -148,11 +149,14 @@ func formationSettled(nodes []Node, now time.Time, settle time.Duration) bool {
 // probe.PlanJoiners), so that a forming cluster's late joiner is measured
 // within a few rounds, not after the cycle ends; and a test again of each
 // pair whose test ran beside traffic that has gone since (contendedPairs,
-// probe.RetestsInCycle), once a cycle, so that placement reads the
-// pair's figure beside a job for a round or two, not until the cycle's
-// last round (session 9's run 5: a steady-state placement 91 s after
-// formation read a healthy pair at 41 Mbit/s and took a slower node). The
-// catch-up after the cycle may test such a pair again (RetestTries).
+// probe.RetestsInCycle) and read under retestLowShare of the network
+// model's figure for the pair, once a cycle, in the next round
+// (probe.PreemptTests), so that placement reads the pair's figure beside
+// a job for a round or two, not until the cycle's last round (session 9's
+// run 5: a steady-state placement 91 s after formation read a healthy
+// pair at 41 Mbit/s and took a slower node). The catch-up after the cycle
+// may test such a pair again (RetestTries); a re-test booked here that
+// fails leaves the pair to the next full cycle (the booking outlives it).
 func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, rounds [][]probe.Duty, cur int) ([]Command, ProbesBook) {
 	d := v.State.ProbeDuties
 	var fresh []string
@@ -171,19 +175,25 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 	}
 	var retest []probe.Pair
 	testAt, lowAt := map[probe.Pair]int64{}, map[probe.Pair]float64{}
-	for _, c := range contendedPairs(v.Nodes, members) {
-		if _, done := b.Retested[c.Pair]; !done {
-			retest = append(retest, c.Pair)
-			testAt[c.Pair], lowAt[c.Pair] = c.At, c.Mbps
+	// A leader that did not see the cycle start (a new one) cannot count
+	// the cycle's tests against the cap: it leaves re-tests to the catch-up.
+	start, started := b.CycleStart[d.Cycle]
+	if started {
+		for _, c := range contendedPairs(v.Nodes, members) {
+			if _, done := b.Retested[c.Pair]; !done {
+				retest = append(retest, c.Pair)
+				testAt[c.Pair], lowAt[c.Pair] = c.At, c.Mbps
+			}
 		}
 	}
 	if len(fresh) == 0 && len(retest) == 0 {
 		return nil, b
 	}
-	// Pairs that cannot be tested now (the cap, or the rounds left test
-	// them anyway) would have the model rebuilt every round: remember the
-	// empty answer until the rounds or the candidates change.
-	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), cur, fresh, retest)
+	// Pairs that cannot be tested now (near the model's figure, the cap,
+	// or the rounds left test them anyway) would have the model rebuilt
+	// every leader round: remember the empty answer until the recorded
+	// rounds or the readings change.
+	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), fresh, testAt)
 	if len(fresh) == 0 && key == b.CatchUpEmpty {
 		return nil, b
 	}
@@ -202,13 +212,18 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 	// catch-up.
 	in.Retest = slices.DeleteFunc(slices.Clone(retest), func(q probe.Pair) bool {
 		e := m.Pair(q.A, q.B)
-		return e.Known && lowAt[q] >= retestLowShare*e.PeakMbps
+		return e.Known && e.PeakMbps > 0 && lowAt[q] >= retestLowShare*e.PeakMbps
 	})
-	start, ok := b.CycleStart[d.Cycle]
-	if !ok {
-		start = d.SetAt
+	// The rows hold a pair's latest test only: a re-test that has run
+	// since its booking is a test of the cycle they no longer show.
+	ran := map[string]int{}
+	for q, at := range b.Retested {
+		if last[q].UnixMilli() > at {
+			ran[q.A]++
+			ran[q.B]++
+		}
 	}
-	again := probe.RetestsInCycle(in, start, rounds, cur)
+	again := probe.RetestsInCycle(in, start, rounds, cur, ran)
 	if len(fresh) == 0 && len(again) == 0 {
 		b.CatchUpEmpty = key
 		return nil, b
@@ -463,7 +478,7 @@ func contendedPairs(nodes []Node, members []string) []contended {
 		x := carried - rate
 		return rate > 0 && x >= 1 && x >= contendedShare*rate && nowBytes*8/1e6 < x/2
 	}
-	ends := testEnds{hist: nodeTraffic(nodes), rows: nodeRows(nodes)}
+	var ends *testEnds // built at the first test beside traffic: most rounds have none
 	found := map[probe.Pair]contended{}
 	for _, n := range nodes {
 		if !live[n.Name] {
@@ -479,8 +494,11 @@ func contendedPairs(nodes []Node, members []string) []contended {
 				if out {
 					rate, car, at, now = c.BWOut, c.CarOut, c.BWOutAt, n.Attrs.NetTx
 				}
-				if !beside(rate, car, now) {
+				if at == 0 || !beside(rate, car, now) {
 					continue
+				}
+				if ends == nil {
+					ends = &testEnds{hist: nodeTraffic(nodes), rows: nodeRows(nodes)}
 				}
 				read := ends.addBack(n.Name, &c, out)
 				f, seen := found[p]

@@ -412,6 +412,9 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	for _, n := range names {
 		b0.Planned[n] = 1
 	}
+	if cmds, _ := scheduleCycle(w.view(), ProbesBook{Planned: b0.Planned}); len(cmds) != 0 {
+		t.Fatalf("a leader that did not see the cycle start: %q, want re-tests left to the catch-up", commands(cmds))
+	}
 	cmds, b := scheduleCycle(w.view(), b0)
 	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
 		t.Fatalf("got %q, want the cycle's rounds with a re-test", commands(cmds))

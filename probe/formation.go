@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"maps"
 	"math"
 	"time"
 )
@@ -94,23 +95,47 @@ func MergeTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, cy
 }
 
 // PreemptTests is MergeTests with tests that go first: each into the
-// first round after cur, and the duties of that round it collides with
-// (a node, or an uplink for a cross-switch test) move on to the first
-// later round with room, or to an appended one. In a small cluster's full
-// tournament every node tests in almost every round, so a merged test
-// would wait for the cycle's end; a re-test must run while what it
-// re-measures still holds.
+// first round after cur where it meets no test placed before it, and the
+// duties of that round it collides with (a node, or an uplink for a
+// cross-switch test) move on to the first later round with room, or to
+// an appended one. In a small cluster's full tournament every node tests
+// in almost every round, so a merged test would wait for the cycle's end;
+// a re-test must run while what it re-measures still holds. The callers
+// leave out a pair the rounds already test (RetestsInCycle).
 func PreemptTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, cycle uint64) [][]Duty {
 	k := newPacker(rounds, cur, sw)
-	var moved []Duty
+	type move struct {
+		d    Duty
+		from int
+	}
+	var moved []move
+	var first []map[string]bool // per round, what the tests placed here hold
 	for _, oriented := range Orient([][]Pair{tests}, cycle) {
 		for _, d := range oriented {
-			moved = append(moved, k.evict(0, d)...)
-			k.place(d, 0)
+			r := 0
+			for ; r < len(first); r++ {
+				free := true
+				for _, key := range k.keys(d) {
+					free = free && !first[r][key]
+				}
+				if free {
+					break
+				}
+			}
+			for len(first) <= r {
+				first = append(first, map[string]bool{})
+			}
+			for _, x := range k.evict(r, d) {
+				moved = append(moved, move{x, r + 1})
+			}
+			k.place(d, r)
+			for _, key := range k.keys(d) {
+				first[r][key] = true
+			}
 		}
 	}
-	for _, d := range moved {
-		k.place(d, 1)
+	for _, m := range moved {
+		k.place(m.d, m.from)
 	}
 	return k.out
 }
@@ -216,7 +241,7 @@ func (k *packer) evict(r int, d Duty) []Duty {
 
 // RetestsInCycle picks the pairs of in.Retest to test again within the
 // cycle under way, which began at since (the rounds left: rounds from
-// round cur, the one under way), for MergeTests to put into those rounds:
+// round cur, the one under way), for PreemptTests to put into them:
 // a reading taken beside a job is tested again a round or two after the
 // job has gone, not after the cycle's last round (a minute on ten nodes,
 // longer on large clusters, and placement reads the low figure
@@ -226,9 +251,11 @@ func (k *packer) evict(r int, d Duty) []Duty {
 // TopoConfig.PerNode as well), counting its pairs in.Last shows tested
 // since the cycle began and its tests in the rounds left. (The rounds as
 // recorded are no count of the cycle's tests: a cycle extended under way
-// keeps only the rounds left.) Pairs of nodes that are not members are
-// left out. The order is in.Retest's.
-func RetestsInCycle(in TopoInput, since time.Time, rounds [][]Duty, cur int) []Pair {
+// keeps only the rounds left.) in.Last holds a pair's latest test only,
+// so a pair tested again since the cycle began counts once there: again
+// adds, per node, the re-tests it ran this cycle. Pairs of nodes that are
+// not members are left out. The order is in.Retest's.
+func RetestsInCycle(in TopoInput, since time.Time, rounds [][]Duty, cur int, again map[string]int) []Pair {
 	if len(in.Retest) == 0 {
 		return nil
 	}
@@ -237,7 +264,10 @@ func RetestsInCycle(in TopoInput, since time.Time, rounds [][]Duty, cur int) []P
 	if p.small() {
 		limit = in.Budget.TestsPerCycle()
 	}
-	load := map[string]int{}
+	load := maps.Clone(again)
+	if load == nil {
+		load = map[string]int{}
+	}
 	for q, at := range in.Last {
 		if !at.Before(since) {
 			load[q.A]++

@@ -153,15 +153,26 @@ func TestRetestsInCycle_SmallCluster(t *testing.T) {
 	in := TopoInput{Members: members, Last: last, Now: t0,
 		Retest: []Pair{{A: "b", B: "d"}, {A: "d", B: "c"}, {A: "b", B: "a"}, {A: "a", B: "x"}},
 		Budget: BudgetConfig{BytesPerHour: 36 << 20, TestBytes: 1 << 20, CycleInterval: 5 * time.Minute}} // 3 a cycle
-	got := RetestsInCycle(in, t0, rounds, 1)
+	got := RetestsInCycle(in, t0, rounds, 1, nil)
 	// b-d comes in round 2; c-d: c has 2 (c-d done, a-c to come), d 2 (c-d, b-d): both under 3;
 	// then a-b: a has a-b and a-c, b has a-b and b-d; x is no member.
 	want := []Pair{{A: "c", B: "d"}, {A: "a", B: "b"}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("RetestsInCycle = %v, want %v", got, want)
 	}
+	// a re-tested a-b once already this cycle: the rows show that pair once.
+	if got := RetestsInCycle(in, t0, rounds, 1, map[string]int{"a": 1, "b": 1}); !slices.Equal(got, want[:1]) {
+		t.Fatalf("with a-b's re-test counted: %v, want %v", got, want[:1])
+	}
+	// The round under way counts: with a-c under way rather than to come
+	// next, c is still at 2 of 3 and d too, so c-d is picked; with a
+	// second test of c in it, c is at the cap.
+	under := [][]Duty{{{From: "a", To: "b"}, {From: "c", To: "d"}}, {{From: "a", To: "c"}}, {{From: "b", To: "d"}}}
+	if got := RetestsInCycle(in, t0, under, 1, map[string]int{"c": 1}); len(got) != 1 || got[0] != (Pair{A: "a", B: "b"}) {
+		t.Fatalf("c at 3 with the round under way: %v, want only a-b", got)
+	}
 	in.Budget.BytesPerHour = 24 << 20 // 2 a cycle: everyone is at the cap
-	if got := RetestsInCycle(in, t0, rounds, 1); len(got) != 0 {
+	if got := RetestsInCycle(in, t0, rounds, 1, nil); len(got) != 0 {
 		t.Fatalf("at the cap: %v, want none", got)
 	}
 }
@@ -200,6 +211,18 @@ func TestPreemptTests(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("odd cycle: PreemptTests = %v, want %v", got, want)
+	}
+	// Two re-tests of one node: the second takes the round after the
+	// first's instead of pushing it out.
+	got = PreemptTests(rounds, 1, []Pair{{A: "a1", B: "b2"}, {A: "a1", B: "a2"}}, sw, 0)
+	want = [][]Duty{
+		{{From: "a1", To: "b2"}},
+		{{From: "a1", To: "a2"}},
+		{{From: "a1", To: "a3"}, {From: "a2", To: "b1"}},
+		{{From: "a1", To: "a4"}, {From: "a2", To: "a3"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("two re-tests of a1: PreemptTests = %v, want %v", got, want)
 	}
 	if got := PreemptTests(nil, 0, []Pair{{A: "a1", B: "a2"}}, sw, 0); !reflect.DeepEqual(got, [][]Duty{{{From: "a1", To: "a2"}}}) {
 		t.Fatalf("no rounds left: %v, want the test in a round of its own", got)

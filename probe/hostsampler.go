@@ -34,6 +34,11 @@ type HostSampler struct {
 	mu       sync.Mutex
 	prevCPU  cpu.TimesStat
 	havePrev bool
+	// prevNet is each counted interface's counters at the last sample
+	// (nil before the first); netRx and netTx the running totals addNet
+	// reports.
+	prevNet      map[string]gnet.IOCountersStat
+	netRx, netTx uint64
 }
 
 var _ Sampler = (*HostSampler)(nil)
@@ -77,9 +82,17 @@ func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
 	}
 	s.MemAvail = vm.Available
 
-	if s.RxBytes, s.TxBytes, err = readNetBytes(ctx); err != nil {
-		return RawSample{}, err
+	counters, err := gnet.IOCountersWithContext(ctx, true)
+	if err != nil {
+		return RawSample{}, fmt.Errorf("read network counters: %w", err)
 	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		ifs = nil // loopback by name alone: every other interface counts
+	}
+	h.mu.Lock()
+	s.RxBytes, s.TxBytes = h.addNet(counters, uncountedInterfaces(sysClassNet, ifs))
+	h.mu.Unlock()
 	s.NetBytes = s.RxBytes + s.TxBytes
 
 	users, err := host.UsersWithContext(ctx)
@@ -93,19 +106,38 @@ func (h *HostSampler) Sample(ctx context.Context) (RawSample, error) {
 	return s, nil
 }
 
-// readNetBytes is the bytes received and sent so far over the interfaces
-// a node's traffic counts (uncountedInterfaces leaves the others out).
-func readNetBytes(ctx context.Context) (rx, tx uint64, err error) {
-	counters, err := gnet.IOCountersWithContext(ctx, true)
-	if err != nil {
-		return 0, 0, fmt.Errorf("read network counters: %w", err)
+// addNet folds one reading of the interface counters into the running
+// totals of bytes received and sent, and returns them: at the first
+// reading what the counted interfaces (those not in skip) have moved so
+// far, after it what each moved since the last reading. An interface not
+// counted at the last reading (new, or counted now that the set changed)
+// adds nothing this time, and one whose counter went back (a reset) adds
+// nothing either, so a change in which interfaces count never reads as a
+// burst: when a NIC goes away for a moment and the bridge over it counts
+// instead, the bridge's lifetime bytes are not added at once.
+func (h *HostSampler) addNet(counters []gnet.IOCountersStat, skip map[string]bool) (rx, tx uint64) {
+	first := h.prevNet == nil
+	cur := make(map[string]gnet.IOCountersStat, len(counters))
+	for _, c := range counters {
+		if skip[c.Name] || c.Name == "all" {
+			continue
+		}
+		cur[c.Name] = c
+		p, seen := h.prevNet[c.Name]
+		switch {
+		case first:
+			h.netRx, h.netTx = h.netRx+c.BytesRecv, h.netTx+c.BytesSent
+		case seen:
+			if c.BytesRecv >= p.BytesRecv {
+				h.netRx += c.BytesRecv - p.BytesRecv
+			}
+			if c.BytesSent >= p.BytesSent {
+				h.netTx += c.BytesSent - p.BytesSent
+			}
+		}
 	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		ifs = nil // loopback by name alone: every other interface counts
-	}
-	rx, tx = sumNonLoopbackDir(counters, uncountedInterfaces(sysClassNet, ifs))
-	return rx, tx, nil
+	h.prevNet = cur
+	return h.netRx, h.netTx
 }
 
 // cpuBusyPercent is the share of CPU time not spent idle or waiting for
@@ -143,7 +175,8 @@ const sysClassNet = "/sys/class/net"
 // physical interface (a container's veth, a network namespace of the
 // testbed) every interface but loopback counts, as before. sysfs counts
 // only when it is this namespace's: an interface whose ifindex there is
-// not its own is taken as virtual.
+// not its own (or whose hardware address is another's) is taken as
+// virtual.
 func uncountedInterfaces(sysNet string, ifs []net.Interface) map[string]bool {
 	skip := map[string]bool{"lo": true}
 	var virtual []string
@@ -166,15 +199,21 @@ func uncountedInterfaces(sysNet string, ifs []net.Interface) map[string]bool {
 	return skip
 }
 
-// isPhysical reports whether sysNet shows i, by its own ifindex, with a
-// device behind it.
+// isPhysical reports whether sysNet shows i, by its own ifindex and
+// hardware address, with a device behind it.
 func isPhysical(sysNet string, i net.Interface) bool {
 	dir := filepath.Join(sysNet, i.Name)
-	b, err := os.ReadFile(filepath.Join(dir, "ifindex"))
-	if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(i.Index) {
+	read := func(f string) string {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return "\x00" // matches nothing
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if read("ifindex") != strconv.Itoa(i.Index) || !strings.EqualFold(read("address"), i.HardwareAddr.String()) {
 		return false
 	}
-	_, err = os.Stat(filepath.Join(dir, "device"))
+	_, err := os.Stat(filepath.Join(dir, "device"))
 	return err == nil
 }
 

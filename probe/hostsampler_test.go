@@ -78,7 +78,11 @@ func TestUncountedInterfaces(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		mac := net.HardwareAddr{0x52, 0x54, 0, 0, 0, byte(index)}
 		if err := os.WriteFile(filepath.Join(dir, "ifindex"), []byte(fmt.Sprintf("%d\n", index)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "address"), []byte(mac.String()+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if device {
@@ -86,7 +90,7 @@ func TestUncountedInterfaces(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return net.Interface{Name: name, Index: index}
+		return net.Interface{Name: name, Index: index, HardwareAddr: mac}
 	}
 	lo := iface("lo", 1, false)
 	lo.Flags = net.FlagLoopback
@@ -94,6 +98,8 @@ func TestUncountedInterfaces(t *testing.T) {
 	bond0, br0, vlan, veth := iface("bond0", 4, false), iface("br0", 5, false), iface("bond0.100", 6, false), iface("veth1", 7, false)
 	other := iface("ens9", 8, true)
 	other.Index = 42 // sysfs shows another namespace's ens9
+	twin := iface("eth5", 9, true)
+	twin.HardwareAddr = net.HardwareAddr{0xaa, 0, 0, 0, 0, 1} // same name and ifindex, another namespace's NIC
 
 	tests := []struct {
 		name string
@@ -103,6 +109,7 @@ func TestUncountedInterfaces(t *testing.T) {
 		{"bonded NICs under a bridge and a VLAN", []net.Interface{lo, eth0, eth1, bond0, br0, vlan, veth}, []string{"bond0", "bond0.100", "br0", "lo", "veth1"}},
 		{"veths alone: a container, a testbed node", []net.Interface{lo, bond0, veth}, []string{"lo"}},
 		{"sysfs of another namespace", []net.Interface{lo, other, veth}, []string{"lo"}},
+		{"another namespace's NIC under the same name and index", []net.Interface{lo, twin, veth}, []string{"lo"}},
 		{"no interface list", nil, []string{"lo"}},
 	}
 	for _, tt := range tests {
@@ -119,6 +126,36 @@ func TestUncountedInterfaces(t *testing.T) {
 	rx, tx := sumNonLoopbackDir(counters, uncountedInterfaces(sys, []net.Interface{lo, eth0, eth1, bond0, br0}))
 	if rx != 150 || tx != 15 {
 		t.Fatalf("bonded host: rx %d tx %d, want the slaves' 150 and 15 once", rx, tx)
+	}
+}
+
+// TestHostSampler_AddNet: the totals grow by what each counted interface
+// moved since the last reading, so a change in which interfaces count (a
+// NIC gone for a moment, the bridge over it counted meanwhile) or a
+// counter reset reads as no traffic, not as a lifetime's bytes at once.
+func TestHostSampler_AddNet(t *testing.T) {
+	t.Parallel()
+	var h HostSampler
+	read := func(skip map[string]bool, cs ...gnet.IOCountersStat) uint64 {
+		rx, tx := h.addNet(cs, skip)
+		return rx + tx
+	}
+	nic := map[string]bool{"lo": true, "br0": true}
+	if got := read(nic, gnet.IOCountersStat{Name: "eth0", BytesRecv: 1000, BytesSent: 100}, gnet.IOCountersStat{Name: "br0", BytesRecv: 9e9}); got != 1100 {
+		t.Fatalf("first reading: %d, want eth0's 1100 so far", got)
+	}
+	if got := read(nic, gnet.IOCountersStat{Name: "eth0", BytesRecv: 1500, BytesSent: 150}); got != 1650 {
+		t.Fatalf("second reading: %d, want 1650", got)
+	}
+	// eth0 gone: br0 counts from now on, and adds nothing this time.
+	if got := read(map[string]bool{"lo": true}, gnet.IOCountersStat{Name: "br0", BytesRecv: 9e9 + 500}); got != 1650 {
+		t.Fatalf("NIC gone: %d, want 1650 (br0 newly counted adds nothing)", got)
+	}
+	if got := read(map[string]bool{"lo": true}, gnet.IOCountersStat{Name: "br0", BytesRecv: 9e9 + 800}); got != 1950 {
+		t.Fatalf("br0's next reading: %d, want 1950", got)
+	}
+	if got := read(map[string]bool{"lo": true}, gnet.IOCountersStat{Name: "br0", BytesRecv: 10}); got != 1950 {
+		t.Fatalf("counter reset: %d, want 1950", got)
 	}
 }
 
