@@ -295,17 +295,7 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 // besides it, or no counts, is not re-tested.
 func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	t.Parallel()
-	var names []string
-	for i := range 12 {
-		names = append(names, fmt.Sprintf("n%02d", i))
-	}
-	w := newWorld(t, names...)
-	at := t0.UnixMilli()
-	for i := range w.nodes {
-		peer := names[(i+1)%12]
-		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
-			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
-	}
+	w, names, at := ringOf12(t)
 	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 49.4, 99.1 // n03 -> n04 under n03's job
 	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80       // n09 -> n08 into a busy n08
 	both := []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}
@@ -368,6 +358,23 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	}
 }
 
+// ringOf12 is a world of n00..n11, each with one test of its successor
+// read at 95 Mbit/s both ways at t0 (at, Unix ms) on quiet ends.
+func ringOf12(t *testing.T) (*world, []string, int64) {
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+	}
+	w := newWorld(t, names...)
+	at := t0.UnixMilli()
+	for i := range w.nodes {
+		peer := names[(i+1)%12]
+		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
+			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
+	}
+	return w, names, at
+}
+
 func mustSchedule(t *testing.T, w *world, b ProbesBook) []Command {
 	t.Helper()
 	cmds, _ := scheduleCycle(w.view(), b)
@@ -380,17 +387,7 @@ func mustSchedule(t *testing.T, w *world, b ProbesBook) []Command {
 // left test anyway, and never over a node's cap.
 func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	t.Parallel()
-	var names []string
-	for i := range 12 {
-		names = append(names, fmt.Sprintf("n%02d", i))
-	}
-	w := newWorld(t, names...)
-	at := t0.UnixMilli()
-	for i := range w.nodes {
-		peer := names[(i+1)%12]
-		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
-			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
-	}
+	w, names, at := ringOf12(t)
 	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 41, 99.1 // n03 -> n04 beside n03's job
 	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80     // n09 -> n08 into a busy n08
 	w.nodes[5].Net[0].BWOut, w.nodes[5].Net[0].CarOut = 50, 99   // n05 -> n06, n05 still busy
