@@ -86,6 +86,23 @@ type ProbesBook struct {
 	Retested map[probe.Pair]int64
 }
 
+// retested books, in a copy of Retested, each pair of planned that testAt
+// holds (a re-test of a reading taken beside traffic) at that reading's
+// time (Unix ms).
+func (b ProbesBook) retested(planned []probe.Pair, testAt map[probe.Pair]int64) ProbesBook {
+	next := maps.Clone(b.Retested)
+	for _, q := range planned {
+		if at, ok := testAt[q]; ok {
+			if next == nil {
+				next = map[probe.Pair]int64{}
+			}
+			next[q] = at
+		}
+	}
+	b.Retested = next
+	return b
+}
+
 // CycleStart is the bookkeeping of a bandwidth cycle the leader planned,
 // recorded once raft took it.
 type CycleStart struct {

@@ -229,16 +229,10 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 		return nil, b
 	}
 	if len(again) > 0 {
-		b.Retested = maps.Clone(b.Retested)
-		if b.Retested == nil {
-			b.Retested = map[probe.Pair]int64{}
-		}
+		b = b.retested(again, testAt)
 		joining := map[probe.Pair]bool{}
 		for _, q := range tests {
 			joining[q] = true
-		}
-		for _, q := range again {
-			b.Retested[q] = testAt[q]
 		}
 		again = slices.DeleteFunc(again, func(q probe.Pair) bool { return joining[q] })
 	}
@@ -368,16 +362,7 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 		return nil, b
 	}
 	rl := v.Config.Probes.RoundLen
-	b = b.planned(cycle, members, true)
-	b.Retested = maps.Clone(b.Retested)
-	for _, p := range plan.Pairs() {
-		if at, ok := testAt[p]; ok {
-			if b.Retested == nil {
-				b.Retested = map[probe.Pair]int64{}
-			}
-			b.Retested[p] = at
-		}
-	}
+	b = b.planned(cycle, members, true).retested(plan.Pairs(), testAt)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
