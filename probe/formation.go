@@ -112,16 +112,7 @@ func PreemptTests(rounds [][]Duty, cur int, tests []Pair, sw map[string]string, 
 	var first []map[string]bool // per round, what the tests placed here hold
 	for _, oriented := range Orient([][]Pair{tests}, cycle) {
 		for _, d := range oriented {
-			r := 0
-			for ; r < len(first); r++ {
-				free := true
-				for _, key := range k.keys(d) {
-					free = free && !first[r][key]
-				}
-				if free {
-					break
-				}
-			}
+			r := firstFree(first, k.keys(d), 0)
 			for len(first) <= r {
 				first = append(first, map[string]bool{})
 			}
@@ -184,16 +175,7 @@ func (k *packer) keys(d Duty) []string {
 // free, appending a round when none is.
 func (k *packer) place(d Duty, from int) {
 	ks := k.keys(d)
-	r := from
-	for ; r < len(k.out); r++ {
-		free := true
-		for _, key := range ks {
-			free = free && !k.busy[r][key]
-		}
-		if free {
-			break
-		}
-	}
+	r := firstFree(k.busy, ks, from)
 	for len(k.out) <= r {
 		k.out = append(k.out, nil)
 		k.busy = append(k.busy, map[string]bool{})
@@ -202,6 +184,22 @@ func (k *packer) place(d Duty, from int) {
 	for _, key := range ks {
 		k.busy[r][key] = true
 	}
+}
+
+// firstFree is the first round from from on whose taken keys (busy, one
+// set per round) hold none of keys: len(busy) when none is free.
+func firstFree(busy []map[string]bool, keys []string, from int) int {
+	r := from
+	for ; r < len(busy); r++ {
+		free := true
+		for _, key := range keys {
+			free = free && !busy[r][key]
+		}
+		if free {
+			break
+		}
+	}
+	return r
 }
 
 // evict takes out of round r the duties that share a key with d and
@@ -287,7 +285,7 @@ func RetestsInCycle(in TopoInput, since time.Time, rounds [][]Duty, cur int, aga
 	picked := map[Pair]bool{}
 	for _, q := range in.Retest {
 		q = NewPair(q.A, q.B)
-		if picked[q] || coming[q] || !live[q.A] || !live[q.B] || load[q.A] >= limit || load[q.B] >= limit {
+		if picked[q] || coming[q] || !live[q.A] || !live[q.B] || overCap(q, nil, load, limit) {
 			continue
 		}
 		picked[q] = true
