@@ -216,23 +216,3 @@ func isPhysical(sysNet string, i net.Interface) bool {
 	_, err := os.Stat(filepath.Join(dir, "device"))
 	return err == nil
 }
-
-// sumNonLoopback adds bytes received and sent over every interface not in
-// skip (uncountedInterfaces: loopback, and virtual ones beside a NIC).
-func sumNonLoopback(counters []gnet.IOCountersStat, skip map[string]bool) uint64 {
-	rx, tx := sumNonLoopbackDir(counters, skip)
-	return rx + tx
-}
-
-// sumNonLoopbackDir is sumNonLoopback per direction: bytes received and
-// bytes sent.
-func sumNonLoopbackDir(counters []gnet.IOCountersStat, skip map[string]bool) (rx, tx uint64) {
-	for _, c := range counters {
-		if skip[c.Name] || c.Name == "all" {
-			continue
-		}
-		rx += c.BytesRecv
-		tx += c.BytesSent
-	}
-	return rx, tx
-}

@@ -39,32 +39,6 @@ func TestCPUBusyPercent(t *testing.T) {
 	}
 }
 
-func TestSumNonLoopback(t *testing.T) {
-	t.Parallel()
-	counters := []gnet.IOCountersStat{
-		{Name: "lo", BytesRecv: 1e9, BytesSent: 1e9},
-		{Name: "eth0", BytesRecv: 100, BytesSent: 20},
-		{Name: "veth1", BytesRecv: 3, BytesSent: 4},
-		{Name: "lo2", BytesRecv: 5, BytesSent: 5},
-	}
-	tests := []struct {
-		name     string
-		loopback map[string]bool
-		want     uint64
-	}{
-		{name: "lo only", loopback: map[string]bool{"lo": true}, want: 137},
-		{name: "two loopbacks", loopback: map[string]bool{"lo": true, "lo2": true}, want: 127},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := sumNonLoopback(counters, tt.loopback); got != tt.want {
-				t.Errorf("got %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
 // TestUncountedInterfaces: beside a NIC, a bridge, a bond, a VLAN or a
 // veth is left out of the node's traffic (the NIC counts its bytes, or
 // they never cross a link); without one, everything but loopback counts.
@@ -123,7 +97,8 @@ func TestUncountedInterfaces(t *testing.T) {
 	}
 	counters := []gnet.IOCountersStat{{Name: "lo", BytesRecv: 1e9}, {Name: "eth0", BytesRecv: 100, BytesSent: 10},
 		{Name: "eth1", BytesRecv: 50, BytesSent: 5}, {Name: "bond0", BytesRecv: 150, BytesSent: 15}, {Name: "br0", BytesRecv: 150, BytesSent: 15}}
-	rx, tx := sumNonLoopbackDir(counters, uncountedInterfaces(sys, []net.Interface{lo, eth0, eth1, bond0, br0}))
+	var h HostSampler
+	rx, tx := h.addNet(counters, uncountedInterfaces(sys, []net.Interface{lo, eth0, eth1, bond0, br0}))
 	if rx != 150 || tx != 15 {
 		t.Fatalf("bonded host: rx %d tx %d, want the slaves' 150 and 15 once", rx, tx)
 	}
@@ -141,8 +116,9 @@ func TestHostSampler_AddNet(t *testing.T) {
 		return rx + tx
 	}
 	nic := map[string]bool{"lo": true, "br0": true}
-	if got := read(nic, gnet.IOCountersStat{Name: "eth0", BytesRecv: 1000, BytesSent: 100}, gnet.IOCountersStat{Name: "br0", BytesRecv: 9e9}); got != 1100 {
-		t.Fatalf("first reading: %d, want eth0's 1100 so far", got)
+	if got := read(nic, gnet.IOCountersStat{Name: "eth0", BytesRecv: 1000, BytesSent: 100}, gnet.IOCountersStat{Name: "br0", BytesRecv: 9e9},
+		gnet.IOCountersStat{Name: "lo", BytesRecv: 1e9, BytesSent: 1e9}, gnet.IOCountersStat{Name: "all", BytesRecv: 1e12}); got != 1100 {
+		t.Fatalf("first reading: %d, want eth0's 1100 so far (not br0, loopback or gopsutil's \"all\")", got)
 	}
 	if got := read(nic, gnet.IOCountersStat{Name: "eth0", BytesRecv: 1500, BytesSent: 150}); got != 1650 {
 		t.Fatalf("second reading: %d, want 1650", got)
