@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -98,5 +99,54 @@ func TestElasticInputBusyNodesAndForce(t *testing.T) {
 	j.Spec.Force = false
 	if np, _ := elasticPlacement(snap, j); np != 2 {
 		t.Fatalf("elastic job placed on %d processes, want the 2 free nodes", np)
+	}
+}
+
+// An array placed in one round fills the free cores of every node, and
+// then oversubscribes evenly: the tasks account for the slots the tasks
+// before them took, so none piles onto the least loaded node while the
+// others are no more oversubscribed than it.
+func TestSchedule_ArrayUsesEveryNodeBeforeOversubscribingOne(t *testing.T) {
+	t.Parallel()
+	names := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9"}
+	w := newWorld(t, names...)
+	free, freeOn := 0, map[string]int{} // Eq. 3's free cores: a node with any load has one core fewer
+	for i := range w.nodes {
+		w.nodes[i].Attrs.Cores, w.nodes[i].Attrs.Threads = 2, 2
+		l := 0.02 * float64(i%3)
+		w.nodes[i].Attrs.Load = placement.Means{Now: l, M1: l, M5: l, M15: l}
+		freeOn[names[i]] = 2 - int(math.Ceil(l))
+		free += freeOn[names[i]]
+	}
+	tasks := make([]int, 100)
+	for i := range tasks {
+		tasks[i] = i
+	}
+	submit(w, "sweep", raftfsm.JobSpec{NP: 1, MPI: "none", Oversubscribe: true, Array: &raftfsm.ArraySpec{Tasks: tasks}})
+	per := map[string]int{}
+	placed := 0
+	for _, c := range w.round().Commands {
+		p, ok := c.Body.(raftfsm.PlaceJob)
+		if !ok {
+			continue
+		}
+		placed++
+		for _, h := range p.Hosts {
+			per[h.Node] += h.Procs
+			if placed <= free && p.Degraded {
+				t.Errorf("task %d oversubscribed %s while the cluster had %d free cores", placed, h.Node, free-placed+1)
+			}
+		}
+	}
+	if placed != 100 {
+		t.Fatalf("placed %d of 100 tasks in one round", placed)
+	}
+	lo, hi := 100, -100
+	for _, n := range names {
+		over := per[n] - freeOn[n]
+		lo, hi = min(lo, over), max(hi, over)
+	}
+	if hi-lo > 1 {
+		t.Fatalf("tasks per node %v: %d..%d beyond each node's free cores, want every node within one task of the others", per, lo, hi)
 	}
 }

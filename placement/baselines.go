@@ -22,7 +22,7 @@ func (rp randomPolicy) order(p *problem) []int {
 
 func (rp randomPolicy) group(p *problem) ([]int, []int, int) {
 	g := takeUntil(rp.order(p), p.slots, p.n)
-	return g, fillInOrder(g, p.slots, p.n), 1
+	return g, p.fillInOrder(g), 1
 }
 
 func (rp randomPolicy) groupK(p *problem, k int) []int { return takeK(rp.order(p), p.slots, k) }
@@ -50,7 +50,7 @@ func (sp sequentialPolicy) order(p *problem) []int {
 
 func (sp sequentialPolicy) group(p *problem) ([]int, []int, int) {
 	g := takeUntil(sp.order(p), p.slots, p.n)
-	return g, fillInOrder(g, p.slots, p.n), 1
+	return g, p.fillInOrder(g), 1
 }
 
 func (sp sequentialPolicy) groupK(p *problem, k int) []int {
@@ -73,7 +73,7 @@ func (loadPolicy) order(p *problem) []int {
 
 func (lp loadPolicy) group(p *problem) ([]int, []int, int) {
 	g := takeUntil(lp.order(p), p.slots, p.n)
-	return g, fillInOrder(g, p.slots, p.n), 1
+	return g, p.fillInOrder(g), 1
 }
 
 func (lp loadPolicy) groupK(p *problem, k int) []int { return takeK(lp.order(p), p.slots, k) }

@@ -54,6 +54,22 @@ func slotsFor(n *Node, pc int, r *Request) int {
 	return s
 }
 
+// roomFor is slotsFor's count before it is clamped at 0: how many
+// processes the node takes before it is oversubscribed, negative by the
+// processes shoal jobs already hold there beyond its free cores. Where
+// oversubscription goes (spill) reads it; a PPN fixes it as it fixes the
+// slots.
+func roomFor(n *Node, r *Request) int {
+	if r.PPN > 0 {
+		return slotsFor(n, 0, r)
+	}
+	s := n.LogicalCores() - int(math.Ceil(n.Load.M1)) - n.HeldSlots
+	if c, ok := peCapacity(n, r.PEs); ok {
+		s = min(s, c)
+	}
+	return s
+}
+
 // peCount is how many elements of kind the node has.
 func peCount(n *Node, kind string) int {
 	t := 0

@@ -39,11 +39,11 @@ func (np netloadPolicy) group(p *problem) ([]int, []int, int) {
 	u := usable(p.slots)
 	if sumOver(u, p.slots) < p.n {
 		g := byCL(p, u) // everything is needed; the least loaded get full shares
-		return g, fillInOrder(g, p.slots, p.n), 1
+		return g, p.fillInOrder(g), 1
 	}
 	g, cands := np.search(p, np.pool(p, u, 2*p.n, 0), p.n, 0)
 	g = byCL(p, g)
-	return g, fillInOrder(g, p.slots, p.n), cands
+	return g, p.fillInOrder(g), cands
 }
 
 func (np netloadPolicy) groupK(p *problem, k int) []int {

@@ -16,11 +16,11 @@ func (oraclePolicy) group(p *problem) ([]int, []int, int) {
 	u := usable(p.slots)
 	if sumOver(u, p.slots) < p.n {
 		g := byCL(p, u)
-		return g, fillInOrder(g, p.slots, p.n), 1
+		return g, p.fillInOrder(g), 1
 	}
 	g, c := exhaustive(p, u, func(slots, _ int) bool { return slots >= p.n })
 	g = byCL(p, g)
-	return g, fillInOrder(g, p.slots, p.n), c
+	return g, p.fillInOrder(g), c
 }
 
 func (oraclePolicy) groupK(p *problem, k int) []int {

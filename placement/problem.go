@@ -20,6 +20,7 @@ type problem struct {
 	busyWeight float64   // the attribute weights that went into shares
 	paperCL    []float64 // Eq. 1 verbatim (paper policy only)
 	slots      []int     // free slots: Eq. 3 without wrap-around, less held, PPN, PE cap
+	room       []int     // slots before the clamp at 0: negative when held slots exceed the free cores (spill)
 	paperPC    []int     // the same from Eq. 3 verbatim
 	net        *network  // NL of T (netload, oracle): the RTT in its unit (network's comment), the transfer cost against the fastest peak
 	paperNL    *network  // NL with each pair's own peak, Eq. 2 verbatim (paper policy only)
@@ -59,6 +60,7 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(s.Nodes[x].Name, s.Nodes[y].Name) })
 	p.nodes = make([]*Node, len(order))
 	p.slots = make([]int, len(order))
+	p.room = make([]int, len(order))
 	p.paperPC = make([]int, len(order))
 	groups := map[string]int32{}
 	group := make([]int32, len(order))
@@ -67,6 +69,7 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 		nd := &s.Nodes[i]
 		p.nodes[e] = nd
 		p.slots[e] = slotsFor(nd, freePC(nd), &r)
+		p.room[e] = roomFor(nd, &r)
 		p.paperPC[e] = slotsFor(nd, paperPC(nd), &r)
 		g, ok := groups[nd.Switch]
 		if !ok {
