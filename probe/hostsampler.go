@@ -216,3 +216,26 @@ func isPhysical(sysNet string, i net.Interface) bool {
 	_, err := os.Stat(filepath.Join(dir, "device"))
 	return err == nil
 }
+
+var _ TrafficCounter = (*HostSampler)(nil)
+
+// Traffic implements TrafficCounter: the bytes the interfaces a sample
+// counts have received and sent so far. It reads the counters only and
+// leaves Sample's running totals alone.
+func (h *HostSampler) Traffic(ctx context.Context) (rx, tx uint64, err error) {
+	counters, err := gnet.IOCountersWithContext(ctx, true)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read network counters: %w", err)
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		ifs = nil
+	}
+	skip := uncountedInterfaces(sysClassNet, ifs)
+	for _, c := range counters {
+		if !skip[c.Name] && c.Name != "all" {
+			rx, tx = rx+c.BytesRecv, tx+c.BytesSent
+		}
+	}
+	return rx, tx, nil
+}

@@ -55,6 +55,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		return err
 	}
 	var work *time.Ticker // the kind's own period; nil for bandwidth
+	var watch *traffic    // nodestate: samples early when the traffic shifts
 	var busy atomic.Bool  // one measurement at a time
 	var peers []Peer
 	var pinger *probe.Pinger
@@ -66,7 +67,12 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		}
 		work = time.NewTicker(period(kind, cfg))
 		defer work.Stop()
+		if tc, ok := sampler.(probe.TrafficCounter); ok {
+			watch = &traffic{c: tc, tick: time.NewTicker(watchPeriod(period(kind, cfg)))}
+			defer watch.tick.Stop()
+		}
 		sampleOnce(ctx, sampler, w, log)
+		watch.sampled(ctx)
 	case "latency":
 		work = time.NewTicker(period(kind, cfg))
 		defer work.Stop()
@@ -85,9 +91,12 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 	default:
 		return fmt.Errorf("no probe kind %q; want nodestate, latency or bandwidth", kind)
 	}
-	var workC <-chan time.Time
+	var workC, watchC <-chan time.Time
 	if work != nil {
 		workC = work.C
+	}
+	if watch != nil {
+		watchC = watch.tick.C
 	}
 	pingAll := func() {
 		if len(peers) == 0 || !busy.CompareAndSwap(false, true) {
@@ -122,8 +131,15 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 			switch kind {
 			case "nodestate":
 				sampleOnce(ctx, sampler, w, log)
+				watch.sampled(ctx)
 			case "latency":
 				pingAll()
+			}
+		case <-watchC:
+			if watch.shifted(ctx) {
+				sampleOnce(ctx, sampler, w, log)
+				watch.sampled(ctx)
+				work.Reset(period(kind, cfg))
 			}
 		case m, ok := <-msgs:
 			if !ok {
@@ -137,6 +153,9 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 				beat.Reset(time.Duration(max(cfg.BeatMS, 10)) * time.Millisecond)
 				if work != nil {
 					work.Reset(period(kind, cfg))
+				}
+				if watch != nil {
+					watch.tick.Reset(watchPeriod(period(kind, cfg)))
 				}
 				log.Info("probe settings changed", "beat_ms", cfg.BeatMS, "period", period(kind, cfg),
 					"timeout_ms", cfg.TimeoutMS)
@@ -176,6 +195,37 @@ func period(kind string, cfg Msg) time.Duration {
 		return time.Duration(max(cfg.LatencyMS, 100)) * time.Millisecond
 	}
 	return time.Duration(max(cfg.SampleMS, 10)) * time.Millisecond
+}
+
+// watchPeriod is how often the nodestate probe reads its traffic
+// counters between samples: a sixth of the sample period, from 50 ms to
+// 500 ms (a read of the interface counters costs microseconds).
+func watchPeriod(sample time.Duration) time.Duration {
+	return min(max(sample/6, 50*time.Millisecond), 500*time.Millisecond)
+}
+
+// traffic watches the node's traffic counters between samples
+// (probe.TrafficWatch); a nil *traffic watches nothing.
+type traffic struct {
+	c    probe.TrafficCounter
+	tick *time.Ticker
+	w    probe.TrafficWatch
+}
+
+// sampled records the counters right after a full sample.
+func (t *traffic) sampled(ctx context.Context) {
+	if t == nil {
+		return
+	}
+	if rx, tx, err := t.c.Traffic(ctx); err == nil {
+		t.w.Sampled(time.Now(), rx, tx)
+	}
+}
+
+// shifted reads the counters and reports whether a sample is due now.
+func (t *traffic) shifted(ctx context.Context) bool {
+	rx, tx, err := t.c.Traffic(ctx)
+	return err == nil && t.w.Check(time.Now(), rx, tx)
 }
 
 func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger) {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,13 +19,19 @@ import (
 // result.
 func start(t *testing.T, kind string) (*Writer, io.Closer, <-chan Msg, <-chan error) {
 	t.Helper()
+	return startWith(t, kind, nil)
+}
+
+// startWith is start with the nodestate probe reading sampler.
+func startWith(t *testing.T, kind string, sampler probe.Sampler) (*Writer, io.Closer, <-chan Msg, <-chan error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := Run(ctx, kind, inR, outW, nil, nil)
+		err := Run(ctx, kind, inR, outW, sampler, nil)
 		outW.Close()
 		inR.Close()
 		done <- err
@@ -183,5 +190,48 @@ func TestChild_DoesNotImportAgent(t *testing.T) {
 		if p == "github.com/shoal-hpc/shoal/agent" || strings.HasPrefix(p, "github.com/shoal-hpc/shoal/agent/") && p != "github.com/shoal-hpc/shoal/agent/probes/child" {
 			t.Errorf("the probe child imports %s; it must not link the agent", p)
 		}
+	}
+}
+
+// counters is a sampler whose traffic counters the test moves: the
+// boundary a test cannot drive on the host's real interfaces.
+type counters struct {
+	rate    atomic.Uint64 // bytes added to each direction at every read
+	rx, tx  atomic.Uint64
+	samples atomic.Int64
+}
+
+func (c *counters) Sample(context.Context) (probe.RawSample, error) {
+	c.samples.Add(1)
+	rx, tx, _ := c.Traffic(context.Background())
+	return probe.RawSample{At: time.Now(), RxBytes: rx, TxBytes: tx, NetBytes: rx + tx}, nil
+}
+
+func (c *counters) Traffic(context.Context) (uint64, uint64, error) {
+	r := c.rate.Load()
+	return c.rx.Add(r), c.tx.Add(r), nil
+}
+
+// TestRun_NodestateSamplesWhenTrafficShifts: with an hour between
+// samples, a flow that starts and then stops is each time sampled within
+// the watch period, not at the next tick.
+func TestRun_NodestateSamplesWhenTrafficShifts(t *testing.T) {
+	t.Parallel()
+	c := &counters{}
+	w, stdin, msgs, done := startWith(t, "nodestate", c)
+	if err := w.Send(Msg{Type: TypeConfig, Kind: "nodestate", Node: "n1", BeatMS: 3_600_000, SampleMS: 3_600_000}); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, msgs, TypeSample) // at start
+	c.rate.Store(50_000_000)  // a flow starts
+	started := wait(t, msgs, TypeSample)
+	c.rate.Store(0) // and stops
+	stopped := wait(t, msgs, TypeSample)
+	if !stopped.Sample.At.After(started.Sample.At) {
+		t.Fatalf("samples at %v then %v", started.Sample.At, stopped.Sample.At)
+	}
+	stdin.Close()
+	if err := result(t, done); err != nil {
+		t.Fatal(err)
 	}
 }

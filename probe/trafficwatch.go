@@ -1,0 +1,81 @@
+package probe
+
+import (
+	"context"
+	"time"
+)
+
+// TrafficCounter is a Sampler that can also read its traffic counters
+// alone, cheaply enough to read several times per sample interval: the
+// cumulative bytes received and sent over the interfaces a sample counts.
+type TrafficCounter interface {
+	Traffic(ctx context.Context) (rx, tx uint64, err error)
+}
+
+// MinTrafficShift is the smallest change of a direction's rate, bytes/s,
+// that TrafficWatch calls a shift: 1 Mbit/s, well below what an MPI job
+// or a contending flow moves, well above what a node's chatter does.
+const MinTrafficShift = 125_000
+
+// TrafficWatch decides when a node's traffic has moved so far from what
+// its last sample published that a sample should be taken at once,
+// rather than at the next tick. Placement reads the latest sample's
+// traffic as what is on the node's link now: when a job's transfers end,
+// the sample taken while they ran held them against the node for up to a
+// whole interval, and a job placed right after a job left the best nodes
+// avoided them (the placement experiment's back-to-back runs). Watched a
+// few times per interval, traffic that stops stops counting within one
+// watch period.
+//
+// It is pure: the caller reads the counters and passes the times.
+type TrafficWatch struct {
+	// last full samples: counters and times of the latest two
+	pubAt, prevAt  time.Time
+	pubRx, pubTx   uint64
+	prevRx, prevTx uint64
+	samples        int
+	readAt         time.Time // latest reading, sample or watch
+	readRx, readTx uint64
+}
+
+// Sampled records the counters read when a full sample was taken.
+func (w *TrafficWatch) Sampled(at time.Time, rx, tx uint64) {
+	w.prevAt, w.prevRx, w.prevTx = w.pubAt, w.pubRx, w.pubTx
+	w.pubAt, w.pubRx, w.pubTx = at, rx, tx
+	w.samples++
+	w.readAt, w.readRx, w.readTx = at, rx, tx
+}
+
+// Check records a reading between samples and reports whether the rate
+// since the previous reading differs, in either direction, from the rate
+// the latest sample published (the one between the latest two samples)
+// by more than half of it and more than MinTrafficShift; after the first
+// sample, which published no rate, any rate above MinTrafficShift is
+// one. Counters that went back (an interface gone) or a clock that did
+// not move decide nothing.
+func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
+	prevAt, prevRx, prevTx := w.readAt, w.readRx, w.readTx
+	w.readAt, w.readRx, w.readTx = at, rx, tx
+	if w.samples == 0 || !at.After(prevAt) || rx < prevRx || tx < prevTx {
+		return false
+	}
+	var pubRx, pubTx float64
+	if w.samples > 1 {
+		if w.pubRx < w.prevRx || w.pubTx < w.prevTx || !w.pubAt.After(w.prevAt) {
+			return false
+		}
+		pdt := w.pubAt.Sub(w.prevAt).Seconds()
+		pubRx, pubTx = float64(w.pubRx-w.prevRx)/pdt, float64(w.pubTx-w.prevTx)/pdt
+	}
+	dt := at.Sub(prevAt).Seconds()
+	return shifted(pubRx, float64(rx-prevRx)/dt) || shifted(pubTx, float64(tx-prevTx)/dt)
+}
+
+// shifted reports whether rate now is far from the published one.
+func shifted(published, now float64) bool {
+	d := now - published
+	if d < 0 {
+		d = -d
+	}
+	return d > max(published/2, MinTrafficShift)
+}

@@ -1,0 +1,58 @@
+package probe
+
+import (
+	"testing"
+	"time"
+)
+
+// TestTrafficWatch_ShiftsAndSteadyTraffic: a steady rate never calls for
+// a sample; a flow that stops, starts, halves or doubles does, in either
+// direction; a counter reset or a still clock decides nothing.
+func TestTrafficWatch_ShiftsAndSteadyTraffic(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	const mb = 1_000_000 // bytes/s: 8 Mbit/s
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	// published: 10 MB/s received, 2 MB/s sent, over the 3 s between the
+	// two samples; then one watch reading 500 ms later at the given rates.
+	check := func(rxRate, txRate float64) bool {
+		var w TrafficWatch
+		w.Sampled(at(0), 0, 0)
+		w.Sampled(at(3000), 30*mb, 6*mb)
+		return w.Check(at(3500), 30*mb+uint64(rxRate/2), 6*mb+uint64(txRate/2))
+	}
+	for _, tc := range []struct {
+		name       string
+		rx, tx     float64
+		wantSample bool
+	}{
+		{"steady", 10 * mb, 2 * mb, false},
+		{"a little less", 6 * mb, 1.5 * mb, false},
+		{"received stopped", 0, 2 * mb, true},
+		{"sent stopped", 10 * mb, 0, true},
+		{"received doubled and more", 16 * mb, 2 * mb, true},
+		{"sent up by less than the floor", 10 * mb, 2*mb + 100_000, false},
+	} {
+		if got := check(tc.rx, tc.tx); got != tc.wantSample {
+			t.Errorf("%s: Check = %v, want %v", tc.name, got, tc.wantSample)
+		}
+	}
+
+	var w TrafficWatch
+	if w.Check(at(0), 5*mb, 5*mb) {
+		t.Error("a reading before any sample called for one")
+	}
+	w.Sampled(at(0), 5*mb, 5*mb)
+	if w.Check(at(500), 5*mb+50_000, 5*mb) {
+		t.Error("chatter after the first sample (100 kB/s) called for a sample")
+	}
+	if !w.Check(at(1000), 6*mb, 5*mb) {
+		t.Error("traffic after the first sample, which published no rate, did not call for a sample")
+	}
+	if w.Check(at(1500), 1*mb, 5*mb) {
+		t.Error("a counter that went back (an interface gone) called for a sample")
+	}
+	if w.Check(at(1500), 9*mb, 5*mb) {
+		t.Error("a reading at the same instant called for a sample")
+	}
+}
