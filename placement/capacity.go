@@ -14,14 +14,19 @@ func (n *Node) LogicalCores() int {
 	return n.Cores
 }
 
-// loadPerCore is the 1-minute load average per logical core, the overload signal.
+// loadPerCore is the load per logical core, the overload signal.
 func loadPerCore(n *Node) float64 {
 	c := n.LogicalCores()
 	if c == 0 {
 		return math.Inf(1)
 	}
-	return n.Load.M1 / float64(c)
+	return currentLoad(n) / float64(c)
 }
+
+// currentLoad is the 1-minute load average, or the latest sample when it
+// is lower: load that has stopped frees its cores at the next sample, not
+// a minute later.
+func currentLoad(n *Node) float64 { return min(n.Load.M1, n.Load.Now) }
 
 // paperPC is Eq. 3 verbatim: pc_v = coreCount_v - ceil(Load_v) % coreCount_v,
 // with Load_v the 1-minute load average. The modulo makes a node whose load is a
@@ -37,7 +42,7 @@ func paperPC(n *Node) int {
 // freePC is Eq. 3 without the wrap-around: a node whose load reaches its core
 // count has no free core. Every policy but paper uses it.
 func freePC(n *Node) int {
-	return max(0, n.LogicalCores()-int(math.Ceil(n.Load.M1)))
+	return max(0, n.LogicalCores()-int(math.Ceil(currentLoad(n))))
 }
 
 // slotsFor turns a node's effective processor count into the slots a policy may
@@ -63,7 +68,7 @@ func roomFor(n *Node, r *Request) int {
 	if r.PPN > 0 {
 		return slotsFor(n, 0, r)
 	}
-	s := n.LogicalCores() - int(math.Ceil(n.Load.M1)) - n.HeldSlots
+	s := n.LogicalCores() - int(math.Ceil(currentLoad(n))) - n.HeldSlots
 	if c, ok := peCapacity(n, r.PEs); ok {
 		s = min(s, c)
 	}

@@ -90,11 +90,22 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	}
 	for _, h := range horizons {
 		get := h.get
+		// In shoal's T a mean counts no more than the latest sample (for
+		// memory: no less), so work that has stopped stops counting at
+		// the next sample, however long the window it stood in: a 15-
+		// minute mean held a job that had just left the best nodes
+		// against them for 15 minutes, and the next job avoided them.
+		// Eq. 1 (the paper policy) keeps its means as they are.
+		now, upTo := get, get
+		if shares {
+			now = func(m Means) float64 { return min(get(m), m.Now) }
+			upTo = func(m Means) float64 { return max(get(m), m.Now) }
+		}
 		if shares {
 			busy += addShare(cl, w.Load*h.w, nodes, func(i int) float64 {
-				return shareOf(get(nodes[i].Load), float64(max(1, nodes[i].LogicalCores())))
+				return shareOf(now(nodes[i].Load), float64(max(1, nodes[i].LogicalCores())))
 			})
-			busy += addShare(cl, w.CPUUtil*h.w, nodes, func(i int) float64 { return shareOf(get(nodes[i].CPUUtil), 100) })
+			busy += addShare(cl, w.CPUUtil*h.w, nodes, func(i int) float64 { return shareOf(now(nodes[i].CPUUtil), 100) })
 		} else {
 			add(w.Load*h.w, false, func(n *Node) float64 { return get(n.Load) })
 			add(w.CPUUtil*h.w, false, func(n *Node) float64 { return get(n.CPUUtil) })
@@ -103,7 +114,7 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		case flowSeen:
 		case flowShare:
 			busy += addShare(cl, w.NetFlow*h.w, nodes, func(i int) float64 {
-				return shareOf(get(nodes[i].NetFlow)*8/1e6, linkMbps[i])
+				return shareOf(now(nodes[i].NetFlow)*8/1e6, linkMbps[i])
 			})
 		default:
 			add(w.NetFlow*h.w, false, func(n *Node) float64 { return get(n.NetFlow) })
@@ -111,7 +122,7 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		if shares && memKnown {
 			busy += addShare(cl, w.MemAvail*h.w, nodes, func(i int) float64 {
 				total := float64(nodes[i].MemTotal)
-				return shareOf(total-get(nodes[i].MemAvail), total)
+				return shareOf(total-upTo(nodes[i].MemAvail), total)
 			})
 		} else {
 			add(w.MemAvail*h.w, true, func(n *Node) float64 { return get(n.MemAvail) })

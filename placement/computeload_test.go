@@ -13,7 +13,7 @@ import (
 func TestComputeLoads_Shares(t *testing.T) {
 	t.Parallel()
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
-	at := func(v float64) Means { return Means{M1: v} }
+	at := func(v float64) Means { return Means{Now: v, M1: v} }
 	nodes := func(loads ...float64) []*Node {
 		var out []*Node
 		for _, l := range loads {
@@ -60,7 +60,7 @@ func TestComputeLoads_Shares(t *testing.T) {
 	}
 
 	flow := AttrWeights{NetFlow: 1, M1: 1}
-	mbps := func(m float64) Means { return Means{M1: m * 1e6 / 8} }
+	mbps := func(m float64) Means { return Means{Now: m * 1e6 / 8, M1: m * 1e6 / 8} }
 	light := []*Node{{Cores: 2, NetFlow: mbps(30)}, {Cores: 2}, {Cores: 2}, {Cores: 2}}
 	if cl, _, _ := computeLoads(light, &flow, false, nil); !near(cl[0], 1) || !near(cl[1], 0) {
 		t.Fatalf("Eq. 1: 30 Mbit/s on one node of four takes the whole weight: %v", cl)

@@ -45,14 +45,14 @@ func TestPlace_EveryPolicy(t *testing.T) {
 			{name: "overloaded", snap: func() placement.Snapshot {
 				s := fourNodes()
 				for i := range s.Nodes {
-					s.Nodes[i].Load.M1 = 20
+					s.Nodes[i].Load = placement.Means{Now: 20, M1: 20, M5: 20, M15: 20}
 				}
 				return s
 			}, req: placement.Request{N: 2, Oversubscribe: true}, wait: true, waitMatch: "overloaded"},
 			{name: "overloaded but forced", snap: func() placement.Snapshot {
 				s := fourNodes()
 				for i := range s.Nodes {
-					s.Nodes[i].Load.M1 = 20
+					s.Nodes[i].Load = placement.Means{Now: 20, M1: 20, M5: 20, M15: 20}
 				}
 				return s
 			}, req: placement.Request{N: 2, Oversubscribe: true, Force: true}, degraded: pol != "paper"},
@@ -313,5 +313,22 @@ func TestOracle(t *testing.T) {
 	}
 	if _, err := placement.Oracle(placement.Snapshot{Nodes: nodes}, placement.Request{N: 4}); !errors.Is(err, placement.ErrTooLarge) {
 		t.Fatalf("oracle on %d nodes: %v, want ErrTooLarge", len(nodes), err)
+	}
+}
+
+// TestPlace_StoppedWorkStopsCounting: a node whose job has just ended
+// (its latest sample idle, its 1-, 5- and 15-minute means still full) is
+// free now, and netload takes it over two nodes that stay half busy.
+func TestPlace_StoppedWorkStopsCounting(t *testing.T) {
+	t.Parallel()
+	nodes := []placement.Node{node("a", 2, 2), node("b", 2, 0.5), node("c", 2, 0.5)}
+	nodes[0].Load.Now = 0
+	snap := placement.Snapshot{Nodes: nodes, Links: fullMesh(nodes, 0.1, 1000, 1000)}
+	d, err := placement.Place(snap, placement.Request{N: 2, Policy: "netload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(hostsString(d)); got != "a:2" {
+		t.Fatalf("netload placed %s (%s), want a:2: the load that stopped still counted", got, d.WaitReason)
 	}
 }
