@@ -138,7 +138,7 @@ func (b *httpBackend) ModelWait(st *raftfsm.State, only []string, waited time.Du
 }
 
 func (b *httpBackend) PlacementSnapshot(st *raftfsm.State) placement.Snapshot {
-	return placementSnapshot(b.gossip, b.rows.leaderRow, st)
+	return placementSnapshot(b.gossip, b.rows.leaderRow, st, b.now())
 }
 
 // PrepareExec is POST /v1/exec's start on this node (jobrun.Node.PrepareExec):
@@ -164,7 +164,7 @@ func (b *httpBackend) Elastic(j *raftfsm.Job) *api.Elastic {
 	var snapped *placement.Snapshot
 	snap := func() placement.Snapshot { // only a running job's decision needs one
 		if snapped == nil {
-			s := placementSnapshot(b.gossip, b.rows.leaderRow, b.fsm.State())
+			s := placementSnapshot(b.gossip, b.rows.leaderRow, b.fsm.State(), b.now())
 			snapped = &s
 		}
 		return *snapped

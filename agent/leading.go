@@ -274,8 +274,8 @@ func pm(m gossip.Means) placement.Means {
 
 // placementSnapshot is placement's input from what gossip observes and
 // what raft holds (leader.Snapshot): the leader's and `shoal alloc`'s.
-func placementSnapshot(g *gossip.Gossip, rows rowSource, st *raftfsm.State) placement.Snapshot {
-	return leader.Snapshot(st, leaderNodes(g, rows))
+func placementSnapshot(g *gossip.Gossip, rows rowSource, st *raftfsm.State, now time.Time) placement.Snapshot {
+	return leader.Snapshot(st, leaderNodes(g, rows), now)
 }
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once, on

@@ -126,7 +126,7 @@ func (r *netRows) serverNames() []string {
 // PlacementSnapshot is placement's input as the leader core would read
 // it on this node now: gossip's nodes with the rows this server holds.
 func (a *Agent) PlacementSnapshot() placement.Snapshot {
-	return placementSnapshot(a.gossip, a.rows.leaderRow, a.fsm.State())
+	return placementSnapshot(a.gossip, a.rows.leaderRow, a.fsm.State(), a.clock())
 }
 
 // NetRows is the table of network rows this node holds (empty on an

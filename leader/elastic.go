@@ -101,7 +101,7 @@ func decideElastic(v View) []Command {
 			continue
 		}
 		if snap == nil {
-			s := Snapshot(st, v.Nodes)
+			s := Snapshot(st, v.Nodes, v.Now)
 			snap = &s
 		}
 		d := elastic.Decide(v.Config.Elastic, ElasticInput(j, att, v.Now, *snap))

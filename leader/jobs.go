@@ -119,7 +119,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 	add := func(typ string, body any) {
 		cmds = append(cmds, Command{Type: typ, Body: body, Placement: true})
 	}
-	snap := Snapshot(st, v.Nodes)
+	snap := Snapshot(st, v.Nodes, now)
 	gs := newGates(st, now)
 	mg := &modelGate{v: v}
 	heldMem, confined := raftfsm.HeldMemory(st), confinedNodes(v.Nodes)

@@ -1,6 +1,8 @@
 package leader
 
 import (
+	"time"
+
 	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/netmodel"
 
@@ -13,7 +15,9 @@ import (
 // shoal jobs hold on them, and the links each node measured. Nodes whose
 // gossiped state has not arrived are left out. A drained node is not
 // alive to placement: it takes no new attempt, whatever gossip says.
-func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
+// What shoal's attempts that ended before now left in the nodes' load and
+// traffic is taken out (withoutEnded).
+func Snapshot(st *raftfsm.State, nodes []Node, now time.Time) placement.Snapshot {
 	held := raftfsm.HeldSlots(st)
 	var snap placement.Snapshot
 	for _, nd := range nodes {
@@ -33,6 +37,7 @@ func Snapshot(st *raftfsm.State, nodes []Node) placement.Snapshot {
 		}
 	}
 	deriveLinks(st, nodes, &snap)
+	withoutEnded(&snap, st, nodes, now)
 	return snap
 }
 

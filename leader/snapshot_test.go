@@ -35,7 +35,7 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 	row(1, "a3", 95)  // a2-a3: a3 has a 100 Mbit/s port
 	row(3, "b2", 900) // b1-b2
 	row(0, "b1", 300) // switch pair A-~b1
-	snap := Snapshot(st, nodes)
+	snap := Snapshot(st, nodes, t0)
 	links := map[[2]string]placement.Link{}
 	for _, l := range allLinks(snap) {
 		k := [2]string{l.From, l.To}
@@ -124,11 +124,11 @@ func BenchmarkSnapshotDerived(b *testing.B) {
 			b.ReportAllocs()
 			c0 := cpuTime()
 			for b.Loop() {
-				Snapshot(st, nodes)
+				Snapshot(st, nodes, t0)
 			}
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 		})
-		snap := Snapshot(st, nodes)
+		snap := Snapshot(st, nodes, t0)
 		req := placement.Request{N: 64, Policy: "netload", Oversubscribe: true, Force: true}
 		b.Run(fmt.Sprintf("nodes=%d/place-n=64", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -144,7 +144,7 @@ func BenchmarkSnapshotDerived(b *testing.B) {
 			b.ReportAllocs()
 			c0 := cpuTime()
 			for b.Loop() {
-				if _, err := placement.Place(Snapshot(st, nodes), req); err != nil {
+				if _, err := placement.Place(Snapshot(st, nodes, t0), req); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -182,7 +182,7 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 		{Name: "b", Status: StatusAlive, HasState: true, Coord: coordAt(0.004)},
 		{Name: "c", Status: StatusAlive, HasState: true},
 	}
-	snap := Snapshot(raftfsm.NewState(), nodes)
+	snap := Snapshot(raftfsm.NewState(), nodes, t0)
 	if len(snap.Links) != 2 {
 		t.Fatalf("links %+v", snap.Links)
 	}
@@ -197,13 +197,13 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	}
 	// No estimate without both coordinates, nor across dimensionalities.
 	nodes[1].Coord = nil
-	if l := Snapshot(raftfsm.NewState(), nodes).Links[0]; l.RTTEstimated || l.RTTms != 0 {
+	if l := Snapshot(raftfsm.NewState(), nodes, t0).Links[0]; l.RTTEstimated || l.RTTms != 0 {
 		t.Fatalf("one coordinate missing: %+v", l)
 	}
 	odd := coordinate.DefaultConfig()
 	odd.Dimensionality = 3
 	nodes[1].Coord = coordinate.NewCoordinate(odd)
-	if l := Snapshot(raftfsm.NewState(), nodes).Links[0]; l.RTTEstimated {
+	if l := Snapshot(raftfsm.NewState(), nodes, t0).Links[0]; l.RTTEstimated {
 		t.Fatalf("incompatible coordinates gave an estimate: %+v", l)
 	}
 }
@@ -235,7 +235,7 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	// 0.7 and 0.3 ms, not their switch pair's mean (0.5 ms)
 	nodes[5].Net = append(nodes[5].Net, NetEntry{Peer: nodes[40].Name, RTTus: 700, RTTAt: 1000})
 	nodes[6].Net = append(nodes[6].Net, NetEntry{Peer: nodes[41].Name, RTTus: 300, RTTAt: 1000})
-	snap := Snapshot(st, nodes)
+	snap := Snapshot(st, nodes, t0)
 	asg := netmodel.Assignment{}
 	var names []string
 	for _, n := range snap.Nodes {
@@ -327,7 +327,7 @@ func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 	}
 	nodes[0].Net = []NetEntry{cell("b1", 51, 36.6, 110_000), cell("c1", 20, 20, 50_000)}
 	nodes[1].Net = []NetEntry{cell("c1", 25, 25, 80_000)}
-	snap := Snapshot(st, nodes)
+	snap := Snapshot(st, nodes, t0)
 	m := snap.Model
 	sw := map[string]int32{}
 	for i, n := range snap.Nodes {
@@ -399,7 +399,7 @@ func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 	nodes[0].Net = []NetEntry{cell("b", 50, 95, 100, 100)}
 	nodes[2].Net = []NetEntry{cell("d", 10, 10, 100, 100)} // d's link degraded to 10
 	nodes[3].Net = []NetEntry{cell("e", 10, 10, 100, 100)} // so did e's; d and e are quiet
-	checkRates(t, Snapshot(raftfsm.NewState(), nodes), []wantRates{
+	checkRates(t, Snapshot(raftfsm.NewState(), nodes, t0), []wantRates{
 		{"a", "b", 90, 95, "a -> b read 50 while a sent 50 and b received 40: 40 back; b -> a, a received nothing"},
 		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},
 		{"d", "e", 10, 10, "quiet ends: the degraded link stays at 10"},
@@ -438,7 +438,7 @@ func TestSnapshot_DirectTestGetsCountedTrafficBack(t *testing.T) {
 	// stands in. f's cell for a is an older test with another reading.
 	nodes[5].Net = []NetEntry{cell("a", 80, 99, 80, 99, at-60_000, at-60_000)}
 	nodes[0].Net = append(nodes[0].Net, cell("f", 44, 99, 44, 99, at, at))
-	checkRates(t, Snapshot(raftfsm.NewState(), nodes), []wantRates{
+	checkRates(t, Snapshot(raftfsm.NewState(), nodes, t0), []wantRates{
 		{"a", "b", 97, 95.4, "a -> b read 44, a carried 99 and b 97: 53 back; b -> a read 95, 0.4 and 0.5 besides"},
 		{"b", "a", 95.4, 97, "b's row holds the same test the other way round"},
 		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},

@@ -1,0 +1,104 @@
+package leader
+
+import (
+	"math"
+	"time"
+
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// What shoal's own attempts leave behind once they have ended.
+//
+// While an attempt runs, placement counts it exactly: raft holds its slots
+// (HeldSlots). Once it has ended its slots are free, but what its
+// processes did still stands in the node's gossiped figures: the kernel's
+// 1-minute load average decays for minutes after the processes have gone,
+// and the latest traffic sample, taken while the ranks still talked, reads
+// their transfers as load on the node's link. Both held a node that had
+// just been freed against the next job, which went elsewhere. The leader
+// knows when and where its attempts ran, so it takes them out.
+
+// loadAvgTau is the time constant of the kernel's 1-minute load average,
+// an exponential moving average of the runnable tasks.
+const loadAvgTau = time.Minute
+
+// endedHorizon is how long after an attempt ended its remains are worth
+// looking for: e^-10, under 0.005 of a process, is left of its load.
+const endedHorizon = 10 * loadAvgTau
+
+// withoutEnded takes out of snap's nodes what shoal's attempts that have
+// ended added to them: from the latest load, the share of the attempt's
+// processes the kernel's load average still holds at now; from the
+// latest traffic, when the sample was taken while such an attempt still
+// ran, the node's traffic before the attempt started (if lower).
+func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now time.Time) {
+	ghost := map[string]float64{}
+	ended := map[string][]span{}
+	for _, j := range st.Jobs {
+		for i := range j.Attempts {
+			a := &j.Attempts[i]
+			if !a.Ended() || a.StartedAt.IsZero() || a.EndedAt.IsZero() || now.Sub(a.EndedAt) > endedHorizon {
+				continue
+			}
+			left := loadLeft(a.EndedAt.Sub(a.StartedAt), now.Sub(a.EndedAt))
+			for _, h := range a.Hosts {
+				ghost[h.Node] += float64(h.Procs) * left
+				ended[h.Node] = append(ended[h.Node], span{a.StartedAt.UnixMilli(), a.EndedAt.UnixMilli()})
+			}
+		}
+	}
+	if len(ended) == 0 {
+		return
+	}
+	traffic := make(map[string][]TrafficPoint, len(nodes))
+	for _, nd := range nodes {
+		traffic[nd.Name] = nd.Traffic
+	}
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if g := ghost[n.Name]; g > 0 {
+			n.Load.Now = max(0, n.Load.Now-g)
+		}
+		for _, s := range ended[n.Name] {
+			if rx, tx, ok := trafficBefore(traffic[n.Name], s); ok {
+				n.NetRx, n.NetTx = min(n.NetRx, rx), min(n.NetTx, tx)
+			}
+		}
+	}
+}
+
+// span is an attempt's run, Unix milliseconds.
+type span struct{ start, end int64 }
+
+// loadLeft is how much of one process that ran for ran the 1-minute load
+// average still holds since after it ended: it rose as 1-e^(-ran/tau)
+// and decays as e^(-since/tau).
+func loadLeft(ran, since time.Duration) float64 {
+	if ran <= 0 {
+		return 0
+	}
+	rise := 1 - math.Exp(-ran.Seconds()/loadAvgTau.Seconds())
+	return rise * math.Exp(-max(since, 0).Seconds()/loadAvgTau.Seconds())
+}
+
+// trafficBefore is the node's traffic before the attempt s started, when
+// its latest traffic sample was taken while s still ran (the sample's
+// interval, from the point before it, began before s ended, and the
+// sample ended after s started); ok false when the latest sample does
+// not overlap s or nothing before s is known.
+func trafficBefore(pts []TrafficPoint, s span) (rx, tx float64, ok bool) {
+	if len(pts) < 2 {
+		return 0, 0, false
+	}
+	last, prev := pts[len(pts)-1], pts[len(pts)-2]
+	if prev.At >= s.end || last.At <= s.start {
+		return 0, 0, false
+	}
+	for k := len(pts) - 1; k >= 0; k-- {
+		if pts[k].At <= s.start {
+			return pts[k].Rx, pts[k].Tx, true
+		}
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,72 @@
+package leader
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic: a 3-rank attempt ran
+// five minutes on n1 and n2 and ended 3 s ago. n1's latest sample was
+// taken while it ran: its load average and its traffic still show the
+// ranks. n2 has sampled twice since: its latest traffic is its own. n3 ran
+// nothing: its busy figures are someone else's work and stay.
+func TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "n1", "n2", "n3")
+	start, end := t0, t0.Add(5*time.Minute)
+	now := end.Add(3 * time.Second)
+	ms := func(t time.Time) int64 { return t.UnixMilli() }
+	const quiet, busy = 1e6, 10e6 // bytes/s
+	for _, name := range []string{"n1", "n2", "n3"} {
+		n := w.node(name)
+		n.Attrs.Load = placement.Means{Now: 3.2, M1: 3.2, M5: 3.2, M15: 2}
+		n.Attrs.NetRx, n.Attrs.NetTx = busy, busy
+		n.Traffic = []TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: quiet, Tx: quiet},
+			{At: ms(start.Add(3 * time.Second)), Rx: busy, Tx: busy}, {At: ms(end.Add(-time.Second)), Rx: busy, Tx: busy}}
+	}
+	n2 := w.node("n2")
+	n2.Traffic = append(n2.Traffic, TrafficPoint{At: ms(end.Add(time.Second)), Rx: 5e6, Tx: 5e6},
+		TrafficPoint{At: ms(end.Add(2 * time.Second)), Rx: 2e6, Tx: 3e6})
+	n2.Attrs.NetRx, n2.Attrs.NetTx = 2e6, 3e6
+
+	id := submit(w, "ranks", raftfsm.JobSpec{NP: 6, MPI: "none"})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 3}, {Node: "n2", Procs: 3}}})
+	for _, n := range []string{"n1", "n2"} {
+		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: n})
+	}
+	w.now = start
+	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1})
+	w.now = end
+	zero := 0
+	w.do(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: id, Attempt: 1, ExitCode: &zero})
+	if a := w.st.Jobs[id].Current(); !a.Ended() || !a.StartedAt.Equal(start) || !a.EndedAt.Equal(end) {
+		t.Fatalf("attempt %+v, want it run from %v to %v", a, start, end)
+	}
+
+	snap := Snapshot(w.st, w.nodes, now)
+	got := map[string]placement.Node{}
+	for _, n := range snap.Nodes {
+		got[n.Name] = n
+	}
+	// 3 ranks for 5 minutes: the load average held 3(1-e^-5); 3 s later
+	// e^-0.05 of that is left.
+	left := 3 * (1 - math.Exp(-5)) * math.Exp(-0.05)
+	for _, name := range []string{"n1", "n2"} {
+		if l := got[name].Load.Now; math.Abs(l-(3.2-left)) > 1e-9 {
+			t.Errorf("%s's latest load %.3f, want %.3f: the ended ranks' share taken out", name, l, 3.2-left)
+		}
+	}
+	if n := got["n1"]; n.NetRx != quiet || n.NetTx != quiet {
+		t.Errorf("n1's traffic %.0f/%.0f B/s, want %.0f: its latest sample was taken while the ranks talked", n.NetRx, n.NetTx, quiet)
+	}
+	if n := got["n2"]; n.NetRx != 2e6 || n.NetTx != 3e6 {
+		t.Errorf("n2's traffic %.0f/%.0f B/s, want 2e6/3e6: sampled after the attempt ended, it is the node's own", n.NetRx, n.NetTx)
+	}
+	if n := got["n3"]; n.Load.Now != 3.2 || n.NetRx != busy {
+		t.Errorf("n3 ran no attempt: load %.2f traffic %.0f, want 3.2 and %.0f", n.Load.Now, n.NetRx, busy)
+	}
+}
