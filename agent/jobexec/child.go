@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,9 @@ func helper(specJSON string, argv []string) int {
 	path, err := exec.LookPath(argv[0]) // with the job's PATH, as the user
 	if err != nil {
 		return fail(fmt.Errorf("%s cannot run %s: %w", s.Cred, argv[0], err))
+	}
+	if err := closeInherited(); err != nil {
+		return fail(err)
 	}
 	err = syscall.Exec(path, argv, env)
 	return fail(fmt.Errorf("%s cannot run %s: %w", s.Cred, path, err))
@@ -219,4 +223,38 @@ func workdirError(dir string, c *Cred, err error) error {
 		}
 	}
 	return fmt.Errorf("working directory %s: %s cannot enter it: %w", dir, c, why)
+}
+
+// closeInherited marks every descriptor above standard error close-on-exec,
+// so that the job gets 0, 1 and 2 only. The agent's children inherit every
+// descriptor it holds without close-on-exec, which includes whatever the
+// agent itself inherited from whoever started it (a shell's `5>file`, a
+// supervisor's leaked socket): a job once wrote into a root-only file
+// through one. The helper's own status pipe is close-on-exec already and
+// must stay open until the exec, so descriptors are marked, not closed.
+// close_range(2) does it in one call (Linux 5.11); older kernels get the
+// same from /proc/self/fd.
+func closeInherited() error {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("job helper: close inherited descriptors: %w", err)
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("job helper: list inherited descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The directory's own descriptor is gone by now: EBADF is fine.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("job helper: close inherited descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }

@@ -3,9 +3,11 @@ package jobexec
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -81,5 +83,43 @@ func TestHelperSaysWhyItCannotStart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(base, "ckpt")); !os.IsNotExist(err) {
 		t.Errorf("nobody created a directory in root's: %v", err)
+	}
+}
+
+// TestJobInheritsNoDescriptors is the attack of a job on a descriptor its
+// agent was started with: the agent holds a root-only file open without
+// close-on-exec (as a shell's `5>file` leaves it), and a job of nobody's
+// writes into it through the number it inherited. The helper must hand the
+// job standard input, output and error only.
+func TestJobInheritsNoDescriptors(t *testing.T) {
+	t.Parallel()
+	c := nobody(t)
+	secret := filepath.Join(t.TempDir(), "root-only") // in a 0700 directory of root's
+	if err := os.WriteFile(secret, []byte("root's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// syscall.Open, unlike os.OpenFile, leaves the descriptor inheritable.
+	fd, err := syscall.Open(secret, syscall.O_WRONLY|syscall.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	cmd, err := Command("", Spec{Cred: c, Dir: "/"}, []string{"bash", "-c",
+		fmt.Sprintf(`echo pwned >&%d && echo wrote; ls /proc/self/fd`, fd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if b, _ := os.ReadFile(secret); string(b) != "root's\n" {
+		t.Errorf("a job of nobody's wrote into a root-only file through descriptor %d it inherited: it now holds %q", fd, b)
+	}
+	if strings.Contains(out.String(), "wrote") {
+		t.Errorf("the job could write to descriptor %d; stdout %q", fd, out.String())
 	}
 }
