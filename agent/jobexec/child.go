@@ -69,6 +69,12 @@ func helper(specJSON string, argv []string) int {
 	if err := s.setUp(); err != nil {
 		return fail(err)
 	}
+	if len(s.Create) > 0 {
+		if err := s.sendFiles(); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
 	if len(argv) == 0 {
 		return 0
 	}

@@ -37,6 +37,10 @@ type Spec struct {
 	// Dir is the working directory, entered as the user; "" keeps the
 	// helper's.
 	Dir string `json:"dir,omitempty"`
+	// Create are files to open for writing as the user, relative to Dir,
+	// after everything else; the helper hands their descriptors back
+	// instead of executing a command (OpenFiles).
+	Create []string `json:"create,omitempty"`
 	// Parent is the pid of the agent. Changing identity clears the
 	// parent-death signal, so the helper sets it again and gives up if its
 	// parent is already gone. 0: no parent-death signal.

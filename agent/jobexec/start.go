@@ -63,7 +63,11 @@ var helperEnv = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 // executed the job (nil) or given up (a *SetupError, after reaping it).
 // cmd.Env is the job's environment (nil: none); the helper process itself
 // starts with helperEnv only.
-func Start(cmd *exec.Cmd) error {
+func Start(cmd *exec.Cmd) error { return start(cmd, nil) }
+
+// start is Start with, when files is not nil, the socket on which the
+// helper hands back the files of Spec.Create (filesFD).
+func start(cmd *exec.Cmd, files *os.File) error {
 	if len(cmd.ExtraFiles) != 0 {
 		return errors.New("job helper: ExtraFiles must be empty (fds 3 and 4 are the helper's pipes)")
 	}
@@ -82,6 +86,9 @@ func Start(cmd *exec.Cmd) error {
 		return fmt.Errorf("job helper environment pipe: %w", err)
 	}
 	cmd.ExtraFiles = []*os.File{w, er}
+	if files != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, files)
+	}
 	cmd.Env = helperEnv
 	err = cmd.Start()
 	w.Close()

@@ -104,7 +104,18 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err.Error()
 	}
-	defer finish()
+	code, reason := n.launchWith(ctx, j, att, k, outW, errW)
+	// A job whose --output could not be written in full has not done what
+	// it was asked: the file is part of its result.
+	if err := finish(); err != nil && reason == "" {
+		return -1, err.Error()
+	}
+	return code, reason
+}
+
+// launchWith runs attempt k's launcher with its output going to outW and errW.
+func (n *Node) launchWith(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key, outW, errW io.Writer) (int, string) {
+	var err error
 	if j.Spec.Elastic != nil {
 		if err := n.makeCheckpointDir(j); err != nil {
 			return -1, err.Error()

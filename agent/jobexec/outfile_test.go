@@ -1,0 +1,142 @@
+package jobexec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// userDir makes a directory of uid's, mode 0755, in a fresh directory
+// everyone may pass through, and a root-only target file beside it that
+// stands for /etc/shadow.
+func userDir(t *testing.T, uid int) (dir, target string) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "jobexec-out-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(base, "user")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(base, "etc")
+	if err := os.Mkdir(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target = filepath.Join(etc, "shadow")
+	if err := os.WriteFile(target, []byte("root's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, target
+}
+
+func openOne(t *testing.T, spec Spec) (*os.File, error) {
+	t.Helper()
+	files, err := OpenFiles("", spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) != 1 {
+		t.Fatalf("OpenFiles gave %d files, want 1", len(files))
+	}
+	t.Cleanup(func() { files[0].Close() })
+	return files[0], nil
+}
+
+// TestOpenFilesAsTheOwner: the helper opens an output file as its owner
+// and hands the descriptor over; a file the owner may not write is refused
+// with the reason, and nothing waits on a FIFO.
+func TestOpenFilesAsTheOwner(t *testing.T) {
+	t.Parallel()
+	c := nobody(t)
+	dir, target := userDir(t, int(c.UID))
+	f, err := openOne(t, Spec{Cred: c, Dir: dir, Create: []string{"-a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dir, "-a"), &st); err != nil || st.Uid != c.UID {
+		t.Errorf("the file %q is not nobody's: %v, uid %d", "-a", err, st.Uid)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "-a")); string(b) != "hello\n" {
+		t.Errorf("file holds %q", b)
+	}
+	_, err = openOne(t, Spec{Cred: c, Dir: dir, Create: []string{target}})
+	var se *SetupError
+	if !errors.As(err, &se) || !strings.Contains(se.Reason, "user nobody (uid 65534) cannot write "+target+": permission denied") {
+		t.Errorf("nobody opening root's file: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openOne(t, Spec{Cred: c, Dir: dir, Create: []string{"fifo"}}); !errors.As(err, &se) {
+		t.Errorf("a FIFO without a reader: %v, want a setup error", err)
+	}
+	if f, err := openOne(t, Spec{Cred: c, Create: []string{os.DevNull}}); err != nil {
+		t.Errorf("%s: %v", os.DevNull, err)
+	} else if _, err := f.WriteString("x"); err != nil {
+		t.Errorf("write %s: %v", os.DevNull, err)
+	}
+}
+
+// TestRootOutputFollowsNoUserLink is the attack of a user on a root job's
+// --output that names a path in the user's directory: a symbolic link
+// there (the file itself, or a directory above it) or a hard link must not
+// make root truncate and write a file of the user's choosing.
+func TestRootOutputFollowsNoUserLink(t *testing.T) {
+	t.Parallel()
+	c := nobody(t)
+	dir, target := userDir(t, int(c.UID))
+	plant := func(name string, link func(string, string) error, to string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := link(to, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(p, int(c.UID), int(c.GID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plant("out.txt", os.Symlink, target)
+	plant("logs", os.Symlink, filepath.Dir(target))
+	plant("hard.txt", os.Link, target)
+	for _, name := range []string{"out.txt", "logs/shadow", filepath.Join(dir, "out.txt"), "hard.txt"} {
+		_, err := openOne(t, Spec{Dir: dir, Create: []string{name}})
+		var se *SetupError
+		if !errors.As(err, &se) || !strings.Contains(se.Reason, "root does not") {
+			t.Errorf("root job's output %s through nobody's link: %v, want refused", name, err)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "root's\n" {
+		t.Fatalf("root's target now holds %q", b)
+	}
+	// Links root made, and links in directories only root may write, are followed.
+	if err := os.Symlink(target, filepath.Join(filepath.Dir(target), "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("new.txt", filepath.Join(dir, "root-link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(filepath.Dir(target), "alias"), "root-link", "plain.txt"} {
+		if _, err := openOne(t, Spec{Dir: dir, Create: []string{p}}); err != nil {
+			t.Errorf("root job's output %s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
+		t.Errorf("root's own link in nobody's directory was not followed: %v", err)
+	}
+}
