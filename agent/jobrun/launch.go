@@ -152,7 +152,7 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 		return -1, err
 	}
 	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
-	tmp, wrapper, err := writeLauncherWrapper(k, script, cred)
+	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
 	}
@@ -242,7 +242,7 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 		return -1, err
 	}
 	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
-	tmp, wrapper, err := writeLauncherWrapper(k, script, cred)
+	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
 	}
@@ -310,7 +310,7 @@ func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attem
 	if err != nil {
 		return -1, err
 	}
-	tmp, err := attemptTempDir(k)
+	tmp, err := n.attemptTempDir(k)
 	if err != nil {
 		return -1, err
 	}

@@ -147,6 +147,9 @@ type Node struct {
 	life life
 	// jobLimits are the limits the job helper sets for every job process.
 	jobLimits []jobexec.Rlimit
+	// tmpTag names this agent's attempt directories in the temporary
+	// directory (tmpdirs.go).
+	tmpTag string
 
 	mu       sync.Mutex
 	launched map[Key]bool      // attempts whose launcher this node (as head) started
@@ -174,7 +177,8 @@ func New(cfg Config, deps Deps) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, procs: newProcTable(deps.Now), life: newLife(),
 		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
-		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{}}
+		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{},
+		tmpTag: tempTag(cfg.DataDir)}
 	n.initJobLimits()
 	return n, nil
 }

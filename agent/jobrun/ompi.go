@@ -43,7 +43,7 @@ func (n *Node) OMPISessionEnv(job *raftfsm.Job, k Key) ([]string, error) {
 			return []string{ompiTmpdirVar + "=" + d.path}, nil
 		}
 	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("shoal-ompi%d.%d-", k.Job, k.Attempt))
+	dir, err := os.MkdirTemp("", n.tempPrefix("ompi", k))
 	if err != nil {
 		return nil, fmt.Errorf("open mpi session dir: %w", err)
 	}

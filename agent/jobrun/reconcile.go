@@ -22,6 +22,7 @@ const ackResend = 2 * time.Second
 func (n *Node) Run(ctx context.Context) {
 	defer n.wg.Wait()
 	n.removeLeftoverCgroups()
+	n.removeLeftoverTempDirs()
 	if !n.settleLastLife(ctx) {
 		return
 	}

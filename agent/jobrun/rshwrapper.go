@@ -25,8 +25,8 @@ func wrapperScript(capability, agentAddr, caFile, caCerts, bin string) string {
 // fchown on its descriptor, never chown by path. (The directory used to be
 // the owner's, and a symlink renamed over the script between two chowns by
 // path got a root-owned file of the user's choosing chowned to them.)
-func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path string, err error) {
-	dir, err = attemptTempDir(k)
+func (n *Node) writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path string, err error) {
+	dir, err = n.attemptTempDir(k)
 	if err != nil {
 		return "", "", err
 	}
@@ -61,9 +61,10 @@ func writeLauncherWrapper(k Key, script string, cred *jobexec.Cred) (dir, path s
 
 // attemptTempDir makes a fresh directory of root's for attempt k's files on
 // this node, which the job's owner may only pass through (0711): see
-// writeLauncherWrapper. The caller removes it.
-func attemptTempDir(k Key) (string, error) {
-	dir, err := os.MkdirTemp("", fmt.Sprintf("shoal-job%d.%d-", k.Job, k.Attempt))
+// writeLauncherWrapper. The caller removes it; one left by an agent killed
+// meanwhile goes at its next start (tmpdirs.go).
+func (n *Node) attemptTempDir(k Key) (string, error) {
+	dir, err := os.MkdirTemp("", n.tempPrefix("job", k))
 	if err != nil {
 		return "", fmt.Errorf("attempt dir: %w", err)
 	}
