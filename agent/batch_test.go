@@ -117,7 +117,7 @@ func TestJobEnvironmentLive(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(testcluster.BuildShoal(t), append([]string{"submit"}, args...)...)
 		cmd.Dir = t.TempDir()
-		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(0).Base, "SHOAL_TOKEN="+testcluster.Token,
+		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(0).Base, "SHOAL_TOKEN="+c.Token(),
 			"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"), "MODULE_STATE=gcc/12")
 		out, err := cmd.Output()
 		if err != nil {
@@ -238,7 +238,7 @@ func TestRunForwardsStdinToRankZero(t *testing.T) {
 		prog := fmt.Sprintf(`if [ "$%s" = 0 ]; then echo "rank 0 got: $(cat)"; echo "hostfile: $(tr '\n' ' ' < "$SHOAL_HOSTFILE")"; else echo "rank $%s read nothing"; fi`, tc.rankVar, tc.rankVar)
 		cmd := exec.Command(testcluster.BuildShoal(t), "run", "-n", "2", "--ppn", "1", "--mpi", tc.flavour, "--timeout", "1m", "--", "sh", "-c", prog)
 		cmd.Dir = t.TempDir()
-		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(1).Base, "SHOAL_TOKEN="+testcluster.Token,
+		cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(1).Base, "SHOAL_TOKEN="+c.Token(),
 			"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"))
 		cmd.Stdin = strings.NewReader("line one\nline two\n")
 		var so, se strings.Builder

@@ -59,7 +59,7 @@ func TestCoordinates_EstimateEveryPair(t *testing.T) {
 	}
 	rtt := func(args ...string) (string, error) {
 		out, err := exec.Command(bin, append([]string{"rtt", "--addr", "https://127.0.0.1:" + strconv.Itoa(c.Agent(0).HTTPPort()),
-			"--token", testcluster.Token}, args...)...).CombinedOutput()
+			"--token", c.Token()}, args...)...).CombinedOutput()
 		return string(out), err
 	}
 	if out, err := rtt(b); err != nil || !strings.Contains(out, "Estimated "+b+" <-> "+a+" rtt: ") {

@@ -32,9 +32,9 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 
 // tlsFrom is dialFrom with a TLS handshake on top, as any HTTPS client
 // would make: the stranger has no certificate, only the CA to check ours.
-func tlsFrom(t *testing.T, src, addr string) net.Conn {
+func tlsFrom(t *testing.T, token, src, addr string) net.Conn {
 	t.Helper()
-	cfg := testcluster.ClientTLS(testcluster.Token)
+	cfg := testcluster.ClientTLS(token)
 	cfg.ServerName = "127.0.0.1"
 	c := tls.Client(dialFrom(t, src, addr), cfg)
 	if err := c.Handshake(); err != nil {
@@ -78,7 +78,7 @@ func TestHTTPStrangersCannotHoldTheAPI(t *testing.T) {
 	// The stranger's kept-alive health checks: answered, then held idle.
 	var idle []net.Conn
 	for range perSource {
-		conn := tlsFrom(t, "127.0.0.2", addr)
+		conn := tlsFrom(t, c.Token(), "127.0.0.2", addr)
 		fmt.Fprintf(conn, "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil || resp.StatusCode != http.StatusOK {
@@ -111,7 +111,7 @@ func TestHTTPStrangersCannotHoldTheAPI(t *testing.T) {
 		t.Fatalf("a member's API call while a stranger holds %d connections: %v", perSource, err)
 	}
 	// A body promised and never sent: closed after the request timeout.
-	slow := tlsFrom(t, "127.0.0.3", addr)
+	slow := tlsFrom(t, c.Token(), "127.0.0.3", addr)
 	fmt.Fprintf(slow, "POST /v1/apply HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"a\":")
 	if !closedWithin(slow, 5*time.Second) {
 		t.Fatal("a connection trickling a request body was held past the request timeout")

@@ -65,7 +65,7 @@ func shoalCLI(t *testing.T, c *testcluster.Cluster, i int, args ...string) (stri
 	t.Helper()
 	cmd := exec.Command(testcluster.BuildShoal(t), args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(i).Base, "SHOAL_TOKEN="+testcluster.Token,
+	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(i).Base, "SHOAL_TOKEN="+c.Token(),
 		"SHOAL_AGENTS_CACHE="+filepath.Join(cmd.Dir, "agents.json"))
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

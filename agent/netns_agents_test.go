@@ -49,7 +49,7 @@ func startNetnsAgents(t *testing.T, tb *netns.Testbed, bin string, names []strin
 	t.Helper()
 	dir := t.TempDir()
 	c := netnsAgents{tb: tb, bin: bin, first: names[0], tokenFile: filepath.Join(dir, "token")}
-	if err := os.WriteFile(c.tokenFile, []byte(testcluster.Token), 0o600); err != nil {
+	if err := os.WriteFile(c.tokenFile, []byte(testcluster.NewToken(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ip0, _ := tb.Node(c.first)

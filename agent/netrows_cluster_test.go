@@ -158,18 +158,18 @@ func TestNetRows_ReachServers(t *testing.T) {
 		if code, _ := postRow(t, c, 0, "", good); code != http.StatusUnauthorized {
 			t.Errorf("no credentials: %d, want 401", code)
 		}
-		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, []byte(`{"node":"ghost","cells":[{"p":"x","bw":-1}]}`)); code != http.StatusBadRequest || !strings.Contains(msg, "bad network entry") {
+		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), []byte(`{"node":"ghost","cells":[{"p":"x","bw":-1}]}`)); code != http.StatusBadRequest || !strings.Contains(msg, "bad network entry") {
 			t.Errorf("a negative bandwidth: %d %q, want 400", code, msg)
 		}
 		huge, _ := json.Marshal(gossip.NetRow{Node: "ghost", Boot: 1, V: 2, Cells: make([]gossip.NetEntry, gossip.MaxNetCells+1)})
-		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, huge); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "at most 16384") {
+		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), huge); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "at most 16384") {
 			t.Errorf("a row of %d cells: %d %q, want 413", gossip.MaxNetCells+1, code, msg)
 		}
 		pad, _ := json.Marshal(map[string]string{"node": "ghost", "pad": strings.Repeat("x", gossip.MaxNetRowBytes)})
-		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, pad); code != http.StatusRequestEntityTooLarge {
+		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), pad); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("a body over %d bytes: %d %q, want 413", gossip.MaxNetRowBytes, code, msg)
 		}
-		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, []byte(`{"node":"ghost","boot":1,"v":3,"base":2,"cells":[]}`)); code != http.StatusConflict || !strings.Contains(msg, "send the whole row") {
+		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), []byte(`{"node":"ghost","boot":1,"v":3,"base":2,"cells":[]}`)); code != http.StatusConflict || !strings.Contains(msg, "send the whole row") {
 			t.Errorf("a delta on a base the server does not hold: %d %q, want 409", code, msg)
 		}
 		for _, r := range c.Agent(0).NetRows() {
@@ -177,7 +177,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 				t.Fatalf("a refused row was kept: %+v", r)
 			}
 		}
-		if code, msg := postRow(t, c, 0, "Bearer "+testcluster.Token, good); code != http.StatusNoContent {
+		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), good); code != http.StatusNoContent {
 			t.Fatalf("the token: %d %q, want 204", code, msg)
 		}
 		if os.Geteuid() != 0 {
@@ -193,7 +193,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 		// As node 1 over mutual TLS, with a certificate of its own name
 		// from the cluster's CA, as its agent presents.
 		asNode := func(name string) *http.Client {
-			ca, err := tlsca.DeriveCA(testcluster.Token)
+			ca, err := tlsca.DeriveCA(c.Token())
 			if err != nil {
 				t.Fatal(err)
 			}

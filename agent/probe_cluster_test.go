@@ -89,7 +89,7 @@ func TestProbes_CycleAndSupervision(t *testing.T) {
 		t.Logf("full matrix on every node %v after the leader was elected", time.Since(start).Round(time.Millisecond))
 		for i := range n {
 			out, err := exec.Command(bin, "net", "--json", "--addr", "https://127.0.0.1:"+strconv.Itoa(c.Agent(i).HTTPPort()),
-				"--token", testcluster.Token).Output()
+				"--token", c.Token()).Output()
 			if err != nil {
 				t.Fatalf("shoal net --json on %s: %v", c.Name(i), err)
 			}

@@ -31,11 +31,11 @@ func TestReplicaFollowsTheCluster(t *testing.T) {
 		return a.HTTPAddr(), nil
 	}
 	// A certificate of the cluster's CA, as a client agent's node certificate.
-	agentHTTP := &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.CertTLS(testcluster.Token)}}
+	agentHTTP := &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.CertTLS(c.Token())}}
 	t.Cleanup(agentHTTP.CloseIdleConnections)
 
 	// Without a certificate or the token the stream is refused.
-	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(testcluster.Token)}}
+	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(c.Token())}}
 	if _, err := replica.OpenHTTP(anon, base)(t.Context(), names[0], 0); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("stream without credentials: %v, want 401", err)
 	}

@@ -68,7 +68,8 @@ func TestNonRootAgentIsSingleUser(t *testing.T) {
 	if err := os.Mkdir(data, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tokFile, []byte(testcluster.Token+"\n"), 0o600); err != nil {
+	tok := testcluster.NewToken(t)
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(base, 0o777); err != nil { // nobody could write the marker
@@ -110,7 +111,7 @@ func TestNonRootAgentIsSingleUser(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	tcp := api.NewTLSClient("https://127.0.0.1:"+strconv.Itoa(ports[2]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
+	tcp := api.NewTLSClient("https://127.0.0.1:"+strconv.Itoa(ports[2]), tok, testcluster.ClientTLS(tok))
 	testcluster.WaitFor(t, 30*time.Second, "the agent as nobody to lead", func() bool {
 		_, err := tcp.Leader(ctx)
 		return err == nil

@@ -310,7 +310,7 @@ func TestLocalSocket(t *testing.T) {
 
 	t.Run("TCP still needs the token", func(t *testing.T) {
 		t.Parallel()
-		_, err := api.NewTLSClient(c.Client(0).Base, "", testcluster.ClientTLS(testcluster.Token)).Submit(ctx, api.SubmitRequest{RequestID: "tcp", Owner: me.Username,
+		_, err := api.NewTLSClient(c.Client(0).Base, "", testcluster.ClientTLS(c.Token())).Submit(ctx, api.SubmitRequest{RequestID: "tcp", Owner: me.Username,
 			Spec: api.JobSpec{Cmd: []string{"true", "tcp-no-token"}, NP: 1, MPI: "none"}})
 		if !errors.Is(err, api.ErrUnauthorized) {
 			t.Fatalf("submit over TCP without a token: %v, want 401", err)
@@ -327,7 +327,7 @@ func TestSocketFile(t *testing.T) {
 	t.Parallel()
 	newAgent := func(t *testing.T, dataDir, socket string) (*agent.Agent, error) {
 		cfg := agent.DefaultConfig()
-		cfg.Name, cfg.DataDir, cfg.Socket, cfg.Token = "s", dataDir, socket, testcluster.Token
+		cfg.Name, cfg.DataDir, cfg.Socket, cfg.Token = "s", dataDir, socket, testcluster.NewToken(t)
 		cfg.BindAddr, cfg.GossipPort, cfg.RaftPort, cfg.HTTPPort = "127.0.0.1", 0, 0, 0
 		cfg.Logger = slog.New(slog.DiscardHandler)
 		a, err := agent.New(cfg)

@@ -27,7 +27,7 @@ func TestRotation_RollingNewCA(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{})
 	c.WaitLeader(30 * time.Second)
 	dir := t.TempDir()
-	old, err := tlsca.DeriveCA(testcluster.Token)
+	old, err := tlsca.DeriveCA(c.Token())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRotation_RollingNewCA(t *testing.T) {
 	}
 	trustBoth := tlsca.ClientConfig(tlsca.Pool(old.Cert, neu.Cert), nil, "")
 	client := func(i int) *api.Client {
-		return api.NewTLSClient("https://127.0.0.1:"+strconv.Itoa(c.Agent(i).HTTPPort()), testcluster.Token, trustBoth)
+		return api.NewTLSClient("https://127.0.0.1:"+strconv.Itoa(c.Agent(i).HTTPPort()), c.Token(), trustBoth)
 	}
 	var written []string
 	writeThroughEvery := func(stage string) {
@@ -100,7 +100,7 @@ func TestRotation_RollingNewCA(t *testing.T) {
 		t.Fatalf("a certificate of the retired CA read %d nodes", len(ns))
 	}
 	// And a client that trusts only the old CA refuses the agents.
-	if _, err := api.NewTLSClient(client(0).Base, testcluster.Token, testcluster.ClientTLS(testcluster.Token)).Nodes(ctx); err == nil {
+	if _, err := api.NewTLSClient(client(0).Base, c.Token(), testcluster.ClientTLS(c.Token())).Nodes(ctx); err == nil {
 		t.Fatal("a client trusting only the retired CA accepted an agent's new certificate")
 	}
 	jobs, err := client(1).Jobs(ctx)

@@ -37,13 +37,13 @@ func TestAPI_TLSAndAuth(t *testing.T) {
 		}
 	})
 	t.Run("client certificate of the cluster CA", func(t *testing.T) {
-		if _, err := api.NewTLSClient(base, "", testcluster.CertTLS(testcluster.Token)).Nodes(ctx); err != nil {
+		if _, err := api.NewTLSClient(base, "", testcluster.CertTLS(c.Token())).Nodes(ctx); err != nil {
 			t.Errorf("nodes with a certificate of the cluster's CA: %v", err)
 		}
 	})
 	t.Run("neither certificate nor token", func(t *testing.T) {
 		for _, tok := range []string{"", "wrong-token-wrong-token"} {
-			cl := api.NewTLSClient(base, tok, testcluster.ClientTLS(testcluster.Token))
+			cl := api.NewTLSClient(base, tok, testcluster.ClientTLS(c.Token()))
 			for _, path := range paths {
 				if err := cl.Do(ctx, http.MethodGet, path, nil, nil); !errors.Is(err, api.ErrUnauthorized) {
 					t.Errorf("GET %s with token %q: %v, want 401", path, tok, err)
@@ -64,7 +64,7 @@ func TestAPI_TLSAndAuth(t *testing.T) {
 		// missing token stopped the call.
 		other, _ := tlsca.DeriveCA("another-cluster-token-0123456789")
 		leaf, _ := other.Issue(tlsca.LeafRequest{Name: "intruder", TTL: time.Hour}, time.Now())
-		ours, _ := tlsca.DeriveCA(testcluster.Token)
+		ours, _ := tlsca.DeriveCA(c.Token())
 		cl := api.NewTLSClient(base, "", tlsca.ClientConfig(tlsca.Pool(ours.Cert), tlsca.FixedLeaf(leaf), ""))
 		var nodes []api.Node
 		err := cl.Do(ctx, http.MethodGet, "/v1/nodes", nil, &nodes)
@@ -84,7 +84,7 @@ func TestAPI_TLSAndAuth(t *testing.T) {
 	})
 	t.Run("raft from a process without the CA", func(t *testing.T) {
 		addr := "127.0.0.1:" + strconv.Itoa(c.Agent(0).RaftPort())
-		ours, _ := tlsca.DeriveCA(testcluster.Token)
+		ours, _ := tlsca.DeriveCA(c.Token())
 		other, _ := tlsca.DeriveCA("another-cluster-token-0123456789")
 		leaf, _ := other.Issue(tlsca.AgentRequest("intruder", "", time.Hour), time.Now())
 		for name, cfg := range map[string]*tls.Config{
@@ -112,7 +112,7 @@ func TestAPI_TLSAndAuth(t *testing.T) {
 	})
 	t.Run("plain HTTP", func(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+strings.TrimPrefix(base, "https://")+"/v1/nodes", nil)
-		req.Header.Set("Authorization", "Bearer "+testcluster.Token)
+		req.Header.Set("Authorization", "Bearer "+c.Token())
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return // refused outright: fine
@@ -135,7 +135,7 @@ func TestLeafRenewedWhileRunning(t *testing.T) {
 	}})
 	c.WaitLeader(45 * time.Second)
 	served := func() *x509.Certificate {
-		conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.Agent(0).HTTPPort()), testcluster.CertTLS(testcluster.Token))
+		conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(c.Agent(0).HTTPPort()), testcluster.CertTLS(c.Token()))
 		if err != nil {
 			t.Fatalf("TLS to the agent: %v", err)
 		}
@@ -152,7 +152,7 @@ func TestLeafRenewedWhileRunning(t *testing.T) {
 	// Past the first leaf's expiry: new connections, between agents too.
 	testcluster.WaitFor(t, 10*time.Second, "the first leaf to expire", func() bool { return time.Now().After(first.NotAfter) })
 	for i := range 2 {
-		cl := api.NewTLSClient(c.Client(i).Base, "", testcluster.CertTLS(testcluster.Token))
+		cl := api.NewTLSClient(c.Client(i).Base, "", testcluster.CertTLS(c.Token()))
 		cl.HTTP.Transport.(*http.Transport).DisableKeepAlives = true
 		if _, err := cl.Submit(t.Context(), api.SubmitRequest{RequestID: "after-expiry-" + c.Name(i), Owner: "root",
 			Spec: api.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: os.TempDir(), Oversubscribe: true}}); err != nil {

@@ -17,7 +17,7 @@ func TestNodeWithoutTheTokenIsKeptOut(t *testing.T) {
 	c := testcluster.New(t, 4, testcluster.Options{BootstrapExpect: 2, Later: 2,
 		Configure: func(i int, cfg *agent.Config) {
 			if i == 2 {
-				cfg.Token = "intruder-token-0123456789abcdef0123"
+				cfg.Token = testcluster.NewToken(t)
 			}
 		}})
 	c.WaitLeader(45 * time.Second)

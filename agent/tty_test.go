@@ -51,7 +51,7 @@ func TestJobCannotReachTheAgentsTerminal(t *testing.T) {
 	_, slave := openPty(t)
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte(testcluster.Token), 0o600); err != nil {
+	if err := os.WriteFile(tok, []byte(testcluster.NewToken(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "shoal.sock")

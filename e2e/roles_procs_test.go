@@ -110,7 +110,6 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
 	pc, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: shoalBin(t), N: n, Dir: dir, BasePort: 44946,
-		Token: testcluster.Token,
 		// Loopback: every agent's gossip streams come from one address.
 		// Probes at a token pace: twenty agents share two cores.
 		Args: []string{"--gossip-max-streams-per-source", "256", "--bandwidth-interval", "1h", "--latency-interval", "10m"}})

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +24,15 @@ func (idle) Sample(context.Context) (probe.RawSample, error) {
 	return probe.RawSample{At: time.Now(), MemAvail: 8 << 30}, nil
 }
 
-// scraper is one HTTP client for the whole test: a client per scrape
-// would leave its connection open and soon meet the agent's per-source cap.
-var scraper = &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(testcluster.Token)}, Timeout: 10 * time.Second}
+// scrapers hold one HTTP client per cluster for the whole test: a client
+// per scrape would leave its connection open and soon meet the agent's
+// per-source cap.
+var scrapers sync.Map // *testcluster.Cluster -> *http.Client
+
+func scraperOf(c *testcluster.Cluster) *http.Client {
+	cl, _ := scrapers.LoadOrStore(c, &http.Client{Transport: &http.Transport{TLSClientConfig: testcluster.ClientTLS(c.Token())}, Timeout: 10 * time.Second})
+	return cl.(*http.Client)
+}
 
 // scrapeAgent reads GET /v1/metrics of agent i with the cluster token.
 func scrapeAgent(t *testing.T, c *testcluster.Cluster, i int) string {
@@ -35,8 +42,8 @@ func scrapeAgent(t *testing.T, c *testcluster.Cluster, i int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+testcluster.Token)
-	resp, err := scraper.Do(req)
+	req.Header.Set("Authorization", "Bearer "+c.Token())
+	resp, err := scraperOf(c).Do(req)
 	if err != nil {
 		t.Fatalf("GET /v1/metrics: %v", err)
 	}

@@ -18,8 +18,19 @@ import (
 	"github.com/shoal-hpc/shoal/probe"
 )
 
-// Token is the cluster token of every test cluster.
-const Token = "testcluster-token-0123456789abcdef"
+// NewToken is a fresh random cluster token, as `shoal keygen` makes. Every
+// test cluster has its own: its agents listen on loopback, where every
+// local user of the machine reaches them, and a token written in the
+// source would let any of them act as root on the cluster (jobs in any
+// user's name, root included) while the tests run, often as root.
+func NewToken(t testing.TB) string {
+	t.Helper()
+	tok, err := agent.NewToken()
+	if err != nil {
+		t.Fatalf("cluster token: %v", err)
+	}
+	return tok
+}
 
 // Options shape a test cluster. The zero value gives a cluster where every
 // node is a voter candidate with bootstrap-expect min(n, 3).
@@ -47,8 +58,9 @@ type Options struct {
 
 // Cluster is a set of in-process agents.
 type Cluster struct {
-	t    testing.TB
-	opts Options
+	t     testing.TB
+	opts  Options
+	token string
 
 	mu     sync.Mutex
 	agents []*agent.Agent // nil while a node is down
@@ -73,7 +85,7 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 	if opts.LogLevel == 0 {
 		opts.LogLevel = slog.LevelWarn
 	}
-	c := &Cluster{t: t, opts: opts, agents: make([]*agent.Agent, n), cfgs: make([]agent.Config, n)}
+	c := &Cluster{t: t, opts: opts, token: NewToken(t), agents: make([]*agent.Agent, n), cfgs: make([]agent.Config, n)}
 	// TempDir first: cleanups run last-registered first, so the agents stop
 	// before their data directories are removed.
 	base := t.TempDir()
@@ -89,7 +101,7 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.GossipPort, cfg.RaftPort, cfg.HTTPPort = 0, 0, 0
 		cfg.Probes.Port = 0
 		cfg.DataDir = filepath.Join(base, cfg.Name)
-		cfg.Token = Token
+		cfg.Token = c.token
 		cfg.SampleInterval = 200 * time.Millisecond
 		cfg.BootstrapExpect, cfg.Voters = opts.BootstrapExpect, opts.Voters
 		cfg.DeadVoterGrace = 2 * time.Second
@@ -162,6 +174,9 @@ func (c *Cluster) start(i int) error {
 	return nil
 }
 
+// Token is the cluster's token, fresh for every cluster (NewToken).
+func (c *Cluster) Token() string { return c.token }
+
 // N is the number of nodes, up or down.
 func (c *Cluster) N() int { return len(c.cfgs) }
 
@@ -208,7 +223,7 @@ func (c *Cluster) Client(i int) *api.Client {
 	}
 	cl, ok := c.clients[base]
 	if !ok {
-		cl = tokenClient(base, Token)
+		cl = tokenClient(base, c.token)
 		c.clients[base] = cl
 	}
 	return cl

@@ -37,8 +37,8 @@ type ProcOptions struct {
 	Detach bool
 	// Token is the cluster token. Empty (the demo, the benchmarks) makes a
 	// fresh random one: a token fixed in the source would let every local
-	// user of a shared machine act as root on the cluster. Tests may pass
-	// the Token constant.
+	// user of a shared machine act as root on the cluster. Tests that
+	// need the token before the cluster exists pass one of NewToken's.
 	Token string
 }
 

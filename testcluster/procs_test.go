@@ -17,7 +17,8 @@ func TestStartProcsFreshToken(t *testing.T) {
 	dir := t.TempDir()
 	// An old token file with a loose mode, as a previous run or another
 	// user might have left it.
-	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(Token+"\n"), 0o644); err != nil {
+	const stale = "old-token-of-an-earlier-run"
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(stale+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	read := func() (string, os.FileMode) {
@@ -41,8 +42,8 @@ func TestStartProcsFreshToken(t *testing.T) {
 		return tok, st.Mode().Perm()
 	}
 	first, mode := read()
-	if first == Token || len(first) < 32 {
-		t.Fatalf("demo token %q: want a fresh random token, not the source constant", first)
+	if first == stale || len(first) < 32 {
+		t.Fatalf("demo token %q: want a fresh random token, not the old file's", first)
 	}
 	if mode != 0o600 {
 		t.Fatalf("token file mode %v, want 0600", mode)

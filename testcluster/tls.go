@@ -17,7 +17,7 @@ import (
 func ClientTLS(token string) *tls.Config {
 	ca, err := tlsca.DeriveCA(token)
 	if err != nil {
-		panic(err) // test tokens are constants
+		panic(err) // a token always derives a CA
 	}
 	return tlsca.ClientConfig(tlsca.Pool(ca.Cert), nil, "")
 }
@@ -40,13 +40,13 @@ func tokenClient(base, token string) *api.Client {
 	return api.NewTLSClient(base, token, ClientTLS(token))
 }
 
-// FakeAgent is an HTTPS test server that a CLI holding Token accepts as
+// FakeAgent is an HTTPS test server that a CLI holding token accepts as
 // one of its cluster's agents: its certificate is issued by the token's
 // derived CA. Tests that script an agent's answers use it; it stops when
 // the test ends.
-func FakeAgent(t testing.TB, h http.Handler) *httptest.Server {
+func FakeAgent(t testing.TB, token string, h http.Handler) *httptest.Server {
 	t.Helper()
-	ca, err := tlsca.DeriveCA(Token)
+	ca, err := tlsca.DeriveCA(token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func FakeAgent(t testing.TB, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// PeerHTTP is an HTTP client that reaches a test cluster's agents as
-// another agent would: mutual TLS with a certificate of Token's CA.
-func PeerHTTP() *http.Client {
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: CertTLS(Token)}}
+// PeerHTTP is an HTTP client that reaches the cluster's agents as another
+// agent would: mutual TLS with a certificate of the cluster token's CA.
+func (c *Cluster) PeerHTTP() *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: CertTLS(c.token)}}
 }

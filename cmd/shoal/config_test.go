@@ -154,8 +154,9 @@ func TestAgentsFromConfigFiles(t *testing.T) {
 	}
 	bin := testcluster.BuildShoal(t)
 	dir := t.TempDir()
+	token := testcluster.NewToken(t)
 	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte(testcluster.Token+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tok, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const n = 3
@@ -226,7 +227,7 @@ bandwidth_interval = "1h"
 	// leave connections open and soon meet the agent's per-source cap.
 	clients := make([]*api.Client, n)
 	for i := range n {
-		clients[i] = api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", httpPort[i]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
+		clients[i] = api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", httpPort[i]), token, testcluster.ClientTLS(token))
 	}
 	client := func(i int) *api.Client { return clients[i] }
 	testcluster.WaitFor(t, 60*time.Second, "three agents from config files agree on a leader", func() bool {
@@ -262,8 +263,9 @@ func TestAgentSIGHUPReload(t *testing.T) {
 	}
 	bin := testcluster.BuildShoal(t)
 	dir := t.TempDir()
+	token := testcluster.NewToken(t)
 	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte(testcluster.Token+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tok, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ports := freePorts(t, 4)
@@ -312,7 +314,7 @@ bootstrap_expect = 1
 	})
 	agentLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
 	explain := func() string { return "agent log:\n" + agentLog() }
-	cl := api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", ports[2]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
+	cl := api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token, testcluster.ClientTLS(token))
 	ctx := context.Background()
 	testcluster.WaitFor(t, 45*time.Second, "the agent's API", func() bool { _, err := cl.Leader(ctx); return err == nil }, explain)
 	// A plain-TCP stranger makes a TLS handshake error, which the agent

@@ -22,7 +22,7 @@ func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 	c.WaitLeader(45 * time.Second)
 	cache := filepath.Join(t.TempDir(), "agents.json")
 	env := func(addr string) map[string]string {
-		return map[string]string{"SHOAL_ADDR": addr, "SHOAL_TOKEN": testcluster.Token, "SHOAL_AGENTS_CACHE": cache}
+		return map[string]string{"SHOAL_ADDR": addr, "SHOAL_TOKEN": c.Token(), "SHOAL_AGENTS_CACHE": cache}
 	}
 	jobs := func() int {
 		js, err := c.Client(1).Jobs(context.Background())
@@ -49,8 +49,8 @@ func TestCLIFallsBackToAnotherAgent(t *testing.T) {
 
 	// A write that reached an agent whose answer was lost is retried on the
 	// next agent with the same request ID: still one job.
-	peer := testcluster.PeerHTTP()
-	proxy := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	peer := c.PeerHTTP()
+	proxy := testcluster.FakeAgent(t, c.Token(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, c.Client(0).Base+r.URL.RequestURI(), r.Body)
 		req.Header = r.Header.Clone()
 		if resp, err := peer.Do(req); err == nil {

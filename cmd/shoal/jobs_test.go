@@ -20,7 +20,8 @@ func TestJobsFollowsPages(t *testing.T) {
 	// Not parallel: urfave/cli sets package-level flags on every run.
 	var mu sync.Mutex
 	var queries []string
-	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	token := testcluster.NewToken(t)
+	srv := testcluster.FakeAgent(t, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/jobs" {
 			http.NotFound(w, r) // e.g. the member list the CLI caches for its fallbacks
 			return
@@ -41,7 +42,7 @@ func TestJobsFollowsPages(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(page)
 	}))
 	var o, e strings.Builder
-	if rc := run([]string{"shoal", "jobs", "--addr", srv.URL, "--token", testcluster.Token, "--json", "--user", "alice", "--state", "queued,running"}, &o, &e); rc != 0 {
+	if rc := run([]string{"shoal", "jobs", "--addr", srv.URL, "--token", token, "--json", "--user", "alice", "--state", "queued,running"}, &o, &e); rc != 0 {
 		t.Fatalf("exit %d: %s", rc, e.String())
 	}
 	var js []api.Job

@@ -42,7 +42,8 @@ func TestJSONKeysPinned(t *testing.T) {
 		"/v1/operator/raft/peers": []api.RaftPeer{filled[api.RaftPeer]()},
 		"/v1/history":             []api.HistoryRecord{filled[api.HistoryRecord]()},
 	}
-	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	token := testcluster.NewToken(t)
+	srv := testcluster.FakeAgent(t, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := answers[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -50,7 +51,7 @@ func TestJSONKeysPinned(t *testing.T) {
 		}
 		_ = json.NewEncoder(w).Encode(v)
 	}))
-	env := map[string]string{"SHOAL_ADDR": srv.URL, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": srv.URL, "SHOAL_TOKEN": token}
 	listings := map[string][]string{
 		"nodes":      {"nodes", "--json"},
 		"members":    {"members", "--json"},

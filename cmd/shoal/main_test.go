@@ -92,7 +92,7 @@ func TestUnreachableJoinGivesUp(t *testing.T) {
 func TestJobBadInputChangesNothing(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{})
 	c.WaitLeader(45 * time.Second)
-	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": c.Token()}
 	dir := t.TempDir()
 	unknownHosts := filepath.Join(dir, "hosts")
 	os.WriteFile(unknownHosts, []byte("n0:2\nghost:2\n"), 0o644)
@@ -154,7 +154,7 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 	}
 	oneLine(t, "wrong token", errOut)
 	// A plain-HTTP address: one line saying to use https://, nothing sent.
-	_, errOut, code = shoal(t, map[string]string{"SHOAL_ADDR": "http://127.0.0.1:7948", "SHOAL_TOKEN": testcluster.Token}, "jobs")
+	_, errOut, code = shoal(t, map[string]string{"SHOAL_ADDR": "http://127.0.0.1:7948", "SHOAL_TOKEN": c.Token()}, "jobs")
 	if code != exitUsage || !strings.Contains(errOut, "use https://127.0.0.1:7948") {
 		t.Errorf("http:// address: exit %d, stderr %q", code, errOut)
 	}
@@ -167,7 +167,7 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 func TestListingsAlignAndJSON(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{})
 	c.WaitLeader(45 * time.Second)
-	env := map[string]string{"SHOAL_ADDR": c.Client(1).Base, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": c.Client(1).Base, "SHOAL_TOKEN": c.Token()}
 	testcluster.WaitFor(t, 15*time.Second, "3 members with roles", func() bool {
 		out, _, code := shoal(t, env, "members")
 		return code == 0 && strings.Count(out, "voter")+strings.Count(out, "leader") == 3

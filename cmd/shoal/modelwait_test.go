@@ -20,7 +20,8 @@ func TestAllocWaitsForTheNetworkModel(t *testing.T) {
 	// Not parallel: urfave/cli sets package-level flags on every run.
 	var mu sync.Mutex
 	var asked []api.AllocRequest
-	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	token := testcluster.NewToken(t)
+	srv := testcluster.FakeAgent(t, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req api.AllocRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -37,7 +38,7 @@ func TestAllocWaitsForTheNetworkModel(t *testing.T) {
 		}
 		_ = json.NewEncoder(w).Encode(d)
 	}))
-	env := map[string]string{"SHOAL_ADDR": srv.URL, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": srv.URL, "SHOAL_TOKEN": token}
 	start := time.Now()
 	out, errOut, code := shoal(t, env, "alloc", "-n", "1")
 	if code != 0 || strings.TrimSpace(out) != "n1:1" {

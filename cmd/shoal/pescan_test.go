@@ -38,7 +38,7 @@ func TestGPUNeedFoundInExecutable_NoGPUOnThisMachine(t *testing.T) {
 	prog := buildGPUProgram(t)
 	c := testcluster.New(t, 1, testcluster.Options{BootstrapExpect: 1})
 	c.WaitLeader(45 * time.Second)
-	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": c.Token()}
 
 	// Declared nothing: the job needs a GPU, says why, and no node has one,
 	// so an immediate job fails at once with the reason.

@@ -31,8 +31,9 @@ func TestAgentSIGHUPProbeIntervals(t *testing.T) {
 	t.Parallel()
 	bin := testcluster.BuildShoal(t)
 	dir := t.TempDir()
+	token := testcluster.NewToken(t)
 	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte(testcluster.Token+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tok, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const n = 2
@@ -69,7 +70,7 @@ bandwidth_interval = "1h"
 	}
 	explain := func() string { return readLogs(logs) }
 	ctx := context.Background()
-	cl := api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", ports[2]), testcluster.Token, testcluster.ClientTLS(testcluster.Token))
+	cl := api.NewTLSClient(fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token, testcluster.ClientTLS(token))
 	// rttAt is when each node last measured its RTT to the other, as
 	// hup0 sees the network matrix.
 	rttAt := func() (from0, from1 time.Time) {

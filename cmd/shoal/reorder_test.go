@@ -90,7 +90,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 func TestFlagsAfterArguments(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{})
 	c.WaitLeader(45 * time.Second)
-	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": c.Token()}
 	out, errOut, code := shoal(t, env, "submit", "-n", "1", "--mpi", "none", "--", "sleep", "600")
 	if code != 0 {
 		t.Fatalf("submit: %d %s", code, errOut)

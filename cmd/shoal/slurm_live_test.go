@@ -16,7 +16,7 @@ import (
 func TestSlurmHabitsLive(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{})
 	c.WaitLeader(45 * time.Second)
-	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": testcluster.Token}
+	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": c.Token()}
 	cl := c.Client(0)
 	ctx := context.Background()
 	submit := func(args ...string) uint64 {

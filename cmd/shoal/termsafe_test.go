@@ -59,7 +59,8 @@ func TestListingsEscapeControls(t *testing.T) {
 	job := api.Job{ID: 7, State: "failed", Owner: "mallory", Attempt: 1, Reason: "boom\x1b[2J", ExitCode: &code,
 		SubmittedAt: time.Now(), Spec: api.JobSpec{Cmd: evil, NP: 1, Workdir: "/tmp/\x1b[31mred", MPI: "none"},
 		Hosts: []api.JobHost{}, Attempts: []api.Attempt{{N: 1, State: "failed", Reason: "rank died\x1b]0;x\x07"}}}
-	srv := testcluster.FakeAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	token := testcluster.NewToken(t)
+	srv := testcluster.FakeAgent(t, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var v any = []api.Job{job}
 		if r.URL.Path == "/v1/jobs/7" {
 			v = job
@@ -68,7 +69,7 @@ func TestListingsEscapeControls(t *testing.T) {
 	}))
 	for _, args := range [][]string{{"jobs"}, {"job", "7"}} {
 		cmd := func(extra ...string) []string {
-			return append(append([]string{"shoal", args[0], "--addr", srv.URL, "--token", testcluster.Token}, extra...), args[1:]...)
+			return append(append([]string{"shoal", args[0], "--addr", srv.URL, "--token", token}, extra...), args[1:]...)
 		}
 		var o, e strings.Builder
 		if rc := run(cmd(), &o, &e); rc != 0 {

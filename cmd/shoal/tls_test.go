@@ -114,14 +114,14 @@ func TestCLI_SitePKI(t *testing.T) {
 	addr := c.Client(0).Base
 	for name, env := range map[string]map[string]string{
 		"client certificate": {"SHOAL_ADDR": addr, "SHOAL_CA_FILE": caFile, "SHOAL_CERT_FILE": admin, "SHOAL_KEY_FILE": adminKey, "SHOAL_TOKEN": ""},
-		"token inside TLS":   {"SHOAL_ADDR": addr, "SHOAL_CA_FILE": caFile, "SHOAL_TOKEN": testcluster.Token},
+		"token inside TLS":   {"SHOAL_ADDR": addr, "SHOAL_CA_FILE": caFile, "SHOAL_TOKEN": c.Token()},
 	} {
 		out, errOut, code := shoal(t, env, "members", "--json")
 		if code != exitOK || !strings.Contains(out, `"n0"`) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errOut)
 		}
 	}
-	_, errOut, code := shoal(t, map[string]string{"SHOAL_ADDR": addr, "SHOAL_CA_FILE": "", "SHOAL_TOKEN": testcluster.Token}, "members")
+	_, errOut, code := shoal(t, map[string]string{"SHOAL_ADDR": addr, "SHOAL_CA_FILE": "", "SHOAL_TOKEN": c.Token()}, "members")
 	if code != exitFailure || !strings.Contains(errOut, "not signed by this cluster's CA") {
 		t.Errorf("without --ca-file: exit %d, stderr %q; want the agent's certificate refused", code, errOut)
 	}
