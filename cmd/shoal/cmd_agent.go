@@ -146,6 +146,9 @@ func agentSettings(c *cli.Context) (agentconfig.Agent, error) {
 	}
 	if a.TokenFile != "" {
 		tok, err := agent.ReadTokenFile(a.TokenFile)
+		if err == nil {
+			err = agent.CheckToken(tok)
+		}
 		if err != nil {
 			return a, usagef(c, "%s: %v", a.Where("token-file"), err)
 		}

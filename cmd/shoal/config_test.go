@@ -61,7 +61,11 @@ func TestEveryAgentFlagIsAKey(t *testing.T) {
 func TestAgentValidate(t *testing.T) {
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "token")
-	os.WriteFile(tok, []byte("0123456789abcdef0123456789\n"), 0o600)
+	os.WriteFile(tok, []byte(testcluster.NewToken(t)+"\n"), 0o600)
+	// A token a person chose, which the public CA certificate lets anyone
+	// guess offline.
+	weak := filepath.Join(dir, "weak-token")
+	os.WriteFile(weak, []byte("physics-lab-cluster-2024\n"), 0o600)
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -83,6 +87,8 @@ func TestAgentValidate(t *testing.T) {
 		{"missing token", []string{"agent", "--config", badTok, "--validate"}, exitUsage, badTok + ":2: token_file: "},
 		{"flag breaks a good file", []string{"agent", "--config", good, "--validate", "--bind", "x"}, exitUsage, `--bind: "x" is not an IP address`},
 		{"flag mends a bad file", []string{"agent", "--config", badTok, "--token-file", tok, "--validate"}, exitOK, badTok + ": valid"},
+		{"weak token", []string{"agent", "--config", good, "--token-file", weak, "--validate"}, exitUsage,
+			"--token-file: the cluster token is weak: "},
 		{"no such file", []string{"agent", "--config", filepath.Join(dir, "nope.hcl"), "--validate"}, exitUsage, "read config file: "},
 		{"fewer servers than voters", []string{"agent", "--config", good, "--validate", "--voters", "5", "--servers", "3"}, exitUsage,
 			"servers 3 must be at least the voter target 5"},
