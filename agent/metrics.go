@@ -26,12 +26,13 @@ type metricsSource struct {
 func (a *Agent) startMetrics() http.Handler {
 	src := metricsSource{fsm: a.fsm, gossip: a.gossip, row: a.rows.sender.Row, now: a.clock}
 	m := metrics.New(metrics.Sources{
-		JobsByState:     src.jobsByState,
-		QueueLength:     func() int { return src.jobsByState()[string(raftfsm.StateQueued)] },
-		QueueOldestWait: src.oldestQueuedWait,
-		Probes:          src.probes,
-		Bandwidth:       src.bandwidth,
-		RTT:             src.rtt,
+		JobsByState:         src.jobsByState,
+		QueueLength:         func() int { return src.jobsByState()[string(raftfsm.StateQueued)] },
+		QueueOldestWait:     src.oldestQueuedWait,
+		Probes:              src.probes,
+		Bandwidth:           src.bandwidth,
+		RTT:                 src.rtt,
+		GossipUndecryptable: a.gossip.Undecryptable,
 	})
 	if err := metrics.InstallGoMetrics(); err != nil {
 		a.log.Warn("no raft or memberlist metrics", "err", err)

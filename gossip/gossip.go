@@ -21,8 +21,11 @@ import (
 type Gossip struct {
 	cfg Config
 	log *slog.Logger
-	ml  *memberlist.Memberlist
-	q   *memberlist.TransmitLimitedQueue
+	// rejects counts and rate-limits the lines about gossip that failed to
+	// decrypt (logwriter.go).
+	rejects *rejects
+	ml      *memberlist.Memberlist
+	q       *memberlist.TransmitLimitedQueue
 	// guard caps inbound streams before authentication; stateBytes is the
 	// size of the table this node last sent, from which it derives the cap.
 	guard      *streamGuard
@@ -88,7 +91,8 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	mc.EnableCompression = cfg.Compression
 	mc.Delegate = (*delegate)(g)
 	mc.Events = (*events)(g)
-	mc.Logger = log.New(logWriter{logger}, "", 0)
+	g.rejects = newRejects(logger)
+	mc.Logger = log.New(logWriter{l: logger, rej: g.rejects}, "", 0)
 	if cfg.Coordinates {
 		cc, err := newCoordClient()
 		if err != nil {

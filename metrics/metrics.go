@@ -33,6 +33,11 @@ type Sources struct {
 	// RTT is the mean round-trip time from this node to each peer:
 	// shoal_rtt_seconds{peer}.
 	RTT func() map[string]time.Duration
+	// GossipUndecryptable counts the gossip messages this node dropped
+	// because they failed to decrypt, UDP packets and TCP streams (a node
+	// with another token, or a stranger):
+	// shoal_gossip_undecryptable_total{transport}.
+	GossipUndecryptable func() (packets, streams uint64)
 }
 
 // Probe is one probe process as its supervisor reports it.
@@ -104,13 +109,15 @@ func New(src Sources) *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 var (
-	jobsDesc     = prometheus.NewDesc(Namespace+"_jobs", "Jobs in the cluster's state, by state.", []string{"state"}, nil)
-	queueDesc    = prometheus.NewDesc(Namespace+"_queue_length", "Jobs waiting for placement.", nil, nil)
-	oldestDesc   = prometheus.NewDesc(Namespace+"_queue_oldest_wait_seconds", "How long the longest-waiting queued job has waited.", nil, nil)
-	beatDesc     = prometheus.NewDesc(Namespace+"_probe_last_beat_age_seconds", "Time since a probe process's last heartbeat.", []string{"probe"}, nil)
-	restartsDesc = prometheus.NewDesc(Namespace+"_probe_restarts_total", "Restarts of a probe process by the agent's supervisor since the agent started.", []string{"probe"}, nil)
-	rttDesc      = prometheus.NewDesc(Namespace+"_rtt_seconds", "Mean round-trip time from this node to a peer, over the last minute.", []string{"peer"}, nil)
-	bwDesc       = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
+	jobsDesc      = prometheus.NewDesc(Namespace+"_jobs", "Jobs in the cluster's state, by state.", []string{"state"}, nil)
+	queueDesc     = prometheus.NewDesc(Namespace+"_queue_length", "Jobs waiting for placement.", nil, nil)
+	oldestDesc    = prometheus.NewDesc(Namespace+"_queue_oldest_wait_seconds", "How long the longest-waiting queued job has waited.", nil, nil)
+	beatDesc      = prometheus.NewDesc(Namespace+"_probe_last_beat_age_seconds", "Time since a probe process's last heartbeat.", []string{"probe"}, nil)
+	restartsDesc  = prometheus.NewDesc(Namespace+"_probe_restarts_total", "Restarts of a probe process by the agent's supervisor since the agent started.", []string{"probe"}, nil)
+	rttDesc       = prometheus.NewDesc(Namespace+"_rtt_seconds", "Mean round-trip time from this node to a peer, over the last minute.", []string{"peer"}, nil)
+	bwDesc        = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
+	undecryptDesc = prometheus.NewDesc(Namespace+"_gossip_undecryptable_total",
+		"Gossip messages dropped because they failed to decrypt (another cluster token, or a stranger), by transport: udp packets, tcp streams.", []string{"transport"}, nil)
 )
 
 // scrapeGauges reads Sources when scraped, so the agent need not push a
@@ -125,6 +132,7 @@ func (g *scrapeGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- beatDesc
 	ch <- bwDesc
 	ch <- rttDesc
+	ch <- undecryptDesc
 }
 
 func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
@@ -157,5 +165,10 @@ func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
 		for peer, rtt := range g.src.RTT() {
 			ch <- prometheus.MustNewConstMetric(rttDesc, prometheus.GaugeValue, rtt.Seconds(), peer)
 		}
+	}
+	if g.src.GossipUndecryptable != nil {
+		packets, streams := g.src.GossipUndecryptable()
+		ch <- prometheus.MustNewConstMetric(undecryptDesc, prometheus.CounterValue, float64(packets), "udp")
+		ch <- prometheus.MustNewConstMetric(undecryptDesc, prometheus.CounterValue, float64(streams), "tcp")
 	}
 }

@@ -44,8 +44,9 @@ func testSources() Sources {
 		Probes: func() []Probe {
 			return []Probe{{Kind: "latency", Restarts: 1, BeatAge: 1500 * time.Millisecond}, {Kind: "bandwidth", BeatAge: -1}}
 		},
-		Bandwidth: func() map[string]float64 { return map[string]float64{"n2": 1.1e9} },
-		RTT:       func() map[string]time.Duration { return map[string]time.Duration{"n2": 250 * time.Microsecond} },
+		Bandwidth:           func() map[string]float64 { return map[string]float64{"n2": 1.1e9} },
+		RTT:                 func() map[string]time.Duration { return map[string]time.Duration{"n2": 250 * time.Microsecond} },
+		GossipUndecryptable: func() (uint64, uint64) { return 300, 2 },
 	}
 }
 
@@ -76,6 +77,7 @@ func TestExpositionPromtoolAccepts(t *testing.T) {
 		`shoal_probe_last_beat_age_seconds{probe="latency"} 1.5`, `shoal_bandwidth_bytes_per_second{peer="n2"} 1.1e+09`, `shoal_rtt_seconds{peer="n2"} 0.00025`,
 		`shoal_placement_seconds_count 1`, `shoal_job_queue_wait_seconds_count 1`, `shoal_job_launch_seconds_count 1`,
 		`shoal_probe_restarts_total{probe="latency"} 1`, `shoal_probe_restarts_total{probe="bandwidth"} 0`, `shoal_gossip_convergence_seconds_count 1`,
+		`shoal_gossip_undecryptable_total{transport="udp"} 300`, `shoal_gossip_undecryptable_total{transport="tcp"} 2`,
 		"process_resident_memory_bytes ", "go_goroutines ",
 		"shoal_raft_commit_time_count 1", "shoal_raft_state_leader_total 1", "shoal_raft_peers 3",
 		`shoal_memberlist_msg_alive_total{node_name="n1"} 1`, "shoal_memberlist_gossip_count 1",
