@@ -85,6 +85,7 @@ Examples:
 			keygenCommand(),
 			tlsCommand(),
 			genCommand(),
+			exportCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, probeCommands()...)

@@ -65,6 +65,7 @@ func TestJSONKeysPinned(t *testing.T) {
 		"undrain":    {"node", "undrain", "--json", "n1"},
 		"list-peers": {"operator", "raft", "list-peers", "--json"},
 		"history":    {"history", "--json"},
+		"export":     {"export", "slurm-topology", "--json"},
 	}
 	got := map[string][]string{}
 	for name, args := range listings {

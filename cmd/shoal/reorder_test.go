@@ -61,6 +61,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 		"step":   {{"step --skip /d -- mpiexec -n 2 --json ./a.out", "step --skip /d -- mpiexec -n 2 --json ./a.out"}},
 		"alloc":  {{"alloc -n 4 --format openmpi", "alloc -n 4 --format openmpi"}},
 		"gen":    {{"gen man out", "gen man out"}, {"gen completion bash", "gen completion bash"}},
+		"export": {{"export slurm-topology --plugin block --weights", "export slurm-topology --plugin block --weights"}, {"export k8s-labels --json", "export k8s-labels --json"}},
 		"progress": {
 			{"progress --iter 5", "progress --iter 5"},
 			{"progress --iter -1", "progress --iter -1"},
