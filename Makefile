@@ -11,7 +11,7 @@ DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment deb deb-check deb-check-clean clean
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean clean
 
 all: build
 
@@ -84,6 +84,25 @@ EXPERIMENT_CASES ?= lab12,bulk10,asym10,degrade10
 experiment: deps build
 	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
 	$(BIN)/shoal-experiment -shoal $(SHOAL) -cases $(EXPERIMENT_CASES) -out experiment.csv $(EXPERIMENT_FLAGS)
+
+# Slurm side by side with shoal on the namespace testbed (docs/experiment.md,
+# "Against Slurm"): one table per case. Needs root; installs Debian's Slurm
+# (slurm-wlm, 22.05) and munge, which only this bench uses. About 15-25
+# minutes with the defaults on a 2-core machine; PEERS_FLAGS for more
+# (e.g. "-reps 5 -peer-reps 5"), PEERS_CASES for other cases.
+PEERS_PKGS  := slurm-wlm munge
+PEERS_CASES ?= peers9,bulk10
+PEERS_FLAGS ?=
+bench-peers: deps build
+	@missing=""; for p in $(PEERS_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
+	$(BIN)/shoal-experiment -shoal $(SHOAL) -cases $(PEERS_CASES) -apps lammps -np 3 -ppn 1 -reps 5 -cold-reps 0 \
+		-policies slurm,slurm-tree,slurm-measured,netload,oracle -out bench-peers.csv $(PEERS_FLAGS)
 
 # The leader core (leader/) stays pure: no network, file system, processes
 # or unseeded randomness among its imports (leader/purity_test.go checks

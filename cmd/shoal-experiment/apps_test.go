@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
@@ -123,6 +124,11 @@ func TestConfigCheck(t *testing.T) {
 	if err := good.check(); err != nil {
 		t.Fatal(err)
 	}
+	withSlurm := good
+	withSlurm.policies, withSlurm.ppn, withSlurm.arrayTasks, withSlurm.poll = []string{"slurm", "slurm-tree", "slurm-measured", "netload"}, 2, 100, time.Second
+	if err := withSlurm.check(); err != nil {
+		t.Fatal(err)
+	}
 	for name, mod := range map[string]func(*config){
 		"no cases":          func(c *config) { c.cases = nil },
 		"bad policy":        func(c *config) { c.policies = []string{"best"} },
@@ -133,6 +139,9 @@ func TestConfigCheck(t *testing.T) {
 		"no policies":       func(c *config) { c.policies = nil },
 		"zero change scale": func(c *config) { c.changeScale = 0 },
 		"NaN change scale":  func(c *config) { c.changeScale = math.NaN() },
+		"slurm without ppn": func(c *config) { c.policies = []string{"slurm", "netload"} },
+		"slurm, odd ppn":    func(c *config) { c.policies, c.ppn = []string{"slurm-tree"}, 3 },
+		"slurm, no poll":    func(c *config) { c.policies, c.ppn, c.arrayTasks = []string{"slurm-measured"}, 1, 1 },
 	} {
 		c := good
 		mod(&c)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,10 @@ type caseRun struct {
 	tOracles [][]string
 	// lastRun is when the latest MPI run ended (settle).
 	lastRun time.Time
+	// peers is Slurm beside shoal, when a Slurm policy is asked.
+	peers *peers
+	// loads are the host's 1-minute load averages at every run's end.
+	loads []float64
 }
 
 // run brings the case up and runs, in order:
@@ -109,6 +114,16 @@ func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
 		cs.topo.Name, formed.Sub(upAt).Seconds(), len(nodes), leader, cs.asker)
 	cs.say("oracle group (configured rates, no hog nodes, fastest slowest pair): %v; t-oracle (least T on a perfect snapshot): %v",
 		cs.oracles[0], cs.tOracles[0])
+	if c.usesSlurm() {
+		if err := cs.startSlurm(ctx); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := cs.peers.sl.Close(); err != nil {
+				cs.say("slurm teardown: %v", err)
+			}
+		}()
+	}
 
 	var recs []runRec
 	rng := rand.New(rand.NewPCG(cs.seed, 0xe4))
@@ -130,8 +145,17 @@ func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
 	if net, err := l.Shoal(ctx, cs.asker, "net", "--color", "never"); err == nil {
 		fmt.Fprintf(out, "# case %s: shoal net (Mbit/s) as %s sees it before the steady-state runs\n\n%s\n", cs.topo.Name, cs.asker, net)
 	}
+	if slices.Contains(c.policies, polSlurmMeasured) {
+		if err := cs.exportMeasured(ctx); err != nil {
+			return recs, err
+		}
+	}
 	steady, err := cs.steady(ctx, rng)
-	return append(recs, steady...), err
+	recs = append(recs, steady...)
+	if err != nil || cs.peers == nil {
+		return recs, err
+	}
+	return recs, cs.overheads(ctx, rng)
 }
 
 // addPhase computes the model and oracles with the first k changes.
@@ -153,6 +177,15 @@ func (cs *caseRun) addPhase(k int) error {
 // those groups.
 func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Time, rng *rand.Rand) ([]runRec, error) {
 	c := cs.c
+	// Slurm's policies read no measurement and are asked in the steady
+	// state only: a cold start is shoal's.
+	var policies []string
+	for _, p := range c.policies {
+		if !isSlurmPolicy(p) {
+			policies = append(policies, p)
+		}
+	}
+	c.policies = policies
 	first := map[string][]string{}
 	modelT := map[string]float64{}
 	took := map[string]float64{}
@@ -293,6 +326,9 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 				}
 				recs = append(recs, r)
 			}
+			if err := cs.releaseSlurm(ctx); err != nil {
+				return recs, err
+			}
 		}
 	}
 	return recs, nil
@@ -338,6 +374,9 @@ func (cs *caseRun) hostsFor(ctx context.Context, pol string, phase int, seed int
 // hostsCov is hostsFor with the network model's coverage shoal reported.
 func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int64) ([]string, float64, string, error) {
 	switch pol {
+	case polSlurm, polSlurmTree, polSlurmMeasured:
+		hosts, err := cs.slurmHosts(ctx, pol)
+		return hosts, 0, "", err
 	case "oracle":
 		return cs.oracles[phase], 0, "", nil
 	case "t-oracle":
@@ -466,6 +505,9 @@ func (cs *caseRun) runOne(ctx context.Context, a app, r *runRec, reps int) error
 	before, berr := cs.l.TB.Counters(ctx, r.Hosts...)
 	runMPI(ctx, cs.l, cs.rsh, a, cs.c, cs.work, r)
 	cs.lastRun = time.Now()
+	if v, err := strconv.ParseFloat(loadAvg(), 64); err == nil {
+		cs.loads = append(cs.loads, v)
+	}
 	after, aerr := cs.l.TB.Counters(ctx, r.Hosts...)
 	status := fmt.Sprintf("%.3fs (comm %.3fs)", r.TimeS, r.CommS)
 	if berr == nil && aerr == nil {

@@ -219,3 +219,22 @@ func TestCasesNetloadOnPerfectSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// peers9, the case of the comparison with Slurm: n02 behind a slow cable
+// on sw1, whose nodes come first in Slurm's node order and in the
+// cabling's topology.conf; a saturating flow inside sw2; the quiet sw3 is
+// the best group. A placement by node order or by switch alone takes sw1.
+func TestCasePeers9(t *testing.T) {
+	t.Parallel()
+	topo := loadCase(t, "peers9")
+	m := newModel(topo)
+	oracle, best := spread(t, m, 3)
+	if want := []string{"n07", "n08", "n09"}; !slices.Equal(oracle, want) {
+		t.Errorf("oracle %v, want the quiet sw3 %v", oracle, want)
+	}
+	for _, g := range [][]string{{"n01", "n02", "n03"}, {"n04", "n05", "n06"}} {
+		if v, _, _ := m.groupStats(g); v > best/2 {
+			t.Errorf("%v: slowest pair %.0f Mbit/s, not below half the oracle's %.0f", g, v, best)
+		}
+	}
+}

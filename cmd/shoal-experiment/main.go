@@ -13,6 +13,13 @@
 // each), per program and, where the case changes a link mid-run, per
 // phase. Every run goes to a CSV. Needs root.
 //
+// With the policies slurm, slurm-tree and slurm-measured it also runs
+// Debian's Slurm on the same testbed (testcluster/slurm) and, in the same
+// steady-state repetitions, lets Slurm place the same program: by default,
+// with topology/tree from the cabling, and with topology/tree from `shoal
+// export slurm-topology`; then it compares launch overhead and array
+// throughput with Slurm's (peers.go). make bench-peers runs that.
+//
 //	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -cases bulk10 -reps 3
 //
 // docs/experiment.md describes the setup and the results.
@@ -58,6 +65,8 @@ type config struct {
 	bwWait, runTimeout     time.Duration
 	formTimeout            time.Duration
 	settle                 time.Duration
+	peerReps, arrayTasks   int
+	poll                   time.Duration
 	changeScale            float64
 	policies               []string
 	seed                   uint64
@@ -94,10 +103,13 @@ func main() {
 	flag.DurationVar(&c.formTimeout, "form-timeout", 3*time.Minute, "how long to wait for the cluster to form")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 3*time.Minute, "longest one MPI run may take")
 	flag.StringVar(&policies, "policies", "random,sequential,load,paper,netload,netload@0.1,netload/flow=0,t-oracle,oracle",
-		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A/W asks with --alpha A --weight W), t-oracle, oracle")
+		"policies to compare: shoal's (random, sequential, load, paper, netload; NAME@A/W asks with --alpha A --weight W), t-oracle, oracle, and Slurm's on the same testbed: slurm (default placement), slurm-tree (topology/tree, topology.conf from the cabling), slurm-measured (topology/tree from shoal export slurm-topology); Slurm's need -ppn")
 	flag.Uint64Var(&c.seed, "seed", 1, "seed of the run order and of the random and sequential policies")
 	flag.StringVar(&agentArgs, "agent-args", "--bandwidth-bytes 1MiB --bandwidth-interval 5m --latency-interval 10s --placement-model-wait 45s", "extra `FLAGS` for every shoal agent")
-	flag.DurationVar(&c.settle, "settle", 3*time.Second, "before a steady-state policy is asked, wait until every alive node's latest state sample covers only time after the previous MPI run ended: this long (the agents' --sample-interval, 3s) and 1s of slack after it; 0: ask at once")
+	flag.DurationVar(&c.settle, "settle", 0, "a diagnosis aid, off by default (jobs follow each other at once, as in a queue): before a steady-state policy is asked, wait until every alive node's latest state sample covers only time after the previous MPI run ended: this long (the agents' --sample-interval, 3s) and 1s of slack after it")
+	flag.IntVar(&c.peerReps, "peer-reps", 3, "with Slurm policies: repetitions of the launch and throughput comparison against Slurm after the steady state (0: none)")
+	flag.IntVar(&c.arrayTasks, "array-tasks", 100, "tasks of /bin/true in the throughput comparison's array")
+	flag.DurationVar(&c.poll, "poll", time.Second, "how often the throughput comparison asks squeue and shoal jobs whether the array is done, as a user would")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
 	flag.Float64Var(&c.changeScale, "change-scale", 1, "multiply the times of the topologies' scheduled link changes (at_s) by `F`: with fewer policies a repetition is shorter, and more of them then run before a change")
 	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
@@ -165,11 +177,15 @@ func (c config) check() error {
 		return fmt.Errorf("-np %d: at least 2 ranks", c.np)
 	case !(c.changeScale > 0) || math.IsInf(c.changeScale, 0):
 		return fmt.Errorf("-change-scale %v: use a finite factor > 0", c.changeScale)
+	case c.usesSlurm() && (c.ppn <= 0 || c.np%c.ppn != 0):
+		return fmt.Errorf("-policies with Slurm's: give -ppn dividing -np (%d), so that Slurm is asked for -np/-ppn nodes as shoal is", c.np)
+	case c.usesSlurm() && (c.peerReps < 0 || c.arrayTasks < 1 || c.poll <= 0):
+		return fmt.Errorf("-peer-reps %d, -array-tasks %d, -poll %v: want >= 0, >= 1, > 0", c.peerReps, c.arrayTasks, c.poll)
 	}
 	for _, p := range c.policies {
 		name, _, _ := parsePolicy(p)
 		switch name {
-		case "oracle", "t-oracle", placement.PolicyRandom, placement.PolicySequential, placement.PolicyLoad, placement.PolicyPaper, placement.PolicyNetload:
+		case polSlurm, polSlurmTree, polSlurmMeasured, "oracle", "t-oracle", placement.PolicyRandom, placement.PolicySequential, placement.PolicyLoad, placement.PolicyPaper, placement.PolicyNetload:
 		default:
 			return fmt.Errorf("-policies: unknown policy %q", p)
 		}
@@ -258,12 +274,16 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		fmt.Fprintf(os.Stderr, "[%6.1fs load %s] %s\n", time.Since(start).Seconds(), loadAvg(), fmt.Sprintf(format, args...))
 	}
 	var recs []runRec
+	var peerCases []peerCase
 	for i, topo := range topos {
 		cs := caseRun{c: c, topo: topo, shoal: shoal, work: filepath.Join(work, fmt.Sprintf("case%d", i)), apps: apps, say: say,
 			seed: c.seed + uint64(i)*7919}
 		caseStart := time.Now()
 		got, err := cs.run(ctx, out)
 		recs = append(recs, got...)
+		if cs.peers != nil {
+			peerCases = append(peerCases, peerCase{topo: topo, recs: got, peers: cs.peers, loads: cs.loads})
+		}
 		if werr := writeCSV(c.out, recs); werr != nil {
 			return errors.Join(err, werr)
 		}
@@ -274,6 +294,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\n# shoal-experiment: %d cases, %d runs, took %v\n", len(topos), len(recs), time.Since(start).Round(time.Second))
 	report(out, c, topos, recs)
+	for _, pc := range peerCases {
+		peersReport(out, c, pc)
+	}
 	fmt.Fprintf(out, "\nevery run: %s\n", c.out)
 	return nil
 }
