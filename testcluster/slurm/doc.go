@@ -28,7 +28,9 @@
 // pid files live in Options.Dir.
 //
 // Configure rewrites slurm.conf and topology.conf and restarts slurmctld
-// with -c (slurmctld 22.05 builds its topology only at start), then waits
+// with -c (slurmctld 22.05, switched from topology/none to topology/tree
+// by `scontrol reconfigure`, reports the new plugin in `scontrol show
+// config` but `scontrol show topology` lists no switch), then waits
 // until every node has registered again and is idle: switching between
 // Slurm's default placement and topology/tree takes a few seconds.
 //
