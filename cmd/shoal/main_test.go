@@ -36,7 +36,7 @@ func oneLine(t *testing.T, what, s string) {
 
 func TestAgentFlagErrors(t *testing.T) {
 	tok := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tok, []byte("0123456789abcdef0123456789\n"), 0o600)
+	os.WriteFile(tok, []byte(testcluster.NewToken(t)+"\n"), 0o600)
 	empty := filepath.Join(t.TempDir(), "empty")
 	os.WriteFile(empty, nil, 0o600)
 	dd := t.TempDir()
@@ -76,7 +76,7 @@ func TestAgentFlagErrors(t *testing.T) {
 
 func TestUnreachableJoinGivesUp(t *testing.T) {
 	tok := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tok, []byte("0123456789abcdef0123456789\n"), 0o600)
+	os.WriteFile(tok, []byte(testcluster.NewToken(t)+"\n"), 0o600)
 	start := time.Now()
 	_, errOut, code := shoal(t, nil, "agent", "--name", "lonely", "--bind", "127.0.0.1", "--gossip-port", "0",
 		"--raft-port", "0", "--http-port", "0", "--data-dir", t.TempDir(), "--token-file", tok,

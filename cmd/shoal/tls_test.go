@@ -43,7 +43,7 @@ func writeTLSPair(t *testing.T, dir, name string, ca *tlsca.CA, now time.Time, t
 func TestAgentTLSFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "token")
-	os.WriteFile(tok, []byte("0123456789abcdef0123456789\n"), 0o600)
+	os.WriteFile(tok, []byte(testcluster.NewToken(t)+"\n"), 0o600)
 	site, _ := tlsca.NewCA("site CA", time.Now(), 24*time.Hour)
 	caFile := filepath.Join(dir, "ca.pem")
 	os.WriteFile(caFile, tlsca.CertPEM(site.Cert), 0o644)
