@@ -134,6 +134,9 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	}
 	n := NewState()
 	n.NextJobID = w.NextJobID
+	if err := w.Settings.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
 	n.Settings = w.Settings
 	if err := w.Limits.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -156,8 +159,8 @@ func (s *State) UnmarshalJSON(data []byte) error {
 			}
 			n.byRequest[j.RequestID] = j.ID
 		}
-		if j.Attempt < 0 || j.Attempt > len(j.Attempts) {
-			return fmt.Errorf("%w: job %d attempt %d of %d", ErrMalformed, j.ID, j.Attempt, len(j.Attempts))
+		if err := checkJobRecord(j); err != nil {
+			return err
 		}
 		n.Jobs[j.ID] = j
 	}
@@ -167,6 +170,9 @@ func (s *State) UnmarshalJSON(data []byte) error {
 		}
 		if _, dup := n.Probes[p.ProbeKey]; dup {
 			return fmt.Errorf("%w: probe %s/%s twice", ErrMalformed, p.Node, p.Kind)
+		}
+		if err := checkProbeRecord(p); err != nil {
+			return err
 		}
 		n.Probes[p.ProbeKey] = p
 	}
