@@ -44,7 +44,7 @@ type Job struct {
 	ID        uint64   `json:"id"`
 	RequestID string   `json:"request_id"`
 	Owner     string   `json:"owner"`
-	Spec      JobSpec  `json:"spec"`
+	Spec      JobSpec  `json:"spec,omitzero"` // zero only in a snapshot's task that shares its array's (jobJSON)
 	State     JobState `json:"state"`
 	// Attempt is the number of the current (or last) attempt; 0 before the first placement.
 	Attempt  int       `json:"attempt"`
