@@ -139,6 +139,7 @@ var keys = []Key{
 	{"max-spec-bytes", Int, func(a *Agent, v Value) error { a.Config.Limits.SpecBytes = v.Int; return nil }},
 	{"max-argv", Int, func(a *Agent, v Value) error { a.Config.Limits.Argv = v.Int; return nil }},
 	{"max-env", Int, func(a *Agent, v Value) error { a.Config.Limits.Env = v.Int; return nil }},
+	{"max-finished-jobs", Int, func(a *Agent, v Value) error { a.Config.Limits.FinishedJobs = v.Int; return nil }},
 	{"dead-voter-grace", Duration, func(a *Agent, v Value) error { a.Config.DeadVoterGrace = v.Dur; return nil }},
 	{"join-timeout", Duration, func(a *Agent, v Value) error {
 		if v.Dur < 0 {

@@ -102,6 +102,8 @@ socket = "/run/shoal/shoal.sock"
 # max_spec_bytes = 65536
 # max_argv = 1024
 # max_env = 256
+# Finished jobs one user keeps in the state; the oldest beyond leave for `shoal history`.
+# max_finished_jobs = 100
 
 # How long a job of a network-aware policy (netload, paper) stays pending, and `shoal alloc`
 # waits, for the network model to cover the nodes (right after a cluster forms); 0: at once.

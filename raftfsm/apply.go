@@ -2,6 +2,7 @@ package raftfsm
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,6 +33,14 @@ func (s *State) Apply(c Command) (res Result) {
 	if s.Jobs == nil || s.Probes == nil || s.byRequest == nil {
 		s.initMaps()
 	}
+	res = s.apply(c)
+	if res.Err == nil && !res.Noop && slices.Contains(finishing, c.Type) {
+		s.keepFinished(res)
+	}
+	return res
+}
+
+func (s *State) apply(c Command) Result {
 	switch c.Type {
 	case CmdSubmitJob:
 		return applyBody(s, c, (*State).submit)

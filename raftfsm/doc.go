@@ -99,6 +99,13 @@
 // # Snapshots
 //
 // Snapshot deep-copies the state under the lock; Persist writes canonical JSON
-// ({"v":1,"index":N,"state":{...}} with jobs sorted by ID and probes by node and kind); Restore
-// replaces everything, or nothing when the snapshot is unreadable.
+// ({"v":1,"index":N,"state":{...}} with jobs sorted by ID and probes by node and kind; a task of
+// an array names the task whose spec it shares in spec_of instead of repeating it); Restore
+// replaces everything, or nothing when the snapshot is unreadable or holds a record no command
+// could make (records.go).
+//
+// # Finished jobs
+//
+// After a command that ends jobs or submits one, the owners concerned keep at most
+// Limits.FinishedJobs finished jobs: the oldest beyond leave in the same entry (finished.go).
 package raftfsm

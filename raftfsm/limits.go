@@ -24,12 +24,16 @@ type Limits struct {
 	Argv int `json:"argv,omitempty"`
 	// Env bounds the entries of a job's environment. Default 256.
 	Env int `json:"env,omitempty"`
+	// FinishedJobs bounds one owner's finished jobs (done, failed, killed) in the state: when
+	// one more ends, or the owner submits, the oldest beyond it leave for the history, as the
+	// retention's purge would take them (finished.go). Default 100.
+	FinishedJobs int `json:"finished_jobs,omitempty"`
 }
 
 // DefaultLimits are the agent's defaults: far above what a person or a script of sweeps needs,
 // far below what hurts the cluster.
 func DefaultLimits() Limits {
-	return Limits{QueuedJobs: 100, Procs: 4096, SpecBytes: 64 << 10, Argv: 1024, Env: 256}
+	return Limits{QueuedJobs: 100, Procs: 4096, SpecBytes: 64 << 10, Argv: 1024, Env: 256, FinishedJobs: 100}
 }
 
 // Validate refuses negative limits; the error names the field.
@@ -37,7 +41,7 @@ func (l Limits) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"queued_jobs", l.QueuedJobs}, {"procs", l.Procs}, {"spec_bytes", l.SpecBytes}, {"argv", l.Argv}, {"env", l.Env}} {
+	}{{"queued_jobs", l.QueuedJobs}, {"procs", l.Procs}, {"spec_bytes", l.SpecBytes}, {"argv", l.Argv}, {"env", l.Env}, {"finished_jobs", l.FinishedJobs}} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: limits.%s = %d, must be >= 0 (0 = no limit)", ErrInvalid, f.name, f.v)
 		}

@@ -52,21 +52,11 @@ func (s *State) purge(_ time.Time, b *PurgeJobs) (Result, error) {
 // new leader proposes the same.
 func PurgeCandidates(s *State, now time.Time, retention time.Duration) []uint64 {
 	cutoff := now.Add(-retention)
-	// A finished job an unfinished one depends on stays: its outcome decides the other's fate.
-	needed := map[uint64]bool{}
-	for _, j := range s.Jobs {
-		if !j.State.finished() {
-			for _, d := range j.Spec.Depend {
-				for _, id := range d.IDs {
-					needed[id] = true
-				}
-			}
-		}
-	}
+	needed := dependedOn(s)
 	var out []uint64
 	for _, id := range s.SortedJobIDs() {
 		j := s.Jobs[id]
-		if needed[id] || (j.InArray() && needed[j.ArrayJobID]) {
+		if needed(j) {
 			continue
 		}
 		if j.State.finished() && !j.EndedAt.IsZero() && j.EndedAt.Before(cutoff) {
@@ -77,4 +67,20 @@ func PurgeCandidates(s *State, now time.Time, retention time.Duration) []uint64 
 		}
 	}
 	return out
+}
+
+// dependedOn reports whether an unfinished job depends on j (on j itself, or on the array j is a
+// task of): such a finished job stays, as its outcome decides the other's fate.
+func dependedOn(s *State) func(j *Job) bool {
+	needed := map[uint64]bool{}
+	for _, j := range s.Jobs {
+		if !j.State.finished() {
+			for _, d := range j.Spec.Depend {
+				for _, id := range d.IDs {
+					needed[id] = true
+				}
+			}
+		}
+	}
+	return func(j *Job) bool { return needed[j.ID] || (j.InArray() && needed[j.ArrayJobID]) }
 }
