@@ -214,6 +214,10 @@ const (
 	JobsPageDefault = 100
 	// JobsPageMax is the largest page an agent answers.
 	JobsPageMax = 1000
+	// JobsPageMaxBytes bounds a page's JSON: a page ends before the job that would take it
+	// over (a page holds at least one job), with NextAfterHeader set, however many jobs
+	// ?limit= asked for.
+	JobsPageMaxBytes = 4 << 20
 	// NextAfterHeader, on a page that is not the last, names the ID to pass
 	// as ?after= for the next one.
 	NextAfterHeader = "Shoal-Next-After"

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,16 +138,39 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		page, more = raftfsm.ListJobs(st, q)
 		share = raftfsm.FairShare(st, raftfsm.RecentUsage(st, now, 0))
 	})
-	out := make([]api.Job, 0, len(page))
-	for _, j := range page {
+	// The page ends early once it holds api.JobsPageMaxBytes: a page of 1,000 jobs of large
+	// specs was 55 MB, held in the serving agent's memory while it was written.
+	body := bytes.NewBufferString("[")
+	last := uint64(0)
+	for i, j := range page {
 		aj := s.jobFor(r, j)
 		aj.EffectivePriority = raftfsm.EffectivePriority(j, share)
-		out = append(out, aj)
+		b, err := json.MarshalIndent(aj, "  ", "  ")
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, fmt.Sprintf("encode job %d: %v", j.ID, err))
+			return
+		}
+		if i > 0 && body.Len()+len(b) > api.JobsPageMaxBytes {
+			more = true
+			break
+		}
+		if i > 0 {
+			body.WriteString(",")
+		}
+		body.WriteString("\n  ")
+		body.Write(b)
+		last = j.ID
 	}
+	if last != 0 {
+		body.WriteString("\n")
+	}
+	body.WriteString("]\n")
 	if more {
-		w.Header().Set(api.NextAfterHeader, strconv.FormatUint(page[len(page)-1].ID, 10))
+		w.Header().Set(api.NextAfterHeader, strconv.FormatUint(last, 10))
 	}
-	writeJSON(w, http.StatusOK, out)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body.Bytes())
 }
 
 var jobStates = []raftfsm.JobState{raftfsm.StateQueued, raftfsm.StateLaunching, raftfsm.StateRunning,
