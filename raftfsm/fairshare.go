@@ -13,7 +13,8 @@ import (
 const DefaultHalfLife = time.Hour
 
 // RecentUsage returns each owner's recent usage: the core-seconds of every attempt that ran (from its
-// start to its end, or to now while it runs), each second weighted by 2^(-age/halfLife). A pure
+// start to its end, or to now while it runs; a process of --cpus-per-rank N holds N cores), each
+// second weighted by 2^(-age/halfLife). A pure
 // function of the state and the time, so every node computes the same.
 func RecentUsage(s *State, now time.Time, halfLife time.Duration) map[string]float64 {
 	if halfLife <= 0 {
@@ -34,9 +35,10 @@ func RecentUsage(s *State, now time.Time, halfLife time.Duration) map[string]flo
 			if !end.After(a.StartedAt) {
 				continue
 			}
-			// ∫ procs·2^(-(now-t)/h) dt over [start, end], in closed form.
+			// ∫ cores·2^(-(now-t)/h) dt over [start, end], in closed form.
 			ageEnd, ageStart := now.Sub(end).Seconds(), now.Sub(a.StartedAt).Seconds()
-			u := float64(a.NP()) * h / math.Ln2 * (math.Exp2(-ageEnd/h) - math.Exp2(-ageStart/h))
+			cores := float64(a.NP() * j.Spec.CPUs())
+			u := cores * h / math.Ln2 * (math.Exp2(-ageEnd/h) - math.Exp2(-ageStart/h))
 			if u > 0 {
 				out[j.Owner] += u
 			}

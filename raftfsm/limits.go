@@ -15,8 +15,9 @@ import (
 type Limits struct {
 	// QueuedJobs bounds one owner's jobs in state queued. Default 100.
 	QueuedJobs int `json:"queued_jobs,omitempty"`
-	// Procs bounds the processes one owner's unfinished jobs (queued, launching, running) ask
-	// for; an elastic job counts its maximum. Default 4096.
+	// Procs bounds the CPUs one owner's unfinished jobs (queued, launching, running) ask for:
+	// processes times --cpus-per-rank, as a rank of N CPUs takes N cores; an elastic job counts
+	// its maximum. Default 4096.
 	Procs int `json:"procs,omitempty"`
 	// SpecBytes bounds the size of one job's spec as JSON. Default 65536.
 	SpecBytes int `json:"spec_bytes,omitempty"`
@@ -84,7 +85,7 @@ func (s *State) checkQuota(owner string, sp *JobSpec) error {
 		if j.State == StateQueued {
 			queued++
 		}
-		procs += j.Spec.maxProcs()
+		procs += j.Spec.maxCPUs()
 	}
 	tasks := sp.taskCount() // an array is one job per task
 	if l.QueuedJobs > 0 && queued+tasks > l.QueuedJobs {
@@ -94,8 +95,8 @@ func (s *State) checkQuota(owner string, sp *JobSpec) error {
 		}
 		return fmt.Errorf("%w: %s has %d queued jobs and %s, the cluster allows %d per user (agent flag --max-queued-jobs): wait for some to start or kill some", ErrOverLimit, owner, queued, what, l.QueuedJobs)
 	}
-	if n := sp.maxProcs() * tasks; l.Procs > 0 && procs+n > l.Procs {
-		return fmt.Errorf("%w: %s's unfinished jobs ask for %d processes, and this one for %d more; the cluster allows %d per user (agent flag --max-user-procs)", ErrOverLimit, owner, procs, n, l.Procs)
+	if n := sp.maxCPUs() * tasks; l.Procs > 0 && procs+n > l.Procs {
+		return fmt.Errorf("%w: %s's unfinished jobs ask for %d CPUs (processes × --cpus-per-rank), and this one for %d more; the cluster allows %d per user (agent flag --max-user-procs)", ErrOverLimit, owner, procs, n, l.Procs)
 	}
 	return nil
 }
@@ -107,6 +108,9 @@ func (sp *JobSpec) maxProcs() int {
 	}
 	return sp.NP
 }
+
+// maxCPUs is the most CPUs the job may hold: each of its processes takes CPUs() of them.
+func (sp *JobSpec) maxCPUs() int { return sp.maxProcs() * sp.CPUs() }
 
 func (s *State) setLimits(_ time.Time, b *SetLimits) (Result, error) {
 	if err := b.Limits.Validate(); err != nil {

@@ -2,9 +2,10 @@ package raftfsm
 
 import "slices"
 
-// HeldSlots returns, per node, the processes that launching and running jobs hold there: the
-// slots placement must subtract from a node's free capacity. Reservations count from the moment
-// an allocation is committed, so two jobs never co-allocate the same free slots.
+// HeldSlots returns, per node, the cores that launching and running jobs hold there (a process
+// of --cpus-per-rank N holds N): the slots placement must subtract from a node's free capacity.
+// Reservations count from the moment an allocation is committed, so two jobs never co-allocate
+// the same free slots.
 func HeldSlots(s *State) map[string]int {
 	held := map[string]int{}
 	for _, j := range s.Jobs {
@@ -13,7 +14,7 @@ func HeldSlots(s *State) map[string]int {
 			continue
 		}
 		for _, h := range a.Hosts {
-			held[h.Node] += h.Procs
+			held[h.Node] += h.Procs * j.Spec.CPUs()
 		}
 	}
 	return held
