@@ -46,9 +46,10 @@ func memoryFit(snap placement.Snapshot, confined map[string]bool, held map[strin
 			continue
 		}
 		if sp.MemPerRank > 0 && sp.PPN == 0 {
-			// At most free/perRank ranks here: hold the node's other slots.
+			// At most free/perRank ranks here, of CPUs() cores each: hold the node's other cores.
 			logical := max(n.Threads, n.Cores)
-			n.HeldSlots = max(n.HeldSlots, logical-int(min(free/sp.MemPerRank, uint64(logical))))
+			ranks := int(min(free/sp.MemPerRank, uint64(logical)))
+			n.HeldSlots = max(n.HeldSlots, logical-min(logical, ranks*sp.CPUs()))
 		}
 		fits++
 	}

@@ -65,7 +65,7 @@ func RestartCost(e *raftfsm.ElasticStatus) time.Duration {
 // cluster has now.
 func ElasticInput(j *raftfsm.Job, att *raftfsm.Attempt, now time.Time, snap placement.Snapshot) elastic.Input {
 	sp, e, unit := j.Spec.Elastic, j.Elastic, j.Spec.Unit()
-	free, busy := spareNodes(snap, unit, att)
+	free, busy := spareNodes(snap, unit*j.Spec.CPUs(), att)
 	in := elastic.Input{
 		Now: now, BudgetNH: sp.BudgetNH, SpentNH: SpentNodeHours(j, now), Iterations: sp.Iterations,
 		Current: att.NP() / unit, Min: sp.MinNP / unit, Max: sp.MaxNP / unit, Free: free, Busy: busy, Force: j.Spec.Force,
@@ -120,7 +120,7 @@ func decideElastic(v View) []Command {
 // job submitted with --force counts busy nodes as free, as its placement does.
 func elasticPlacement(snap placement.Snapshot, j *raftfsm.Job) (int, string) {
 	sp, unit, target := j.Spec.Elastic, j.Spec.Unit(), j.Elastic.TargetNP
-	free, busy := spareNodes(snap, unit, nil)
+	free, busy := spareNodes(snap, unit*j.Spec.CPUs(), nil)
 	if j.Spec.Force {
 		free += busy
 	}

@@ -211,7 +211,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
 				if snap.Nodes[i].Name == h.Node {
-					snap.Nodes[i].HeldSlots += h.Procs
+					snap.Nodes[i].HeldSlots += h.Procs * j.Spec.CPUs() // cores, as raftfsm.HeldSlots counts them
 				}
 			}
 		}

@@ -140,7 +140,7 @@ func EstimateRTTms(a, b *coordinate.Coordinate) (ms float64, ok bool) {
 func placementRequest(j *raftfsm.Job, settings raftfsm.Settings) placement.Request {
 	sp := j.Spec
 	r := placement.Request{
-		N: sp.NP, PPN: sp.PPN, Policy: sp.Policy, Relax: sp.Relax, Oversubscribe: sp.Oversubscribe,
+		N: sp.NP, PPN: sp.PPN, CPUsPerProc: sp.CPUsPerRank, Policy: sp.Policy, Relax: sp.Relax, Oversubscribe: sp.Oversubscribe,
 		Alpha: settings.Alpha, WLT: settings.WLT, WBW: settings.WBW, Seed: int64(j.ID)*7919 + int64(j.Attempt),
 		Force: sp.Force,
 	}

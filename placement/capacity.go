@@ -46,10 +46,14 @@ func freePC(n *Node) int {
 }
 
 // slotsFor turns a node's effective processor count into the slots a policy may
-// fill: less the slots shoal jobs hold, replaced by PPN when the user gives one,
-// and capped by the PEs each process needs.
+// fill: less the slots shoal jobs hold, divided among processes of CPUsPerProc
+// cores each, replaced by PPN when the user gives one, and capped by the PEs
+// each process needs.
 func slotsFor(n *Node, pc int, r *Request) int {
 	s := max(0, pc-n.HeldSlots)
+	if c := r.CPUsPerProc; c > 1 {
+		s /= c
+	}
 	if r.PPN > 0 {
 		s = r.PPN
 	}

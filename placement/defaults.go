@@ -99,6 +99,9 @@ func (r Request) normalized() (Request, error) {
 	if r.PPN < 0 {
 		return bad("ppn = %d: must be >= 0", r.PPN)
 	}
+	if r.CPUsPerProc < 0 {
+		return bad("cpus per process = %d: must be >= 0", r.CPUsPerProc)
+	}
 	// Every count is bounded before it is summed, and the sum stops at the bound, so no total
 	// can wrap around: a hostfile of huge counts whose sum overflows to a small n used to pass
 	// here and hand raft hosts of 2^62 processes.

@@ -115,6 +115,9 @@ type HostSlots struct {
 type Request struct {
 	N   int // processes; 0 with a hostfile = the hostfile's total
 	PPN int // processes per node; overrides the effective processor count pc_v (0 = use pc_v)
+	// CPUsPerProc is the cores each process takes (--cpus-per-rank): a node's free cores
+	// hold pc_v / CPUsPerProc processes. 0 = 1.
+	CPUsPerProc int `json:",omitempty"`
 
 	// Policy: "netload" (default when ""), "paper", "random", "sequential", "load".
 	Policy string

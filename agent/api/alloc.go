@@ -12,6 +12,8 @@ import (
 type AllocRequest struct {
 	NP  int `json:"np"`
 	PPN int `json:"ppn,omitempty"` // processes per node; 0 = what each node has free
+	// CPUsPerRank is the cores each process takes (a job's --cpus-per-rank); 0 = 1.
+	CPUsPerRank int `json:"cpus_per_rank,omitempty"`
 	// Policy: "netload" (default when ""), "paper", "random", "sequential", "load".
 	Policy string `json:"policy,omitempty"`
 	// Relax is GERBIL's relaxation mode: "none", "loc", "dist", "loc+dist", "all".

@@ -55,8 +55,12 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	if !spec.Oversubscribe {
 		slots, nodes := s.clusterSlots()
-		if spec.NP > slots {
-			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %d processes but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", spec.NP, slots, nodes))
+		if cpus := spec.NP * spec.CPUs(); cpus > slots {
+			need := fmt.Sprintf("%d processes", spec.NP)
+			if spec.CPUs() > 1 {
+				need = fmt.Sprintf("%d CPUs (%d processes × --cpus-per-rank %d)", cpus, spec.NP, spec.CPUs())
+			}
+			writeErr(w, http.StatusBadRequest, fmt.Sprintf("the job needs %s but the cluster has %d slots on %d alive nodes and oversubscription is off: use fewer processes or drop --no-oversubscribe", need, slots, nodes))
 			return
 		}
 	}

@@ -63,7 +63,7 @@ func toAPISpec(s raftfsm.JobSpec) api.JobSpec {
 }
 
 func toPlacementRequest(r api.AllocRequest) placement.Request {
-	out := placement.Request{N: r.NP, PPN: r.PPN, Policy: r.Policy, Relax: r.Relax, Oversubscribe: r.Oversubscribe,
+	out := placement.Request{N: r.NP, PPN: r.PPN, CPUsPerProc: r.CPUsPerRank, Policy: r.Policy, Relax: r.Relax, Oversubscribe: r.Oversubscribe,
 		Alpha: r.Alpha, WLT: r.WLT, WBW: r.WBW, Seed: r.Seed, LoadThreshold: r.LoadThreshold, Force: r.Force}
 	for _, h := range r.Hostfile {
 		out.Hostfile = append(out.Hostfile, placement.HostSlots{Host: h.Host, Slots: h.Slots})
