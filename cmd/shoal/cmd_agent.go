@@ -60,7 +60,7 @@ Examples:
 			&cli.DurationFlag{Name: "job-retention", Value: d.JobRetention, EnvVars: []string{"SHOAL_JOB_RETENTION"}, Usage: "how long finished jobs and their logs are kept before they are purged (0: forever)"},
 			&cli.DurationFlag{Name: "history-retention", Value: d.HistoryRetention, EnvVars: []string{"SHOAL_HISTORY_RETENTION"}, Usage: "how long the record of a purged job stays for 'shoal history' (0: keep the newest 10000)"},
 			&cli.IntFlag{Name: "max-queued-jobs", Value: d.Limits.QueuedJobs, EnvVars: []string{"SHOAL_MAX_QUEUED_JOBS"}, Usage: "queued jobs one user may have, cluster-wide (0: no limit)"},
-			&cli.IntFlag{Name: "max-user-procs", Value: d.Limits.Procs, EnvVars: []string{"SHOAL_MAX_USER_PROCS"}, Usage: "processes one user's unfinished jobs may ask for, cluster-wide (0: no limit)"},
+			&cli.IntFlag{Name: "max-user-procs", Value: d.Limits.Procs, EnvVars: []string{"SHOAL_MAX_USER_PROCS"}, Usage: "CPUs (processes × --cpus-per-rank) one user's unfinished jobs may ask for, cluster-wide (0: no limit)"},
 			&cli.IntFlag{Name: "max-spec-bytes", Value: d.Limits.SpecBytes, EnvVars: []string{"SHOAL_MAX_SPEC_BYTES"}, Usage: "size of one job's spec as JSON, in `BYTES` (0: no limit)"},
 			&cli.IntFlag{Name: "max-argv", Value: d.Limits.Argv, EnvVars: []string{"SHOAL_MAX_ARGV"}, Usage: "arguments of one job's command line (0: no limit)"},
 			&cli.IntFlag{Name: "max-env", Value: d.Limits.Env, EnvVars: []string{"SHOAL_MAX_ENV"}, Usage: "environment variables of one job (0: no limit)"},
