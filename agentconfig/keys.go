@@ -167,6 +167,7 @@ var keys = []Key{
 	{"netrow-send-timeout", Duration, func(a *Agent, v Value) error { a.Config.Rows.SendTimeout = v.Dur; return nil }},
 	{"http-max-conns", Int, func(a *Agent, v Value) error { a.Config.HTTP.MaxConns = v.Int; return nil }},
 	{"http-max-conns-per-source", Int, func(a *Agent, v Value) error { a.Config.HTTP.MaxConnsPerSource = v.Int; return nil }},
+	{"http-max-conns-per-user", Int, func(a *Agent, v Value) error { a.Config.HTTP.MaxConnsPerUser = v.Int; return nil }},
 	{"http-idle-timeout", Duration, func(a *Agent, v Value) error { a.Config.HTTP.IdleTimeout = v.Dur; return nil }},
 	{"http-request-timeout", Duration, func(a *Agent, v Value) error { a.Config.HTTP.RequestTimeout = v.Dur; return nil }},
 	{"gossip-max-streams", Int, func(a *Agent, v Value) error { a.Config.Gossip.MaxInboundStreams = v.Int; return nil }},

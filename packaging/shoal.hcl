@@ -116,6 +116,7 @@ socket = "/run/shoal/shoal.sock"
 # API and gossip connection bounds.
 # http_max_conns = 4096
 # http_max_conns_per_source = 256
+# http_max_conns_per_user = 256
 # http_idle_timeout = "1m"
 # http_request_timeout = "30s"
 # gossip_max_streams = 128

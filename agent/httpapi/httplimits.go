@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/shoal-hpc/shoal/internal/connlimit"
@@ -28,9 +29,14 @@ type Limits struct {
 	// local socket, apart). Default 4096.
 	MaxConns int
 	// MaxConnsPerSource caps the open TCP connections from one IP address.
-	// Default 256. Local socket connections count in MaxConns only: one
-	// user's MPI job may hold an exec stream per rank.
+	// Default 256.
 	MaxConnsPerSource int
+	// MaxConnsPerUser caps the open local-socket connections of one uid
+	// (the kernel's word, SO_PEERCRED, at accept). Every local user shares
+	// the socket, and a followed log or an exec stream holds its connection
+	// as long as the job runs: with one cap for all, one user who opened
+	// MaxConns of them locked everyone else out. Default 256.
+	MaxConnsPerUser int
 }
 
 // DefaultLimits returns the production limits.
@@ -41,6 +47,7 @@ func DefaultLimits() Limits {
 		RequestTimeout:    30 * time.Second,
 		MaxConns:          4096,
 		MaxConnsPerSource: 256,
+		MaxConnsPerUser:   256,
 	}
 }
 
@@ -53,20 +60,34 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("--http-idle-timeout %v must be positive", l.IdleTimeout)
 	case l.RequestTimeout <= 0:
 		return fmt.Errorf("--http-request-timeout %v must be positive", l.RequestTimeout)
-	case l.MaxConns < 1 || l.MaxConnsPerSource < 1:
-		return fmt.Errorf("--http-max-conns %d and --http-max-conns-per-source %d must be at least 1", l.MaxConns, l.MaxConnsPerSource)
+	case l.MaxConns < 1 || l.MaxConnsPerSource < 1 || l.MaxConnsPerUser < 1:
+		return fmt.Errorf("--http-max-conns %d, --http-max-conns-per-source %d and --http-max-conns-per-user %d must be at least 1", l.MaxConns, l.MaxConnsPerSource, l.MaxConnsPerUser)
 	}
 	return nil
 }
 
-// LimitListener caps ln's connections: per source address over TCP, in
-// all on either.
+// LimitListener caps ln's connections: per source address over TCP, per
+// uid on the local socket, in all on either.
 func (l Limits) LimitListener(ln net.Listener) net.Listener {
-	key := connlimit.SourceIP
 	if _, tcp := ln.Addr().(*net.TCPAddr); !tcp {
-		key = nil
+		return connlimit.NewListener(ln, connlimit.NewSlots(l.MaxConns, l.MaxConnsPerUser), peerUID)
 	}
-	return connlimit.NewListener(ln, connlimit.NewSlots(l.MaxConns, l.MaxConnsPerSource), key)
+	return connlimit.NewListener(ln, connlimit.NewSlots(l.MaxConns, l.MaxConnsPerSource), connlimit.SourceIP)
+}
+
+// peerUID keys a local-socket connection by its sender's uid. A sender the
+// kernel will not name shares one key with every other such sender (its
+// requests are refused anyway, peerOf).
+func peerUID(c net.Conn) string {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return "uid:?"
+	}
+	p := peerCred(uc)
+	if p.err != nil {
+		return "uid:?"
+	}
+	return "uid:" + strconv.FormatUint(uint64(p.uid), 10)
 }
 
 // withDeadlines gives every request RequestTimeout to be read and

@@ -86,6 +86,7 @@ Examples:
 			&cli.DurationFlag{Name: "netrow-send-timeout", Value: d.Rows.SendTimeout, EnvVars: []string{"SHOAL_NETROW_SEND_TIMEOUT"}, Usage: "longest one send of the network row to a server may take"},
 			&cli.IntFlag{Name: "http-max-conns", Value: d.HTTP.MaxConns, EnvVars: []string{"SHOAL_HTTP_MAX_CONNS"}, Usage: "open API connections at most, `N` per listener (TCP, local socket)"},
 			&cli.IntFlag{Name: "http-max-conns-per-source", Value: d.HTTP.MaxConnsPerSource, EnvVars: []string{"SHOAL_HTTP_MAX_CONNS_PER_SOURCE"}, Usage: "open API connections at most from one IP address, `N`"},
+			&cli.IntFlag{Name: "http-max-conns-per-user", Value: d.HTTP.MaxConnsPerUser, EnvVars: []string{"SHOAL_HTTP_MAX_CONNS_PER_USER"}, Usage: "open local-socket connections at most of one user (uid), `N`"},
 			&cli.DurationFlag{Name: "http-idle-timeout", Value: d.HTTP.IdleTimeout, EnvVars: []string{"SHOAL_HTTP_IDLE_TIMEOUT"}, Usage: "close a kept-alive API connection idle this long"},
 			&cli.DurationFlag{Name: "http-request-timeout", Value: d.HTTP.RequestTimeout, EnvVars: []string{"SHOAL_HTTP_REQUEST_TIMEOUT"}, Usage: "longest time to read a request and write its answer (streamed logs and exec excepted)"},
 			&cli.IntFlag{Name: "gossip-max-streams", Value: d.Gossip.MaxInboundStreams, EnvVars: []string{"SHOAL_GOSSIP_MAX_STREAMS"}, Usage: "open inbound gossip TCP streams at most, `N`"},
