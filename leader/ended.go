@@ -43,7 +43,7 @@ func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now
 			}
 			left := loadLeft(a.EndedAt.Sub(a.StartedAt), now.Sub(a.EndedAt))
 			for _, h := range a.Hosts {
-				ghost[h.Node] += float64(h.Procs) * left
+				ghost[h.Node] += float64(h.Procs*j.Spec.CPUs()) * left // a rank of N CPUs loads N cores
 				ended[h.Node] = append(ended[h.Node], span{a.StartedAt.UnixMilli(), a.EndedAt.UnixMilli()})
 			}
 		}

@@ -73,6 +73,10 @@ func roomFor(n *Node, r *Request) int {
 		return slotsFor(n, 0, r)
 	}
 	s := n.LogicalCores() - int(math.Ceil(currentLoad(n))) - n.HeldSlots
+	if c := r.CPUsPerProc; c > 1 {
+		// Whole processes of c cores, rounded down: -1 is short of one process's cores.
+		s = int(math.Floor(float64(s) / float64(c)))
+	}
 	if c, ok := peCapacity(n, r.PEs); ok {
 		s = min(s, c)
 	}
