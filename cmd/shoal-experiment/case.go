@@ -35,9 +35,12 @@ type caseRun struct {
 	rsh   string
 	// Per phase (scheduled changes applied): the configured model and
 	// the oracles' groups under it.
-	models   []*model
-	oracles  [][]string
-	tOracles [][]string
+	models []*model
+	// np is the ranks of the job being placed: -np, or the case's job
+	// size of the repetition (Topology.JobSizes).
+	np int
+	// oracles and tOracles cache each phase's oracle groups per job size.
+	oracles, tOracles map[phaseSize][]string
 	// lastRun is when the latest MPI run ended (settle).
 	lastRun time.Time
 	// peers is Slurm beside shoal, when a Slurm policy is asked.
@@ -113,7 +116,7 @@ func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
 	cs.say("case %s: formed %.1fs after the agents started (all %d alive in every agent's members, one leader %s); placement asked of %s",
 		cs.topo.Name, formed.Sub(upAt).Seconds(), len(nodes), leader, cs.asker)
 	cs.say("oracle group (configured rates, no hog nodes, fastest slowest pair): %v; t-oracle (least T on a perfect snapshot): %v",
-		cs.oracles[0], cs.tOracles[0])
+		cs.oracle(0), cs.tOracles[phaseSize{0, cs.np}])
 	if c.usesSlurm() {
 		if err := cs.startSlurm(ctx); err != nil {
 			return nil, err
@@ -158,19 +161,49 @@ func (cs *caseRun) run(ctx context.Context, out io.Writer) ([]runRec, error) {
 	return recs, cs.overheads(ctx, rng)
 }
 
-// addPhase computes the model and oracles with the first k changes.
+// phaseSize keys the oracles: a phase and a job size.
+type phaseSize struct{ phase, np int }
+
+// addPhase computes the model with the first k changes, and its oracles
+// for the current job size.
 func (cs *caseRun) addPhase(k int) error {
-	m := newModelAt(cs.topo, k)
-	o, err := m.oracle(cs.c.np)
+	cs.models = append(cs.models, newModelAt(cs.topo, k))
+	return cs.addOracles(k)
+}
+
+// addOracles computes phase k's oracle groups for the current job size,
+// once.
+func (cs *caseRun) addOracles(k int) error {
+	key := phaseSize{k, cs.np}
+	if _, ok := cs.oracles[key]; ok {
+		return nil
+	}
+	if cs.oracles == nil {
+		cs.oracles, cs.tOracles = map[phaseSize][]string{}, map[phaseSize][]string{}
+	}
+	m := cs.models[k]
+	o, err := m.oracle(cs.np)
 	if err != nil {
 		return err
 	}
-	to, _, err := m.tOracle(cs.c.np, cs.c.ppn)
+	to, _, err := m.tOracle(cs.np, cs.c.ppn)
 	if err != nil {
 		return err
 	}
-	cs.models, cs.oracles, cs.tOracles = append(cs.models, m), append(cs.oracles, o), append(cs.tOracles, to)
+	cs.oracles[key], cs.tOracles[key] = o, to
 	return nil
+}
+
+// oracle is phase k's oracle group for the current job size.
+func (cs *caseRun) oracle(k int) []string { return cs.oracles[phaseSize{k, cs.np}] }
+
+// caseName is the case as runs record it: with the job size when the
+// case queues several.
+func (cs *caseRun) caseName() string {
+	if len(cs.topo.JobSizes) == 0 {
+		return cs.topo.Name
+	}
+	return fmt.Sprintf("%s/np%d", cs.topo.Name, cs.np)
 }
 
 // coldStart asks every policy for its first placement at once, then runs
@@ -248,7 +281,7 @@ func (cs *caseRun) coldStart(ctx context.Context, out io.Writer, formed time.Tim
 				hosts, t = draws[rep], drawT[rep]
 			}
 			for _, a := range shuffledApps(rng, cs.apps) {
-				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.topo.Name, Kind: "cold", App: a.name,
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.caseName(), Kind: "cold", App: a.name,
 					AllocS: took[pol]}
 				if err := cs.runOne(ctx, a, &r, c.coldReps); err != nil {
 					return recs, err
@@ -283,6 +316,15 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 		}
 	}()
 	for rep := 1; rep <= c.reps; rep++ {
+		if sizes := cs.topo.JobSizes; len(sizes) > 0 {
+			// A queue of jobs of different sizes, back to back: each
+			// repetition's jobs take the next size.
+			cs.np = sizes[(rep-1)%len(sizes)]
+			if err := cs.addOracles(phase); err != nil {
+				return recs, err
+			}
+			cs.say("repetition %d: jobs of %d ranks; oracle %v", rep, cs.np, cs.oracle(phase))
+		}
 		for i, pol := range shuffled(rng, c.policies) {
 			if ctx.Err() != nil {
 				return recs, ctx.Err()
@@ -293,9 +335,12 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 				if err := cs.l.TB.SetNodeRates(ctx, ch.Node, ch.Mbit, ch.In()); err != nil {
 					return recs, fmt.Errorf("scheduled change %d: %w", phase+1, err)
 				}
+				if err := cs.addOracles(phase + 1); err != nil {
+					return recs, err
+				}
 				watches = append(watches, newRetestWatch(ch.Node, time.Now(), since()))
 				cs.say("CHANGE %d: %s's link %d out / %d in -> %d out / %d in Mbit/s at +%.1fs of the steady-state runs (scheduled +%.0fs); oracle now %v",
-					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS*c.changeScale, cs.oracles[phase+1])
+					phase+1, ch.Node, before.out[ch.Node], before.in[ch.Node], ch.Mbit, ch.In(), time.Since(start).Seconds(), ch.AtS*c.changeScale, cs.oracle(phase+1))
 				phase++
 			}
 			cs.settle(ctx, pol)
@@ -319,7 +364,7 @@ func (cs *caseRun) steady(ctx context.Context, rng *rand.Rand) ([]runRec, error)
 				side = retestSide(askedS, answeredS, w.lastMissS, w.seenS)
 			}
 			for _, a := range shuffledApps(rng, cs.apps) {
-				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.topo.Name, Kind: "steady", Phase: phase, App: a.name,
+				r := runRec{Rep: rep, Order: i + 1, Policy: pol, Hosts: hosts, ModelT: t, Case: cs.caseName(), Kind: "steady", Phase: phase, App: a.name,
 					PlacedS: askedS, Retest: side}
 				if err := cs.runOne(ctx, a, &r, c.reps); err != nil {
 					return recs, err
@@ -378,11 +423,11 @@ func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int
 		hosts, err := cs.slurmHosts(ctx, pol)
 		return hosts, 0, "", err
 	case "oracle":
-		return cs.oracles[phase], 0, "", nil
+		return cs.oracle(phase), 0, "", nil
 	case "t-oracle":
-		return cs.tOracles[phase], 0, "", nil
+		return cs.tOracles[phaseSize{phase, cs.np}], 0, "", nil
 	}
-	hosts, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed, "")
+	hosts, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.np, cs.c.ppn, seed, "")
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -400,20 +445,20 @@ func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int
 func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int64, hosts []string, own api.AllocScore) {
 	m := cs.models[phase]
 	mine, _, _ := m.groupStats(hosts)
-	best, _, _ := m.groupStats(cs.oracles[phase])
+	best, _, _ := m.groupStats(cs.oracle(phase))
 	if mine >= best {
 		return
 	}
 	hf := filepath.Join(cs.work, "hosts-oracle-explain")
 	var b strings.Builder
-	for _, h := range cs.oracles[phase] {
+	for _, h := range cs.oracle(phase) {
 		fmt.Fprintln(&b, h)
 	}
 	if err := os.WriteFile(hf, []byte(b.String()), 0o644); err != nil {
 		cs.say("explain: %v", err)
 		return
 	}
-	_, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.c.np, cs.c.ppn, seed, hf)
+	_, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.np, cs.c.ppn, seed, hf)
 	if err != nil {
 		cs.say("explain: %v", err)
 		return
@@ -425,7 +470,7 @@ func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int6
 	cs.say("explain: %s chose %s (slowest pair %.0f Mbit/s) at T %.4f from %d candidates (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s); "+
 		"the oracle's %s (%.0f) scores T %.4f (c_norm %.4f, n_norm %.4f, mean avail %.1f Mbit/s, cl %s) on the same view",
 		pol, strings.Join(hosts, ","), mine, own.T, own.Candidates, own.CNorm, own.NNorm, own.MeanAvailMbps, nodeCLs(own),
-		strings.Join(cs.oracles[phase], ","), best, o.T, o.CNorm, o.NNorm, o.MeanAvailMbps, nodeCLs(o))
+		strings.Join(cs.oracle(phase), ","), best, o.T, o.CNorm, o.NNorm, o.MeanAvailMbps, nodeCLs(o))
 	cs.say("explain: pairs of %s's choice: %s", pol, pairOffers(own))
 	cs.say("explain: pairs of the oracle's group: %s", pairOffers(o))
 }

@@ -238,3 +238,25 @@ func TestCasePeers9(t *testing.T) {
 		}
 	}
 }
+
+// queue12: a queue of jobs of 2, 4 and 6 ranks back to back on 12 nodes.
+// A saturating flow inside sw1, n11 behind a 20 Mbit/s cable on the
+// otherwise fast sw3: each size has its own best group, and none of them
+// holds the flow's ends or n11.
+func TestCaseQueue12(t *testing.T) {
+	t.Parallel()
+	topo := loadCase(t, "queue12")
+	if want := []int{2, 4, 6}; !slices.Equal(topo.JobSizes, want) {
+		t.Fatalf("job sizes %v, want %v", topo.JobSizes, want)
+	}
+	m := newModel(topo)
+	for _, np := range topo.JobSizes {
+		oracle, _ := spread(t, m, np)
+		for _, x := range []string{"n01", "n02", "n11"} {
+			if slices.Contains(oracle, x) {
+				t.Errorf("%d ranks: oracle %v holds %s", np, oracle, x)
+			}
+		}
+		t.Logf("%d ranks: oracle %v", np, oracle)
+	}
+}

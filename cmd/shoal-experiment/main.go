@@ -277,7 +277,10 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	var peerCases []peerCase
 	for i, topo := range topos {
 		cs := caseRun{c: c, topo: topo, shoal: shoal, work: filepath.Join(work, fmt.Sprintf("case%d", i)), apps: apps, say: say,
-			seed: c.seed + uint64(i)*7919}
+			seed: c.seed + uint64(i)*7919, np: c.np}
+		if len(topo.JobSizes) > 0 {
+			cs.np = topo.JobSizes[0]
+		}
 		caseStart := time.Now()
 		got, err := cs.run(ctx, out)
 		recs = append(recs, got...)
@@ -293,7 +296,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		say("case %s done in %v", topo.Name, time.Since(caseStart).Round(time.Second))
 	}
 	fmt.Fprintf(out, "\n# shoal-experiment: %d cases, %d runs, took %v\n", len(topos), len(recs), time.Since(start).Round(time.Second))
-	report(out, c, topos, recs)
+	report(out, c, bySize(topos), recs)
 	for _, pc := range peerCases {
 		peersReport(out, c, pc)
 	}
@@ -464,11 +467,12 @@ func reprint(c config, path string, out io.Writer) error {
 			r.Case = strings.TrimSuffix(filepath.Base(c.caseFile(c.cases[0])), ".json")
 		}
 		present[r.Policy] = true
-		if seen[r.Case] {
+		name, _, _ := strings.Cut(r.Case, "/np")
+		if seen[name] {
 			continue
 		}
-		seen[r.Case] = true
-		topo, err := netns.LoadTopology(c.caseFile(r.Case))
+		seen[name] = true
+		topo, err := netns.LoadTopology(c.caseFile(name))
 		if err != nil {
 			return fmt.Errorf("case %s of %s: %w", r.Case, path, err)
 		}
@@ -481,8 +485,28 @@ func reprint(c config, path string, out io.Writer) error {
 		}
 	}
 	c.policies = pols
-	report(out, c, topos, recs)
+	report(out, c, bySize(topos), recs)
 	return nil
+}
+
+// bySize gives the report one case per job size of a case that queues
+// several, named as its runs are (caseRun.caseName).
+func bySize(topos []netns.Topology) []netns.Topology {
+	var out []netns.Topology
+	for _, t := range topos {
+		if len(t.JobSizes) == 0 {
+			out = append(out, t)
+			continue
+		}
+		for _, np := range t.JobSizes {
+			v := t
+			v.Name = fmt.Sprintf("%s/np%d", t.Name, np)
+			if !slices.ContainsFunc(out, func(o netns.Topology) bool { return o.Name == v.Name }) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // readCSV reads what writeCSV wrote.

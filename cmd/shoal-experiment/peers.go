@@ -168,7 +168,7 @@ func (cs *caseRun) slurmHosts(ctx context.Context, policy string) ([]string, err
 	if err := cs.slurmConfig(ctx, policy); err != nil {
 		return nil, err
 	}
-	hosts, id, err := cs.peers.sl.Alloc(ctx, cs.c.np/cs.c.ppn, cs.c.ppn)
+	hosts, id, err := cs.peers.sl.Alloc(ctx, cs.np/cs.c.ppn, cs.c.ppn)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ var peersRows = []struct{ policy, label string }{
 	{polSlurm, "Slurm, default `select/cons_tres`"},
 	{polSlurmTree, "Slurm, `topology/tree`, `topology.conf` from the cabling"},
 	{polSlurmMeasured, "Slurm, `topology/tree`, `topology.conf` and weights from `shoal export slurm-topology`"},
+	{"random", "random (seed 002's baseline)"},
 	{"netload", "shoal `netload`"},
 	{"oracle", "the best group (oracle), by hostfile"},
 }
@@ -48,22 +49,31 @@ func peersReport(w io.Writer, c config, pc peerCase) {
 	if len(pc.loads) > 0 {
 		lo, hi = slices.Min(pc.loads), slices.Max(pc.loads)
 	}
-	for _, app := range c.apps {
-		fmt.Fprintf(w, "\n### %s: against Slurm, %s, steady state (%d ranks, %d per node; host load average %s–%s during the runs)\n\n",
-			pc.topo.Name, app, c.np, c.ppn, fmtNum("%.1f", lo), fmtNum("%.1f", hi))
-		fmt.Fprintln(w, "| placed by | mean job time s | runs |")
-		fmt.Fprintln(w, "|---|---:|---:|")
-		for _, row := range peersRows {
-			if !slices.Contains(c.policies, row.policy) {
-				continue
+	for _, name := range caseNames(pc.recs) {
+		recs := slices.DeleteFunc(slices.Clone(pc.recs), func(r runRec) bool { return r.Case != name })
+		for _, app := range c.apps {
+			fmt.Fprintf(w, "\n### %s: against Slurm, %s, steady state (%d per node; host load average %s–%s during the runs)\n\n",
+				name, app, c.ppn, fmtNum("%.1f", lo), fmtNum("%.1f", hi))
+			fmt.Fprintln(w, "| placed by | mean job time s | runs |")
+			fmt.Fprintln(w, "|---|---:|---:|")
+			for _, row := range peersRows {
+				if !slices.Contains(c.policies, row.policy) {
+					continue
+				}
+				m, n := meanOf(recs, row.policy, app)
+				fmt.Fprintf(w, "| %s | %s | %d |\n", row.label, fmtNum("%.2f", m), n)
 			}
-			m, n := meanOf(pc.recs, row.policy, app)
-			fmt.Fprintf(w, "| %s | %s | %d |\n", row.label, fmtNum("%.2f", m), n)
+			net, _ := meanOf(recs, "netload", app)
+			tree, _ := meanOf(recs, polSlurmTree, app)
+			orc, _ := meanOf(recs, "oracle", app)
+			fmt.Fprintf(w, "\nnetload / slurm-tree: %s; netload / oracle: %s", fmtNum("%.2f", net/tree), fmtNum("%.2f", net/orc))
+			if rnd, n := meanOf(recs, "random", app); n > 0 {
+				// Seed 002's gain over random, netload's as a share of
+				// the best group's: what of the possible gain it took.
+				fmt.Fprintf(w, "; netload's gain over random / the oracle's: %s", fmtNum("%.2f", (rnd-net)/(rnd-orc)))
+			}
+			fmt.Fprintln(w)
 		}
-		net, _ := meanOf(pc.recs, "netload", app)
-		tree, _ := meanOf(pc.recs, polSlurmTree, app)
-		orc, _ := meanOf(pc.recs, "oracle", app)
-		fmt.Fprintf(w, "\nnetload / slurm-tree: %s; netload / oracle: %s\n", fmtNum("%.2f", net/tree), fmtNum("%.2f", net/orc))
 	}
 	if pc.peers.shown != "" {
 		fmt.Fprintf(w, "\n%s: slurm-measured's topology.conf, as `shoal export slurm-topology` printed it, and its weights:\n\n%s%s\nslurmctld started with it; `scontrol show topology`:\n\n%s\n",
@@ -119,4 +129,16 @@ func indent(text string) string {
 		b.WriteString("    " + l + "\n")
 	}
 	return b.String()
+}
+
+// caseNames are the cases of recs in the order they first appear: one
+// per job size of a case that queues several (caseRun.caseName).
+func caseNames(recs []runRec) []string {
+	var out []string
+	for _, r := range recs {
+		if !slices.Contains(out, r.Case) {
+			out = append(out, r.Case)
+		}
+	}
+	return out
 }

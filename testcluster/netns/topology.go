@@ -31,6 +31,10 @@ type Topology struct {
 	// owns the schedule (cmd/shoal-experiment) applies each one with
 	// [Testbed.SetNodeRates] when its time comes, and logs it.
 	Changes []Change `json:"changes,omitempty"`
+	// JobSizes, when set, is the experiment's queue of job sizes in ranks
+	// (cmd/shoal-experiment): the steady state's repetitions take them in
+	// turn, back to back, instead of one size for every job.
+	JobSizes []int `json:"job_sizes,omitempty"`
 }
 
 // Switch is one Linux bridge in the testbed's fabric namespace.

@@ -174,6 +174,11 @@ func (t Topology) Validate() error {
 			bad("%s: mbit_in %d must be >= 0 (0: same as mbit)", field, c.MbitIn)
 		}
 	}
+	for i, n := range t.JobSizes {
+		if n < 1 || n > len(t.Nodes) {
+			bad("job_sizes[%d]: %d ranks must be within 1..%d, the node count", i, n, len(t.Nodes))
+		}
+	}
 
 	if len(errs) == 0 {
 		return nil
