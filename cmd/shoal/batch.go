@@ -21,12 +21,46 @@ import (
 // directivePrefix starts a directive line.
 const directivePrefix = "#SHOAL"
 
+// What a script may set. A script is data from whoever wrote it, and the
+// one who submits it may be root or a portal holding the cluster token: a
+// directive that chose the agent's address or the credentials (--addr,
+// --ca-file, --token-file, ...) would send the submitter's token and
+// environment to a server of the script author's choosing. Directives
+// therefore set the job's own options and nothing else. scriptOptions is
+// the one place that decides; every directive dialect the reader takes
+// parses its lines against it.
+
+// scriptOptions are the flags a directive may set: the job's options.
+func scriptOptions() []cli.Flag { return jobOptionFlags() }
+
+// scriptRefusal says why a directive may not set the flag name (without
+// dashes), or "" when the flag is simply not one shoal knows.
+func scriptRefusal(name string) string {
+	for _, f := range clientFlags() {
+		if slices.Contains(f.Names(), name) {
+			return fmt.Sprintf("%s is a connection or credential flag: a script may set job options only (give it on the command line or in the environment)", dashed(name))
+		}
+	}
+	return ""
+}
+
+// dashed writes a flag's name as it is typed: -n, --np.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
 // parseDirectives reads the #SHOAL lines of a script: after the #! line,
 // among comments and blank lines, up to the first command (sbatch stops
 // there too). Each line's words are checked against flags, so an unknown
 // flag or a bad value is reported with the file and line. It returns the
-// flags in order, and whether the script had any directive.
-func parseDirectives(name string, script io.Reader, flags []cli.Flag) ([]string, bool, error) {
+// flags in order, and whether the script had any directive. Only
+// scriptOptions may appear: a connection or credential flag is an error
+// naming its line.
+func parseDirectives(name string, script io.Reader) ([]string, bool, error) {
+	flags := scriptOptions()
 	var out []string
 	found := false
 	sc := bufio.NewScanner(script)
@@ -73,11 +107,10 @@ func checkDirective(words []string, flags []cli.Flag) error {
 		msg := err.Error()
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 			name = strings.TrimLeft(name, "-")
-			dash := "--"
-			if len(name) == 1 {
-				dash = "-"
+			if why := scriptRefusal(name); why != "" {
+				return errors.New(why)
 			}
-			return fmt.Errorf("unknown flag %s%s (see 'shoal submit --help')", dash, name)
+			return fmt.Errorf("unknown flag %s (see 'shoal submit --help')", dashed(name))
 		}
 		return errors.New(msg)
 	}
@@ -175,7 +208,7 @@ func expandScript(app *cli.App, args []string) ([]string, error) {
 	if err != nil || !bytes.HasPrefix(b, []byte("#!")) {
 		return args, nil // not a script: a program, as before
 	}
-	words, found, err := parseDirectives(path, bytes.NewReader(b), cmd.Flags)
+	words, found, err := parseDirectives(path, bytes.NewReader(b))
 	if err != nil {
 		return nil, cli.Exit(err.Error(), exitUsage)
 	}

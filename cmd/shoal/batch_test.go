@@ -11,7 +11,6 @@ import (
 
 func TestParseDirectives(t *testing.T) {
 	t.Parallel()
-	flags := submitCommand().Flags
 	for _, tc := range []struct {
 		name, script string
 		want         []string
@@ -28,7 +27,7 @@ func TestParseDirectives(t *testing.T) {
 		{name: "positional", script: "#!/bin/sh\n#SHOAL -n 2 ./prog\n", err: "job.sh:2: unexpected argument \"./prog\""},
 		{name: "unterminated quote", script: "#!/bin/sh\n#SHOAL -J 'relax\n", err: "job.sh:2: unterminated single quote"},
 	} {
-		got, found, err := parseDirectives("job.sh", strings.NewReader(tc.script), flags)
+		got, found, err := parseDirectives("job.sh", strings.NewReader(tc.script))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s: err = %v, want one line with %q", tc.name, err, tc.err)

@@ -22,10 +22,19 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// jobFlags are shared by run and submit; the short forms are GERBIL's
-// client options (seed 000, Table I).
+// jobFlags are shared by run and submit: how to reach the cluster
+// (clientFlags) and the job's own options (jobOptionFlags).
 func jobFlags() []cli.Flag {
-	return append(append(clientFlags(),
+	return append(clientFlags(), jobOptionFlags()...)
+}
+
+// jobOptionFlags are the options of the job itself, the only flags a batch
+// script's directives may set (scriptOptions); the short forms are GERBIL's
+// client options (seed 000, Table I). A flag that chooses where the CLI
+// connects or which credentials it presents belongs in clientFlags, never
+// here.
+func jobOptionFlags() []cli.Flag {
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
 		&cli.StringFlag{Name: "nodes", Usage: "elastic job on `MIN:MAX` nodes of --ppn processes each (default ppn 1)"},
 		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N` (default MIN)"},
@@ -58,7 +67,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringFlag{Name: "error", Aliases: []string{"e"}, Usage: "also write the job's stderr to `PATTERN` (as --output)"},
 		&cli.StringFlag{Name: "export", Value: "ALL", Usage: "the submitter's environment the job gets, `WHAT`: ALL, NONE, or VAR[,VAR=VALUE...] (ALL,VAR=VALUE adds to all)"},
 		&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one job per task `INDICES`: 0-99, 1,3,5, 1-9:2, and %N for at most N at once (0-99%10)"},
-	), confineFlags()...)
+	}, confineFlags()...)
 }
 
 // slurmSpec fills the spec from the flags Slurm users bring: name, begin,
