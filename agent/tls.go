@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/shoal-hpc/shoal/tlsca"
@@ -30,7 +31,13 @@ type TLSFiles struct {
 type tlsState struct {
 	cas   []*x509.Certificate
 	roots *x509.CertPool
-	leaf  *tlsca.Leaf
+	// apiClients verifies the API's client certificates: the trusted CAs
+	// and, with a site CA, the token's derived CA as well, which is how a
+	// CLI holding the token proves it without sending it (it mints a
+	// client certificate from that CA). Such a certificate is worth what
+	// the token is, no more.
+	apiClients *x509.CertPool
+	leaf       *tlsca.Leaf
 	// issued is true when leaf comes from the derived CA (so it can be
 	// reissued with the address gossip settles on).
 	issued bool
@@ -44,13 +51,9 @@ type tlsState struct {
 func loadTLS(cfg *Config, now func() time.Time) (*tlsState, error) {
 	f := cfg.TLS
 	st := &tlsState{}
-	var derived *tlsca.CA
-	if f.CAFile == "" || f.CertFile == "" {
-		ca, err := tlsca.DeriveCA(cfg.Token)
-		if err != nil {
-			return nil, err
-		}
-		derived = ca
+	derived, err := tlsca.DeriveCA(cfg.Token)
+	if err != nil {
+		return nil, err
 	}
 	if f.CAFile != "" {
 		cas, err := tlsca.LoadCAFile(f.CAFile, now())
@@ -62,6 +65,10 @@ func loadTLS(cfg *Config, now func() time.Time) (*tlsState, error) {
 		st.cas = []*x509.Certificate{derived.Cert}
 	}
 	st.roots = tlsca.Pool(st.cas...)
+	st.apiClients = st.roots
+	if f.CAFile != "" {
+		st.apiClients = tlsca.Pool(append(slices.Clone(st.cas), derived.Cert)...)
+	}
 	switch {
 	case f.CertFile != "" || f.KeyFile != "":
 		if f.CertFile == "" || f.KeyFile == "" {
@@ -110,10 +117,11 @@ func (s *tlsState) ownName() string {
 }
 
 // serverTLS is the HTTP API's TLS configuration: a client certificate of a
-// trusted CA authenticates a caller; a caller without one may still
-// present the token, inside TLS.
+// trusted CA, or of the token's derived CA (apiClients), authenticates a
+// caller; a caller without one may still present the token, inside TLS
+// (scripts and older CLIs; the CLI itself never sends it).
 func (s *tlsState) serverTLS() *tls.Config {
-	return tlsca.ServerConfig(s.roots, s.leaf, tls.VerifyClientCertIfGiven)
+	return tlsca.ServerConfig(s.apiClients, s.leaf, tls.VerifyClientCertIfGiven)
 }
 
 // CAFileName is the public file, under the data dir, holding the CA

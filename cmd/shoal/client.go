@@ -70,14 +70,13 @@ func newClient(c *cli.Context) (*api.Client, error) {
 	if tok == "" && c.String("cert-file") == "" {
 		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN (or --cert-file with --ca-file), or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
 	}
-	tc, sendToken, err := clientTLS(tok, c.String("ca-file"), c.String("cert-file"), c.String("key-file"), time.Now())
+	tc, err := clientTLS(tok, c.String("ca-file"), c.String("cert-file"), c.String("key-file"), time.Now())
 	if err != nil {
 		return nil, cli.Exit(err.Error(), exitUsage)
 	}
-	if !sendToken {
-		tok = "" // a client certificate authenticates: the token stays here
-	}
-	cl := api.NewTLSClient(addr, tok, tc)
+	// A client certificate authenticates: the token stays here, never a
+	// bearer header, whatever server the address names.
+	cl := api.NewTLSClient(addr, "", tc)
 	withFallbacks(cl, listed)
 	c.App.Metadata[metaClient] = cl
 	c.App.Metadata[metaPrimary] = addr

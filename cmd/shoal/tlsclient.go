@@ -29,16 +29,19 @@ func tlsFlags() []cli.Flag {
 	}
 }
 
-// clientTLS builds the CLI's TLS configuration and says whether the token
-// must still be sent (inside TLS): only when a site CA is trusted and no
-// client certificate was given, since then the CLI cannot mint one.
-func clientTLS(token, caFile, certFile, keyFile string, now time.Time) (*tls.Config, bool, error) {
+// clientTLS builds the CLI's TLS configuration. The CLI proves it holds the
+// token with a client certificate minted in memory from the token's derived
+// CA, also when the agent is verified against a site CA (--ca-file): the
+// agents take that CA's certificates from API clients too. The token itself
+// is never sent, not even inside TLS: a server the CLI was pointed at by
+// mistake (or by someone else's script) learns nothing it could reuse.
+func clientTLS(token, caFile, certFile, keyFile string, now time.Time) (*tls.Config, error) {
 	var roots []*x509.Certificate
 	var derived *tlsca.CA
 	if token != "" {
 		ca, err := tlsca.DeriveCA(token)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		derived = ca
 	}
@@ -46,30 +49,30 @@ func clientTLS(token, caFile, certFile, keyFile string, now time.Time) (*tls.Con
 	case caFile != "":
 		cas, err := tlsca.LoadCAFile(caFile, now)
 		if err != nil {
-			return nil, false, fmt.Errorf("--ca-file: %w", err)
+			return nil, fmt.Errorf("--ca-file: %w", err)
 		}
 		roots = cas
 	case derived != nil:
 		roots = []*x509.Certificate{derived.Cert}
 	default:
-		return nil, false, fmt.Errorf("nothing to verify the agent with: pass --token-file (its CA) or --ca-file")
+		return nil, fmt.Errorf("nothing to verify the agent with: pass --token-file (its CA) or --ca-file")
 	}
 	pool := tlsca.Pool(roots...)
 	switch {
 	case certFile != "" || keyFile != "":
 		kp, err := tlsca.LoadKeyPair(certFile, keyFile, now)
 		if err != nil {
-			return nil, false, fmt.Errorf("--cert-file/--key-file: %w", err)
+			return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
 		}
-		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(kp), ""), false, nil
-	case derived != nil && caFile == "":
+		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(kp), ""), nil
+	case derived != nil:
 		leaf, err := derived.Issue(tlsca.LeafRequest{Name: "shoal-cli", TTL: cliLeafTTL}, now)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(leaf), ""), false, nil
+		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(leaf), ""), nil
 	}
-	return tlsca.ClientConfig(pool, nil, ""), true, nil
+	return tlsca.ClientConfig(pool, nil, ""), nil
 }
 
 // jobClient is the client of a process inside a job (`shoal rsh`,
