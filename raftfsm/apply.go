@@ -45,7 +45,9 @@ func (s *State) apply(c Command) Result {
 	case CmdSubmitJob:
 		return applyBody(s, c, (*State).submit)
 	case CmdPlaceJob:
-		return applyBody(s, c, (*State).place)
+		res := applyBody(s, c, (*State).place)
+		s.recordPlacedIndex(res, c.Index)
+		return res
 	case CmdAckReservation:
 		return applyBody(s, c, (*State).ack)
 	case CmdStartJob:

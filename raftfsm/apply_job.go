@@ -188,6 +188,23 @@ func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
 	return Result{JobID: n.ID, Attempt: n.Attempt}, nil
 }
 
+// recordPlacedIndex keeps in the attempt place_job created the raft index
+// of that entry. Raft commits one entry per index and never goes back (a
+// snapshot restore moves the index on), so the index names this attempt
+// and no later one that a restore gives the same job ID and number: job
+// capabilities are bound to it (with the owner and the placement time,
+// which differ when a cluster is rebuilt and its index starts again).
+func (s *State) recordPlacedIndex(res Result, index uint64) {
+	if res.Err != nil || res.Noop || index == 0 {
+		return
+	}
+	if j := s.Jobs[res.JobID]; j != nil {
+		if a := j.Current(); a != nil && a.N == res.Attempt {
+			a.PlacedIndex = index
+		}
+	}
+}
+
 func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
 	if err := nonEmpty("node", b.Node); err != nil {
 		return Result{}, err

@@ -66,6 +66,10 @@ type Command struct {
 	Type string          `json:"type"`
 	At   time.Time       `json:"at"`
 	Body json.RawMessage `json:"body"`
+	// Index is the raft index the entry was committed at, set by FSM.Apply
+	// (0 when a command is applied to a State directly). It is not part of
+	// the encoding: raft gives it, the proposer cannot choose it.
+	Index uint64 `json:"-"`
 }
 
 // Encode builds the log entry for a command of type typ proposed at time at.

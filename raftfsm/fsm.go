@@ -38,6 +38,7 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	if err != nil {
 		return Result{Index: l.Index, Err: fmt.Errorf("log %d: %w", l.Index, err)}
 	}
+	c.Index = l.Index
 	res := f.state.Apply(c)
 	res.Index = l.Index
 	if res.Err != nil {

@@ -259,6 +259,11 @@ type Attempt struct {
 	Usage []NodeUsage `json:"usage,omitempty"`
 	// Steps are the MPI launches of a batch attempt, in order (record_step, step.go).
 	Steps []Step `json:"steps,omitempty"`
+
+	// PlacedIndex is the raft index of the place_job entry that created the
+	// attempt (recordPlacedIndex); 0 for an attempt recorded before shoal
+	// kept it (an older snapshot or log).
+	PlacedIndex uint64 `json:"placed_index,omitempty"`
 }
 
 // NP is the number of processes of the attempt.
