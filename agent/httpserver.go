@@ -9,7 +9,7 @@ import (
 	"net/http"
 
 	"github.com/shoal-hpc/shoal/agent/httpapi"
-	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 // HTTPLimits bound the API server's connections and timeouts (httpapi.Limits).
@@ -22,12 +22,10 @@ func DefaultHTTPLimits() HTTPLimits { return httpapi.DefaultLimits() }
 // agent checks what any agent issued.
 func capabilityKey(token string) []byte { return derive(token, "job-capability") }
 
-// jobCapabilities signs with key the SHOAL_JOB_CAP of an attempt's
-// processes (jobrun.Deps.JobCapability), as httpapi checks it.
-func jobCapabilities(key []byte) func(jobrun.Key) string {
-	return func(k jobrun.Key) string {
-		return httpapi.JobCapability(key, httpapi.Attempt{Job: k.Job, Attempt: k.Attempt})
-	}
+// jobCapabilities signs with key the capability of an attempt's processes
+// (jobrun.Deps.JobCapability), as httpapi checks it.
+func jobCapabilities(key []byte) func(*raftfsm.Job, *raftfsm.Attempt) string {
+	return func(j *raftfsm.Job, att *raftfsm.Attempt) string { return httpapi.JobCapability(key, j, att) }
 }
 
 // startHTTP serves agent/httpapi on the TLS listener and the local socket.

@@ -17,7 +17,7 @@ func TestReplicateIsForAgents(t *testing.T) {
 	t.Parallel()
 	key := []byte("capability-key")
 	s := &Server{cfg: Config{Token: "tok", CapabilityKey: key}, log: slog.New(slog.DiscardHandler), now: time.Now}
-	capability := JobCapability(key, Attempt{Job: 3, Attempt: 1})
+	capability := "3.1.00" // refused for what it claims, before it is checked
 	for _, tc := range []struct {
 		name  string
 		local *localPeer

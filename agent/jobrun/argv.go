@@ -91,8 +91,9 @@ type Copy struct {
 //
 // MPICH's Hydra gets the wrapper as an ssh launcher and the hosts with
 // their process counts; it forwards every variable of the head's
-// environment but SHOAL_NODE (every rank's must name its own node, which
-// its agent sets) and the process marker (each rank carries its own node's).
+// environment but perNodeVars (every rank's SHOAL_NODE must name its own
+// node, which its agent sets; each rank carries its own node's process
+// marker, capability file and agent address).
 // Open MPI's mpirun gets the wrapper as its rsh agent, no tree spawn (every
 // daemon is started by the head, whose wrapper holds the capability),
 // direct routing, and forwards only what -x names: the job's variables and
@@ -110,7 +111,7 @@ func BuildLaunch(in LaunchInput) (Launch, error) {
 	case MPICH:
 		var names []string
 		for _, kv := range in.HeadEnv {
-			if name, _, _ := strings.Cut(kv, "="); name != "SHOAL_NODE" && name != procMarker && !slices.Contains(names, name) {
+			if name, _, _ := strings.Cut(kv, "="); !slices.Contains(perNodeVars, name) && !slices.Contains(names, name) {
 				names = append(names, name)
 			}
 		}
@@ -139,6 +140,15 @@ func BuildLaunch(in LaunchInput) (Launch, error) {
 		return Launch{Argv: append(argv, in.Spec.Cmd...)}, nil
 	}
 }
+
+// perNodeVars are the variables of the head's environment MPICH must not
+// forward to the ranks: each node's agent sets its own for the processes it
+// starts. SHOAL_NODE names the rank's node and the marker finds its
+// processes; the capability file and the agent's addresses lead a rank to
+// its own node's agent and the capability file there (the head's file
+// exists on the head only, and an agent takes a capability only from a
+// process on its own node).
+var perNodeVars = []string{"SHOAL_NODE", procMarker, CapFileVar, "SHOAL_AGENT_ADDR", "SHOAL_AGENT_SOCK"}
 
 // copies are the ranks of a Copies attempt: NP copies of the command, the
 // hosts' counts of them in order.

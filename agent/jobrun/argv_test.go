@@ -15,9 +15,9 @@ func TestBuildLaunch(t *testing.T) {
 	degraded := &raftfsm.Attempt{N: 2, Head: "a", Hosts: []raftfsm.Host{{Node: "a", Procs: 4}}, Degraded: true}
 	paths := LaunchPaths{Launcher: "/usr/bin/mpiexec.mpich", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
 	ompiPaths := LaunchPaths{Launcher: "/usr/bin/mpirun.openmpi", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
-	jobEnv := []string{"SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}
-	elasticEnv := []string{"SHOAL_JOB_CAP=7.2.beef", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100"}
-	headEnv := []string{"PATH=/usr/bin", "HOME=/home/al", "FOO=1", "SHOAL_NODE=a", "SHOAL_PROC=a-1234:7:1", "FOO=2", "SHOAL_JOB_CAP=7.1.cafe"}
+	jobEnv := []string{"SHOAL_NP=3"}
+	elasticEnv := []string{"SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100"}
+	headEnv := []string{"PATH=/usr/bin", "HOME=/home/al", "FOO=1", "SHOAL_NODE=a", "SHOAL_PROC=a-1234:7:1", "FOO=2", "SHOAL_JOB_CAP_FILE=/tmp/shoal-caps-1/job7.1", "SHOAL_AGENT_ADDR=https://127.0.0.1:7948"}
 	mpiOmpi := []string{"--mca", "plm_rsh_agent", ompiPaths.Wrapper, "--mca", "plm_rsh_no_tree_spawn", "1",
 		"--mca", "routed", "direct", "--mca", "mpi_yield_when_idle", "1"}
 	for _, tc := range []struct {
@@ -31,7 +31,7 @@ func TestBuildLaunch(t *testing.T) {
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"./ring", "-n", "5"}}, Attempt: two,
 			Paths: paths, JobEnv: jobEnv, HeadEnv: headEnv},
 		argv: []string{paths.Launcher, "-launcher", "ssh", "-launcher-exec", paths.Wrapper, "-hosts", "a:2,b:1", "-n", "3",
-			"-genvlist", "PATH,HOME,FOO,SHOAL_JOB_CAP", "./ring", "-n", "5"},
+			"-genvlist", "PATH,HOME,FOO", "./ring", "-n", "5"},
 	}, {
 		name: "mpich names SHOAL_HOSTFILE with -genv too: -genvlist alone lost it under Hydra",
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}}, Attempt: two,
@@ -49,7 +49,7 @@ func TestBuildLaunch(t *testing.T) {
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}, Env: []string{"OMP_NUM_THREADS=2", "X=a=b"}},
 			Attempt: two, Paths: ompiPaths, JobEnv: jobEnv, HeadEnv: headEnv},
 		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:2,b:1", "-np", "3",
-			"-x", "OMP_NUM_THREADS", "-x", "X", "-x", "SHOAL_JOB_CAP", "-x", "SHOAL_NP", "./ring"}),
+			"-x", "OMP_NUM_THREADS", "-x", "X", "-x", "SHOAL_NP", "./ring"}),
 	}, {
 		name: "open mpi oversubscribes a degraded attempt",
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}}, Attempt: degraded,
@@ -65,14 +65,14 @@ func TestBuildLaunch(t *testing.T) {
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./heat"}}, Attempt: degraded,
 			Paths: ompiPaths, JobEnv: elasticEnv},
 		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:4", "-np", "4", "--oversubscribe",
-			"-x", "SHOAL_JOB_CAP", "-x", "SHOAL_NP", "-x", "SHOAL_CHECKPOINT_DIR", "-x", "SHOAL_RESTART", "-x", "SHOAL_ITERATIONS", "./heat"}),
+			"-x", "SHOAL_NP", "-x", "SHOAL_CHECKPOINT_DIR", "-x", "SHOAL_RESTART", "-x", "SHOAL_ITERATIONS", "./heat"}),
 	}, {
 		name: "copies: one per process, ranks in host order",
 		in:   LaunchInput{Spec: &raftfsm.JobSpec{MPI: "none", Cmd: []string{"hostname"}}, Attempt: two, JobEnv: jobEnv},
 		copies: []Copy{
-			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}},
-			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}},
-			{Node: "b", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_JOB_CAP=7.1.cafe", "SHOAL_NP=3"}},
+			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_NP=3"}},
+			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_NP=3"}},
+			{Node: "b", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_NP=3"}},
 		},
 	}, {
 		name: "no flavour is copies; a degraded attempt just has more per node",
@@ -132,34 +132,34 @@ func TestJobEnv(t *testing.T) {
 		name: "fixed-size job",
 		job:  &raftfsm.Job{ID: 7, Spec: raftfsm.JobSpec{Workdir: "/w"}, Attempts: []raftfsm.Attempt{placedOnly}},
 		att:  &placedOnly,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
+		want: []string{"SHOAL_NP=2", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "elastic job, first attempt",
 		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{placedOnly}},
 		att:  &placedOnly,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
+		want: []string{"SHOAL_NP=2", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "elastic job resumed after a resize",
 		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{ran, second}},
 		att:  &second,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a,b", "SHOAL_NTASKS=4", "SHOAL_NNODES=2", "SHOAL_SUBMIT_DIR=/w"},
+		want: []string{"SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a,b", "SHOAL_NTASKS=4", "SHOAL_NNODES=2", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "elastic job whose first attempt never started does not resume",
 		job:  &raftfsm.Job{ID: 7, SubmittedAt: submitted, Spec: raftfsm.JobSpec{Workdir: "/w", Elastic: elastic}, Attempts: []raftfsm.Attempt{placedOnly, second}},
 		att:  &second,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a,b", "SHOAL_NTASKS=4", "SHOAL_NNODES=2", "SHOAL_SUBMIT_DIR=/w"},
+		want: []string{"SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1700000000", "SHOAL_RESTART=0", "SHOAL_ITERATIONS=100", "SHOAL_JOB_NAME=", "SHOAL_NODELIST=a,b", "SHOAL_NTASKS=4", "SHOAL_NNODES=2", "SHOAL_SUBMIT_DIR=/w"},
 	}, {
 		name: "named task of an array on n01-n03",
 		job: &raftfsm.Job{ID: 9, ArrayJobID: 7, ArrayTaskID: 2, Spec: raftfsm.JobSpec{Workdir: "/w", Name: "relax", Cmd: []string{"/bin/app"}},
 			Attempts: []raftfsm.Attempt{threeNodes}},
 		att: &threeNodes,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=6", "SHOAL_JOB_NAME=relax", "SHOAL_NODELIST=n[01-03]", "SHOAL_NTASKS=6", "SHOAL_NNODES=3",
+		want: []string{"SHOAL_NP=6", "SHOAL_JOB_NAME=relax", "SHOAL_NODELIST=n[01-03]", "SHOAL_NTASKS=6", "SHOAL_NNODES=3",
 			"SHOAL_SUBMIT_DIR=/w", "SHOAL_ARRAY_JOB_ID=7", "SHOAL_ARRAY_TASK_ID=2"},
 	}, {
 		name: "unnamed job: its command's name",
 		job:  &raftfsm.Job{ID: 9, Spec: raftfsm.JobSpec{Workdir: "/w", Cmd: []string{"/usr/bin/solver", "in.dat"}}, Attempts: []raftfsm.Attempt{placedOnly}},
 		att:  &placedOnly,
-		want: []string{"SHOAL_JOB_CAP=cap", "SHOAL_NP=2", "SHOAL_JOB_NAME=solver", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
+		want: []string{"SHOAL_NP=2", "SHOAL_JOB_NAME=solver", "SHOAL_NODELIST=a", "SHOAL_NTASKS=2", "SHOAL_NNODES=1", "SHOAL_SUBMIT_DIR=/w"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -170,14 +170,15 @@ func TestJobEnv(t *testing.T) {
 	}
 }
 
-// The launcher's own environment names this node and carries this node's marker; MPICH's
-// forwarding list built from it leaves both out, so every rank gets its own node's.
+// The launcher's own environment names this node and carries this node's marker, capability
+// file and agent address; MPICH's forwarding list built from it leaves them out, so every rank
+// gets its own node's.
 func TestProcessEnvThroughMPICH(t *testing.T) {
 	t.Parallel()
 	n := testNode(t, raftfsm.New(), func() {})
 	job := &raftfsm.Job{ID: 7, Owner: "al", Spec: raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}, Env: []string{"FOO=1"}}}
 	k := Key{Job: 7, Attempt: 1}
-	env := n.processEnv(job, k, "/home/al", []string{"SHOAL_NP=1"})
+	env := append(n.processEnv(job, k, "/home/al", []string{"SHOAL_NP=1"}), CapFileVar+"=/tmp/shoal-caps-1/job7.1")
 	if !slices.Contains(env, "SHOAL_NODE=n0") || !slices.Contains(env, n.markerFor(k)) {
 		t.Fatalf("launcher env %q lacks SHOAL_NODE=n0 or the marker", env)
 	}
@@ -190,12 +191,12 @@ func TestProcessEnvThroughMPICH(t *testing.T) {
 		t.Fatalf("no -genvlist in %q", l.Argv)
 	}
 	list := strings.Split(l.Argv[i+1], ",")
-	for _, name := range []string{"SHOAL_NODE", procMarker} {
+	for _, name := range []string{"SHOAL_NODE", procMarker, CapFileVar, "SHOAL_AGENT_ADDR", "SHOAL_AGENT_SOCK"} {
 		if slices.Contains(list, name) {
 			t.Errorf("-genvlist %s forwards %s", l.Argv[i+1], name)
 		}
 	}
-	for _, name := range []string{"FOO", "SHOAL_AGENT_ADDR", "SHOAL_NP", "USER"} {
+	for _, name := range []string{"FOO", "SHOAL_CA_CERTS", "SHOAL_NP", "USER"} {
 		if !slices.Contains(list, name) {
 			t.Errorf("-genvlist %s does not forward %s", l.Argv[i+1], name)
 		}
@@ -208,7 +209,7 @@ func TestProcessEnvThroughMPICH(t *testing.T) {
 // or from the file it resolves to.
 func TestMPICHStepArgs(t *testing.T) {
 	t.Parallel()
-	env := []string{"PATH=/x", "SHOAL_NODE=n0", "SHOAL_PROC=n0-1:2:1", "A=1", "PATH=/y", "SHOAL_HOSTFILE=/h"}
+	env := []string{"PATH=/x", "SHOAL_NODE=n0", "SHOAL_PROC=n0-1:2:1", "A=1", "PATH=/y", "SHOAL_HOSTFILE=/h", "SHOAL_JOB_CAP_FILE=/c", "SHOAL_AGENT_ADDR=https://h"}
 	if got, want := MPICHStepArgs(env, []string{"-n", "2", "./a.out"}), []string{"-genvlist", "PATH,A,SHOAL_HOSTFILE"}; !slices.Equal(got, want) {
 		t.Errorf("MPICHStepArgs = %q, want %q", got, want)
 	}

@@ -74,7 +74,11 @@ func (n *Node) Command(job *raftfsm.Job, k Key, argv []string, shell string, ext
 	if err != nil {
 		return nil, err
 	}
-	return n.command(cred, cgroup, job.Spec.Workdir, argv, n.processEnv(job, k, home, extra))
+	env, err := n.withCapabilityFile(n.processEnv(job, k, home, extra), job, k, cred)
+	if err != nil {
+		return nil, err
+	}
+	return n.command(cred, cgroup, job.Spec.Workdir, argv, env)
 }
 
 // command builds a job process; cgroup is the attempt's cgroup, which the

@@ -151,7 +151,11 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
-	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	capFile, err := n.capabilityFile(j, att, cred)
+	if err != nil {
+		return -1, err
+	}
+	script := wrapperScript(capFile, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
 	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
@@ -173,7 +177,7 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	// keeps the head's own (Hydra forks the head's proxy without the remote
 	// launcher when the name resolves locally, and Open MPI's mpirun is the
 	// head's daemon); remote proxies get theirs from their agent.
-	env := n.processEnv(j, k, home, extra)
+	env := append(n.processEnv(j, k, home, extra), CapFileVar+"="+capFile)
 	l, err := BuildLaunch(LaunchInput{Spec: &j.Spec, Attempt: att, JobEnv: extra, HeadEnv: env,
 		Paths:     LaunchPaths{Launcher: launcherPath(Flavour(j.Spec.MPI)), Wrapper: wrapper},
 		AllowRoot: os.Geteuid() == 0 && cred == nil})
@@ -241,7 +245,11 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 	if err != nil {
 		return -1, err
 	}
-	script := wrapperScript(n.d.JobCapability(k), n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	capFile, err := n.capabilityFile(j, att, cred)
+	if err != nil {
+		return -1, err
+	}
+	script := wrapperScript(capFile, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
 	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
@@ -255,7 +263,7 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 	if in.OpenMPIHosts, err = writeOwnedFile(tmp, "hosts.openmpi", ompi, cred); err != nil {
 		return -1, err
 	}
-	env := n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...))
+	env := append(n.processEnv(j, k, home, append(n.jobEnv(j, att, k), stepEnv(in)...)), CapFileVar+"="+capFile)
 	// Steps are a record, not a condition of the job: without the socket
 	// (a TMPDIR too long for a socket's path), the script runs unrecorded.
 	if steps, stepVars, err := n.serveSteps(ctx, tmp, k, att, cred, env); err != nil {

@@ -103,9 +103,10 @@ type Deps struct {
 	// NodeStatus is a node's gossip status ("alive", "suspect", "dead",
 	// "left") and whether gossip knows the node.
 	NodeStatus func(node string) (status string, known bool)
-	// JobCapability is the capability of one attempt, handed to its
-	// processes in SHOAL_JOB_CAP (for `shoal rsh` and `shoal progress`).
-	JobCapability func(Key) string
+	// JobCapability is the capability of an attempt, handed to its
+	// processes in a file only the owner reads (SHOAL_JOB_CAP_FILE, for
+	// `shoal rsh` and `shoal progress`; capfile.go).
+	JobCapability func(*raftfsm.Job, *raftfsm.Attempt) string
 	// MayRunAs is nil when this node may start a process as owner, or
 	// why not (an agent that is not root runs only its own user's jobs).
 	MayRunAs func(owner string) error
@@ -155,6 +156,8 @@ type Node struct {
 	launched map[Key]bool      // attempts whose launcher this node (as head) started
 	acking   map[Key]time.Time // reservations acknowledged, and when (re-sent if raft lost it)
 	ompiDirs map[Key]ompiDir   // Open MPI session directory bases of attempts (ompi.go)
+	// caps are the attempts' capability files on this node (capfile.go).
+	caps capFiles
 	// signalled is when SIGUSR1 last went to an attempt asked to resize (elastic_signal.go).
 	signalled map[Key]time.Time
 	// stdin holds the write end of rank 0's standard input of attempts

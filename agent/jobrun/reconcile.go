@@ -41,6 +41,7 @@ func (n *Node) Run(ctx context.Context) {
 			}
 			n.sweep(nil) // an agent that stops takes its ranks with it
 			n.removeOMPIDirs(true)
+			n.removeCapabilityFiles(true)
 			return
 		case <-tick.C:
 		case <-n.d.Applied:
@@ -108,6 +109,7 @@ func (n *Node) reconcile(ctx context.Context) {
 		n.lastSweep = n.now()
 		n.sweep(live)
 		n.removeOMPIDirs(false)
+		n.removeCapabilityFiles(false)
 		n.pruneBookkeeping()
 	}
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // wrapperScript is the remote shell an MPI launcher of one attempt runs:
-// `shoal rsh` with the attempt's capability and the way to the local agent.
-func wrapperScript(capability, agentAddr, caFile, caCerts, bin string) string {
-	return fmt.Sprintf("#!/bin/sh\nSHOAL_JOB_CAP='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
-		capability, agentAddr, caFile, caCerts, bin)
+// `shoal rsh` with the file of the attempt's capability on this node
+// (capfile.go) and the way to the local agent.
+func wrapperScript(capFile, agentAddr, caFile, caCerts, bin string) string {
+	return fmt.Sprintf("#!/bin/sh\n%s='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
+		CapFileVar, capFile, agentAddr, caFile, caCerts, bin)
 }
 
 // writeLauncherWrapper creates the small script an MPI launcher of attempt

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -230,9 +231,9 @@ func IsMPICHLauncher(name, resolved string) bool {
 // MPICHStepArgs are the arguments shoal step puts before an MPICH step's
 // own: Hydra forwards mpiexec's whole environment by default, the head's
 // SHOAL_NODE and process marker with it, so every rank would name the head
-// as its node and carry the head's marker. A -genvlist of every variable
-// but those two lets each remote rank keep its own node's, as BuildLaunch
-// does for MPICH jobs. A step that chooses its environment itself (-genv*,
+// as its node and carry the head's marker (and the head's capability file
+// and agent address). A -genvlist of every variable but perNodeVars lets
+// each remote rank keep its own node's, as BuildLaunch does for MPICH jobs. A step that chooses its environment itself (-genv*,
 // -env*) is left as it is.
 func MPICHStepArgs(env, args []string) []string {
 	for _, a := range args {
@@ -244,7 +245,7 @@ func MPICHStepArgs(env, args []string) []string {
 	seen := map[string]bool{}
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != "" && name != "SHOAL_NODE" && name != procMarker && !seen[name] {
+		if name != "" && !slices.Contains(perNodeVars, name) && !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}

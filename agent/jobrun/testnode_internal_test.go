@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 // testNode is a Node over f for tests of its bookkeeping: nothing it does there reaches the
@@ -23,7 +24,7 @@ func testNode(t *testing.T, f StateReader, prune func()) *Node {
 		PeerClient:        func(base string) *api.Client { return &api.Client{Base: base} },
 		StreamClient:      &http.Client{},
 		NodeStatus:        func(string) (string, bool) { return "", false },
-		JobCapability:     func(k Key) string { return "cap" },
+		JobCapability:     func(*raftfsm.Job, *raftfsm.Attempt) string { return "cap" },
 		MayRunAs:          func(string) error { return errNone },
 		ResizeSignalEvery: func() time.Duration { return time.Second },
 		Prune:             prune,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,8 +18,8 @@ func progressCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "progress",
 		Usage: "from inside a job: report the iteration the program reached (elastic jobs)",
-		Description: `Reports to the local agent (SHOAL_AGENT_ADDR, authorised by SHOAL_JOB_CAP, both set
-by shoal in every job process). Elastic jobs need it: the decision layer resizes a job from its
+		Description: `Reports to the local agent (SHOAL_AGENT_ADDR, authorised by the attempt's capability in
+the file SHOAL_JOB_CAP_FILE, both set by shoal in every job process). Elastic jobs need it: the decision layer resizes a job from its
 rate of iterations, and a job that never reports runs as a fixed-size job. Reports are cheap;
 the agent commits at most one a second to raft.
 
@@ -26,7 +27,7 @@ Prints "checkpoint" when shoal asks the job to resize (as SIGUSR1 does): write t
 $SHOAL_CHECKPOINT_DIR at the next iteration boundary and exit 75.
 
 The same as an HTTP call:
-  curl -s --cacert "$SHOAL_CA_FILE" -X POST -H "Authorization: Job $SHOAL_JOB_CAP" \
+  curl -s --cacert "$SHOAL_CA_FILE" -X POST -H "Authorization: Job $(cat "$SHOAL_JOB_CAP_FILE")" \
        -d '{"iter": 120, "comm": 0.1}' "$SHOAL_AGENT_ADDR/v1/jobs/$SHOAL_JOB_ID/progress"
 
 Examples:
@@ -44,13 +45,17 @@ Examples:
 			if !c.IsSet("iter") || c.Int64("iter") < 0 {
 				return usagef(c, "give --iter K, the iterations completed (K >= 0)")
 			}
-			capab, addr := os.Getenv("SHOAL_JOB_CAP"), os.Getenv("SHOAL_AGENT_ADDR")
-			if capab == "" || addr == "" {
-				return cli.Exit("progress: runs only inside a shoal job (SHOAL_JOB_CAP and SHOAL_AGENT_ADDR are not set)", exitUsage)
+			addr := os.Getenv("SHOAL_AGENT_ADDR")
+			capab, err := jobCapability()
+			if errors.Is(err, errNotInJob) || addr == "" {
+				return cli.Exit("progress: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_ADDR are not set)", exitUsage)
+			}
+			if err != nil {
+				return cli.Exit("progress: "+err.Error(), exitUsage)
 			}
 			id, err := strconv.ParseUint(strings.SplitN(capab, ".", 2)[0], 10, 64)
 			if err != nil {
-				return cli.Exit("progress: SHOAL_JOB_CAP is malformed", exitUsage)
+				return cli.Exit("progress: the job capability is malformed", exitUsage)
 			}
 			req := api.ProgressRequest{Iter: c.Int64("iter")}
 			if f := c.Float64("comm"); f != -1 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,7 +25,8 @@ func rshCommand() *cli.Command {
 		Usage:     "remote launcher for MPI: run CMD on HOST within the current job",
 		ArgsUsage: "[-x] [ssh options] HOST CMD...",
 		Description: `shoal rsh is what MPI launchers call instead of ssh, so no ssh daemon is
-needed. It runs only inside a shoal job (SHOAL_JOB_CAP is set by the agent)
+needed. It runs only inside a shoal job (the agent names the attempt's
+capability file in SHOAL_JOB_CAP_FILE)
 and only on nodes the job holds. It streams CMD's output and exits with its
 status; when rsh goes away, CMD's whole process tree is killed.
 
@@ -80,16 +82,19 @@ func runRsh(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit("rsh: "+err.Error()+" (usage: shoal rsh [-x] HOST CMD...)", exitUsage)
 	}
-	capab := os.Getenv("SHOAL_JOB_CAP")
 	addr := os.Getenv("SHOAL_AGENT_ADDR")
-	if capab == "" || addr == "" {
-		return cli.Exit("rsh: runs only inside a shoal job (SHOAL_JOB_CAP and SHOAL_AGENT_ADDR are not set); use 'shoal run'", exitUsage)
+	capab, err := jobCapability()
+	if errors.Is(err, errNotInJob) || addr == "" {
+		return cli.Exit("rsh: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_ADDR are not set); use 'shoal run'", exitUsage)
+	}
+	if err != nil {
+		return cli.Exit("rsh: "+err.Error(), exitUsage)
 	}
 	parts := strings.SplitN(capab, ".", 3)
 	id, err1 := strconv.ParseUint(parts[0], 10, 64)
 	att, err2 := strconv.Atoi(parts[min(1, len(parts)-1)])
 	if len(parts) != 3 || err1 != nil || err2 != nil {
-		return cli.Exit("rsh: SHOAL_JOB_CAP is malformed", exitUsage)
+		return cli.Exit("rsh: the job capability is malformed", exitUsage)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

@@ -4,8 +4,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -103,3 +105,24 @@ func jobClient(addr string) (*api.Client, error) {
 	}
 	return api.NewTLSClient(addr, "", tlsca.ClientConfig(tlsca.Pool(cas...), nil, tlsca.AgentServerName)), nil
 }
+
+// jobCapability is the attempt's capability as a process inside a job
+// finds it: in the file its agent names in SHOAL_JOB_CAP_FILE (the owner's,
+// mode 0600), or in SHOAL_JOB_CAP where a caller set it by hand. Agents no
+// longer put it in the environment, which a job's output can show.
+func jobCapability() (string, error) {
+	if f := os.Getenv("SHOAL_JOB_CAP_FILE"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("read the job capability: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	if c := os.Getenv("SHOAL_JOB_CAP"); c != "" {
+		return c, nil
+	}
+	return "", errNotInJob
+}
+
+// errNotInJob is jobCapability's answer outside a job.
+var errNotInJob = errors.New("runs only inside a shoal job (SHOAL_JOB_CAP_FILE is not set)")

@@ -3,8 +3,9 @@
  * Header-only; include it after <mpi.h> to get the collective helpers. The protocol:
  *
  *   - shoal starts every process of an elastic job with SHOAL_CHECKPOINT_DIR (one directory for
- *     all attempts of the job), SHOAL_ATTEMPT, SHOAL_ITERATIONS, SHOAL_AGENT_SOCK, SHOAL_JOB_CAP,
- *     and SHOAL_RESTART=1 on every attempt after the first;
+ *     all attempts of the job), SHOAL_ATTEMPT, SHOAL_ITERATIONS, SHOAL_AGENT_SOCK,
+ *     SHOAL_JOB_CAP_FILE (the attempt's capability, in a file only the job's owner reads) and
+ *     SHOAL_RESTART=1 on every attempt after the first;
  *   - reports go over the agent's local Unix socket (SHOAL_AGENT_SOCK): its TCP API speaks only
  *     TLS, which a header-only helper does not; the socket needs none (the kernel vouches for it);
  *   - the program reports its iteration (shoal_progress), rank 0 is enough;
@@ -89,13 +90,30 @@ static inline int shoal_resize_requested(void) { return shoal_resize_flag_ != 0;
  * SHOAL_PROGRESS_INTERVAL_MS (default 250) unless final is set. It never fails the program: a
  * report that cannot be delivered is dropped. Returns 1 when the agent answered that a resize
  * is requested (the same as SIGUSR1). */
+/* shoal_job_cap_ reads the attempt's capability from SHOAL_JOB_CAP_FILE into buf (SHOAL_JOB_CAP
+ * when a caller set it by hand); NULL when there is none. */
+static inline const char *shoal_job_cap_(char *buf, size_t n) {
+    const char *path = getenv("SHOAL_JOB_CAP_FILE");
+    if (!path || !*path) return getenv("SHOAL_JOB_CAP");
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t got = fread(buf, 1, n - 1, f);
+    fclose(f);
+    while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\r' || buf[got - 1] == ' ')) got--;
+    buf[got] = 0;
+    return got > 0 ? buf : NULL;
+}
+
 static inline int shoal_progress_ex(long iter, double comm, int final) {
-    const char *sock = getenv("SHOAL_AGENT_SOCK"), *cap = getenv("SHOAL_JOB_CAP");
+    const char *sock = getenv("SHOAL_AGENT_SOCK");
     const char *job = getenv("SHOAL_JOB_ID"), *att = getenv("SHOAL_ATTEMPT");
-    if (!sock || !cap || !job || !att) return 0;
+    if (!sock || !job || !att) return 0;
     double now = shoal_now_();
     if (!final && shoal_last_report_ > 0 && now - shoal_last_report_ < shoal_report_every_) return 0;
     shoal_last_report_ = now;
+    char capbuf[256];
+    const char *cap = shoal_job_cap_(capbuf, sizeof capbuf);
+    if (!cap) return 0;
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
