@@ -98,6 +98,13 @@ type Config struct {
 	// limit. Default raftfsm.DefaultLimits().
 	Limits raftfsm.Limits
 
+	// PublishOutput lets every local user read every job's output through
+	// the API (GET /v1/jobs/{id}/logs), as before it was the owner's. Off
+	// (the default), a job's output is its owner's, root's and token
+	// holders', as Slurm's output files follow their permissions. The agent
+	// a user asks decides: give every agent the same. --publish-output.
+	PublishOutput bool
+
 	// Testing holds fault injections for tests; zero in production.
 	Testing TestingHooks
 

@@ -131,6 +131,7 @@ var keys = []Key{
 		return nil
 	}},
 	{"cgroups", Bool, func(a *Agent, v Value) error { a.Config.NoCgroups = !v.Bool; return nil }},
+	{"publish-output", Bool, func(a *Agent, v Value) error { a.Config.PublishOutput = v.Bool; return nil }},
 	{"placement-model-wait", Duration, func(a *Agent, v Value) error { a.Config.PlacementModelWait = v.Dur; return nil }},
 	{"job-retention", Duration, func(a *Agent, v Value) error { a.Config.JobRetention = v.Dur; return nil }},
 	{"history-retention", Duration, func(a *Agent, v Value) error { a.Config.HistoryRetention = v.Dur; return nil }},

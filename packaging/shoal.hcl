@@ -96,6 +96,10 @@ socket = "/run/shoal/shoal.sock"
 # Confine every job attempt in a cgroup of its own (false: unconfined, --mem jobs refused).
 # cgroups = true
 
+# Let every local user read every job's output with 'shoal logs' (default: only
+# the job's owner, root and token holders). Give every agent the same.
+# publish_output = false
+
 # Per-user limits, cluster-wide (0: no limit).
 # max_queued_jobs = 100
 # max_user_procs = 4096

@@ -23,6 +23,12 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Checked here, before a relay to the head: the head sees this agent's
+	// certificate, not the user.
+	if !s.cfg.PublishOutput && !mayReadOutput(r, j.Owner) {
+		writeErr(w, http.StatusForbidden, fmt.Sprintf("the output of job %d is %s's: only its owner, root and token holders may read it (an administrator may publish output with 'shoal agent --publish-output')", j.ID, j.Owner))
+		return
+	}
 	q := r.URL.Query()
 	stream := q.Get("stream")
 	if stream == "" {

@@ -108,6 +108,13 @@ func mayReadEnv(r *http.Request, owner string) bool {
 	return err == nil && u == owner
 }
 
+// mayReadOutput reports whether r may read the output of owner's job: a
+// job prints what it likes (its environment, tokens of its own, data),
+// so over the local socket only its owner and root read it, as Slurm's
+// output files follow their permissions; a site may publish it
+// (Config.PublishOutput).
+func mayReadOutput(r *http.Request, owner string) bool { return mayReadEnv(r, owner) }
+
 // hiddenEnv keeps the names of a job's environment variables and hides
 // their values.
 func hiddenEnv(env []string) []string {

@@ -23,6 +23,9 @@ type Config struct {
 	CapabilityKey []byte
 	// Self is who the agent runs as: not root makes it single-user.
 	Self Identity
+	// PublishOutput lets every local user read every job's output
+	// (handleLogs); off, only its owner, root and token holders may.
+	PublishOutput bool
 	// Limits are this agent's per-user limits, checked at submit.
 	Limits raftfsm.Limits
 	// HTTP bounds requests (RequestTimeout; the listeners' caps are
