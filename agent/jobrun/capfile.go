@@ -25,7 +25,8 @@ import (
 // replace), mode 0711 so the owner may pass through but nobody may list or
 // create, and in it one file per attempt, created by root with O_EXCL and
 // handed to the owner with fchown on its descriptor. Nothing the owner
-// controls is ever followed or chowned by path.
+// controls is ever followed or chowned by path. The directory carries the
+// agent's tag (tmpdirs.go): one a killed agent left goes at its next start.
 
 // CapFileVar names the file holding the attempt's capability.
 const CapFileVar = "SHOAL_JOB_CAP_FILE"
@@ -49,7 +50,7 @@ func (n *Node) capabilityFile(j *raftfsm.Job, att *raftfsm.Attempt, cred *jobexe
 		return p, nil
 	}
 	if c.dir == "" {
-		dir, err := os.MkdirTemp("", "shoal-caps-")
+		dir, err := os.MkdirTemp("", "shoal-caps-"+n.tmpTag+"-")
 		if err != nil {
 			return "", fmt.Errorf("capability dir: %w", err)
 		}

@@ -12,7 +12,8 @@ import (
 )
 
 // Attempt directories in the temporary directory (the MPI launcher's
-// remote shell, hostfiles, step socket; Open MPI's session base) go when
+// remote shell, hostfiles, step socket; Open MPI's session base; the
+// directory of capability files, capfile.go) go when
 // their attempt ends. An agent killed with SIGKILL leaves them behind, and
 // nothing else would ever remove them: the next life of the agent does, at
 // start, before any attempt of its own. Several agents may share a
@@ -43,7 +44,7 @@ func (n *Node) tempPrefix(kind string, k Key) string {
 // job helper, as that user.
 func (n *Node) removeLeftoverTempDirs() {
 	var found []string
-	for _, kind := range []string{"job", "ompi"} {
+	for _, kind := range []string{"job", "ompi", "caps"} {
 		m, err := filepath.Glob(filepath.Join(os.TempDir(), "shoal-"+kind+"*-"+n.tmpTag+"-*"))
 		if err != nil {
 			n.log.Warn("list leftover attempt directories", "err", err)
