@@ -333,3 +333,37 @@ func TestFairShareInterleavesUsersLive(t *testing.T) {
 	}
 	t.Logf("placement order: %v", order)
 }
+
+// TestLogsWithoutFollowAnswerAtOnce: a read of a running job's output
+// without follow (follow=0, what `shoal logs ID` sends) returns what there
+// is now instead of waiting for the job to end.
+func TestLogsWithoutFollowAnswerAtOnce(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 1, nil)
+	out, errOut, code := shoalCLI(t, c, 0, "submit", "--mpi", "none", "-n", "1", "--", "sh", "-c", "echo ready; exec sleep 600")
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		t.Fatalf("submit printed %q", out)
+	}
+	t.Cleanup(func() { shoalCLI(t, c, 0, "kill", strconv.FormatUint(id, 10)) })
+	j := waitState(t, c, 0, id, time.Minute, "running")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var b strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := c.Client(0).Stream(ctx, fmt.Sprintf("/v1/jobs/%d/logs?stream=stdout&attempt=%d&follow=0", id, j.Attempt), &b)
+		cancel()
+		if err != nil {
+			t.Fatalf("logs without follow of a running job: %v (it waited for the job to end)", err)
+		}
+		if strings.Contains(b.String(), "ready") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no output within a minute: %q", b.String())
+		}
+	}
+}

@@ -63,7 +63,9 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
 	path := s.be.LogPath(j.ID, att.N, stream)
 	w.Header().Set("Content-Type", "application/octet-stream")
-	s.serveLog(w, r, path, offset, q.Get("follow") != "", Attempt{Job: j.ID, Attempt: att.N})
+	// follow=0 (what `shoal logs` without -f sends) reads what there is.
+	follow, _ := strconv.ParseBool(q.Get("follow"))
+	s.serveLog(w, r, path, offset, follow, Attempt{Job: j.ID, Attempt: att.N})
 }
 
 func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, path string, offset int64, follow bool, k Attempt) {
