@@ -87,11 +87,11 @@ experiment: deps build
 
 # Slurm side by side with shoal on the namespace testbed (docs/experiment.md,
 # "Against Slurm"): one table per case. Needs root; installs Debian's Slurm
-# (slurm-wlm, 22.05) and munge, which only this bench uses. About 15-25
-# minutes with the defaults on a 2-core machine; PEERS_FLAGS for more
-# (e.g. "-reps 5 -peer-reps 5"), PEERS_CASES for other cases.
+# (slurm-wlm, 22.05) and munge, which only this bench uses. Every case, jobs
+# back to back: about 45 minutes on a 2-core machine; PEERS_FLAGS for more
+# or fewer repetitions (e.g. "-reps 2"), PEERS_CASES for fewer cases.
 PEERS_PKGS  := slurm-wlm munge
-PEERS_CASES ?= peers9,bulk10
+PEERS_CASES ?= peers9,bulk10,lab12,asym10,degrade10,queue12
 PEERS_FLAGS ?=
 bench-peers: deps build
 	@missing=""; for p in $(PEERS_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -101,8 +101,8 @@ bench-peers: deps build
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
-	$(BIN)/shoal-experiment -shoal $(SHOAL) -cases $(PEERS_CASES) -apps lammps -np 3 -ppn 1 -reps 5 -cold-reps 0 \
-		-policies slurm,slurm-tree,slurm-measured,netload,oracle -out bench-peers.csv $(PEERS_FLAGS)
+	$(BIN)/shoal-experiment -shoal $(SHOAL) -cases $(PEERS_CASES) -apps lammps -np 3 -ppn 1 -reps 4 -cold-reps 1 \
+		-policies random,slurm,slurm-tree,slurm-measured,netload,oracle -out bench-peers.csv $(PEERS_FLAGS)
 
 # The leader core (leader/) stays pure: no network, file system, processes
 # or unseeded randomness among its imports (leader/purity_test.go checks
