@@ -35,15 +35,28 @@ const endedHorizon = 10 * loadAvgTau
 func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now time.Time) {
 	ghost := map[string]float64{}
 	ended := map[string][]span{}
+	// liveSince is, per node, the start of the latest attempt still live
+	// there: traffic before an ended attempt is not what the node carries
+	// once another attempt has started since.
+	liveSince := map[string]int64{}
 	for _, j := range st.Jobs {
 		for i := range j.Attempts {
 			a := &j.Attempts[i]
-			if !a.Ended() || a.StartedAt.IsZero() || a.EndedAt.IsZero() || now.Sub(a.EndedAt) > endedHorizon {
+			if !a.Ended() {
+				if !a.StartedAt.IsZero() {
+					for _, h := range a.Hosts {
+						liveSince[h.Node] = max(liveSince[h.Node], a.StartedAt.UnixMilli())
+					}
+				}
 				continue
 			}
-			left := loadLeft(a.EndedAt.Sub(a.StartedAt), now.Sub(a.EndedAt))
+			if a.StartedAt.IsZero() || a.EndedAt.IsZero() || now.Sub(a.EndedAt) > endedHorizon {
+				continue
+			}
+			ran := a.EndedAt.Sub(a.StartedAt)
+			left := loadLeft(ran, now.Sub(a.EndedAt))
 			for _, h := range a.Hosts {
-				ghost[h.Node] += float64(h.Procs*j.Spec.CPUs()) * left // a rank of N CPUs loads N cores
+				ghost[h.Node] += busyCores(a, h, j.Spec.CPUs(), ran) * left
 				ended[h.Node] = append(ended[h.Node], span{a.StartedAt.UnixMilli(), a.EndedAt.UnixMilli()})
 			}
 		}
@@ -61,11 +74,30 @@ func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now
 			n.Load.Now = max(0, n.Load.Now-g)
 		}
 		for _, s := range ended[n.Name] {
+			if liveSince[n.Name] > s.start {
+				continue
+			}
 			if rx, tx, ok := trafficBefore(traffic[n.Name], s); ok {
 				n.NetRx, n.NetTx = min(n.NetRx, rx), min(n.NetTx, tx)
 			}
 		}
 	}
+}
+
+// busyCores is how many cores an ended attempt kept busy on host h on
+// average: its recorded CPU time over the time it ran, at most what its
+// ranks could use (procs times CPUs per rank). Until the node has
+// recorded its usage (record_usage follows the end by a moment) it is
+// that most: MPI ranks poll while they wait, and a job placed right after
+// the end is the case this serves.
+func busyCores(a *raftfsm.Attempt, h raftfsm.Host, cpus int, ran time.Duration) float64 {
+	most := float64(h.Procs * cpus)
+	for _, u := range a.Usage {
+		if u.Node == h.Node && ran > 0 {
+			return min(most, u.CPUSeconds/ran.Seconds())
+		}
+	}
+	return most
 }
 
 // span is an attempt's run, Unix milliseconds.

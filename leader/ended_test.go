@@ -70,3 +70,58 @@ func TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic(t *testing.T) {
 		t.Errorf("n3 ran no attempt: load %.2f traffic %.0f, want 3.2 and %.0f", n.Load.Now, n.NetRx, busy)
 	}
 }
+
+// TestSnapshot_EndedAttemptsByWhatTheyUsed: an attempt that mostly slept
+// (its recorded CPU time a tenth of its ranks' cores) leaves a tenth of
+// their load, not all of it; and a node where another attempt started
+// after the ended one keeps its latest traffic, which is the live one's.
+func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "n1", "n2")
+	start, end := t0, t0.Add(10*time.Minute)
+	now := end.Add(time.Second)
+	ms := func(t time.Time) int64 { return t.UnixMilli() }
+	for _, name := range []string{"n1", "n2"} {
+		n := w.node(name)
+		n.Attrs.Load = placement.Means{Now: 2.5, M1: 2.5, M5: 2.5, M15: 2.5}
+		n.Attrs.NetRx, n.Attrs.NetTx = 9e6, 9e6
+		n.Traffic = []TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: 1e6, Tx: 1e6},
+			{At: ms(end.Add(-2 * time.Second)), Rx: 9e6, Tx: 9e6}, {At: ms(end.Add(time.Second)), Rx: 9e6, Tx: 9e6}}
+	}
+	zero := 0
+	sleeper := submit(w, "sleeper", raftfsm.JobSpec{NP: 4, MPI: "none"})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: sleeper, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 2}, {Node: "n2", Procs: 2}}})
+	for _, n := range []string{"n1", "n2"} {
+		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: sleeper, Attempt: 1, Node: n})
+	}
+	w.now = start
+	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: sleeper, Attempt: 1})
+	// A job on n2 alone starts while the sleeper runs, and is still running.
+	w.now = start.Add(5 * time.Minute)
+	live := submit(w, "live", raftfsm.JobSpec{NP: 1, MPI: "none"})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: live, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n2", Procs: 1}}})
+	w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: live, Attempt: 1, Node: "n2"})
+	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: live, Attempt: 1})
+	w.now = end
+	w.do(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: sleeper, Attempt: 1, ExitCode: &zero})
+	// 2 ranks x 600 s = 1200 core-seconds possible; 120 used.
+	w.do(raftfsm.CmdRecordUsage, raftfsm.RecordUsage{ID: sleeper, Attempt: 1, Usage: raftfsm.NodeUsage{Node: "n1", CPUSeconds: 120, Wall: 10 * time.Minute}})
+
+	got := map[string]placement.Node{}
+	for _, n := range Snapshot(w.st, w.nodes, now).Nodes {
+		got[n.Name] = n
+	}
+	left := math.Exp(-1.0/60) * (1 - math.Exp(-10))
+	if want := 2.5 - 0.2*left; math.Abs(got["n1"].Load.Now-want) > 1e-9 {
+		t.Errorf("n1's latest load %.3f, want %.3f: the sleeper used 0.2 cores there, not 2", got["n1"].Load.Now, want)
+	}
+	if want := 2.5 - 2*left; math.Abs(got["n2"].Load.Now-want) > 1e-9 {
+		t.Errorf("n2's latest load %.3f, want %.3f: no usage recorded yet, its ranks count as busy", got["n2"].Load.Now, want)
+	}
+	if got["n1"].NetRx != 1e6 {
+		t.Errorf("n1's traffic %.0f, want 1e6: the sleeper's is taken out", got["n1"].NetRx)
+	}
+	if got["n2"].NetRx != 9e6 {
+		t.Errorf("n2's traffic %.0f, want 9e6: an attempt started there since and still runs", got["n2"].NetRx)
+	}
+}

@@ -29,6 +29,12 @@ const MinTrafficShift = 125_000
 //
 // It is pure: the caller reads the counters and passes the times.
 type TrafficWatch struct {
+	// MinGap is the least time between samples it calls for: bursty
+	// traffic (an MPI job's compute and exchange phases) shifts at every
+	// reading, and a sample per reading would gossip a state update each
+	// time and crowd the 15-minute means' sample budget. 0: no bound.
+	MinGap time.Duration
+
 	// last full samples: counters and times of the latest two
 	pubAt, prevAt  time.Time
 	pubRx, pubTx   uint64
@@ -49,14 +55,15 @@ func (w *TrafficWatch) Sampled(at time.Time, rx, tx uint64) {
 // Check records a reading between samples and reports whether the rate
 // since the previous reading differs, in either direction, from the rate
 // the latest sample published (the one between the latest two samples)
-// by more than half of it and more than MinTrafficShift; after the first
+// by more than half of it and more than MinTrafficShift, and MinGap has
+// passed since that sample; after the first
 // sample, which published no rate, any rate above MinTrafficShift is
 // one. Counters that went back (an interface gone) or a clock that did
 // not move decide nothing.
 func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 	prevAt, prevRx, prevTx := w.readAt, w.readRx, w.readTx
 	w.readAt, w.readRx, w.readTx = at, rx, tx
-	if w.samples == 0 || !at.After(prevAt) || rx < prevRx || tx < prevTx {
+	if w.samples == 0 || !at.After(prevAt) || rx < prevRx || tx < prevTx || at.Sub(w.pubAt) < w.MinGap {
 		return false
 	}
 	var pubRx, pubTx float64

@@ -56,3 +56,27 @@ func TestTrafficWatch_ShiftsAndSteadyTraffic(t *testing.T) {
 		t.Error("a reading at the same instant called for a sample")
 	}
 }
+
+// TestTrafficWatch_MinGap: bursty traffic that shifts at every reading
+// calls for a sample no more often than MinGap.
+func TestTrafficWatch_MinGap(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	w := TrafficWatch{MinGap: time.Second}
+	var rx uint64
+	w.Sampled(t0, 0, 0)
+	samples := 0
+	for i := 1; i <= 40; i++ { // 10 s of readings every 250 ms, rate flipping 0 <-> 40 MB/s
+		at := t0.Add(time.Duration(i) * 250 * time.Millisecond)
+		if i%2 == 0 {
+			rx += 10_000_000
+		}
+		if w.Check(at, rx, 0) {
+			samples++
+			w.Sampled(at, rx, 0)
+		}
+	}
+	if samples == 0 || samples > 10 {
+		t.Fatalf("%d samples in 10 s of bursty traffic, want 1..10 (at most one a second)", samples)
+	}
+}

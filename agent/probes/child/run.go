@@ -69,6 +69,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		defer work.Stop()
 		if tc, ok := sampler.(probe.TrafficCounter); ok {
 			watch = &traffic{c: tc, tick: time.NewTicker(watchPeriod(period(kind, cfg)))}
+			watch.w.MinGap = minGap(period(kind, cfg))
 			defer watch.tick.Stop()
 		}
 		sampleOnce(ctx, sampler, w, log)
@@ -156,6 +157,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 				}
 				if watch != nil {
 					watch.tick.Reset(watchPeriod(period(kind, cfg)))
+					watch.w.MinGap = minGap(period(kind, cfg))
 				}
 				log.Info("probe settings changed", "beat_ms", cfg.BeatMS, "period", period(kind, cfg),
 					"timeout_ms", cfg.TimeoutMS)
@@ -202,6 +204,13 @@ func period(kind string, cfg Msg) time.Duration {
 // 500 ms (a read of the interface counters costs microseconds).
 func watchPeriod(sample time.Duration) time.Duration {
 	return min(max(sample/6, 50*time.Millisecond), 500*time.Millisecond)
+}
+
+// minGap is the least time between samples the traffic watch calls for:
+// a third of the sample period, at most two watch periods (1 s at the
+// default 3 s period).
+func minGap(sample time.Duration) time.Duration {
+	return min(sample/3, 2*watchPeriod(sample))
 }
 
 // traffic watches the node's traffic counters between samples
