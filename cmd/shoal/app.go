@@ -30,6 +30,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" { // must stay last
 		args = reorderArgs(app, args)
 	}
+	args = splitGlued(app, args)
 	args, err := expandScript(app, args)
 	if err == nil {
 		err = app.Run(args)
@@ -107,7 +108,20 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	if c.Command != nil && c.Command.Name != "" {
 		name += " " + c.Command.Name
 	}
-	return cli.Exit(fmt.Sprintf("%v (see '%s --help')", err, name), exitUsage)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok && c.Command != nil {
+		// Slurm users' and typists' near misses: --ntask-per-node.
+		var names []string
+		for _, f := range c.Command.Flags {
+			for _, n := range f.Names() {
+				names = append(names, dashed(n))
+			}
+		}
+		if s := nearest(dashed(strings.TrimLeft(flag, "-")), names); s != "" {
+			msg += "; did you mean " + s + "?"
+		}
+	}
+	return cli.Exit(fmt.Sprintf("%s (see '%s --help')", msg, name), exitUsage)
 }
 
 // usagef reports a bad argument that flag parsing could not catch.

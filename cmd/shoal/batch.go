@@ -52,17 +52,21 @@ func dashed(name string) string {
 	return "--" + name
 }
 
-// parseDirectives reads the #SHOAL lines of a script: after the #! line,
-// among comments and blank lines, up to the first command (sbatch stops
-// there too). Each line's words are checked against flags, so an unknown
-// flag or a bad value is reported with the file and line. It returns the
-// flags in order, and whether the script had any directive. Only
-// scriptOptions may appear: a connection or credential flag is an error
-// naming its line.
+// parseDirectives reads the #SHOAL and #SBATCH lines of a script: after
+// the #! line, among comments and blank lines, up to the first command
+// (sbatch stops there too). #SBATCH lines are translated into job options
+// (translateSbatch) and come first, so that a #SHOAL line wins over them
+// where both set an option. Each line's words are checked against
+// scriptOptions, so an unknown flag or a bad value is reported with the
+// file and line, and a connection or credential flag is refused in either
+// dialect. It returns the flags in order, and whether the script had any
+// directive; a script with #SBATCH lines gets --slurm-script first, for
+// Slurm's defaults.
 func parseDirectives(name string, script io.Reader) ([]string, bool, error) {
 	flags := scriptOptions()
-	var out []string
-	found := false
+	var slurm, own []string
+	var size sbatchSize
+	found, isSlurm := false, false
 	sc := bufio.NewScanner(script)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -70,27 +74,52 @@ func parseDirectives(name string, script io.Reader) ([]string, bool, error) {
 		if line == "" || (n == 1 && strings.HasPrefix(line, "#!")) {
 			continue
 		}
-		rest, ok := strings.CutPrefix(line, directivePrefix)
-		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+		prefix := ""
+		for _, p := range []string{directivePrefix, sbatchPrefix} {
+			if rest, ok := strings.CutPrefix(line, p); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+				prefix = p
+			}
+		}
+		if prefix == "" {
 			if strings.HasPrefix(line, "#") {
 				continue // a comment (or #SHOALX: not ours)
 			}
 			break // the first command ends the directives
 		}
 		found = true
-		words, err := shellWords(rest)
+		words, err := shellWords(line[len(prefix):])
 		if err != nil {
-			return nil, true, fmt.Errorf("%s:%d: %v", name, n, err)
+			return nil, true, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if prefix == sbatchPrefix {
+			isSlurm = true
+			if words, err = translateSbatch(words, n, &size); err != nil {
+				return nil, true, fmt.Errorf("%s:%d: %w", name, n, err)
+			}
 		}
 		if err := checkDirective(words, flags); err != nil {
-			return nil, true, fmt.Errorf("%s:%d: %v", name, n, err)
+			return nil, true, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-		out = append(out, words...)
+		if prefix == sbatchPrefix {
+			slurm = append(slurm, words...)
+		} else {
+			own = append(own, words...)
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, found, fmt.Errorf("read %s: %v", name, err)
+		return nil, found, fmt.Errorf("read %s: %w", name, err)
 	}
-	return out, found, nil
+	if !isSlurm {
+		return own, found, nil
+	}
+	sized, err := size.words()
+	if err == nil {
+		err = checkDirective(sized, flags)
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("%s:%d: %w", name, size.line, err)
+	}
+	return slices.Concat([]string{"--slurm-script"}, sized, slurm, own), true, nil
 }
 
 // checkDirective parses one directive line's words with the job flags.
@@ -110,7 +139,17 @@ func checkDirective(words []string, flags []cli.Flag) error {
 			if why := scriptRefusal(name); why != "" {
 				return errors.New(why)
 			}
-			return fmt.Errorf("unknown flag %s (see 'shoal submit --help')", dashed(name))
+			msg := "unknown flag " + dashed(name)
+			var names []string
+			for _, f := range flags {
+				for _, n := range f.Names() {
+					names = append(names, dashed(n))
+				}
+			}
+			if s := nearest(dashed(name), names); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+			return fmt.Errorf("%s (see 'shoal submit --help')", msg)
 		}
 		return errors.New(msg)
 	}

@@ -11,15 +11,22 @@ import (
 func confineFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "mem", Usage: "memory limit per node, `SIZE` (e.g. 512M, 4G; a plain number is megabytes); the kernel kills the job's processes beyond it"},
+		&cli.StringFlag{Name: "mem-per-cpu", Usage: "memory limit per CPU, `SIZE`, as Slurm's: the limit per process is SIZE × --cpus-per-rank"},
 		&cli.StringFlag{Name: "mem-per-rank", Usage: "memory limit per process, `SIZE`: the node's limit is SIZE × its processes (instead of --mem)"},
-		&cli.IntFlag{Name: "cpus-per-rank", Usage: "CPUs each process may use, `N` (default 1): the job's CPU quota on a node is N × its processes there, and placement, fair share and --max-user-procs count N cores per process"},
+		&cli.IntFlag{Name: "cpus-per-rank", Aliases: []string{"c", "cpus-per-task"}, Usage: "CPUs each process may use, `N` (default 1): the job's CPU quota on a node is N × its processes there, and placement, fair share and --max-user-procs count N cores per process"},
 	}
 }
 
 // applyConfineFlags reads the confinement flags into sp.
 func applyConfineFlags(c *cli.Context, sp *api.JobSpec) error {
-	if c.IsSet("mem") && c.IsSet("mem-per-rank") {
-		return usagef(c, "--mem and --mem-per-rank: give one (per node or per process)")
+	set := 0
+	for _, f := range []string{"mem", "mem-per-rank", "mem-per-cpu"} {
+		if c.IsSet(f) {
+			set++
+		}
+	}
+	if set > 1 {
+		return usagef(c, "--mem, --mem-per-rank and --mem-per-cpu: give one (per node, per process or per CPU)")
 	}
 	for _, f := range []struct {
 		name string
@@ -40,6 +47,13 @@ func applyConfineFlags(c *cli.Context, sp *api.JobSpec) error {
 			return usagef(c, "--cpus-per-rank %d: want at least 1 CPU per process", n)
 		}
 		sp.CPUsPerRank = n
+	}
+	if c.IsSet("mem-per-cpu") {
+		v, err := confine.ParseSize("--mem-per-cpu", c.String("mem-per-cpu"))
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		sp.MemPerRank = v * uint64(max(sp.CPUsPerRank, 1))
 	}
 	return nil
 }

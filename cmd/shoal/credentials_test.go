@@ -88,6 +88,10 @@ func TestScriptCannotRedirectTheSubmitter(t *testing.T) {
 		{"ca file", "#SHOAL --ca-file " + theirs.caFile, "--ca-file"},
 		{"cert and key", "#SHOAL --cert-file /tmp/c.pem --key-file /tmp/k.pem", "--cert-file"},
 		{"key file", "#SHOAL --key-file /tmp/k.pem", "--key-file"},
+		// The Slurm dialect goes through the same list.
+		{"#SBATCH addr", "#SBATCH --addr=" + theirs.srv.URL, "--addr"},
+		{"#SBATCH token file", "#SBATCH -n 1 --token-file " + tokFile, "--token-file"},
+		{"#SBATCH ca file", "#SBATCH --ca-file=" + theirs.caFile, "--ca-file"},
 	} {
 		script := filepath.Join(dir, "job.sh")
 		if err := os.WriteFile(script, []byte("#!/bin/sh\n#SHOAL -n 1\n"+tc.directive+"\nhostname\n"), 0o755); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,7 @@ func jobFlags() []cli.Flag {
 // here.
 func jobOptionFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "np", Aliases: []string{"n"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
+		&cli.StringFlag{Name: "np", Aliases: []string{"n", "ntasks"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
 		&cli.StringFlag{Name: "nodes", Usage: "elastic job on `MIN:MAX` nodes of --ppn processes each (default ppn 1)"},
 		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N` (default MIN)"},
 		&cli.StringFlag{Name: "deadline", Usage: "elastic job: finish within `DURATION` (e.g. 30m) or by a time (RFC 3339 or 15:04)"},
@@ -43,11 +44,11 @@ func jobOptionFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "iterations", Usage: "elastic job: the program's total of iterations, `N` (required with --nodes)"},
 		&cli.BoolFlag{Name: "comm-heavy", Usage: "elastic job: communication-heavy, never grown (placed on better-connected nodes instead)"},
 		&cli.StringFlag{Name: "checkpoint-dir", Usage: "elastic job: $SHOAL_CHECKPOINT_DIR, shared by all attempts (default: .shoal-checkpoints/ in --workdir)"},
-		&cli.IntFlag{Name: "ppn", Usage: "processes per node, `K` (default: what each node has free)"},
+		&cli.IntFlag{Name: "ppn", Aliases: []string{"ntasks-per-node"}, Usage: "processes per node, `K` (default: what each node has free)"},
 		&cli.IntFlag{Name: "priority", Aliases: []string{"p"}, Usage: "higher runs first"},
 		&cli.StringFlag{Name: "hostfile", Aliases: []string{"f"}, Usage: "run only on the hosts of `FILE` (host:n, host slots=n, or host)"},
 		&cli.StringFlag{Name: "relax", Aliases: []string{"r"}, Usage: "GERBIL relaxation `MODE`: none, loc, dist, loc+dist, all"},
-		&cli.BoolFlag{Name: "oversubscribe", Aliases: []string{"o"}, Value: true, Usage: "place on busy nodes (reported as degraded) rather than wait"},
+		&cli.BoolFlag{Name: "oversubscribe", Aliases: []string{"o", "s"}, Value: true, Usage: "place on busy nodes (reported as degraded) rather than wait"},
 		&cli.BoolFlag{Name: "no-oversubscribe", Usage: "wait until enough slots are free instead of oversubscribing"},
 		&cli.StringFlag{Name: "policy", Usage: "placement `POLICY`: netload (default), paper, load, sequential, random"},
 		&cli.Float64Flag{Name: "alpha", Value: -1, Usage: "weight of compute load against network load, `A` in [0,1] (default: the cluster's, 0.3)"},
@@ -55,19 +56,73 @@ func jobOptionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "mpi", Usage: "`FLAVOUR`: mpich, openmpi or none (default: detected from the libraries the executable links)"},
 		&cli.BoolFlag{Name: "immediate", Usage: "start now or fail at once with the reason (no queueing)"},
 		&cli.IntFlag{Name: "max-attempts", Value: raftfsm.DefaultMaxAttempts, Usage: "attempts before giving up when nodes fail"},
-		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit of one attempt (default: none)"},
+		&cli.StringFlag{Name: "timeout", Aliases: []string{"t", "time"}, Usage: "wall-clock limit of one attempt, `TIME`: a duration (90m) or Slurm's MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (default: none)"},
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment; repeatable"},
-		&cli.StringFlag{Name: "workdir", Usage: "working `DIR` of the job (default: the current directory)"},
+		&cli.StringFlag{Name: "workdir", Aliases: []string{"D", "chdir"}, Usage: "working `DIR` of the job (default: the current directory)"},
 		&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
 		&cli.StringFlag{Name: "job-name", Aliases: []string{"J"}, Usage: "the job's `NAME` (shown by 'shoal jobs'; singleton matches it)"},
-		&cli.StringFlag{Name: "begin", Usage: "start no earlier than `TIME`: now+30m, 15:04, 2026-11-24T15:04 or RFC 3339"},
+		&cli.StringFlag{Name: "begin", Aliases: []string{"b"}, Usage: "start no earlier than `TIME`: now+30m, 15:04, 2026-11-24T15:04 or RFC 3339"},
 		&cli.StringFlag{Name: "dependency", Aliases: []string{"d"}, Usage: "wait for other jobs, `COND[,COND...]`: afterok:ID[:ID...], afternotok:ID, afterany:ID, singleton"},
 		&cli.BoolFlag{Name: "batch", Usage: "run the command (a batch script) once, on the head node, with the allocation in its environment; implied by #SHOAL lines"},
 		&cli.StringFlag{Name: "output", Usage: "also write the job's stdout to `PATTERN` in the submit directory (%j job, %A array, %a task, %N node, %u user, %x name)"},
 		&cli.StringFlag{Name: "error", Aliases: []string{"e"}, Usage: "also write the job's stderr to `PATTERN` (as --output)"},
 		&cli.StringFlag{Name: "export", Value: "ALL", Usage: "the submitter's environment the job gets, `WHAT`: ALL, NONE, or VAR[,VAR=VALUE...] (ALL,VAR=VALUE adds to all)"},
 		&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one job per task `INDICES`: 0-99, 1,3,5, 1-9:2, and %N for at most N at once (0-99%10)"},
-	}, confineFlags()...)
+	}, append(confineFlags(), slurmOnlyFlags()...)...)
+}
+
+// slurmOnlyFlags are sbatch's options with no shoal counterpart of another
+// name: a Slurm user's script (#SBATCH) or command line may give them.
+// Those shoal does not honour are accepted and reported once at submit
+// (slurmNotes), never silently dropped.
+func slurmOnlyFlags() []cli.Flag {
+	ignored := "accepted from Slurm, not honoured (said at submit)"
+	return []cli.Flag{
+		&cli.StringFlag{Name: "account", Aliases: []string{"A"}, Usage: "charge `ACCOUNT` (recorded as $SLURM_JOB_ACCOUNT; shoal keeps no accounts)"},
+		&cli.StringFlag{Name: "nodelist", Aliases: []string{"w"}, Usage: "run only on the nodes of `LIST` (n[01-04],gpu1), as many processes on each as placement finds"},
+		&cli.StringFlag{Name: "exclude", Aliases: []string{"x"}, Usage: "never run on the nodes of `LIST`"},
+		&cli.BoolFlag{Name: "exclusive", Usage: "nodes are not reserved whole: the job waits for free slots instead (as --no-oversubscribe)"},
+		&cli.BoolFlag{Name: "parsable", Usage: "print the job ID alone (what shoal submit always prints)"},
+		&cli.BoolFlag{Name: "slurm-script", Hidden: true, Usage: "the script has #SBATCH lines: Slurm's defaults (one task, output to slurm-%j.out)"},
+		&cli.StringFlag{Name: "partition", Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "constraint", Aliases: []string{"C"}, Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "mail-type", Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "mail-user", Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "qos", Aliases: []string{"q"}, Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "signal", Hidden: true, Usage: ignored},
+		&cli.BoolFlag{Name: "requeue", Hidden: true, Usage: ignored},
+		&cli.BoolFlag{Name: "no-requeue", Hidden: true, Usage: ignored},
+	}
+}
+
+// slurmNotes says, in one line, which of the Slurm options given shoal
+// accepts without honouring, and why; "" when none was given.
+func slurmNotes(c *cli.Context) string {
+	var notes []string
+	for _, n := range []struct{ flag, why string }{
+		{"partition", "no partitions: any node may run the job"},
+		{"constraint", "nodes have no features: any node may run the job"},
+		{"exclusive", "nodes are not reserved whole: the job waits for free slots"},
+		{"mail-type", "no mail is sent"},
+		{"mail-user", "no mail is sent"},
+		{"qos", "no QOS"},
+		{"signal", "no warning signal before the time limit"},
+		{"requeue", "a job is retried on node failure up to --max-attempts"},
+		{"no-requeue", "a job is retried on node failure up to --max-attempts"},
+	} {
+		if !c.IsSet(n.flag) {
+			continue
+		}
+		what := "--" + n.flag
+		if v := c.String(n.flag); v != "" && v != "true" {
+			what += "=" + v
+		}
+		notes = append(notes, what+" ("+n.why+")")
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "shoal: accepted, not honoured: " + strings.Join(notes, "; ")
 }
 
 // slurmSpec fills the spec from the flags Slurm users bring: name, begin,
@@ -120,8 +175,23 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	if sp.PPN < 0 {
 		return req, usagef(c, "--ppn must not be negative")
 	}
+	if c.Bool("slurm-script") && !c.IsSet("np") && !c.IsSet("nodes") {
+		_ = c.Set("np", "1") // sbatch's default: one task
+	}
 	if err := parseJobSize(c, sp); err != nil {
 		return req, err
+	}
+	if c.IsSet("hostfile") && c.IsSet("nodelist") {
+		return req, usagef(c, "-f/--hostfile and -w/--nodelist: give one")
+	}
+	if l := c.String("nodelist"); l != "" {
+		hosts, err := nodeList(l)
+		if err != nil {
+			return req, usagef(c, "-w/--nodelist: %v", err)
+		}
+		for _, h := range hosts {
+			sp.Hostfile = append(sp.Hostfile, api.HostSlots{Host: h})
+		}
 	}
 	if f := c.String("hostfile"); f != "" {
 		b, err := os.ReadFile(f)
@@ -140,7 +210,7 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	default:
 		return req, usagef(c, "-r/--relax %q: use none, loc, dist, loc+dist or all", sp.Relax)
 	}
-	sp.Oversubscribe = c.Bool("oversubscribe") && !c.Bool("no-oversubscribe")
+	sp.Oversubscribe = c.Bool("oversubscribe") && !c.Bool("no-oversubscribe") && !c.Bool("exclusive")
 	sp.Policy = c.String("policy")
 	switch sp.Policy {
 	case "", "netload", "paper", "load", "sequential", "random":
@@ -157,7 +227,14 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	if err := slurmSpec(c, sp, time.Now()); err != nil {
 		return req, err
 	}
-	sp.MaxAttempts, sp.Timeout = c.Int("max-attempts"), c.Duration("timeout")
+	sp.MaxAttempts = c.Int("max-attempts")
+	if t := c.String("timeout"); t != "" {
+		d, err := parseTimeLimit(t)
+		if err != nil {
+			return req, usagef(c, "-t/--timeout: %v", err)
+		}
+		sp.Timeout = d
+	}
 	if sp.MaxAttempts < 1 {
 		return req, usagef(c, "--max-attempts must be at least 1")
 	}
@@ -174,6 +251,12 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		return req, usagef(c, "%v", err)
 	}
 	sp.Env = append(exported, c.StringSlice("env")...)
+	// Recorded as Slurm sets them in a job, for scripts and accounting that read them.
+	for _, v := range []struct{ flag, name string }{{"account", "SLURM_JOB_ACCOUNT"}, {"partition", "SLURM_JOB_PARTITION"}} {
+		if c.IsSet(v.flag) {
+			sp.Env = append(sp.Env, v.name+"="+c.String(v.flag))
+		}
+	}
 	sp.Workdir = c.String("workdir")
 	if sp.Workdir == "" {
 		wd, err := os.Getwd()
@@ -192,6 +275,13 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		}
 	}
 	sp.Output, sp.Error = c.String("output"), c.String("error")
+	if sp.Output == "" && c.Bool("slurm-script") {
+		// sbatch writes a script's output to the submit directory by default.
+		sp.Output = "slurm-%j.out"
+		if sp.Array != nil {
+			sp.Output = "slurm-%A_%a.out"
+		}
+	}
 	exe, err := exec.LookPath(args[0])
 	if err != nil && sp.Batch && !strings.Contains(args[0], "/") {
 		exe, err = exec.LookPath("./" + args[0]) // sbatch job.sh: the script in this directory
@@ -273,7 +363,17 @@ func submitCommand() *cli.Command {
 Examples:
   shoal submit -n 8 -- ./ring
   id=$(shoal submit -n 16 --ppn 4 --no-oversubscribe -- ./solver input.dat)
-  shoal submit -n 2 --pe gpu:1 --mpi none -- ./train.py`,
+  shoal submit -n 2 --pe gpu:1 --mpi none -- ./train.py
+  shoal submit job.slurm     # a Slurm script, unchanged:
+
+    #!/bin/bash
+    #SBATCH -J hello -N 2 --ntasks-per-node=4 -t 00:10:00
+    #SBATCH -o hello-%j.out -p batch    # -o is the output file here, as in sbatch
+    srun ./hello                        # or mpirun/mpiexec: a step on the allocation
+
+#SBATCH lines take sbatch's options with sbatch's meaning (a #SHOAL line
+wins where both set one); --partition, --constraint, --mail-*, --qos,
+--signal and --requeue are accepted and named at submit as not honoured.`,
 		Flags: jobFlags(),
 		Action: func(c *cli.Context) error {
 			_, res, err := submit(c)
@@ -296,9 +396,69 @@ func submit(c *cli.Context) (*api.Client, api.SubmitResponse, error) {
 	if err != nil {
 		return nil, api.SubmitResponse{}, err
 	}
+	if c.IsSet("nodelist") || c.IsSet("exclude") {
+		if err := applyNodeSets(c, cl, &req.Spec); err != nil {
+			return nil, api.SubmitResponse{}, err
+		}
+	}
+	if note := slurmNotes(c); note != "" {
+		fmt.Fprintln(c.App.ErrWriter, note)
+	}
 	res, err := cl.Submit(c.Context, req)
 	if err != nil {
 		return nil, api.SubmitResponse{}, apiError(err)
 	}
 	return cl, res, nil
+}
+
+// nodeList reads -w/--nodelist as sbatch does: a host list (n[01-04],gpu1),
+// or, when it names a file (it has a slash), the names in that file.
+func nodeList(l string) ([]string, error) {
+	if strings.Contains(l, "/") {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			return nil, err
+		}
+		l = strings.Join(strings.Fields(string(b)), ",")
+	}
+	return jobfmt.ExpandHosts(l)
+}
+
+// applyNodeSets checks -w/--nodelist against the cluster's nodes and takes
+// -x/--exclude out of the job's hosts (those of -w or -f, or else every
+// node): placement chooses among a job's hosts only, so excluding is
+// naming the rest.
+func applyNodeSets(c *cli.Context, cl *api.Client, sp *api.JobSpec) error {
+	nodes, err := cl.Nodes(c.Context)
+	if err != nil {
+		return apiError(err)
+	}
+	known := map[string]bool{}
+	for _, n := range nodes {
+		known[n.Name] = true
+	}
+	if c.IsSet("nodelist") {
+		for _, h := range sp.Hostfile {
+			if !known[h.Host] {
+				return usagef(c, "-w/--nodelist: no node %q in the cluster (see 'shoal nodes')", h.Host)
+			}
+		}
+	}
+	if !c.IsSet("exclude") {
+		return nil
+	}
+	excl, err := nodeList(c.String("exclude"))
+	if err != nil {
+		return usagef(c, "-x/--exclude: %v", err)
+	}
+	if len(sp.Hostfile) == 0 {
+		for _, n := range nodes {
+			sp.Hostfile = append(sp.Hostfile, api.HostSlots{Host: n.Name})
+		}
+	}
+	sp.Hostfile = slices.DeleteFunc(sp.Hostfile, func(h api.HostSlots) bool { return slices.Contains(excl, h.Host) })
+	if len(sp.Hostfile) == 0 {
+		return usagef(c, "-x/--exclude %s leaves no node to run on", c.String("exclude"))
+	}
+	return nil
 }

@@ -98,6 +98,8 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 	os.WriteFile(unknownHosts, []byte("n0:2\nghost:2\n"), 0o644)
 	badScript := filepath.Join(dir, "job.sh")
 	os.WriteFile(badScript, []byte("#!/bin/sh\n#SHOAL -n 2\n#SHOAL --foo\ntrue\n"), 0o755)
+	badSbatch := filepath.Join(dir, "job.slurm")
+	os.WriteFile(badSbatch, []byte("#!/bin/sh\n#SBATCH -n 2\n#SBATCH --ntask-per-node=2\ntrue\n"), 0o755)
 	badHosts := filepath.Join(dir, "bad")
 	os.WriteFile(badHosts, []byte("n0:two\n"), 0o644)
 	cases := []struct {
@@ -135,6 +137,11 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		{"directive with an unknown flag", []string{"submit", badScript}, exitUsage},
 		{"unknown output pattern", []string{"submit", "-n", "1", "--output", "out-%q", "--", "true"}, exitUsage},
 		{"bad export", []string{"submit", "-n", "1", "--export", "PATH,NONE", "--", "true"}, exitUsage},
+		{"#SBATCH with an unknown option", []string{"submit", badSbatch}, exitUsage},
+		{"nodelist naming no node", []string{"submit", "-n", "1", "-w", "n[0-1],ghost", "--", "true"}, exitUsage},
+		{"exclude leaves no node", []string{"submit", "-n", "1", "-x", "n[0-1]", "--", "true"}, exitUsage},
+		{"bad time limit", []string{"submit", "-n", "1", "-t", "1:2:3:4", "--", "true"}, exitUsage},
+		{"hostfile and nodelist", []string{"submit", "-n", "1", "-w", "n0", "-f", unknownHosts, "--", "true"}, exitUsage},
 	}
 	for _, tc := range cases {
 		_, errOut, code := shoal(t, env, tc.args...)
@@ -143,6 +150,9 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		}
 		if tc.name == "directive with an unknown flag" && !strings.Contains(errOut, "job.sh:3: unknown flag --foo") {
 			t.Errorf("%s: stderr %q, want job.sh:3: unknown flag --foo", tc.name, errOut)
+		}
+		if tc.name == "#SBATCH with an unknown option" && !strings.Contains(errOut, "job.slurm:3: unknown #SBATCH option --ntask-per-node; did you mean --ntasks-per-node?") {
+			t.Errorf("%s: stderr %q, want the line and the nearest option", tc.name, errOut)
 		}
 		oneLine(t, tc.name, errOut)
 	}

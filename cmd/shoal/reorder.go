@@ -93,3 +93,48 @@ func takesValue(cmd *cli.Command, name string) bool {
 	}
 	return false
 }
+
+// splitGlued writes a short flag glued to its value, -n8 or -Jrelax, as
+// two arguments for run and submit, as Slurm's commands take it (Go's flag
+// package reads -n8 as a flag named n8). A word that is itself a flag's
+// name (-np) and everything from the program on are left alone.
+func splitGlued(app *cli.App, args []string) []string {
+	if len(args) < 3 || !slices.Contains(commandLineCommands, args[1]) {
+		return args
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil {
+		return args
+	}
+	out := slices.Clone(args[:2])
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			return append(out, args[i:]...)
+		}
+		name := strings.TrimLeft(a, "-")
+		switch {
+		case strings.HasPrefix(a, "--") || strings.Contains(name, "=") || len(name) < 2 || hasFlag(cmd, name):
+			out = append(out, a)
+			if !strings.Contains(name, "=") && takesValue(cmd, name) && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		case takesValue(cmd, name[:1]):
+			out = append(out, a[:2], a[2:])
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// hasFlag reports whether the command has a flag of that name or alias.
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
+}

@@ -84,3 +84,50 @@ func splitNumber(h string) (prefix string, num, width int, suffix string, ok boo
 	}
 	return h[:start], n, len(digits), h[end+1:], true
 }
+
+// ExpandHosts reads a Slurm host list, the inverse of CompressHosts:
+// names separated by commas, each with at most one bracketed set of
+// numbers and ranges (n[01-03,05],login1 → n01 n02 n03 n05 login1); a
+// range keeps the width of its first number.
+func ExpandHosts(s string) ([]string, error) {
+	var out []string
+	for len(s) > 0 {
+		end := strings.IndexAny(s, ",[")
+		if end < 0 {
+			out, s = append(out, s), ""
+			break
+		}
+		if s[end] == ',' {
+			if end == 0 {
+				return nil, fmt.Errorf("host list %q: an empty name", s)
+			}
+			out, s = append(out, s[:end]), s[end+1:]
+			continue
+		}
+		closing := strings.IndexByte(s[end:], ']')
+		if closing < 0 {
+			return nil, fmt.Errorf("host list: %q has no closing ]", s)
+		}
+		prefix, set, rest := s[:end], s[end+1:end+closing], s[end+closing+1:]
+		suffix, after, _ := strings.Cut(rest, ",")
+		if strings.ContainsAny(suffix, "[]") {
+			return nil, fmt.Errorf("host list: %q has more than one bracket", s)
+		}
+		for _, part := range strings.Split(set, ",") {
+			lo, hi, isRange := strings.Cut(part, "-")
+			if !isRange {
+				hi = lo
+			}
+			a, errA := strconv.Atoi(lo)
+			b, errB := strconv.Atoi(hi)
+			if errA != nil || errB != nil || a < 0 || b < a || b-a > 65535 {
+				return nil, fmt.Errorf("host list: %q in [%s] is not a number or a range LOW-HIGH", part, set)
+			}
+			for k := a; k <= b; k++ {
+				out = append(out, fmt.Sprintf("%s%0*d%s", prefix, len(lo), k, suffix))
+			}
+		}
+		s = after
+	}
+	return out, nil
+}

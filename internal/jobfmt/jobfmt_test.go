@@ -1,6 +1,7 @@
 package jobfmt
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,27 @@ func TestCompressHosts(t *testing.T) {
 		}
 		if got := CompressHosts(hosts); got != tc.want {
 			t.Errorf("CompressHosts(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// ExpandHosts reads what CompressHosts writes, and Slurm's own lists.
+func TestExpandHosts(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"n01,n02,n03,n04", "n01,n02,n03,n05", "n1", "node9,node10", "n01.lab,n02.lab", "login,n3,n1,n2"} {
+		hosts := strings.Split(in, ",")
+		got, err := ExpandHosts(CompressHosts(hosts))
+		if err != nil || !slices.Equal(got, hosts) {
+			t.Errorf("ExpandHosts(CompressHosts(%s)) = %q, %v", in, got, err)
+		}
+	}
+	got, err := ExpandHosts("n[8-10],login")
+	if want := []string{"n8", "n9", "n10", "login"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("ExpandHosts(n[8-10],login) = %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{"n[1-", "n[3-1]", "n[a]", "n[1][2]", ",n1"} {
+		if _, err := ExpandHosts(bad); err == nil {
+			t.Errorf("ExpandHosts(%q) took it", bad)
 		}
 	}
 }
