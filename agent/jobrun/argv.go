@@ -164,6 +164,7 @@ func copies(in LaunchInput) []Copy {
 		for range h.Procs {
 			out = append(out, Copy{Node: h.Node, Argv: in.Spec.Cmd, Env: slices.Concat([]string{
 				"SHOAL_RANK=" + strconv.Itoa(len(out)), "SHOAL_SIZE=" + strconv.Itoa(np), "SHOAL_HOSTS=" + strings.Join(hosts, ","),
+				"SLURM_PROCID=" + strconv.Itoa(len(out)), // as srun numbers its tasks
 			}, in.JobEnv)})
 		}
 	}

@@ -1,6 +1,7 @@
 package jobrun
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -70,18 +71,18 @@ func TestBuildLaunch(t *testing.T) {
 		name: "copies: one per process, ranks in host order",
 		in:   LaunchInput{Spec: &raftfsm.JobSpec{MPI: "none", Cmd: []string{"hostname"}}, Attempt: two, JobEnv: jobEnv},
 		copies: []Copy{
-			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_NP=3"}},
-			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_NP=3"}},
-			{Node: "b", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SHOAL_NP=3"}},
+			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SLURM_PROCID=0", "SHOAL_NP=3"}},
+			{Node: "a", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SLURM_PROCID=1", "SHOAL_NP=3"}},
+			{Node: "b", Argv: []string{"hostname"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=3", "SHOAL_HOSTS=a,b", "SLURM_PROCID=2", "SHOAL_NP=3"}},
 		},
 	}, {
 		name: "no flavour is copies; a degraded attempt just has more per node",
 		in:   LaunchInput{Spec: &raftfsm.JobSpec{Cmd: []string{"./step"}}, Attempt: degraded},
 		copies: []Copy{
-			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
-			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
-			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
-			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=3", "SHOAL_SIZE=4", "SHOAL_HOSTS=a"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=0", "SHOAL_SIZE=4", "SHOAL_HOSTS=a", "SLURM_PROCID=0"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=1", "SHOAL_SIZE=4", "SHOAL_HOSTS=a", "SLURM_PROCID=1"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=2", "SHOAL_SIZE=4", "SHOAL_HOSTS=a", "SLURM_PROCID=2"}},
+			{Node: "a", Argv: []string{"./step"}, Env: []string{"SHOAL_RANK=3", "SHOAL_SIZE=4", "SHOAL_HOSTS=a", "SLURM_PROCID=3"}},
 		},
 	}, {
 		name:     "an unknown flavour is refused with the ones there are",
@@ -163,8 +164,33 @@ func TestJobEnv(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := n.jobEnv(tc.job, tc.att, Key{Job: tc.job.ID, Attempt: tc.att.N}); !slices.Equal(got, tc.want) {
-				t.Errorf("jobEnv\n got %q\nwant %q", got, tc.want)
+			got := n.jobEnv(tc.job, tc.att, Key{Job: tc.job.ID, Attempt: tc.att.N})
+			own := slices.DeleteFunc(slices.Clone(got), func(kv string) bool { return strings.HasPrefix(kv, "SLURM_") })
+			if !slices.Equal(own, tc.want) {
+				t.Errorf("jobEnv\n got %q\nwant %q", own, tc.want)
+			}
+			// Slurm's names for the same values, and the job's ID.
+			want := []string{fmt.Sprintf("SLURM_JOB_ID=%d", tc.job.ID)}
+			slurm := map[string]string{"SHOAL_JOB_NAME": "SLURM_JOB_NAME", "SHOAL_NODELIST": "SLURM_JOB_NODELIST", "SHOAL_NTASKS": "SLURM_NTASKS",
+				"SHOAL_SUBMIT_DIR": "SLURM_SUBMIT_DIR", "SHOAL_ARRAY_JOB_ID": "SLURM_ARRAY_JOB_ID", "SHOAL_ARRAY_TASK_ID": "SLURM_ARRAY_TASK_ID"}
+			for _, kv := range tc.want {
+				k, v, _ := strings.Cut(kv, "=")
+				if name, ok := slurm[k]; ok {
+					want = append(want, name+"="+v)
+				}
+				if k == "SHOAL_NNODES" {
+					want = append(want, "SLURM_JOB_NUM_NODES="+v, "SLURM_NNODES="+v)
+				}
+			}
+			for _, w := range want {
+				if !slices.Contains(got, w) {
+					t.Errorf("jobEnv lacks %s: %q", w, got)
+				}
+			}
+			for _, legacy := range []string{"SLURM_JOBID=", "SLURM_NODELIST="} {
+				if slices.ContainsFunc(got, func(kv string) bool { return strings.HasPrefix(kv, legacy) }) {
+					t.Errorf("jobEnv sets %s, which makes Open MPI launch through srun: %q", legacy, got)
+				}
 			}
 		})
 	}

@@ -34,6 +34,33 @@ func allocationEnv(j *raftfsm.Job, att *raftfsm.Attempt) []string {
 		env = append(env, "SHOAL_ARRAY_JOB_ID="+strconv.FormatUint(j.ArrayJobID, 10),
 			"SHOAL_ARRAY_TASK_ID="+strconv.Itoa(j.ArrayTaskID))
 	}
+	return append(env, slurmEnv(j, env)...)
+}
+
+// slurmEnv is the allocation under the names Slurm gives it, so that a
+// Slurm user's script (an array indexing $SLURM_ARRAY_TASK_ID) runs
+// unchanged. Only the current names: the legacy SLURM_JOBID and
+// SLURM_NODELIST would make Open MPI's mpirun believe it runs under Slurm
+// and launch through srun instead of the allocation's remote shell.
+func slurmEnv(j *raftfsm.Job, shoal []string) []string {
+	names := map[string]string{
+		"SHOAL_JOB_NAME": "SLURM_JOB_NAME", "SHOAL_NODELIST": "SLURM_JOB_NODELIST", "SHOAL_NTASKS": "SLURM_NTASKS",
+		"SHOAL_NNODES": "SLURM_JOB_NUM_NODES", "SHOAL_SUBMIT_DIR": "SLURM_SUBMIT_DIR",
+		"SHOAL_ARRAY_JOB_ID": "SLURM_ARRAY_JOB_ID", "SHOAL_ARRAY_TASK_ID": "SLURM_ARRAY_TASK_ID",
+	}
+	env := []string{"SLURM_JOB_ID=" + strconv.FormatUint(j.ID, 10)}
+	for _, kv := range shoal {
+		k, v, _ := strings.Cut(kv, "=")
+		if name, ok := names[k]; ok {
+			env = append(env, name+"="+v)
+			if name == "SLURM_JOB_NUM_NODES" {
+				env = append(env, "SLURM_NNODES="+v) // both names are Slurm's
+			}
+		}
+	}
+	if n := j.Spec.CPUsPerRank; n > 0 {
+		env = append(env, "SLURM_CPUS_PER_TASK="+strconv.Itoa(n))
+	}
 	return env
 }
 
