@@ -31,7 +31,7 @@ import (
 
 // StepLaunchers are the launcher names the shims stand in for.
 var StepLaunchers = []string{"mpiexec", "mpirun", "mpiexec.mpich", "mpiexec.hydra", "mpirun.mpich",
-	"mpiexec.openmpi", "mpirun.openmpi", "orterun"}
+	"mpiexec.openmpi", "mpirun.openmpi", "orterun", "srun"}
 
 // StepMessage is one line `shoal step` writes on the step socket: the
 // step's start (Cmd) or its end (End, with Exit).

@@ -45,7 +45,15 @@ func runStep(c *cli.Context) error {
 	if len(args) == 0 {
 		return cli.Exit("step: no launcher given (usage: shoal step [--skip DIR] -- LAUNCHER [ARGS...])", exitUsage)
 	}
-	path, err := lookPathSkipping(args[0], skip)
+	launch := args
+	if args[0] == "srun" {
+		// Never a real srun further along PATH: a step of this allocation.
+		var err error
+		if launch, err = srunLaunch(args[1:]); err != nil {
+			return cli.Exit(err.Error(), exitUsage)
+		}
+	}
+	path, err := lookPathSkipping(launch[0], skip)
 	if err != nil {
 		return cli.Exit("step: "+err.Error(), 127)
 	}
@@ -65,8 +73,8 @@ func runStep(c *cli.Context) error {
 		}
 	}
 	send(jobrun.StepMessage{Cmd: args})
-	launchArgs := args[1:]
-	if resolved, err := filepath.EvalSymlinks(path); err == nil && jobrun.IsMPICHLauncher(args[0], resolved) {
+	launchArgs := launch[1:]
+	if resolved, err := filepath.EvalSymlinks(path); err == nil && jobrun.IsMPICHLauncher(launch[0], resolved) {
 		launchArgs = append(jobrun.MPICHStepArgs(os.Environ(), launchArgs), launchArgs...)
 	}
 	cmd := exec.Command(path, launchArgs...)

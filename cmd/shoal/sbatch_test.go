@@ -166,3 +166,27 @@ func TestSplitGlued(t *testing.T) {
 		}
 	}
 }
+
+func TestSrunCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		n    string
+		prog []string
+	}{
+		{[]string{"./hello"}, "", []string{"./hello"}},
+		{[]string{"-n", "4", "--mpi=pmi2", "-l", "./hello", "-n", "9"}, "4", []string{"./hello", "-n", "9"}},
+		{[]string{"-n8", "-N", "2", "--ntasks-per-node=4", "hostname"}, "8", []string{"hostname"}},
+		{[]string{"--ntasks=3", "--", "-weird"}, "3", []string{"-weird"}},
+	} {
+		n, prog, err := srunCommand(tc.args)
+		if err != nil || n != tc.n || !slices.Equal(prog, tc.prog) {
+			t.Errorf("srunCommand(%q) = %q, %q, %v; want %q, %q", tc.args, n, prog, err, tc.n, tc.prog)
+		}
+	}
+	for _, bad := range [][]string{{"-n", "4"}, {"-n"}} {
+		if _, _, err := srunCommand(bad); err == nil {
+			t.Errorf("srunCommand(%q) took it", bad)
+		}
+	}
+}
