@@ -18,22 +18,27 @@ import (
 // A job capability is a string, and a string can leak: a job that prints
 // its environment, a file left readable. So a capability alone does not
 // act as the job's owner: the process presenting it must also be the
-// owner's (or root's) on this node, as the kernel says. Over the local
-// socket that is SO_PEERCRED. Over TCP, which job processes use through
-// SHOAL_AGENT_ADDR, the connection must come from this host, and the
-// kernel's table of TCP sockets names the uid that owns its client end
-// (what identd answers, without asking the client). A capability sent
-// from another host is refused: a job's processes talk to their own
-// node's agent.
+// owner's on this node, as the kernel says. Over the local socket that is
+// SO_PEERCRED, and root's processes may present any job's capability
+// there. Over TCP, which job processes use through SHOAL_AGENT_ADDR when
+// the agent has no socket, the connection must come from this host, and
+// the kernel's table of TCP sockets names the uid that owns its client end
+// (what identd answers, without asking the client); that uid must be the
+// owner's exactly. Root gets no shortcut over TCP: a root-owned forwarder
+// (socat, ssh -L, docker-proxy) makes any remote caller's connection a
+// socket of root's, and a client that has closed its end leaves a row of
+// uid 0 behind. A capability sent from another host is refused: a job's
+// processes talk to their own node's agent.
 
 // callerIsOwner says why r may not act as owner with a job capability,
-// or nil when it comes from a process of owner's or root's on this node.
+// or nil when it comes from a process of owner's on this node, or of
+// root's over the local socket.
 func callerIsOwner(r *http.Request, owner string) error {
-	uid, err := callerUID(r)
+	uid, local, err := callerUID(r)
 	if err != nil {
 		return fmt.Errorf("a job capability is taken only from the job's own processes on this node: %w", err)
 	}
-	if uid == 0 {
+	if uid == 0 && local {
 		return nil
 	}
 	u, err := user.Lookup(owner)
@@ -46,25 +51,27 @@ func callerIsOwner(r *http.Request, owner string) error {
 	return nil
 }
 
-// callerUID is the uid of the process that sent r: its peer credentials on
-// the local socket, the owner of its TCP socket on this host otherwise.
-func callerUID(r *http.Request) (uint32, error) {
-	if p, local := peerOf(r); local {
-		return p.uid, p.err
+// callerUID is the uid of the process that sent r and whether it came
+// over the local socket: its peer credentials there, the owner of its TCP
+// socket on this host otherwise.
+func callerUID(r *http.Request) (uid uint32, local bool, err error) {
+	if p, ok := peerOf(r); ok {
+		return p.uid, true, p.err
 	}
 	remote, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
-		return 0, fmt.Errorf("caller address %q: %w", r.RemoteAddr, err)
+		return 0, false, fmt.Errorf("caller address %q: %w", r.RemoteAddr, err)
 	}
 	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if la == nil {
-		return 0, errors.New("no local address for the connection")
+		return 0, false, errors.New("no local address for the connection")
 	}
-	local, err := netip.ParseAddrPort(la.String())
+	server, err := netip.ParseAddrPort(la.String())
 	if err != nil {
-		return 0, fmt.Errorf("local address %q: %w", la, err)
+		return 0, false, fmt.Errorf("local address %q: %w", la, err)
 	}
-	return tcpSocketOwner(remote, local)
+	uid, err = tcpSocketOwner(remote, server)
+	return uid, false, err
 }
 
 // errNotThisHost is tcpSocketOwner's answer for a connection whose client
@@ -87,8 +94,12 @@ func tcpSocketOwner(client, server netip.AddrPort) (uint32, error) {
 }
 
 // findTCPSocket scans one table (/proc/net/tcp or tcp6): "sl local_address
-// rem_address st ... uid ...", addresses as hex words in host byte order
-// and ports in hex.
+// rem_address st tx:rx tr:when retrnsmt uid timeout inode ...", addresses
+// as hex words in host byte order and ports in hex. Only an established
+// socket that a process still holds counts (state 01, inode not 0): once
+// the client closes its end the kernel keeps a row in FIN_WAIT2 or
+// TIME_WAIT that belongs to no process and shows uid 0 and inode 0, and
+// its port is free for anyone to bind.
 func findTCPSocket(table string, local, remote netip.AddrPort) (uint32, bool, error) {
 	f, err := os.Open(table)
 	if errors.Is(err, os.ErrNotExist) {
@@ -102,7 +113,7 @@ func findTCPSocket(table string, local, remote netip.AddrPort) (uint32, bool, er
 	sc.Scan() // the header
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) < 8 {
+		if len(fs) < 10 || fs[3] != tcpEstablished || fs[9] == "0" {
 			continue
 		}
 		l, err1 := parseProcAddr(fs[1])
@@ -121,6 +132,9 @@ func findTCPSocket(table string, local, remote netip.AddrPort) (uint32, bool, er
 	}
 	return 0, false, nil
 }
+
+// tcpEstablished is TCP_ESTABLISHED as the TCP tables print a socket's state.
+const tcpEstablished = "01"
 
 // sameEnd compares two socket ends, an IPv4 address and its IPv4-mapped
 // IPv6 form being one.

@@ -155,7 +155,7 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
-	script := wrapperScript(capFile, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	script := wrapperScript(capFile, n.cfg.Socket, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
 	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
@@ -249,7 +249,7 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 	if err != nil {
 		return -1, err
 	}
-	script := wrapperScript(capFile, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	script := wrapperScript(capFile, n.cfg.Socket, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
 	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err

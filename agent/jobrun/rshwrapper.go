@@ -9,10 +9,11 @@ import (
 
 // wrapperScript is the remote shell an MPI launcher of one attempt runs:
 // `shoal rsh` with the file of the attempt's capability on this node
-// (capfile.go) and the way to the local agent.
-func wrapperScript(capFile, agentAddr, caFile, caCerts, bin string) string {
-	return fmt.Sprintf("#!/bin/sh\n%s='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
-		CapFileVar, capFile, agentAddr, caFile, caCerts, bin)
+// (capfile.go) and the ways to the local agent: its socket (sock, "" when
+// off), where the kernel names the caller, and its HTTPS API.
+func wrapperScript(capFile, sock, agentAddr, caFile, caCerts, bin string) string {
+	return fmt.Sprintf("#!/bin/sh\n%s='%s' SHOAL_AGENT_SOCK='%s' SHOAL_AGENT_ADDR='%s' SHOAL_CA_FILE='%s' SHOAL_CA_CERTS='%s' exec '%s' rsh \"$@\"\n",
+		CapFileVar, capFile, sock, agentAddr, caFile, caCerts, bin)
 }
 
 // writeLauncherWrapper creates the small script an MPI launcher of attempt

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +17,8 @@ func progressCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "progress",
 		Usage: "from inside a job: report the iteration the program reached (elastic jobs)",
-		Description: `Reports to the local agent (SHOAL_AGENT_ADDR, authorised by the attempt's capability in
-the file SHOAL_JOB_CAP_FILE, both set by shoal in every job process). Elastic jobs need it: the decision layer resizes a job from its
+		Description: `Reports to the local agent (its socket SHOAL_AGENT_SOCK, or SHOAL_AGENT_ADDR without one,
+authorised by the attempt's capability in the file SHOAL_JOB_CAP_FILE, all set by shoal in every job process). Elastic jobs need it: the decision layer resizes a job from its
 rate of iterations, and a job that never reports runs as a fixed-size job. Reports are cheap;
 the agent commits at most one a second to raft.
 
@@ -45,10 +44,13 @@ Examples:
 			if !c.IsSet("iter") || c.Int64("iter") < 0 {
 				return usagef(c, "give --iter K, the iterations completed (K >= 0)")
 			}
-			addr := os.Getenv("SHOAL_AGENT_ADDR")
 			capab, err := jobCapability()
-			if errors.Is(err, errNotInJob) || addr == "" {
-				return cli.Exit("progress: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_ADDR are not set)", exitUsage)
+			var jc *api.Client
+			if err == nil {
+				jc, err = jobAgent()
+			}
+			if errors.Is(err, errNotInJob) {
+				return cli.Exit("progress: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_SOCK or SHOAL_AGENT_ADDR are not set)", exitUsage)
 			}
 			if err != nil {
 				return cli.Exit("progress: "+err.Error(), exitUsage)
@@ -66,10 +68,6 @@ Examples:
 			}
 			ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
 			defer cancel()
-			jc, err := jobClient(addr)
-			if err != nil {
-				return cli.Exit("progress: "+err.Error(), exitUsage)
-			}
 			res, err := jc.Progress(ctx, "Job "+capab, id, req)
 			if err != nil {
 				return apiError(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -78,14 +77,17 @@ func parseRsh(args []string) (host string, cmd []string, err error) {
 }
 
 func runRsh(c *cli.Context) error {
+	var jc *api.Client
 	host, cmd, err := parseRsh(c.Args().Slice())
 	if err != nil {
 		return cli.Exit("rsh: "+err.Error()+" (usage: shoal rsh [-x] HOST CMD...)", exitUsage)
 	}
-	addr := os.Getenv("SHOAL_AGENT_ADDR")
 	capab, err := jobCapability()
-	if errors.Is(err, errNotInJob) || addr == "" {
-		return cli.Exit("rsh: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_ADDR are not set); use 'shoal run'", exitUsage)
+	if err == nil {
+		jc, err = jobAgent()
+	}
+	if errors.Is(err, errNotInJob) {
+		return cli.Exit("rsh: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_SOCK or SHOAL_AGENT_ADDR are not set); use 'shoal run'", exitUsage)
 	}
 	if err != nil {
 		return cli.Exit("rsh: "+err.Error(), exitUsage)
@@ -101,10 +103,6 @@ func runRsh(c *cli.Context) error {
 	// ssh joins the remote command into one string for the remote shell;
 	// so do we, so that launchers quoting for ssh work unchanged.
 	req := api.ExecRequest{Job: id, Attempt: att, Node: host, Shell: strings.Join(cmd, " ")}
-	jc, err := jobClient(addr)
-	if err != nil {
-		return cli.Exit("rsh: "+err.Error(), exitUsage)
-	}
 	code, err := jc.ExecAuth(ctx, "Job "+capab, req, c.App.Writer, c.App.ErrWriter)
 	if err != nil {
 		// ssh's own failures exit 255; launchers read that as "could not launch".

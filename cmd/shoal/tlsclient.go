@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -104,6 +105,28 @@ func jobClient(addr string) (*api.Client, error) {
 		}
 	}
 	return api.NewTLSClient(addr, "", tlsca.ClientConfig(tlsca.Pool(cas...), nil, tlsca.AgentServerName)), nil
+}
+
+// jobAgent is the client of a process inside a job for its node's agent.
+// The local socket (SHOAL_AGENT_SOCK) comes first: there the kernel names
+// the calling process itself (SO_PEERCRED). The HTTPS API
+// (SHOAL_AGENT_ADDR) serves an agent without a socket, or a process that
+// cannot reach it (a container without the socket's directory); there the
+// agent looks the caller's TCP socket up in the kernel's table and takes
+// the capability only from a socket of the job's owner, so root's
+// processes act there on root's jobs only.
+func jobAgent() (*api.Client, error) {
+	if sock := os.Getenv("SHOAL_AGENT_SOCK"); sock != "" {
+		if c, err := net.DialTimeout("unix", sock, 5*time.Second); err == nil {
+			c.Close()
+			return api.NewClient(api.SocketScheme+sock, ""), nil
+		}
+	}
+	addr := os.Getenv("SHOAL_AGENT_ADDR")
+	if addr == "" {
+		return nil, errNotInJob
+	}
+	return jobClient(addr)
 }
 
 // jobCapability is the attempt's capability as a process inside a job
