@@ -283,12 +283,19 @@ func scriptCommand(path string) ([]string, error) {
 // sbatch's): ALL (the default), NONE, or names (their values here) and
 // NAME=VALUE pairs, after ALL or alone. shoal's own variables (SHOAL_*)
 // are never carried: every job gets its own, and a token must not travel
-// in a job's spec.
+// in a job's spec. ALL leaves them out; naming one is refused, since the
+// names include the CLI's credentials (SHOAL_TOKEN, SHOAL_TOKEN_FILE,
+// SHOAL_KEY_FILE, a job's SHOAL_JOB_CAP) and a script's `--export
+// ALL,SHOAL_TOKEN` would copy its submitter's token into the job.
 func exportEnv(what string, environ []string) ([]string, error) {
 	var out []string
 	own := func(kv string) bool { return strings.HasPrefix(kv, "SHOAL_") }
 	for i, item := range strings.Split(what, ",") {
 		item = strings.TrimSpace(item)
+		if own(item) {
+			name, _, _ := strings.Cut(item, "=")
+			return nil, fmt.Errorf("--export %q: %s is shoal's own (a credential, an address or a job's setting): it never travels in a job", what, name)
+		}
 		switch {
 		case item == "ALL" && i == 0:
 			out = slices.DeleteFunc(slices.Clone(environ), own)

@@ -73,6 +73,11 @@ func TestExportEnv(t *testing.T) {
 		{what: "PATH,ALL", err: "comes first"},
 		{what: "=3", err: "no name"},
 		{what: "PATH,,HOME", err: "comes first"},
+		{what: "ALL,SHOAL_TOKEN", err: "SHOAL_TOKEN is shoal's own"},
+		{what: "NONE,SHOAL_TOKEN_FILE", err: "SHOAL_TOKEN_FILE is shoal's own"},
+		{what: "SHOAL_KEY_FILE", err: "SHOAL_KEY_FILE is shoal's own"},
+		{what: "PATH, SHOAL_JOB_CAP", err: "SHOAL_JOB_CAP is shoal's own"},
+		{what: "ALL,SHOAL_ADDR=https://evil:7948", err: "SHOAL_ADDR is shoal's own"},
 	} {
 		got, err := exportEnv(tc.what, env)
 		if tc.err != "" {
