@@ -66,7 +66,7 @@ func (n *Node) outputFiles(j *raftfsm.Job, stdout, stderr *os.File) (outW, errW 
 	}
 	copies := make([]*outputCopy, 0, len(files))
 	for i, f := range files {
-		c, err := startOutputCopy(f, logs[i])
+		c, err := startOutputCopy(f, logs[i], cred)
 		if err != nil {
 			for _, c := range copies {
 				_ = c.wait(time.Now())
@@ -110,14 +110,17 @@ type outputCopy struct {
 	done chan error
 }
 
-func startOutputCopy(file, log *os.File) (*outputCopy, error) {
+// startOutputCopy starts copying into file, which it closes when the copy
+// ends or when it cannot start; the writer takes owner's file system
+// identity (nil: the agent's own).
+func startOutputCopy(file, log *os.File, owner *jobexec.Cred) (*outputCopy, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		_ = file.Close()
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
 	c := &outputCopy{w: w, r: r, file: file, done: make(chan error, 1)}
-	go c.run(log)
+	go c.run(log, owner)
 	return c, nil
 }
 
@@ -126,13 +129,16 @@ func startOutputCopy(file, log *os.File) (*outputCopy, error) {
 // first failure is the copy's result.
 //
 // The file was opened as its owner, but the agent writes it: the writing
-// thread drops every capability first, so the write is held to what the
-// owner's own would be (a root writer passes disk quotas and the blocks a
-// file system reserves for root). The thread stays locked and ends with
-// the goroutine, so no other goroutine ever runs without capabilities.
-func (c *outputCopy) run(log *os.File) {
+// thread takes the owner's file system identity and drops every
+// capability first, so the write is held to what the owner's own would be
+// (a root writer passes disk quotas, and ext4 gives the blocks it reserves
+// to the fsuid it was told, root by default, as well as to
+// CAP_SYS_RESOURCE). The thread stays locked and ends with the goroutine,
+// so no other goroutine ever runs with the owner's identity or without
+// capabilities.
+func (c *outputCopy) run(log *os.File, owner *jobexec.Cred) {
 	runtime.LockOSThread()
-	ferr := dropThreadCapabilities()
+	ferr := becomeOutputWriter(owner)
 	buf := make([]byte, 64<<10)
 	for {
 		k, rerr := c.r.Read(buf)
@@ -174,9 +180,28 @@ func (c *outputCopy) wait(deadline time.Time) error {
 	}
 }
 
-// dropThreadCapabilities empties the calling thread's capability sets
-// (Linux credentials are per thread; capset(2) on pid 0 changes only the
-// caller's). An agent that is not root has none to drop.
+// becomeOutputWriter gives the calling thread, which must be locked and
+// must end with its goroutine, owner's file system uid and gid (nil:
+// keeps the agent's) and drops its capabilities. Linux credentials are per
+// thread: setfsuid(2), setfsgid(2) and capset(2) on pid 0 change only the
+// caller's.
+func becomeOutputWriter(owner *jobexec.Cred) error {
+	if owner != nil {
+		// setfsuid(2) and setfsgid(2) report no failure: a call with
+		// -1, which changes nothing, shows the value in force.
+		_ = unix.Setfsgid(int(owner.GID))
+		_ = unix.Setfsuid(int(owner.UID))
+		gid, _ := unix.SetfsgidRetGid(-1)
+		uid, _ := unix.SetfsuidRetUid(-1)
+		if uid != int(owner.UID) || gid != int(owner.GID) {
+			return fmt.Errorf("the output writer cannot take %s's file system identity (fsuid %d, fsgid %d)", owner, uid, gid)
+		}
+	}
+	return dropThreadCapabilities()
+}
+
+// dropThreadCapabilities empties the calling thread's capability sets.
+// An agent that is not root has none to drop.
 func dropThreadCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
