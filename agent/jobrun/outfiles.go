@@ -71,7 +71,7 @@ func (n *Node) outputFiles(j *raftfsm.Job, stdout, stderr *os.File) (outW, errW 
 			for _, c := range copies {
 				_ = c.wait(time.Now())
 			}
-			for _, f := range files[i:] {
+			for _, f := range files[i+1:] { // startOutputCopy closed files[i]
 				_ = f.Close()
 			}
 			return nil, nil, nil, err
