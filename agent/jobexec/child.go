@@ -148,11 +148,27 @@ func (s *Spec) setUp() error {
 		}
 	}
 	if s.Dir != "" {
-		if err := os.Chdir(s.Dir); err != nil {
+		if err := s.enterDir(); err != nil {
 			return workdirError(s.Dir, s.Cred, err)
 		}
 	}
 	return nil
+}
+
+// enterDir makes Dir the working directory. A helper that keeps root's
+// identity to open output files resolves it as it resolves the files
+// (openDirNoUserLinks) and enters the directory it reached: the files are
+// opened from "." and a user's link above them must not move "." either.
+func (s *Spec) enterDir() error {
+	if len(s.Create) == 0 || os.Geteuid() != 0 {
+		return os.Chdir(s.Dir)
+	}
+	fd, err := openDirNoUserLinks(s.Dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fchdir(fd)
 }
 
 // setOOMScoreAdj sets the process's OOM score adjustment. Raising it is

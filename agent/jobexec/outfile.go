@@ -163,8 +163,24 @@ const maxLinks = 40
 // `out.txt -> /etc/shadow`, a link `logs -> /etc` above it, or a hard link
 // to a root file, and have a root job's output truncate or fill it.
 // Directories only root may write are trusted as they are (a root-made
-// /home -> /data/home link keeps working).
+// /home -> /data/home link keeps working). In a directory another user may
+// write, an existing file must be root's too: a file of the user's there,
+// even with one link, is the user's to point at something (a file the user
+// then renames away, truncated by root) and root does not write into it.
 func openNoUserLinks(path string) (int, error) {
+	return walkNoUserLinks(path, false)
+}
+
+// openDirNoUserLinks resolves the directory path as openNoUserLinks
+// resolves a file's directories and returns it open (O_PATH), for a root
+// helper to enter with fchdir: chdir(2) would follow any link on the way,
+// and a user's `proj -> /etc` would land root's output files in /etc.
+func openDirNoUserLinks(path string) (int, error) {
+	return walkNoUserLinks(path, true)
+}
+
+// walkNoUserLinks is openNoUserLinks, or openDirNoUserLinks when dirOnly.
+func walkNoUserLinks(path string, dirOnly bool) (int, error) {
 	start := "."
 	if filepath.IsAbs(path) {
 		start = "/"
@@ -173,7 +189,11 @@ func openNoUserLinks(path string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	defer func() { unix.Close(dir) }()
+	defer func() {
+		if dir >= 0 {
+			unix.Close(dir)
+		}
+	}()
 	comps := strings.Split(path, "/")
 	links := 0
 	for len(comps) > 0 {
@@ -187,22 +207,10 @@ func openNoUserLinks(path string) (int, error) {
 		if err != nil {
 			return -1, err
 		}
-		if last {
-			fd, err := unix.Openat(dir, c, openFlags|unix.O_CREAT|unix.O_NOFOLLOW, 0o666)
-			if err == nil {
-				var st unix.Stat_t
-				if err := unix.Fstat(fd, &st); err != nil {
-					unix.Close(fd)
-					return -1, err
-				}
-				if !trusted && st.Nlink > 1 {
-					unix.Close(fd)
-					return -1, fmt.Errorf("%s has %d links in a directory other users may write: root does not write through those", c, st.Nlink)
-				}
-				return fd, nil
-			}
+		if last && !dirOnly {
+			fd, err := openLast(dir, c, trusted)
 			if !errors.Is(err, unix.ELOOP) {
-				return -1, err
+				return fd, err
 			}
 			// A symbolic link: decided below, as one above it would be.
 		}
@@ -249,8 +257,51 @@ func openNoUserLinks(path string) (int, error) {
 			return -1, unix.ENOTDIR
 		}
 	}
+	if dirOnly {
+		fd := dir
+		dir = -1
+		return fd, nil
+	}
 	// The path named a directory ("", ".", "dir/").
 	return -1, unix.EISDIR
+}
+
+// openLast opens the file name in the directory open at dir for a root
+// writer, never through a symbolic link (ELOOP). In a directory another
+// user may write (not trusted) a new file is created with O_EXCL, and an
+// existing one is taken only when it is root's with no other link.
+func openLast(dir int, name string, trusted bool) (int, error) {
+	if trusted {
+		return unix.Openat(dir, name, openFlags|unix.O_CREAT|unix.O_NOFOLLOW, 0o666)
+	}
+	for range 3 { // the name may come and go meanwhile
+		fd, err := unix.Openat(dir, name, openFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o666)
+		if !errors.Is(err, unix.EEXIST) {
+			return fd, err
+		}
+		fd, err = unix.Openat(dir, name, openFlags|unix.O_NOFOLLOW, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		switch {
+		case st.Nlink > 1:
+			unix.Close(fd)
+			return -1, fmt.Errorf("%s has %d links in a directory other users may write: root does not write through those", name, st.Nlink)
+		case st.Uid != 0:
+			unix.Close(fd)
+			return -1, fmt.Errorf("%s is a file of uid %d in a directory other users may write: root does not write into those", name, st.Uid)
+		}
+		return fd, nil
+	}
+	return -1, fmt.Errorf("%s: created and removed meanwhile: %w", name, unix.EAGAIN)
 }
 
 // rootOnly says whether only root may change the entries of the directory

@@ -140,3 +140,78 @@ func TestRootOutputFollowsNoUserLink(t *testing.T) {
 		t.Errorf("root's own link in nobody's directory was not followed: %v", err)
 	}
 }
+
+// TestRootOutputWorkdirFollowsNoUserLink: a root job's working directory
+// given through a user's link (--workdir /home/alice/proj, proj ->
+// /etc) must not move root's output files there. The helper used to
+// chdir(2), which follows the link, and resolve the files from "." after.
+func TestRootOutputWorkdirFollowsNoUserLink(t *testing.T) {
+	t.Parallel()
+	c := nobody(t)
+	dir, target := userDir(t, int(c.UID))
+	proj := filepath.Join(dir, "proj")
+	if err := os.Symlink(filepath.Dir(target), proj); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(proj, int(c.UID), int(c.GID)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"shadow", "new.txt"} {
+		_, err := openOne(t, Spec{Dir: proj, Create: []string{name}})
+		var se *SetupError
+		if !errors.As(err, &se) || !strings.Contains(se.Reason, "root does not follow those") {
+			t.Errorf("root job's output %s in nobody's link to root's directory: %v, want refused", name, err)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "root's\n" {
+		t.Errorf("root's target now holds %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(target), "new.txt")); err == nil {
+		t.Error("root's output landed in root's directory through nobody's link")
+	}
+	// A working directory through a link of root's is followed.
+	alias := filepath.Join(dir, "root-alias")
+	if err := os.Symlink(filepath.Dir(target), alias); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openOne(t, Spec{Dir: alias, Create: []string{"ok.txt"}}); err != nil {
+		t.Errorf("root job's output through root's own link: %v", err)
+	}
+}
+
+// TestRootOutputWritesNoUsersFile: in a directory another user may write,
+// a file of that user's (one link: the user's own, or one they will
+// rename away and point at) is not truncated and filled by root; a file
+// of root's (its own last output) is.
+func TestRootOutputWritesNoUsersFile(t *testing.T) {
+	t.Parallel()
+	c := nobody(t)
+	dir, _ := userDir(t, int(c.UID))
+	users := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(users, []byte("nobody's\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(users, int(c.UID), int(c.GID)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := openOne(t, Spec{Dir: dir, Create: []string{"out.txt"}})
+	var se *SetupError
+	if !errors.As(err, &se) || !strings.Contains(se.Reason, "a file of uid 65534") {
+		t.Errorf("root job's output onto nobody's file: %v, want refused", err)
+	}
+	if b, _ := os.ReadFile(users); string(b) != "nobody's\n" {
+		t.Errorf("nobody's file now holds %q", b)
+	}
+	for range 2 { // created, then its own again
+		f, err := openOne(t, Spec{Dir: dir, Create: []string{"root.txt"}})
+		if err != nil {
+			t.Fatalf("root job's own output file: %v", err)
+		}
+		if _, err := f.WriteString("x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "root.txt")); string(b) != "x" {
+		t.Errorf("root's output file, opened twice, holds %q; want it truncated", b)
+	}
+}
