@@ -1,14 +1,22 @@
 package jobexec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// OpenFilesTimeout bounds how long OpenFiles waits for the helper: a path
+// on a hung NFS or FUSE mount would hold it, and the launch waiting for
+// it, for ever. The helper is killed then.
+const OpenFilesTimeout = time.Minute
 
 // filesFD is the helper's end of the socket on which it hands back the
 // descriptors of Spec.Create (ExtraFiles[2]).
@@ -28,7 +36,10 @@ const filesFD = 5
 // (a root job under a root agent), a path through a directory that another
 // user may write follows no symbolic link of that user's and ends on no
 // file with other links (see openNoUserLinks).
-func OpenFiles(exe string, spec Spec) ([]*os.File, error) {
+//
+// The helper is killed when ctx is done or after OpenFilesTimeout: it
+// runs in no cgroup, and nothing else would end it.
+func OpenFiles(ctx context.Context, exe string, spec Spec) ([]*os.File, error) {
 	if len(spec.Create) == 0 {
 		return nil, nil
 	}
@@ -38,17 +49,30 @@ func OpenFiles(exe string, spec Spec) ([]*os.File, error) {
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "files"), os.NewFile(uintptr(fds[1]), "files")
 	defer ours.Close()
-	cmd, err := Command(exe, spec, nil)
+	c, err := Command(exe, spec, nil)
 	if err != nil {
 		theirs.Close()
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, OpenFilesTimeout)
+	defer cancel()
+	// os/exec kills the helper once ctx is done, also while start waits
+	// for its status.
+	cmd := exec.CommandContext(ctx, c.Path)
+	cmd.Args, cmd.SysProcAttr = c.Args, c.SysProcAttr
 	err = start(cmd, theirs)
 	theirs.Close()
-	if err != nil {
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("job helper: opening %s: %w", strings.Join(spec.Create, ", "), context.Cause(ctx))
+	}
+	var se *SetupError
+	if errors.As(err, &se) {
 		return nil, err
 	}
-	if err := cmd.Wait(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("job helper: %w", err)
 	}
 	// The helper has exited: its one message waits in the socket.

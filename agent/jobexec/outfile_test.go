@@ -1,12 +1,14 @@
 package jobexec
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // userDir makes a directory of uid's, mode 0755, in a fresh directory
@@ -42,7 +44,7 @@ func userDir(t *testing.T, uid int) (dir, target string) {
 
 func openOne(t *testing.T, spec Spec) (*os.File, error) {
 	t.Helper()
-	files, err := OpenFiles("", spec)
+	files, err := OpenFiles(context.Background(), "", spec)
 	if err != nil {
 		return nil, err
 	}
@@ -213,5 +215,27 @@ func TestRootOutputWritesNoUsersFile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "root.txt")); string(b) != "x" {
 		t.Errorf("root's output file, opened twice, holds %q; want it truncated", b)
+	}
+}
+
+// TestOpenFilesGivesUpOnAHungHelper: a helper stuck in the kernel (here
+// on a FIFO that no one reads, standing for a hung NFS or FUSE path) is
+// killed when the caller's context ends, and OpenFiles returns: the launch
+// waiting for it used to wait for ever.
+func TestOpenFilesGivesUpOnAHungHelper(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "cgroup.procs"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	files, err := OpenFiles(ctx, "", Spec{Cgroup: []string{dir}, Dir: dir, Create: []string{"out.txt"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("OpenFiles with a hung helper: %v, %v; want the context's deadline", files, err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("OpenFiles returned %v after its context ended", took)
 	}
 }

@@ -100,7 +100,7 @@ func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err := n.procs.fence(k); err != nil {
 		return -1, err.Error()
 	}
-	outW, errW, finish, err := n.outputFiles(j, stdout, stderr)
+	outW, errW, finish, err := n.outputFiles(ctx, j, stdout, stderr)
 	if err != nil {
 		return -1, err.Error()
 	}

@@ -1,6 +1,7 @@
 package jobrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,8 +40,10 @@ func outputVars(j *raftfsm.Job, node string) jobfmt.OutputVars {
 // It returns the writers the job's processes get (the attempt's logs when
 // there is no file) and finish, to call once the launch is over: it waits
 // for the copies to drain and says whether a file could not be written.
-// A file that cannot be opened fails the attempt before the job starts.
-func (n *Node) outputFiles(j *raftfsm.Job, stdout, stderr *os.File) (outW, errW *os.File, finish func() error, err error) {
+// A file that cannot be opened fails the attempt before the job starts, as
+// does one whose helper is still at it when ctx ends or after
+// jobexec.OpenFilesTimeout (a hung NFS or FUSE mount).
+func (n *Node) outputFiles(ctx context.Context, j *raftfsm.Job, stdout, stderr *os.File) (outW, errW *os.File, finish func() error, err error) {
 	outW, errW = stdout, stderr
 	if j.Spec.Output == "" && j.Spec.Error == "" {
 		return outW, errW, func() error { return nil }, nil
@@ -60,7 +63,7 @@ func (n *Node) outputFiles(j *raftfsm.Job, stdout, stderr *os.File) (outW, errW 
 	}
 	spec := n.jobSpec(cred)
 	spec.Dir, spec.Create = j.Spec.Workdir, paths
-	files, err := jobexec.OpenFiles(n.cfg.Bin, spec)
+	files, err := jobexec.OpenFiles(ctx, n.cfg.Bin, spec)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--output/--error on %s: %w", n.cfg.Name, err)
 	}
