@@ -10,8 +10,9 @@ import (
 
 // jobEnv is what shoal adds to the environment of every process of an attempt (the
 // allocation's description last, allocationEnv): the process count and, for an elastic job,
-// the checkpoint protocol's variables (issue 8). The job capability is not among them: each
-// node names its own file of it (withCapabilityFile).
+// the checkpoint protocol's variables (where to write and read the state, whether this
+// attempt restarts from it, the iterations to reach). The job capability is not among them:
+// each node names its own file of it (withCapabilityFile).
 func (n *Node) jobEnv(j *raftfsm.Job, att *raftfsm.Attempt, k Key) []string {
 	env := []string{"SHOAL_NP=" + strconv.Itoa(att.NP())}
 	if e := j.Spec.Elastic; e != nil {

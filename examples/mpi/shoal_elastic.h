@@ -85,11 +85,6 @@ static inline const char *shoal_checkpoint_dir(void) {
 /* shoal_resize_requested: this process was asked to checkpoint and exit. */
 static inline int shoal_resize_requested(void) { return shoal_resize_flag_ != 0; }
 
-/* shoal_progress reports iteration iter (and the share of time spent communicating, in [0,1],
- * or a negative value when not measured) to the local agent, at most every
- * SHOAL_PROGRESS_INTERVAL_MS (default 250) unless final is set. It never fails the program: a
- * report that cannot be delivered is dropped. Returns 1 when the agent answered that a resize
- * is requested (the same as SIGUSR1). */
 /* shoal_job_cap_ reads the attempt's capability from SHOAL_JOB_CAP_FILE into buf (SHOAL_JOB_CAP
  * when a caller set it by hand); NULL when there is none. */
 static inline const char *shoal_job_cap_(char *buf, size_t n) {
@@ -104,6 +99,11 @@ static inline const char *shoal_job_cap_(char *buf, size_t n) {
     return got > 0 ? buf : NULL;
 }
 
+/* shoal_progress_ex (shoal_progress without final) reports iteration iter (and the share of
+ * time spent communicating, in [0,1], or a negative value when not measured) to the local
+ * agent, at most every SHOAL_PROGRESS_INTERVAL_MS (default 250) unless final is set. It never
+ * fails the program: a report that cannot be delivered is dropped. Returns 1 when the agent
+ * answered that a resize is requested (the same as SIGUSR1). */
 static inline int shoal_progress_ex(long iter, double comm, int final) {
     const char *sock = getenv("SHOAL_AGENT_SOCK");
     const char *job = getenv("SHOAL_JOB_ID"), *att = getenv("SHOAL_ATTEMPT");
