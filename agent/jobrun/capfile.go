@@ -31,18 +31,37 @@ import (
 // CapFileVar names the file holding the attempt's capability.
 const CapFileVar = "SHOAL_JOB_CAP_FILE"
 
-// capFiles are this node's capability files, by attempt.
+// capFiles are this node's capability files, by attempt as placed.
 type capFiles struct {
 	mu    sync.Mutex
 	dir   string // made on first use; "" until then
-	files map[Key]string
+	files map[capKey]string
+}
+
+// capKey names an attempt as raft placed it: after a snapshot restore sets
+// the next job ID back, another attempt gets the same job and attempt
+// numbers, with another capability (it covers the raft index of the entry
+// that placed the attempt), and must not be handed the old one's file.
+type capKey struct {
+	Key
+	Placed uint64 // raftfsm.Attempt.PlacedIndex
+}
+
+// capKeyIn is the key of k's attempt as s holds it (Placed 0 when s holds
+// none).
+func capKeyIn(s *raftfsm.State, k Key) capKey {
+	ck := capKey{Key: k}
+	if j := s.Jobs[k.Job]; j != nil && k.Attempt >= 1 && k.Attempt <= len(j.Attempts) {
+		ck.Placed = j.Attempts[k.Attempt-1].PlacedIndex
+	}
+	return ck
 }
 
 // capabilityFile returns the file of attempt att of job j on this node,
 // writing it the first time a process of the attempt starts here. cred is
 // the owner's identity (nil: the agent's own user's job).
 func (n *Node) capabilityFile(j *raftfsm.Job, att *raftfsm.Attempt, cred *jobexec.Cred) (string, error) {
-	k := Key{Job: j.ID, Attempt: att.N}
+	k := capKey{Key: Key{Job: j.ID, Attempt: att.N}, Placed: att.PlacedIndex}
 	c := &n.caps
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -58,9 +77,9 @@ func (n *Node) capabilityFile(j *raftfsm.Job, att *raftfsm.Attempt, cred *jobexe
 			_ = os.RemoveAll(dir)
 			return "", fmt.Errorf("capability dir: %w", err)
 		}
-		c.dir, c.files = dir, map[Key]string{}
+		c.dir, c.files = dir, map[capKey]string{}
 	}
-	name := fmt.Sprintf("job%d.%d", k.Job, k.Attempt)
+	name := fmt.Sprintf("job%d.%d.%d", k.Job, k.Attempt, k.Placed)
 	if _, err := writeOwnedFile(c.dir, name, n.d.JobCapability(j, att)+"\n", cred); err != nil {
 		return "", fmt.Errorf("capability of job %d attempt %d: %w", k.Job, k.Attempt, err)
 	}
@@ -70,8 +89,9 @@ func (n *Node) capabilityFile(j *raftfsm.Job, att *raftfsm.Attempt, cred *jobexe
 }
 
 // removeCapabilityFiles removes the files of attempts that are no longer
-// live (all of them, and the directory, when all is set): an ended
-// attempt's capability is refused anyway, and its file need not outlive it.
+// live, or no longer the attempt raft holds under their numbers (all of
+// them, and the directory, when all is set): an ended attempt's capability
+// is refused anyway, and its file need not outlive it.
 func (n *Node) removeCapabilityFiles(all bool) {
 	c := &n.caps
 	c.mu.Lock()
@@ -82,7 +102,7 @@ func (n *Node) removeCapabilityFiles(all bool) {
 		ended = nil
 		n.d.State.View(func(s *raftfsm.State) {
 			for _, k := range keys {
-				if AttemptEndedIn(s, k) {
+				if AttemptEndedIn(s, k.Key) || capKeyIn(s, k.Key) != k {
 					ended = append(ended, k)
 				}
 			}
