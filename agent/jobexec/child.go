@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +79,7 @@ func helper(specJSON string, argv []string) int {
 	if len(argv) == 0 {
 		return 0
 	}
+	env = lastWins(env)
 	os.Clearenv()
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -93,6 +95,25 @@ func helper(specJSON string, argv []string) int {
 	}
 	err = syscall.Exec(path, argv, env)
 	return fail(fmt.Errorf("%s cannot run %s: %w", s.Cred, path, err))
+}
+
+// lastWins is env with one entry per name, the last one given, where the
+// last one stood, as os/exec makes a command's environment. The agent puts
+// its own variables after the job's (SHOAL_JOB_CAP_FILE after a --env of
+// the same name), and getenv(3) would take the first.
+func lastWins(env []string) []string {
+	seen := make(map[string]bool, len(env))
+	out := make([]string, 0, len(env))
+	for i := len(env) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(env[i], "=")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, env[i])
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // setUp does everything but the exec, in the order the package comment

@@ -123,3 +123,27 @@ func TestJobInheritsNoDescriptors(t *testing.T) {
 		t.Errorf("the job could write to descriptor %d; stdout %q", fd, out.String())
 	}
 }
+
+// TestJobEnvironmentLastWins: the agent appends its own variables after the
+// job's (a SHOAL_JOB_CAP_FILE of its own after one the job's --env gave),
+// and getenv(3) takes the first of a name: the job must see one entry per
+// name, the last.
+func TestJobEnvironmentLastWins(t *testing.T) {
+	t.Parallel()
+	cmd, err := Command("", Spec{Dir: "/"}, []string{"env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "SHOAL_JOB_CAP_FILE=/home/al/fake", "A=1", "SHOAL_JOB_CAP_FILE=/tmp/caps/job7.1.40"}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "PATH=/usr/bin:/bin\nA=1\nSHOAL_JOB_CAP_FILE=/tmp/caps/job7.1.40\n"; got != want {
+		t.Errorf("the job's environment:\n%s\nwant\n%s", got, want)
+	}
+}

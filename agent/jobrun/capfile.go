@@ -125,8 +125,9 @@ func (n *Node) removeCapabilityFiles(all bool) {
 }
 
 // withCapabilityFile is env with SHOAL_JOB_CAP_FILE naming this node's file
-// of the attempt, last, so that it wins over any value another node put in
-// the variables it sent along.
+// of the attempt, last: the job helper keeps the last entry of each name
+// (jobexec's lastWins), so it wins over any value another node put in the
+// variables it sent along, or the job's own --env.
 func (n *Node) withCapabilityFile(env []string, j *raftfsm.Job, k Key, cred *jobexec.Cred) ([]string, error) {
 	if k.Attempt < 1 || k.Attempt > len(j.Attempts) {
 		return nil, fmt.Errorf("job %d has no attempt %d", j.ID, k.Attempt)
