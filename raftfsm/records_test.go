@@ -40,7 +40,7 @@ func TestRestoreRefusesInconsistentRecords(t *testing.T) {
 		{"unknown attempt state", `state "zombie" is not an attempt state`, func(s *State) { s.Jobs[id].Attempts[0].State = "zombie" }},
 		{"unknown job state", `state "placing" is not a job state`, func(s *State) { s.Jobs[id].State = StatePlacing }},
 		{"spec no submit accepts", "spec.cmd is empty", func(s *State) { s.Jobs[id].Spec.Cmd = nil }},
-		{"max_attempts no submit accepts", "spec.max_attempts = -1", func(s *State) { s.Jobs[id].Spec.MaxAttempts = -1 }},
+		{"max_attempts below the attempts counted", "counted against max_attempts -1", func(s *State) { s.Jobs[id].Spec.MaxAttempts = -1 }},
 		{"array ID above the task's own", "an array's ID is its first task's", func(s *State) { s.Jobs[id].ArrayJobID = id + 5 }},
 		{"probe of an unknown kind", `probe "rootkit" of node "n1"`, func(s *State) {
 			for _, p := range s.Probes {
@@ -69,6 +69,14 @@ func TestRestoreRefusesInconsistentRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = f.Restore(io.NopCloser(bytes.NewReader(bad)))
+			// A spec only today's submit refuses: the operator's
+			// CheckSnapshot refuses it, raft's own Restore takes it.
+			if tc.name == "spec no submit accepts" {
+				if err != nil {
+					t.Fatalf("Restore: %v; raft's own restore must take a spec only today's submit refuses", err)
+				}
+				return
+			}
 			if !errors.Is(err, ErrBadSnapshot) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Restore: %v, want a bad snapshot naming %q", err, tc.want)
 			}

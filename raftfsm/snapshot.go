@@ -113,7 +113,15 @@ const SnapshotVersion = snapshotVersion
 
 // CheckSnapshot decodes a snapshot as Restore would, without restoring it, and returns the
 // index it was taken at: a backup is refused before anything changes. Errors wrap ErrBadSnapshot.
+//
+// Beyond what Restore checks, every job's spec must pass today's submit rules (checkSpecs).
 func CheckSnapshot(data []byte) (uint64, error) {
-	index, _, err := decodeSnapshot(data)
-	return index, err
+	index, st, err := decodeSnapshot(data)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkSpecs(st); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	return index, nil
 }
