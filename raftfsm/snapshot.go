@@ -111,6 +111,13 @@ func decodeSnapshot(data []byte) (uint64, *State, error) {
 // SnapshotVersion is the version of the snapshot encoding Persist writes and Restore reads.
 const SnapshotVersion = snapshotVersion
 
+// SnapshotIndex decodes a snapshot as Restore would, without restoring it, and returns the
+// index it was taken at: raft's own restore path reads it. Errors wrap ErrBadSnapshot.
+func SnapshotIndex(data []byte) (uint64, error) {
+	index, _, err := decodeSnapshot(data)
+	return index, err
+}
+
 // CheckSnapshot decodes a snapshot as Restore would, without restoring it, and returns the
 // index it was taken at: a backup is refused before anything changes. Errors wrap ErrBadSnapshot.
 //

@@ -58,7 +58,7 @@ func (f *floorFSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore: read snapshot: %w", err)
 	}
-	index, err := raftfsm.CheckSnapshot(data)
+	index, err := raftfsm.SnapshotIndex(data)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
