@@ -37,7 +37,12 @@ type tlsState struct {
 	// client certificate from that CA). Such a certificate is worth what
 	// the token is, no more.
 	apiClients *x509.CertPool
-	leaf       *tlsca.Leaf
+	// tokenCA, set with a site CA, is the token's derived CA that
+	// apiClients trusts beside it: a certificate it issued authenticates
+	// only as the CLI's (serverTLS), so an agent's leaf of the token's CA,
+	// retired by a rotation to the site's, is not a credential any more.
+	tokenCA *x509.Certificate
+	leaf    *tlsca.Leaf
 	// issued is true when leaf comes from the derived CA (so it can be
 	// reissued with the address gossip settles on).
 	issued bool
@@ -68,6 +73,9 @@ func loadTLS(cfg *Config, now func() time.Time) (*tlsState, error) {
 	st.apiClients = st.roots
 	if f.CAFile != "" {
 		st.apiClients = tlsca.Pool(append(slices.Clone(st.cas), derived.Cert)...)
+		if !slices.ContainsFunc(st.cas, derived.Cert.Equal) {
+			st.tokenCA = derived.Cert // trusted for the CLI's proof only, not as a site CA
+		}
 	}
 	switch {
 	case f.CertFile != "" || f.KeyFile != "":
@@ -121,7 +129,24 @@ func (s *tlsState) ownName() string {
 // caller; a caller without one may still present the token, inside TLS
 // (scripts and older CLIs; the CLI itself never sends it).
 func (s *tlsState) serverTLS() *tls.Config {
-	return tlsca.ServerConfig(s.apiClients, s.leaf, tls.VerifyClientCertIfGiven)
+	c := tlsca.ServerConfig(s.apiClients, s.leaf, tls.VerifyClientCertIfGiven)
+	if tokenCA := s.tokenCA; tokenCA != nil {
+		c.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.VerifiedChains) == 0 {
+				return nil
+			}
+			for _, chain := range cs.VerifiedChains {
+				if !chain[len(chain)-1].Equal(tokenCA) {
+					return nil // a site CA's certificate
+				}
+			}
+			if cn := cs.VerifiedChains[0][0].Subject.CommonName; cn != tlsca.CLIClientName {
+				return fmt.Errorf("client certificate %q of the token's CA: with a site CA only the CLI's (%s) authenticates", cn, tlsca.CLIClientName)
+			}
+			return nil
+		}
+	}
+	return c
 }
 
 // CAFileName is the public file, under the data dir, holding the CA

@@ -21,6 +21,11 @@ import (
 // server.global.nomad).
 const AgentServerName = "agent.shoal"
 
+// CLIClientName is the common name of the client certificate a CLI holding
+// the cluster token mints from the token's derived CA to prove it holds
+// the token without sending it.
+const CLIClientName = "shoal-cli"
+
 // DefaultLeafTTL is the life of a leaf an agent issues itself; it renews
 // it once half of that has passed.
 const DefaultLeafTTL = 24 * time.Hour

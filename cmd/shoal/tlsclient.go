@@ -69,7 +69,7 @@ func clientTLS(token, caFile, certFile, keyFile string, now time.Time) (*tls.Con
 		}
 		return tlsca.ClientConfig(pool, tlsca.FixedLeaf(kp), ""), nil
 	case derived != nil:
-		leaf, err := derived.Issue(tlsca.LeafRequest{Name: "shoal-cli", TTL: cliLeafTTL}, now)
+		leaf, err := derived.Issue(tlsca.LeafRequest{Name: tlsca.CLIClientName, TTL: cliLeafTTL}, now)
 		if err != nil {
 			return nil, err
 		}
