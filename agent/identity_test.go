@@ -305,6 +305,20 @@ func TestCapabilityOfARestoredJobID(t *testing.T) {
 		return strings.Contains(out, "SHOAL_JOB_CAP=")
 	})
 	capability, _ := capOf(t, out)
+	// The old job ends before the restore: a restore under a live attempt
+	// of the same number is another matter (the node's bookkeeping, its
+	// cgroups included, keys attempts by job and number), and here only
+	// the capability is tried.
+	if err := c.Client(0).Kill(ctx, old, "root"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, c, 0, old, 30*time.Second, "killed")
+	// Its node records the attempt's usage once its cgroup is gone, which
+	// the job after the restore, of the same job and attempt number, takes.
+	testcluster.WaitFor(t, 30*time.Second, "the old attempt's usage", func() bool {
+		j, err := c.Client(0).Job(ctx, old)
+		return err == nil && len(j.Attempts) > 0 && len(j.Attempts[0].Usage) > 0
+	})
 	if _, err := c.Client(0).SnapshotRestore(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
