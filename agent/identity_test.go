@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -107,36 +106,9 @@ func as(t *testing.T, bin string, u *user.User, a attack) attackAns {
 	t.Helper()
 	uid, gid := ids(u)
 	raw, _ := json.Marshal(a)
-	var out []byte
-	var err error
-	for try := 0; ; try++ {
-		cmd := exec.Command(bin, "-test.run=^TestIdentityAttackerProcess$")
-		cmd.Env = []string{"SHOAL_TEST_ATTACK=" + string(raw), "PATH=/usr/bin:/bin"}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		out, err = cmd.CombinedOutput()
-		// ETXTBSY: see asUser (golang/go#22315).
-		if !errors.Is(err, syscall.ETXTBSY) || try == 20 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // backoff before the next exec, not a synchronisation
-	}
-	if err != nil {
-		t.Fatalf("attacker process as uid %d: %v\n%s", uid, err, out)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if line, ok := strings.CutPrefix(sc.Text(), attackAnsPrefix); ok {
-			var ans attackAns
-			if err := json.Unmarshal([]byte(line), &ans); err != nil {
-				t.Fatal(err)
-			}
-			return ans
-		}
-	}
-	t.Fatalf("attacker process as uid %d gave no answer:\n%s", uid, out)
-	return attackAns{}
+	var ans attackAns
+	runAs(t, bin, "TestIdentityAttackerProcess", uint32(uid), uint32(gid), []string{"SHOAL_TEST_ATTACK=" + string(raw)}, attackAnsPrefix, &ans)
+	return ans
 }
 
 // outputSoFar is a job's stdout so far, read as an administrator (not

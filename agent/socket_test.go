@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,16 +80,26 @@ func TestSocketClientProcess(t *testing.T) {
 func asUser(t *testing.T, bin, sock string, uid uint32, req sockReq) sockAns {
 	t.Helper()
 	rb, _ := json.Marshal(req)
+	var ans sockAns
+	runAs(t, bin, "TestSocketClientProcess", uid, uid, []string{"SHOAL_TEST_SOCKET=" + sock, "SHOAL_TEST_REQUEST=" + string(rb)}, sockAnsPrefix, &ans)
+	return ans
+}
+
+// runAs runs test, of this test binary's copy bin, as uid and gid with env
+// (and a PATH), and decodes into ans the JSON of its stdout's line that
+// starts with prefix.
+func runAs(t *testing.T, bin, test string, uid, gid uint32, env []string, prefix string, ans any) {
+	t.Helper()
 	var out []byte
 	var err error
 	// A fork elsewhere in this process can hold the copy's write descriptor
 	// open for an instant after it was written (golang/go#22315): exec then
 	// fails with ETXTBSY until that child execs. Try again a few times.
 	for try := 0; ; try++ {
-		cmd := exec.Command(bin, "-test.run=^TestSocketClientProcess$")
-		cmd.Env = []string{"SHOAL_TEST_SOCKET=" + sock, "SHOAL_TEST_REQUEST=" + string(rb), "PATH=/usr/bin:/bin"}
+		cmd := exec.Command(bin, "-test.run=^"+test+"$")
+		cmd.Env = append(slices.Clone(env), "PATH=/usr/bin:/bin")
 		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 		out, err = cmd.CombinedOutput()
 		if !errors.Is(err, syscall.ETXTBSY) || try == 20 {
 			break
@@ -96,20 +107,19 @@ func asUser(t *testing.T, bin, sock string, uid uint32, req sockReq) sockAns {
 		time.Sleep(50 * time.Millisecond) // backoff before the next exec, not a synchronisation
 	}
 	if err != nil {
-		t.Fatalf("helper as uid %d: %v\n%s", uid, err, out)
+		t.Fatalf("%s as uid %d: %v\n%s", test, uid, err, out)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
-		if line, ok := strings.CutPrefix(sc.Text(), sockAnsPrefix); ok {
-			var ans sockAns
-			if err := json.Unmarshal([]byte(line), &ans); err != nil {
+		if line, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			if err := json.Unmarshal([]byte(line), ans); err != nil {
 				t.Fatal(err)
 			}
-			return ans
+			return
 		}
 	}
-	t.Fatalf("helper as uid %d gave no answer:\n%s", uid, out)
-	return sockAns{}
+	t.Fatalf("%s as uid %d gave no answer:\n%s", test, uid, out)
 }
 
 // copyExecutable copies this test binary where every user may run it (the
