@@ -22,8 +22,10 @@ build:
 # Debian packages the tests and the demo use; a no-op when all are there.
 # systemd (systemd-analyze), man-db and zsh: make deb-check; prometheus:
 # promtool, which the metrics tests run on the exposition; lammps: lmp, the
-# real application make experiment runs besides examples/mpi/halo.c.
-DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus lammps
+# real application make experiment runs besides examples/mpi/halo.c;
+# python3-mpi4py: an MPI program that is not an ELF file (Debian's links
+# Open MPI).
+DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus lammps python3-mpi4py
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

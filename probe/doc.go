@@ -3,7 +3,8 @@
 // It is split into a pure core and a thin shell. The core takes data and
 // time as arguments: running means (Tracker), PE parsing (ParsePEFlag,
 // ParseNvidiaSMI, ScanDRM over an fs.FS), the ELF scan of a job's
-// executable (ScanELF), and the bandwidth schedule (Rounds, PlanCycle,
+// executable (ScanELF) and of an interpreted program's MPI binding
+// (ScanProgram, which reads files and never runs them), and the bandwidth schedule (Rounds, PlanCycle,
 // PlanTopoCycle).
 // The shell touches the machine through small interfaces: Sampler
 // (HostSampler on gopsutil), HostInventory (GopsutilInventory) and Runner
@@ -44,4 +45,9 @@
 //	info, err := probe.ScanELF(path)
 //	if errors.Is(err, probe.ErrNotELF) { ... } // a script: no libraries to read
 //	needsGPU, flavour := info.NeedsGPU(), info.MPI // "mpich", "openmpi" or ""
+//
+// and for any command line (python3 -m mpi4py..., Rscript, julia, #! and
+// shell wrappers), with its MPI "" when it cannot be told:
+//
+//	prog, err := probe.ScanProgram(argv, probe.ProgramEnv{Getenv: get, Workdir: wd})
 package probe

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,7 +52,7 @@ func jobOptionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "policy", Usage: "placement `POLICY`: netload (default), paper, load, sequential, random"},
 		&cli.Float64Flag{Name: "alpha", Value: -1, Usage: "weight of compute load against network load, `A` in [0,1] (default: the cluster's, 0.3)"},
 		&cli.StringSliceFlag{Name: "pe", Usage: "processing elements per process, `KIND:COUNT` (e.g. gpu:1), or none (default: detected from the executable)"},
-		&cli.StringFlag{Name: "mpi", Usage: "`FLAVOUR`: mpich, openmpi or none (default: detected from the libraries the executable links)"},
+		&cli.StringFlag{Name: "mpi", Usage: "`FLAVOUR`: mpich, openmpi or none (default: detected from the libraries the executable, or its mpi4py, Rmpi or MPI.jl, links)"},
 		&cli.BoolFlag{Name: "immediate", Usage: "start now or fail at once with the reason (no queueing)"},
 		&cli.IntFlag{Name: "max-attempts", Value: raftfsm.DefaultMaxAttempts, Usage: "attempts before giving up when nodes fail"},
 		&cli.StringFlag{Name: "timeout", Aliases: []string{"t", "time"}, Usage: "wall-clock limit of one attempt, `TIME`: a duration (90m) or Slurm's MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (default: none)"},
@@ -304,15 +303,22 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		sp.Name = filepath.Base(exe) // sbatch names a job for its script
 	}
 	sp.Cmd = append(cmdArgs, args[1:]...)
-	info, elfErr := probe.ScanELF(exe)
-	if elfErr != nil && !errors.Is(elfErr, probe.ErrNotELF) {
-		return req, usagef(c, "read executable %s: %v", exe, elfErr)
+	prog, err := probe.ScanProgram(sp.Cmd, probe.ProgramEnv{Getenv: jobGetenv(sp.Env), Workdir: sp.Workdir})
+	if err != nil {
+		return req, usagef(c, "read executable %s: %v", exe, err)
 	}
+	info := prog.ELF
 	sp.MPI = c.String("mpi")
 	switch sp.MPI {
 	case "mpich", "openmpi", "none":
 	case "":
-		sp.MPI = info.MPI
+		sp.MPI = prog.MPI
+		if sp.MPI == "" && !sp.Batch && maxProcs(sp) > 1 {
+			// N singletons of an MPI program each compute as rank 0 of 1 and
+			// exit 0: wrong results and no error. Ask instead of guessing.
+			return req, usagef(c, "cannot tell which MPI %s uses (%s): give --mpi mpich|openmpi|none (none: %d independent copies)",
+				filepath.Base(sp.Cmd[0]), prog.Via, maxProcs(sp))
+		}
 		if sp.MPI == "" {
 			sp.MPI = "none"
 		}
@@ -351,6 +357,34 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	_, _ = rand.Read(rid[:])
 	req.RequestID = hex.EncodeToString(rid[:])
 	return req, nil
+}
+
+// maxProcs is the most processes the job may run at once.
+func maxProcs(sp *api.JobSpec) int {
+	if sp.Elastic != nil && sp.Elastic.MaxNP > sp.NP {
+		return sp.Elastic.MaxNP
+	}
+	return sp.NP
+}
+
+// jobGetenv reads the job's environment as it will be, for finding what
+// the program loads (PYTHONPATH, R_LIBS...). Without PATH or HOME the
+// agent gives the job its default PATH and the owner's home: the caller's.
+func jobGetenv(env []string) func(string) string {
+	return func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		switch k {
+		case "PATH":
+			return "/usr/local/bin:/usr/bin:/bin"
+		case "HOME":
+			return os.Getenv(k)
+		}
+		return ""
+	}
 }
 
 func submitCommand() *cli.Command {

@@ -142,11 +142,15 @@ func TestJobBadInputChangesNothing(t *testing.T) {
 		{"exclude leaves no node", []string{"submit", "-n", "1", "-x", "n[0-1]", "--", "true"}, exitUsage},
 		{"bad time limit", []string{"submit", "-n", "1", "-t", "1:2:3:4", "--", "true"}, exitUsage},
 		{"hostfile and nodelist", []string{"submit", "-n", "1", "-w", "n0", "-f", unknownHosts, "--", "true"}, exitUsage},
+		{"MPI flavour unknown", []string{"run", "-n", "4", "--", "sh", "-c", "for i in 1 2; do ./prog; done"}, exitUsage},
 	}
 	for _, tc := range cases {
 		_, errOut, code := shoal(t, env, tc.args...)
 		if code != tc.code {
 			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.name, code, tc.code, errOut)
+		}
+		if tc.name == "MPI flavour unknown" && !strings.Contains(errOut, "--mpi mpich|openmpi|none") {
+			t.Errorf("%s: stderr %q, want it to name --mpi mpich|openmpi|none", tc.name, errOut)
 		}
 		if tc.name == "directive with an unknown flag" && !strings.Contains(errOut, "job.sh:3: unknown flag --foo") {
 			t.Errorf("%s: stderr %q, want job.sh:3: unknown flag --foo", tc.name, errOut)
