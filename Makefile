@@ -11,7 +11,7 @@ DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean clean
+.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie clean
 
 all: build
 
@@ -167,6 +167,18 @@ DEBROOT ?= /var/cache/shoal-debcheck/bookworm
 deb-check-clean: deb
 	bash packaging/debroot.sh $(DEBROOT)
 	DEBCHECK_ROOT=$(DEBROOT) bash packaging/debcheck.sh $(BIN)/shoal_*.deb
+
+# MPI jobs through shoal on Debian 13 (trixie: Open MPI 5 on PRRTE, MPICH
+# 4.2, LAMMPS): an MPICH ring, an Open MPI ring and LAMMPS through shoal
+# run and through a batch script's steps, on three agents in a chroot of a
+# debootstrap root made once in COMPATROOT (about 1.6 GB; 6 minutes the
+# first time here), then about a minute per run. Needs root, debootstrap
+# and the Debian mirror the first time; not part of make test.
+COMPATROOT ?= /var/cache/shoal-compat/trixie
+COMPAT_PKGS := openmpi-bin libopenmpi-dev mpich libmpich-dev lammps gcc libc6-dev procps
+compat-trixie: build
+	DEBROOT_SUITE=trixie DEBROOT_PACKAGES="$(COMPAT_PKGS)" bash packaging/debroot.sh $(COMPATROOT)
+	bash packaging/compat.sh $(COMPATROOT) $(SHOAL) $(DEV)
 
 clean: demo-stop
 	rm -rf $(BIN) $(DEMO_DIR)

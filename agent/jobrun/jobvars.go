@@ -87,6 +87,20 @@ type StepInput struct {
 	Degraded, AllowRoot      bool
 }
 
+// prrteBindNone turns off Open MPI 5's (PRRTE's) default binding of each
+// rank to a core. PRRTE refuses to start a node's ranks when they outnumber
+// its cores, which shoal's placement allows (a degraded or forced
+// attempt's slots are not cores), and binds each job's ranks from core 0
+// up, so two jobs on a node would share cores while others idle: shoal
+// shares nodes between jobs and confines them with cgroup weights and
+// quotas, not cpusets. A job that sets the variable, or passes --bind-to,
+// keeps its own binding. Open MPI 4 binds only small jobs and oversubscribed
+// ones not at all, and is left as it was.
+const prrteBindNone = prrteBindVar + "=none"
+
+// prrteBindVar is PRRTE's default binding policy.
+const prrteBindVar = "PRTE_MCA_hwloc_default_binding_policy"
+
 // stepEnv makes `mpiexec ./a.out` and `mpirun ./a.out` inside a batch
 // script use the allocation without the user naming hosts, as srun does
 // inside sbatch: Hydra and Open MPI both read their launcher, remote shell
@@ -102,12 +116,19 @@ func stepEnv(in StepInput) []string {
 		"HYDRA_LAUNCHER=ssh", "HYDRA_LAUNCHER_EXEC=" + in.Wrapper, "HYDRA_HOST_FILE=" + in.MPICHHosts,
 		"OMPI_MCA_plm_rsh_agent=" + in.Wrapper, "OMPI_MCA_plm_rsh_no_tree_spawn=1", "OMPI_MCA_routed=direct",
 		"OMPI_MCA_mpi_yield_when_idle=1", "OMPI_MCA_orte_default_hostfile=" + in.OpenMPIHosts,
+		// Open MPI 5 launches through PRRTE, which reads its own names: it
+		// still maps plm_rsh_agent, but ignores the orte_ hostfile, so
+		// mpirun would start every rank on the head. PRRTE has no routed
+		// component to choose.
+		"PRTE_MCA_plm_ssh_agent=" + in.Wrapper, "PRTE_MCA_plm_ssh_no_tree_spawn=1",
+		"PRTE_MCA_prte_default_hostfile=" + in.OpenMPIHosts, prrteBindNone,
 	}
 	if in.Degraded {
-		env = append(env, "OMPI_MCA_rmaps_base_oversubscribe=1")
+		env = append(env, "OMPI_MCA_rmaps_base_oversubscribe=1", "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe")
 	}
 	if in.AllowRoot {
-		env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+		env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+			"PRTE_ALLOW_RUN_AS_ROOT=1", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	}
 	return env
 }

@@ -178,6 +178,11 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	// launcher when the name resolves locally, and Open MPI's mpirun is the
 	// head's daemon); remote proxies get theirs from their agent.
 	env := append(n.processEnv(j, k, home, extra), CapFileVar+"="+capFile)
+	if Flavour(j.Spec.MPI) == OpenMPI && !slices.ContainsFunc(j.Spec.Env, func(kv string) bool {
+		return strings.HasPrefix(kv, prrteBindVar+"=")
+	}) {
+		env = append(env, prrteBindNone) // mpirun's own: not forwarded to the ranks
+	}
 	l, err := BuildLaunch(LaunchInput{Spec: &j.Spec, Attempt: att, JobEnv: extra, HeadEnv: env,
 		Paths:     LaunchPaths{Launcher: launcherPath(Flavour(j.Spec.MPI)), Wrapper: wrapper},
 		AllowRoot: os.Geteuid() == 0 && cred == nil})

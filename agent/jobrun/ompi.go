@@ -11,9 +11,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ompiTmpdirVar is the Open MPI parameter (4.x, ORTE) that sets where a
-// daemon puts its session directory: <base>/ompi.<hostname>.<uid>/jf.<job family>/...
-const ompiTmpdirVar = "OMPI_MCA_orte_tmpdir_base"
+// ompiTmpdirVars are the Open MPI parameters that set where a daemon puts
+// its session directory: ORTE's (4.x; <base>/ompi.<hostname>.<uid>/jf.<job
+// family>/...) and PRRTE's (5.x, prted; <base>/prte.<hostname>.<uid>/...).
+var ompiTmpdirVars = []string{"OMPI_MCA_orte_tmpdir_base", "PRTE_MCA_prte_tmpdir_base"}
+
+// ompiTmpdirEnv sets every name of the session directory base to dir.
+func ompiTmpdirEnv(dir string) []string {
+	env := make([]string, len(ompiTmpdirVars))
+	for i, v := range ompiTmpdirVars {
+		env[i] = v + "=" + dir
+	}
+	return env
+}
 
 // OMPISessionEnv gives the Open MPI daemon (orted) that `shoal rsh` starts
 // on this node a session directory base of this agent's own.
@@ -32,7 +42,8 @@ const ompiTmpdirVar = "OMPI_MCA_orte_tmpdir_base"
 // may run Open MPI steps whatever its --mpi says, so it gets one too.
 func (n *Node) OMPISessionEnv(job *raftfsm.Job, k Key) ([]string, error) {
 	if (job.Spec.MPI != "openmpi" && !job.Spec.Batch) || slices.ContainsFunc(job.Spec.Env, func(kv string) bool {
-		return strings.HasPrefix(kv, ompiTmpdirVar+"=")
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(ompiTmpdirVars, name)
 	}) {
 		return nil, nil
 	}
@@ -40,7 +51,7 @@ func (n *Node) OMPISessionEnv(job *raftfsm.Job, k Key) ([]string, error) {
 	defer n.mu.Unlock()
 	if d, ok := n.ompiDirs[k]; ok {
 		if _, err := os.Stat(d.path); err == nil {
-			return []string{ompiTmpdirVar + "=" + d.path}, nil
+			return ompiTmpdirEnv(d.path), nil
 		}
 	}
 	dir, err := os.MkdirTemp("", n.tempPrefix("ompi", k))
@@ -56,7 +67,7 @@ func (n *Node) OMPISessionEnv(job *raftfsm.Job, k Key) ([]string, error) {
 		return nil, fmt.Errorf("open mpi session dir: %w", err)
 	}
 	n.ompiDirs[k] = ompiDir{path: dir, owner: job.Owner}
-	return []string{ompiTmpdirVar + "=" + dir}, nil
+	return ompiTmpdirEnv(dir), nil
 }
 
 // ompiDir is an attempt's Open MPI session directory and the user it
