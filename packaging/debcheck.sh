@@ -31,14 +31,16 @@ entry() {
 entry -rwxr-xr-x /usr/bin/shoal
 entry -rw-r--r-- /lib/systemd/system/shoal.service
 entry -rw-r--r-- /etc/shoal/shoal.hcl
+entry -rw-r--r-- /etc/profile.d/shoal.sh
 entry drwx------ /var/lib/shoal/
 entry -rw-r--r-- /usr/share/bash-completion/completions/shoal
 entry -rw-r--r-- /usr/share/zsh/vendor-completions/_shoal
 entry -rw-r--r-- /usr/share/man/man1/shoal.1.gz
 entry -rw-r--r-- /usr/share/man/man5/shoal.hcl.5.gz
 ok "archive holds the binary, unit, config, data dir 0700, completions and man pages"
-[ "$(dpkg-deb -I "$deb" conffiles)" = /etc/shoal/shoal.hcl ] || fail "conffiles: want /etc/shoal/shoal.hcl, have $(dpkg-deb -I "$deb" conffiles)"
-ok "/etc/shoal/shoal.hcl is a conffile"
+[ "$(dpkg-deb -I "$deb" conffiles | sort | tr '\n' ' ')" = "/etc/profile.d/shoal.sh /etc/shoal/shoal.hcl " ] ||
+	fail "conffiles: want /etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh, have $(dpkg-deb -I "$deb" conffiles)"
+ok "/etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh are conffiles"
 unit=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/shoal.service)
 for want in 'ExecStart=/usr/bin/shoal agent --config /etc/shoal/shoal.hcl' 'Restart=on-failure' \
 	'After=network-online.target' 'Wants=network-online.target' 'LimitNOFILE=65536' \
@@ -85,6 +87,22 @@ grep -q 'shoal.hcl:[0-9]*: token_file: ' <<<"$out" || fail "--validate without a
 chr sh -c 'shoal keygen > /etc/shoal/token && chmod 600 /etc/shoal/token'
 out=$(chr shoal agent --config /etc/shoal/shoal.hcl --validate 2>&1) || fail "--validate of the shipped config with a token: $out"
 ok "shipped config: refused without a token (file:line: token_file), valid with one"
+
+# A user's login shell points the CLI at the packaged socket once the
+# agent listens there, and leaves root (token, TCP) and set values alone.
+login() { chr setpriv --reuid="$1" --regid="$1" --clear-groups env -i PATH=/usr/bin:/bin ${2:+SHOAL_ADDR=$2} sh -c '. /etc/profile.d/shoal.sh; echo "${SHOAL_ADDR-unset}"'; }
+[ "$(login 65534)" = unset ] || fail "profile.d/shoal.sh set SHOAL_ADDR with no socket: $(login 65534)"
+if command -v python3 >/dev/null; then
+	mkdir -p "$R/run/shoal"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$R/run/shoal/shoal.sock"
+	[ "$(login 65534)" = unix:///run/shoal/shoal.sock ] || fail "profile.d/shoal.sh, a user with the socket there: SHOAL_ADDR=$(login 65534)"
+	[ "$(login 0)" = unset ] || fail "profile.d/shoal.sh set root's SHOAL_ADDR: $(login 0)"
+	[ "$(login 65534 https://node1:7948)" = https://node1:7948 ] || fail "profile.d/shoal.sh overrode a set SHOAL_ADDR"
+	rm -r "$R/run/shoal"
+	ok "profile.d/shoal.sh: users get SHOAL_ADDR=unix:///run/shoal/shoal.sock when the agent listens; root and set values are left alone"
+else
+	ok "profile.d/shoal.sh sets nothing without a socket (no python3 here to make one)"
+fi
 
 out=$(chr systemd-analyze verify /lib/systemd/system/shoal.service 2>&1) || fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify warns: $out"

@@ -30,6 +30,13 @@ func jsonFlag() cli.Flag {
 }
 
 func newClient(c *cli.Context) (*api.Client, error) {
+	if !c.IsSet("addr") && !hasCredentials(c) {
+		// A user on a node with the package installed: the local agent's
+		// socket, with nothing to set up.
+		if sock, ok := localSocket(localSockets); ok {
+			return api.NewClient(api.SocketScheme+sock, ""), nil
+		}
+	}
 	listed := strings.Split(c.String("addr"), ",")
 	for i := range listed {
 		listed[i] = strings.TrimSpace(listed[i])
@@ -68,7 +75,7 @@ func newClient(c *cli.Context) (*api.Client, error) {
 		tok = t
 	}
 	if tok == "" && c.String("cert-file") == "" {
-		return nil, cli.Exit("no cluster token: pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN (or --cert-file with --ca-file), or use the local agent's socket with --addr unix://DATA-DIR/shoal.sock", exitUsage)
+		return nil, cli.Exit("no cluster token and no local agent at "+strings.Join(localSockets, " or ")+": pass --token-file FILE or set SHOAL_TOKEN_FILE or SHOAL_TOKEN (or --cert-file with --ca-file), or give the agent's socket with --addr unix://PATH", exitUsage)
 	}
 	tc, err := clientTLS(tok, c.String("ca-file"), c.String("cert-file"), c.String("key-file"), time.Now())
 	if err != nil {
