@@ -9,7 +9,11 @@ DEMO_N   ?= 4
 SHOAL    := $(BIN)/shoal
 DEV      := $(BIN)/shoal-dev
 # The demo's agents listen on 17946.. (3 ports each); node1's API is 17948.
-DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_DIR)/token
+# Absolute paths: the agents hand paths under their data dirs to jobs
+# (SHOAL_AGENT_SOCK), which run elsewhere, and the printed environment
+# must work from any directory.
+DEMO_ABS := $(abspath $(DEMO_DIR))
+DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_ABS)/token
 
 .PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie clean
 
@@ -42,22 +46,24 @@ test-short: build
 	$(GO) test -count=1 -short ./...
 
 demo: deps build demo-stop
-	@$(DEV) up -n $(DEMO_N) -dir $(DEMO_DIR)
+	@$(DEV) up -n $(DEMO_N) -dir $(DEMO_ABS)
 	@echo; echo '$$ shoal nodes'; $(DEMO_ENV) $(SHOAL) nodes
 	@echo; echo '$$ shoal members'; $(DEMO_ENV) $(SHOAL) members
-	@mpicc.mpich -O2 -o $(DEMO_DIR)/ring examples/mpi/ring.c
+	@mpicc.mpich -O2 -o $(DEMO_ABS)/ring examples/mpi/ring.c
 	@# --force: a busy laptop is often "overloaded" by seed 002's threshold, and
 	@# the demo should run rather than recommend waiting.
 	@echo; echo '$$ shoal run -n 8 -- ring 10   (MPICH, launched through shoal rsh)'
-	@$(DEMO_ENV) $(SHOAL) run -n 8 --force -- $(DEMO_DIR)/ring 10
+	@$(DEMO_ENV) $(SHOAL) run -n 8 --force -- $(DEMO_ABS)/ring 10
 	@echo; echo '$$ shoal jobs'; $(DEMO_ENV) $(SHOAL) jobs
 	@echo; echo "The cluster keeps running. Talk to it with:"
 	@echo "  export $(DEMO_ENV)"
-	@echo "  $(SHOAL) nodes --json"
+	@echo "  $(abspath $(SHOAL)) nodes --json"
 	@echo "Stop it with: make demo-stop"
 
+# Stops every agent running on a data dir of the demo's, found by its
+# command line, whatever its PID (one restarted by hand included).
 demo-stop:
-	@if [ -f $(DEMO_DIR)/cluster.json ]; then $(DEV) down -dir $(DEMO_DIR); fi
+	@if [ -d $(DEMO_ABS) ] && [ -x $(DEV) ]; then $(DEV) down -dir $(DEMO_ABS); fi
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./placement/ ./probe/ ./gossip/ ./raftfsm/

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -121,11 +122,22 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// Jobs get paths under the data dir (SHOAL_AGENT_SOCK, SHOAL_CA_FILE)
+	// and run in directories of their own: a relative --data-dir would
+	// leave them pointing nowhere.
+	var err error
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if cfg.Socket != "" && cfg.Socket != SocketOff {
+		if cfg.Socket, err = filepath.Abs(cfg.Socket); err != nil {
+			return nil, fmt.Errorf("socket: %w", err)
+		}
+	}
 	log := cfg.Logger.With("node", cfg.Name)
 	a := &Agent{cfg: cfg, log: log, self: selfIdentity(), clock: time.Now, elastic: &elasticSettings{}, loops: newLoops(log)}
 	r := cfg.Reloadable()
 	a.live.p.Store(&r)
-	var err error
 	if a.tls, err = loadTLS(&cfg, time.Now); err != nil {
 		return nil, err
 	}

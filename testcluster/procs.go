@@ -76,6 +76,13 @@ func StartProcs(opts ProcOptions) (*ProcCluster, error) {
 	if opts.BootstrapExpect == 0 {
 		opts.BootstrapExpect = min(opts.N, 3)
 	}
+	// Every path given to an agent, and so to its jobs (SHOAL_AGENT_SOCK),
+	// must hold from any directory.
+	abs, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("cluster dir: %w", err)
+	}
+	opts.Dir = abs
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", opts.Dir, err)
 	}
@@ -275,23 +282,4 @@ func (p *ProcCluster) WaitConverged(ctx context.Context, timeout time.Duration) 
 		return fmt.Errorf("cluster of %d did not converge within %v (logs in %s)", len(p.Nodes), timeout, p.Opts.Dir)
 	}
 	return nil
-}
-
-// LoadProcs reads cluster.json of a detached cluster (for demo-stop).
-func LoadProcs(dir string) (*ProcCluster, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
-	if err != nil {
-		return nil, fmt.Errorf("read cluster state: %w", err)
-	}
-	p := &ProcCluster{Opts: ProcOptions{Dir: dir}}
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, "cluster.json"), err)
-	}
-	p.procs = make([]*os.Process, len(p.Nodes))
-	for i, n := range p.Nodes {
-		if n.PID != 0 {
-			p.procs[i], _ = os.FindProcess(n.PID)
-		}
-	}
-	return p, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -51,11 +52,16 @@ func cmdDown(args []string) error {
 	fs := flag.NewFlagSet("down", flag.ExitOnError)
 	dir := fs.String("dir", ".demo", "directory given to 'up'")
 	fs.Parse(args)
-	p, err := testcluster.LoadProcs(*dir)
+	// The agents running on the demo's data dirs, not the PIDs recorded at
+	// start: an agent restarted since has another, and a recorded one may
+	// belong to another process by now.
+	n, err := testcluster.StopAgentsIn(*dir, 10*time.Second)
 	if err != nil {
-		return fmt.Errorf("%w (nothing to stop?)", err)
+		return err
 	}
-	p.StopAll()
-	fmt.Fprintf(os.Stderr, "stopped %d agents; logs stay in %s\n", len(p.Nodes), *dir)
-	return os.Remove(*dir + "/cluster.json")
+	fmt.Fprintf(os.Stderr, "stopped %d agents; logs stay in %s\n", n, *dir)
+	if err := os.Remove(*dir + "/cluster.json"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
