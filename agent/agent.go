@@ -204,6 +204,22 @@ func (a *Agent) LeaderName() string {
 	return name
 }
 
+// Ready reports whether the agent has joined its cluster and read its
+// state: a peer answers gossip (when it was given any to join), a raft
+// leader is known, and the replicated state holds at least one entry.
+// Until then it says what it waits for.
+func (a *Agent) Ready() (bool, string) {
+	switch {
+	case len(a.cfg.Join) > 0 && a.gossip.NumAlive() < 2:
+		return false, "joining the cluster"
+	case a.LeaderName() == "":
+		return false, "waiting for a raft leader"
+	case a.fsm.Index() == 0:
+		return false, "reading the cluster's state"
+	}
+	return true, "joined; state read"
+}
+
 // FSM exposes the replicated state machine for local (stale) reads.
 func (a *Agent) FSM() *raftfsm.FSM { return a.fsm }
 

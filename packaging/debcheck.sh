@@ -44,10 +44,11 @@ ok "/etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh are conffiles"
 unit=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/shoal.service)
 for want in 'ExecStart=/usr/bin/shoal agent --config /etc/shoal/shoal.hcl' 'Restart=on-failure' \
 	'After=network-online.target' 'Wants=network-online.target' 'LimitNOFILE=65536' \
-	'ConditionPathExists=/etc/shoal/token' 'User=root'; do
+	'ConditionPathExists=/etc/shoal/token' 'User=root' 'Type=notify' 'WatchdogSec=30s' 'Delegate=yes' \
+	'DelegateSubgroup=agent'; do
 	grep -qxF "$want" <<<"$unit" || fail "shoal.service lacks $want"
 done
-ok "unit: root, --config, restart on failure, after network-online, LimitNOFILE, no start without a token"
+ok "unit: root, --config, restart on failure, after network-online, LimitNOFILE, no start without a token, notify and watchdog, delegated cgroup"
 
 # 2. Install, use and purge it in a throwaway copy of this system.
 DEBCHECK_ROOT=${DEBCHECK_ROOT:-/}
@@ -105,6 +106,12 @@ else
 fi
 
 out=$(chr systemd-analyze verify /lib/systemd/system/shoal.service 2>&1) || fail "systemd-analyze verify: $out"
+# systemd before 254 (Debian 12's 252) does not know DelegateSubgroup= and
+# says so; the agent then moves itself into that leaf.
+sdver=$(chr systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+if [ "${sdver:-0}" -lt 254 ]; then
+	out=$(grep -v "Unknown key 'DelegateSubgroup' in section \[Service\], ignoring" <<<"$out" || true)
+fi
 [ -z "$out" ] || fail "systemd-analyze verify warns: $out"
 ok "systemd-analyze verify accepts shoal.service"
 

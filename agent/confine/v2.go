@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,8 +34,12 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 		return nil, fmt.Errorf("cgroup v2: the agent's own cgroup: %w", err)
 	}
 	// The controllers that can be enabled below the parent's parent: the
-	// agent's own cgroup's, or the root's for an absolute parent.
+	// agent's own cgroup's (the delegated one above its leaf), or the
+	// root's for an absolute parent.
 	base := own
+	if filepath.Base(own) == agentLeaf {
+		base = filepath.Dir(own)
+	}
 	if filepath.IsAbs(cfg.Parent) {
 		base = "/"
 	}
@@ -71,7 +76,11 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	}
 	group := cfg.Parent
 	if !filepath.IsAbs(group) {
-		group = filepath.Join(own, group)
+		root, err := delegatedRoot(mount, own, os.Getpid())
+		if err != nil {
+			return nil, why(fmt.Errorf("cgroup v2: %w", err))
+		}
+		group = filepath.Join(root, group)
 	}
 	res := enable(ctrls)
 	if res == nil {
@@ -107,6 +116,45 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 	}
 	sup := Support{Version: V2, Parent: group, Controllers: ctrls, Swap: serr == nil}
 	return &Manager{cfg: cfg, sup: sup, v2: &v2Manager{mount: mount, parent: parent, group: group, ctrls: ctrls}}, nil
+}
+
+// agentLeaf is the cgroup the agent runs in below the one delegated to it
+// (systemd's Delegate=yes). The kernel lets no cgroup both hold processes
+// and enable controllers for its children, so the agent leaves the
+// delegated cgroup to itself in agentLeaf and to its jobs' parent beside
+// it. systemd 254 and later start it there (DelegateSubgroup=agent in
+// shoal.service); under older ones it moves itself at start.
+const agentLeaf = "agent"
+
+// delegatedRoot is the cgroup a relative parent hangs off: the agent's (pid's) own,
+// or the one above when the agent already runs in agentLeaf. An agent
+// alone in its own cgroup (a service's, delegated) moves into agentLeaf
+// below it; one that shares its cgroup with other processes (a login
+// session's) stays, and enabling controllers below it fails with the
+// reason.
+func delegatedRoot(mount, own string, pid int) (string, error) {
+	if own == "/" {
+		return own, nil
+	}
+	if filepath.Base(own) == agentLeaf {
+		return filepath.Dir(own), nil
+	}
+	b, err := os.ReadFile(filepath.Join(mount, own, "cgroup.procs"))
+	if err != nil {
+		return "", fmt.Errorf("the agent's own cgroup: %w", err)
+	}
+	if strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		return own, nil
+	}
+	leaf := filepath.Join(mount, own, agentLeaf)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("make the agent's leaf cgroup: %w", err)
+	}
+	// cgroup.procs moves the whole process, every thread of it.
+	if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return "", fmt.Errorf("move the agent into its leaf cgroup %s: %w", filepath.Join(own, agentLeaf), err)
+	}
+	return own, nil
 }
 
 // enable is the resources that turn controllers on, with no limits.

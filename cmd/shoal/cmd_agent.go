@@ -252,6 +252,9 @@ func runAgent(c *cli.Context) error {
 			break
 		}
 	}
+	// alive takes the replicated state's lock: an agent wedged on it stops
+	// feeding systemd's watchdog, which restarts it.
+	go notifySystemd(ctx, ag.Ready, func() { ag.FSM().Index() }, log)
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
