@@ -56,7 +56,7 @@ func jobOptionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "immediate", Usage: "start now or fail at once with the reason (no queueing)"},
 		&cli.IntFlag{Name: "max-attempts", Value: raftfsm.DefaultMaxAttempts, Usage: "attempts before giving up when nodes fail"},
 		&cli.StringFlag{Name: "timeout", Aliases: []string{"t", "time"}, Usage: "wall-clock limit of one attempt, `TIME`: a duration (90m) or Slurm's MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (default: none)"},
-		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment; repeatable"},
+		&cli.GenericFlag{Name: "env", Value: &envList{}, Usage: "set `K=V` in the job's environment (V may hold commas); repeatable"},
 		&cli.StringFlag{Name: "workdir", Aliases: []string{"D", "chdir"}, Usage: "working `DIR` of the job (default: the current directory)"},
 		&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
 		&cli.StringFlag{Name: "job-name", Aliases: []string{"J"}, Usage: "the job's `NAME` (shown by 'shoal jobs'; singleton matches it)"},
@@ -240,7 +240,8 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	if err := applyConfineFlags(c, sp); err != nil {
 		return req, err
 	}
-	for _, kv := range c.StringSlice("env") {
+	env := envOf(c)
+	for _, kv := range env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return req, usagef(c, "--env %q: use K=V", kv)
 		}
@@ -249,7 +250,7 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	if err != nil {
 		return req, usagef(c, "%v", err)
 	}
-	sp.Env = append(exported, c.StringSlice("env")...)
+	sp.Env = append(exported, env...)
 	// Recorded as Slurm sets them in a job, for scripts and accounting that read them.
 	for _, v := range []struct{ flag, name string }{{"account", "SLURM_JOB_ACCOUNT"}, {"partition", "SLURM_JOB_PARTITION"}} {
 		if c.IsSet(v.flag) {
@@ -493,6 +494,22 @@ func applyNodeSets(c *cli.Context, cl *api.Client, sp *api.JobSpec) error {
 	sp.Hostfile = slices.DeleteFunc(sp.Hostfile, func(h api.HostSlots) bool { return slices.Contains(excl, h.Host) })
 	if len(sp.Hostfile) == 0 {
 		return usagef(c, "-x/--exclude %s leaves no node to run on", c.String("exclude"))
+	}
+	return nil
+}
+
+// envList is --env's value: each use adds one K=V whole. A string slice
+// flag splits its values at commas, and `--env OMPI_MCA_btl=self,tcp`
+// became OMPI_MCA_btl=self and a malformed "tcp".
+type envList []string
+
+func (e *envList) Set(v string) error { *e = append(*e, v); return nil }
+func (e *envList) String() string     { return strings.Join(*e, " ") }
+
+// envOf is the --env values of c, in order.
+func envOf(c *cli.Context) []string {
+	if e, ok := c.Generic("env").(*envList); ok && e != nil {
+		return *e
 	}
 	return nil
 }

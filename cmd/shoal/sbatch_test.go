@@ -190,3 +190,38 @@ func TestSrunCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvKeepsCommas: --env K=V takes V whole, commas included (Open MPI's
+// OMPI_MCA_btl=self,tcp), on the command line and in a directive, and two
+// uses are two entries.
+func TestEnvKeepsCommas(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "job.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\n#SHOAL --env PRTE_MCA_x=a,b\necho hi\n"), 0o644)
+	var o, e bytes.Buffer
+	app := newApp(&o, &e)
+	var env []string
+	app.Command("submit").Action = func(c *cli.Context) error {
+		req, err := buildSubmit(c)
+		env = req.Spec.Env
+		return err
+	}
+	args, err := expandScript(app, reorderArgs(app, []string{"shoal", "submit", "--mpi", "none", "-n", "1",
+		"--env", "OMPI_MCA_btl=self,tcp", "--env", "X=1", script}))
+	if err == nil {
+		err = app.Run(args)
+	}
+	if err != nil {
+		t.Fatalf("submit: %v (%s)", err, e.String())
+	}
+	for _, want := range []string{"OMPI_MCA_btl=self,tcp", "X=1", "PRTE_MCA_x=a,b"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("environment %q lacks %q", env, want)
+		}
+	}
+	for _, kv := range env {
+		if kv == "tcp" || kv == "b" {
+			t.Errorf("environment %q holds %q: a value was split at its comma", env, kv)
+		}
+	}
+}
