@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,12 +19,7 @@ import (
 // limit: a rank of --cpus-per-rank 4 is 4 cores, not one process's worth.
 func TestCPUsPerRankCountAgainstTheUserLimit(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to submit as uid 65534 (nobody)")
-	}
-	if _, err := user.LookupId("65534"); err != nil {
-		t.Skip("no user 65534 (nobody)")
-	}
+	needNobody(t)
 	binDir := t.TempDir()
 	if err := os.Chmod(filepath.Dir(binDir), 0o755); err != nil {
 		t.Fatal(err)
