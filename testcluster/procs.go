@@ -15,6 +15,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/spawn"
 )
 
 // ProcOptions describe a cluster of `shoal agent` OS processes on loopback.
@@ -168,7 +169,7 @@ func (p *ProcCluster) start(i int) error {
 	cmd := exec.Command(p.Opts.Bin, n.args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: p.Opts.Detach, Pdeathsig: pdeath(p.Opts.Detach)}
-	if err := cmd.Start(); err != nil {
+	if err := spawn.Start(cmd); err != nil {
 		return fmt.Errorf("start %s: %w", n.Name, err)
 	}
 	n.PID = cmd.Process.Pid

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/shoal-hpc/shoal/internal/spawn"
 )
 
 // SelfExe is the path the helper is started from: the agent's own
@@ -90,7 +92,7 @@ func start(cmd *exec.Cmd, files *os.File) error {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, files)
 	}
 	cmd.Env = helperEnv
-	err = cmd.Start()
+	err = spawn.Start(cmd) // its Pdeathsig must follow the agent, not a thread
 	w.Close()
 	er.Close()
 	cmd.ExtraFiles = nil

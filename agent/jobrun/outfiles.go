@@ -138,7 +138,9 @@ func startOutputCopy(file, log *os.File, owner *jobexec.Cred) (*outputCopy, erro
 // to the fsuid it was told, root by default, as well as to
 // CAP_SYS_RESOURCE). The thread stays locked and ends with the goroutine,
 // so no other goroutine ever runs with the owner's identity or without
-// capabilities.
+// capabilities. Its end signals no job: helpers are forked from
+// spawn's thread, which never ends, since a parent-death signal follows
+// the forking thread.
 func (c *outputCopy) run(log *os.File, owner *jobexec.Cred) {
 	runtime.LockOSThread()
 	ferr := becomeOutputWriter(owner)

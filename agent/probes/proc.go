@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/probes/child"
+	"github.com/shoal-hpc/shoal/internal/spawn"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
@@ -107,7 +108,7 @@ func (m *Manager) launchProbe(ctx context.Context, kind string, gen uint64, onMs
 		if err != nil {
 			return nil, fmt.Errorf("probe %s: %w", kind, err)
 		}
-		if err := cmd.Start(); err != nil {
+		if err := spawn.Start(cmd); err != nil {
 			return nil, fmt.Errorf("start probe %s from %s: %w", kind, m.d.Bin, err)
 		}
 		p.pid, p.stdin = cmd.Process.Pid, in
