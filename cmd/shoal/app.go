@@ -27,11 +27,18 @@ var version = "dev"
 // turns its error into an exit code and one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" { // must stay last
-		args = reorderArgs(app, args)
+	args, expanded, err := slurmRewrite(args)
+	if err != nil {
+		fmt.Fprintln(stderr, safe(err.Error()))
+		return exitUsage
 	}
-	args = splitGlued(app, args)
-	args, err := expandScript(app, args)
+	if !expanded {
+		if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" { // must stay last
+			args = reorderArgs(app, args)
+		}
+		args = splitGlued(app, args)
+		args, err = expandScript(app, args)
+	}
 	if err == nil {
 		err = app.Run(args)
 	}
@@ -87,6 +94,7 @@ Examples:
 			tlsCommand(),
 			genCommand(),
 			exportCommand(),
+			slurmCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, probeCommands()...)

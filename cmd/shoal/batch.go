@@ -63,6 +63,23 @@ func dashed(name string) string {
 // directive; a script with #SBATCH lines gets --slurm-script first, for
 // Slurm's defaults.
 func parseDirectives(name string, script io.Reader) ([]string, bool, error) {
+	return readDirectives(name, script, nil)
+}
+
+// parseDirectivesWith is parseDirectives for a script given to sbatch
+// with options before it: they are read as one more #SBATCH line after
+// the script's (sbatch's command line wins over its directives, and
+// sizes itself with them: -N 2 on the command line beside
+// --ntasks-per-node=4 in the script), and the script gets Slurm's
+// defaults whether or not it holds a #SBATCH line.
+func parseDirectivesWith(name string, script io.Reader, cmdline []string) ([]string, error) {
+	words, _, err := readDirectives(name, script, append([]string{}, cmdline...))
+	return words, err
+}
+
+// readDirectives is parseDirectives with sbatch's command-line options
+// (nil: not submitted through sbatch).
+func readDirectives(name string, script io.Reader, cmdline []string) ([]string, bool, error) {
 	flags := scriptOptions()
 	var slurm, own []string
 	var size sbatchSize
@@ -109,6 +126,17 @@ func parseDirectives(name string, script io.Reader) ([]string, bool, error) {
 	if err := sc.Err(); err != nil {
 		return nil, found, fmt.Errorf("read %s: %w", name, err)
 	}
+	if cmdline != nil {
+		found, isSlurm = true, true
+		words, err := translateSbatch(cmdline, 0, &size)
+		if err == nil {
+			err = checkDirective(words, flags)
+		}
+		if err != nil {
+			return nil, true, fmt.Errorf("sbatch: %w", err)
+		}
+		own = append(own, words...) // last: the command line wins
+	}
 	if !isSlurm {
 		return own, found, nil
 	}
@@ -117,6 +145,9 @@ func parseDirectives(name string, script io.Reader) ([]string, bool, error) {
 		err = checkDirective(sized, flags)
 	}
 	if err != nil {
+		if size.line == 0 {
+			return nil, true, fmt.Errorf("sbatch: %w", err)
+		}
 		return nil, true, fmt.Errorf("%s:%d: %w", name, size.line, err)
 	}
 	return slices.Concat([]string{"--slurm-script"}, sized, slurm, own), true, nil

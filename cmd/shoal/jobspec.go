@@ -409,11 +409,15 @@ Examples:
 #SBATCH lines take sbatch's options with sbatch's meaning (a #SHOAL line
 wins where both set one); --partition, --constraint, --mail-*, --qos,
 --signal and --requeue are accepted and named at submit as not honoured.`,
-		Flags: jobFlags(),
+		Flags: append(jobFlags(), &cli.BoolFlag{Name: "sbatch", Hidden: true, Usage: "submitted through sbatch: print sbatch's \"Submitted batch job ID\" unless --parsable"}),
 		Action: func(c *cli.Context) error {
 			_, res, err := submit(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("sbatch") && !c.Bool("parsable") {
+				fmt.Fprintf(c.App.Writer, "Submitted batch job %d\n", res.ID)
+				return nil
 			}
 			fmt.Fprintln(c.App.Writer, res.ID)
 			return nil

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/jobfmt"
+	"github.com/shoal-hpc/shoal/internal/natsort"
+)
+
+var sinfoOpts = []slurmOpt{
+	{"noheader", 'h', false}, {"format", 'o', true}, {"Node", 'N', false}, {"nodes", 'n', true},
+	{"states", 't', true}, {"partition", 'p', true}, {"long", 'l', false}, {"summarize", 's', false},
+	{"all", 'a', false}, {"responding", 'r', false}, {"dead", 'd', false}, {"help", 0, false}, {"usage", 0, false},
+}
+
+const sinfoHelp = `sinfo lists the cluster's nodes by state, as Slurm's sinfo does: one line per
+state in the one partition, "all", that holds every node.
+
+States: idle (nothing runs there), mix (some of its CPUs taken), alloc (every
+CPU taken), drng/drain (draining: running work ends, nothing new starts), down
+(suspected or dead in gossip).
+
+Options: -h/--noheader, -N/--Node (a line per node), -n/--nodes NODES,
+-t/--states STATES, -r/--responding, -d/--dead, -o/--format (%P %a %l %D %t %T
+%N %n %c %m %e %O %C). -p, -l, -s and -a are accepted.
+
+Examples:
+  sinfo
+  sinfo -N -h -o "%N %t %c"
+  sinfo -t idle -h -o %D`
+
+// sinfoNode is one node as sinfo sees it.
+type sinfoNode struct {
+	node      api.Node
+	allocated int // CPUs taken by jobs that run on it
+}
+
+// state is sinfo's long and short names of the node's state.
+func (n sinfoNode) state() (long, short string) {
+	switch {
+	case n.node.Status != "alive":
+		return "down", "down"
+	case n.node.Drain == "draining":
+		return "draining", "drng"
+	case n.node.Drain != "":
+		return "drained", "drain"
+	case n.allocated == 0:
+		return "idle", "idle"
+	case n.allocated >= max(n.node.Threads, n.node.Cores, 1):
+		return "allocated", "alloc"
+	}
+	return "mixed", "mix"
+}
+
+func (n sinfoNode) cpus() int { return max(n.node.Threads, n.node.Cores) }
+
+// sinfoField is one field letter's value over a group of nodes.
+func sinfoField(group []sinfoNode, letter byte) (string, bool) {
+	first := sinfoNode{}
+	if len(group) > 0 {
+		first = group[0]
+	}
+	long, short := first.state()
+	switch letter {
+	case 'P':
+		return slurmPartition + "*", true
+	case 'R':
+		return slurmPartition, true
+	case 'a':
+		return "up", true
+	case 'l':
+		return "infinite", true
+	case 'D':
+		return strconv.Itoa(len(group)), true
+	case 't':
+		return short, true
+	case 'T':
+		return long, true
+	case 'N', 'n':
+		var names []string
+		for _, g := range group {
+			names = append(names, g.node.Name)
+		}
+		return jobfmt.CompressHosts(names), true
+	case 'c':
+		return strconv.Itoa(first.cpus()), true
+	case 'm':
+		return strconv.FormatUint(first.node.MemTotal>>20, 10), true
+	case 'e':
+		return strconv.FormatFloat(first.node.MemAvail.Now/(1<<20), 'f', 0, 64), true
+	case 'O':
+		return strconv.FormatFloat(first.node.Load.M1, 'f', 2, 64), true
+	case 'C':
+		var alloc, total int
+		for _, g := range group {
+			alloc, total = alloc+min(g.allocated, g.cpus()), total+g.cpus()
+		}
+		return fmt.Sprintf("%d/%d/0/%d", alloc, total-alloc, total), true
+	case '%':
+		return "%", true
+	}
+	return "", false
+}
+
+var sinfoHeaders = map[byte]string{
+	'P': "PARTITION", 'R': "PARTITION", 'a': "AVAIL", 'l': "TIMELIMIT", 'D': "NODES", 't': "STATE", 'T': "STATE",
+	'N': "NODELIST", 'n': "HOSTNAMES", 'c': "CPUS", 'm': "MEMORY", 'e': "FREE_MEM", 'O': "CPU_LOAD", 'C': "CPUS(A/I/O/T)",
+}
+
+const (
+	sinfoDefaultFormat = "%9P %.5a %.10l %.6D %.6t %N"
+	sinfoNodeFormat    = "%N %.6D %9P %.6t"
+)
+
+func sinfo(c *cli.Context, args []string) error {
+	a, err := parseSlurmArgs("sinfo", args, sinfoOpts)
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	if a.has("help") || a.has("usage") {
+		writeHelp(c, sinfoHelp)
+		return nil
+	}
+	format := sinfoDefaultFormat
+	if a.has("Node") {
+		format = sinfoNodeFormat
+	}
+	if a.has("format") {
+		format = a.last("format")
+	}
+	pieces, err := parseSlurmFormat(format, func(l byte) bool { _, ok := sinfoField(nil, l); return ok })
+	if err != nil {
+		return cli.Exit("sinfo: "+err.Error(), exitUsage)
+	}
+	var only []string
+	for _, l := range a.list("nodes") {
+		names, err := jobfmt.ExpandHosts(l)
+		if err != nil {
+			return cli.Exit("sinfo: -n "+l+": "+err.Error(), exitUsage)
+		}
+		only = append(only, names...)
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	nodes, err := cl.Nodes(c.Context)
+	if err != nil {
+		return apiError(err)
+	}
+	js, err := cl.JobsWhere(c.Context, api.JobsQuery{States: []string{"launching", "running"}})
+	if err != nil {
+		return apiError(err)
+	}
+	alloc := map[string]int{}
+	for _, j := range js {
+		for _, h := range j.Hosts {
+			alloc[h.Node] += h.Procs * max(j.Spec.CPUsPerRank, 1)
+		}
+	}
+	states := a.list("states")
+	var rows []sinfoNode
+	for _, n := range nodes {
+		if n.Status == "left" || (len(only) > 0 && !slices.Contains(only, n.Name)) {
+			continue
+		}
+		sn := sinfoNode{node: n, allocated: alloc[n.Name]}
+		long, short := sn.state()
+		switch {
+		case a.has("responding") && long == "down", a.has("dead") && long != "down":
+			continue
+		case len(states) > 0 && !slices.ContainsFunc(states, func(s string) bool {
+			s = strings.ToLower(s)
+			return s == long || s == short || s == "all"
+		}):
+			continue
+		}
+		rows = append(rows, sn)
+	}
+	slices.SortFunc(rows, func(x, y sinfoNode) int { return natsort.Compare(x.node.Name, y.node.Name) })
+	var groups [][]sinfoNode
+	if a.has("Node") {
+		for _, r := range rows {
+			groups = append(groups, []sinfoNode{r})
+		}
+	} else {
+		// One line per state, in the order states first appear.
+		byState := map[string]int{}
+		for _, r := range rows {
+			_, short := r.state()
+			i, ok := byState[short]
+			if !ok {
+				i = len(groups)
+				byState[short] = i
+				groups = append(groups, nil)
+			}
+			groups[i] = append(groups[i], r)
+		}
+	}
+	if !a.has("noheader") {
+		fmt.Fprintln(c.App.Writer, render(pieces, func(l byte) string { return sinfoHeaders[l] }))
+	}
+	for _, g := range groups {
+		fmt.Fprintln(c.App.Writer, render(pieces, func(l byte) string { v, _ := sinfoField(g, l); return v }))
+	}
+	return nil
+}
