@@ -37,7 +37,11 @@ entry -rw-r--r-- /usr/share/bash-completion/completions/shoal
 entry -rw-r--r-- /usr/share/zsh/vendor-completions/_shoal
 entry -rw-r--r-- /usr/share/man/man1/shoal.1.gz
 entry -rw-r--r-- /usr/share/man/man5/shoal.hcl.5.gz
-ok "archive holds the binary, unit, config, data dir 0700, completions and man pages"
+for cmd in sbatch srun squeue scancel sinfo sacct scontrol; do
+	grep -qxF -- "lrwxrwxrwx root/root ./usr/lib/shoal/slurm/bin/$cmd" <<<"$list" ||
+		fail "archive: want /usr/lib/shoal/slurm/bin/$cmd, a link to /usr/bin/shoal"
+done
+ok "archive holds the binary, unit, config, data dir 0700, completions, man pages and the Slurm command links"
 [ "$(dpkg-deb -I "$deb" conffiles | sort | tr '\n' ' ')" = "/etc/profile.d/shoal.sh /etc/shoal/shoal.hcl " ] ||
 	fail "conffiles: want /etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh, have $(dpkg-deb -I "$deb" conffiles)"
 ok "/etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh are conffiles"
@@ -138,6 +142,10 @@ done
 out=$(chr env MANWIDTH=80 man --warnings -l /usr/share/man/man1/shoal.1.gz 2>&1 >/dev/null)
 [ -z "$out" ] || fail "man -l shoal.1.gz: $out"
 ok "man shoal and man shoal.hcl render without warnings"
+
+out=$(chr env PATH=/usr/lib/shoal/slurm/bin:/usr/bin:/bin sinfo --help 2>&1) || fail "sinfo --help through the installed link: $out"
+grep -q "^sinfo lists" <<<"$out" || fail "the installed sinfo link does not answer as sinfo: $out"
+ok "the Slurm command links answer to their names"
 
 comp='source /usr/share/bash-completion/completions/shoal; _shoal; printf "%s\n" "${COMPREPLY[@]}"'
 got=$(chr bash -c "COMP_WORDS=(shoal ag); COMP_CWORD=1; $comp")

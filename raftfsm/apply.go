@@ -90,6 +90,8 @@ func (s *State) apply(c Command) Result {
 		return applyBody(s, c, (*State).purgeHistory)
 	case CmdHoldJob:
 		return applyBody(s, c, (*State).hold)
+	case CmdUpdateJob:
+		return applyBody(s, c, (*State).updateJob)
 	case CmdRecordUsage:
 		return applyBody(s, c, (*State).recordUsage)
 	case CmdRecordStep:

@@ -39,6 +39,7 @@ const (
 	CmdRecordUsage    = "record_usage"
 	CmdRecordStep     = "record_step"
 	CmdSetSwitches    = "set_switches"
+	CmdUpdateJob      = "update_job"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -47,7 +48,7 @@ var CommandTypes = []string{
 	CmdRejectJob, CmdKillJob, CmdSetProbeDuties, CmdProbeRestart, CmdSetSettings, CmdRemoveNode,
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
-	CmdHoldJob, CmdRecordUsage, CmdRecordStep, CmdSetSwitches,
+	CmdHoldJob, CmdRecordUsage, CmdRecordStep, CmdSetSwitches, CmdUpdateJob,
 }
 
 func knownType(typ string) bool {

@@ -114,7 +114,13 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 			id = q[r.IntN(len(q))].ID
 		}
 		j := s.Jobs[id]
-		return CmdHoldJob, HoldJob{ID: id, User: users[r.IntN(3)], Hold: r.IntN(2) == 0, Array: j != nil && j.ArrayJobID == id && r.IntN(2) == 0}
+		hold := HoldJob{ID: id, User: users[r.IntN(3)], Hold: r.IntN(2) == 0, Array: j != nil && j.ArrayJobID == id && r.IntN(2) == 0}
+		if id%4 == 1 {
+			// The same target, its time limit changed instead (by its owner, another user or
+			// root), chosen without a draw so that the draws after it stay as they were.
+			return CmdUpdateJob, UpdateJob{ID: id, User: hold.User, Array: hold.Array, Timeout: time.Duration(id%3) * 30 * time.Minute}
+		}
+		return CmdHoldJob, hold
 	case k < 52:
 		// A node's usage of an attempt, now and then with an OOM kill that fails the job.
 		u := NodeUsage{Node: node, CPUSeconds: float64(r.IntN(100)), MaxRSSBytes: uint64(r.IntN(1 << 20)), Final: r.IntN(2) == 0}

@@ -315,6 +315,12 @@ func (c *Client) KillWith(ctx context.Context, id uint64, r KillRequest) error {
 
 // Hold holds (hold true) or releases a queued job, or with r.Array the
 // queued tasks of an array.
+// Update changes a queued job's time limit.
+func (c *Client) Update(ctx context.Context, id uint64, r UpdateRequest) (UpdateResponse, error) {
+	var out UpdateResponse
+	return out, c.Do(ctx, http.MethodPost, "/v1/jobs/"+strconv.FormatUint(id, 10)+"/update", r, &out)
+}
+
 func (c *Client) Hold(ctx context.Context, id uint64, hold bool, r HoldRequest) (HoldResponse, error) {
 	verb := "release"
 	if hold {

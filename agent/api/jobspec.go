@@ -114,6 +114,21 @@ type HoldRequest struct {
 	Array bool   `json:"array,omitempty"`
 }
 
+// UpdateRequest is POST /v1/jobs/{id}/update: a queued job's new time
+// limit (0: none). With Array, the ID names an array and all its queued
+// tasks change. Only root may raise a limit.
+type UpdateRequest struct {
+	User    string        `json:"user"`
+	Array   bool          `json:"array,omitempty"`
+	Timeout time.Duration `json:"timeout"`
+}
+
+// UpdateResponse answers an update: the jobs it changed.
+type UpdateResponse struct {
+	ID   uint64   `json:"id"`
+	Jobs []uint64 `json:"jobs"`
+}
+
 // HoldResponse answers a hold or release: the jobs it changed.
 type HoldResponse struct {
 	ID   uint64   `json:"id"`

@@ -294,6 +294,23 @@ func (s *Server) handleHold(hold bool) http.HandlerFunc {
 	}
 }
 
+// handleUpdate changes a queued job's time limit (POST
+// /v1/jobs/{id}/update), or with "array" that of an array's queued tasks.
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.jobFromPath(w, r)
+	if !ok {
+		return
+	}
+	var body api.UpdateRequest
+	if !decodeActor(w, r, &body, &body.User, "update takes {\"user\": NAME, \"timeout\": NANOSECONDS, \"array\": BOOL}") {
+		return
+	}
+	b, _ := raftfsm.Encode(raftfsm.CmdUpdateJob, s.now(), raftfsm.UpdateJob{ID: j.ID, User: body.User, Array: body.Array, Timeout: body.Timeout})
+	s.applyAndAnswer(w, r, b, func(res api.ApplyResult) any {
+		return api.UpdateResponse{ID: j.ID, Jobs: append([]uint64{}, res.JobIDs...)}
+	})
+}
+
 // handleAlloc answers a placement question on this agent's current view
 // without reserving anything (`shoal alloc`).
 func (s *Server) handleAlloc(w http.ResponseWriter, r *http.Request) {

@@ -110,6 +110,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
 	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
+	s.route(mux, "POST /v1/jobs/{id}/update", s.handleUpdate)
 	s.routeBody(mux, "POST /v1/jobs/{id}/stdin", s.handleStdin, 0) // a stream: no bound on its size
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)

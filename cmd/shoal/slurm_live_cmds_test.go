@@ -89,6 +89,12 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 	if out, _, _ := slurmAs(t, env, "squeue", "-h", "-o", "%i %r", "-t", "PD"); !strings.Contains(out, later+" BeginTime") {
 		t.Errorf("squeue -t PD -o '%%i %%r' = %q, want %s BeginTime", out, later)
 	}
+	if _, errOut, code := slurmAs(t, env, "scontrol", "update", "JobId="+later, "TimeLimit=30:00"); code != 0 {
+		t.Fatalf("scontrol update JobId=%s TimeLimit=30:00: exit %d: %s", later, code, errOut)
+	}
+	if _, limit := squeueState(later); limit != "30:00" {
+		t.Errorf("after scontrol update TimeLimit=30:00, squeue says the limit is %s", limit)
+	}
 	if _, errOut, code := slurmAs(t, env, "scontrol", "hold", later); code != 0 {
 		t.Fatalf("scontrol hold: exit %d: %s", code, errOut)
 	}

@@ -217,6 +217,50 @@ func scontrolHold(c *cli.Context, hold bool, ids []string) error {
 	return nil
 }
 
+// scontrolUpdate is `scontrol update JobId=ID TimeLimit=T`: the only
+// field shoal lets change on a queued job.
 func scontrolUpdate(c *cli.Context, args []string) error {
-	return cli.Exit("scontrol: update is not available yet", exitFailure)
+	var id, limit string
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return cli.Exit(fmt.Sprintf("scontrol: update: %q is not KEY=VALUE (e.g. JobId=12 TimeLimit=30:00)", kv), exitUsage)
+		}
+		switch strings.ToLower(k) {
+		case "jobid", "job":
+			id = v
+		case "timelimit":
+			limit = v
+		default:
+			return cli.Exit(fmt.Sprintf("scontrol: update: shoal changes a queued job's TimeLimit only, not %s", k), exitUsage)
+		}
+	}
+	if id == "" || limit == "" {
+		return cli.Exit("scontrol: update: give JobId=ID TimeLimit=T (e.g. scontrol update JobId=12 TimeLimit=30:00)", exitUsage)
+	}
+	d, err := parseTimeLimit(limit)
+	if err != nil {
+		return cli.Exit("scontrol: update: "+err.Error(), exitUsage)
+	}
+	ref, err := jobRef(id)
+	if err != nil {
+		return cli.Exit("scontrol: "+err.Error(), exitUsage)
+	}
+	u, err := user.Current()
+	if err != nil {
+		return cli.Exit("scontrol: "+err.Error(), exitFailure)
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	j, err := cl.JobRef(c.Context, ref)
+	if err != nil {
+		return cli.Exit("scontrol: error: Invalid job id specified: "+id, exitFailure)
+	}
+	array := !strings.Contains(ref, "_") && j.ArrayJobID == j.ID && j.ArrayJobID != 0
+	if _, err := cl.Update(c.Context, j.ID, api.UpdateRequest{User: u.Username, Array: array, Timeout: d}); err != nil {
+		return apiError(err)
+	}
+	return nil
 }
