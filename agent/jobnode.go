@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/probe"
 )
 
 // newJobNode builds the node side of jobs (agent/jobrun) from the agent's
@@ -17,7 +18,7 @@ func (a *Agent) newJobNode() (*jobrun.Node, error) {
 		Name: a.cfg.Name, DataDir: a.cfg.DataDir, Bin: a.cfg.Bin,
 		LocalAddr: "https://" + loopbackOr(a.cfg.BindAddr) + ":" + strconv.Itoa(a.HTTPPort()),
 		Socket:    a.SocketPath(), CAFile: caFile(a.cfg.DataDir), CACerts: a.tls.caCerts(),
-		JobLimits: a.cfg.JobLimits, NeverAck: a.cfg.Testing.NeverAck,
+		JobLimits: a.cfg.JobLimits, NeverAck: a.cfg.Testing.NeverAck, GPUs: gpuCount(a.static.PEs),
 		Cgroups: a.cgroups, CgroupsOff: a.cgroupsOff,
 	}, jobrun.Deps{
 		Log: a.log, Now: time.Now, State: a.fsm, Applied: a.appliedJobs, Propose: a.applier.Apply,
@@ -70,4 +71,16 @@ func (a *Agent) BookkeepingSizes() map[string]int {
 		out["reported"] = a.progress.size()
 	}
 	return out
+}
+
+// gpuCount is how many GPUs the node's inventory holds, every model
+// together: the devices it numbers 0.. and binds to attempts.
+func gpuCount(pes []probe.PE) int {
+	n := 0
+	for _, pe := range pes {
+		if pe.Kind == "gpu" {
+			n += pe.Count
+		}
+	}
+	return n
 }

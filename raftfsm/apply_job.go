@@ -223,10 +223,14 @@ func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
 		res.Noop = true
 		return res, nil
 	}
+	if err := s.checkGPUs(j, a, b.Node, b.GPUs); err != nil {
+		return res, err
+	}
 	n := j.clone()
 	cur := n.Current()
 	i, _ := slices.BinarySearch(cur.Acks, b.Node)
 	cur.Acks = slices.Insert(cur.Acks, i, b.Node)
+	setGPUs(cur, b.Node, b.GPUs)
 	s.Jobs[n.ID] = n
 	return res, nil
 }

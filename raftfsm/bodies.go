@@ -29,6 +29,10 @@ type AckReservation struct {
 	ID      uint64 `json:"id"`
 	Attempt int    `json:"attempt"`
 	Node    string `json:"node"`
+	// GPUs are the indices of the node's GPUs the attempt gets there, as
+	// many as its processes there need; none when the job needs none or
+	// the node binds none.
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // StartJob (start_job) releases the barrier: launching → running once every node acked.

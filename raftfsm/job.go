@@ -260,6 +260,10 @@ type Attempt struct {
 	// Steps are the MPI launches of a batch attempt, in order (record_step, step.go).
 	Steps []Step `json:"steps,omitempty"`
 
+	// GPUs are the GPU indices the attempt holds on each node that bound
+	// some when it reserved its slots (ack_reservation), sorted by node.
+	GPUs []NodeGPUs `json:"gpus,omitempty"`
+
 	// PlacedIndex is the raft index of the place_job entry that created the
 	// attempt (recordPlacedIndex); 0 for an attempt recorded before shoal
 	// kept it (an older snapshot or log).
@@ -369,6 +373,12 @@ func (a Attempt) clone() Attempt {
 	c.ExitCode = clonePtr(a.ExitCode)
 	c.Progress = clonePtr(a.Progress)
 	c.Usage = cloneSlice(a.Usage)
+	if a.GPUs != nil {
+		c.GPUs = make([]NodeGPUs, len(a.GPUs))
+		for i, g := range a.GPUs {
+			c.GPUs[i] = NodeGPUs{Node: g.Node, Indices: cloneSlice(g.Indices)}
+		}
+	}
 	if a.Steps != nil {
 		c.Steps = make([]Step, len(a.Steps))
 		for i, st := range a.Steps {

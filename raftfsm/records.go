@@ -102,6 +102,21 @@ func checkAttempt(a *Attempt, sp *JobSpec) error {
 	if a.State == StateRunning && !a.AllAcked() {
 		return fmt.Errorf("running while %v never reserved", a.Pending())
 	}
+	for i, g := range a.GPUs {
+		switch {
+		case i > 0 && a.GPUs[i-1].Node >= g.Node:
+			return fmt.Errorf("gpus are not sorted by node and distinct at %q", g.Node)
+		case !a.Acked(g.Node):
+			return fmt.Errorf("node %q holds GPUs but never reserved", g.Node)
+		case len(g.Indices) != a.GPUsNeeded(*sp, g.Node):
+			return fmt.Errorf("node %q holds %d GPUs, its processes need %d", g.Node, len(g.Indices), a.GPUsNeeded(*sp, g.Node))
+		}
+		for k, x := range g.Indices {
+			if x < 0 || x > MaxGPUIndex || (k > 0 && g.Indices[k-1] >= x) {
+				return fmt.Errorf("node %q: GPU indices %v are not sorted, distinct and within 0..%d", g.Node, g.Indices, MaxGPUIndex)
+			}
+		}
+	}
 	return nil
 }
 

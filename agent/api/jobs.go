@@ -56,6 +56,15 @@ type Attempt struct {
 	// Steps are the MPI launches of a batch script (mpiexec, mpirun inside
 	// it), in order; empty for other jobs.
 	Steps []Step `json:"steps,omitempty"`
+	// GPUs are the GPUs the attempt holds on each node that bound some
+	// (CUDA_VISIBLE_DEVICES there), by node.
+	GPUs []NodeGPUs `json:"gpus,omitempty"`
+}
+
+// NodeGPUs are the indices of a node's GPUs an attempt holds there.
+type NodeGPUs struct {
+	Node    string `json:"node"`
+	Indices []int  `json:"indices"`
 }
 
 // Step is one MPI launch of a batch attempt, as Slurm's JOBID.N: ID is

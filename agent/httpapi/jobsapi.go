@@ -413,6 +413,9 @@ func (s *Server) toAPIJob(j *raftfsm.Job) api.Job {
 			x.Hosts = append(x.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
 		}
 		x.Usage, x.Total = toAPIUsage(at.Usage)
+		for _, g := range at.GPUs {
+			x.GPUs = append(x.GPUs, api.NodeGPUs{Node: g.Node, Indices: slices.Clone(g.Indices)})
+		}
 		for _, st := range at.Steps {
 			x.Steps = append(x.Steps, api.Step{ID: fmt.Sprintf("%d.%d", j.ID, st.N), N: st.N, Cmd: st.Cmd, Nodes: st.Nodes,
 				StartedAt: OptTime(st.StartedAt), EndedAt: OptTime(st.EndedAt), ExitCode: st.ExitCode})

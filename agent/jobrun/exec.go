@@ -106,6 +106,11 @@ func (n *Node) processEnv(job *raftfsm.Job, k Key, home string, extra []string) 
 		// socket needs none, and the job capability still authorises.
 		env = append(env, "SHOAL_AGENT_SOCK="+s)
 	}
+	for i := range job.Attempts {
+		if a := &job.Attempts[i]; a.N == k.Attempt {
+			env = append(env, n.gpuEnv(a)...)
+		}
+	}
 	return append(env, extra...)
 }
 

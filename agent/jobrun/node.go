@@ -46,6 +46,9 @@ type Config struct {
 	// CgroupsOff is why Cgroups is nil (OpenCgroups' error), for the
 	// refusal and `shoal nodes`.
 	CgroupsOff string
+	// GPUs is how many GPUs the node has (its inventory's gpu PEs), which
+	// it binds to the attempts that ask for them (gpus.go); 0 binds none.
+	GPUs int
 	// NeverAck makes the node never acknowledge co-allocations, as a node
 	// whose agent hangs would (a fault injection for tests).
 	NeverAck bool

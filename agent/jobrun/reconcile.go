@@ -70,7 +70,7 @@ func (n *Node) reconcile(ctx context.Context) {
 		switch j.State {
 		case raftfsm.StateLaunching:
 			if att.Holds(self) && !att.Acked(self) {
-				n.reserve(ctx, k)
+				n.reserve(ctx, k, n.pickGPUs(st, j, att))
 			}
 		case raftfsm.StateRunning:
 			// An elastic attempt asked to resize: its processes here checkpoint and exit 75.
@@ -125,8 +125,9 @@ func (n *Node) markLaunched(k Key) bool {
 }
 
 // reserve is the first step of co-allocation on this node: fence the
-// attempt (nothing older may run here from now on) and acknowledge.
-func (n *Node) reserve(ctx context.Context, k Key) {
+// attempt (nothing older may run here from now on) and acknowledge,
+// with the GPUs it gets here.
+func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 	if n.cfg.NeverAck {
 		return
 	}
@@ -144,7 +145,7 @@ func (n *Node) reserve(ctx context.Context, k Key) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, n.now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: n.cfg.Name})
+		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, n.now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: n.cfg.Name, GPUs: gpus})
 		if _, err := n.d.Propose(ctx, b); err != nil {
 			n.log.Warn("acknowledge reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
 		}
