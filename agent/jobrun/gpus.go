@@ -47,6 +47,10 @@ func (n *Node) gpuEnv(att *raftfsm.Attempt) []string {
 		ids = append(ids, strconv.Itoa(i))
 	}
 	list := strings.Join(ids, ",")
-	return []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + list, "ROCR_VISIBLE_DEVICES=" + list,
+	env := []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + list, "ROCR_VISIBLE_DEVICES=" + list,
 		"GPU_DEVICE_ORDINAL=" + list, "SHOAL_GPUS=" + list}
+	if list != "" {
+		env = append(env, "SLURM_JOB_GPUS="+list) // as slurmd sets it for a job with GPUs
+	}
+	return env
 }
