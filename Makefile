@@ -93,7 +93,7 @@ experiment: deps build
 	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
 	$(BIN)/shoal-experiment -shoal $(SHOAL) -cases $(EXPERIMENT_CASES) -out experiment.csv $(EXPERIMENT_FLAGS)
 
-# Slurm side by side with shoal on the namespace testbed (docs/experiment.md,
+# Slurm side by side with shoal on the namespace testbed (docs/design/experiment.md,
 # "Against Slurm"): one table per case. Needs root; installs Debian's Slurm
 # (slurm-wlm, 22.05) and munge, which only this bench uses. Every case, jobs
 # back to back: about 45 minutes on a 2-core machine; PEERS_FLAGS for more

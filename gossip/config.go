@@ -82,7 +82,7 @@ type Config struct {
 	// as measured, as Serf does. Default 1: on the testbed the minimum of
 	// 8 hid the queueing delay of a saturated uplink (cross-switch median
 	// relative error 0.55 against 0.08 raw) while it only trimmed agent
-	// scheduling noise on idle sub-millisecond links (docs/network-model.md).
+	// scheduling noise on idle sub-millisecond links (docs/design/network-model.md).
 	CoordinateMinOf int
 	// Transport, when set, carries memberlist's packets and streams instead
 	// of UDP and TCP sockets bound at BindAddr:Port (which are then

@@ -7,7 +7,7 @@ import (
 
 // A node's network row grows with the cluster (about 95 bytes per peer as
 // JSON). Carried in every gossiped state it made push/pull O(n²): ~1 MB at
-// 100 nodes, past the decoder's 8 MiB near 293 (docs/scale.md, wall 1).
+// 100 nodes, past the decoder's 8 MiB near 293 (docs/design/scale.md, wall 1).
 // So rows no longer travel by gossip at all: the owner sends its row,
 // versioned, to the servers (agent/rows), which hold the matrix the
 // placement leader reads. A NetRow is that message. NodeState has no row;

@@ -13,7 +13,7 @@ import (
 // (on the namespace testbed the raw estimates were 6–8× the direct
 // pings, 2.7–3.2× with the minimum of 8). The minimum also drops the
 // queueing delay of a congested link, which a job would see, so it is
-// not the default (docs/network-model.md).
+// not the default (docs/design/network-model.md).
 type rttFilter struct {
 	mu   sync.Mutex
 	size int

@@ -19,6 +19,6 @@
 //	est := m.Pair("n1", "n7")  // est.Known, est.PeakMbps, est.Uncertain
 //	retest := m.Disagreements() // measured pairs the model does not explain
 //
-// docs/network-model.md describes the inference, its failure modes and
+// docs/design/network-model.md describes the inference, its failure modes and
 // the figures of the planner it feeds.
 package netmodel

@@ -212,7 +212,7 @@ func groupingMatches(c simCluster, asg Assignment) bool {
 }
 
 // TestSimulation_ProbeTraffic is the simulation behind the figures in
-// docs/network-model.md: the topology planner on synthetic clusters of
+// docs/design/network-model.md: the topology planner on synthetic clusters of
 // 16, 128 and 1,000 nodes (switches of 16), beside the all-pairs
 // planner's figures (probe.TrafficPerHour). It checks that probe traffic
 // per node is flat in n and within the budget. Print the table with

@@ -11,7 +11,7 @@ import (
 )
 
 // TestNetload_Ablation measures what each netload change buys, and holds the
-// table copied into docs/placement.md (run with -v to see it) to what that
+// table copied into docs/design/placement.md (run with -v to see it) to what that
 // page says of it.
 func TestNetload_Ablation(t *testing.T) {
 	if testing.Short() {
@@ -50,7 +50,7 @@ func TestNetload_Ablation(t *testing.T) {
 		t.Logf("16 nodes  %-34s mean T/oracle %.3f  worst %.3f", v.name, sum/clusters, worst)
 		mean[v.name], worstOf[v.name] = sum/clusters, worst
 	}
-	// What docs/placement.md claims from this table: netload finds the oracle's T (measured
+	// What docs/design/placement.md claims from this table: netload finds the oracle's T (measured
 	// 1.000/1.000), no ablation does better, and some ablation costs something, or the
 	// ablation measures nothing. Measured since change 14 (compute load as shares): without
 	// local search 1.016, worst 1.323, both off 1.005, worst 1.076; before it 1.023 / 1.325

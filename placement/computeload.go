@@ -17,7 +17,7 @@ package placement
 // gives when every node is equally busy. Eq. 1 magnifies the
 // differences between idle nodes: a load of 0.03 against 0.07 on two idle
 // 2-core nodes counts as 1 against 2.3, and in session 7 it decided a
-// placement onto a degraded link (change 14 in docs/placement.md). Node
+// placement onto a degraded link (change 14 in docs/design/placement.md). Node
 // flow leaves T's compute load when the network term reads each node's
 // traffic per direction (change 8: every link rate known, linkMbps being
 // each node's fastest measured peak, and the nodes reporting NetRx/NetTx):

@@ -48,5 +48,5 @@
 // processes than free slots is Degraded when Oversubscribe is on, Wait when off.
 // When every candidate is above LoadThreshold the answer is Wait (seed 002 §6)
 // unless Force. Oracle searches exhaustively on small clusters. NextJob is the
-// queue order with seed 001's HPE rule. docs/placement.md has the measurements.
+// queue order with seed 001's HPE rule. docs/design/placement.md has the measurements.
 package placement

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Bounds of the netload search; see docs/placement.md for their measured effect.
+// Bounds of the netload search; see docs/design/placement.md for their measured effect.
 const (
 	poolMax   = 256 // clusters up to this many usable nodes are searched in full
 	startMax  = 48  // greedy starts when the pool is larger than this

@@ -35,7 +35,7 @@ const (
 // (peak - available), and the paper policy keeps it. T and netload take
 // instead the time a byte takes on the pair, against the fastest peak
 // measured in the cluster (transferCost: top/available - 1). Two reasons,
-// each measured (docs/placement.md, changes 1 and 10):
+// each measured (docs/design/placement.md, changes 1 and 10):
 //   - Against the pair's own peak, a half-used 10 Gbit/s pair (5,000 Mbit/s
 //     free) ranks worse than an idle 100 Mbit/s one; against the cluster's
 //     fastest, pairs are ordered by what they offer.

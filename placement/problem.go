@@ -94,7 +94,7 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 // T's compute reference stops following the cluster's mean load. An
 // eighth, measured on the testbed's perfect snapshots as a node's weight
 // alpha*CL/C_ref in T, scored as TestCasesMargin scores a group
-// (docs/placement.md, change 14): a nice-19 CPU hog on a 2-core node of
+// (docs/design/placement.md, change 14): a nice-19 CPU hog on a 2-core node of
 // lab12 weighs 0.22 (0.32 under Eq. 1), enough to keep it out of the best
 // group, while degrade10's idle loads 0.10 and 0.02 are 0.009 apart (0.095
 // under Eq. 1). A quarter let the hog's group win on lab12.

@@ -14,7 +14,7 @@ import (
 // to 5 servers under the default probe schedule: a latency round every
 // minute that moves the RTT of every peer, and the bandwidth tests the
 // default budget allows (21 per 5-minute cycle, one cell each). The
-// figures are docs/scale.md's row traffic. The bound checked is the
+// figures are docs/design/scale.md's row traffic. The bound checked is the
 // whole-row-every-change traffic (what the sender would cost without
 // deltas): deltas must stay under half of it.
 func TestSenderBytesPerHour(t *testing.T) {

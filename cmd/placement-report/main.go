@@ -3,7 +3,7 @@
 // background traffic; seeded) it runs random, sequential, load, paper and
 // netload, and the exhaustive oracle, and prints the objective T and the mean
 // pairwise available bandwidth of each chosen group, with T's ratio to the
-// oracle's. docs/placement.md keeps a copy of its output.
+// oracle's. docs/design/placement.md keeps a copy of its output.
 //
 //	go run ./cmd/placement-report -clusters 40
 package main

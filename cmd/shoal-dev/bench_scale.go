@@ -109,7 +109,7 @@ func cmdBenchScale(args []string) error {
 			}
 		}
 		// Where a size's CPU, heap and waits go, for the notes in
-		// docs/scale.md.
+		// docs/design/scale.md.
 		prof, err := startProfiler(*profile, o.N)
 		if err != nil {
 			return err
@@ -221,7 +221,7 @@ func scaleConfig() gossip.Config {
 	// state changes, which -update sets here (-update 10s is that rate).
 	// Coordinates still ride every ping's ack. With the republishing on,
 	// 1,000 agents make 100 state changes a second, past wall 2 of
-	// docs/scale.md, and every agent sends its 40 packets a second: more
+	// docs/design/scale.md, and every agent sends its 40 packets a second: more
 	// compression, encryption and decoding than two cores hold for 1,000.
 	c.CoordinateInterval = 24 * time.Hour
 	return c

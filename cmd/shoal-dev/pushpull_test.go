@@ -9,7 +9,7 @@ import (
 // TestPushPullSizes prints the push/pull payload at 100, 300 and 1,000
 // nodes as gossip sends it now (states without rows) and as it was while
 // states carried every node's full row, and the heap of a server's row
-// table: docs/scale.md's wall 1 figures. Push/pull must stay O(n), under
+// table: docs/design/scale.md's wall 1 figures. Push/pull must stay O(n), under
 // 1 MiB at 1,000 nodes (issue 16).
 func TestPushPullSizes(t *testing.T) {
 	if testing.Short() {

@@ -420,7 +420,7 @@ func syntheticRow(i, peers int) gossip.NetRow {
 // membership, whose small alive messages pack many to a packet). Holding
 // every node's state takes longer: a state that only one round of
 // broadcasts carried may wait for push/pull, minutes at a thousand nodes
-// (docs/scale.md); the timed changes do not depend on it.
+// (docs/design/scale.md); the timed changes do not depend on it.
 func (c *scaleCluster) waitConverged(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for i := 0; i < len(c.agents); {

@@ -21,7 +21,7 @@ type app struct {
 	parse func(out string) (timeS, commS float64, err error)
 }
 
-// meltInput is LAMMPS's LJ melt example (examples/melt/in.melt).
+// meltInput is LAMMPS's LJ melt example (in.melt, from LAMMPS's examples).
 //
 //go:embed in.melt
 var meltInput []byte
@@ -77,7 +77,7 @@ func buildApps(c config, dir string) ([]app, error) {
 
 // defaultRankSessions is -rank-sessions' default: on.
 //
-// Why (docs/experiment.md, "Run-to-run noise"): the host's kernel groups
+// Why: the host's kernel groups
 // the tasks of a session into one autogroup and shares the CPUs between
 // autogroups first. The orted that starts ranks 1-3 on the other nodes
 // calls setsid, so each of them is an autogroup of its own; rank 0, which

@@ -206,7 +206,7 @@ func TestReportSectionsAndSummary(t *testing.T) {
 }
 
 // Every rank starts in a session, and so an autogroup, of its own, by
-// default and on every group: the noise fix of docs/experiment.md,
+// default and on every group: the noise fix of docs/design/experiment.md,
 // "Run-to-run noise". The wrapper runs for real and the wrapped process
 // reads its own session and autogroup.
 func TestRanksRunInSessionsOfTheirOwn(t *testing.T) {

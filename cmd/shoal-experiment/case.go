@@ -512,12 +512,12 @@ func nodeCLs(s api.AllocScore) string {
 // with a job on it that had already ended; the other policies read no
 // traffic. On asym10 the oracle's group then offered 35-54 Mbit/s on
 // average in netload's view instead of 64 (the explain lines of the
-// session-6 diagnostic run, docs/experiment.md). On a real cluster the
+// session-6 diagnostic run, docs/design/experiment.md). On a real cluster the
 // next job does not start in the same second on the nodes one just
 // left; the background flows of a case, which are meant to be seen, run
 // throughout and are in every sample. The 1-, 5- and 15-minute means of
 // the node-flow term still hold the earlier runs: waiting those out is
-// not practical, and they weigh little (docs/experiment.md).
+// not practical, and they weigh little (docs/design/experiment.md).
 func (cs *caseRun) settle(ctx context.Context, pol string) {
 	if cs.c.settle <= 0 || cs.lastRun.IsZero() || pol == "oracle" || pol == "t-oracle" {
 		return

@@ -12,7 +12,7 @@ import (
 // 4-node groups of nodes that have a free core (no hog node; shoal gives a
 // hog node no slot). The model understates what halo shows: on lab12 its
 // time rose 2.0x from the oracle's 30 Mbit/s group to random's typical 20
-// Mbit/s ones (docs/data/noise-2026-11-24-after-random.csv), where the
+// Mbit/s ones (measured with -policies random,oracle on lab12), where the
 // model says 1.5x. The cases written for the experiment must clear the
 // issue's 45 % even under the model; lab12 (30.8 % under it) is logged.
 func TestCasesRandomCeiling(t *testing.T) {

@@ -22,7 +22,7 @@
 //
 //	go build -o bin/shoal ./cmd/shoal && go run ./cmd/shoal-experiment -cases bulk10 -reps 3
 //
-// docs/experiment.md describes the setup and the results.
+// docs/design/experiment.md describes the setup and the results.
 package main
 
 import (
@@ -96,7 +96,7 @@ func main() {
 	flag.IntVar(&c.iters, "iters", 15, "halo iterations")
 	flag.IntVar(&c.haloKiB, "halo-kib", 256, "halo size in KiB per neighbour and direction")
 	flag.IntVar(&c.sweeps, "sweeps", 4, "relaxation sweeps per iteration (compute)")
-	flag.BoolVar(&c.rankSessions, "rank-sessions", defaultRankSessions, "start every MPI rank in a session of its own (setsid), so that each is one autogroup of the kernel's scheduler, the head node's rank too (docs/experiment.md, \"Run-to-run noise\"); false: as mpirun starts them")
+	flag.BoolVar(&c.rankSessions, "rank-sessions", defaultRankSessions, "start every MPI rank in a session of its own (setsid), so that each is one autogroup of the kernel's scheduler, the head node's rank too (docs/design/experiment.md, \"Run-to-run noise\"); false: as mpirun starts them")
 	flag.StringVar(&c.mpi, "mpi", "openmpi", "MPI `FLAVOUR`: openmpi (TCP BTL, yields when idle) or mpich (ch4:ucx, UCX_TLS=tcp, busy-polls; halo only)")
 	flag.IntVar(&c.confine, "hog-quota", 30, "CPU quota, percent of one core, of each loaded node (its hogs and ranks); 0: hogs as netns starts them")
 	flag.DurationVar(&c.bwWait, "bw-wait", 150*time.Second, "how long after formation to wait for one full bandwidth cycle before the steady-state runs (the cold-start runs count)")

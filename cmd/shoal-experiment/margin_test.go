@@ -17,7 +17,7 @@ import (
 // the linear complement as netload's bandwidth term the margins were
 // 2.3 % (asym10), 3.3 % (lab12) and 9.1 % (bulk10), and netload's live
 // choices flipped between oracle-class groups and mixed ones from one
-// repetition to the next (docs/experiment.md, session 6).
+// repetition to the next (docs/design/experiment.md, session 6).
 const minMargin = 0.10
 
 // TestCasesMargin scores every 4-node group of each case with netload's

@@ -65,7 +65,7 @@ func TestLab12Model(t *testing.T) {
 	// With node flow counted as a share of each node's link, T's optimum
 	// on a perfect snapshot is as good as the oracle's group; with Eq. 1's
 	// sum normalisation the background flows steered it to the four 20-50
-	// Mbit/s nodes of sw3 (docs/experiment.md, first runs).
+	// Mbit/s nodes of sw3 (docs/design/experiment.md, first runs).
 	if mn, sw, hg := m.groupStats(tOracle); mn != minAvail || sw != switches || hg != 0 {
 		t.Errorf("t-oracle %v: min %.0f Mbit/s, %d switches, %d hogs: not as good as the oracle's", tOracle, mn, sw, hg)
 	}
