@@ -151,11 +151,11 @@ func startAgentProcess(t *testing.T, bin, path, logPath string) *exec.Cmd {
 	return cmd
 }
 
-// The README's table of what SIGHUP reloads names every config key once,
-// and as reloaded exactly those the agent reloads.
-func TestReadmeReloadTable(t *testing.T) {
+// The admin guide's table of what SIGHUP reloads names every config key
+// once, and as reloaded exactly those the agent reloads.
+func TestConfigDocReloadTable(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/admin/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestReadmeReloadTable(t *testing.T) {
 	slices.Sort(wantReloaded)
 	gotReloaded := slices.Sorted(slices.Values(rows["reloaded"]))
 	if !slices.Equal(gotReloaded, wantReloaded) {
-		t.Errorf("README says SIGHUP reloads %q; the agent reloads %q", gotReloaded, wantReloaded)
+		t.Errorf("docs/admin/config.md says SIGHUP reloads %q; the agent reloads %q", gotReloaded, wantReloaded)
 	}
 	var all []string
 	for _, k := range agentconfig.Keys() {
@@ -185,6 +185,6 @@ func TestReadmeReloadTable(t *testing.T) {
 	slices.Sort(all)
 	got := slices.Sorted(slices.Values(append(rows["reloaded"], rows["restart"]...)))
 	if !slices.Equal(got, all) {
-		t.Errorf("README's reload table lists %q; the config keys are %q", got, all)
+		t.Errorf("docs/admin/config.md's reload table lists %q; the config keys are %q", got, all)
 	}
 }
