@@ -46,7 +46,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "mpich", Usage: "mpich (host:n), openmpi (host slots=n), slurm (nodelist) or json"},
 			&cli.BoolFlag{Name: "force", Usage: "place even when every node is overloaded"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of the random and sequential policies"},
-			&cli.DurationFlag{Name: "model-wait", Usage: "wait at most `D` for the network model to cover the nodes (netload, paper; right after a cluster forms); 0: answer at once (default: the agent's --placement-model-wait)"},
+			&cli.DurationFlag{Name: "model-wait", Usage: "wait at most `D` for the network model to cover the nodes (netload, paper; right after a cluster forms); 0: answer at once", DefaultText: "the agent's --placement-model-wait"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

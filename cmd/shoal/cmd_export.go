@@ -19,6 +19,9 @@ func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "export",
 		Usage: "write the measured topology for another scheduler (Slurm's topology.conf, Kubernetes labels)",
+		Description: `Examples:
+  shoal export slurm-topology > /etc/slurm/topology.conf
+  shoal export k8s-labels | sh`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "slurm-topology",

@@ -15,6 +15,9 @@ func nodeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "node",
 		Usage: "take a node out of service and back (drain, undrain)",
+		Description: `Examples:
+  shoal node drain node3 --deadline 30m   # no new jobs; requeue what still runs in 30 min
+  shoal node undrain node3`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "drain",

@@ -17,10 +17,16 @@ func operatorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "operator",
 		Usage: "cluster maintenance: state snapshots, raft peers",
+		Description: `Examples:
+  shoal operator snapshot save backup.snap
+  shoal operator raft list-peers`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "snapshot",
 				Usage: "save or restore a copy of the cluster's replicated state",
+				Description: `Examples:
+  shoal operator snapshot save backup.snap
+  shoal operator snapshot restore backup.snap`,
 				Subcommands: []*cli.Command{
 					{
 						Name:      "save",
@@ -97,10 +103,19 @@ Example:
 			{
 				Name:  "raft",
 				Usage: "raft's configuration, for the rare manual repair",
+				Description: `Examples:
+  shoal operator raft list-peers
+  shoal operator raft remove-peer node7`,
 				Subcommands: []*cli.Command{
 					{
 						Name:  "list-peers",
 						Usage: "list the servers of raft's configuration",
+						Description: `One row per server: its ID, address, suffrage (voter or nonvoter) and
+whether it leads.
+
+Examples:
+  shoal operator raft list-peers
+  shoal operator raft list-peers --json`,
 						Flags: append(clientFlags(), jsonFlag()),
 						Action: func(c *cli.Context) error {
 							if c.NArg() > 0 {

@@ -32,7 +32,11 @@ status; when rsh goes away, CMD's whole process tree is killed.
   MPICH:    mpiexec -launcher ssh -launcher-exec "shoal rsh" -hosts n1:4,n2:4 -n 8 ./app
   Open MPI: mpirun --mca plm_rsh_agent "shoal rsh" --host n1:4,n2:4 -np 8 ./app
 
-shoal run does this for you.`,
+shoal run does this for you.
+
+Examples (inside a job):
+  shoal rsh n2 hostname
+  shoal rsh -x n2 env`,
 		SkipFlagParsing: true,
 		Action:          runRsh,
 	}

@@ -26,6 +26,7 @@ func tlsCommand() *cli.Command {
 		Description: `Not needed by default: the cluster token derives the cluster CA and every
 agent issues its own short-lived certificate from it. Sites that want files:
 
+Examples:
   shoal tls ca create                            # shoal-ca.pem, shoal-ca-key.pem
   shoal tls cert create --node node1 --ip 10.0.0.1   # node1.pem, node1-key.pem
   shoal agent ... --tls-ca-file shoal-ca.pem --tls-cert-file node1.pem --tls-key-file node1-key.pem
@@ -34,10 +35,15 @@ agent issues its own short-lived certificate from it. Sites that want files:
 			{
 				Name:  "ca",
 				Usage: "create a CA, or export the token's derived CA certificate",
+				Description: `Examples:
+  shoal tls ca create --out-dir /root/shoal-ca
+  shoal tls ca export --token-file /etc/shoal/token > token-ca.pem`,
 				Subcommands: []*cli.Command{
 					{
 						Name:  "create",
 						Usage: "write a new CA: shoal-ca.pem and shoal-ca-key.pem (keep the key off the nodes)",
+						Description: `Examples:
+  shoal tls ca create --out-dir /root/shoal-ca --days 3650`,
 						Flags: []cli.Flag{
 							&cli.IntFlag{Name: "days", Value: 5 * 365, Usage: "validity in `DAYS`"},
 							&cli.StringFlag{Name: "out-dir", Value: ".", Usage: "write the files in `DIR`"},
@@ -46,8 +52,11 @@ agent issues its own short-lived certificate from it. Sites that want files:
 						Action: runTLSCACreate,
 					},
 					{
-						Name:   "export",
-						Usage:  "print the CA certificate the token derives (public: for --tls-ca-file bundles during a rotation, curl --cacert)",
+						Name:  "export",
+						Usage: "print the CA certificate the token derives (public: for --tls-ca-file bundles during a rotation, curl --cacert)",
+						Description: `Examples:
+  shoal tls ca export --token-file /etc/shoal/token > token-ca.pem
+  cat token-ca.pem shoal-ca.pem > bundle.pem      # trust both during a rotation`,
 						Flags:  []cli.Flag{&cli.StringFlag{Name: "token-file", EnvVars: []string{"SHOAL_TOKEN_FILE"}, Usage: "the cluster token's `FILE`"}},
 						Action: runTLSCAExport,
 					},
@@ -56,10 +65,15 @@ agent issues its own short-lived certificate from it. Sites that want files:
 			{
 				Name:  "cert",
 				Usage: "issue certificates from a CA's files",
+				Description: `Examples:
+  shoal tls cert create --node node1 --ip 10.0.0.1`,
 				Subcommands: []*cli.Command{
 					{
 						Name:  "create",
 						Usage: "write NODE.pem and NODE-key.pem, signed by the CA, valid as server and client",
+						Description: `Examples:
+  shoal tls cert create --node node1 --ip 10.0.0.1 --ca shoal-ca.pem --ca-key shoal-ca-key.pem
+  shoal tls cert create --node admin-alice --days 30    # a client certificate for an administrator`,
 						Flags: []cli.Flag{
 							&cli.StringFlag{Name: "node", Usage: "node `NAME` (or any name, for a client such as an administrator's CLI)"},
 							&cli.StringSliceFlag{Name: "ip", Usage: "an `IP` the node is reached by; repeatable (127.0.0.1 is always in)"},

@@ -13,7 +13,7 @@ func confineFlags() []cli.Flag {
 		&cli.StringFlag{Name: "mem", Usage: "memory limit per node, `SIZE` (e.g. 512M, 4G; a plain number is megabytes); the kernel kills the job's processes beyond it"},
 		&cli.StringFlag{Name: "mem-per-cpu", Usage: "memory limit per CPU, `SIZE`, as Slurm's: the limit per process is SIZE × --cpus-per-rank"},
 		&cli.StringFlag{Name: "mem-per-rank", Usage: "memory limit per process, `SIZE`: the node's limit is SIZE × its processes (instead of --mem)"},
-		&cli.IntFlag{Name: "cpus-per-rank", Aliases: []string{"c", "cpus-per-task"}, Usage: "CPUs each process may use, `N` (default 1): the job's CPU quota on a node is N × its processes there, and placement, fair share and --max-user-procs count N cores per process"},
+		&cli.IntFlag{Name: "cpus-per-rank", Aliases: []string{"c", "cpus-per-task"}, Usage: "CPUs each process may use, `N`: the job's CPU quota on a node is N × its processes there, and placement, fair share and --max-user-procs count N cores per process", DefaultText: "1"},
 	}
 }
 

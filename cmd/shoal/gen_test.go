@@ -20,6 +20,11 @@ func TestGenManAndCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, sec := range []string{"EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"} {
+		if !strings.Contains(string(page), "\n.SH "+sec+"\n") {
+			t.Errorf("shoal.1 lacks the %s section", sec)
+		}
+	}
 	for _, c := range newApp(nil, nil).Commands {
 		if !c.Hidden && !strings.Contains(string(page), "\n.SH "+c.Name+"\n") {
 			t.Errorf("shoal.1 lacks command %s", c.Name)

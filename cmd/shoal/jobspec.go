@@ -37,20 +37,20 @@ func jobOptionFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "np", Aliases: []string{"n", "ntasks"}, Usage: "number of processes, `N` (required), or MIN:MAX for an elastic job"},
 		&cli.StringFlag{Name: "nodes", Usage: "elastic job on `MIN:MAX` nodes of --ppn processes each (default ppn 1)"},
-		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N` (default MIN)"},
+		&cli.IntFlag{Name: "start", Usage: "elastic job: nodes of the first attempt, `N`", DefaultText: "MIN"},
 		&cli.StringFlag{Name: "deadline", Usage: "elastic job: finish within `DURATION` (e.g. 30m) or by a time (RFC 3339 or 15:04)"},
 		&cli.Float64Flag{Name: "budget", Usage: "elastic job: spend at most `NODE-HOURS`"},
 		&cli.Int64Flag{Name: "iterations", Usage: "elastic job: the program's total of iterations, `N` (required with --nodes)"},
 		&cli.BoolFlag{Name: "comm-heavy", Usage: "elastic job: communication-heavy, never grown (placed on better-connected nodes instead)"},
 		&cli.StringFlag{Name: "checkpoint-dir", Usage: "elastic job: $SHOAL_CHECKPOINT_DIR, shared by all attempts (default: .shoal-checkpoints/ in --workdir)"},
-		&cli.IntFlag{Name: "ppn", Aliases: []string{"ntasks-per-node"}, Usage: "processes per node, `K` (default: what each node has free)"},
+		&cli.IntFlag{Name: "ppn", Aliases: []string{"ntasks-per-node"}, Usage: "processes per node, `K`", DefaultText: "what each node has free"},
 		&cli.IntFlag{Name: "priority", Aliases: []string{"p"}, Usage: "higher runs first"},
 		&cli.StringFlag{Name: "hostfile", Aliases: []string{"f"}, Usage: "run only on the hosts of `FILE` (host:n, host slots=n, or host)"},
 		&cli.StringFlag{Name: "relax", Aliases: []string{"r"}, Usage: "GERBIL relaxation `MODE`: none, loc, dist, loc+dist, all"},
 		&cli.BoolFlag{Name: "oversubscribe", Aliases: []string{"o", "s"}, Value: true, Usage: "place on busy nodes (reported as degraded) rather than wait"},
 		&cli.BoolFlag{Name: "no-oversubscribe", Usage: "wait until enough slots are free instead of oversubscribing"},
 		&cli.StringFlag{Name: "policy", Usage: "placement `POLICY`: netload (default), paper, load, sequential, random"},
-		&cli.Float64Flag{Name: "alpha", Value: -1, Usage: "weight of compute load against network load, `A` in [0,1] (default: the cluster's, 0.3)"},
+		&cli.Float64Flag{Name: "alpha", Value: -1, Usage: "weight of compute load against network load, `A` in [0,1]", DefaultText: "the cluster's, 0.3"},
 		&cli.StringSliceFlag{Name: "pe", Usage: "processing elements per process, `KIND:COUNT` (e.g. gpu:1), or none (default: detected from the executable)"},
 		&cli.StringFlag{Name: "mpi", Usage: "`FLAVOUR`: mpich, openmpi or none (default: detected from the libraries the executable, or its mpi4py, Rmpi or MPI.jl, links)"},
 		&cli.BoolFlag{Name: "immediate", Usage: "start now or fail at once with the reason (no queueing)"},
@@ -399,6 +399,14 @@ Examples:
   shoal submit -n 8 -- ./ring
   id=$(shoal submit -n 16 --ppn 4 --no-oversubscribe -- ./solver input.dat)
   shoal submit -n 2 --pe gpu:1 --mpi none -- ./train.py
+  shoal submit --array 0-99%10 -- ./sweep.sh      # 100 tasks, 10 at once
+  shoal submit -d afterok:$id -- ./analyse.sh     # once job $id has succeeded
+  shoal submit mpi.sh        # a script with its options in #SHOAL lines:
+
+    #!/bin/sh
+    #SHOAL -n 4 --ppn 2 -J ring --output ring-%j.out
+    srun ./ring 10
+
   shoal submit job.slurm     # a Slurm script, unchanged:
 
     #!/bin/bash
