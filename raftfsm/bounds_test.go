@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 21, item 2: counts whose sum wraps around must not slip past the
+// Counts whose sum wraps around must not slip past the
 // bounds, neither in a submitted hostfile nor in an allocation.
 func TestOverflowingCountsRefused(t *testing.T) {
 	t.Parallel()

@@ -76,7 +76,7 @@
 //	launching,
 //	running   → killed     kill_job
 //
-// Elastic jobs (issue 8) add one edge: running → queued by finish_attempt(75) when the attempt
+// Elastic jobs add one edge: running → queued by finish_attempt(75) when the attempt
 // reported progress or was asked to resize (resize_job). That attempt ends "checkpointed" and does
 // not count against max_attempts; the next place_job may use any process count within the job's
 // MIN:MAX, and a count other than the target is written to the job's resize history with the

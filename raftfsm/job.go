@@ -5,7 +5,7 @@ import "time"
 // JobState is the state of a job, and of each of its attempts. See doc.go for the diagram.
 type JobState string
 
-// Job and attempt states. StatePlacing is part of the public vocabulary (issue 6's job JSON) but
+// Job and attempt states. StatePlacing is part of the public vocabulary (the job JSON's states) but
 // the FSM never enters it: the leader places a queued job in one command (place_job), which moves
 // it straight to launching, where the co-allocation barrier runs.
 const (
@@ -17,7 +17,7 @@ const (
 	StateFailed    JobState = "failed"
 	StateKilled    JobState = "killed"
 	// StateCheckpointed is an attempt of an elastic job that exited 75: it wrote a checkpoint
-	// and the job is relaunched (issue 8). A job is never in this state, only its attempts.
+	// and the job is relaunched on its new size. A job is never in this state, only its attempts.
 	StateCheckpointed JobState = "checkpointed"
 )
 
@@ -87,7 +87,7 @@ func (j *Job) failures() int {
 	return j.Attempt - j.Elastic.Checkpoints
 }
 
-// ElasticStatus is what raft keeps of an elastic job's resizing (issue 8), so that the decision
+// ElasticStatus is what raft keeps of an elastic job's resizing, so that the decision
 // layer resumes on a new leader where the old one stopped.
 type ElasticStatus struct {
 	// TargetNP is the process count the next placement asks for.
@@ -149,7 +149,7 @@ func (j *Job) LatestStarted() *Attempt {
 	return nil
 }
 
-// JobSpec is what the user asked for (issue 6's flags).
+// JobSpec is what the user asked for (the job flags of shoal run and shoal submit).
 type JobSpec struct {
 	Cmd     []string `json:"cmd"`
 	Env     []string `json:"env,omitempty"` // "KEY=VALUE", in the user's order
@@ -179,7 +179,7 @@ type JobSpec struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Alpha overrides the cluster's compute-versus-network weight for this job; nil = cluster's.
 	Alpha *float64 `json:"alpha,omitempty"`
-	// Elastic makes the job resizable (issue 8); nil = fixed size.
+	// Elastic makes the job resizable; nil = fixed size.
 	Elastic *ElasticSpec `json:"elastic,omitempty"`
 	// Name is the job's name (-J); "" = none. The singleton dependency matches it.
 	Name string `json:"name,omitempty"`
@@ -199,7 +199,7 @@ type JobSpec struct {
 	Error  string `json:"error,omitempty"`
 	// Stdin: the client (shoal run) sends standard input, which the launcher passes to rank 0.
 	Stdin bool `json:"stdin,omitempty"`
-	// Confinement (issue 15, usage.go): Slurm's --mem, --mem-per-rank and
+	// Confinement (usage.go): Slurm's --mem, --mem-per-rank and
 	// --cpus-per-rank, enforced by each node's cgroup of the attempt.
 	// Memory in bytes, 0 = no limit; CPUsPerRank 0 means 1.
 	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
@@ -219,8 +219,8 @@ type PENeed struct {
 	PerProc int    `json:"per_proc"`
 }
 
-// ElasticSpec is the resizing contract of an elastic job (issue 8). The commands that drive
-// resizing arrive with that issue; the FSM stores and validates the declaration today.
+// ElasticSpec is the resizing contract of an elastic job: the FSM stores and validates the
+// declaration, and resize_job and finish_attempt(75) drive the resizing.
 type ElasticSpec struct {
 	MinNP      int           `json:"min_np"`
 	MaxNP      int           `json:"max_np"`

@@ -7,8 +7,8 @@ import (
 )
 
 // Limits bound what one user may hold in the replicated state, so that one user cannot grow every
-// node's memory, raft log and API answers (issue 13: 150 queued jobs of 1 MiB made every agent
-// grow to over a gigabyte). They live in raft like Settings: submit_job checks them against the
+// node's memory, raft log and API answers (150 queued jobs of 1 MiB each make every agent grow
+// to over a gigabyte, since every agent holds the whole state). They live in raft like Settings: submit_job checks them against the
 // state it is applied to, so the check is deterministic, every node agrees on it, and two submits
 // through two different agents are ordered by the log and cannot both slip under a limit. A zero
 // field is no limit; a fresh state has none until the leader writes its agent's flags (set_limits).

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Probe kinds (issue 5 §6): each runs as its own supervised process on every node.
+// Probe kinds: each runs as its own supervised process on every node, so a probe that
+// crashes or hangs is relaunched without the agent.
 const (
 	ProbeNodeState = "nodestate"
 	ProbeLatency   = "latency"
@@ -48,8 +49,8 @@ type Probe struct {
 	LastRestartAt time.Time `json:"last_restart_at,omitzero"`
 }
 
-// ProbeDuties is the leader's bandwidth-test schedule for one cycle (issue 5 §3): in each round
-// every node is in at most one pair.
+// ProbeDuties is the leader's bandwidth-test schedule for one cycle: in each round every node is
+// in at most one pair, so no test shares a node's link with another (seed 002's n/2 pairs a round).
 type ProbeDuties struct {
 	Cycle  uint64   `json:"cycle"`
 	Rounds [][]Pair `json:"rounds,omitempty"`

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Slurm habits (issue 19): names, begin, hold/release, dependencies, arrays.
+// Slurm habits: names, begin, hold/release, dependencies, arrays.
 
 func TestSubmit_ArrayMakesOneJobPerTask(t *testing.T) {
 	t.Parallel()

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Job steps (issue 19): each MPI launch inside a batch script (mpiexec,
+// Job steps: each MPI launch inside a batch script (mpiexec,
 // mpirun), as Slurm's JOBID.0, JOBID.1 are, recorded by the head node when
 // the launch starts and when it ends (record_step).
 

@@ -7,7 +7,7 @@ import (
 )
 
 // SetSwitches (set_switches) records the switches the leader inferred from the bandwidth
-// measurements (issue 17 item 3) for the nodes that declare none, replacing the whole set: a node
+// measurements for the nodes that declare none, replacing the whole set: a node
 // absent from Switches has no inferred switch. It is in raft, not computed on each node, because
 // its inputs (every node's network row) live on the servers, while every node, client or server,
 // shows it in `shoal nodes` and places jobs on it.

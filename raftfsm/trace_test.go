@@ -81,7 +81,7 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdPurgeJobs, PurgeJobs{IDs: []uint64{3, 4}})                    // jobs 3 and 4 leave their records
 	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)}) // job 3's record goes
 	h.do(CmdPurgeHistory, PurgeHistory{Before: t0.Add(20 * time.Second)}) // no-op
-	// Issue 19: an array with a name, a begin time and a dependency; hold, release, kill.
+	// Slurm's habits: an array with a name, a begin time and a dependency; hold, release, kill.
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-7", Owner: "grace", Spec: JobSpec{Cmd: []string{"./sweep"}, NP: 1, Name: "sweep",
 		Begin: t0.Add(time.Hour), Depend: []Dependency{{Type: DependAfterOK, IDs: []uint64{1}}, {Type: DependSingleton}},
 		Array: &ArraySpec{Tasks: []int{0, 2, 4}, Limit: 2}}})
@@ -94,11 +94,11 @@ func scriptedTrace(t testing.TB) *harness {
 		Depend: []Dependency{{Type: DependAfterAny, IDs: []uint64{11}}}}}) // refused: a cycle
 	h.raw(rawLog(uint64(len(h.log)+1), `{"v":1,"type":"drop_tables","at":"2026-11-22T11:00:00Z","body":{}}`)) // refused
 	h.raw(rawLog(uint64(len(h.log)+1), `not json at all`))                                                    // refused
-	// Issue 19: the steps of an attempt (appended, so the lines above stay as they were).
+	// The steps of an attempt (appended, so the lines above stay as they were).
 	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 0, Cmd: []string{"mpiexec", "./a.out"}, Nodes: "n[1-2]"})
 	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 0, End: true, ExitCode: &zero})
 	h.do(CmdRecordStep, RecordStep{ID: 6, Attempt: 2, Step: 2, Cmd: []string{"mpirun"}}) // refused: step 1 comes first
-	// Issue 17: switches the leader inferred (appended too).
+	// Switches the leader inferred (appended too).
 	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": "~n1", "n2": "~n1", "n3": "~n3"}})
 	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n2": "~n1", "n1": "~n1", "n3": "~n3"}}) // no-op
 	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": ""}})                              // refused

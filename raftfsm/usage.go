@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Confinement (issue 15): a job's memory and CPU limits, enforced by each
+// Confinement: a job's memory and CPU limits, enforced by each
 // node's cgroup of the attempt, and what the attempt used there.
 
 // MaxMemBytes bounds --mem and --mem-per-rank (1 PiB): far above any node,
