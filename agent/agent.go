@@ -72,7 +72,7 @@ type Agent struct {
 	live liveConfig
 	// clock is where the leader's loops read the time.
 	clock func() time.Time
-	// probes runs the network probes and their processes (issue 5).
+	// probes runs the network probes and their processes.
 	probes *probes.Manager
 	// rows sends this node's network row to the servers and, on a server,
 	// holds every node's (netrows.go); set in Start.

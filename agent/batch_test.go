@@ -21,7 +21,7 @@ import (
 // TestBatchScriptRunsMPICHAndOpenMPISteps: a batch script with #SHOAL
 // directives runs once on its allocation's head, with the allocation in
 // its environment, and an MPICH step and an Open MPI step inside it use
-// the allocation without naming hosts (issue 19). The command line's
+// the allocation without naming hosts, as under sbatch. The command line's
 // --ppn overrides the script's.
 func TestBatchScriptRunsMPICHAndOpenMPISteps(t *testing.T) {
 	t.Parallel()

@@ -137,7 +137,7 @@ type Config struct {
 	// Sampler reads the node's dynamic state. Default: the host (gopsutil).
 	// Tests inject their own to drive state changes.
 	Sampler probe.Sampler
-	// Probes tunes the network probes and their supervision (issue 5).
+	// Probes tunes the network probes and their supervision.
 	Probes probes.Config
 	// Rows tunes how this node's network row reaches the servers
 	// (agent/rows: --netrow-min-interval, --netrow-refresh,

@@ -17,7 +17,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Confinement (issue 15) with real processes in real cgroups: these need
+// Confinement with real processes in real cgroups: these need
 // root, as the agents they start do.
 
 func needRootCgroups(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 )
 
-// openCgroups opens this node's cgroups for jobs (issue 15). An agent that
+// openCgroups opens this node's cgroups for jobs. An agent that
 // cannot (not root, no writable hierarchy, --cgroups=false) starts anyway:
 // one warning line, jobs found by process group and environment marker as
 // before, jobs with a memory limit refused here, and `confined: no` in

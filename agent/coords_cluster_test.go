@@ -13,7 +13,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Network coordinates end to end (issue 17): agents with coordinates on
+// Network coordinates end to end: agents with coordinates on
 // learn each other's coordinates from gossip's pings and show an estimate
 // for each of their pairs in GET /v1/net and in 'shoal rtt'; a node with
 // --coordinates=false has none, and 'shoal rtt' says so and fails.

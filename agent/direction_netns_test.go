@@ -13,7 +13,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
 
-// TestProbes_DirectionsAndFreshTraffic (issue 17 items 1 and 4) runs four
+// TestProbes_DirectionsAndFreshTraffic runs four
 // agents in network namespaces on one 100 Mbit/s switch, with pd's
 // sending direction alone shaped to 30 Mbit/s (tbf on its own end of the
 // veth; what it receives stays at 100).

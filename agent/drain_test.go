@@ -39,7 +39,7 @@ func onNode(a api.Attempt, node string) bool {
 	return slices.ContainsFunc(a.Hosts, func(h api.JobHost) bool { return h.Node == node })
 }
 
-// Issue 18, drain: a drained node takes no new job while the others do,
+// Drain: a drained node takes no new job while the others do,
 // and the job running there finishes; with a deadline the job left there
 // is requeued and completes elsewhere; undrain restores the node. Bad
 // input changes nothing.

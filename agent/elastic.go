@@ -8,7 +8,7 @@ import (
 	"github.com/shoal-hpc/shoal/elastic"
 )
 
-// ElasticOptions tune elastic jobs (issue 8) on one agent.
+// ElasticOptions tune elastic jobs on one agent.
 type ElasticOptions struct {
 	// Decision is the decision layer's configuration (elastic.DefaultConfig()).
 	Decision elastic.Config

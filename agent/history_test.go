@@ -12,7 +12,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Issue 18, lasting history: a finished job purged by job GC leaves a
+// Lasting history: a finished job purged by job GC leaves a
 // record that `shoal history` lists on any node, like sacct.
 func TestHistoryOutlivesJobGC(t *testing.T) {
 	t.Parallel()

@@ -56,7 +56,7 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 	}
 }
 
-// TestHTTPStrangersCannotHoldTheAPI is issue 13 item 10: a stranger keeps
+// TestHTTPStrangersCannotHoldTheAPI: a stranger keeps
 // connections to the unauthenticated health route alive, opens more than
 // its share, and trickles a request body. Its idle and slow connections are
 // closed after the idle and request timeouts, its extra ones at once, and

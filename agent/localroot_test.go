@@ -20,7 +20,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Issue 13: the agent is root, its jobs are not. Each test here is an
+// The agent is root, its jobs are not. Each test here is an
 // attack a job's owner (uid 65534, nobody) makes on the agent's root
 // privileges, or a property a job of theirs must have.
 
@@ -223,7 +223,7 @@ __attribute__((constructor)) static void record(void) {
 		rootDirUnchanged(t, target)
 	})
 
-	// Issue 21 item 9: a workdir the owner cannot enter is named, with the
+	// A workdir the owner cannot enter is named, with the
 	// directory in its path that stops them, rather than reported as
 	// "fork/exec ...: permission denied".
 	t.Run("workdir the owner cannot enter", func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// metricsSource reads what GET /v1/metrics reports (issue 18): job
+// metricsSource reads what GET /v1/metrics reports: job
 // figures from the replicated state, so every agent reports the cluster's,
 // and this node's probes and links from its gossiped state.
 type metricsSource struct {

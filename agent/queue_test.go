@@ -18,9 +18,10 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Issue 21, item 2: one job whose placement raft refuses halted scheduling
-// for the whole cluster (the leader's loop returned at the refusal, every
-// round). Now the refused job fails with the reason and the jobs behind it run.
+// One job whose placement raft refuses must not halt scheduling for the
+// whole cluster (a leader loop that returned at the refusal would stop
+// there every round): the refused job fails with the reason and the jobs
+// behind it run.
 func TestRefusedPlacementDoesNotHaltTheQueue(t *testing.T) {
 	t.Parallel()
 	c := jobCluster(t, 3, func(i int, cfg *agent.Config) {
@@ -53,8 +54,8 @@ func TestRefusedPlacementDoesNotHaltTheQueue(t *testing.T) {
 	after := submitAPI(t, c, 2, api.JobSpec{Cmd: []string{"true"}, NP: 1})
 	waitState(t, c, 0, after, 30*time.Second, "done")
 
-	// Item 3: POST /v1/alloc with a huge hostfile count spun a core forever
-	// (2^62 round-robin steps, on after the client left). Now: 400 at once.
+	// POST /v1/alloc with a huge hostfile count would spin a core for 2^62
+	// round-robin steps, on after the client left: it gets 400 at once.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -74,9 +75,9 @@ func (loaded) Sample(context.Context) (probe.RawSample, error) {
 	return probe.RawSample{At: time.Now(), Load1: 40, MemAvail: 8 << 30}, nil
 }
 
-// Issue 21, item 4: why a job waits was the leader's memory, so `shoal job`
-// said nothing when asked of any other node. It is replicated now, and
-// written only when it changes.
+// Why a job waits is in the replicated state, not the leader's memory, so
+// `shoal job` says it when asked of any node; it is written only when it
+// changes.
 func TestWaitReasonOnEveryNode(t *testing.T) {
 	t.Parallel()
 	// Declared switches: the leader infers and records (set_switches) the

@@ -102,7 +102,7 @@ func TestNonRootAgentIsSingleUser(t *testing.T) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
-		// Without cgroup rights it says so once, and runs jobs unconfined (issue 15).
+		// Without cgroup rights it says so once, and runs jobs unconfined.
 		if n := strings.Count(logs.String(), "jobs run unconfined on this node"); n != 1 {
 			t.Errorf("the agent as nobody warned %d times about running jobs unconfined, want once", n)
 		}

@@ -31,7 +31,7 @@ func clusterState(t *testing.T, c *testcluster.Cluster, i int) *raftfsm.State {
 	return st
 }
 
-// Issue 18, snapshots: a snapshot saved from a cluster with finished,
+// Snapshots: a snapshot saved from a cluster with finished,
 // running and queued jobs restores into a new cluster that shows the same
 // jobs and settings; a truncated, corrupt or foreign file is refused and
 // changes nothing.

@@ -103,7 +103,7 @@ type AttemptProgress struct {
 	At        time.Time `json:"at"`
 }
 
-// Elastic is the resizing view of an elastic job (issue 8).
+// Elastic is the resizing view of an elastic job.
 type Elastic struct {
 	MinNP int `json:"min_np"`
 	MaxNP int `json:"max_np"`

@@ -10,7 +10,7 @@ import (
 // RTT or a bandwidth value for To, or their coordinates give an RTT
 // estimate. A measured field without a value was never measured and is
 // left out, never guessed. A bandwidth test measures both directions
-// (issue 17) and both ends record both, so bw_out_mbps (From to To) and
+// and both ends record both, so bw_out_mbps (From to To) and
 // bw_in_mbps (To to From) are the latest test between the two nodes, and
 // bw_mbps the worse of the two.
 //
@@ -27,7 +27,7 @@ type NetPair struct {
 	RTTms  *float64 `json:"rtt_ms,omitempty"`
 	RTT5ms *float64 `json:"rtt5_ms,omitempty"`
 	// RTTEstms is the round trip the two nodes' Vivaldi network
-	// coordinates predict (issue 17), as `consul rtt` does; it is left out
+	// coordinates predict, as `consul rtt` does; it is left out
 	// when either node has no coordinate. A pair with only an estimate is
 	// listed too.
 	RTTEstms *float64 `json:"rtt_est_ms,omitempty"`

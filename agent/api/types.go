@@ -34,7 +34,7 @@ type Node struct {
 	MemAvail Means   `json:"mem_avail"`
 	NetFlow  Means   `json:"net_flow"`
 	// NetRx and NetTx are the latest sample's traffic received and sent,
-	// bytes/s (issue 17): what placement takes off each direction of the
+	// bytes/s: what placement takes off each direction of the
 	// node's link now.
 	NetRx    float64   `json:"net_rx"`
 	NetTx    float64   `json:"net_tx"`

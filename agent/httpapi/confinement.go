@@ -11,7 +11,7 @@ import (
 
 // checkMem refuses at submit a job whose memory limit no node could ever
 // give it: more than the largest node that confines its jobs has, or no
-// node that confines at all (issue 15). A job that fits waits for memory
+// node that confines at all. A job that fits waits for memory
 // to be free instead (the leader's placement).
 func (s *Server) checkMem(sp *raftfsm.JobSpec) error {
 	if !sp.HasMem() {

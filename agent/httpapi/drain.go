@@ -102,7 +102,7 @@ func (s *Server) withDrains(ns []api.Node) {
 }
 
 // withInferredSwitch gives a node that declares no switch the one the
-// leader inferred (raft's set_switches, issue 17); a declared switch wins.
+// leader inferred (raft's set_switches); a declared switch wins.
 func withInferredSwitch(n *api.Node, st *raftfsm.State) {
 	if sw := st.InferredSwitch(n.Name); n.Switch == "" && sw != "" {
 		n.Switch, n.SwitchInferred = sw, true

@@ -11,9 +11,9 @@ import (
 )
 
 // rowsBackend is the part of a Backend GET /v1/net reads, for two agents
-// of which one is a server. A stand-in: until servers and clients (issue
-// 16 item 1) every agent is a server, so a live cluster has no client to
-// forward from. Methods it does not define panic (the nil Backend).
+// of which one is a server: a stand-in that gives the forwarding from a
+// client to a server without starting a cluster. Methods it does not
+// define panic (the nil Backend).
 type rowsBackend struct {
 	Backend
 	server bool

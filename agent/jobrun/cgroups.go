@@ -12,7 +12,7 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// Confinement (issue 15): every process of an attempt on this node runs in
+// Confinement: every process of an attempt on this node runs in
 // one cgroup of the attempt, made before its first process starts (the job
 // helper joins it before it executes anything), killed whole when the
 // attempt ends, its usage recorded in raft, then removed. The env-marker

@@ -20,7 +20,7 @@
 // exec.go (job processes: the owner's credentials, the environment, the job
 // helper, streaming and exit status), procs.go (the processes per attempt
 // and the fence that keeps an older attempt from running after a newer one),
-// cgroups.go (one cgroup per attempt on the node, issue 15: made before the
+// cgroups.go (one cgroup per attempt on the node: made before the
 // attempt's first process here, joined by the job helper before it executes
 // anything, with the job's --mem and a CPU quota of --cpus-per-rank × its
 // ranks here; an OOM kill committed at once; usage recorded and the cgroup

@@ -10,7 +10,7 @@ import (
 )
 
 // allocationEnv is the description of a job and its allocation every
-// process of the attempt gets, named as Slurm users expect (issue 19):
+// process of the attempt gets, named as Slurm users expect (SLURM_* beside them):
 // SHOAL_JOB_NAME (the name, or the command's base name), SHOAL_NODELIST
 // (compressed, n[01-04]), SHOAL_NTASKS, SHOAL_NNODES, SHOAL_SUBMIT_DIR,
 // and for a task of an array SHOAL_ARRAY_JOB_ID and SHOAL_ARRAY_TASK_ID.

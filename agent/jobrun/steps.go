@@ -18,7 +18,7 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// Job steps (issue 19): every MPI launch inside a batch script is a step,
+// Job steps: every MPI launch inside a batch script is a step,
 // numbered from 0 as Slurm's JOBID.0, JOBID.1, listed by `shoal job`.
 //
 // The script's PATH starts with a directory of launcher shims (mpiexec,

@@ -7,7 +7,7 @@ import (
 	"github.com/shoal-hpc/shoal/probe"
 )
 
-// Config tunes the network probes and their supervision (issue 5).
+// Config tunes the network probes and their supervision.
 type Config struct {
 	// Port is the probe server's TCP (bandwidth) and UDP (latency echo)
 	// port; 0 picks a free one, which tests use. Default 7949 (--probe-port).
@@ -15,7 +15,8 @@ type Config struct {
 	// LatencyInterval is how often the latency probe pings its peers.
 	// Default 60s (--latency-interval), as in seed 002 §4.
 	LatencyInterval time.Duration
-	// LatencyPeers bounds the peers the latency probe pings (issue 17):
+	// LatencyPeers bounds the peers the latency probe pings, so its
+	// traffic does not grow with the cluster:
 	// its own switch's first, then peers with an uncertain Vivaldi
 	// coordinate, then others; coordinates give every other pair's RTT.
 	// 0 means DefaultLatencyPeers (16); a cluster that small pings all.

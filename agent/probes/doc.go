@@ -1,4 +1,4 @@
-// Package probes is the node side of the network probes (issue 5): the
+// Package probes is the node side of the network probes: the
 // probe server, one probe process per kind kept at the generation raft
 // wants, the latency probe's peers, this node's bandwidth duties, and the
 // node's samples and heartbeats, published through gossip, and its network

@@ -28,7 +28,7 @@ type latencyCandidate struct {
 }
 
 // chooseLatencyPeers picks at most limit peers for this node's latency
-// probe (issue 17 items 2-3): Vivaldi coordinates give every other pair's
+// probe: Vivaldi coordinates give every other pair's
 // RTT, so direct pings go where they tell most. In order:
 //
 //  1. peers on this node's switch, nearest on the sorted ring first

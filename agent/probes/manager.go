@@ -62,7 +62,7 @@ type Deps struct {
 	Log *slog.Logger
 }
 
-// Manager is the node side of issue 5: it runs the probe server,
+// Manager is the node side of the network probes: it runs the probe server,
 // keeps one process per probe kind at the generation raft wants (the
 // node's reconciler), feeds the latency probe its peers and the bandwidth
 // probe its duties, folds their measurements into this node's network

@@ -1,4 +1,4 @@
-// Package rows carries the network rows to the servers (issue 16 item 2).
+// Package rows carries the network rows to the servers.
 //
 // A node's row of the network matrix (its RTT and bandwidth to each peer,
 // gossip.NetEntry) grows with the cluster, so it no longer travels in
