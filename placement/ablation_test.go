@@ -52,10 +52,10 @@ func TestNetload_Ablation(t *testing.T) {
 	}
 	// What docs/design/placement.md claims from this table: netload finds the oracle's T (measured
 	// 1.000/1.000), no ablation does better, and some ablation costs something, or the
-	// ablation measures nothing. Measured since change 14 (compute load as shares): without
-	// local search 1.016, worst 1.323, both off 1.005, worst 1.076; before it 1.023 / 1.325
-	// and 1.023 / 1.254. The 0.002 (not 0.005): change 14 as first built left local search
-	// worth 1.001 / 1.026 only, and the test must not decide which T is right.
+	// ablation measures nothing. Measured with the compute load as shares: without
+	// local search 1.016, worst 1.323, both off 1.005, worst 1.076; with Eq. 1's compute load
+	// 1.023 / 1.325 and 1.023 / 1.254. The 0.002 (not 0.005): a variant of the shares left
+	// local search worth 1.001 / 1.026 only, and the test must not decide which T is right.
 	full := small[0].name
 	if mean[full] > 1.005 || worstOf[full] > 1.05 {
 		t.Errorf("netload: mean T/oracle %.3f, worst %.3f; want within 0.5%% of the oracle on average and 5%% at worst",

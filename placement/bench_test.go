@@ -55,7 +55,7 @@ func BenchmarkPlace(b *testing.B) {
 	}
 }
 
-// derivedSnapshot is a cluster under issue 17's O(n + s²) probe model
+// derivedSnapshot is a cluster under the network model's O(n + s²) probes
 // (synth.Config.Derived): few direct tests, directional, with Vivaldi RTTs
 // and traffic; a derived link for every other pair (~500,000 at 1,000
 // nodes), as Links or, as the leader hands them over, as the network

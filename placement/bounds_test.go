@@ -8,10 +8,10 @@ import (
 	"github.com/shoal-hpc/shoal/placement"
 )
 
-// Issue 21, item 3: POST /v1/alloc with a huge hostfile slot count spun a
-// core forever (n was bounded before it was filled in from the hostfile, and
-// round-robin then ran 2^62 times). Item 2: counts whose sum wraps around to
-// the requested n passed placement and were refused by raft every round.
+// POST /v1/alloc with a huge hostfile slot count would spin a core for
+// good if n were bounded before it is filled in from the hostfile (the
+// round robin would run 2^62 times); counts whose sum wraps around to the
+// requested n would pass placement and be refused by raft every round.
 // Each request below must end at once, and with an error saying what is wrong.
 func TestPlace_HugeHostfileCountsRefusedAtOnce(t *testing.T) {
 	t.Parallel()

@@ -16,14 +16,16 @@ package placement
 // each at most 1 and divided by the node count, which is what Eq. 1's sum
 // gives when every node is equally busy. Eq. 1 magnifies the
 // differences between idle nodes: a load of 0.03 against 0.07 on two idle
-// 2-core nodes counts as 1 against 2.3, and in session 7 it decided a
-// placement onto a degraded link (change 14 in docs/design/placement.md). Node
+// 2-core nodes counts as 1 against 2.3, and on the testbed that decided a
+// placement onto a degraded link (docs/design/placement.md, "the compute
+// load as how busy a node is"). Node
 // flow leaves T's compute load when the network term reads each node's
-// traffic per direction (change 8: every link rate known, linkMbps being
+// traffic per direction (every link rate known, linkMbps being
 // each node's fastest measured peak, and the nodes reporting NetRx/NetTx):
 // counting the same bytes here too made a node whose flow hurts no pair
 // look busy. With the rates but no directions it is a share of the link
-// (change 7), without the rates Eq. 1. The attributes of what a node has
+// (one node's 30 Mbit/s must not weigh as a saturated node's load merely
+// because few nodes carry traffic), without the rates Eq. 1. The attributes of what a node has
 // (cores, clock, memory) keep Eq. 1 in both.
 //
 // busy is the sum over the nodes of the shares' part of cl and busyWeight
@@ -71,8 +73,8 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	}
 	// Node flow: the network term's when it sees every node's traffic per
 	// direction (every link rate known and the nodes report NetRx/NetTx, as
-	// agents have since change 8); a share of the node's link when only the
-	// rates are known (change 7); Eq. 1 otherwise.
+	// agents do); a share of the node's link when only the rates are
+	// known; Eq. 1 otherwise.
 	flowShare := shares && allMeasured(linkMbps, len(nodes))
 	flowSeen := flowShare && directional(nodes)
 	memKnown := true

@@ -65,9 +65,9 @@ func TestComputeLoads_Shares(t *testing.T) {
 	if cl, _, _ := computeLoads(light, &flow, false, nil); !near(cl[0], 1) || !near(cl[1], 0) {
 		t.Fatalf("Eq. 1: 30 Mbit/s on one node of four takes the whole weight: %v", cl)
 	}
-	// Every link measured but no traffic per direction reported (a
-	// snapshot from before change 8): the share of the link, change 7's
-	// 30/200 over four nodes, counted as busy.
+	// Every link measured but no traffic per direction reported (an agent
+	// whose sampler does not tell the directions apart): the share of the
+	// link, 30/200 over four nodes, counted as busy.
 	rates := []float64{200, 200, 200, 200}
 	if cl, shared, bw := computeLoads(light, &flow, true, rates); !near(cl[0], 0.15/4) || !near(cl[1], 0) || !near(shared, 0.15/4) || !near(bw, 1) {
 		t.Fatalf("rates but no directions: cl %v busy %v weight %v, want [0.0375 0 0 0], 0.0375, 1", cl, shared, bw)

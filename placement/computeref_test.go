@@ -12,7 +12,7 @@ import (
 // busy. Against a compute reference that follows the cluster's mean, C's
 // 0 against the others' 1 % weighs like an idle node against a busy one
 // and netload takes C with a slower pair; with the reference at least an
-// eighth-busy cluster's (change 14) the faster pair wins.
+// eighth-busy cluster's the faster pair wins.
 func TestNetload_IdleLoadsDoNotOutweighBandwidth(t *testing.T) {
 	t.Parallel()
 	names := []string{"A", "B", "C", "D", "E", "F"}

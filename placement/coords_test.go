@@ -24,7 +24,7 @@ func tOn(t *testing.T, truth placement.Snapshot, d placement.Decision, req place
 	return e.Score.T
 }
 
-// TestNetload_CoordinateRTTsPlaceAsWell (issue 17 item 2, C4): on the
+// TestNetload_CoordinateRTTsPlaceAsWell: on the
 // synthetic clusters, netload given only Vivaldi estimates of the RTTs
 // (fitted as the agents fit them, one ping per node per round) chooses
 // groups whose T, scored on the true snapshot, is within 2% of the

@@ -124,7 +124,7 @@ func line(out *strings.Builder, name string, d placement.Decision, extra string)
 }
 
 // TestPlace_ConcurrentSameDecisions: placements running at once (the API's
-// dry runs beside the leader's) share nothing but the pooled pair records
+// placement questions, shoal alloc, beside the leader's) share nothing but the pooled pair records
 // they hand back, and each decides as alone.
 func TestPlace_ConcurrentSameDecisions(t *testing.T) {
 	t.Parallel()

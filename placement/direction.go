@@ -2,7 +2,7 @@ package placement
 
 import "math"
 
-// What a pair offers a job, direction by direction (issue 17).
+// What a pair offers a job, direction by direction.
 //
 // A bandwidth test measures both directions of a pair, at the time of the
 // test; a node's traffic is sampled every few seconds, each direction
@@ -31,8 +31,8 @@ import "math"
 // is at most SwPeak. Without SwCap a test that ran under a flow that is
 // still crossing counts the flow twice: lab12's sw2->sw1 test read 36.6
 // Mbit/s of a 60 Mbit/s uplink under a 30 Mbit/s flow, its peak was 51,
-// and 51 - 30 left n06's pairs 21 where a job gets 30 (docs/design/experiment.md,
-// session 7); with it, min(66.6 - 30, 51) = 36.6, what the test read. The traffic
+// and 51 - 30 left n06's pairs 21 where a job gets 30 (lab12 on the
+// testbed, docs/design/experiment.md); with it, min(66.6 - 30, 51) = 36.6, what the test read. The traffic
 // crossing A->B is not measured per destination, but every bit of it is
 // sent by a node of A and received by a node of B, so
 //

@@ -19,7 +19,7 @@ const (
 // reports, and differs from the paper's algorithm in four ways:
 //   - additions are scored against the whole group chosen so far (the marginal
 //     change of T), not only against the start node (it helped the greedy
-//     under Eq. 2's NL; under T's own NL since session 6 of wave 2 it gains
+//     under Eq. 2's NL; under T's own NL it gains
 //     nothing on the ablation's clusters, where local search closes the gap);
 //   - compute and network costs are scaled by the fixed references of T, so
 //     alpha and beta weigh them as the user meant (Eq. 1 and 2's sum

@@ -20,7 +20,7 @@ const (
 // w_lt and w_bw. The paper divides each term by its sum over all measured
 // pairs, and the paper policy keeps that. T and netload do not: the spread
 // of the RTTs then weighs as much as the spread of the rates however small
-// the RTTs are, and on a loaded host they are scheduler noise (issue 17).
+// the RTTs are, and on a loaded host they are scheduler noise.
 // T's latency term is a pair's RTT in units of the larger of the median
 // measured RTT and the time 64 KiB take on the fastest link, its bandwidth
 // term the transfer cost below (already a ratio), neither divided by a sum
@@ -35,7 +35,8 @@ const (
 // (peak - available), and the paper policy keeps it. T and netload take
 // instead the time a byte takes on the pair, against the fastest peak
 // measured in the cluster (transferCost: top/available - 1). Two reasons,
-// each measured (docs/design/placement.md, changes 1 and 10):
+// each measured (docs/design/placement.md, "the fastest link as NL's
+// bandwidth reference" and "the time a byte takes"):
 //   - Against the pair's own peak, a half-used 10 Gbit/s pair (5,000 Mbit/s
 //     free) ranks worse than an idle 100 Mbit/s one; against the cluster's
 //     fastest, pairs are ordered by what they offer.

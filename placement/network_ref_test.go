@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// refBuildNetwork is buildNetwork as it was before the speed work of
-// issue 17 (commit f392bb3), kept as the reference the fast one must
+// refBuildNetwork is buildNetwork as it was before the pair passes were
+// made fast (commit f392bb3), kept as the reference the fast one must
 // equal bit for bit. It aggregates the links among the eligible nodes. snapIdx maps names
 // to snapshot positions, elig maps snapshot positions to eligible indices (-1: not
 // eligible), group is the switch group of each eligible node.

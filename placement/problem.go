@@ -94,7 +94,7 @@ func newProblem(s *Snapshot, r Request, snapIdx map[string]int) *problem {
 // T's compute reference stops following the cluster's mean load. An
 // eighth, measured on the testbed's perfect snapshots as a node's weight
 // alpha*CL/C_ref in T, scored as TestCasesMargin scores a group
-// (docs/design/placement.md, change 14): a nice-19 CPU hog on a 2-core node of
+// (docs/design/placement.md, "the compute load as how busy a node is"): a nice-19 CPU hog on a 2-core node of
 // lab12 weighs 0.22 (0.32 under Eq. 1), enough to keep it out of the best
 // group, while degrade10's idle loads 0.10 and 0.02 are 0.009 apart (0.095
 // under Eq. 1). A quarter let the hog's group win on lab12.
@@ -120,7 +120,7 @@ func (p *problem) setReferences() {
 	// The busy part at least a cluster's whose nodes are an eighth busy:
 	// on a quiet cluster its mean is the idle nodes' noise, and T against
 	// it would weigh 0.01 of a core against 0.03 like an idle node against
-	// a busy one (change 14). The attributes that keep Eq. 1's relative
+	// a busy one. The attributes that keep Eq. 1's relative
 	// figure (what the nodes have; users; flow or memory without the
 	// figures for shares) keep their mean.
 	floor := busyFloorShare * p.busyWeight / float64(v)

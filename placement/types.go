@@ -30,7 +30,7 @@ type Node struct {
 	MemAvail Means // bytes
 	NetFlow  Means // bytes/s in+out at the node's interfaces
 	// NetRx and NetTx are the latest sample's traffic received and sent,
-	// bytes/s (issue 17): the "now" of each direction of the node's link,
+	// bytes/s: the "now" of each direction of the node's link,
 	// which netload takes off what a pair offers (network.go). 0: none
 	// measured (an idle link, or a sampler that does not tell them apart).
 	NetRx, NetTx float64
@@ -54,7 +54,7 @@ type Link struct {
 	// apart where a user reads links.
 	Derived bool
 
-	// Per direction (issue 17), Mbit/s, 0 = that direction not measured:
+	// Per direction, Mbit/s, 0 = that direction not measured:
 	// FwdMbps is the available bandwidth From->To at the latest test,
 	// RevMbps To->From, FwdPeakMbps and RevPeakMbps the fastest seen each
 	// way. AvailMbps stays the worse direction and PeakMbps the faster
@@ -74,8 +74,8 @@ type Snapshot struct {
 	Nodes []Node
 	Links []Link
 	// Model, when set, derives more links after Links: the network
-	// model's figures for the pairs without a direct test (issue 17 item
-	// 3; the leader copies netmodel's tables here). ~500,000 pairs at
+	// model's figures for the pairs without a direct test (the leader
+	// copies netmodel's tables here). ~500,000 pairs at
 	// 1,000 nodes: as Links they were 40 MB of names per placement to
 	// build, scan and look up; placement derives them as it reads them.
 	Model *PairModel

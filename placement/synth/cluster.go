@@ -23,7 +23,7 @@ type Config struct {
 	// Unmeasured drops this fraction of the pairs from the link table.
 	Unmeasured float64
 	// Derived shapes the links as leader.Snapshot hands them over under
-	// issue 17's O(n + s²) probe model: direct tests only between each
+	// the network model's O(n + s²) probes: direct tests only between each
 	// node and the next on its switch and between the first nodes of each
 	// pair of switches, both ends' rows reporting them with both directions
 	// apart and the RTT a Vivaldi estimate (RTTEstimated); every other
