@@ -9,7 +9,7 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// Jobs with a memory limit (issue 15): placement counts --mem against a
+// Jobs with a memory limit: placement counts --mem against a
 // node's memory, as Slurm's select/cons_tres does with RealMemory. A
 // node's free memory is its total less what the live jobs with a memory
 // limit hold there (raft's HeldMemory, plus this round's placements); a

@@ -8,7 +8,7 @@ import (
 )
 
 // gates is what keeps a queued job out of placement before any slot is
-// counted (issue 19): a hold, a begin time, a dependency, its array's limit
+// counted: a hold, a begin time, a dependency, its array's limit
 // of tasks at once. It is built once per round from raft's state.
 type gates struct {
 	st    *raftfsm.State

@@ -128,7 +128,7 @@ func scriptedHistory(t testing.TB) *world {
 	step(time.Second)
 	step(time.Second)
 
-	w.logf("# bandwidth rows arrive (issue 17): n1-n2 at 940 Mbit/s, n4 at 300 behind its uplink;")
+	w.logf("# bandwidth rows arrive: n1-n2 at 940 Mbit/s, n4 at 300 behind its uplink;")
 	w.logf("# the leader records the switches it infers, once")
 	at := w.now.UnixMilli()
 	w.node("n1").Net = []NetEntry{{Peer: "n2", BW: 940, Peak: 940, BWAt: at}, {Peer: "n4", BW: 300, Peak: 300, BWAt: at}}

@@ -11,7 +11,7 @@ import (
 )
 
 // ModelCoverage is how much of the cluster the network model gives a
-// bandwidth figure to (issue 17, cold start): right after a cluster forms
+// bandwidth figure to, for the cold start: right after a cluster forms
 // the probes have measured a few pairs, and a network-aware placement on
 // that is a guess.
 type ModelCoverage struct {

@@ -74,7 +74,7 @@ func TestWaitReasonStale(t *testing.T) {
 	}
 }
 
-// Issue 21, item 5, the wiring: busy nodes reach the decision layer, and
+// The wiring of elastic jobs on a busy cluster: busy nodes reach the decision layer, and
 // --force from the job's spec with them.
 func TestElasticInputBusyNodesAndForce(t *testing.T) {
 	t.Parallel()

@@ -152,8 +152,8 @@ func formationSettled(nodes []Node, now time.Time, settle time.Duration) bool {
 // probe.RetestsInCycle) and read under retestLowShare of the network
 // model's figure for the pair, once a cycle, in the next round
 // (probe.PreemptTests), so that placement reads the pair's figure beside
-// a job for a round or two, not until the cycle's last round (session 9's
-// run 5: a steady-state placement 91 s after formation read a healthy
+// a job for a round or two, not until the cycle's last round (left to the
+// catch-up, a steady-state placement 91 s after formation read a healthy
 // pair at 41 Mbit/s and took a slower node). The catch-up after the cycle
 // may test such a pair again (RetestTries); a re-test booked here that
 // fails leaves the pair to the next full cycle (the booking outlives it).
@@ -208,7 +208,7 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 	// its pair preempts the cycle's own tests: each re-test there moves
 	// two tests of a full round back, and a small cluster's tournament,
 	// every round full, grows a round per re-test (66 s to over 150 s on
-	// ten nodes, session 10's first run). The others wait for the
+	// ten nodes, when every reading beside traffic was re-tested). The others wait for the
 	// catch-up.
 	in.Retest = slices.DeleteFunc(slices.Clone(retest), func(q probe.Pair) bool {
 		e := m.Pair(q.A, q.B)
@@ -443,7 +443,7 @@ const retestLowShare = 0.8
 // offers; when only one end was busy, addBack cannot tell whether the
 // busy link or the path held the test back (a degraded link on the quiet
 // end looks the same), so the reading stands and the catch-up tests the
-// pair again (probe.RetestTries). Session 9's run 1: the first cycle read
+// pair again (probe.RetestTries). On the testbed a first cycle read a
 // healthy n01-n04 at 49.4 Mbit/s while n01 sent a cold-start job's
 // 50 Mbit/s to other nodes, and netload avoided the pair until the next
 // full cycle.
@@ -451,8 +451,8 @@ const retestLowShare = 0.8
 // Gone quiet: the end's latest traffic sample that way (Attrs.NetTx,
 // NetRx) is under half of what it carried besides the test. A re-test
 // while the traffic goes on reads the same share and spends the busy
-// link's budget for nothing (session 9's run 3, under lab12's flows,
-// which run all along); the catch-up looks again every round, so the
+// link's budget for nothing (as under lab12's flows, which run all
+// along); the catch-up looks again every round, so the
 // pair is tested once the job is gone.
 func contendedPairs(nodes []Node, members []string) []contended {
 	live := make(map[string]bool, len(members))

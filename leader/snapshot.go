@@ -55,7 +55,7 @@ func modelSwitch(st *raftfsm.State, name, declared string) (netmodel.Switch, boo
 	return netmodel.Switch{}, false
 }
 
-// deriveLinks hands placement the network model (issue 17 item 3): an
+// deriveLinks hands placement the network model: an
 // undeclared node takes the switch raft recorded for it (set_switches),
 // and snap.Model holds the tables placement derives every pair without a
 // direct bandwidth test from, as it reads it. A pair the model cannot

@@ -248,8 +248,8 @@ func (e testEnds) cell(owner, peer string) *NetEntry {
 // counters read around the half, the cells' CarOut and CarIn; the peer's
 // cell counts when it records the same reading within sameTestMs).
 // Else it is the least of the end's traffic history over the
-// stampWindowMs before the test ended (change 13), which a job shorter
-// than a sample barely moves: session 8's run 4 read a healthy
+// stampWindowMs before the test ended, which a job shorter
+// than a sample barely moves: a testbed run read a healthy
 // 100 Mbit/s pair at 44 during a 1-s cold-start job, and that history
 // gave nothing back.
 //
@@ -257,7 +257,7 @@ func (e testEnds) cell(owner, peer string) *NetEntry {
 // and traffic at one end only proves nothing about the path. After
 // degrade10's link dropped to 10 Mbit/s, a test towards it read 10 while
 // the sender carried 90 Mbit/s of a job elsewhere, and taking the busier
-// end (max) gave it back 100 (session 7's run 3). A test on quiet ends
+// end (max) would give it back 100. A test on quiet ends
 // keeps its reading, so a degraded link shows at once; the node's own
 // tests are not in its traffic history, and its counts leave its test out.
 func (e testEnds) addBack(owner string, ne *NetEntry, out bool) float64 {
