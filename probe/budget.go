@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// BudgetConfig caps the bandwidth-probe traffic of each node (issue 5 §3).
+// BudgetConfig caps the bandwidth-probe traffic of each node, so that
+// measuring the network never takes much of it from jobs.
 // A test moves TestBytes from one node to another, so it costs TestBytes
 // on each of the two nodes' links.
 type BudgetConfig struct {
@@ -15,7 +16,7 @@ type BudgetConfig struct {
 	// average: a fraction of a percent of a lab's gigabit link).
 	BytesPerHour uint64
 	// TestBytes is the size of one bandwidth test (--bandwidth-bytes),
-	// both directions together: half goes each way (issue 17).
+	// both directions together: half goes each way.
 	// Default 4 MiB: 2 MiB each way, long enough for TCP to leave slow
 	// start on a LAN, 84 ms at 200 Mbit/s, 17 ms at 1 Gbit/s.
 	TestBytes uint64

@@ -23,7 +23,7 @@
 //		publish(st, dyn)   // gossip
 //	}
 //
-// The leader's bandwidth schedule (issue 5), once per cycle:
+// The leader's bandwidth schedule, once per cycle:
 //
 //	plan := probe.PlanCycle(liveMembers, lastMeasured, budget, now)
 //	for _, round := range plan.Rounds {
@@ -31,7 +31,7 @@
 //	}
 //	unmeasured := probe.Unmeasured(liveMembers, lastMeasured) // show, never guess
 //
-// Above ten nodes the leader plans O(n + s²) tests instead (issue 17):
+// Above ten nodes the leader plans O(n + s²) tests instead:
 // each node against its own switch's ring neighbours, a few tests per
 // switch pair, the pairs the network model (netmodel) is unsure of, and
 // exploration for nodes of unknown switch; no node and no uplink in two
@@ -40,7 +40,7 @@
 //	plan := probe.PlanTopoCycle(probe.TopoInput{Members: live, Switch: sw, Last: last,
 //		Uncertain: model.Disagreements(), Cycle: cycle, Budget: budget, Now: now})
 //
-// Job PE needs (issue 6 §5) when a job declares no --pe:
+// Job PE needs when a job declares no --pe (seed 001: scan the program for PE libraries):
 //
 //	info, err := probe.ScanELF(path)
 //	if errors.Is(err, probe.ErrNotELF) { ... } // a script: no libraries to read

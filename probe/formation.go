@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The network model first (issue 17, cold start): a job placed by netload
+// The network model first, for the cold start: a job placed by netload
 // right after a cluster forms needs each node's link and each switch
 // pair's capacity, not every pair. These plan those tests ahead of the
 // rest, so that the model covers the cluster within a few rounds.

@@ -19,7 +19,7 @@ type Dynamic struct {
 	NetFlow  Means `json:"net_flow"`  // bytes/s in+out
 	// NetRx and NetTx are the latest sample's byte rates received and
 	// sent (bytes/s), no means: the "now" of each direction of the link,
-	// which placement checks against capacity (issue 17). Zero when the
+	// which placement checks against capacity. Zero when the
 	// sampler does not tell directions apart or before two samples.
 	NetRx float64   `json:"net_rx"`
 	NetTx float64   `json:"net_tx"`

@@ -24,7 +24,7 @@ type RawSample struct {
 	// count, not the sampler's): the Tracker leaves them out of the
 	// traffic rates and the flow, because a test is not traffic a job
 	// shares a link with, and at a cold start the tests of the first
-	// cycle were most of it (docs/design/experiment.md, session 7).
+	// cycle were most of it (on the testbed, docs/design/experiment.md).
 	ProbeRxBytes, ProbeTxBytes uint64
 }
 

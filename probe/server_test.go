@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// TestServer_KeylessConnectionsDoNotBlock is issue 13 item 11: 20
-// strangers connect and send nothing. Before, 16 of them took every slot
-// and a member's test was closed unanswered; now one source holds at most
+// TestServer_KeylessConnectionsDoNotBlock: 20 strangers connect and send
+// nothing. Without a share per source, 16 of them would take every slot and
+// a member's test would be closed unanswered; one source holds at most
 // MaxConnsPerSource and a member's test from another address goes through.
 func TestServer_KeylessConnectionsDoNotBlock(t *testing.T) {
 	t.Parallel()

@@ -112,7 +112,7 @@ type TopoPlan struct {
 }
 
 // PlanTopoCycle plans one bandwidth cycle in O(n + s²) tests, s the
-// number of switches (issue 17 item 3), instead of PlanCycle's n(n-1)/2:
+// number of switches, instead of PlanCycle's n(n-1)/2:
 //
 //   - own switch: each node against the peers OwnOffsets ring steps
 //     ahead and behind on its switch, so every node of a switch with two

@@ -14,7 +14,7 @@ import (
 // start a test or get an echo: the probe port is not an open amplifier.
 // An echo answer is exactly as long as its request, and a bandwidth test
 // sends bulk data back to the client only after an authenticated request,
-// never more than the client sent (issue 17: both directions measured).
+// never more than the client sent (both directions are measured).
 //
 // Echo (UDP), request and reply alike, 35 bytes:
 //
