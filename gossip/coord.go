@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/serf/coordinate"
 )
 
-// Network coordinates (issue 17): every node keeps a Vivaldi coordinate
+// Network coordinates: every node keeps a Vivaldi coordinate
 // (hashicorp/serf/coordinate, as Consul and Serf do) so that the round
 // trip between any two nodes can be estimated from two small vectors,
 // O(n) state instead of an O(n²) matrix of pings.

@@ -32,7 +32,7 @@ type Static struct {
 	// declared one; placement's sequential baseline walks nodes in this order.
 	Switch string `json:"sw,omitempty"`
 	// Confined is true when the node runs every job attempt in a cgroup of
-	// its own (issue 15); Unconfined says why not. A node that does not
+	// its own; Unconfined says why not. A node that does not
 	// confine is never given a job with a memory limit.
 	Confined   bool   `json:"cg,omitempty"`
 	Unconfined string `json:"ncg,omitempty"`
@@ -46,7 +46,7 @@ type Dynamic struct {
 	NetFlow  Means `json:"flow"`
 	// NetRx and NetTx are the latest sample's traffic received and sent
 	// at the node's interfaces, bytes/s rounded to the byte: the "now" of
-	// each direction of its link (issue 17), ~25 bytes of the broadcast.
+	// each direction of its link, ~25 bytes of the broadcast.
 	NetRx float64 `json:"rx,omitempty"`
 	NetTx float64 `json:"tx,omitempty"`
 	Users int     `json:"users"`
@@ -79,7 +79,7 @@ type NetEntry struct {
 	BWAt  int64 `json:"bt,omitempty"`
 	RTTAt int64 `json:"rt,omitempty"`
 
-	// Per direction (issue 17): Out is from the row's owner to Peer, In
+	// Per direction: Out is from the row's owner to Peer, In
 	// from Peer to the owner, available (latest test) and peak (fastest
 	// seen) in Mbit/s, and the Unix milliseconds of the latest test in
 	// that direction; zero when that direction was never measured. BW

@@ -39,7 +39,7 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
-// TestGossipKeylessStreamsCannotExhaustMemory is issue 13 item 9: 40
+// TestGossipKeylessStreamsCannotExhaustMemory: 40
 // strangers without the key each claim a ciphertext just under memberlist's
 // 20 MiB limit and send 2 MiB of it. Unguarded, memberlist buffers all of
 // it (and would buffer 20 MiB each) and keeps every stream open until its

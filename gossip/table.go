@@ -183,7 +183,7 @@ func (t *Table) Live() []NodeState {
 // caller may read them after releasing its lock but must not modify them.
 // A push/pull at 1,000 nodes copied every state twice (Entries, then Live)
 // and every slice of each: 4.5 % of the bytes a 1,000-agent harness run
-// allocated (docs/design/scale.md, session 5).
+// allocated (docs/design/scale.md).
 func (t *Table) liveShared() []NodeState {
 	es := make([]*Entry, 0, len(t.rows))
 	for _, e := range t.rows {

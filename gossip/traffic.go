@@ -13,7 +13,7 @@ type TrafficPoint struct {
 // What a table keeps of each node's traffic. A bandwidth test's reading
 // depends on the traffic that shared its path then, and the tests that
 // placement reads are up to a cycle old (minutes): the leader needs the
-// traffic of that time, not only the latest sample (issue 17, session 7).
+// traffic of that time, not only the latest sample.
 // A step function is enough: a sample is kept only when it differs from
 // the last kept one, so a steady flow is one point however long it runs,
 // and maxTrafficPoints changes cover the last cycle on all but the
