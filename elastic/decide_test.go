@@ -260,7 +260,7 @@ func TestBudget_ShrinksCommunicatingJob(t *testing.T) {
 	}
 }
 
-// Issue 21, item 5: an elastic job submitted with --force on a cluster whose
+// An elastic job submitted with --force on a cluster whose
 // every other node is busy grows onto busy nodes to meet its deadline (as
 // --force places a job on an overloaded cluster); without --force it does
 // not, and says why. Budget jobs are not grown onto busy nodes either way.

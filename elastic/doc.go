@@ -1,4 +1,4 @@
-// Package elastic is the decision layer of elastic jobs (issue 8, seed 004 §II): from a job's
+// Package elastic is the decision layer of elastic jobs (seed 004 §II): from a job's
 // progress, its constraint (a deadline or a node-hour budget) and what the cluster has free, it
 // decides the node count the job should run on next. It is pure: time is an argument, nothing is
 // measured here, and the same Input always gives the same Decision.

@@ -1,5 +1,6 @@
-// Package netmodel is the network model behind O(n + s²) bandwidth tests
-// (issue 17 item 3): each node's switch (declared with --switch, or
+// Package netmodel is the network model behind O(n + s²) bandwidth tests,
+// which measure a large cluster in minutes where all pairs take hours:
+// each node's switch (declared with --switch, or
 // inferred from the measured bandwidths), each node's link capacity
 // (measured against peers on its own switch), each switch pair's capacity
 // (a few tests between the two switches), and from those a derived
