@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Batch scripts (issue 19): `shoal submit job.sh` reads the #SHOAL lines
+// Batch scripts: `shoal submit job.sh` reads the #SHOAL lines
 // at the top of the script as job flags, as sbatch reads #SBATCH lines.
 
 // directivePrefix starts a directive line.

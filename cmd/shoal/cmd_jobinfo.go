@@ -264,7 +264,7 @@ func writeSteps(w io.Writer, a api.Attempt) {
 	}
 }
 
-// writeElastic adds the elastic rows of `shoal job` (issue 8).
+// writeElastic adds the elastic rows of `shoal job`.
 func writeElastic(row func(k, v string), e *api.Elastic) {
 	nodes := func(np int) string {
 		if e.Unit > 1 {

@@ -10,8 +10,8 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 )
 
-// probeCommands are `shoal net`, `shoal probes` and `shoal probe KIND`
-// (issue 5).
+// probeCommands are `shoal net`, `shoal rtt`, `shoal probes` and `shoal
+// probe KIND`: what the network probes measured, and the probes themselves.
 func probeCommands() []*cli.Command {
 	return []*cli.Command{netCommand(), rttCommand(), probesCommand(), probeCommand()}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/confine"
 )
 
-// Confinement flags of a job (issue 15), named as Slurm names them.
+// Confinement flags of a job, named as Slurm names them.
 func confineFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "mem", Usage: "memory limit per node, `SIZE` (e.g. 512M, 4G; a plain number is megabytes); the kernel kills the job's processes beyond it"},

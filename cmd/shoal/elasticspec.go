@@ -11,7 +11,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 )
 
-// parseJobSize reads -n/--np (N or MIN:MAX) and the elastic flags (issue 8) into sp. Every mistake
+// parseJobSize reads -n/--np (N or MIN:MAX) and the elastic flags into sp. Every mistake
 // is a usage error: nothing reaches the cluster.
 func parseJobSize(c *cli.Context, sp *api.JobSpec) error {
 	np, nodes := c.String("np"), c.String("nodes")

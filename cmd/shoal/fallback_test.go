@@ -14,7 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Issue 21, item 8: when the CLI's agent is down it tries the others it
+// When the CLI's agent is down it tries the others it
 // knows (SHOAL_ADDR's list, then the members it cached), retrying writes
 // safely, and says "no agent reachable" with exit 3.
 func TestCLIFallsBackToAnotherAgent(t *testing.T) {

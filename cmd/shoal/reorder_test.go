@@ -11,7 +11,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
-// Issue 21, item 7: flags after positional arguments. Every command of the
+// Flags after positional arguments (`shoal job 5 --json`). Every command of the
 // app has a row, so a new command must say how its arguments are read.
 func TestReorderArgsEveryCommand(t *testing.T) {
 	t.Parallel()

@@ -11,7 +11,7 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// Parsers of the job flags Slurm users bring (issue 19): --begin,
+// Parsers of the job flags Slurm users bring: --begin,
 // --dependency, --array. Pure: the clock is passed in.
 
 // parseBegin reads --begin as sbatch does: now+N[s|m|h|d] (seconds when

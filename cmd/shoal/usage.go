@@ -9,7 +9,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/confine"
 )
 
-// limitsString is a job's confinement in `shoal job` (issue 15): its
+// limitsString is a job's confinement in `shoal job`: its
 // memory limit and CPUs per process.
 func limitsString(sp api.JobSpec) string {
 	var parts []string
