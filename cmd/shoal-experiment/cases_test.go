@@ -168,7 +168,7 @@ func TestCaseDegrade10(t *testing.T) {
 // pendingDirectional are the cases where netload, on a perfect snapshot,
 // is known to choose worse than the oracle because placement averages a
 // pair's two directions (a saturated or slow direction hides behind the
-// fast one): issue #17 item 1. Strict: a case listed here that passes
+// fast one). Strict: a case listed here that passes
 // fails the test, so the list shrinks when placement learns directions.
 var pendingDirectional = map[string]string{}
 
@@ -210,7 +210,7 @@ func TestCasesNetloadOnPerfectSnapshot(t *testing.T) {
 			why, pending := pendingDirectional[fmt.Sprintf("%s/%d", c.name, c.phase)]
 			switch {
 			case bad && pending:
-				t.Skipf("known (issue #17 item 1): %s; netload chose %v (%.0f Mbit/s)", why, got, v)
+				t.Skipf("known (placement averages a pair's directions): %s; netload chose %v (%.0f Mbit/s)", why, got, v)
 			case bad:
 				t.Errorf("netload on a perfect snapshot chose %v: slowest pair %.0f Mbit/s, %d hog nodes; oracle %v %.0f", got, v, hogs, oracle, best)
 			case pending:

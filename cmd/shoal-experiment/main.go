@@ -395,7 +395,7 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh string, a app, c config, work s
 	}
 	// mpirun and the rank it forks on the head share the head's hog
 	// cgroup, as the launcher puts the other nodes' ranks in theirs
-	// (session 7's review found rank 0 outside it).
+	// (without it rank 0 ran outside the hog's cgroup, unlike the others).
 	argv, err := l.InHogCgroup(r.Hosts[0], append(argv, a.argv...))
 	if err != nil {
 		r.Err = err.Error()

@@ -17,7 +17,7 @@ import (
 // the linear complement as netload's bandwidth term the margins were
 // 2.3 % (asym10), 3.3 % (lab12) and 9.1 % (bulk10), and netload's live
 // choices flipped between oracle-class groups and mixed ones from one
-// repetition to the next (docs/design/experiment.md, session 6).
+// repetition to the next (on the testbed, docs/design/experiment.md).
 const minMargin = 0.10
 
 // TestCasesMargin scores every 4-node group of each case with netload's
@@ -83,11 +83,11 @@ func TestCasesMargin(t *testing.T) {
 // and wants an oracle-class group in at least 45; and again with every
 // rate and traffic figure 10 and 100 times the testbed's (1-20 Gbit/s
 // links, the same RTT noise). With the RTT and the bandwidth each divided
-// by its own sum over the measured pairs (Eq. 2, before session 6)
+// by its own sum over the measured pairs (Eq. 2 as written)
 // netload was oracle-class in 44 (lab12), 34 (bulk10) and 40 (degrade10
 // after its change) of 50 at every scale: microseconds of noise weighed
 // as much as the spread of the link rates. With the RTT in units of the
-// time 64 KiB take on the fastest link (session 6's first try) it was 50
+// time 64 KiB take on the fastest link alone it was 50
 // everywhere at the testbed's rates, but 40 at 10 times and 0-9 at 100
 // times them: on fast links a millisecond of noise outweighed any rate.
 //
@@ -95,7 +95,7 @@ func TestCasesMargin(t *testing.T) {
 // 45: its oracle-class groups beat the next by n05's 80 Mbit/s against
 // 100 (800 against 1,000 at x10), and RTTs of up to 2 ms, four times what
 // a 64 KiB message takes at 1 Gbit/s, would matter as much if they were
-// real. Until change 14 the test passed there (49 of 50) because Eq. 1
+// real. Under Eq. 1's compute load the test passed there (49 of 50) because Eq. 1
 // magnified n05's idle load of 0.10 against the others' 0.02-0.09 (the new
 // T gets 42); with every idle load set to 0.05 the old T and the new both
 // get 41.
@@ -162,7 +162,7 @@ func scaled(s placement.Snapshot, k float64) placement.Snapshot {
 
 // TestCasesRTTSpikes is TestCasesRTTNoise with the noise the pings of a
 // loaded host show: most RTTs 0.04-0.3 ms, one in eight 1.5-3 ms (the RTT
-// matrix of degrade10's cold start in session 6: 2.3, 3.0, 1.6 ms on three
+// matrix of a degrade10 cold start on the testbed: 2.3, 3.0, 1.6 ms on three
 // pairs of the oracle's group, 0.05-0.3 elsewhere), at the testbed's rates.
 // With the RTT over the median RTT alone, a 3 ms pair cost as much as 30
 // typical ones, netload was oracle-class in 22-50 of 50 (bulk10 28,
@@ -201,8 +201,8 @@ func TestCasesRTTSpikes(t *testing.T) {
 // under Eq. 1's compute load (each load over their sum, against a
 // reference that follows the cluster's mean) netload was oracle-class in
 // 26-50 of 50 (degrade10 before its change 26 and 27, bulk10 39 twice,
-// asym10 40 twice; lab12 and degrade10 after its change 50); since change
-// 14, 50 of 50 in every cell.
+// asym10 40 twice; lab12 and degrade10 after its change 50); with the
+// compute load as how busy each node is, 50 of 50 in every cell.
 func TestCasesIdleLoads(t *testing.T) {
 	t.Parallel()
 	const tries, want = 50, 48

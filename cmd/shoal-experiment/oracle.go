@@ -186,7 +186,7 @@ func (m *model) snapshot() placement.Snapshot {
 			pba, aba, _ := m.pair(b.Name, a.Name)
 			rtt := 0.1 + 0.1*float64(hops)
 			// One link per pair with both directions, as the agents'
-			// rows carry them since issue 17 item 1; AvailMbps the worse
+			// rows carry them; AvailMbps the worse
 			// direction and PeakMbps the faster, as placement.Link says.
 			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTms: rtt,
 				AvailMbps: math.Min(aab, aba), PeakMbps: math.Max(pab, pba), Measured: true,

@@ -189,7 +189,7 @@ func fmtNum(format string, v float64) string {
 	return fmt.Sprintf(format, v)
 }
 
-// summary is the table issue #17 asks for: per case, program, cold start
+// summary is the table the placement targets are read on: per case, program, cold start
 // and steady state (per phase), netload against the oracle and random.
 func summary(w io.Writer, topos []netns.Topology, recs []runRec) {
 	fmt.Fprintf(w, "\nSummary (targets: netload's mean <= 1.15x the oracle's, >= 45 %% faster than random on average):\n\n")

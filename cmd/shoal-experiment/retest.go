@@ -8,7 +8,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/probes"
 )
 
-// Issue #17's freshness contract gives a capacity change one bandwidth
+// The network model's freshness contract gives a capacity change one bandwidth
 // cycle: a placement made after a scheduled change but before any test
 // involving the changed node has re-measured it cannot know of the
 // change. The runs after a change are therefore split at the first
