@@ -13,7 +13,7 @@ import (
 func TestFormation_FiveNamespaces(t *testing.T) {
 	l, leader := fiveNodes(t)
 	// The bootstrap set is the three voters; the leader then makes two
-	// more agents warm non-voters (issue 16's servers), a few rounds later.
+	// more agents warm non-voters (servers that do not vote), a few rounds later.
 	for _, n := range l.Nodes() {
 		var roles map[string]int
 		var ms []api.Member

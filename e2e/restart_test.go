@@ -13,7 +13,7 @@ import (
 	"github.com/shoal-hpc/shoal/testcluster/lab"
 )
 
-// TestFailover_HeadRestartedAtOnce (issue 21, item 1): SIGKILL the agent heading a running job
+// TestFailover_HeadRestartedAtOnce: SIGKILL the agent heading a running job
 // and start it again on its data directory at once, faster than gossip's failure detector;
 // first a head that is not the leader, then the leader heading a job. Attempt 1 must not start
 // a second time: each rank appends job,attempt,pid to a file, attempt 1 appears once per rank,

@@ -91,7 +91,7 @@ func (p *procCluster) waitDone(t *testing.T, node string, id uint64, d time.Dura
 	return j
 }
 
-// TestRoles_TwentyProcesses is issue 16's second bar on real processes:
+// TestRoles_TwentyProcesses checks the servers-and-clients layout on real processes:
 // twenty `shoal agent` processes on loopback, with no role configured,
 // form 3 voters, 2 non-voters and 15 clients; a job submitted through a
 // client runs on clients; SIGKILL of the leader, then of two more

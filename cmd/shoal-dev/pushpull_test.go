@@ -10,7 +10,7 @@ import (
 // nodes as gossip sends it now (states without rows) and as it was while
 // states carried every node's full row, and the heap of a server's row
 // table: docs/design/scale.md's wall 1 figures. Push/pull must stay O(n), under
-// 1 MiB at 1,000 nodes (issue 16).
+// 1 MiB at 1,000 nodes, or joins and anti-entropy grow with the square of the cluster.
 func TestPushPullSizes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("encodes 1,000 full rows (10^6 cells)")

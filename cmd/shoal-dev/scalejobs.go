@@ -89,8 +89,7 @@ func benchLeaderConfig(self string) leader.Config {
 
 // leaderNodes converts the leader's gossip table as agent/leading.go's
 // leaderNode does, and gives each node the network row the servers' row
-// table would hold for it (rows no longer travel in gossip, issue 16
-// item 2): rows[name].
+// table would hold for it (rows do not travel in gossip): rows[name].
 func leaderNodes(g *gossip.Gossip, rows map[string][]leader.NetEntry) []leader.Node {
 	entries := g.Nodes()
 	out := make([]leader.Node, 0, len(entries))

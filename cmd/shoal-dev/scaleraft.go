@@ -148,8 +148,8 @@ type raftServer struct {
 }
 
 // raftCluster is S raft servers on raft's in-memory transport: the first
-// `voters` vote, the rest are non-voters (warm standbys), as issue 16's
-// server set, or every node as today's all-members layout.
+// `voters` vote, the rest are non-voters (warm standbys), as the agents'
+// server set, or every node as in the all-members layout.
 type raftCluster struct {
 	servers []*raftServer
 }

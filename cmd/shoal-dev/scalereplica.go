@@ -11,7 +11,7 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-// replicaSet is the clients' side of issue 16's layout: a replication feed
+// replicaSet is the clients' side of the servers-and-clients layout: a replication feed
 // on every raft server (agent/replica.Feed, fed by the server FSM's
 // Applied and Restored as raftnode's OnApply and OnRestore do) and one
 // replica.Follower per client, each with its own raftfsm.FSM. The

@@ -319,8 +319,8 @@ func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleClus
 		// work adds up to n² packets, where real agents pay n each. Joined
 		// faster than the two cores send them, the agents' timers fire
 		// late, probes time out, and suspicion, refutation and reconnect
-		// push/pulls add work until the process stalls (the 1,000 run of
-		// session 3). So the next agent starts only while the process
+		// push/pulls add work until the process stalls (an unpaced
+		// 1,000-agent run stalled at 640). So the next agent starts only while the process
 		// keeps up: its timers fired less than PaceLate late over the last 0.5-1 s.
 		if o.PaceLate > 0 {
 			t := time.Now()
@@ -842,7 +842,7 @@ func loadAvg() float64 {
 	return l
 }
 
-// clientLayout is issue 16's layout on top of the gossip cluster: raft
+// clientLayout is the servers-and-clients layout on top of the gossip cluster: raft
 // among the first o.Servers agents, every other agent a client with a
 // replica of the state, and an observer of attempts on every agent.
 type clientLayout struct {
@@ -941,7 +941,7 @@ func (cl *clientLayout) stop() {
 // pushPullSizes encodes the push/pull payload of an n-node cluster (what
 // gossip's LocalState sends: every live node's state, no rows), the same
 // payload as it was while states carried every node's full network row
-// (before issue 16 item 2: the "with rows" column), and measures the
+// (the "with rows" column), and measures the
 // heap a server's row table (agent/rows) needs for n full rows. Rows are
 // not in the live run: n full rows are n² cells.
 func pushPullSizes(n int) (plain, withRows int, rowHeap float64, err error) {

@@ -70,7 +70,7 @@ func TestScaleConvergenceWaitsForEveryAgent(t *testing.T) {
 	}
 }
 
-// TestScaleClientLayout runs issue 16's layout small: raft among 3
+// TestScaleClientLayout runs the servers-and-clients layout small: raft among 3
 // servers, 7 clients following their feeds, jobs submitted on the leader,
 // placed by the leader core and timed to their nodes' own copies of the
 // state. A job of 4 nodes among 3 servers has a client host, so a client

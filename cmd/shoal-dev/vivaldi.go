@@ -19,7 +19,7 @@ import (
 )
 
 // cmdVivaldiError measures how well the Vivaldi network coordinates
-// (issue 17) predict the round trips the latency probe measures directly:
+// predict the round trips the latency probe measures directly:
 // it brings a topology up on the network-namespace testbed with one real
 // agent per node, lets the coordinates settle, and prints per node pair
 // the direct RTT, the estimate and the relative error |est - rtt| / rtt,
