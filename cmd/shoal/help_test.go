@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,8 +42,13 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 			t.Errorf("%s --help has no examples", path)
 			return
 		}
+		// A Slurm personality is run by its own name (sbatch, squeue).
+		own := path
+		if slices.Contains(slurmPersonalities, c.Name) {
+			own = c.Name
+		}
 		for _, l := range strings.Split(examples, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l)+" ", path+" ") {
+			if l := strings.TrimSpace(l) + " "; strings.HasPrefix(l, path+" ") || strings.HasPrefix(l, own+" ") {
 				return
 			}
 		}
@@ -70,7 +76,7 @@ var (
 	// code block.
 	exampleLine = regexp.MustCompile(`(?m)^  +(?:\$ |[a-z_]+=\$\()?shoal ([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*)(?:\s|$)`)
 	codeLine    = regexp.MustCompile(`(?m)^\s*(?:\$ |[a-z_]+=\$\()?shoal ([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*)(?:\s|$)`)
-	codeBlock   = regexp.MustCompile("(?ms)^\\s*```[a-z]*\n(.*?)^\\s*```")
+	codeBlock   = regexp.MustCompile("(?ms)^\\s*```[^\n]*\n(.*?)^\\s*```")
 )
 
 // commandExists reports whether the words after "shoal" start with a
