@@ -160,6 +160,12 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		req.Done = v.Done // the agent stopping or leadership lost ends a long placement
 		place := excludeFailed(snap, j)
+		if p, ok := st.PartitionOf(j); ok {
+			place = inPartition(place, p)
+			if p.LoadThreshold > 0 {
+				req.LoadThreshold = p.LoadThreshold
+			}
+		}
 		if j.Spec.HasMem() {
 			var wait string
 			if place, wait = memoryFit(place, confined, heldMem, j); wait != "" {

@@ -92,6 +92,10 @@ func (s *State) apply(c Command) Result {
 		return applyBody(s, c, (*State).hold)
 	case CmdUpdateJob:
 		return applyBody(s, c, (*State).updateJob)
+	case CmdSetPartition:
+		return applyBody(s, c, (*State).setPartition)
+	case CmdDelPartition:
+		return applyBody(s, c, (*State).deletePartition)
 	case CmdRecordUsage:
 		return applyBody(s, c, (*State).recordUsage)
 	case CmdRecordStep:

@@ -31,6 +31,9 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 	if err := s.Limits.CheckSpec(&spec); err != nil {
 		return Result{}, err
 	}
+	if err := s.applyPartition(b.Owner, &spec); err != nil {
+		return Result{}, err
+	}
 	if err := s.checkDependTargets(spec.Depend); err != nil {
 		return Result{}, err
 	}

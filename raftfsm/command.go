@@ -40,6 +40,8 @@ const (
 	CmdRecordStep     = "record_step"
 	CmdSetSwitches    = "set_switches"
 	CmdUpdateJob      = "update_job"
+	CmdSetPartition   = "set_partition"
+	CmdDelPartition   = "delete_partition"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -49,6 +51,7 @@ var CommandTypes = []string{
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
 	CmdHoldJob, CmdRecordUsage, CmdRecordStep, CmdSetSwitches, CmdUpdateJob,
+	CmdSetPartition, CmdDelPartition,
 }
 
 func knownType(typ string) bool {

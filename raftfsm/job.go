@@ -205,6 +205,9 @@ type JobSpec struct {
 	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
 	MemPerRank  uint64 `json:"mem_per_rank,omitempty"`
 	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
+	// Partition is the partition the job runs in (partition.go); "" = none (no partition is
+	// set, or the job came before partitions did). Submit gives it the default one.
+	Partition string `json:"partition,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.

@@ -149,6 +149,29 @@ func randomOpsCommand(r *rand.Rand) (string, any) {
 	return CmdPurgeHistory, PurgeHistory{Before: t0.Add(time.Duration(r.IntN(800)) * time.Second)}
 }
 
+// randomPartitionCommand draws a partition set or deleted, now and then by
+// a user who may not, with a random source of its own (like
+// randomOpsCommand). Its partitions are never the default, so the jobs
+// the other commands submit stay outside them.
+func randomPartitionCommand(r *rand.Rand) (string, any) {
+	user := RootUser
+	if r.IntN(4) == 0 {
+		user = "alice"
+	}
+	name := []string{"p1", "p2"}[r.IntN(2)]
+	if r.IntN(3) == 0 {
+		return CmdDelPartition, DeletePartition{User: user, Name: name}
+	}
+	var nodes []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if r.IntN(2) == 0 {
+			nodes = append(nodes, n)
+		}
+	}
+	return CmdSetPartition, SetPartition{User: user, Partition: Partition{Name: name, Nodes: nodes,
+		MaxTime: time.Duration(r.IntN(3)) * time.Hour, MaxNodes: r.IntN(3)}}
+}
+
 // randomStepCommand draws a step's start or end for a job's attempt, with
 // a random source of its own (like randomOpsCommand).
 func randomStepCommand(r *rand.Rand, s *State) (string, any) {
@@ -202,6 +225,7 @@ func TestProperty_RandomLogs(t *testing.T) {
 		ops := rand.New(rand.NewPCG(seed, 43))
 		steps := rand.New(rand.NewPCG(seed, 44))
 		switches := rand.New(rand.NewPCG(seed, 45))
+		parts := rand.New(rand.NewPCG(seed, 46))
 		h := newHarness(t)
 		nextReq := 0
 		for i := 0; i < 800; i++ {
@@ -214,6 +238,9 @@ func TestProperty_RandomLogs(t *testing.T) {
 			}
 			if i%32 == 11 {
 				typ, body = randomSwitchCommand(switches)
+			}
+			if i%64 == 27 {
+				typ, body = randomPartitionCommand(parts)
 			}
 			before := stateBytes(t, h.f)
 			res := h.do(typ, body) // checks the invariants

@@ -27,6 +27,8 @@ type State struct {
 	// Switches holds the switch the leader inferred for each node that declares none
 	// (switches.go); nil when none is.
 	Switches map[string]string
+	// Partitions holds the partitions by name (partition.go); nil when none is set.
+	Partitions map[string]Partition
 
 	// byRequest indexes Jobs by RequestID for submit dedup; rebuilt from Jobs, never serialised.
 	byRequest map[string]uint64
@@ -64,6 +66,7 @@ func (s *State) Clone() *State {
 		Drains:      maps.Clone(s.Drains),
 		History:     slices.Clone(s.History), // records are never changed in place
 		Switches:    maps.Clone(s.Switches),
+		Partitions:  maps.Clone(s.Partitions), // set_partition replaces whole partitions, never edits one
 	}
 	if c.byRequest == nil {
 		c.byRequest = map[string]uint64{}
@@ -95,6 +98,8 @@ type stateJSON struct {
 	History     []HistoryRecord `json:"history,omitempty"`
 	// Switches marshals with its keys sorted (encoding/json), so the form stays canonical.
 	Switches map[string]string `json:"switches,omitempty"`
+	// Partitions are sorted by name.
+	Partitions []Partition `json:"partitions,omitempty"`
 }
 
 // MarshalJSON writes the canonical form.
@@ -113,6 +118,9 @@ func (s *State) MarshalJSON() ([]byte, error) {
 	w.History = s.History
 	if len(s.Switches) > 0 {
 		w.Switches = s.Switches
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Partitions)) {
+		w.Partitions = append(w.Partitions, s.Partitions[name])
 	}
 	first := map[uint64]*Job{} // the first task of each array, which carries the spec
 	for _, id := range s.SortedJobIDs() {
@@ -221,6 +229,25 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	}
 	if len(w.Switches) > 0 {
 		n.Switches = w.Switches
+	}
+	defaults := 0
+	for i, p := range w.Partitions {
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		if i > 0 && w.Partitions[i-1].Name >= p.Name {
+			return fmt.Errorf("%w: partitions out of order at %q", ErrMalformed, p.Name)
+		}
+		if p.Default {
+			defaults++
+		}
+		if n.Partitions == nil {
+			n.Partitions = map[string]Partition{}
+		}
+		n.Partitions[p.Name] = p
+	}
+	if defaults > 1 {
+		return fmt.Errorf("%w: %d default partitions", ErrMalformed, defaults)
 	}
 	*s = *n
 	return nil

@@ -324,6 +324,23 @@ func (c *Client) KillWith(ctx context.Context, id uint64, r KillRequest) error {
 
 // Hold holds (hold true) or releases a queued job, or with r.Array the
 // queued tasks of an array.
+// Partitions lists the partitions by name.
+func (c *Client) Partitions(ctx context.Context) ([]Partition, error) {
+	var out []Partition
+	return out, c.Do(ctx, http.MethodGet, "/v1/partitions", nil, &out)
+}
+
+// SetPartition creates or replaces a partition (root or the token).
+func (c *Client) SetPartition(ctx context.Context, p Partition) (Partition, error) {
+	var out Partition
+	return out, c.Do(ctx, http.MethodPost, "/v1/partitions", PartitionRequest{User: "root", Partition: p}, &out)
+}
+
+// DeletePartition removes a partition (root or the token).
+func (c *Client) DeletePartition(ctx context.Context, name string) error {
+	return c.Do(ctx, http.MethodPost, "/v1/partitions/"+url.PathEscape(name)+"/delete", PartitionRequest{User: "root"}, nil)
+}
+
 // Update changes a queued job's time limit.
 func (c *Client) Update(ctx context.Context, id uint64, r UpdateRequest) (UpdateResponse, error) {
 	var out UpdateResponse

@@ -60,6 +60,8 @@ type JobSpec struct {
 	MemPerNode  uint64 `json:"mem_per_node,omitempty"`
 	MemPerRank  uint64 `json:"mem_per_rank,omitempty"`
 	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
+	// Partition is the partition the job runs in; "" = the default one, if any.
+	Partition string `json:"partition,omitempty"`
 }
 
 // Dependency is one condition of --dependency: afterok, afternotok or
@@ -140,4 +142,27 @@ type HoldResponse struct {
 type KillResponse struct {
 	ID    uint64 `json:"id"`
 	State string `json:"state"`
+}
+
+// Partition is one row of GET /v1/partitions, and the body of POST
+// /v1/partitions (with the acting user): a named set of nodes with
+// limits. Times are in nanoseconds; 0 is none.
+type Partition struct {
+	Name string `json:"name"`
+	// Nodes are its nodes, sorted; empty holds every node.
+	Nodes           []string      `json:"nodes"`
+	Default         bool          `json:"default"`
+	MaxTime         time.Duration `json:"max_time"`
+	DefaultTime     time.Duration `json:"default_time"`
+	MaxNodes        int           `json:"max_nodes"`
+	AllowUsers      []string      `json:"allow_users"`
+	NoOversubscribe bool          `json:"no_oversubscribe"`
+	LoadThreshold   float64       `json:"load_threshold"`
+}
+
+// PartitionRequest is POST /v1/partitions (create or replace) and POST
+// /v1/partitions/{name}/delete: what root asks for.
+type PartitionRequest struct {
+	User      string    `json:"user"`
+	Partition Partition `json:"partition"`
 }

@@ -111,6 +111,9 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
 	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
 	s.route(mux, "POST /v1/jobs/{id}/update", s.handleUpdate)
+	s.route(mux, "GET /v1/partitions", s.handlePartitions)
+	s.route(mux, "POST /v1/partitions", s.handleSetPartition)
+	s.route(mux, "POST /v1/partitions/{name}/delete", s.handleDeletePartition)
 	s.routeBody(mux, "POST /v1/jobs/{id}/stdin", s.handleStdin, 0) // a stream: no bound on its size
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)

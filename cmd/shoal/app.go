@@ -95,6 +95,8 @@ Examples:
 			genCommand(),
 			exportCommand(),
 			slurmCommand(),
+			partitionCommand(),
+			partitionsCommand(),
 		},
 	}
 	app.Commands = append(app.Commands, probeCommands()...)

@@ -83,7 +83,7 @@ func slurmOnlyFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "exclusive", Usage: "nodes are not reserved whole: the job waits for free slots instead (as --no-oversubscribe)"},
 		&cli.BoolFlag{Name: "parsable", Usage: "print the job ID alone (what shoal submit always prints)"},
 		&cli.BoolFlag{Name: "slurm-script", Hidden: true, Usage: "the script has #SBATCH lines: Slurm's defaults (one task, output to slurm-%j.out)"},
-		&cli.StringFlag{Name: "partition", Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "partition", Usage: "run in partition `NAME` (shoal partitions lists them; default: the cluster's default partition)"},
 		&cli.StringFlag{Name: "constraint", Aliases: []string{"C"}, Hidden: true, Usage: ignored},
 		&cli.StringFlag{Name: "mail-type", Hidden: true, Usage: ignored},
 		&cli.StringFlag{Name: "mail-user", Hidden: true, Usage: ignored},
@@ -99,7 +99,6 @@ func slurmOnlyFlags() []cli.Flag {
 func slurmNotes(c *cli.Context) string {
 	var notes []string
 	for _, n := range []struct{ flag, why string }{
-		{"partition", "no partitions: any node may run the job"},
 		{"constraint", "nodes have no features: any node may run the job"},
 		{"exclusive", "nodes are not reserved whole: the job waits for free slots"},
 		{"mail-type", "no mail is sent"},
@@ -257,6 +256,7 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 			sp.Env = append(sp.Env, v.name+"="+c.String(v.flag))
 		}
 	}
+	sp.Partition = c.String("partition")
 	sp.Workdir = c.String("workdir")
 	if sp.Workdir == "" {
 		wd, err := os.Getwd()

@@ -40,6 +40,13 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 		"probe":   {{"probe latency --help", "probe --help latency"}},
 		"jobs":    {{"jobs --json", "jobs --json"}},
 		"history": {{"history --user alice --json", "history --user alice --json"}},
+		// Slurm's commands read Slurm's options themselves: nothing moves.
+		"slurm": {{"slurm squeue -h -o %i --me", "slurm squeue -h -o %i --me"}, {"slurm sbatch --parsable job.sh", "slurm sbatch --parsable job.sh"}},
+		"partition": {
+			{"partition create debug --nodes n[1-2] --default", "partition create --nodes n[1-2] --default debug"},
+			{"partition delete debug --addr http://h:1", "partition delete --addr http://h:1 debug"},
+		},
+		"partitions": {{"partitions --json", "partitions --json"}},
 		"job": {
 			{"job 5 --json", "job --json 5"},
 			{"job 5 --addr http://h:1 --json", "job --addr http://h:1 --json 5"},

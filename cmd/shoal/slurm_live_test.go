@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
 // TestSlurmHabitsLive drives names, begin, hold/release, dependencies and
 // an array with a limit through the CLI against a real two-node cluster.
 func TestSlurmHabitsLive(t *testing.T) {
-	c := testcluster.New(t, 2, testcluster.Options{})
+	// Idle nodes whatever the machine's load: on a busy 2-core machine the
+	// real load average would keep every job waiting as overloaded.
+	c := testcluster.New(t, 2, testcluster.Options{Sampler: func(int) probe.Sampler { return idleSampler{} }})
 	c.WaitLeader(45 * time.Second)
 	env := map[string]string{"SHOAL_ADDR": c.Client(0).Base, "SHOAL_TOKEN": c.Token()}
 	cl := c.Client(0)
