@@ -49,6 +49,9 @@ func slurmEnv(j *raftfsm.Job, shoal []string) []string {
 		"SHOAL_ARRAY_JOB_ID": "SLURM_ARRAY_JOB_ID", "SHOAL_ARRAY_TASK_ID": "SLURM_ARRAY_TASK_ID",
 	}
 	env := []string{"SLURM_JOB_ID=" + strconv.FormatUint(j.ID, 10)}
+	if p := j.Spec.Partition; p != "" {
+		env = append(env, "SLURM_JOB_PARTITION="+p)
+	}
 	for _, kv := range shoal {
 		k, v, _ := strings.Cut(kv, "=")
 		if name, ok := names[k]; ok {

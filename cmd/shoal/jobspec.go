@@ -251,7 +251,7 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 	}
 	sp.Env = append(exported, env...)
 	// Recorded as Slurm sets them in a job, for scripts and accounting that read them.
-	for _, v := range []struct{ flag, name string }{{"account", "SLURM_JOB_ACCOUNT"}, {"partition", "SLURM_JOB_PARTITION"}} {
+	for _, v := range []struct{ flag, name string }{{"account", "SLURM_JOB_ACCOUNT"}} {
 		if c.IsSet(v.flag) {
 			sp.Env = append(sp.Env, v.name+"="+c.String(v.flag))
 		}
@@ -415,8 +415,9 @@ Examples:
     srun ./hello                        # or mpirun/mpiexec: a step on the allocation
 
 #SBATCH lines take sbatch's options with sbatch's meaning (a #SHOAL line
-wins where both set one); --partition, --constraint, --mail-*, --qos,
---signal and --requeue are accepted and named at submit as not honoured.`,
+wins where both set one); -p/--partition runs the job in a partition
+('shoal partitions'); --constraint, --mail-*, --qos, --signal and --requeue
+are accepted and named at submit as not honoured.`,
 		Flags: append(jobFlags(), &cli.BoolFlag{Name: "sbatch", Hidden: true, Usage: "submitted through sbatch: print sbatch's \"Submitted batch job ID\" unless --parsable"}),
 		Action: func(c *cli.Context) error {
 			_, res, err := submit(c)

@@ -238,8 +238,8 @@ func squeueField(j api.Job, letter byte, now time.Time) (string, bool) {
 		}
 		return "None", true
 	case 'P':
-		if p := jobEnv(j, "SLURM_JOB_PARTITION"); p != "" {
-			return p, true
+		if j.Spec.Partition != "" {
+			return j.Spec.Partition, true
 		}
 		return slurmPartition, true
 	case 'a':
@@ -262,7 +262,8 @@ func squeueField(j api.Job, letter byte, now time.Time) (string, bool) {
 	return "", false
 }
 
-// slurmPartition is the one partition a shoal cluster has: every node.
+// slurmPartition is the name Slurm's commands give a cluster with no
+// partition set, and a job outside every partition: every node.
 const slurmPartition = "all"
 
 // formatPiece is one part of a squeue/sinfo format: literal text, or a

@@ -154,6 +154,30 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 		t.Errorf("sinfo -N -h -o '%%N %%c' = %q, want a line per node", out)
 	}
 
+	// A partition of one node: jobs that name it run there, within its limits.
+	if _, errOut, code := shoal(t, env, "partition", "create", "debug", "--nodes", "n1", "--max-time", "10:00"); code != 0 {
+		t.Fatalf("partition create: exit %d: %s", code, errOut)
+	}
+	write("part.sh", "#!/bin/sh\n#SBATCH -p debug\necho \"$SLURM_JOB_PARTITION on $SHOAL_NODE\"\n")
+	if _, errOut, code := slurmAs(t, env, "sbatch", "-t", "20:00", "part.sh"); code == 0 || !strings.Contains(errOut, "maximum") {
+		t.Errorf("sbatch -t 20:00 into a partition of 10 minutes: exit %d, %q; want refused naming the maximum", code, errOut)
+	}
+	out, errOut, code = slurmAs(t, env, "sbatch", "--parsable", "part.sh")
+	if code != 0 {
+		t.Fatalf("sbatch part.sh: exit %d: %s", code, errOut)
+	}
+	part := strings.TrimSpace(out)
+	testcluster.WaitFor(t, 3*time.Minute, "job "+part+" to end", func() bool {
+		out, _, _ := slurmAs(t, env, "squeue", "-h", "-j", part, "-o", "%T")
+		return strings.TrimSpace(out) == "COMPLETED"
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "slurm-"+part+".out")); strings.TrimSpace(string(b)) != "debug on n1" {
+		t.Errorf("a job of partition debug (node n1) wrote %q, want \"debug on n1\"", b)
+	}
+	if out, _, _ := slurmAs(t, env, "sinfo", "-h", "-o", "%P %D %N %l"); strings.TrimSpace(out) != "debug 1 n1 10:00" {
+		t.Errorf("sinfo with partition debug: %q, want \"debug 1 n1 10:00\"", out)
+	}
+
 	// srun outside a job runs one and waits, as shoal run does.
 	out, errOut, code = slurmAs(t, env, "srun", "-n", "2", "-N", "2", "echo", "hi")
 	if code != 0 || strings.Count(out, "hi") != 2 {

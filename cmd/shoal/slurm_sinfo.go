@@ -19,8 +19,9 @@ var sinfoOpts = []slurmOpt{
 	{"all", 'a', false}, {"responding", 'r', false}, {"dead", 'd', false}, {"help", 0, false}, {"usage", 0, false},
 }
 
-const sinfoHelp = `sinfo lists the cluster's nodes by state, as Slurm's sinfo does: one line per
-state in the one partition, "all", that holds every node.
+const sinfoHelp = `sinfo lists the cluster's nodes by partition and state, as Slurm's sinfo does:
+one line per state in each partition ('*' marks the default); a cluster with
+no partition set shows one, "all", that holds every node.
 
 States: idle (nothing runs there), mix (some of its CPUs taken), alloc (every
 CPU taken), drng/drain (draining: running work ends, nothing new starts), down
@@ -28,17 +29,18 @@ CPU taken), drng/drain (draining: running work ends, nothing new starts), down
 
 Options: -h/--noheader, -N/--Node (a line per node), -n/--nodes NODES,
 -t/--states STATES, -r/--responding, -d/--dead, -o/--format (%P %a %l %D %t %T
-%N %n %c %m %e %O %C). -p, -l, -s and -a are accepted.
+%N %n %c %m %e %O %C), -p/--partition NAMES. -l, -s and -a are accepted.
 
 Examples:
   sinfo
   sinfo -N -h -o "%N %t %c"
   sinfo -t idle -h -o %D`
 
-// sinfoNode is one node as sinfo sees it.
+// sinfoNode is one node as sinfo sees it, in one partition.
 type sinfoNode struct {
 	node      api.Node
 	allocated int // CPUs taken by jobs that run on it
+	part      api.Partition
 }
 
 // state is sinfo's long and short names of the node's state.
@@ -69,12 +71,18 @@ func sinfoField(group []sinfoNode, letter byte) (string, bool) {
 	long, short := first.state()
 	switch letter {
 	case 'P':
-		return slurmPartition + "*", true
+		if first.part.Default {
+			return first.part.Name + "*", true
+		}
+		return first.part.Name, true
 	case 'R':
-		return slurmPartition, true
+		return first.part.Name, true
 	case 'a':
 		return "up", true
 	case 'l':
+		if first.part.MaxTime > 0 {
+			return slurmDuration(first.part.MaxTime), true
+		}
 		return "infinite", true
 	case 'D':
 		return strconv.Itoa(len(group)), true
@@ -164,13 +172,29 @@ func sinfo(c *cli.Context, args []string) error {
 			alloc[h.Node] += h.Procs * max(j.Spec.CPUsPerRank, 1)
 		}
 	}
+	parts, err := cl.Partitions(c.Context)
+	if err != nil {
+		return apiError(err)
+	}
+	if len(parts) == 0 {
+		parts = []api.Partition{{Name: slurmPartition, Default: true}} // every node, as Slurm shows a cluster of one partition
+	}
+	if want := a.list("partition"); len(want) > 0 {
+		parts = slices.DeleteFunc(parts, func(p api.Partition) bool { return !slices.Contains(want, p.Name) })
+	}
 	states := a.list("states")
-	var rows []sinfoNode
-	for _, n := range nodes {
-		if n.Status == "left" || (len(only) > 0 && !slices.Contains(only, n.Name)) {
-			continue
+	slices.SortFunc(nodes, func(x, y api.Node) int { return natsort.Compare(x.Name, y.Name) })
+	var rows []sinfoNode // by partition as listed, then by node name
+	for _, p := range parts {
+		for _, n := range nodes {
+			if n.Status == "left" || (len(only) > 0 && !slices.Contains(only, n.Name)) || (len(p.Nodes) > 0 && !slices.Contains(p.Nodes, n.Name)) {
+				continue
+			}
+			rows = append(rows, sinfoNode{node: n, allocated: alloc[n.Name], part: p})
 		}
-		sn := sinfoNode{node: n, allocated: alloc[n.Name]}
+	}
+	kept := rows[:0]
+	for _, sn := range rows {
 		long, short := sn.state()
 		switch {
 		case a.has("responding") && long == "down", a.has("dead") && long != "down":
@@ -181,23 +205,24 @@ func sinfo(c *cli.Context, args []string) error {
 		}):
 			continue
 		}
-		rows = append(rows, sn)
+		kept = append(kept, sn)
 	}
-	slices.SortFunc(rows, func(x, y sinfoNode) int { return natsort.Compare(x.node.Name, y.node.Name) })
+	rows = kept
 	var groups [][]sinfoNode
 	if a.has("Node") {
 		for _, r := range rows {
 			groups = append(groups, []sinfoNode{r})
 		}
 	} else {
-		// One line per state, in the order states first appear.
+		// One line per partition and state, in the order they first appear.
 		byState := map[string]int{}
 		for _, r := range rows {
 			_, short := r.state()
-			i, ok := byState[short]
+			key := r.part.Name + "\x00" + short
+			i, ok := byState[key]
 			if !ok {
 				i = len(groups)
-				byState[short] = i
+				byState[key] = i
 				groups = append(groups, nil)
 			}
 			groups[i] = append(groups[i], r)
