@@ -312,7 +312,7 @@ func (a *Agent) startGossip() error {
 		// A server before it stopped says so at once: the leader's
 		// autopilot must not take it for a stale server.
 		Raft:   gossip.RaftInfo{Member: raftnode.HasState(a.raftDir())},
-		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch)),
+		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch, a.cfg.Features)),
 	})
 	if err != nil {
 		return err

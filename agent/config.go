@@ -55,6 +55,9 @@ type Config struct {
 	PEs []probe.PE
 	// Switch is the rack or switch the node hangs off, if declared.
 	Switch string
+	// Features are the operator's names for what the node offers (avx512,
+	// ib, bigmem), which jobs select on with --constraint.
+	Features []string
 
 	// BootstrapExpect is how many agents must see each other before the
 	// raft cluster bootstraps. Default 3; 1 for a single node.
@@ -213,6 +216,11 @@ func DefaultConfig() Config {
 
 // Validate names the first field that is wrong and how to fix it.
 func (c *Config) Validate() error {
+	for _, f := range c.Features {
+		if err := raftfsm.CheckFeature(f); err != nil {
+			return fmt.Errorf("--feature: %w", err)
+		}
+	}
 	switch {
 	case c.Name == "":
 		return errors.New("name is empty: pass --name")

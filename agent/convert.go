@@ -2,6 +2,7 @@ package agent
 
 import (
 	"math"
+	"slices"
 
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
@@ -10,9 +11,12 @@ import (
 // The algorithm packages import nothing of each other; these conversions
 // are the seams between them.
 
-func toGossipStatic(s probe.Static, sw string) gossip.Static {
+func toGossipStatic(s probe.Static, sw string, features []string) gossip.Static {
 	out := gossip.Static{Hostname: s.Hostname, CPUModel: s.CPUModel, Cores: s.Cores, Threads: s.Threads,
 		MHz: s.MHz, MemTotal: s.MemTotal, Switch: sw}
+	if len(features) > 0 {
+		out.Features = slices.Compact(slices.Sorted(slices.Values(features)))
+	}
 	for _, pe := range s.PEs {
 		out.PEs = append(out.PEs, gossip.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count, MemBytes: pe.MemBytes})
 	}

@@ -239,7 +239,7 @@ func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 func leaderNode(e gossip.Entry) leader.Node {
 	s := e.State
 	n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
-		RaftAddr: raftnode.Addr(s), Server: s.Raft.Member, ProbePort: s.ProbePort, Confined: s.Static.Confined,
+		RaftAddr: raftnode.Addr(s), Server: s.Raft.Member, ProbePort: s.ProbePort, Confined: s.Static.Confined, Features: s.Static.Features,
 		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
 			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,

@@ -191,7 +191,7 @@ func TestPackagedConfig(t *testing.T) {
 	}
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = .*)$`)
 	examples := map[string]bool{"join": true, "name": true, "advertise": true, "voters": true, "socket": true,
-		"tls_ca_file": true, "tls_cert_file": true, "tls_key_file": true, "pe": true, "switch": true, "job_rlimit": true}
+		"tls_ca_file": true, "tls_cert_file": true, "tls_key_file": true, "pe": true, "switch": true, "feature": true, "job_rlimit": true}
 	seen := map[string]bool{}
 	for _, m := range commented.FindAllStringSubmatch(string(src), -1) {
 		line := m[1]

@@ -115,6 +115,7 @@ var keys = []Key{
 		return nil
 	}},
 	{"switch", String, func(a *Agent, v Value) error { a.Config.Switch = v.Str; return nil }},
+	{"feature", List, func(a *Agent, v Value) error { a.Config.Features = v.Strs; return nil }},
 	{"bootstrap-expect", Int, func(a *Agent, v Value) error { a.Config.BootstrapExpect = v.Int; return nil }},
 	{"voters", Int, func(a *Agent, v Value) error { a.Config.Voters = v.Int; return nil }},
 	{"servers", Int, func(a *Agent, v Value) error { a.Config.Servers = v.Int; return nil }},

@@ -36,6 +36,9 @@ type Static struct {
 	// confine is never given a job with a memory limit.
 	Confined   bool   `json:"cg,omitempty"`
 	Unconfined string `json:"ncg,omitempty"`
+	// Features are the operator's names for what the node offers
+	// (--feature), which a job's --constraint selects on, sorted.
+	Features []string `json:"ft,omitempty"`
 }
 
 // Dynamic is what a node samples every interval.

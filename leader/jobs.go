@@ -166,6 +166,16 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 				req.LoadThreshold = p.LoadThreshold
 			}
 		}
+		if c, _ := raftfsm.ParseConstraint(j.Spec.Constraint); len(c) > 0 {
+			var fit int
+			if place, fit = withFeatures(place, v.Nodes, c); fit == 0 {
+				// As Slurm keeps a job pending whose features no usable node offers.
+				if r := "ReqNodeNotAvail: no usable node has the features " + j.Spec.Constraint; waitReasonStale(j.WaitReason, j.WaitSince, r, now) {
+					add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: r})
+				}
+				continue
+			}
+		}
 		if j.Spec.HasMem() {
 			var wait string
 			if place, wait = memoryFit(place, confined, heldMem, j); wait != "" {

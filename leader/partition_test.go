@@ -39,3 +39,36 @@ func TestSchedule_Partition(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedule_Constraint: a job of --constraint runs on the nodes whose
+// features satisfy it, and waits with Slurm's reason while none usable
+// does.
+func TestSchedule_Constraint(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		constraint string
+		want       []string
+	}{
+		{"all of two features", "ib&avx512",
+			[]string{`place_job {"id":1,"attempt":1,"hosts":[{"node":"n3","procs":2}]}`}},
+		{"either feature", "gpu|avx512",
+			[]string{`place_job {"id":1,"attempt":1,"hosts":[{"node":"n2","procs":1},{"node":"n3","procs":1}]}`}},
+		{"a feature no node has", "fpga",
+			[]string{`set_wait_reason {"id":1,"reason":"ReqNodeNotAvail: no usable node has the features fpga"}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, "n1", "n2", "n3")
+			w.node("n2").Features = []string{"gpu"}
+			w.node("n3").Features = []string{"avx512", "ib"}
+			ppn := 1
+			if tc.constraint == "ib&avx512" {
+				ppn = 2
+			}
+			submit(w, "a", raftfsm.JobSpec{NP: 2, PPN: ppn, MPI: "none", Constraint: tc.constraint})
+			cmds, _ := Schedule(w.view(), JobsBook{})
+			wantCommands(t, cmds, tc.want)
+		})
+	}
+}

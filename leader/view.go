@@ -72,6 +72,8 @@ type Node struct {
 	// Confined is true when the node runs its jobs in cgroups and can
 	// enforce a job's memory limit (confine.go).
 	Confined bool
+	// Features are the node's features, which a job's constraint selects on.
+	Features []string
 	// Traffic is the node's recent traffic, the samples at which it
 	// changed, oldest first; the latest sample is in Attrs (NetRx, NetTx).
 	// Snapshot reads it to stamp each cross-switch bandwidth test with

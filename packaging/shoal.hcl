@@ -57,6 +57,8 @@ socket = "/run/shoal/shoal.sock"
 # Processing elements shoal cannot detect, and the switch this node is on.
 # pe = ["fpga=2"]
 # switch = "rack1"
+# What this node offers, for jobs that select with --constraint (ib&avx512).
+# feature = ["ib", "avx512"]
 
 # Node sampling and network probes.
 # sample_interval = "3s"

@@ -34,6 +34,9 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 	if err := s.applyPartition(b.Owner, &spec); err != nil {
 		return Result{}, err
 	}
+	if _, err := ParseConstraint(spec.Constraint); err != nil {
+		return Result{}, err
+	}
 	if err := s.checkDependTargets(spec.Depend); err != nil {
 		return Result{}, err
 	}

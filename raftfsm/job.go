@@ -208,6 +208,8 @@ type JobSpec struct {
 	// Partition is the partition the job runs in (partition.go); "" = none (no partition is
 	// set, or the job came before partitions did). Submit gives it the default one.
 	Partition string `json:"partition,omitempty"`
+	// Constraint names the node features the job needs (--constraint, constraint.go); "" = any node.
+	Constraint string `json:"constraint,omitempty"`
 }
 
 // HostSlots is one line of a user's hostfile.

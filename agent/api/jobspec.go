@@ -62,6 +62,9 @@ type JobSpec struct {
 	CPUsPerRank int    `json:"cpus_per_rank,omitempty"`
 	// Partition is the partition the job runs in; "" = the default one, if any.
 	Partition string `json:"partition,omitempty"`
+	// Constraint names the node features the job needs: features joined by
+	// & (all) and | (any), as Slurm's --constraint; "" = any node.
+	Constraint string `json:"constraint,omitempty"`
 }
 
 // Dependency is one condition of --dependency: afterok, afternotok or

@@ -53,6 +53,9 @@ type Node struct {
 	// CPU limits, kill, usage); Unconfined says why not.
 	Confined   bool   `json:"confined"`
 	Unconfined string `json:"unconfined,omitempty"`
+	// Features are the operator's names for what the node offers, which
+	// a job's --constraint selects on.
+	Features []string `json:"features,omitempty"`
 	// Role is the node's part in the cluster as it gossips it:
 	// server-voter, server-nonvoter (raft servers) or client (follows
 	// the state from a server); "" while it has not settled.

@@ -18,7 +18,7 @@ func toRaftSpec(s api.JobSpec) raftfsm.JobSpec {
 	out := raftfsm.JobSpec{Cmd: s.Cmd, Env: s.Env, Workdir: s.Workdir, NP: s.NP, PPN: s.PPN, Priority: s.Priority,
 		Policy: s.Policy, Relax: s.Relax, Oversubscribe: s.Oversubscribe, PEsDetected: s.PEsDetected, MPI: s.MPI,
 		Immediate: s.Immediate, Force: s.Force, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Alpha: s.Alpha,
-		Name: s.Name, Begin: s.Begin, Batch: s.Batch, Output: s.Output, Error: s.Error, Stdin: s.Stdin, MemPerNode: s.MemPerNode, MemPerRank: s.MemPerRank, CPUsPerRank: s.CPUsPerRank, Partition: s.Partition}
+		Name: s.Name, Begin: s.Begin, Batch: s.Batch, Output: s.Output, Error: s.Error, Stdin: s.Stdin, MemPerNode: s.MemPerNode, MemPerRank: s.MemPerRank, CPUsPerRank: s.CPUsPerRank, Partition: s.Partition, Constraint: s.Constraint}
 	for _, h := range s.Hostfile {
 		out.Hostfile = append(out.Hostfile, raftfsm.HostSlots{Host: h.Host, Slots: h.Slots})
 	}
@@ -42,7 +42,7 @@ func toAPISpec(s raftfsm.JobSpec) api.JobSpec {
 	out := api.JobSpec{Cmd: s.Cmd, Env: s.Env, Workdir: s.Workdir, NP: s.NP, PPN: s.PPN, Priority: s.Priority,
 		Policy: s.Policy, Relax: s.Relax, Oversubscribe: s.Oversubscribe, PEsDetected: s.PEsDetected, MPI: s.MPI,
 		Immediate: s.Immediate, Force: s.Force, MaxAttempts: s.MaxAttempts, Timeout: s.Timeout, Alpha: s.Alpha,
-		Name: s.Name, Begin: s.Begin, Batch: s.Batch, Output: s.Output, Error: s.Error, Stdin: s.Stdin, MemPerNode: s.MemPerNode, MemPerRank: s.MemPerRank, CPUsPerRank: s.CPUsPerRank, Partition: s.Partition}
+		Name: s.Name, Begin: s.Begin, Batch: s.Batch, Output: s.Output, Error: s.Error, Stdin: s.Stdin, MemPerNode: s.MemPerNode, MemPerRank: s.MemPerRank, CPUsPerRank: s.CPUsPerRank, Partition: s.Partition, Constraint: s.Constraint}
 	for _, h := range s.Hostfile {
 		out.Hostfile = append(out.Hostfile, api.HostSlots{Host: h.Host, Slots: h.Slots})
 	}
@@ -108,7 +108,7 @@ func toAPINode(e gossip.Entry) api.Node {
 		Cores: s.Static.Cores, Threads: s.Static.Threads, MHz: s.Static.MHz, MemTotal: s.Static.MemTotal,
 		Load: toAPIMeans(s.Dyn.Load), CPUUtil: toAPIMeans(s.Dyn.CPUUtil), MemAvail: toAPIMeans(s.Dyn.MemAvail),
 		NetFlow: toAPIMeans(s.Dyn.NetFlow), NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, Users: s.Dyn.Users, PEs: []api.PE{}, Switch: s.Static.Switch,
-		HTTPPort: s.HTTPPort, RaftPort: s.RaftPort, Confined: s.Static.Confined, Unconfined: s.Static.Unconfined,
+		HTTPPort: s.HTTPPort, RaftPort: s.RaftPort, Confined: s.Static.Confined, Unconfined: s.Static.Unconfined, Features: s.Static.Features,
 	}
 	switch ri := s.Raft; {
 	case ri.Member && ri.Voter:

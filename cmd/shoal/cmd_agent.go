@@ -51,6 +51,7 @@ Examples:
 			&cli.DurationFlag{Name: "sample-interval", Value: d.SampleInterval, EnvVars: []string{"SHOAL_SAMPLE_INTERVAL"}, Usage: "how often node state is sampled and gossiped"},
 			&cli.StringSliceFlag{Name: "pe", EnvVars: []string{"SHOAL_PE"}, Usage: "declare processing elements shoal cannot detect, `KIND=COUNT`; repeatable"},
 			&cli.StringFlag{Name: "switch", EnvVars: []string{"SHOAL_SWITCH"}, Usage: "`NAME` of the rack or switch this node hangs off"},
+			&cli.StringSliceFlag{Name: "feature", EnvVars: []string{"SHOAL_FEATURE"}, Usage: "a `NAME` for what this node offers (ib, avx512, bigmem), which jobs select with --constraint; repeatable"},
 			&cli.IntFlag{Name: "bootstrap-expect", Value: d.BootstrapExpect, EnvVars: []string{"SHOAL_BOOTSTRAP_EXPECT"}, Usage: "bootstrap raft once `N` agents see each other (1 for a single node)"},
 			&cli.IntFlag{Name: "voters", EnvVars: []string{"SHOAL_VOTERS"}, Usage: "target number of raft voters, `N`", DefaultText: "bootstrap-expect"},
 			&cli.IntFlag{Name: "servers", Value: d.Servers, EnvVars: []string{"SHOAL_SERVERS"}, Usage: "target number of raft servers, `N`, voters included; the other agents are clients (at least --voters)"},

@@ -84,7 +84,7 @@ func slurmOnlyFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "parsable", Usage: "print the job ID alone (what shoal submit always prints)"},
 		&cli.BoolFlag{Name: "slurm-script", Hidden: true, Usage: "the script has #SBATCH lines: Slurm's defaults (one task, output to slurm-%j.out)"},
 		&cli.StringFlag{Name: "partition", Usage: "run in partition `NAME` (shoal partitions lists them; default: the cluster's default partition)"},
-		&cli.StringFlag{Name: "constraint", Aliases: []string{"C"}, Hidden: true, Usage: ignored},
+		&cli.StringFlag{Name: "constraint", Aliases: []string{"C"}, Usage: "run only on nodes with the features `EXPR`: names joined by & (all) and | (any), e.g. 'ib&avx512' (shoal nodes lists them)"},
 		&cli.StringFlag{Name: "mail-type", Hidden: true, Usage: ignored},
 		&cli.StringFlag{Name: "mail-user", Hidden: true, Usage: ignored},
 		&cli.StringFlag{Name: "qos", Aliases: []string{"q"}, Hidden: true, Usage: ignored},
@@ -99,7 +99,6 @@ func slurmOnlyFlags() []cli.Flag {
 func slurmNotes(c *cli.Context) string {
 	var notes []string
 	for _, n := range []struct{ flag, why string }{
-		{"constraint", "nodes have no features: any node may run the job"},
 		{"exclusive", "nodes are not reserved whole: the job waits for free slots"},
 		{"mail-type", "no mail is sent"},
 		{"mail-user", "no mail is sent"},
@@ -257,6 +256,7 @@ func buildSubmit(c *cli.Context) (api.SubmitRequest, error) {
 		}
 	}
 	sp.Partition = c.String("partition")
+	sp.Constraint = c.String("constraint")
 	sp.Workdir = c.String("workdir")
 	if sp.Workdir == "" {
 		wd, err := os.Getwd()
@@ -416,8 +416,9 @@ Examples:
 
 #SBATCH lines take sbatch's options with sbatch's meaning (a #SHOAL line
 wins where both set one); -p/--partition runs the job in a partition
-('shoal partitions'); --constraint, --mail-*, --qos, --signal and --requeue
-are accepted and named at submit as not honoured.`,
+('shoal partitions') and -C/--constraint on nodes with those features;
+--mail-*, --qos, --signal and --requeue are accepted and named at submit as
+not honoured.`,
 		Flags: append(jobFlags(), &cli.BoolFlag{Name: "sbatch", Hidden: true, Usage: "submitted through sbatch: print sbatch's \"Submitted batch job ID\" unless --parsable"}),
 		Action: func(c *cli.Context) error {
 			_, res, err := submit(c)

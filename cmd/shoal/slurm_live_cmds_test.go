@@ -36,9 +36,12 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 	c := testcluster.New(t, 2, testcluster.Options{
 		Bin:     testcluster.BuildShoal(t),
 		Sampler: func(int) probe.Sampler { return idleSampler{} },
-		Configure: func(_ int, cfg *agent.Config) {
+		Configure: func(i int, cfg *agent.Config) {
 			cfg.CoallocTimeout = 6 * time.Second
 			cfg.Probes.InProcess = true
+			if i == 0 {
+				cfg.Features = []string{"bigmem", "ib"}
+			}
 		},
 	})
 	c.WaitLeader(45 * time.Second)
@@ -149,9 +152,9 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "2 idle all*" {
 		t.Errorf("sinfo -h -o '%%D %%t %%P': exit %d, %q %q; want \"2 idle all*\"", code, out, errOut)
 	}
-	out, _, code = slurmAs(t, env, "sinfo", "-N", "-h", "-o", "%N %c")
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "n0 ") {
-		t.Errorf("sinfo -N -h -o '%%N %%c' = %q, want a line per node", out)
+	out, _, code = slurmAs(t, env, "sinfo", "-N", "-h", "-o", "%N %f")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 2 || lines[0] != "n0 bigmem,ib" || lines[1] != "n1 (null)" {
+		t.Errorf("sinfo -N -h -o '%%N %%f' = %q, want a line per node with its features", out)
 	}
 
 	// A partition of one node: jobs that name it run there, within its limits.
@@ -176,6 +179,24 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 	}
 	if out, _, _ := slurmAs(t, env, "sinfo", "-h", "-o", "%P %D %N %l"); strings.TrimSpace(out) != "debug 1 n1 10:00" {
 		t.Errorf("sinfo with partition debug: %q, want \"debug 1 n1 10:00\"", out)
+	}
+
+	// A constraint picks the node with the features, whichever is free.
+	write("feat.sh", "#!/bin/sh\n#SBATCH -C ib&bigmem\necho \"on $SHOAL_NODE\"\n")
+	out, errOut, code = slurmAs(t, env, "sbatch", "--parsable", "feat.sh")
+	if code != 0 {
+		t.Fatalf("sbatch feat.sh: exit %d: %s", code, errOut)
+	}
+	feat := strings.TrimSpace(out)
+	testcluster.WaitFor(t, 3*time.Minute, "job "+feat+" to end", func() bool {
+		out, _, _ := slurmAs(t, env, "squeue", "-h", "-j", feat, "-o", "%T")
+		return strings.TrimSpace(out) == "COMPLETED"
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "slurm-"+feat+".out")); strings.TrimSpace(string(b)) != "on n0" {
+		t.Errorf("a job of -C ib&bigmem (only n0 has both) wrote %q, want \"on n0\"", b)
+	}
+	if _, errOut, code := slurmAs(t, env, "sbatch", "-C", "[ib|gpu]", "feat.sh"); code == 0 || !strings.Contains(errOut, "not supported") {
+		t.Errorf("sbatch -C '[ib|gpu]': exit %d, %q; want refused naming what is not supported", code, errOut)
 	}
 
 	// srun outside a job runs one and waits, as shoal run does.

@@ -29,7 +29,7 @@ CPU taken), drng/drain (draining: running work ends, nothing new starts), down
 
 Options: -h/--noheader, -N/--Node (a line per node), -n/--nodes NODES,
 -t/--states STATES, -r/--responding, -d/--dead, -o/--format (%P %a %l %D %t %T
-%N %n %c %m %e %O %C), -p/--partition NAMES. -l, -s and -a are accepted.
+%N %n %c %f %m %e %O %C), -p/--partition NAMES. -l, -s and -a are accepted.
 
 Examples:
   sinfo
@@ -98,6 +98,11 @@ func sinfoField(group []sinfoNode, letter byte) (string, bool) {
 		return jobfmt.CompressHosts(names), true
 	case 'c':
 		return strconv.Itoa(first.cpus()), true
+	case 'f', 'b':
+		if len(first.node.Features) == 0 {
+			return "(null)", true
+		}
+		return strings.Join(first.node.Features, ","), true
 	case 'm':
 		return strconv.FormatUint(first.node.MemTotal>>20, 10), true
 	case 'e':
@@ -118,7 +123,7 @@ func sinfoField(group []sinfoNode, letter byte) (string, bool) {
 
 var sinfoHeaders = map[byte]string{
 	'P': "PARTITION", 'R': "PARTITION", 'a': "AVAIL", 'l': "TIMELIMIT", 'D': "NODES", 't': "STATE", 'T': "STATE",
-	'N': "NODELIST", 'n': "HOSTNAMES", 'c': "CPUS", 'm': "MEMORY", 'e': "FREE_MEM", 'O': "CPU_LOAD", 'C': "CPUS(A/I/O/T)",
+	'N': "NODELIST", 'n': "HOSTNAMES", 'c': "CPUS", 'f': "AVAIL_FEATURES", 'b': "ACTIVE_FEATURES", 'm': "MEMORY", 'e': "FREE_MEM", 'O': "CPU_LOAD", 'C': "CPUS(A/I/O/T)",
 }
 
 const (
@@ -214,11 +219,16 @@ func sinfo(c *cli.Context, args []string) error {
 			groups = append(groups, []sinfoNode{r})
 		}
 	} else {
-		// One line per partition and state, in the order they first appear.
+		// One line per partition and state (and features, when shown), in
+		// the order they first appear.
+		byFeature := slices.ContainsFunc(pieces, func(p formatPiece) bool { return p.letter == 'f' || p.letter == 'b' })
 		byState := map[string]int{}
 		for _, r := range rows {
 			_, short := r.state()
 			key := r.part.Name + "\x00" + short
+			if byFeature {
+				key += "\x00" + strings.Join(r.node.Features, ",")
+			}
 			i, ok := byState[key]
 			if !ok {
 				i = len(groups)
