@@ -35,3 +35,31 @@ func TestConstraint(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseConstraint: any string a submit carries either parses into
+// terms of valid features, which Matches answers for, or is refused as
+// invalid; it never panics.
+func FuzzParseConstraint(f *testing.F) {
+	for _, s := range []string{"", "gpu", "a&b|c", "[a|b]", "a&&b", "x*2", " a "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseConstraint(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: %v, not ErrInvalid", s, err)
+			}
+			return
+		}
+		for _, all := range c {
+			for _, feat := range all {
+				if CheckFeature(feat) != nil {
+					t.Fatalf("%q parsed to an invalid feature %q", s, feat)
+				}
+			}
+			if !c.Matches(all) {
+				t.Fatalf("%q: a node with exactly the features %v of a term does not match", s, all)
+			}
+		}
+	})
+}
