@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/ui"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -40,6 +41,9 @@ type Config struct {
 	// Metrics serves GET /v1/metrics (Prometheus text, JSON with
 	// ?format=json); nil leaves the route out.
 	Metrics http.Handler
+	// SessionKey signs the dashboard's session cookies (agent/ui); every
+	// agent of the cluster must hold the same. Empty serves no dashboard.
+	SessionKey []byte
 }
 
 // DefaultConfig is a config with the production limits; Name and Token
@@ -70,6 +74,7 @@ type Server struct {
 	be  Backend
 	log *slog.Logger
 	now func() time.Time
+	ui  *ui.Server // nil without Config.SessionKey
 }
 
 // New returns the API of an agent over be.
@@ -80,6 +85,13 @@ func New(cfg Config, be Backend) (*Server, error) {
 	s := &Server{cfg: cfg, be: be, log: cmp.Or(cfg.Logger, slog.Default()), now: cfg.Clock}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if len(cfg.SessionKey) > 0 {
+		u, err := ui.New(ui.Config{Key: cfg.SessionKey, Token: cfg.Token, Node: cfg.Name, Clock: s.now, Logger: s.log})
+		if err != nil {
+			return nil, fmt.Errorf("httpapi: %w", err)
+		}
+		s.ui = u
 	}
 	return s, nil
 }
@@ -126,6 +138,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/replicate", s.handleReplicate)
 	// exec has its own check: a job capability is enough there.
 	mux.HandleFunc("POST /v1/exec", s.handleExec)
+	if s.ui != nil {
+		// The dashboard authenticates its own pages (a login page to a
+		// browser without a session) and the API takes its cookie (guard).
+		mux.Handle("/ui/", s.ui)
+		mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	}
 	return s.cfg.HTTP.withDeadlines(mux)
 }
 
@@ -163,7 +181,18 @@ func (s *Server) guard(h http.HandlerFunc, maxBytes int64) http.HandlerFunc {
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !certAuthed(r) && (!ok || !tokenOK(tok, s.cfg.Token)) {
+		authed := certAuthed(r) || (ok && tokenOK(tok, s.cfg.Token))
+		if !authed {
+			// A browser's session cookie; never checked beside the token,
+			// so a CLI is never refused for a stale cookie it cannot hold.
+			err := s.sessionAuth(r)
+			if errors.Is(err, ui.ErrCrossSite) {
+				writeErr(w, http.StatusForbidden, err.Error())
+				return
+			}
+			authed = err == nil
+		}
+		if !authed {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
 			writeErr(w, http.StatusUnauthorized, "missing or wrong cluster token")
 			return
@@ -173,4 +202,16 @@ func (s *Server) guard(h http.HandlerFunc, maxBytes int64) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// sessionAuth checks r for a dashboard session: a browser that logged in
+// with the cluster token, so an administrator like a holder of it. It
+// returns ui.ErrCrossSite for a write with the cookie but without the
+// session's CSRF token or from another origin.
+func (s *Server) sessionAuth(r *http.Request) error {
+	if s.ui == nil {
+		return ui.ErrNoSession
+	}
+	_, err := s.ui.Authorize(r)
+	return err
 }
