@@ -137,6 +137,13 @@ func (np netloadPolicy) search(p *problem, pool []int, n, k int) ([]int, int) {
 		res = append(res, result{s.value(g), g})
 	}
 	slices.SortStableFunc(res, func(x, y result) int { return cmp.Compare(x.t, y.t) })
+	for ri := 0; ri < len(res) && len(p.considered) < explainCandidatesMax; ri++ {
+		g := make([]int, len(res[ri].g))
+		for x, l := range res[ri].g {
+			g[x] = pool[l]
+		}
+		p.considered = append(p.considered, g)
+	}
 	best := result{t: -1}
 	polished := 0
 	for ri := 0; ri < len(res) && polished < polishTop; ri++ {

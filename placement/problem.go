@@ -35,6 +35,10 @@ type problem struct {
 
 	work *budget // bounds the request-dependent loops (Request.Done, MaxSteps)
 
+	// considered are groups (eligible indices) the policy compared, for
+	// the breakdown; they play no part in the decision.
+	considered [][]int
+
 	dead, noCores, noPE int
 	missingPE           string
 }

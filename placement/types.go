@@ -218,6 +218,20 @@ type Breakdown struct {
 	// explainPairsMax nodes (nil otherwise): what each offers and costs,
 	// so a placement can be read pair by pair.
 	PairScores []PairScore
+	// Considered are the best groups the policy compared, the chosen one
+	// among them, by T: at most explainCandidatesMax. Policies that compare
+	// no groups (random, sequential, load, a fixed hostfile) list only the
+	// chosen group.
+	Considered []Candidate
+}
+
+// Candidate is one group a policy compared, with the terms of its T.
+type Candidate struct {
+	Nodes        []string
+	C, N         float64 // compute and network costs, as Breakdown's
+	CNorm, NNorm float64
+	T            float64
+	Chosen       bool
 }
 
 // QueuedJob is one job waiting in the queue, as NextJob sees it.

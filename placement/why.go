@@ -1,0 +1,60 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Why says in one sentence why the chosen group won: its T against the
+// runner-up's, and which of the two terms made the difference.
+func (b Breakdown) Why() string {
+	var win, next *Candidate
+	for i := range b.Considered {
+		c := &b.Considered[i]
+		switch {
+		case c.Chosen && win == nil:
+			win = c
+		case !c.Chosen && next == nil:
+			next = c
+		}
+	}
+	if win == nil {
+		return fmt.Sprintf("policy %s chose %d nodes with T = %.3f.", b.Policy, len(b.Nodes), b.T)
+	}
+	if next == nil {
+		if b.Candidates > 1 {
+			return fmt.Sprintf("%s has T = %.3f, the lowest of the %d groups policy %s evaluated; none other is kept.",
+				group(win.Nodes), win.T, b.Candidates, b.Policy)
+		}
+		return fmt.Sprintf("policy %s compares no groups: it chose %s, T = %.3f (about 1 for an average group).",
+			b.Policy, group(win.Nodes), win.T)
+	}
+	dc := b.Alpha * (next.CNorm - win.CNorm)
+	dn := b.Beta * (next.NNorm - win.NNorm)
+	term := "its network term"
+	d, other := dn, dc
+	if dc > dn {
+		term, d, other = "its compute term", dc, dn
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s won with T = %.3f against %.3f for the runner-up %s, the lowest of %d groups evaluated: ",
+		group(win.Nodes), win.T, next.T, group(next.Nodes), max(b.Candidates, len(b.Considered)))
+	switch {
+	case win.T > next.T:
+		// A policy other than T's minimiser (random, sequential, load).
+		fmt.Fprintf(&s, "policy %s does not minimise T.", b.Policy)
+	case other < 0:
+		fmt.Fprintf(&s, "%s is lower by %.3f, more than it gives up on the other (%.3f).", term, d, -other)
+	default:
+		fmt.Fprintf(&s, "%s is lower by %.3f (the other by %.3f).", term, d, other)
+	}
+	return s.String()
+}
+
+func group(nodes []string) string {
+	const show = 6
+	if len(nodes) <= show {
+		return "{" + strings.Join(nodes, ", ") + "}"
+	}
+	return fmt.Sprintf("{%s, … %d more}", strings.Join(nodes[:show], ", "), len(nodes)-show)
+}
