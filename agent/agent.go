@@ -77,6 +77,9 @@ type Agent struct {
 	// rows sends this node's network row to the servers and, on a server,
 	// holds every node's (netrows.go); set in Start.
 	rows *netRows
+	// placements are the reasons of the placements this agent decided as
+	// leader (placements.go).
+	placements *placementLog
 
 	// The components the rooms share, each built from explicit parts
 	// (none keeps the agent): peers reach other agents (peers.go), the
@@ -240,6 +243,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.fsm = raftfsm.New()
+	a.placements = newPlacementLog()
 	a.feed = replica.NewFeed(4096) // raft's TrailingLogs: a client as far behind as a server may be gets entries
 	a.appliedLeader, a.appliedJobs = make(chan struct{}, 1), make(chan struct{}, 1)
 	a.applier = &applier{srv: &a.srv, gossip: a.gossip, fsm: a.fsm, peers: a.peers, writeTimeout: a.cfg.WriteTimeout}

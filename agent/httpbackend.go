@@ -45,7 +45,11 @@ type httpBackend struct {
 	feed *replica.Feed
 	// modelWait is Config.PlacementModelWait, for `shoal alloc`.
 	modelWait time.Duration
+	// placements explains the placements this agent decided as leader.
+	placements *placementLog
 }
+
+func (b *httpBackend) Placement(job uint64) (httpapi.Placement, bool) { return b.placements.get(job) }
 
 var _ httpapi.Backend = (*httpBackend)(nil)
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"log/slog"
 	"slices"
 	"sync"
@@ -52,6 +53,10 @@ type leading struct {
 	observePlacement func(time.Duration)
 	// pilot is this server's autopilot, run while it leads (autopilot.go).
 	pilot *pilot
+	// name is this node's; placements keeps why each committed placement
+	// was decided (the dashboard's explanation).
+	name       string
+	placements *placementLog
 
 	mu   sync.Mutex
 	book leader.Book
@@ -298,8 +303,11 @@ func (l *leading) scheduleJobs(ctx context.Context) {
 	}()
 	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, leader.Schedule,
 		func(b leader.JobsBook, c leader.Command, res api.ApplyResult) leader.JobsBook {
-			if _, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err == "" {
+			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err == "" {
 				placed, last = placed+1, time.Now()
+				if c.Explain != nil && l.placements != nil {
+					l.placements.record(httpapi.Placement{Job: p.ID, Attempt: p.Attempt, At: l.clock(), Leader: l.name, Score: *c.Explain})
+				}
 			}
 			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
 				// One job refused must not hold up the jobs behind it: the

@@ -222,6 +222,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})
+		cmds[len(cmds)-1].Explain = &d.Score
 		gs.placed(j)
 		holdMemory(heldMem, &j.Spec, hosts)
 		for _, h := range d.Hosts {

@@ -204,6 +204,10 @@ type Command struct {
 	// committed, so once one of them is not taken the agent proposes none
 	// of the rest, and the next round decides them again.
 	Placement bool
+	// Explain, on a PlaceJob, is placement's breakdown of the decision:
+	// the groups it compared and why the winner won. The agent keeps it
+	// for the dashboard once raft took the command; raft never sees it.
+	Explain *placement.Breakdown
 }
 
 // Note is one log line the agent writes about a decision.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"time"
 )
 
 // AllocRequest is POST /v1/alloc (`shoal alloc`): where would N processes
@@ -98,6 +99,34 @@ type AllocScore struct {
 	Candidates    int     `json:"candidates"` // groups the policy evaluated
 	// PairScores lists each pair of a group of at most 16 nodes.
 	PairScores []AllocPairScore `json:"pair_scores,omitempty"`
+	// Considered are the best groups the policy compared, by T, the
+	// chosen one among them; Why says in a sentence why it won.
+	Considered []AllocCandidate `json:"considered,omitempty"`
+	Why        string           `json:"why,omitempty"`
+}
+
+// AllocCandidate is one group a policy compared: its compute and network
+// costs, their normalised terms and its T.
+type AllocCandidate struct {
+	Nodes  []string `json:"nodes"`
+	C      float64  `json:"c"`
+	N      float64  `json:"n"`
+	CNorm  float64  `json:"c_norm"`
+	NNorm  float64  `json:"n_norm"`
+	T      float64  `json:"t"`
+	Chosen bool     `json:"chosen"`
+}
+
+// Placement is GET /v1/jobs/{id}/placement: why the leader that placed
+// the job's latest attempt chose its nodes. Only that leader knows (the
+// reasons are not replicated); after a leader change the endpoint answers
+// 404 for the placements made before it.
+type Placement struct {
+	Job      uint64     `json:"job"`
+	Attempt  int        `json:"attempt"`
+	PlacedAt time.Time  `json:"placed_at"`
+	Leader   string     `json:"leader"`
+	Score    AllocScore `json:"score"`
 }
 
 // AllocPairScore is what one pair of the chosen hosts offers: the worse

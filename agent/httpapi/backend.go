@@ -17,6 +17,10 @@ import (
 // with an adapter over its components; nothing here reaches back into the
 // agent itself.
 type Backend interface {
+	// Placement is why this agent, as leader, placed job's latest attempt
+	// where it did; false when it decided no placement of the job.
+	Placement(job uint64) (Placement, bool)
+
 	// Nodes is every node gossip knows; Node one of them.
 	Nodes() []gossip.Entry
 	Node(name string) (gossip.Entry, bool)

@@ -128,6 +128,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/partitions/{name}/delete", s.handleDeletePartition)
 	s.routeBody(mux, "POST /v1/jobs/{id}/stdin", s.handleStdin, 0) // a stream: no bound on its size
 	s.route(mux, "GET /v1/jobs/{id}/logs", s.handleLogs)
+	s.route(mux, "GET /v1/jobs/{id}/placement", s.handlePlacement)
 	s.route(mux, "POST /v1/alloc", s.handleAlloc)
 	if s.cfg.Metrics != nil {
 		s.route(mux, "GET /v1/metrics", s.cfg.Metrics.ServeHTTP)

@@ -79,20 +79,30 @@ func toPlacementRequest(r api.AllocRequest) placement.Request {
 }
 
 func toAPIDecision(d placement.Decision) api.AllocDecision {
-	b := d.Score
 	out := api.AllocDecision{Hosts: []api.JobHost{}, Degraded: d.Degraded, DegradedReason: d.DegradedReason,
-		Wait: d.Wait, WaitReason: d.WaitReason, Score: api.AllocScore{Policy: b.Policy, Relax: b.Relax,
-			Nodes: []api.AllocNodeScore{}, C: b.C, N: b.N, CRef: b.CRef, NRef: b.NRef, CNorm: b.CNorm, NNorm: b.NNorm,
-			Alpha: b.Alpha, Beta: b.Beta, T: b.T, PaperT: b.PaperT, MeanAvailMbps: b.MeanAvailMbps, Pairs: b.Pairs,
-			MeasuredPairs: b.MeasuredPairs, Candidates: b.Candidates}}
+		Wait: d.Wait, WaitReason: d.WaitReason, Score: toAPIScore(d.Score)}
 	for _, h := range d.Hosts {
 		out.Hosts = append(out.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
 	}
+	return out
+}
+
+func toAPIScore(b placement.Breakdown) api.AllocScore {
+	out := api.AllocScore{Policy: b.Policy, Relax: b.Relax,
+		Nodes: []api.AllocNodeScore{}, C: b.C, N: b.N, CRef: b.CRef, NRef: b.NRef, CNorm: b.CNorm, NNorm: b.NNorm,
+		Alpha: b.Alpha, Beta: b.Beta, T: b.T, PaperT: b.PaperT, MeanAvailMbps: b.MeanAvailMbps, Pairs: b.Pairs,
+		MeasuredPairs: b.MeasuredPairs, Candidates: b.Candidates}
 	for _, n := range b.Nodes {
-		out.Score.Nodes = append(out.Score.Nodes, api.AllocNodeScore{Node: n.Node, CL: n.CL, Slots: n.Slots, Procs: n.Procs})
+		out.Nodes = append(out.Nodes, api.AllocNodeScore{Node: n.Node, CL: n.CL, Slots: n.Slots, Procs: n.Procs})
 	}
 	for _, ps := range b.PairScores {
-		out.Score.PairScores = append(out.Score.PairScores, api.AllocPairScore{A: ps.A, B: ps.B, OfferMbps: ps.OfferMbps, Measured: ps.Measured, Cost: ps.Cost})
+		out.PairScores = append(out.PairScores, api.AllocPairScore{A: ps.A, B: ps.B, OfferMbps: ps.OfferMbps, Measured: ps.Measured, Cost: ps.Cost})
+	}
+	for _, c := range b.Considered {
+		out.Considered = append(out.Considered, api.AllocCandidate{Nodes: c.Nodes, C: c.C, N: c.N, CNorm: c.CNorm, NNorm: c.NNorm, T: c.T, Chosen: c.Chosen})
+	}
+	if len(b.Considered) > 0 {
+		out.Why = b.Why()
 	}
 	return out
 }

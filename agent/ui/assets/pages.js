@@ -203,21 +203,23 @@ function job(main, store, id) {
 
 export function explanation(p) {
   const t = (x) => x.toFixed(3);
+  const s = p.score;
+  const cands = s.considered || [];
   return [
-    h('p', { id: 'why' }, p.why),
-    h('p', { class: 'hint' }, `Policy ${p.policy}, relaxation ${p.relax}. T = α·C/C_ref + β·N/N_ref with α = ${p.alpha.toFixed(2)}, β = ${p.beta.toFixed(2)}, ` +
-      `C_ref = ${t(p.c_ref)}, N_ref = ${t(p.n_ref)}; lower is better, an average group scores about 1. ` +
-      `${p.candidates_evaluated} candidate groups evaluated; the best ${p.candidates.length} shown. Decided by ${p.leader} at ${time(p.placed_at)}.`),
+    h('p', { id: 'why' }, s.why || `Policy ${s.policy} chose these nodes with T = ${t(s.t)}.`),
+    h('p', { class: 'hint' }, `Policy ${s.policy}, relaxation ${s.relax}. T = α·C/C_ref + β·N/N_ref with α = ${s.alpha.toFixed(2)}, β = ${s.beta.toFixed(2)}, ` +
+      `C_ref = ${t(s.c_ref)}, N_ref = ${t(s.n_ref)}; lower is better, an average group scores about 1. ` +
+      `${s.candidates} candidate groups evaluated, the best ${cands.length} shown. Attempt ${p.attempt}, decided by the leader ${p.leader} at ${time(p.placed_at)}.`),
     table('Candidate groups', ['Rank', 'Nodes', 'Compute C', 'α·C/C_ref', 'Network N', 'β·N/N_ref', 'T', ''],
-      p.candidates.map((c, i) => h('tr', { class: c.chosen ? 'chosen' : '' },
+      cands.map((c, i) => h('tr', { class: c.chosen ? 'chosen' : '' },
         h('th', { scope: 'row' }, String(i + 1)), h('td', {}, c.nodes.join(', ')),
-        h('td', { class: 'num' }, t(c.c)), h('td', { class: 'num' }, t(p.alpha * c.c_norm)),
-        h('td', { class: 'num' }, t(c.n)), h('td', { class: 'num' }, t(p.beta * c.n_norm)),
+        h('td', { class: 'num' }, t(c.c)), h('td', { class: 'num' }, t(s.alpha * c.c_norm)),
+        h('td', { class: 'num' }, t(c.n)), h('td', { class: 'num' }, t(s.beta * c.n_norm)),
         h('td', { class: 'num' }, t(c.t)), h('td', {}, c.chosen ? '✔ chosen' : ''))), { id: 'candidates' }),
     table('Chosen nodes', ['Node', 'Compute load CL', 'Free slots', 'Processes'],
-      p.nodes.map((n) => h('tr', {}, h('th', { scope: 'row' }, n.node), h('td', { class: 'num' }, t(n.cl)), h('td', { class: 'num' }, String(n.slots)), h('td', { class: 'num' }, String(n.procs))))),
-    p.pairs && p.pairs.length ? table('Pairs of the chosen group', ['Pair', 'Offers (Mbit/s)', 'Network cost NL'],
-      p.pairs.map((x) => h('tr', {}, h('th', { scope: 'row' }, `${x.a} ↔ ${x.b}`), h('td', { class: 'num' }, x.measured ? fmt(x.offer_mbps) : 'not measured'), h('td', { class: 'num' }, t(x.cost))))) : null,
+      s.nodes.map((n) => h('tr', {}, h('th', { scope: 'row' }, n.node), h('td', { class: 'num' }, t(n.cl)), h('td', { class: 'num' }, String(n.slots)), h('td', { class: 'num' }, String(n.procs))))),
+    s.pair_scores && s.pair_scores.length ? table('Pairs of the chosen group', ['Pair', 'Offers (Mbit/s)', 'Network cost NL'],
+      s.pair_scores.map((x) => h('tr', {}, h('th', { scope: 'row' }, `${x.a} ↔ ${x.b}`), h('td', { class: 'num' }, x.measured ? fmt(x.offer_mbps) : 'not measured'), h('td', { class: 'num' }, t(x.cost))))) : null,
   ];
 }
 
