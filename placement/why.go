@@ -29,24 +29,26 @@ func (b Breakdown) Why() string {
 		return fmt.Sprintf("policy %s compares no groups: it chose %s, T = %.3f (about 1 for an average group).",
 			b.Policy, group(win.Nodes), win.T)
 	}
+	n := max(b.Candidates, len(b.Considered))
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s won with T = %.3f; the runner-up %s has T = %.3f (%d groups evaluated): ",
+		group(win.Nodes), win.T, group(next.Nodes), next.T, n)
 	dc := b.Alpha * (next.CNorm - win.CNorm)
 	dn := b.Beta * (next.NNorm - win.NNorm)
-	term := "its network term"
-	d, other := dn, dc
+	term, d, other := "network", dn, dc
 	if dc > dn {
-		term, d, other = "its compute term", dc, dn
+		term, d, other = "compute", dc, dn
 	}
-	var s strings.Builder
-	fmt.Fprintf(&s, "%s won with T = %.3f against %.3f for the runner-up %s, the lowest of %d groups evaluated: ",
-		group(win.Nodes), win.T, next.T, group(next.Nodes), max(b.Candidates, len(b.Considered)))
 	switch {
 	case win.T > next.T:
 		// A policy other than T's minimiser (random, sequential, load).
 		fmt.Fprintf(&s, "policy %s does not minimise T.", b.Policy)
+	case next.T-win.T < 5e-4:
+		s.WriteString("a tie to three decimals; the search keeps the first group it found.")
 	case other < 0:
-		fmt.Fprintf(&s, "%s is lower by %.3f, more than it gives up on the other (%.3f).", term, d, -other)
+		fmt.Fprintf(&s, "its %s term is lower by %.3f, more than it gives up on the other (%.3f).", term, d, -other)
 	default:
-		fmt.Fprintf(&s, "%s is lower by %.3f (the other by %.3f).", term, d, other)
+		fmt.Fprintf(&s, "its %s term is lower by %.3f, the other by %.3f.", term, d, other)
 	}
 	return s.String()
 }

@@ -167,7 +167,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
 		// A login forged from another site would put the victim's browser
 		// in the forger's session.
-		http.Error(w, ErrCrossSite.Error()+": log in from this agent's own login page", http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("%v: the login came from %q; log in from this agent's own login page",
+			ErrCrossSite, cmp.Or(r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site"))), http.StatusForbidden)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
@@ -237,5 +238,8 @@ func securityHeaders(h http.Header) {
 		"connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the page's own form posts, which sameOrigin
+	// must then refuse.
+	h.Set("Referrer-Policy", "same-origin")
 }

@@ -11,8 +11,9 @@ function roles(store) {
   return m;
 }
 
+// errorNote is the paragraph saying a read failed, or an empty text node.
 function errorNote(store, what) {
-  return store.errors[what] ? h('p', { class: 'error', role: 'alert' }, `Cannot read ${what}: ${store.errors[what]}`) : null;
+  return store.errors[what] ? h('p', { class: 'error', role: 'alert' }, `Cannot read ${what}: ${store.errors[what]}`) : '';
 }
 
 // bySwitch orders nodes by switch, then name, and returns the groups.
@@ -105,9 +106,12 @@ function network(main, store) {
     const starts = groups.map((g) => g.start);
     const ms = bw.update(mb, starts) + lat.update(ml, starts);
     main.dataset.drawMs = ms.toFixed(1);
+    let cells = 0;
+    for (const x of mb.value) if (x === x) cells++;
+    main.dataset.bwCells = cells;
     legend(bwLeg, bw); legend(latLeg, lat);
     bwRange.textContent = ` ${fmt(bw.lo)} … ${fmt(bw.hi)} Mbit/s`;
-    latRange.textContent = ` ${fmt(lat.hi)} … ${fmt(lat.lo)} ms`;
+    latRange.textContent = ` ${fmt(lat.lo)} … ${fmt(lat.hi)} ms`;
     order.textContent = 'Order: ' + groups.map((g) => `${g.sw || 'no switch'} (${g.nodes.map((n) => n.name).join(', ')})`).join('; ');
   }
   draw();
@@ -163,7 +167,7 @@ function job(main, store, id) {
       h('dt', {}, 'State'), h('dd', { id: 'job-state', 'data-state': j.state }, j.state),
       h('dt', {}, 'Owner'), h('dd', {}, j.owner),
       h('dt', {}, 'Command'), h('dd', {}, h('code', {}, (j.spec.cmd || []).join(' '))),
-      h('dt', {}, 'Processes'), h('dd', {}, String(j.spec.n || '–')),
+      h('dt', {}, 'Processes'), h('dd', {}, String(j.spec.np || '–')),
       h('dt', {}, 'Nodes'), h('dd', {}, (j.hosts || []).map((x) => `${x.node}:${x.procs}`).join(', ') || '–'),
       h('dt', {}, 'Submitted'), h('dd', {}, `${time(j.submitted_at)} (${ago(j.submitted_at)})`),
       j.wait_reason ? [h('dt', {}, 'Waiting'), h('dd', {}, j.wait_reason)] : null,
