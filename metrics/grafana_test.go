@@ -150,7 +150,7 @@ func TestGrafanaDashboard_QueriesNameExportedMetrics(t *testing.T) {
 // The parser of the test above finds what a query reads, and only that.
 func TestQueryMetrics(t *testing.T) {
 	for expr, want := range map[string][]string{
-		`max by (state) (shoal_jobs{instance=~"$instance"})`:                                     {"shoal_jobs"},
+		`max by (state) (shoal_jobs{instance=~"$instance"})`:                                      {"shoal_jobs"},
 		`histogram_quantile(0.95, sum by (le) (rate(shoal_placement_seconds_bucket{a="b"}[5m])))`: {"shoal_placement_seconds_bucket"},
 		`shoal_bandwidth_bytes_per_second * 8 / on (instance) group_left up`:                      {"shoal_bandwidth_bytes_per_second", "up"},
 		`rate(x_total{l="with } brace"}[1h]) and y`:                                               {"x_total", "y"},
