@@ -31,7 +31,7 @@ func (idle) Sample(context.Context) (probe.RawSample, error) {
 }
 
 // chromium is Debian's browser, or the test skips (make deps installs it).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -45,7 +45,7 @@ func chromium(t *testing.T) string {
 // browserCtx starts a headless Chromium that accepts the agents'
 // certificates (issued by the token's own CA, which the browser does not
 // know), closed when the test ends.
-func browserCtx(t *testing.T) context.Context {
+func browserCtx(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox,
 		chromedp.IgnoreCertErrors, chromedp.WindowSize(1400, 1000), chromedp.Flag("lang", "en-GB"))
@@ -85,7 +85,7 @@ func browserCtx(t *testing.T) context.Context {
 // what after timeout (the browser polls on animation frames).
 // A navigation under way (a login's redirect) ends a poll early: it is
 // polled again on the new page until the deadline.
-func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
+func waitJS(t testing.TB, ctx context.Context, what, expr string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var err error
@@ -109,7 +109,7 @@ func navigated(err error) bool {
 		strings.Contains(msg, "Execution context was destroyed")
 }
 
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {

@@ -57,6 +57,12 @@ export class Matrix {
     this.source = new Uint8Array(nn);
     this.age = new Float32Array(nn).fill(NaN);
   }
+  clear() {
+    this.value.fill(NaN);
+    this.source.fill(0);
+    this.age.fill(NaN);
+    return this;
+  }
   set(from, to, v, src, age) {
     const i = this.index.get(from), j = this.index.get(to);
     if (i === undefined || j === undefined || v === undefined || v === null) return;
@@ -69,14 +75,29 @@ export class Matrix {
 
 // matricesFromPairs turns GET /v1/net's pairs into a bandwidth matrix (row
 // From sends to column To: bw_out_mbps) and a latency matrix (rtt_ms where
-// measured, else the coordinates' rtt_est_ms).
-export function matricesFromPairs(names, pairs) {
-  const bw = new Matrix(names), lat = new Matrix(names);
+// measured, else the coordinates' rtt_est_ms). prev, the last result, is
+// reused when the nodes are the same: at 1,000 nodes a matrix is 9 MB.
+// The pairs come sorted by From, so a row's index is looked up once.
+export function matricesFromPairs(names, pairs, prev) {
+  const same = prev && prev.bw.n === names.length && names.every((nm, i) => prev.bw.names[i] === nm);
+  const bw = same ? prev.bw.clear() : new Matrix(names);
+  const lat = same ? prev.lat.clear() : new Matrix(names);
+  const index = bw.index, n = bw.n;
+  let from = null, row = -1;
   for (const p of pairs) {
+    if (p.from !== from) {
+      from = p.from;
+      const i = index.get(from);
+      row = i === undefined ? -1 : i * n;
+    }
+    if (row < 0) continue;
+    const j = index.get(p.to);
+    if (j === undefined) continue;
+    const k = row + j;
     const out = p.bw_out_mbps ?? p.bw_mbps;
-    if (out !== undefined) bw.set(p.from, p.to, out, SRC_DIRECT, p.bw_out_age_s);
-    if (p.rtt_ms !== undefined) lat.set(p.from, p.to, p.rtt_ms, SRC_DIRECT, p.rtt_age_s);
-    else if (p.rtt_est_ms !== undefined) lat.set(p.from, p.to, p.rtt_est_ms, SRC_COORD, p.rtt_est_age_s);
+    if (out !== undefined) { bw.value[k] = out; bw.source[k] = SRC_DIRECT; bw.age[k] = p.bw_out_age_s ?? NaN; }
+    if (p.rtt_ms !== undefined) { lat.value[k] = p.rtt_ms; lat.source[k] = SRC_DIRECT; lat.age[k] = p.rtt_age_s ?? NaN; }
+    else if (p.rtt_est_ms !== undefined) { lat.value[k] = p.rtt_est_ms; lat.source[k] = SRC_COORD; lat.age[k] = p.rtt_est_age_s ?? NaN; }
   }
   return { bw, lat };
 }

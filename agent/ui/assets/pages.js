@@ -83,7 +83,7 @@ function network(main, store) {
   const bwRange = h('span'), latRange = h('span');
   const slider = h('input', { type: 'range', id: 'when', min: 0, max: 0, value: 0, 'aria-label': 'Time within the last hour' });
   const when = h('output', { for: 'when' }, 'now');
-  let follow = true;
+  let follow = true, last = null;
   slider.addEventListener('input', () => { follow = +slider.value === +slider.max; draw(); });
   const order = h('p', { class: 'hint' });
   main.append(h('h1', {}, 'Network'),
@@ -102,7 +102,7 @@ function network(main, store) {
     when.textContent = snap ? (follow ? 'now' : time(snap.at)) : 'no data';
     const { sorted, groups } = bySwitch(store.nodes);
     const names = sorted.map((n) => n.name);
-    const { bw: mb, lat: ml } = matricesFromPairs(names, snap ? snap.pairs : []);
+    const { bw: mb, lat: ml } = (last = matricesFromPairs(names, snap ? snap.pairs : [], last));
     const starts = groups.map((g) => g.start);
     const ms = bw.update(mb, starts) + lat.update(ml, starts);
     main.dataset.drawMs = ms.toFixed(1);
