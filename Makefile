@@ -15,7 +15,7 @@ DEV      := $(BIN)/shoal-dev
 DEMO_ABS := $(abspath $(DEMO_DIR))
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_ABS)/token
 
-.PHONY: all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
+.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
 
 all: build
 
@@ -28,8 +28,8 @@ build:
 # promtool, which the metrics tests run on the exposition; lammps: lmp, the
 # real application make experiment runs besides examples/mpi/halo.c;
 # python3-mpi4py: an MPI program that is not an ELF file (Debian's links
-# Open MPI).
-DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus lammps python3-mpi4py
+# Open MPI); chromium: the browser the dashboard's tests drive (agent/ui).
+DEB_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev iperf3 iproute2 iputils-ping util-linux gcc make tcpdump systemd man-db zsh prometheus lammps python3-mpi4py chromium
 deps:
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -58,7 +58,19 @@ demo: deps build demo-stop
 	@echo; echo "The cluster keeps running. Talk to it with:"
 	@echo "  export $(DEMO_ENV)"
 	@echo "  $(abspath $(SHOAL)) nodes --json"
+	@echo; echo "Dashboard: https://127.0.0.1:17948/ui/  (log in with the token in $(DEMO_ABS)/token;"
+	@echo "  the certificate is the cluster's own: trust '$(abspath $(SHOAL)) tls ca export' or accept it once)"
 	@echo "Stop it with: make demo-stop"
+
+# The dashboard's screenshots in docs/ui, taken by its browser test on a
+# live three-agent cluster in headless Chromium.
+ui-screenshots: deps
+	SHOAL_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -run TestDashboard_InChromium ./agent/ui/
+
+# One update of the network page's heatmaps at 1,000 nodes, in Chromium
+# (docs/results.md).
+ui-bench: deps
+	$(GO) test -run '^$$' -bench HeatmapUpdate -benchtime 20x -count 3 ./agent/ui/
 
 # Stops every agent running on a data dir of the demo's, found by its
 # command line, whatever its PID (one restarted by hand included).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
@@ -204,6 +205,12 @@ func TestDashboard_InChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "a measured bandwidth cell on the heatmap", `+(document.getElementById('main').dataset.bwCells || 0) > 0`, 90*time.Second)
+	// Keyboard: Tab reaches the map, the arrow keys read its cells aloud
+	// (the live region), as a pointer would.
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.ID("bw")), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowDown)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the cell read from the keyboard", `/Bandwidth.*→/.test(document.getElementById('cell').textContent)`, 10*time.Second)
 	screenshot(t, ctx, "network")
 
 	// A job that may begin in a few seconds: queued first, then done, on
