@@ -35,6 +35,7 @@ func TestWireKeys(t *testing.T) {
 		"probe_info":        &api.ProbeInfo{},
 		"alloc_request":     &api.AllocRequest{},
 		"alloc_decision":    &api.AllocDecision{},
+		"placement":         &api.Placement{},
 		"drain_request":     &api.DrainRequest{},
 		"drain_status":      &api.DrainStatus{},
 		"raft_peer":         &api.RaftPeer{},
