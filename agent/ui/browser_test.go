@@ -228,6 +228,15 @@ func TestDashboard_InChromium(t *testing.T) {
 		t.Fatal("the page reloaded while the job ran")
 	}
 
+	// Any agent answers for the leader, which alone knows why.
+	leader := c.Leader()
+	other := (leader + 1) % c.N()
+	var pl api.Placement
+	if err := c.Client(other).Do(context.Background(), http.MethodGet, fmt.Sprintf("/v1/jobs/%d/placement", id), nil, &pl); err != nil ||
+		pl.Leader != c.Name(leader) || pl.Attempt != 1 || len(pl.Score.Considered) == 0 || pl.Score.Why == "" {
+		t.Fatalf("placement of job %d asked of %s: %+v %v, want the leader %s's explanation", id, c.Name(other), pl, err, c.Name(leader))
+	}
+
 	// Its placement explanation, through the link a person would follow.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[href="#/jobs/%d"]`, id)))); err != nil {
 		t.Fatal(err)
