@@ -153,7 +153,8 @@ func submit(t *testing.T, c *testcluster.Cluster, spec api.JobSpec) uint64 {
 // node and the leader, measured bandwidth on the heatmap, a job go from
 // queued to done without a reload, and the job's placement explanation.
 // A page of another origin on the same host (the same site, so the
-// SameSite cookie goes along) cannot kill a job with a forged POST.
+// SameSite cookie goes along) cannot kill a job with a forged POST; the
+// dashboard's own kill button can.
 func TestDashboard_InChromium(t *testing.T) {
 	t.Parallel()
 	ctx := browserCtx(t)
@@ -269,4 +270,14 @@ func TestDashboard_InChromium(t *testing.T) {
 	if j, err := c.Client(0).Job(context.Background(), victim); err != nil || j.State != "queued" {
 		t.Fatalf("job %d after the forged kill: %s %v, want still queued", victim, j.State, err)
 	}
+
+	// The dashboard's own kill, with its CSRF token, goes through.
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/jobs/%d", base, victim))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the kill button", `document.getElementById('job-state') !== null && !document.getElementById('kill').hidden`, 20*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("kill")), chromedp.Click(chromedp.ID("kill"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the job killed from the dashboard", `document.getElementById('job-state').dataset.state === 'killed'`, 30*time.Second)
 }

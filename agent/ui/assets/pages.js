@@ -153,10 +153,27 @@ function job(main, store, id) {
   const kill = h('button', { type: 'button', id: 'kill' }, 'Kill job');
   main.append(h('p', {}, h('a', { href: '#/jobs' }, '← all jobs')), h('h1', {}, 'Job ' + id), head, kill, attempts,
     h('h2', { id: 'placement-h' }, 'Placement explanation'), expl, h('h2', {}, 'Output (last 4 KiB)'), logs);
+  // Two presses, no modal dialog: the second confirms, and the button says
+  // so, for a keyboard and a screen reader as for a pointer.
+  let armed = false;
+  const note = h('span', { id: 'kill-note', role: 'status', 'aria-live': 'polite' });
+  kill.after(note);
   kill.addEventListener('click', async () => {
     const j = store.jobs.find((x) => String(x.id) === id);
-    if (!j || !confirm(`Kill job ${id} of ${j.owner}?`)) return;
-    try { await api.post(`/v1/jobs/${id}/kill`, { user: j.owner }); } catch (e) { alert(e.message); }
+    if (!j) return;
+    if (!armed) {
+      armed = true;
+      kill.textContent = `Confirm: kill job ${id} of ${j.owner}`;
+      return;
+    }
+    armed = false;
+    kill.textContent = 'Kill job';
+    try {
+      await api.post(`/v1/jobs/${id}/kill`, { user: j.owner });
+      note.textContent = ' kill sent';
+    } catch (e) {
+      note.textContent = ' ' + e.message;
+    }
   });
   let lastState = '', explained = '';
   async function render() {
