@@ -6,10 +6,14 @@ export class HTTPError extends Error {
   constructor(status, msg) { super(msg); this.status = status; }
 }
 
-export async function get(path) {
+// get reads a JSON endpoint; onIndex, when given, hears the state's index
+// the answer reflects (X-Shoal-Index), where the agent sends one.
+export async function get(path, onIndex) {
   const r = await fetch(path, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
   if (r.status === 401) { location.assign('/ui/login'); throw new HTTPError(401, 'logged out'); }
   if (!r.ok) throw new HTTPError(r.status, (await r.json().catch(() => ({}))).error || r.statusText);
+  const idx = +r.headers.get('X-Shoal-Index');
+  if (onIndex && idx > 0) onIndex(idx);
   return r.json();
 }
 

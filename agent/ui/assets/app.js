@@ -25,9 +25,15 @@ export const store = {
 
 let pending = new Set(), timer = null, lastNet = 0;
 
+// readIndex is the least state index the first reads reflected: the
+// stream starts after it, so nothing that changed between a read and the
+// stream's start is missed (an event for what a read already showed only
+// makes the page read it again).
+let readIndex = 0;
+
 async function read(what) {
   try {
-    store[what] = await api.get(PATHS[what]);
+    store[what] = await api.get(PATHS[what], (i) => { readIndex = readIndex ? Math.min(readIndex, i) : i; });
     delete store.errors[what];
     if (what === 'net') {
       lastNet = Date.now();
@@ -67,7 +73,8 @@ function setLive(text, ok) {
 // id it saw (Last-Event-ID) after a dropped connection. An agent without
 // the stream answers 404: then the store polls.
 function follow() {
-  const es = new EventSource('/v1/events?topic=' + TOPICS.join(',') + (store.index ? '&index=' + store.index : ''));
+  const from = store.index || readIndex;
+  const es = new EventSource('/v1/events?topic=' + TOPICS.join(',') + (from ? '&index=' + from : ''));
   let opened = false;
   es.onopen = () => { opened = true; setLive('live', true); };
   const onEvent = (e) => {
