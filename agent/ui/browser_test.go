@@ -199,6 +199,13 @@ func TestDashboard_InChromium(t *testing.T) {
 	}
 	waitJS(t, ctx, "the leader marked", `document.getElementById('leader').textContent !== 'none' && document.querySelector('.leader') !== null`, 30*time.Second)
 	screenshot(t, ctx, "cluster")
+	// With the agent's event stream the page follows it; an agent without
+	// one (404) is polled, and the header says which.
+	streams := eval[int](t, ctx, `fetch('/v1/events?topic=job', {signal: AbortSignal.timeout(3000)}).then(r => r.status).catch(() => 200)`) == http.StatusOK
+	t.Logf("agent has an event stream: %v; page says %q", streams, eval[string](t, ctx, `document.getElementById('live').textContent`))
+	if streams {
+		waitJS(t, ctx, "the page following the event stream", `document.getElementById('live').textContent === 'live'`, 10*time.Second)
+	}
 
 	// The network: a measured bandwidth cell appears once the in-process
 	// probes test a pair.
