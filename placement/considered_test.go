@@ -48,3 +48,26 @@ func TestBreakdown_Considered(t *testing.T) {
 		t.Fatalf("why %q: want the runner-up and the network term named", why)
 	}
 }
+
+// Why names what each kind of policy did: the paper's ranks its groups by
+// its own score, random compares none.
+func TestBreakdown_WhyByPolicy(t *testing.T) {
+	t.Parallel()
+	snap := placement.Snapshot{Nodes: []placement.Node{node("A", 2, 0.5), node("B", 2, 0.5), node("C", 2, 0), node("D", 2, 0)}}
+	snap.Links = fullMesh(snap.Nodes, 0.1, 500, 1000)
+	for pol, want := range map[string]string{
+		placement.PolicyPaper:  "by its own score",
+		placement.PolicyRandom: "compares no groups",
+	} {
+		d, err := placement.Place(snap, placement.Request{N: 2, PPN: 1, Policy: pol, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Score.Considered) != 1 || !d.Score.Considered[0].Chosen {
+			t.Fatalf("%s: considered %+v, want the chosen group alone", pol, d.Score.Considered)
+		}
+		if why := d.Score.Why(); !strings.Contains(why, want) {
+			t.Errorf("%s: why %q, want %q", pol, why, want)
+		}
+	}
+}

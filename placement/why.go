@@ -22,9 +22,15 @@ func (b Breakdown) Why() string {
 		return fmt.Sprintf("policy %s chose %d nodes with T = %.3f.", b.Policy, len(b.Nodes), b.T)
 	}
 	if next == nil {
-		if b.Candidates > 1 {
-			return fmt.Sprintf("%s has T = %.3f, the lowest of the %d groups policy %s evaluated; none other is kept.",
+		switch {
+		case b.Candidates > 1 && (b.Policy == PolicyNetload || b.Policy == policyOracle):
+			return fmt.Sprintf("%s has T = %.3f, the lowest of the %d groups policy %s evaluated.",
 				group(win.Nodes), win.T, b.Candidates, b.Policy)
+		case b.Candidates > 1:
+			// The paper's Alg. 2 ranks its candidates by Eq. 4 over its own
+			// normalisation, not by T, and keeps only the winner.
+			return fmt.Sprintf("policy %s chose %s among %d groups by its own score; its T is %.3f (about 1 for an average group).",
+				b.Policy, group(win.Nodes), b.Candidates, win.T)
 		}
 		return fmt.Sprintf("policy %s compares no groups: it chose %s, T = %.3f (about 1 for an average group).",
 			b.Policy, group(win.Nodes), win.T)
