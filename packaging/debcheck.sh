@@ -37,11 +37,12 @@ entry -rw-r--r-- /usr/share/bash-completion/completions/shoal
 entry -rw-r--r-- /usr/share/zsh/vendor-completions/_shoal
 entry -rw-r--r-- /usr/share/man/man1/shoal.1.gz
 entry -rw-r--r-- /usr/share/man/man5/shoal.hcl.5.gz
+entry -rw-r--r-- /usr/share/shoal/grafana/shoal-dashboard.json
 for cmd in sbatch srun squeue scancel sinfo sacct scontrol; do
 	grep -qxF -- "lrwxrwxrwx root/root ./usr/lib/shoal/slurm/bin/$cmd" <<<"$list" ||
 		fail "archive: want /usr/lib/shoal/slurm/bin/$cmd, a link to /usr/bin/shoal"
 done
-ok "archive holds the binary, unit, config, data dir 0700, completions, man pages and the Slurm command links"
+ok "archive holds the binary, unit, config, data dir 0700, completions, man pages, the Grafana dashboard and the Slurm command links"
 [ "$(dpkg-deb -I "$deb" conffiles | sort | tr '\n' ' ')" = "/etc/profile.d/shoal.sh /etc/shoal/shoal.hcl " ] ||
 	fail "conffiles: want /etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh, have $(dpkg-deb -I "$deb" conffiles)"
 ok "/etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh are conffiles"
