@@ -150,7 +150,8 @@ func submit(t *testing.T, c *testcluster.Cluster, spec api.JobSpec) uint64 {
 // TestDashboard_InChromium drives the dashboard of a live three-agent
 // cluster in a real headless Chromium: a browser without a session gets
 // the login page and no data; after a login with the token it sees every
-// node and the leader, measured bandwidth on the heatmap, a job go from
+// node and the leader, measured bandwidth on the heatmap and a cell of it
+// change with the next bandwidth cycle, a job go from
 // queued to done without a reload, and the job's placement explanation.
 // A page of another origin on the same host (the same site, so the
 // SameSite cookie goes along) cannot kill a job with a forged POST; the
@@ -164,6 +165,9 @@ func TestDashboard_InChromium(t *testing.T) {
 		Configure: func(i int, cfg *agent.Config) {
 			cfg.CoallocTimeout = 10 * time.Second
 			cfg.Probes.InProcess = true
+			// A bandwidth cycle every few seconds, not every 5 minutes:
+			// the test watches a heatmap cell change with a new measurement.
+			cfg.Probes.BandwidthInterval, cfg.Probes.Budget = 5*time.Second, 0
 		},
 	})
 	c.WaitLeader(45 * time.Second)
@@ -213,6 +217,11 @@ func TestDashboard_InChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "a measured bandwidth cell on the heatmap", `+(document.getElementById('main').dataset.bwCells || 0) > 0`, 90*time.Second)
+	// The next bandwidth cycle measures again: a cell changes on the page
+	// that shows it, without a reload.
+	first := eval[string](t, ctx, `document.getElementById('main').dataset.bwSum`)
+	waitJS(t, ctx, "a heatmap cell changed by a new bandwidth measurement",
+		`document.getElementById('main').dataset.bwSum !== `+strconv.Quote(first), 90*time.Second)
 	// Keyboard: Tab reaches the map, the arrow keys read its cells aloud
 	// (the live region), as a pointer would.
 	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.ID("bw")), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowDown)); err != nil {

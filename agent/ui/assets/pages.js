@@ -106,9 +106,12 @@ function network(main, store) {
     const starts = groups.map((g) => g.start);
     const ms = bw.update(mb, starts) + lat.update(ml, starts);
     main.dataset.drawMs = ms.toFixed(1);
-    let cells = 0;
-    for (const x of mb.value) if (x === x) cells++;
+    // What the map shows, in two figures a script can watch: how many
+    // cells are measured and the sum of their figures.
+    let cells = 0, sum = 0;
+    for (const x of mb.value) if (x === x) { cells++; sum += x; }
     main.dataset.bwCells = cells;
+    main.dataset.bwSum = sum.toFixed(3);
     legend(bwLeg, bw); legend(latLeg, lat);
     bwRange.textContent = ` ${fmt(bw.lo)} … ${fmt(bw.hi)} Mbit/s`;
     latRange.textContent = ` ${fmt(lat.lo)} … ${fmt(lat.hi)} ms`;
