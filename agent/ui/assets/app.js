@@ -123,6 +123,8 @@ function route() {
 }
 
 store.listeners.add((what) => { if (current && current.update) current.update(what); });
+// refresh lets a page ask for a re-read no event announces.
+store.refresh = (whats) => schedule(whats);
 window.addEventListener('hashchange', () => { route(); document.getElementById('main').focus(); });
 document.getElementById('logout').addEventListener('click', api.logout);
 
