@@ -230,6 +230,13 @@ func TestDashboard_InChromium(t *testing.T) {
 	waitJS(t, ctx, "the cell read from the keyboard", `/Bandwidth.*→/.test(document.getElementById('cell').textContent)`, 10*time.Second)
 	screenshot(t, ctx, "network")
 
+	// The probes: every node's, with their state and last beat.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`nav a[data-page="probes"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "a probe of every node", `new Set([...document.querySelectorAll('#probes tbody th')].map(e => e.textContent)).size === 3`, 30*time.Second)
+	screenshot(t, ctx, "probes")
+
 	// A job that may begin in a few seconds: queued first, then done, on
 	// a page that never reloads (a reload would drop the marker).
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__noReload = 1; location.hash = '#/jobs'`)); err != nil {
