@@ -78,7 +78,7 @@ demo-stop:
 	@if [ -d $(DEMO_ABS) ] && [ -x $(DEV) ]; then $(DEV) down -dir $(DEMO_ABS); fi
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./placement/ ./probe/ ./gossip/ ./raftfsm/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./placement/ ./probe/ ./probeplan/ ./gossip/ ./raftfsm/
 	$(MAKE) bench-cluster
 
 bench-cluster: build

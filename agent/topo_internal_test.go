@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoal-hpc/shoal/agent/probes"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // The topology planner's caps (--topo-*) reach the leader core's config;
@@ -15,14 +15,14 @@ func TestLeaderConfigCarriesTopo(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		set  probes.Config
-		want probe.TopoConfig
+		want probeplan.TopoConfig
 	}{
 		{"set", func() probes.Config {
 			c := probes.DefaultConfig()
-			c.Topo = probe.TopoConfig{OwnOffsets: 2, PairTests: 1, CrossPerSwitch: 4, CrossPerNode: 1, UncertainPerNode: 0, ExplorePerNode: 2, SmallCluster: -1}
+			c.Topo = probeplan.TopoConfig{OwnOffsets: 2, PairTests: 1, CrossPerSwitch: 4, CrossPerNode: 1, UncertainPerNode: 0, ExplorePerNode: 2, SmallCluster: -1}
 			return c
-		}(), probe.TopoConfig{OwnOffsets: 2, PairTests: 1, CrossPerSwitch: 4, CrossPerNode: 1, UncertainPerNode: 0, ExplorePerNode: 2, SmallCluster: -1}},
-		{"zero probes config", probes.Config{}, probe.DefaultTopoConfig()},
+		}(), probeplan.TopoConfig{OwnOffsets: 2, PairTests: 1, CrossPerSwitch: 4, CrossPerNode: 1, UncertainPerNode: 0, ExplorePerNode: 2, SmallCluster: -1}},
+		{"zero probes config", probes.Config{}, probeplan.DefaultTopoConfig()},
 	} {
 		cfg := DefaultConfig()
 		cfg.Name, cfg.Probes = "n1", tc.set

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/rows"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // The network model's knobs (latency peers, the topology planner's caps,
@@ -17,7 +17,7 @@ import (
 func TestNetworkModelKeys(t *testing.T) {
 	t.Parallel()
 	d := Default().Config
-	if d.Probes.Topo != probe.DefaultTopoConfig() || d.Rows != rows.DefaultConfig() || d.Probes.LatencyPeers != 16 {
+	if d.Probes.Topo != probeplan.DefaultTopoConfig() || d.Rows != rows.DefaultConfig() || d.Probes.LatencyPeers != 16 {
 		t.Fatalf("defaults: topo %+v, rows %+v, latency peers %d", d.Probes.Topo, d.Rows, d.Probes.LatencyPeers)
 	}
 	src := `data_dir = "/d"
@@ -38,7 +38,7 @@ netrow_send_timeout = "3s"
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := probe.TopoConfig{OwnOffsets: 2, PairTests: 3, CrossPerSwitch: 8, CrossPerNode: 4, UncertainPerNode: 0, ExplorePerNode: 6, SmallCluster: -1}
+	want := probeplan.TopoConfig{OwnOffsets: 2, PairTests: 3, CrossPerSwitch: 8, CrossPerNode: 4, UncertainPerNode: 0, ExplorePerNode: 6, SmallCluster: -1}
 	if c := a.Config; c.Probes.LatencyPeers != 32 || c.Probes.Topo != want ||
 		c.Rows != (rows.Config{MinInterval: 2 * time.Second, Refresh: 5 * time.Minute, SendTimeout: 3 * time.Second}) {
 		t.Errorf("config: latency peers %d, topo %+v, rows %+v", c.Probes.LatencyPeers, c.Probes.Topo, c.Rows)

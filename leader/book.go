@@ -4,7 +4,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Book is the leader's own memory between rounds, the part of its state
@@ -55,13 +55,13 @@ func (b JobsBook) PlacementRefused(job uint64, attempt int, code, err string) Jo
 type ProbesBook struct {
 	// Supervisor is when each probe's heartbeat last changed and how many
 	// relaunches in a row each probe has had.
-	Supervisor probe.Supervisor
+	Supervisor probeplan.Supervisor
 	// CycleStart is when the full bandwidth cycle the recorded cycle
 	// belongs to started (a catch-up cycle keeps its full cycle's start).
 	CycleStart map[uint64]time.Time
 	// Tries counts the tests of each pair since the last full cycle
 	// (catch-up retries a failed test once).
-	Tries map[probe.Pair]int
+	Tries map[probeplan.Pair]int
 	// Counted is the last cycle whose tests Tries holds.
 	Counted uint64
 	// SwitchesAt is the newest bandwidth test (Unix ms) the last switch
@@ -83,18 +83,18 @@ type ProbesBook struct {
 	// does not order another (a row reaches the leader a little after its
 	// round ends). A pair it holds is not tested again within the cycle
 	// under way; the catch-up may (RetestTries).
-	Retested map[probe.Pair]int64
+	Retested map[probeplan.Pair]int64
 }
 
 // retested books, in a copy of Retested, each pair of planned that testAt
 // holds (a re-test of a reading taken beside traffic) at that reading's
 // time (Unix ms).
-func (b ProbesBook) retested(planned []probe.Pair, testAt map[probe.Pair]int64) ProbesBook {
+func (b ProbesBook) retested(planned []probeplan.Pair, testAt map[probeplan.Pair]int64) ProbesBook {
 	next := maps.Clone(b.Retested)
 	for _, q := range planned {
 		if at, ok := testAt[q]; ok {
 			if next == nil {
-				next = map[probe.Pair]int64{}
+				next = map[probeplan.Pair]int64{}
 			}
 			next[q] = at
 		}
@@ -117,7 +117,7 @@ type CycleStart struct {
 func (b ProbesBook) CycleCommitted(c CycleStart) ProbesBook {
 	b.CycleStart = map[uint64]time.Time{c.Cycle: c.Start}
 	if c.Full {
-		b.Tries, b.Counted = map[probe.Pair]int{}, 0 // counted when the cycle has run
+		b.Tries, b.Counted = map[probeplan.Pair]int{}, 0 // counted when the cycle has run
 		b.Retested = nil
 	}
 	return b

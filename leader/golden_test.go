@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -77,7 +77,7 @@ func scriptedHistory(t testing.TB) *world {
 	w.logf("# n2's latency probe crashes, then hangs after its relaunch")
 	for i := range w.node("n2").Probes {
 		if b := &w.node("n2").Probes[i]; b.Kind == raftfsm.ProbeLatency {
-			b.State = probe.StateExited
+			b.State = probeplan.StateExited
 		}
 	}
 	step(time.Second)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/netmodel"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -29,13 +29,13 @@ func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
 }
 
 func supervise(v View, b ProbesBook) ([]Command, ProbesBook) {
-	var views []probe.ProbeView
+	var views []probeplan.ProbeView
 	for _, n := range v.Nodes {
 		if n.Status != StatusAlive || !n.HasState {
 			continue
 		}
 		for _, pb := range n.Probes {
-			pv := probe.ProbeView{Node: n.Name, Kind: pb.Kind, State: pb.State, Running: uint64(pb.Restarts), Beat: pb.Beat}
+			pv := probeplan.ProbeView{Node: n.Name, Kind: pb.Kind, State: pb.State, Running: uint64(pb.Restarts), Beat: pb.Beat}
 			if p, ok := v.State.Probes[raftfsm.ProbeKey{Node: pv.Node, Kind: pv.Kind}]; ok {
 				pv.Desired, pv.LastRestart = p.Generation, p.LastRestartAt
 			}
@@ -57,7 +57,7 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 	now, cfg := v.Now, v.Config.Probes
 	up := map[string]bool{}
 	var members []string
-	last := map[probe.Pair]time.Time{}
+	last := map[probeplan.Pair]time.Time{}
 	for _, n := range v.Nodes {
 		if n.Status == StatusAlive && n.HasState && n.ProbePort > 0 {
 			up[n.Name] = true
@@ -65,7 +65,7 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 		}
 		for _, c := range n.Net {
 			if c.BWAt > 0 {
-				p := probe.NewPair(n.Name, c.Peer)
+				p := probeplan.NewPair(n.Name, c.Peer)
 				if at := time.UnixMilli(c.BWAt); at.After(last[p]) {
 					last[p] = at
 				}
@@ -76,13 +76,13 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 	d := v.State.ProbeDuties
 	rounds := fromRaftRounds(d.Rounds)
 	d.Rounds = nil
-	cur := probe.RoundAt(d.SetAt, d.RoundLen, len(rounds), now)
+	cur := probeplan.RoundAt(d.SetAt, d.RoundLen, len(rounds), now)
 	if d.Cycle > 0 && cur < len(rounds) {
 		// Mid-cycle: drop a dead node from the rounds still to come. The
 		// round under way keeps its slot (as an empty round) so no node
 		// is put into two tests at once.
-		if probe.Involves(rounds, cur+1, gone) {
-			rest := append([][]probe.Duty{nil}, probe.Remaining(rounds, cur, gone)...)
+		if probeplan.Involves(rounds, cur+1, gone) {
+			rest := append([][]probeplan.Duty{nil}, probeplan.Remaining(rounds, cur, gone)...)
 			return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
 				Before: note("dropping dead nodes from the bandwidth cycle", "cycle", d.Cycle, "rounds_left", len(rest)-1)}}, b
 		}
@@ -101,15 +101,15 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 		if !ok {
 			start = d.SetAt
 		}
-		if now.Before(probe.NextCycleAt(start, d.SetAt, len(rounds), d.RoundLen, cfg.BandwidthInterval)) {
+		if now.Before(probeplan.NextCycleAt(start, d.SetAt, len(rounds), d.RoundLen, cfg.BandwidthInterval)) {
 			return catchUp(v, b, members, last, rounds, cycle, start)
 		}
 	}
 	in := topoInput(v, members, last, cycle)
-	plan := probe.PlanTopoCycle(in)
+	plan := probeplan.PlanTopoCycle(in)
 	b = b.planned(cycle, members, true)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
-		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
+		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probeplan.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: now, Full: true},
 		After: note("bandwidth cycle scheduled", "cycle", cycle, "nodes", len(members), "rounds", len(plan.Rounds),
 			"tests", len(plan.Pairs()), "tests_per_node", plan.TestsPerNode, "own", plan.Kind["own"], "cross", plan.Kind["cross"],
@@ -146,18 +146,18 @@ func formationSettled(nodes []Node, now time.Time, settle time.Duration) bool {
 // extendCycle adds tests to the cycle under way: the network model's
 // tests of members that joined while it runs (fresh: no measured pair, no
 // test in what is left of the cycle, not given tests in this cycle yet;
-// probe.PlanJoiners), so that a forming cluster's late joiner is measured
+// probeplan.PlanJoiners), so that a forming cluster's late joiner is measured
 // within a few rounds, not after the cycle ends; and a test again of each
 // pair whose test ran beside traffic that has gone since (contendedPairs,
-// probe.RetestsInCycle) and read under retestLowShare of the network
+// probeplan.RetestsInCycle) and read under retestLowShare of the network
 // model's figure for the pair, once a cycle, in the next round
-// (probe.PreemptTests), so that placement reads the pair's figure beside
+// (probeplan.PreemptTests), so that placement reads the pair's figure beside
 // a job for a round or two, not until the cycle's last round (left to the
 // catch-up, a steady-state placement 91 s after formation read a healthy
 // pair at 41 Mbit/s and took a slower node). The catch-up after the cycle
 // may test such a pair again (RetestTries); a re-test booked here that
 // fails leaves the pair to the next full cycle (the booking outlives it).
-func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, rounds [][]probe.Duty, cur int) ([]Command, ProbesBook) {
+func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair]time.Time, rounds [][]probeplan.Duty, cur int) ([]Command, ProbesBook) {
 	d := v.State.ProbeDuties
 	var fresh []string
 	if b.Planned != nil { // a new leader does not know whom the cycle under way was planned for
@@ -173,8 +173,8 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 			}
 		}
 	}
-	var retest []probe.Pair
-	testAt, lowAt := map[probe.Pair]int64{}, map[probe.Pair]float64{}
+	var retest []probeplan.Pair
+	testAt, lowAt := map[probeplan.Pair]int64{}, map[probeplan.Pair]float64{}
 	// A leader that did not see the cycle start (a new one) cannot count
 	// the cycle's tests against the cap: it leaves re-tests to the catch-up.
 	start, started := b.CycleStart[d.Cycle]
@@ -199,9 +199,9 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 	}
 	m := networkModel(v.Nodes, v.Config.Probes.Model)
 	in := topoInputOf(m, v, members, last, d.Cycle)
-	var tests []probe.Pair
+	var tests []probeplan.Pair
 	if len(fresh) > 0 {
-		tests = probe.PlanJoiners(in, fresh)
+		tests = probeplan.PlanJoiners(in, fresh)
 		b = b.planned(d.Cycle, fresh, false)
 	}
 	// Within the cycle only a reading well below the model's figure for
@@ -210,7 +210,7 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 	// every round full, grows a round per re-test (66 s to over 150 s on
 	// ten nodes, when every reading beside traffic was re-tested). The others wait for the
 	// catch-up.
-	in.Retest = slices.DeleteFunc(slices.Clone(retest), func(q probe.Pair) bool {
+	in.Retest = slices.DeleteFunc(slices.Clone(retest), func(q probeplan.Pair) bool {
 		e := m.Pair(q.A, q.B)
 		return e.Known && e.PeakMbps > 0 && lowAt[q] >= retestLowShare*e.PeakMbps
 	})
@@ -223,18 +223,18 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 			ran[q.B]++
 		}
 	}
-	again := probe.RetestsInCycle(in, start, rounds, cur, ran)
+	again := probeplan.RetestsInCycle(in, start, rounds, cur, ran)
 	if len(fresh) == 0 && len(again) == 0 {
 		b.CatchUpEmpty = key
 		return nil, b
 	}
 	if len(again) > 0 {
 		b = b.retested(again, testAt)
-		joining := map[probe.Pair]bool{}
+		joining := map[probeplan.Pair]bool{}
 		for _, q := range tests {
 			joining[q] = true
 		}
-		again = slices.DeleteFunc(again, func(q probe.Pair) bool { return joining[q] })
+		again = slices.DeleteFunc(again, func(q probeplan.Pair) bool { return joining[q] })
 	}
 	if len(tests) == 0 && len(again) == 0 {
 		return nil, b
@@ -242,8 +242,8 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probe.Pair]tim
 	// The round under way keeps its slot (as an empty round), as when a
 	// node dies mid-cycle: no node is put into two tests at once. The
 	// re-tests go into the next round, ahead of what it held.
-	left := probe.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)
-	rest := append([][]probe.Duty{nil}, probe.PreemptTests(left, -1, again, in.Switch, d.Cycle)...)
+	left := probeplan.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)
+	rest := append([][]probeplan.Duty{nil}, probeplan.PreemptTests(left, -1, again, in.Switch, d.Cycle)...)
 	msg := "adding nodes that joined to the bandwidth cycle"
 	if len(fresh) == 0 {
 		msg = "testing again, in the bandwidth cycle under way, pairs whose test ran beside traffic"
@@ -272,17 +272,17 @@ func (b ProbesBook) planned(cycle uint64, nodes []string, fresh bool) ProbesBook
 // topoInput is the topology planner's input: the switches of the network
 // model (declared, or inferred from the rows) and the pairs it wants
 // tested directly.
-func topoInput(v View, members []string, last map[probe.Pair]time.Time, cycle uint64) probe.TopoInput {
+func topoInput(v View, members []string, last map[probeplan.Pair]time.Time, cycle uint64) probeplan.TopoInput {
 	return topoInputOf(networkModel(v.Nodes, v.Config.Probes.Model), v, members, last, cycle)
 }
 
 // topoInputOf is topoInput on a network model already built.
-func topoInputOf(m *netmodel.Model, v View, members []string, last map[probe.Pair]time.Time, cycle uint64) probe.TopoInput {
+func topoInputOf(m *netmodel.Model, v View, members []string, last map[probeplan.Pair]time.Time, cycle uint64) probeplan.TopoInput {
 	sw := make(map[string]string, len(members))
 	for _, n := range members {
 		sw[n] = m.Switch(n).Name
 	}
-	return probe.TopoInput{Members: members, Switch: sw, Last: last, Uncertain: m.Disagreements(), Cycle: cycle,
+	return probeplan.TopoInput{Members: members, Switch: sw, Last: last, Uncertain: m.Disagreements(), Cycle: cycle,
 		Budget: v.Config.Probes.Budget, Config: v.Config.Probes.Topo, Now: v.Now}
 }
 
@@ -315,31 +315,31 @@ func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurem
 }
 
 // catchUp runs, between full cycles, a short cycle for the nodes that
-// joined since and have no measured pair yet (probe.PlanTopoCatchUp): a
+// joined since and have no measured pair yet (probeplan.PlanTopoCatchUp): a
 // joiner gets its link measured within a round or two, not at the next
 // full cycle. A pair is tried twice at most before the next full cycle.
 // It keeps the full cycle's start, so catching up does not push the next
 // full cycle back.
-func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Time, done [][]probe.Duty, cycle uint64, fullStart time.Time) ([]Command, ProbesBook) {
+func catchUp(v View, b ProbesBook, members []string, last map[probeplan.Pair]time.Time, done [][]probeplan.Duty, cycle uint64, fullStart time.Time) ([]Command, ProbesBook) {
 	b.Tries = maps.Clone(b.Tries)
 	if b.Tries == nil {
-		b.Tries = map[probe.Pair]int{} // a new leader: it knows the last recorded cycle only
+		b.Tries = map[probeplan.Pair]int{} // a new leader: it knows the last recorded cycle only
 	}
 	if b.Counted != cycle-1 {
 		// The cycle just ended has not been counted yet (this leader did not
 		// plan it, or planned it before it ended): count its tests once.
 		for _, r := range done {
 			for _, t := range r {
-				b.Tries[probe.NewPair(t.From, t.To)]++
+				b.Tries[probeplan.NewPair(t.From, t.To)]++
 			}
 		}
 		b.Counted = cycle - 1
 	}
 	fresh := unmeasured(members, last)
-	var retest []probe.Pair
-	testAt := map[probe.Pair]int64{}
+	var retest []probeplan.Pair
+	testAt := map[probeplan.Pair]int64{}
 	for _, c := range contendedPairs(v.Nodes, members) {
-		if b.Tries[c.Pair] < probe.RetestTries && c.At > b.Retested[c.Pair] {
+		if b.Tries[c.Pair] < probeplan.RetestTries && c.At > b.Retested[c.Pair] {
 			retest = append(retest, c.Pair)
 			testAt[c.Pair] = c.At
 		}
@@ -356,7 +356,7 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 	}
 	in := topoInput(v, members, last, cycle)
 	in.Retest = retest
-	plan := probe.PlanTopoCatchUp(in, b.Tries)
+	plan := probeplan.PlanTopoCatchUp(in, b.Tries)
 	if len(plan.Rounds) == 0 {
 		b.CatchUpEmpty = key
 		return nil, b
@@ -364,7 +364,7 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 	rl := v.Config.Probes.RoundLen
 	b = b.planned(cycle, members, true).retested(plan.Pairs(), testAt)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
-		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probe.Orient(plan.Rounds, cycle)), RoundLen: rl},
+		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probeplan.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
 		After: note("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "unmeasured_nodes", len(fresh),
 			"retest_candidates", len(retest), "rounds", len(plan.Rounds),
@@ -372,7 +372,7 @@ func catchUp(v View, b ProbesBook, members []string, last map[probe.Pair]time.Ti
 }
 
 // unmeasured lists, sorted, the members with no measured pair at all.
-func unmeasured(members []string, last map[probe.Pair]time.Time) []string {
+func unmeasured(members []string, last map[probeplan.Pair]time.Time) []string {
 	seen := make(map[string]bool, len(members))
 	for p, at := range last {
 		if !at.IsZero() {
@@ -389,17 +389,17 @@ func unmeasured(members []string, last map[probe.Pair]time.Time) []string {
 	return out
 }
 
-func fromRaftRounds(rs [][]raftfsm.Pair) [][]probe.Duty {
-	out := make([][]probe.Duty, len(rs))
+func fromRaftRounds(rs [][]raftfsm.Pair) [][]probeplan.Duty {
+	out := make([][]probeplan.Duty, len(rs))
 	for i, r := range rs {
 		for _, p := range r {
-			out[i] = append(out[i], probe.Duty{From: p.From, To: p.To})
+			out[i] = append(out[i], probeplan.Duty{From: p.From, To: p.To})
 		}
 	}
 	return out
 }
 
-func toRaftRounds(rs [][]probe.Duty) [][]raftfsm.Pair {
+func toRaftRounds(rs [][]probeplan.Duty) [][]raftfsm.Pair {
 	out := make([][]raftfsm.Pair, len(rs))
 	for i, r := range rs {
 		out[i] = []raftfsm.Pair{}
@@ -419,7 +419,7 @@ const contendedShare = 0.25
 // when that test ended (Unix ms, the newest of its cells' directions that
 // show it).
 type contended struct {
-	probe.Pair
+	probeplan.Pair
 	At int64
 	// Mbps is the lowest reading of the directions that ran beside
 	// traffic, as placement reads it (addBack: with what both ends
@@ -443,7 +443,7 @@ const retestLowShare = 0.8
 // offers; when only one end was busy, addBack cannot tell whether the
 // busy link or the path held the test back (a degraded link on the quiet
 // end looks the same), so the reading stands and the catch-up tests the
-// pair again (probe.RetestTries). On the testbed a first cycle read a
+// pair again (probeplan.RetestTries). On the testbed a first cycle read a
 // healthy n01-n04 at 49.4 Mbit/s while n01 sent a cold-start job's
 // 50 Mbit/s to other nodes, and netload avoided the pair until the next
 // full cycle.
@@ -464,7 +464,7 @@ func contendedPairs(nodes []Node, members []string) []contended {
 		return rate > 0 && x >= 1 && x >= contendedShare*rate && nowBytes*8/1e6 < x/2
 	}
 	var ends *testEnds // built at the first test beside traffic: most rounds have none
-	found := map[probe.Pair]contended{}
+	found := map[probeplan.Pair]contended{}
 	for _, n := range nodes {
 		if !live[n.Name] {
 			continue
@@ -473,7 +473,7 @@ func contendedPairs(nodes []Node, members []string) []contended {
 			if !live[c.Peer] {
 				continue
 			}
-			p := probe.NewPair(n.Name, c.Peer)
+			p := probeplan.NewPair(n.Name, c.Peer)
 			for _, out := range []bool{true, false} {
 				rate, car, at, now := c.BWIn, c.CarIn, c.BWInAt, n.Attrs.NetRx
 				if out {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -27,15 +27,15 @@ func TestProbes_Supervision(t *testing.T) {
 		want  []string
 	}{
 		{name: "healthy: nothing"},
-		{name: "exited: relaunched", setup: func(w *world) { setProbe(w, "n2", raftfsm.ProbeLatency, probe.StateExited) },
+		{name: "exited: relaunched", setup: func(w *world) { setProbe(w, "n2", raftfsm.ProbeLatency, probeplan.StateExited) },
 			want: []string{`probe_restart {"node":"n2","kind":"latency","reason":"process exited","generation":0}`}},
 		{name: "exited on a dead node: left to remove_node", setup: func(w *world) {
-			setProbe(w, "n2", raftfsm.ProbeLatency, probe.StateExited)
+			setProbe(w, "n2", raftfsm.ProbeLatency, probeplan.StateExited)
 			w.node("n2").Status = StatusDead
 		}},
 		{name: "node behind raft's generation: not ordered twice", setup: func(w *world) {
 			w.apply(raftfsm.CmdProbeRestart, raftfsm.ProbeRestart{Node: "n2", Kind: raftfsm.ProbeLatency, Reason: "x", Generation: 0})
-			setProbe(w, "n2", raftfsm.ProbeLatency, probe.StateExited)
+			setProbe(w, "n2", raftfsm.ProbeLatency, probeplan.StateExited)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestProbes_BandwidthCycles(t *testing.T) {
 			}
 		}
 	}
-	if b2.Counted != 1 || b2.Tries[probe.NewPair("n1", "n2")] != 1 || len(b.Tries) != 0 {
+	if b2.Counted != 1 || b2.Tries[probeplan.NewPair("n1", "n2")] != 1 || len(b.Tries) != 0 {
 		t.Fatalf("the ended cycle's tests not counted once in the next book: counted %d tries %v (input %v)", b2.Counted, b2.Tries, b.Tries)
 	}
 
@@ -269,9 +269,9 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
-	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probe.Pair]int{}, Counted: 1}
+	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probeplan.Pair]int{}, Counted: 1}
 	for _, n := range names {
-		b.Tries[probe.NewPair("z", n)] = probe.CatchUpTries
+		b.Tries[probeplan.NewPair("z", n)] = probeplan.CatchUpTries
 	}
 	cmds, b := scheduleCycle(w.view(), b)
 	if len(cmds) != 0 || b.CatchUpEmpty == "" {
@@ -290,7 +290,7 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 // in a catch-up cycle once that end's traffic has dropped below half of
 // it (not while it goes on); the same reading, still in the rows while the
 // re-test's result is on its way, orders no second one, a newer one
-// does, and a pair tried probe.RetestTries times waits for the next full
+// does, and a pair tried probeplan.RetestTries times waits for the next full
 // cycle without the model being built. A test with only its headers
 // besides it, or no counts, is not re-tested.
 func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
@@ -298,8 +298,8 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	w, names, at := ringOf12(t)
 	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 49.4, 99.1 // n03 -> n04 under n03's job
 	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80       // n09 -> n08 into a busy n08
-	both := []probe.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}
-	pairsOf := func(cs []contended) (out []probe.Pair) {
+	both := []probeplan.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}
+	pairsOf := func(cs []contended) (out []probeplan.Pair) {
 		for _, c := range cs {
 			if c.At != at {
 				t.Errorf("%v: test time %d, want %d", c.Pair, c.At, at)
@@ -321,18 +321,18 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
-	planned := func(cmds []Command) []probe.Pair {
+	planned := func(cmds []Command) []probeplan.Pair {
 		t.Helper()
 		if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
 			t.Fatalf("got %q, want a catch-up cycle", commands(cmds))
 		}
-		var out []probe.Pair
+		var out []probeplan.Pair
 		for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
 			for _, d := range r {
-				out = append(out, probe.NewPair(d.From, d.To))
+				out = append(out, probeplan.NewPair(d.From, d.To))
 			}
 		}
-		slices.SortFunc(out, func(x, y probe.Pair) int { return strings.Compare(x.A+" "+x.B, y.A+" "+y.B) })
+		slices.SortFunc(out, func(x, y probeplan.Pair) int { return strings.Compare(x.A+" "+x.B, y.A+" "+y.B) })
 		return out
 	}
 	b0 := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
@@ -349,12 +349,12 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	if got := planned(mustSchedule(t, w, b)); !slices.Equal(got, both[:1]) {
 		t.Fatalf("after a newer test beside traffic: %v, want %v", got, both[:1])
 	}
-	b.Tries = map[probe.Pair]int{both[0]: probe.RetestTries, both[1]: probe.RetestTries}
+	b.Tries = map[probeplan.Pair]int{both[0]: probeplan.RetestTries, both[1]: probeplan.RetestTries}
 	b.Retested, b.CatchUpEmpty = nil, ""
 	cmds, b = scheduleCycle(w.view(), b)
 	if len(cmds) != 0 || b.CatchUpEmpty != "" {
 		t.Fatalf("both pairs tried %d times: got %q (memo %q), want nothing, decided before the model is built",
-			probe.RetestTries, commands(cmds), b.CatchUpEmpty)
+			probeplan.RetestTries, commands(cmds), b.CatchUpEmpty)
 	}
 }
 
@@ -393,11 +393,11 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	w.nodes[5].Net[0].BWOut, w.nodes[5].Net[0].CarOut = 50, 99   // n05 -> n06, n05 still busy
 	w.nodes[5].Attrs.NetTx = 45e6 / 8
 	w.nodes[10].Net[0].BWOut, w.nodes[10].Net[0].CarOut = 90, 120 // n10 -> n11 beside traffic, but near the model's 95
-	low := map[probe.Pair]float64{}
+	low := map[probeplan.Pair]float64{}
 	for _, c := range contendedPairs(w.nodes, names) {
 		low[c.Pair] = c.Mbps
 	}
-	if low[probe.NewPair("n03", "n04")] != 41 || low[probe.NewPair("n10", "n11")] != 90 {
+	if low[probeplan.NewPair("n03", "n04")] != 41 || low[probeplan.NewPair("n10", "n11")] != 90 {
 		t.Fatalf("contended readings %v, want n03-n04 at 41 and n10-n11 at 90", low)
 	}
 	// Four rounds of a minute: n03-n04 ran in round 0, n08-n09 is still
@@ -427,7 +427,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 		t.Fatalf("rounds %v, want %v (n03-n04 again in the next round; n05-n06 waits for n05's job; n08-n09 left to its round; "+
 			"n10-n11 at 90 of 95 left to the catch-up)", sd.Rounds, want)
 	}
-	if got := b.Retested[probe.NewPair("n03", "n04")]; got != at {
+	if got := b.Retested[probeplan.NewPair("n03", "n04")]; got != at {
 		t.Fatalf("book's re-test of n03-n04 at %d, want the test's %d", got, at)
 	}
 	// Once a cycle: after its re-test, a newer reading beside traffic
@@ -449,7 +449,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, sd)
 	// A node at its cap takes no re-test, and the empty answer is kept.
-	w.cfg.Probes.Budget = probe.BudgetConfig{BytesPerHour: 24 << 20, TestBytes: 1 << 20, CycleInterval: 5 * time.Minute} // 2 tests a cycle
+	w.cfg.Probes.Budget = probeplan.BudgetConfig{BytesPerHour: 24 << 20, TestBytes: 1 << 20, CycleInterval: 5 * time.Minute} // 2 tests a cycle
 	w.nodes[5].Attrs.NetTx = 0
 	cmds, b2 := scheduleCycle(w.view(), b)
 	if len(cmds) != 0 || b2.CatchUpEmpty == "" {

@@ -8,7 +8,7 @@ import (
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/placement"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -168,15 +168,15 @@ type Config struct {
 
 // ProbeConfig is what the leader needs of the probe configuration.
 type ProbeConfig struct {
-	Supervise probe.SuperviseConfig
-	Budget    probe.BudgetConfig
+	Supervise probeplan.SuperviseConfig
+	Budget    probeplan.BudgetConfig
 	// RoundLen is the time one round of bandwidth tests is given.
 	RoundLen time.Duration
 	// BandwidthInterval is how often a full bandwidth cycle starts.
 	BandwidthInterval time.Duration
 	// Topo bounds the topology planner's tests per node and per switch;
-	// the zero value is probe.DefaultTopoConfig.
-	Topo probe.TopoConfig
+	// the zero value is probeplan.DefaultTopoConfig.
+	Topo probeplan.TopoConfig
 	// Model tunes switch inference and the model's doubt; the zero value
 	// is netmodel.DefaultConfig.
 	Model netmodel.Config

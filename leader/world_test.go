@@ -11,7 +11,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/placement"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -23,7 +23,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func testConfig() Config {
 	return Config{Self: "n1", Voters: 3, CoallocTimeout: 10 * time.Second,
 		JobRetention: time.Hour, Elastic: elastic.DefaultConfig(),
-		Probes: ProbeConfig{Supervise: probe.DefaultSuperviseConfig(), Budget: probe.DefaultBudgetConfig(),
+		Probes: ProbeConfig{Supervise: probeplan.DefaultSuperviseConfig(), Budget: probeplan.DefaultBudgetConfig(),
 			RoundLen: 6 * time.Second, BandwidthInterval: 5 * time.Minute}}
 }
 
@@ -33,7 +33,7 @@ func testNode(name string) Node {
 		Attrs: placement.Node{Cores: 4, Threads: 4, MHz: 2000, MemTotal: 8 << 30,
 			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30}}}
 	for _, k := range raftfsm.ProbeKinds {
-		n.Probes = append(n.Probes, ProbeBeat{Kind: k, State: probe.StateRunning, Beat: 1})
+		n.Probes = append(n.Probes, ProbeBeat{Kind: k, State: probeplan.StateRunning, Beat: 1})
 	}
 	return n
 }
@@ -199,9 +199,9 @@ func (w *world) nodesAct(hung ...string) {
 		for k := range n.Probes {
 			b := &n.Probes[k]
 			if p, ok := w.st.Probes[raftfsm.ProbeKey{Node: n.Name, Kind: b.Kind}]; ok && uint64(b.Restarts) < p.Generation {
-				b.Restarts, b.State, b.Beat = int(p.Generation), probe.StateRunning, w.now.UnixMilli()
+				b.Restarts, b.State, b.Beat = int(p.Generation), probeplan.StateRunning, w.now.UnixMilli()
 				w.logf("  %s: %s probe relaunched (generation %d)", n.Name, b.Kind, p.Generation)
-			} else if b.State == probe.StateRunning && !w.frozen[n.Name+"/"+b.Kind] {
+			} else if b.State == probeplan.StateRunning && !w.frozen[n.Name+"/"+b.Kind] {
 				b.Beat = w.now.UnixMilli()
 			}
 		}

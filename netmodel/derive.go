@@ -2,7 +2,7 @@ package netmodel
 
 import (
 	"github.com/shoal-hpc/shoal/internal/pairmodel"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Tables are what the model derives every pair of nodes from, by
@@ -90,7 +90,7 @@ func (m *Model) tables(names []string, withGuesses bool) (*Tables, Guesses) {
 			if a == b {
 				t.SwOK[k] = true
 				t.SwRTT[k] = m.rttAll[0].mean()
-				if c, ok := m.rtt[probe.NewPair(swNames[a], swNames[b])]; ok && c.n > 0 {
+				if c, ok := m.rtt[probeplan.NewPair(swNames[a], swNames[b])]; ok && c.n > 0 {
 					t.SwRTT[k] = c.mean()
 				}
 				continue
@@ -133,7 +133,7 @@ type spEstimate struct {
 // switchPair is the capacity between two different switches: measured,
 // or the slower uplink; and the RTT class.
 func (m *Model) switchPair(a, b string) spEstimate {
-	k := probe.NewPair(a, b)
+	k := probeplan.NewPair(a, b)
 	e := spEstimate{rtt: m.rttAll[1].mean()}
 	if c, ok := m.rtt[k]; ok && c.n > 0 {
 		e.rtt = c.mean()

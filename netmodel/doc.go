@@ -11,7 +11,7 @@
 // imports nothing of shoal but probe's Pair type and internal/pairmodel,
 // which derives every pair from the model's Tables. The leader builds it
 // from the network rows at every cycle to plan the tests
-// (probe.PlanTopoCycle) and from raft's recorded switches at every
+// (probeplan.PlanTopoCycle) and from raft's recorded switches at every
 // placement to fill derived links (leader.Snapshot).
 //
 //	ms := []netmodel.Measurement{{A: "n1", B: "n2", PeakMbps: 940, AvailMbps: 900, BWAt: t}, ...}

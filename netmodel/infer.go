@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Switch is the switch a node is on and where that came from.
@@ -56,7 +56,7 @@ func Infer(nodes []string, declared map[string]string, ms []Measurement, cfg Con
 		idx[n] = i
 	}
 	all := merge(ms)
-	var pairs []probe.Pair
+	var pairs []probeplan.Pair
 	for _, p := range sortedPairs(all) {
 		_, okA := idx[p.A]
 		_, okB := idx[p.B]

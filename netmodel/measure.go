@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Measurement is one node's view of one peer, as a network row holds it.
@@ -41,13 +41,13 @@ type pairData struct {
 // merge folds ms into one record per unordered pair with a bandwidth
 // test: the best peak, the latest available figure, the mean RTT. Pairs
 // with only an RTT keep it (for the RTT classes) with at = 0.
-func merge(ms []Measurement) map[probe.Pair]*pairData {
-	out := make(map[probe.Pair]*pairData, len(ms))
+func merge(ms []Measurement) map[probeplan.Pair]*pairData {
+	out := make(map[probeplan.Pair]*pairData, len(ms))
 	for _, m := range ms {
 		if m.A == "" || m.B == "" || m.A == m.B {
 			continue
 		}
-		p := probe.NewPair(m.A, m.B)
+		p := probeplan.NewPair(m.A, m.B)
 		d := out[p]
 		if d == nil {
 			d = &pairData{}
@@ -76,13 +76,13 @@ func merge(ms []Measurement) map[probe.Pair]*pairData {
 // sortedPairs returns the keys of pairs that have a bandwidth test,
 // sorted: every computation over them is in this order, so the result
 // does not depend on map iteration.
-func sortedPairs(pairs map[probe.Pair]*pairData) []probe.Pair {
-	out := make([]probe.Pair, 0, len(pairs))
+func sortedPairs(pairs map[probeplan.Pair]*pairData) []probeplan.Pair {
+	out := make([]probeplan.Pair, 0, len(pairs))
 	for p, d := range pairs {
 		if d.at != 0 {
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(x, y probe.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+	slices.SortFunc(out, func(x, y probeplan.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	return out
 }

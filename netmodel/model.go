@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Model is the network as the measurements describe it: each node's link,
@@ -14,15 +14,15 @@ import (
 type Model struct {
 	cfg    Config
 	asg    Assignment
-	pairs  map[probe.Pair]*pairData
+	pairs  map[probeplan.Pair]*pairData
 	node   map[string]capacity // measured against own-switch peers
 	loose  map[string]capacity // a node's best against anyone, for nodes with no own-switch figure
-	swPair map[probe.Pair]capacity
+	swPair map[probeplan.Pair]capacity
 	uplink map[string]capacity // a switch's best cross-switch figure
 	// carried is, per ordered switch pair (from, to), the lower median of what
 	// the tests that way carried (Measurement.CarriedAB/BA).
 	carried map[[2]string]float64
-	rtt     map[probe.Pair]rttClass
+	rtt     map[probeplan.Pair]rttClass
 	rttAll  [2]rttClass // same switch, across switches
 }
 
@@ -59,15 +59,15 @@ func (r rttClass) mean() float64 {
 // Available figures follow the same rules with each pair's latest test.
 func Build(asg Assignment, ms []Measurement, cfg Config) *Model {
 	m := &Model{cfg: cfg.orDefault(), asg: asg, pairs: merge(ms),
-		node: map[string]capacity{}, loose: map[string]capacity{}, swPair: map[probe.Pair]capacity{},
-		uplink: map[string]capacity{}, rtt: map[probe.Pair]rttClass{}, carried: carriedBySwitches(asg, ms)}
-	cross := map[probe.Pair][]capacity{}
-	keys := slices.SortedFunc(maps.Keys(m.pairs), func(x, y probe.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+		node: map[string]capacity{}, loose: map[string]capacity{}, swPair: map[probeplan.Pair]capacity{},
+		uplink: map[string]capacity{}, rtt: map[probeplan.Pair]rttClass{}, carried: carriedBySwitches(asg, ms)}
+	cross := map[probeplan.Pair][]capacity{}
+	keys := slices.SortedFunc(maps.Keys(m.pairs), func(x, y probeplan.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	for _, p := range keys { // in order: float sums do not depend on map order
 		d := m.pairs[p]
 		sa, sb := asg[p.A].Name, asg[p.B].Name
 		if d.rttN > 0 && sa != "" && sb != "" {
-			k := probe.NewPair(sa, sb)
+			k := probeplan.NewPair(sa, sb)
 			c := m.rtt[k]
 			c.sum, c.n = c.sum+d.rtt, c.n+1
 			m.rtt[k] = c
@@ -94,7 +94,7 @@ func Build(asg Assignment, ms []Measurement, cfg Config) *Model {
 				m.node[n] = c
 			}
 		default:
-			k := probe.NewPair(sa, sb)
+			k := probeplan.NewPair(sa, sb)
 			cross[k] = append(cross[k], capacity{avail: d.avail, peak: d.peak})
 		}
 	}
@@ -227,7 +227,7 @@ func (m *Model) Pair(a, b string) Estimate {
 	cls := m.rttAll[0]
 	if sa != sb {
 		cls = m.rttAll[1]
-		k := probe.NewPair(sa, sb)
+		k := probeplan.NewPair(sa, sb)
 		sp, ok := m.swPair[k]
 		if !ok {
 			ua, okA := m.uplink[sa]
@@ -240,12 +240,12 @@ func (m *Model) Pair(a, b string) Estimate {
 		}
 		e.AvailMbps, e.PeakMbps = min(e.AvailMbps, sp.avail), min(e.PeakMbps, sp.peak)
 	}
-	if c, ok := m.rtt[probe.NewPair(sa, sb)]; ok && c.n > 0 {
+	if c, ok := m.rtt[probeplan.NewPair(sa, sb)]; ok && c.n > 0 {
 		e.RTTms = c.mean()
 	} else {
 		e.RTTms = cls.mean()
 	}
-	if d := m.pairs[probe.NewPair(a, b)]; d != nil {
+	if d := m.pairs[probeplan.NewPair(a, b)]; d != nil {
 		if d.rttN > 0 {
 			e.RTTms = d.rtt // measured directly: better than the class
 		}
@@ -266,21 +266,21 @@ func (m *Model) disagrees(measured, derived float64) bool {
 // same-switch pair far below its nodes' links (a bad cable, a port
 // negotiated down) or a cross-switch pair far above its switch pair (a
 // node on the wrong switch) lands here.
-func (m *Model) Disagreements() []probe.Pair {
-	var out []probe.Pair
+func (m *Model) Disagreements() []probeplan.Pair {
+	var out []probeplan.Pair
 	for _, p := range sortedPairs(m.pairs) {
 		e := m.Pair(p.A, p.B)
 		if e.Known && m.disagrees(m.pairs[p].peak, e.PeakMbps) {
 			out = append(out, p)
 		}
 	}
-	slices.SortStableFunc(out, func(x, y probe.Pair) int { return cmp.Compare(m.pairs[x].at, m.pairs[y].at) })
+	slices.SortStableFunc(out, func(x, y probeplan.Pair) int { return cmp.Compare(m.pairs[x].at, m.pairs[y].at) })
 	return out
 }
 
 // Measured reports whether a and b have a direct bandwidth test.
 func (m *Model) Measured(a, b string) bool {
-	d := m.pairs[probe.NewPair(a, b)]
+	d := m.pairs[probeplan.NewPair(a, b)]
 	return d != nil && d.at != 0
 }
 

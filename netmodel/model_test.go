@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 func m(a, b string, w float64) Measurement {
@@ -79,7 +79,7 @@ func TestModelDisagreement(t *testing.T) {
 	}
 	md := Build(asg, ms, DefaultConfig())
 	got := md.Disagreements()
-	want := []probe.Pair{probe.NewPair("a2", "b2")}
+	want := []probeplan.Pair{probeplan.NewPair("a2", "b2")}
 	if len(got) != len(want) || got[0] != want[0] {
 		t.Fatalf("Disagreements = %v, want %v", got, want)
 	}
@@ -93,7 +93,7 @@ func TestModelDisagreement(t *testing.T) {
 	md = Build(asg, ms, DefaultConfig())
 	found := false
 	for _, p := range md.Disagreements() {
-		found = found || p == probe.NewPair("a1", "a5")
+		found = found || p == probeplan.NewPair("a1", "a5")
 	}
 	if !found {
 		t.Fatalf("a1-a5 at 120 between 950 links not flagged: %v", md.Disagreements())
@@ -128,18 +128,18 @@ func TestTablesMatchPair(t *testing.T) {
 			}
 		}
 		md := Build(Infer(names, nil, ms, DefaultConfig()), ms, DefaultConfig())
-		got := map[probe.Pair]Estimate{}
+		got := map[probeplan.Pair]Estimate{}
 		md.Tables(names).Each(len(names), func(i, j int, rtt, avail, peak float64) {
 			if !(i < j) {
 				t.Fatalf("pair %d-%d out of order", i, j)
 			}
-			got[probe.NewPair(names[i], names[j])] = Estimate{Known: true, AvailMbps: avail, PeakMbps: peak, RTTms: rtt}
+			got[probeplan.NewPair(names[i], names[j])] = Estimate{Known: true, AvailMbps: avail, PeakMbps: peak, RTTms: rtt}
 		})
 		for i, a := range names {
 			for _, b := range names[i+1:] {
 				want := md.Pair(a, b)
 				want.Uncertain = false
-				g, ok := got[probe.NewPair(a, b)]
+				g, ok := got[probeplan.NewPair(a, b)]
 				switch {
 				case md.Measured(a, b):
 					if ok {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // simCluster is a synthetic cluster for the planner simulation: switches
@@ -70,21 +70,21 @@ type simResult struct {
 
 // simulate runs the leader's loop for cycles bandwidth cycles: infer the
 // switches (or take them declared), build the model, plan with
-// probe.PlanTopoCycle, and "run" every planned test against the synthetic
+// probeplan.PlanTopoCycle, and "run" every planned test against the synthetic
 // truth with ±10 % noise. Bytes per node are counted over the second
 // hour (cycles 13-24 at the default 5-minute interval), once the cold
 // start is over.
 func simulate(n, switchSize int, declared bool, cycles int, seed uint64) simResult {
 	r := rand.New(rand.NewPCG(seed, 99))
 	c := newSimCluster(n, switchSize, r)
-	budget := probe.DefaultBudgetConfig()
+	budget := probeplan.DefaultBudgetConfig()
 	perHour := int(time.Hour / budget.CycleInterval)
 	decl := map[string]string{}
 	if declared {
 		decl = c.sw
 	}
-	meas := map[probe.Pair]*Measurement{}
-	last := map[probe.Pair]time.Time{}
+	meas := map[probeplan.Pair]*Measurement{}
+	last := map[probeplan.Pair]time.Time{}
 	bytes := map[string]uint64{}
 	res := simResult{nodes: n}
 	for s := range c.uplink {
@@ -109,7 +109,7 @@ func simulate(n, switchSize int, declared bool, cycles int, seed uint64) simResu
 		for _, nm := range c.names {
 			sw[nm] = asg[nm].Name
 		}
-		plan := probe.PlanTopoCycle(probe.TopoInput{Members: c.names, Switch: sw, Last: last, Uncertain: md.Disagreements(),
+		plan := probeplan.PlanTopoCycle(probeplan.TopoInput{Members: c.names, Switch: sw, Last: last, Uncertain: md.Disagreements(),
 			Cycle: uint64(cyc), Budget: budget, Now: now})
 		second := cyc > perHour && cyc <= 2*perHour
 		if second {
@@ -214,7 +214,7 @@ func groupingMatches(c simCluster, asg Assignment) bool {
 // TestSimulation_ProbeTraffic is the simulation behind the figures in
 // docs/design/network-model.md: the topology planner on synthetic clusters of
 // 16, 128 and 1,000 nodes (switches of 16), beside the all-pairs
-// planner's figures (probe.TrafficPerHour). It checks that probe traffic
+// planner's figures (probeplan.TrafficPerHour). It checks that probe traffic
 // per node is flat in n and within the budget. Print the table with
 //
 //	go test -run TestSimulation_ProbeTraffic -v ./netmodel/
@@ -222,7 +222,7 @@ func TestSimulation_ProbeTraffic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation: 2 hours of cycles at 1,000 nodes")
 	}
-	budget := probe.DefaultBudgetConfig()
+	budget := probeplan.DefaultBudgetConfig()
 	budgetMiB := float64(budget.BytesPerHour) / (1 << 20)
 	var b strings.Builder
 	fmt.Fprintf(&b, "simulation (synthetic clusters, switches of 16, default budget %.0f MiB/node/h, 4 MiB tests, 5-min cycles; second hour)\n", budgetMiB)
@@ -264,7 +264,7 @@ func TestSimulation_ProbeTraffic(t *testing.T) {
 	t.Log("\n" + b.String())
 	// Flat in n: whatever n, no node exceeds the per-node caps
 	// (TopoConfig.PerNode tests per cycle), far under the budget.
-	bound := float64(probe.DefaultTopoConfig().PerNode()) * float64(budget.TestBytes) / (1 << 20) * float64(time.Hour/budget.CycleInterval)
+	bound := float64(probeplan.DefaultTopoConfig().PerNode()) * float64(budget.TestBytes) / (1 << 20) * float64(time.Hour/budget.CycleInterval)
 	for i, m := range maxes {
 		if m > bound {
 			t.Errorf("size %d: busiest node %.0f MiB/h over the per-node bound %.0f", i, m, bound)
@@ -272,16 +272,16 @@ func TestSimulation_ProbeTraffic(t *testing.T) {
 	}
 }
 
-// oldPlanner is the all-pairs planner's traffic (probe.PlanCycle); above
+// oldPlanner is the all-pairs planner's traffic (probeplan.PlanCycle); above
 // 200 nodes it is computed, not simulated: under the budget every node
 // takes TestsPerCycle tests per cycle and the n(n-1)/2 pairs need
 // n(n-1)/2 / (n*TestsPerCycle/2) cycles.
-func oldPlanner(n int, cfg probe.BudgetConfig) probe.Traffic {
+func oldPlanner(n int, cfg probeplan.BudgetConfig) probeplan.Traffic {
 	if n <= 200 {
-		return probe.TrafficPerHour(n, cfg)
+		return probeplan.TrafficPerHour(n, cfg)
 	}
 	per := min(cfg.TestsPerCycle(), n-1)
 	cycles := int(math.Ceil(float64(n-1) / float64(per)))
-	return probe.Traffic{Nodes: n, TestsPerNode: per, MaxBytesPerNodeHour: uint64(per) * cfg.TestBytes * uint64(time.Hour/cfg.CycleInterval),
+	return probeplan.Traffic{Nodes: n, TestsPerNode: per, MaxBytesPerNodeHour: uint64(per) * cfg.TestBytes * uint64(time.Hour/cfg.CycleInterval),
 		CyclesToCover: cycles, CoverTime: time.Duration(cycles) * cfg.CycleInterval}
 }

@@ -3,6 +3,8 @@ package probe
 import (
 	"fmt"
 	"time"
+
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Config gathers the package's tunables for the agent to embed.
@@ -12,13 +14,13 @@ type Config struct {
 	// Bounds 100 ms (the Tracker keeps at most 15 minutes at that rate)
 	// to 1 min (slower would leave the 1-minute mean one sample deep).
 	SampleInterval time.Duration
-	// Budget caps bandwidth-probe traffic; see BudgetConfig.
-	Budget BudgetConfig
+	// Budget caps bandwidth-probe traffic; see probeplan.BudgetConfig.
+	Budget probeplan.BudgetConfig
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	return Config{SampleInterval: 3 * time.Second, Budget: DefaultBudgetConfig()}
+	return Config{SampleInterval: 3 * time.Second, Budget: probeplan.DefaultBudgetConfig()}
 }
 
 // Validate reports the first field out of bounds, naming the bound.

@@ -1,15 +1,16 @@
-// Package probe measures a node and plans the measurements between nodes.
+// Package probe measures a node and the network between nodes; the plans
+// of which nodes test which, and when, are probeplan's.
 //
 // It is split into a pure core and a thin shell. The core takes data and
 // time as arguments: running means (Tracker), PE parsing (ParsePEFlag,
 // ParseNvidiaSMI, ScanDRM over an fs.FS), the ELF scan of a job's
 // executable (ScanELF) and of an interpreted program's MPI binding
-// (ScanProgram, which reads files and never runs them), and the bandwidth schedule (Rounds, PlanCycle,
-// PlanTopoCycle).
+// (ScanProgram, which reads files and never runs them).
 // The shell touches the machine through small interfaces: Sampler
 // (HostSampler on gopsutil), HostInventory (GopsutilInventory) and Runner
-// (ExecRunner for nvidia-smi). probe imports nothing else of shoal; the
-// agent converts its types.
+// (ExecRunner for nvidia-smi); the probe server and the pinger measure
+// bandwidth and RTT. probe imports nothing else of shoal but probeplan's
+// budget; the agent converts its types.
 //
 // The node-state loop of an agent (seed 002 §4, NodeStateD):
 //
@@ -22,23 +23,6 @@
 //		dyn := tr.Add(raw) // latest values with 1/5/15-minute means
 //		publish(st, dyn)   // gossip
 //	}
-//
-// The leader's bandwidth schedule, once per cycle:
-//
-//	plan := probe.PlanCycle(liveMembers, lastMeasured, budget, now)
-//	for _, round := range plan.Rounds {
-//		// each node is in at most one pair of a round
-//	}
-//	unmeasured := probe.Unmeasured(liveMembers, lastMeasured) // show, never guess
-//
-// Above ten nodes the leader plans O(n + s²) tests instead:
-// each node against its own switch's ring neighbours, a few tests per
-// switch pair, the pairs the network model (netmodel) is unsure of, and
-// exploration for nodes of unknown switch; no node and no uplink in two
-// tests of a round:
-//
-//	plan := probe.PlanTopoCycle(probe.TopoInput{Members: live, Switch: sw, Last: last,
-//		Uncertain: model.Disagreements(), Cycle: cycle, Budget: budget, Now: now})
 //
 // Job PE needs when a job declares no --pe (seed 001: scan the program for PE libraries):
 //

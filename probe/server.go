@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/internal/connlimit"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // ServerConfig bounds what a probe server accepts.
@@ -74,7 +75,7 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("probe server: Key must have at least 16 bytes")
 	}
 	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = DefaultBudgetConfig().TestBytes
+		cfg.MaxBytes = probeplan.DefaultBudgetConfig().TestBytes
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second

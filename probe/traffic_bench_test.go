@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // BenchmarkProbeTraffic prints, for 8, 32 and 128 nodes under the default
@@ -15,13 +17,13 @@ import (
 //
 //	go test -run '^$' -bench ProbeTraffic -benchtime 1x ./probe/
 func BenchmarkProbeTraffic(b *testing.B) {
-	cfg := DefaultBudgetConfig()
+	cfg := probeplan.DefaultBudgetConfig()
 	const slot = 6 * time.Second
 	for b.Loop() {
 	}
 	fmt.Println("nodes  tests/node/cycle  rounds  bw MiB/node/h (max)  ping KiB/node/h  cycle (slotted)  busy time @1Gbit/s  all pairs after")
 	for _, n := range []int{8, 32, 128} {
-		tr := TrafficPerHour(n, cfg)
+		tr := probeplan.TrafficPerHour(n, cfg)
 		ping := float64((n-1)*3*2*2*(echoLen+28)*60) / 1024 // sent+received, request+answer, with IP/UDP headers
 		fmt.Printf("%5d  %16d  %6d  %19d  %15.0f  %15s  %18s  %15s\n", n, tr.TestsPerNode, tr.Rounds,
 			tr.MaxBytesPerNodeHour>>20, ping, time.Duration(tr.Rounds)*slot,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -154,7 +154,7 @@ func (s *Server) handleProbes(w http.ResponseWriter, _ *http.Request) {
 				LastReason: reasons[raftfsm.ProbeKey{Node: e.State.Name, Kind: b.Kind}]}
 			if b.Beat > 0 {
 				pi.LastBeat = time.UnixMilli(b.Beat).UTC()
-				if b.State == probe.StateRunning && now.Sub(pi.LastBeat) > stale {
+				if b.State == probeplan.StateRunning && now.Sub(pi.LastBeat) > stale {
 					pi.State = "stale"
 				}
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/ui"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -49,7 +49,7 @@ type Config struct {
 // DefaultConfig is a config with the production limits; Name and Token
 // must still be set.
 func DefaultConfig() Config {
-	return Config{HTTP: DefaultLimits(), ProbeStaleAfter: probe.DefaultSuperviseConfig().StaleAfter, Logger: slog.Default(), Clock: time.Now}
+	return Config{HTTP: DefaultLimits(), ProbeStaleAfter: probeplan.DefaultSuperviseConfig().StaleAfter, Logger: slog.Default(), Clock: time.Now}
 }
 
 // Validate names what is missing or out of bounds.

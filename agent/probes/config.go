@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // Config tunes the network probes and their supervision.
@@ -39,7 +39,7 @@ type Config struct {
 	BeatInterval time.Duration
 	// Supervise tunes the leader's relaunch decisions (stale threshold,
 	// backoff).
-	Supervise probe.SuperviseConfig
+	Supervise probeplan.SuperviseConfig
 	// InProcess runs the probes as goroutines of the agent instead of
 	// `shoal probe KIND` processes. Tests that do not exercise process
 	// supervision set it: a parallel test suite on two cores cannot afford
@@ -50,8 +50,8 @@ type Config struct {
 	RoundSlack time.Duration
 	// Topo bounds the tests the leader's topology planner gives each node
 	// and switch per bandwidth cycle (--topo-* flags); the leader reads
-	// it. The zero value is probe.DefaultTopoConfig.
-	Topo probe.TopoConfig
+	// it. The zero value is probeplan.DefaultTopoConfig.
+	Topo probeplan.TopoConfig
 }
 
 // maxLatencyPeers bounds Config.LatencyPeers: beyond it the probe's pings
@@ -60,7 +60,7 @@ const maxLatencyPeers = 4096
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	b := probe.DefaultBudgetConfig()
+	b := probeplan.DefaultBudgetConfig()
 	return Config{
 		Port:              7949,
 		LatencyInterval:   time.Minute,
@@ -70,9 +70,9 @@ func DefaultConfig() Config {
 		BandwidthTimeout:  5 * time.Second,
 		Budget:            b.BytesPerHour,
 		BeatInterval:      2 * time.Second,
-		Supervise:         probe.DefaultSuperviseConfig(),
+		Supervise:         probeplan.DefaultSuperviseConfig(),
 		RoundSlack:        time.Second,
-		Topo:              probe.DefaultTopoConfig(),
+		Topo:              probeplan.DefaultTopoConfig(),
 	}
 }
 
@@ -98,8 +98,8 @@ func (c Config) WithTuning(t Tuning) Config {
 }
 
 // BudgetConfig is the bandwidth schedule's view of these settings.
-func (c Config) BudgetConfig() probe.BudgetConfig {
-	return probe.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval}
+func (c Config) BudgetConfig() probeplan.BudgetConfig {
+	return probeplan.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval}
 }
 
 // RoundLen is the time one round of bandwidth tests is given.
@@ -138,7 +138,7 @@ func (c Config) Validate() error {
 	if err := c.BudgetConfig().Validate(); err != nil {
 		return fmt.Errorf("%w (--bandwidth-bytes, --bandwidth-interval, --probe-budget)", err)
 	}
-	if c.Topo != (probe.TopoConfig{}) {
+	if c.Topo != (probeplan.TopoConfig{}) {
 		if err := c.Topo.Validate(); err != nil {
 			return err
 		}

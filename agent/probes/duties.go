@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/probes/child"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -33,7 +33,7 @@ func (m *Manager) doDuty(now time.Time) {
 	var key dutyKey
 	m.d.State.View(func(s *raftfsm.State) {
 		d = s.ProbeDuties
-		r := probe.RoundAt(d.SetAt, d.RoundLen, len(d.Rounds), now)
+		r := probeplan.RoundAt(d.SetAt, d.RoundLen, len(d.Rounds), now)
 		if d.Cycle == 0 || r < 0 || r >= len(d.Rounds) {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/probes/child"
 	"github.com/shoal-hpc/shoal/internal/spawn"
 	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 )
 
 // probeProc is one running (or ended) probe: an OS process started from
@@ -48,13 +49,13 @@ func (p *probeProc) status() (string, time.Time) {
 	defer p.mu.Unlock()
 	select {
 	case <-p.done:
-		return probe.StateExited, p.lastBeat
+		return probeplan.StateExited, p.lastBeat
 	default:
 	}
 	if p.lastBeat.IsZero() {
-		return probe.StateStarting, p.lastBeat
+		return probeplan.StateStarting, p.lastBeat
 	}
-	return probe.StateRunning, p.lastBeat
+	return probeplan.StateRunning, p.lastBeat
 }
 
 func (p *probeProc) exited() bool {

@@ -10,7 +10,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -83,7 +83,7 @@ func benchJobSpec() raftfsm.JobSpec {
 func benchLeaderConfig(self string) leader.Config {
 	return leader.Config{Self: self, Voters: 3, CoallocTimeout: 10 * time.Second,
 		JobRetention: time.Hour, Elastic: elastic.DefaultConfig(),
-		Probes: leader.ProbeConfig{Supervise: probe.DefaultSuperviseConfig(), Budget: probe.DefaultBudgetConfig(),
+		Probes: leader.ProbeConfig{Supervise: probeplan.DefaultSuperviseConfig(), Budget: probeplan.DefaultBudgetConfig(),
 			RoundLen: 6 * time.Second, BandwidthInterval: 5 * time.Minute}}
 }
 

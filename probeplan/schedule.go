@@ -1,4 +1,4 @@
-package probe
+package probeplan
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package probe
+package probeplan
 
 import (
 	"fmt"
@@ -65,23 +65,6 @@ func TestBudgetConfig_TestsPerCycle(t *testing.T) {
 	}
 }
 
-func TestConfig_Validate(t *testing.T) {
-	t.Parallel()
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatal(err)
-	}
-	c := DefaultConfig()
-	c.SampleInterval = 10 * time.Millisecond
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "SampleInterval = 10ms, want 100ms..1m0s") {
-		t.Errorf("Validate() = %v", err)
-	}
-	c = DefaultConfig()
-	c.Budget.TestBytes = 1
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "TestBytes") {
-		t.Errorf("Validate() = %v", err)
-	}
-}
-
 // The simulated hour must respect the budget at every size.
 func TestTrafficPerHour_WithinBudget(t *testing.T) {
 	t.Parallel()
@@ -107,7 +90,7 @@ func TestTrafficPerHour_WithinBudget(t *testing.T) {
 // the rounds of one cycle take at an assumed 1 Gbit/s with 5 ms of setup
 // per test. Run it with:
 //
-//	go test -run ExampleTrafficPerHour -v ./probe/
+//	go test -run ExampleTrafficPerHour -v ./probeplan/
 func ExampleTrafficPerHour() {
 	cfg := DefaultBudgetConfig()
 	fmt.Println("nodes  tests/node/cycle  rounds  MiB/node/hour(max)  all pairs measured after  cycle time @1Gbit/s")
