@@ -15,7 +15,7 @@ DEV      := $(BIN)/shoal-dev
 DEMO_ABS := $(abspath $(DEMO_DIR))
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_ABS)/token
 
-.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
+.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure core-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
 
 all: build
 
@@ -135,7 +135,22 @@ leader-pure:
 		case "$$imp" in "$$f"|"$$f"/*) bad="$$bad $$imp";; esac; done; done; \
 	test -z "$$bad" || { echo "leader imports$$bad: the leader core must not do I/O; take what it needs through leader.View"; exit 1; }
 
-lint: leader-pure
+# The pure core links no sampler, process runner or transport anywhere in
+# its dependency graph (internal/purity's test checks the same list). net
+# and syscall stay allowed: they come with the standard library and with
+# raft's FSM interface.
+CORE_PURE_PKGS := ./leader ./netmodel ./placement ./raftfsm ./elastic ./probeplan
+CORE_IMPURE    := os/exec github.com/shirou/gopsutil github.com/hashicorp/memberlist github.com/shoal-hpc/shoal/probe github.com/shoal-hpc/shoal/gossip github.com/shoal-hpc/shoal/agent
+core-pure:
+	@for pkg in $(CORE_PURE_PKGS); do \
+		deps="$$($(GO) list -deps $$pkg)" || exit 1; \
+		test -n "$$deps" || { echo "core purity: go list -deps $$pkg printed nothing"; exit 1; }; \
+		bad=""; for d in $$deps; do for f in $(CORE_IMPURE); do \
+			case "$$d" in "$$f"|"$$f"/*) bad="$$bad $$d";; esac; done; done; \
+		test -z "$$bad" || { echo "$$pkg links$$bad: the pure core takes samples and measurements as arguments; move the I/O to the agent"; exit 1; }; \
+	done
+
+lint: leader-pure core-pure
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	@test -x "$$($(GO) env GOPATH)/bin/staticcheck" || GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -20,9 +20,10 @@ func forbidden(imp string) bool {
 }
 
 // The core stays pure: go list shows what its non-test files import, and
-// no non-test file may read the wall clock. (Its dependencies may do I/O
-// of their own, placement and probe included; what matters is that this
-// package's decisions take everything through the View.)
+// no non-test file may read the wall clock. (internal/purity checks the
+// whole dependency graph for samplers, processes and transports; this
+// test is stricter on the package itself: its decisions take everything
+// through the View.)
 func TestPure(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, ".").CombinedOutput()
