@@ -302,33 +302,26 @@ func (l *leading) scheduleJobs(ctx context.Context) {
 		}
 	}()
 	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, leader.Schedule,
-		func(b leader.JobsBook, c leader.Command, res api.ApplyResult) leader.JobsBook {
-			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err == "" {
+		func(c leader.Command, a leader.Answer) {
+			if p, ok := c.Body.(raftfsm.PlaceJob); ok && a.Taken() {
 				placed, last = placed+1, time.Now()
 				if c.Explain != nil && l.placements != nil {
 					l.placements.record(httpapi.Placement{Job: p.ID, Attempt: p.Attempt, At: l.clock(), Leader: l.name, Score: *c.Explain})
 				}
 			}
-			if p, ok := c.Body.(raftfsm.PlaceJob); ok && res.Err != "" {
+			if p, ok := c.Body.(raftfsm.PlaceJob); ok && !a.Taken() {
 				// One job refused must not hold up the jobs behind it: the
-				// next round rejects it if raft would refuse it every round.
-				l.log.Warn("placement refused by raft", "job", p.ID, "code", res.Code, "err", res.Err)
-				return b.PlacementRefused(p.ID, p.Attempt, res.Code, res.Err)
+				// next round rejects it if raft would refuse it every round
+				// (the Book remembers the refusal).
+				l.log.Warn("placement refused by raft", "job", p.ID, "code", a.Code, "err", a.Err)
 			}
-			return b
 		})
 }
 
 // leadProbes runs the core's probe supervision and bandwidth schedule
 // (leader.Probes) once.
 func (l *leading) leadProbes(ctx context.Context) {
-	runDuty(ctx, l, true, func(b *leader.Book) *leader.ProbesBook { return &b.Probes }, leader.Probes,
-		func(b leader.ProbesBook, c leader.Command, res api.ApplyResult) leader.ProbesBook {
-			if c.Cycle != nil && res.Err == "" {
-				return b.CycleCommitted(*c.Cycle)
-			}
-			return b
-		})
+	runDuty(ctx, l, true, func(b *leader.Book) *leader.ProbesBook { return &b.Probes }, leader.Probes, nil)
 }
 
 // collectJobs runs the core's job janitor (leader.CollectJobs) once.
@@ -338,10 +331,11 @@ func (l *leading) collectJobs(ctx context.Context) {
 
 // runDuty runs one duty of the core once: it reads the duty's part of
 // the Book, decides on the current state (under the FSM's read lock when
-// live, else on a copy, with the round canceled with ctx), proposes the
-// commands, folds raft's answers in with answer, and keeps the part.
+// live, else on a copy, with the round canceled with ctx), keeps the
+// part, and carries the commands out (leader.CarryOut), folding raft's
+// answers into the Book. taken, when set, hears each answer as well.
 func runDuty[B any](ctx context.Context, l *leading, live bool, part func(*leader.Book) *B,
-	decide func(leader.View, B) ([]leader.Command, B), answer func(B, leader.Command, api.ApplyResult) B) {
+	decide func(leader.View, B) ([]leader.Command, B), taken func(leader.Command, leader.Answer)) {
 	var b B
 	l.update(func(bk *leader.Book) { b = *part(bk) })
 	var cmds []leader.Command
@@ -356,44 +350,47 @@ func runDuty[B any](ctx context.Context, l *leading, live bool, part func(*leade
 		v.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
 		cmds, b = decide(v, b)
 	}
-	var taken func(leader.Command, api.ApplyResult)
-	if answer != nil {
-		taken = func(c leader.Command, res api.ApplyResult) { b = answer(b, c, res) }
-	}
-	l.carryOut(ctx, cmds, taken)
+	// The part is this duty's alone, and an answer touches only the part
+	// of the duty that decided the command: keeping the part first and
+	// folding the answers into the whole Book after comes to the same.
 	l.update(func(bk *leader.Book) { *part(bk) = b })
+	leader.CarryOut(&proposer{ctx: ctx, l: l, taken: taken}, cmds)
 }
 
-// carryOut proposes a round's commands in order and logs the notes the
-// core attached to them. taken, when set, hears raft's answer to each
-// command raft committed (res.Err set when the FSM refused it). Once a
-// placement command is not taken, the round's later placement commands
-// are skipped: they counted it as committed.
-func (l *leading) carryOut(ctx context.Context, cmds []leader.Command, taken func(leader.Command, api.ApplyResult)) {
-	skipPlacement := false
-	for _, c := range cmds {
-		if c.Placement && skipPlacement {
-			continue
-		}
-		if c.Before != nil {
-			l.log.Info(c.Before.Msg, c.Before.Attrs...)
-		}
-		res, err := l.propose(ctx, c.Type, c.Body)
-		ok := err == nil && res.Err == ""
-		switch {
-		case ok && c.After != nil:
-			l.log.Info(c.After.Msg, c.After.Attrs...)
-		case !ok && c.Failed != nil:
-			l.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", res.Err)...)
-		}
-		if !ok && c.Placement {
-			skipPlacement = true
-		}
-		if err == nil && taken != nil {
-			taken(c, res)
-		}
+// proposer carries one round of the core's commands out through raft
+// and logs the notes the core attached to them.
+type proposer struct {
+	ctx   context.Context
+	l     *leading
+	taken func(leader.Command, leader.Answer)
+}
+
+var _ leader.Proposer = (*proposer)(nil)
+
+func (p *proposer) Propose(c leader.Command) (leader.Answer, error) {
+	if c.Before != nil {
+		p.l.log.Info(c.Before.Msg, c.Before.Attrs...)
+	}
+	res, err := p.l.propose(p.ctx, c.Type, c.Body)
+	ok := err == nil && res.Err == ""
+	switch {
+	case ok && c.After != nil:
+		p.l.log.Info(c.After.Msg, c.After.Attrs...)
+	case !ok && c.Failed != nil:
+		p.l.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", res.Err)...)
+	}
+	return leader.Answer{Code: res.Code, Err: res.Err}, err
+}
+
+func (p *proposer) Answered(c leader.Command, a leader.Answer) {
+	p.l.update(func(bk *leader.Book) { *bk = bk.Answered(c, a) })
+	if p.taken != nil {
+		p.taken(c, a)
 	}
 }
+
+// Skipped logs nothing: the next round decides the command again.
+func (p *proposer) Skipped(leader.Command) {}
 
 // propose commits one command from the leader. The error is raft's (not
 // the leader, timeout); a command the FSM refused comes back in res.Err

@@ -3,8 +3,10 @@
 // gossip's observed state, the time, the configuration) and the leader's
 // own memory as an explicit value (Book), and returns the raft commands
 // to propose and the next Book. It does no I/O and reads no clock: the
-// agent builds the View, proposes what comes back, and feeds what raft
-// answered (a refused placement, a cycle committed) into the next Book.
+// agent builds the View, proposes what comes back through CarryOut, and
+// folds what raft answered (a refused placement, a cycle committed) into
+// the next Book with Book.Answered. The core's tests carry their rounds
+// out through the same loop, on the FSM alone.
 //
 //	gossip (nodes, liveness,            raft FSM (jobs, probes,
 //	probe beats, links)                 duties, settings)

@@ -150,31 +150,34 @@ func (w *world) round() Ready {
 			w.servers = append(w.servers, Server{ID: a.ID, Addr: a.Addr})
 		}
 	}
-	skip := false
-	for _, c := range r.Commands {
-		if c.Placement && skip {
-			w.logf("  leader: (skipped) %s %s", c.Type, js(c.Body))
-			continue
-		}
-		res := w.apply(c.Type, c.Body)
-		line := "  leader: " + c.Type + " " + js(c.Body) + outcome(res)
-		for _, n := range []*Note{c.Before, c.After} {
-			if n != nil && (n == c.Before || res.Err == nil) {
-				line += " [" + n.Msg + "]"
-			}
-		}
-		w.logf("%s", line)
-		if res.Err != nil {
-			skip = skip || c.Placement
-			if p, ok := c.Body.(raftfsm.PlaceJob); ok {
-				w.book.Jobs = w.book.Jobs.PlacementRefused(p.ID, p.Attempt, raftfsm.Code(res.Err), res.Err.Error())
-			}
-		} else if c.Cycle != nil {
-			w.book.Probes = w.book.Probes.CycleCommitted(*c.Cycle)
-		}
-	}
+	CarryOut(w, r.Commands)
 	return r
 }
+
+// Propose commits one of the leader's commands, as raft would, and logs
+// it with the FSM's answer and the notes the agent would log.
+func (w *world) Propose(c Command) (Answer, error) {
+	res := w.apply(c.Type, c.Body)
+	line := "  leader: " + c.Type + " " + js(c.Body) + outcome(res)
+	for _, n := range []*Note{c.Before, c.After} {
+		if n != nil && (n == c.Before || res.Err == nil) {
+			line += " [" + n.Msg + "]"
+		}
+	}
+	w.logf("%s", line)
+	if res.Err != nil {
+		return Answer{Code: raftfsm.Code(res.Err), Err: res.Err.Error()}, nil
+	}
+	return Answer{}, nil
+}
+
+// Answered folds raft's answer into the world's Book, as the agent does.
+func (w *world) Answered(c Command, a Answer) { w.book = w.book.Answered(c, a) }
+
+// Skipped logs a placement command the round left out.
+func (w *world) Skipped(c Command) { w.logf("  leader: (skipped) %s %s", c.Type, js(c.Body)) }
+
+var _ Proposer = (*world)(nil)
 
 // nodesAct is what the nodes do between rounds: every alive node acks
 // the reservations of launching attempts it holds (but those in hung),
