@@ -18,7 +18,6 @@ import (
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/agent/probes"
-	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/agent/replica"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/metrics"
@@ -156,13 +155,15 @@ func New(cfg Config) (*Agent, error) {
 	if a.httpLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort))); err != nil {
 		return nil, fmt.Errorf("listen for the HTTP API on port %d: %w", cfg.HTTPPort, err)
 	}
-	if a.raftLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RaftPort))); err != nil {
-		a.httpLn.Close()
-		return nil, fmt.Errorf("listen for raft on port %d: %w", cfg.RaftPort, err)
+	if cfg.RaftBackend == nil {
+		if a.raftLn, err = net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RaftPort))); err != nil {
+			a.httpLn.Close()
+			return nil, fmt.Errorf("listen for raft on port %d: %w", cfg.RaftPort, err)
+		}
 	}
 	if a.sockLn, err = listenSocket(&a.cfg, a.log); err != nil {
 		a.httpLn.Close()
-		a.raftLn.Close()
+		a.closeRaftListener()
 		return nil, err
 	}
 	return a, nil
@@ -171,8 +172,14 @@ func New(cfg Config) (*Agent, error) {
 // HTTPPort and RaftPort are the bound ports.
 func (a *Agent) HTTPPort() int { return a.httpLn.Addr().(*net.TCPAddr).Port }
 
-// RaftPort is the bound raft port.
-func (a *Agent) RaftPort() int { return a.raftLn.Addr().(*net.TCPAddr).Port }
+// RaftPort is the bound raft port, or the one configured for a raft
+// backend of its own.
+func (a *Agent) RaftPort() int {
+	if a.raftLn == nil {
+		return a.cfg.RaftPort
+	}
+	return a.raftLn.Addr().(*net.TCPAddr).Port
+}
 
 // GossipPort is the bound gossip port (after Start).
 func (a *Agent) GossipPort() int { _, p := a.gossip.LocalAddr(); return p }
@@ -257,7 +264,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.gossip.Shutdown()
 		return fmt.Errorf("start the HTTP API: %w", err)
 	}
-	if raftnode.HasState(a.raftDir()) {
+	if a.raftBackend().HasState() {
 		// A server before it stopped: raft restores its own state.
 		if _, err := a.startServer(0); err != nil {
 			a.gossip.Shutdown()
@@ -315,7 +322,7 @@ func (a *Agent) startGossip() error {
 		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),
 		// A server before it stopped says so at once: the leader's
 		// autopilot must not take it for a stale server.
-		Raft:   gossip.RaftInfo{Member: raftnode.HasState(a.raftDir())},
+		Raft:   gossip.RaftInfo{Member: a.raftBackend().HasState()},
 		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch, a.cfg.Features)),
 	})
 	if err != nil {
@@ -382,7 +389,7 @@ func (a *Agent) shutdown(graceful bool) error {
 		}
 		srv.node.CloseTransport()
 	} else {
-		a.raftLn.Close()
+		a.closeRaftListener()
 	}
 	if a.gossip != nil {
 		if err := a.gossip.Shutdown(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/agent/probes"
+	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
@@ -115,8 +116,16 @@ type Config struct {
 	HTTP HTTPLimits
 
 	// Gossip tunes memberlist. Name, addresses, port and key are filled in
-	// from the fields above.
+	// from the fields above. Its Transport, when set, carries gossip
+	// instead of sockets on GossipPort (an in-memory twin in tests).
 	Gossip gossip.Config
+
+	// RaftBackend gives raft its transport and stores once this agent is
+	// a server. Default (nil): mutual TLS on RaftPort and boltdb under
+	// DataDir/raft (raftnode.Disk). With a backend of its own (an
+	// in-memory twin, as testcluster's) the agent binds no raft port and
+	// advertises RaftPort as given, which must then not be 0.
+	RaftBackend raftnode.Backend
 
 	// Bin is the shoal executable the agent starts for `shoal probe KIND`,
 	// hands to MPI as its remote launcher (`shoal rsh`), and starts as the
@@ -282,6 +291,9 @@ func (c *Config) Validate() error {
 		if p < 0 || p > 65535 {
 			return fmt.Errorf("port %d is outside 0-65535", p)
 		}
+	}
+	if c.RaftBackend != nil && c.RaftPort == 0 {
+		return errors.New("a raft backend of its own needs a raft port to advertise: set RaftPort")
 	}
 	if c.GossipPort != 0 && (c.GossipPort == c.RaftPort || c.GossipPort == c.HTTPPort) || c.RaftPort != 0 && c.RaftPort == c.HTTPPort {
 		return fmt.Errorf("gossip, raft and http ports must differ (%d, %d, %d)", c.GossipPort, c.RaftPort, c.HTTPPort)

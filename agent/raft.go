@@ -42,6 +42,23 @@ func (r *serverRef) raft() *raft.Raft {
 // a client never creates it.
 func (a *Agent) raftDir() string { return filepath.Join(a.cfg.DataDir, "raft") }
 
+// raftBackend is the transport and stores raft runs on: the configured
+// one, or TLS on the raft listener and boltdb under raftDir.
+func (a *Agent) raftBackend() raftnode.Backend {
+	if a.cfg.RaftBackend != nil {
+		return a.cfg.RaftBackend
+	}
+	return raftnode.Disk{Dir: a.raftDir()}
+}
+
+// closeRaftListener closes the raft port, bound unless a raft backend of
+// the agent's own needs none.
+func (a *Agent) closeRaftListener() {
+	if a.raftLn != nil {
+		a.raftLn.Close()
+	}
+}
+
 // startServer starts this node's raft (agent/raftnode) over the raft
 // listener, with the agent's TLS trust and certificate, and its leader
 // loop. floor is the index the FSM already holds (a client becoming a
@@ -58,7 +75,7 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 	}
 	t := a.cfg.Raft
 	n, err := raftnode.Start(raftnode.Config{
-		ID: a.cfg.Name, Dir: a.raftDir(),
+		ID: a.cfg.Name, Backend: a.raftBackend(),
 		Timings:  raftnode.Timings{HeartbeatTimeout: t.HeartbeatTimeout, ElectionTimeout: t.ElectionTimeout, LeaderLeaseTimeout: t.LeaderLeaseTimeout, CommitTimeout: t.CommitTimeout},
 		Listener: a.raftLn, Advertise: &net.TCPAddr{IP: net.ParseIP(a.advertiseIP()), Port: a.RaftPort()},
 		Roots: a.tls.roots, Leaf: a.tls.leaf,

@@ -1,5 +1,6 @@
 // Package raftnode is the agent's raft plumbing: hashicorp/raft built
-// over boltdb stores and a mutual-TLS stream layer, its logs handed to
+// over a Backend (Disk: boltdb stores and a mutual-TLS stream layer; an
+// in-memory twin in tests), its logs handed to
 // slog, a stable store that survives the shutdown race, an FSM wrapper that
 // wakes the reconcilers after every applied entry, the floor that lets a
 // client become a server on the state it followed (catchup.go), and the

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/tlsca"
@@ -27,14 +24,18 @@ type Timings struct {
 type Config struct {
 	// ID is the node's raft server ID: its name.
 	ID string
-	// Dir holds the log and stable store (raft.db) and the snapshots.
+	// Backend gives raft its transport and stores; nil is Disk{Dir}.
+	Backend Backend
+	// Dir holds the log and stable store (raft.db) and the snapshots of
+	// the Disk backend.
 	Dir     string
 	Timings Timings
 	// Listener is the bound raft port; Advertise the address peers dial.
+	// A backend of its own (an in-memory twin) may ignore Listener.
 	Listener  net.Listener
 	Advertise net.Addr
 	// Roots are the trusted CAs and Leaf this node's certificate: raft
-	// speaks only mutual TLS (stream.go).
+	// speaks only mutual TLS on the Disk backend (stream.go).
 	Roots *x509.CertPool
 	Leaf  *tlsca.Leaf
 	// FSM is the replicated state; Wake channels are signalled (coalesced)
@@ -60,10 +61,12 @@ func (c *Config) Validate() error {
 	switch {
 	case c.ID == "":
 		return errors.New("raft node: empty ID")
-	case c.Dir == "":
+	case c.Backend == nil && c.Dir == "":
 		return errors.New("raft node: empty directory")
-	case c.Listener == nil || c.FSM == nil || c.Roots == nil || c.Leaf == nil:
-		return errors.New("raft node: listener, FSM, roots and leaf are required")
+	case c.Backend == nil && (c.Listener == nil || c.Roots == nil || c.Leaf == nil):
+		return errors.New("raft node: listener, roots and leaf are required")
+	case c.FSM == nil:
+		return errors.New("raft node: FSM is required")
 	}
 	return nil
 }
@@ -75,14 +78,14 @@ type Node struct {
 	// LeaderCh is raft's NotifyCh: buffered, so no transition is lost.
 	LeaderCh <-chan bool
 
-	trans  *raft.NetworkTransport
-	bolt   *raftboltdb.BoltStore
+	parts  Parts
 	stable *guardedStable
 }
 
-// Start opens the stores under cfg.Dir and starts raft over the TLS
-// stream layer. The node is not part of any cluster until it bootstraps
-// (Bootstrap) or a leader adds it.
+// Start opens the backend's transport and stores (by default boltdb
+// under cfg.Dir and the TLS stream layer) and starts raft. The node is
+// not part of any cluster until it bootstraps (Bootstrap) or a leader
+// adds it.
 func Start(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -90,29 +93,15 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	dir := cfg.Dir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create raft dir: %w", err)
+	if cfg.Backend == nil {
+		cfg.Backend = Disk{Dir: cfg.Dir}
 	}
 	hl := raftLogger(cfg.Logger)
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	parts, err := cfg.Backend.Open(cfg, hl)
 	if err != nil {
-		return nil, fmt.Errorf("open raft store %s: %w", filepath.Join(dir, "raft.db"), err)
+		return nil, err
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hl)
-	if err != nil {
-		bolt.Close()
-		return nil, fmt.Errorf("open snapshot store: %w", err)
-	}
-	logs, err := raft.NewLogCache(512, bolt)
-	if err != nil {
-		bolt.Close()
-		return nil, fmt.Errorf("raft log cache: %w", err)
-	}
-	n := &Node{bolt: bolt, stable: &guardedStable{s: bolt}}
-	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: newTLSStream(cfg.Listener, cfg.Advertise, cfg.Roots, cfg.Leaf), MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
-	})
+	n := &Node{parts: parts, stable: &guardedStable{s: parts.Stable}}
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
@@ -131,9 +120,11 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Floor > 0 {
 		fsm = &floorFSM{next: fsm, floor: cfg.Floor}
 	}
-	r, err := raft.NewRaft(rc, fsm, logs, n.stable, snaps, n.trans)
+	r, err := raft.NewRaft(rc, fsm, parts.Logs, n.stable, parts.Snapshots, parts.Transport)
 	if err != nil {
-		bolt.Close()
+		// The transport stays: it serves on the agent's listener, which
+		// the agent closes itself.
+		_ = n.CloseStore()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.Raft = r
@@ -141,12 +132,24 @@ func Start(cfg Config) (*Node, error) {
 }
 
 // CloseTransport closes the raft transport (after Raft.Shutdown).
-func (n *Node) CloseTransport() error { return n.trans.Close() }
+func (n *Node) CloseTransport() error {
+	if n.parts.CloseTransport == nil {
+		return nil
+	}
+	return n.parts.CloseTransport()
+}
 
 // CloseStore closes the log and stable store once no operation is in
 // flight; call it last, when nothing uses raft any more (see
 // guardedStable).
-func (n *Node) CloseStore() error { return n.stable.close(n.bolt.Close) }
+func (n *Node) CloseStore() error {
+	return n.stable.close(func() error {
+		if n.parts.CloseStore == nil {
+			return nil
+		}
+		return n.parts.CloseStore()
+	})
+}
 
 // Member reports whether this node is part of a raft configuration.
 func (n *Node) Member() bool {
