@@ -29,7 +29,15 @@ func (idle) Sample(context.Context) (probe.RawSample, error) {
 
 func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *testcluster.Cluster {
 	t.Helper()
+	return jobClusterOn(t, n, false, configure)
+}
+
+// jobClusterOn is jobCluster with gossip and raft on in-memory twins
+// (testcluster.Options.Twins) when twins is set.
+func jobClusterOn(t *testing.T, n int, twins bool, configure func(i int, c *agent.Config)) *testcluster.Cluster {
+	t.Helper()
 	c := testcluster.New(t, n, testcluster.Options{
+		Twins:   twins,
 		Bin:     testcluster.BuildShoal(t),
 		Sampler: func(int) probe.Sampler { return idle{} },
 		Configure: func(i int, cfg *agent.Config) {

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/testcluster/twins"
 )
 
 // NewToken is a fresh random cluster token, as `shoal keygen` makes. Every
@@ -54,6 +55,10 @@ type Options struct {
 	// Later is how many of the last nodes New configures but does not
 	// start: Start brings them in, as nodes joining a formed cluster.
 	Later int
+	// Twins runs gossip and raft over in-memory twins (package twins)
+	// instead of sockets, TLS and boltdb: Partition, Disconnect and Heal
+	// work, without root. The HTTP API stays on loopback.
+	Twins bool
 }
 
 // Cluster is a set of in-process agents.
@@ -70,6 +75,8 @@ type Cluster struct {
 	// until its idle timeout, a handshake each, until the agent's
 	// per-source connection cap refuses the test its next call.
 	clients map[string]*api.Client
+	// net is the twins' network when Options.Twins is set.
+	net *twins.Network
 }
 
 // New starts n agents, joins them into one cluster and registers their
@@ -86,6 +93,9 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		opts.LogLevel = slog.LevelWarn
 	}
 	c := &Cluster{t: t, opts: opts, token: NewToken(t), agents: make([]*agent.Agent, n), cfgs: make([]agent.Config, n)}
+	if opts.Twins {
+		c.net = twins.NewNetwork()
+	}
 	// TempDir first: cleanups run last-registered first, so the agents stop
 	// before their data directories are removed.
 	base := t.TempDir()
@@ -117,6 +127,13 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.WriteTimeout = 20 * time.Second
 		cfg.Logger = slog.New(h)
 		cfg.Bin = opts.Bin
+		if c.net != nil {
+			// No raft port is bound: this one only names the node's
+			// twin, below the kernel's ephemeral range the HTTP port
+			// comes from.
+			cfg.RaftPort = twinRaftPort + i
+			cfg.RaftBackend = c.net.Raft(cfg.Name)
+		}
 		if opts.Sampler != nil {
 			cfg.Sampler = opts.Sampler(i)
 		}
@@ -157,6 +174,9 @@ func (c *Cluster) start(i int) error {
 		}
 	}
 	c.mu.Unlock()
+	if c.net != nil {
+		cfg.Gossip.Transport = c.net.Gossip(cfg.Name)
+	}
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
