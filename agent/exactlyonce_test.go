@@ -25,7 +25,9 @@ func TestLeaderKilledDuringFiftySubmissions(t *testing.T) {
 		t.Skip("fault test; skipped with -short")
 	}
 	t.Parallel()
-	c := jobCluster(t, 5, nil)
+	// Real transports and boltdb: the leader dies with TLS connections and
+	// an open database, as in production.
+	c := jobClusterOn(t, 5, false, nil)
 	logf := filepath.Join(t.TempDir(), "runs")
 	// jobCluster waited for a leader, but leadership may move on a loaded
 	// machine: wait again rather than kill node -1.

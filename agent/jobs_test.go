@@ -27,13 +27,20 @@ func (idle) Sample(context.Context) (probe.RawSample, error) {
 	return probe.RawSample{At: time.Now(), MemAvail: 8 << 30}, nil
 }
 
+// jobCluster starts n agents that run jobs (a built shoal binary,
+// idle samplers, in-process probes) and waits until all are in raft.
+// Their gossip and raft run on in-memory twins: these tests are about jobs,
+// and the transports have tests of their own on sockets, TLS and boltdb
+// (raft_test.go, tls_test.go, cluster_test.go, and the restart and
+// snapshot tests, which call jobClusterOn with real transports).
 func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *testcluster.Cluster {
 	t.Helper()
-	return jobClusterOn(t, n, false, configure)
+	return jobClusterOn(t, n, true, configure)
 }
 
 // jobClusterOn is jobCluster with gossip and raft on in-memory twins
-// (testcluster.Options.Twins) when twins is set.
+// (testcluster.Options.Twins) when twins is set, on sockets, TLS and
+// boltdb when not.
 func jobClusterOn(t *testing.T, n int, twins bool, configure func(i int, c *agent.Config)) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.New(t, n, testcluster.Options{

@@ -23,7 +23,9 @@ func TestQuickRestartNeverRunsAnAttemptTwice(t *testing.T) {
 		t.Skip("fault test; skipped with -short")
 	}
 	t.Parallel()
-	c := jobCluster(t, 3, nil)
+	// Real transports and boltdb: the restarted agent finds its raft state
+	// on disk, as in production.
+	c := jobClusterOn(t, 3, false, nil)
 	leader := c.WaitLeader(30 * time.Second) // c.Leader() is -1 while leadership moves
 	a, b := (leader+1)%3, (leader+2)%3
 	for _, victim := range []string{"head", "non-head"} {

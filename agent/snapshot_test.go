@@ -37,7 +37,9 @@ func clusterState(t *testing.T, c *testcluster.Cluster, i int) *raftfsm.State {
 // changes nothing.
 func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	t.Parallel()
-	a := jobCluster(t, 3, nil)
+	// Real boltdb and file snapshots: the snapshot saved is what raft
+	// wrote to disk.
+	a := jobClusterOn(t, 3, false, nil)
 	ctx := context.Background()
 	n2 := a.Name(2)
 	done := submitAPI(t, a, 0, api.JobSpec{Cmd: []string{"true"}, NP: 1})
