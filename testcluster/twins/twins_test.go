@@ -36,8 +36,9 @@ func status(g *gossip.Gossip, name string) gossip.Status {
 	return e.Status
 }
 
-// Three memberlists over the gossip twins: a partitioned node is declared
-// dead by the others and comes back alive once the network heals.
+// Three memberlists over the gossip twins: a partitioned node, then a
+// disconnected one, is declared dead by the others and comes back alive
+// once the network heals.
 func TestGossipPartitionAndHeal(t *testing.T) {
 	t.Parallel()
 	n := NewNetwork()
@@ -77,6 +78,18 @@ func TestGossipPartitionAndHeal(t *testing.T) {
 	n.Heal()
 	waitFor(t, 30*time.Second, "g2 alive to all after the heal", func() bool {
 		return alive(nodes[0], "g2") && alive(nodes[1], "g2") && alive(nodes[2], "g0")
+	})
+
+	n.Disconnect("g1")
+	if n.Linked("g0", "g1") || n.Linked("g1", "g2") || !n.Linked("g0", "g2") {
+		t.Fatal("Disconnect cut the wrong links")
+	}
+	waitFor(t, 30*time.Second, "g1 dead to g0 and g2", func() bool {
+		return status(nodes[0], "g1") == gossip.StatusDead && status(nodes[2], "g1") == gossip.StatusDead && alive(nodes[0], "g2")
+	})
+	n.Heal()
+	waitFor(t, 30*time.Second, "g1 alive to all after the heal", func() bool {
+		return alive(nodes[0], "g1") && alive(nodes[2], "g1") && alive(nodes[1], "g0")
 	})
 }
 
