@@ -116,7 +116,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 3
-	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: func(i int, cfg *agent.Config) {
+	c := testcluster.New(t, n, testcluster.Options{Twins: true, Bin: bin, Configure: func(i int, cfg *agent.Config) {
 		fastProbes(i, cfg)
 		// One bandwidth cycle and one latency round at start, then rows
 		// stay as they are for the test's length.

@@ -21,7 +21,7 @@ func TestReloadLatencyInterval(t *testing.T) {
 		fastProbes(i, cfg)
 		cfg.Probes.LatencyInterval, cfg.Probes.BandwidthInterval = time.Hour, time.Hour
 	}
-	c := testcluster.New(t, 2, testcluster.Options{Configure: configure})
+	c := testcluster.New(t, 2, testcluster.Options{Twins: true, Configure: configure})
 	c.WaitLeader(30 * time.Second)
 	ctx := context.Background()
 	rttAt := func() time.Time {
