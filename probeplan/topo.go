@@ -19,7 +19,7 @@ type TopoConfig struct {
 	OwnOffsets int
 	// PairTests is how many tests each switch pair gets per cycle when the
 	// per-switch and per-node caps allow. Default 1 (the direction turns
-	// every cycle, probe.Orient).
+	// every cycle, Orient).
 	PairTests int
 	// CrossPerSwitch caps the cross-switch tests of one switch's uplink per
 	// cycle; switch pairs over the cap wait, stalest first. Default 16.
