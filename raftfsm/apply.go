@@ -96,6 +96,8 @@ func (s *State) apply(c Command) Result {
 		return applyBody(s, c, (*State).setPartition)
 	case CmdDelPartition:
 		return applyBody(s, c, (*State).deletePartition)
+	case CmdRequeueJob:
+		return applyBody(s, c, (*State).requeue)
 	case CmdRecordUsage:
 		return applyBody(s, c, (*State).recordUsage)
 	case CmdRecordStep:

@@ -42,6 +42,7 @@ const (
 	CmdUpdateJob      = "update_job"
 	CmdSetPartition   = "set_partition"
 	CmdDelPartition   = "delete_partition"
+	CmdRequeueJob     = "requeue_job"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -51,7 +52,7 @@ var CommandTypes = []string{
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
 	CmdHoldJob, CmdRecordUsage, CmdRecordStep, CmdSetSwitches, CmdUpdateJob,
-	CmdSetPartition, CmdDelPartition,
+	CmdSetPartition, CmdDelPartition, CmdRequeueJob,
 }
 
 func knownType(typ string) bool {

@@ -115,6 +115,10 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		}
 		j := s.Jobs[id]
 		hold := HoldJob{ID: id, User: users[r.IntN(3)], Hold: r.IntN(2) == 0, Array: j != nil && j.ArrayJobID == id && r.IntN(2) == 0}
+		if id%4 == 2 && !hold.Array {
+			// The same target requeued instead, held or not: a running one ends its attempt.
+			return CmdRequeueJob, RequeueJob{ID: id, User: hold.User, Hold: hold.Hold}
+		}
 		if id%4 == 1 {
 			// The same target, its time limit changed instead (by its owner, another user or
 			// root), chosen without a draw so that the draws after it stay as they were.

@@ -341,6 +341,11 @@ func (c *Client) DeletePartition(ctx context.Context, name string) error {
 	return c.Do(ctx, http.MethodPost, "/v1/partitions/"+url.PathEscape(name)+"/delete", PartitionRequest{User: "root"}, nil)
 }
 
+// Requeue puts a job back in the queue, ending its running attempt.
+func (c *Client) Requeue(ctx context.Context, id uint64, r RequeueRequest) error {
+	return c.Do(ctx, http.MethodPost, "/v1/jobs/"+strconv.FormatUint(id, 10)+"/requeue", r, nil)
+}
+
 // Update changes a queued job's time limit.
 func (c *Client) Update(ctx context.Context, id uint64, r UpdateRequest) (UpdateResponse, error) {
 	var out UpdateResponse

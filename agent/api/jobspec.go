@@ -128,6 +128,13 @@ type UpdateRequest struct {
 	Timeout time.Duration `json:"timeout"`
 }
 
+// RequeueRequest is POST /v1/jobs/{id}/requeue: put the job back in the
+// queue (its running attempt ends), held too with Hold.
+type RequeueRequest struct {
+	User string `json:"user"`
+	Hold bool   `json:"hold,omitempty"`
+}
+
 // UpdateResponse answers an update: the jobs it changed.
 type UpdateResponse struct {
 	ID   uint64   `json:"id"`

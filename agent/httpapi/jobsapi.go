@@ -294,6 +294,20 @@ func (s *Server) handleHold(hold bool) http.HandlerFunc {
 	}
 }
 
+// handleRequeue puts a job back in the queue (POST /v1/jobs/{id}/requeue).
+func (s *Server) handleRequeue(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.jobFromPath(w, r)
+	if !ok {
+		return
+	}
+	var body api.RequeueRequest
+	if !decodeActor(w, r, &body, &body.User, "requeue takes {\"user\": NAME, \"hold\": BOOL}") {
+		return
+	}
+	b, _ := raftfsm.Encode(raftfsm.CmdRequeueJob, s.now(), raftfsm.RequeueJob{ID: j.ID, User: body.User, Hold: body.Hold})
+	s.applyAndAnswer(w, r, b, func(api.ApplyResult) any { return api.KillResponse{ID: j.ID, State: "queued"} })
+}
+
 // handleUpdate changes a queued job's time limit (POST
 // /v1/jobs/{id}/update), or with "array" that of an array's queued tasks.
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {

@@ -123,6 +123,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
 	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
 	s.route(mux, "POST /v1/jobs/{id}/update", s.handleUpdate)
+	s.route(mux, "POST /v1/jobs/{id}/requeue", s.handleRequeue)
 	s.route(mux, "GET /v1/partitions", s.handlePartitions)
 	s.route(mux, "POST /v1/partitions", s.handleSetPartition)
 	s.route(mux, "POST /v1/partitions/{name}/delete", s.handleDeletePartition)

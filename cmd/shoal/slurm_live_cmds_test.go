@@ -147,6 +147,21 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 		t.Errorf("the second job's slurm-%s.out: %q, %v; want what the first made", second, b, err)
 	}
 
+	// A finished job requeued held waits, and runs again once released.
+	if _, errOut, code := slurmAs(t, env, "scontrol", "requeuehold", first); code != 0 {
+		t.Fatalf("scontrol requeuehold %s: exit %d: %s", first, code, errOut)
+	}
+	if out, _, _ := slurmAs(t, env, "squeue", "-h", "-j", first, "-o", "%T %r"); strings.TrimSpace(out) != "PENDING JobHeldUser" {
+		t.Errorf("a finished job requeued held: squeue says %q, want PENDING JobHeldUser", out)
+	}
+	if _, errOut, code := slurmAs(t, env, "scontrol", "release", first); code != 0 {
+		t.Fatalf("scontrol release: exit %d: %s", code, errOut)
+	}
+	testcluster.WaitFor(t, 3*time.Minute, "the requeued job "+first+" to run again", func() bool {
+		out, _, _ := slurmAs(t, env, "sacct", "-X", "-n", "-P", "-j", first, "--format=State")
+		return strings.TrimSpace(out) == "COMPLETED"
+	})
+
 	// Every node idle once the jobs are done, in one sinfo line.
 	out, errOut, code = slurmAs(t, env, "sinfo", "-h", "-o", "%D %t %P")
 	if code != 0 || strings.TrimSpace(out) != "2 idle all*" {

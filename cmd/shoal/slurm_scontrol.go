@@ -24,14 +24,16 @@ subcommands a user's script uses:
   update JobId=ID TimeLimit=T
                          change a queued job's time limit (Slurm's formats;
                          only root may raise it)
-  requeue ID             refused: shoal requeues a job by itself when a
-                         node it ran on is lost; cancel and resubmit instead
+  requeue ID...          put jobs back in the queue: a running one's
+                         attempt ends, a finished one runs again
+  requeuehold ID...      the same, and hold them until released
 
 Examples:
   scontrol show job 12
   scontrol show job 12 | grep -o 'JobState=[A-Z]*'
   scontrol hold 12
-  scontrol update JobId=12 TimeLimit=30:00`
+  scontrol update JobId=12 TimeLimit=30:00
+  scontrol requeue 12`
 
 func scontrol(c *cli.Context, args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" || args[0] == "--usage" {
@@ -62,7 +64,10 @@ func scontrol(c *cli.Context, args []string) error {
 	case "update":
 		return scontrolUpdate(c, rest)
 	case "requeue", "requeuehold":
-		return cli.Exit("scontrol: requeue: shoal requeues a job by itself when a node it ran on is lost; to run it again, scancel it and submit it again", exitFailure)
+		if len(rest) == 0 {
+			return cli.Exit("scontrol: "+verb+": give the job IDs", exitUsage)
+		}
+		return scontrolRequeue(c, verb == "requeuehold", rest)
 	}
 	return cli.Exit(fmt.Sprintf("scontrol: invalid keyword: %s (see 'scontrol --help')", args[0]), exitUsage)
 }
@@ -261,6 +266,32 @@ func scontrolUpdate(c *cli.Context, args []string) error {
 	array := !strings.Contains(ref, "_") && j.ArrayJobID == j.ID && j.ArrayJobID != 0
 	if _, err := cl.Update(c.Context, j.ID, api.UpdateRequest{User: u.Username, Array: array, Timeout: d}); err != nil {
 		return apiError(err)
+	}
+	return nil
+}
+
+// scontrolRequeue is `scontrol requeue|requeuehold ID...`.
+func scontrolRequeue(c *cli.Context, hold bool, ids []string) error {
+	u, err := user.Current()
+	if err != nil {
+		return cli.Exit("scontrol: "+err.Error(), exitFailure)
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	for _, id := range splitIDs(ids) {
+		ref, err := jobRef(id)
+		if err != nil {
+			return cli.Exit("scontrol: "+err.Error(), exitUsage)
+		}
+		j, err := cl.JobRef(c.Context, ref)
+		if err != nil {
+			return cli.Exit("scontrol: error: Invalid job id specified: "+id, exitFailure)
+		}
+		if err := cl.Requeue(c.Context, j.ID, api.RequeueRequest{User: u.Username, Hold: hold}); err != nil {
+			return apiError(err)
+		}
 	}
 	return nil
 }
