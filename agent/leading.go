@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -301,13 +302,25 @@ func (l *leading) scheduleJobs(ctx context.Context) {
 			}
 		}
 	}()
-	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, leader.Schedule,
+	var decided time.Time
+	schedule := func(v leader.View, b leader.JobsBook) ([]leader.Command, leader.JobsBook) {
+		cmds, b := leader.Schedule(v, b)
+		decided = time.Now()
+		return cmds, b
+	}
+	runDuty(ctx, l, false, func(b *leader.Book) *leader.JobsBook { return &b.Jobs }, schedule,
 		func(c leader.Command, a leader.Answer) {
 			if p, ok := c.Body.(raftfsm.PlaceJob); ok && a.Taken() {
 				placed, last = placed+1, time.Now()
 				if c.Explain != nil && l.placements != nil {
 					l.placements.record(httpapi.Placement{Job: p.ID, Attempt: p.Attempt, At: l.clock(), Leader: l.name, Score: *c.Explain})
 				}
+				launchtrace.Mark(ctx, l.log, launchtrace.RoundStart, p.ID, p.Attempt, start)
+				launchtrace.Mark(ctx, l.log, launchtrace.Placed, p.ID, p.Attempt, decided)
+				launchtrace.Mark(ctx, l.log, launchtrace.PlaceCommitted, p.ID, p.Attempt, last)
+			}
+			if s, ok := c.Body.(raftfsm.StartJob); ok && a.Taken() {
+				launchtrace.Mark(ctx, l.log, launchtrace.StartCommitted, s.ID, s.Attempt, time.Now())
 			}
 			if p, ok := c.Body.(raftfsm.PlaceJob); ok && !a.Taken() {
 				// One job refused must not hold up the jobs behind it: the

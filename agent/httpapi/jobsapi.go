@@ -14,6 +14,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -21,6 +22,7 @@ import (
 // handleSubmit checks a job against the cluster as it is now (so a job
 // that can never run is refused at once, with the numbers) and commits it.
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	received := s.now()
 	var req api.SubmitRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeErr(w, http.StatusBadRequest, "decode job: "+err.Error())
@@ -69,7 +71,11 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.applyAndAnswer(w, r, b, func(res api.ApplyResult) any { return api.SubmitResponse{ID: res.JobID} })
+	s.applyAndAnswer(w, r, b, func(res api.ApplyResult) any {
+		launchtrace.Mark(r.Context(), s.log, launchtrace.SubmitReceived, res.JobID, 0, received)
+		launchtrace.Mark(r.Context(), s.log, launchtrace.SubmitCommitted, res.JobID, 0, s.now())
+		return api.SubmitResponse{ID: res.JobID}
+	})
 }
 
 // applyAndAnswer commits a command and maps raft's and the FSM's refusals

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/confine"
+	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -115,6 +116,7 @@ func (n *Node) cgroupDirs(j *raftfsm.Job, k Key) ([]string, error) {
 		return nil, fmt.Errorf("confine job %d attempt %d on %s: %w", k.Job, k.Attempt, n.cfg.Name, err)
 	}
 	n.cgroups.live[k] = &attemptCgroup{cg: cg, limits: l, created: n.now()}
+	launchtrace.Mark(context.Background(), n.log, launchtrace.CgroupReady, k.Job, k.Attempt, n.now())
 	return cg.Dirs(), nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -196,6 +197,7 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	if err := jobexec.Start(cmd); err != nil {
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}
+	launchtrace.Mark(ctx, n.log, launchtrace.HelperStarted, k.Job, k.Attempt, n.now())
 	pid := cmd.Process.Pid
 	n.procs.add(k, cmd)
 	defer n.procs.remove(k, pid)
@@ -246,6 +248,7 @@ var ErrNotRunnable = errors.New("attempt not runnable here")
 // runs it, streaming its output. An Open MPI daemon gets a session
 // directory of this node's own.
 func (n *Node) PrepareExec(ctx context.Context, k Key, argv []string, shell string, env []string) (func(context.Context, io.Writer, io.Writer) (int, error), error) {
+	launchtrace.Mark(ctx, n.log, launchtrace.ExecReceived, k.Job, k.Attempt, n.now())
 	job, err := n.WaitRunnable(ctx, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotRunnable, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -78,6 +79,7 @@ func (n *Node) reconcile(ctx context.Context) {
 				n.signalResize(k)
 			}
 			if att.Head == self && n.markLaunched(k) {
+				launchtrace.Mark(ctx, n.log, launchtrace.LauncherBegin, k.Job, k.Attempt, n.now())
 				n.wg.Add(1)
 				go func() {
 					defer n.wg.Done()
@@ -138,6 +140,7 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 	}
 	n.acking[k] = n.now()
 	n.mu.Unlock()
+	launchtrace.Mark(ctx, n.log, launchtrace.PlacementSeen, k.Job, k.Attempt, n.now())
 	if err := n.procs.fence(k); err != nil {
 		n.log.Warn("refusing reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
 		return
@@ -148,6 +151,8 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, n.now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: n.cfg.Name, GPUs: gpus})
 		if _, err := n.d.Propose(ctx, b); err != nil {
 			n.log.Warn("acknowledge reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
+			return
 		}
+		launchtrace.Mark(ctx, n.log, launchtrace.AckCommitted, k.Job, k.Attempt, n.now())
 	}()
 }
