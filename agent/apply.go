@@ -66,17 +66,20 @@ func (a *applier) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error
 // there before this node has applied it; without the wait, a user who
 // submits through one agent and asks the same agent at once would be told
 // the job does not exist (read-your-writes on the agent you talk to).
+//
+// It wakes as each entry is applied here (FSM.Changed), not on a timer: a
+// host's acknowledgement and the submit of `shoal run` pass through here,
+// and each millisecond of a poll is a millisecond of every launch.
 func (a *applier) awaitApplied(ctx context.Context, index uint64) {
-	if index == 0 || a.fsm.Index() >= index {
-		return
-	}
-	tick := time.NewTicker(5 * time.Millisecond) // the polling period of a condition, not a synchronisation
-	defer tick.Stop()
-	for a.fsm.Index() < index {
+	for {
+		changed := a.fsm.Changed() // before the check: an entry applied between the two still wakes us
+		if index == 0 || a.fsm.Index() >= index {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }

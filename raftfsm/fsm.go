@@ -13,6 +13,9 @@ type FSM struct {
 	mu    sync.RWMutex
 	state *State
 	index uint64 // raft index of the last applied entry
+	// changed is closed by the next Apply or Restore (Changed); nil until
+	// someone waits.
+	changed chan struct{}
 }
 
 var (
@@ -34,6 +37,7 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	if l.Index > f.index {
 		f.index = l.Index
 	}
+	f.wake()
 	c, err := Decode(l.Data)
 	if err != nil {
 		return Result{Index: l.Index, Err: fmt.Errorf("log %d: %w", l.Index, err)}
@@ -45,6 +49,28 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 		res.Err = fmt.Errorf("log %d: %w", l.Index, res.Err)
 	}
 	return res
+}
+
+// Changed returns a channel that is closed once the next log entry has
+// been applied (or a snapshot restored): a reader that checks the state
+// after taking the channel, and waits on it, misses no change and polls
+// nothing. Any number of readers may wait on one channel.
+func (f *FSM) Changed() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.changed == nil {
+		f.changed = make(chan struct{})
+	}
+	return f.changed
+}
+
+// wake closes the channel of Changed's waiters. The caller holds f.mu for
+// writing, so they read the state only once the change is in it.
+func (f *FSM) wake() {
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
 }
 
 // State returns a deep copy of the state, safe to keep and modify.

@@ -91,6 +91,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.state, f.index = st, index
+	f.wake()
 	return nil
 }
 

@@ -53,3 +53,4 @@ type fixedState struct{ s *raftfsm.State }
 func (f fixedState) View(fn func(*raftfsm.State)) { fn(f.s) }
 func (f fixedState) State() *raftfsm.State        { return f.s }
 func (f fixedState) Index() uint64                { return 1 }
+func (f fixedState) Changed() <-chan struct{}     { return nil }

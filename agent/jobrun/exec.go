@@ -20,10 +20,16 @@ import (
 
 // WaitRunnable waits briefly for this node's copy of the state to show
 // attempt k running with this node in it, and returns a copy of the job:
-// an exec request can overtake the raft entry that started the job.
+// an exec request can overtake the raft entry that started the job (the
+// head starts its launcher as soon as it applies start_job, and the
+// launcher's remote starts race that entry to the other hosts). It checks
+// again as each entry is applied here, so the exec goes on the moment
+// start_job arrives; the recheck timer only covers the end of the agent's
+// settling of its last life, which no entry announces.
 func (n *Node) WaitRunnable(ctx context.Context, k Key) (*raftfsm.Job, error) {
-	deadline := n.now().Add(5 * time.Second)
+	deadline := n.now().Add(runnableWait)
 	for {
+		changed := n.d.State.Changed() // before the check: an entry applied between the two still wakes us
 		j, err := n.runnableInThisLife(k)
 		if err == nil || n.now().After(deadline) {
 			return j, err
@@ -31,10 +37,19 @@ func (n *Node) WaitRunnable(ctx context.Context, k Key) (*raftfsm.Job, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-changed:
+		case <-n.after(runnableRecheck):
 		}
 	}
 }
+
+// runnableWait bounds how long an exec request waits for its attempt to
+// be running here; runnableRecheck is how often it looks again when
+// nothing is applied meanwhile.
+const (
+	runnableWait    = 5 * time.Second
+	runnableRecheck = 250 * time.Millisecond
+)
 
 func (n *Node) runnable(k Key) (*raftfsm.Job, error) {
 	var out *raftfsm.Job

@@ -78,6 +78,8 @@ type StateReader interface {
 	View(fn func(*raftfsm.State))
 	State() *raftfsm.State
 	Index() uint64
+	// Changed is closed once the next entry is applied here.
+	Changed() <-chan struct{}
 }
 
 var _ StateReader = (*raftfsm.FSM)(nil)
@@ -143,6 +145,9 @@ type Node struct {
 	d   Deps
 	log *slog.Logger
 	now func() time.Time
+	// after is the timer of waits that recheck a condition no raft entry
+	// announces (time.After; tests replace it).
+	after func(time.Duration) <-chan time.Time
 
 	procs *procTable
 	// cgroups are the attempts' cgroups on this node (cgroups.go).
@@ -181,7 +186,7 @@ func New(cfg Config, deps Deps) (*Node, error) {
 	if err := deps.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, procs: newProcTable(deps.Now), life: newLife(),
+	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, after: time.After, procs: newProcTable(deps.Now), life: newLife(),
 		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
 		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{},
 		tmpTag: tempTag(cfg.DataDir)}
