@@ -20,6 +20,8 @@ type Result struct {
 	// Noop is true when the command repeated a change already in the state (a re-proposal).
 	Noop bool
 	Err  error
+	// Results are a batch's: one per command it applied, in order (batch.go).
+	Results []Result
 }
 
 // Apply applies one decoded command to s. On error s is unchanged: handlers build new copies of
@@ -102,6 +104,8 @@ func (s *State) apply(c Command) Result {
 		return applyBody(s, c, (*State).recordUsage)
 	case CmdRecordStep:
 		return applyBody(s, c, (*State).recordStep)
+	case CmdBatch:
+		return s.applyBatch(c)
 	}
 	return Result{Err: fmt.Errorf("apply: %w: %q", ErrUnknownCommand, c.Type)}
 }

@@ -43,6 +43,7 @@ const (
 	CmdSetPartition   = "set_partition"
 	CmdDelPartition   = "delete_partition"
 	CmdRequeueJob     = "requeue_job"
+	CmdBatch          = "batch"
 )
 
 // CommandTypes lists every command type, in a fixed order.
@@ -52,7 +53,7 @@ var CommandTypes = []string{
 	CmdReportProgress, CmdResizeJob, CmdPurgeJobs, CmdSetLimits, CmdSetWaitReason, CmdNodeRestarted,
 	CmdDrainNode, CmdUndrainNode, CmdPurgeHistory,
 	CmdHoldJob, CmdRecordUsage, CmdRecordStep, CmdSetSwitches, CmdUpdateJob,
-	CmdSetPartition, CmdDelPartition, CmdRequeueJob,
+	CmdSetPartition, CmdDelPartition, CmdRequeueJob, CmdBatch,
 }
 
 func knownType(typ string) bool {

@@ -48,6 +48,8 @@
 //	                                  OOM kills); an OOM kill fails the attempt with its reason, no retry
 //	record_step       RecordStep      a batch attempt's MPI launch (job step N) started or ended (step.go)
 //	set_switches      SetSwitches     the switches the leader inferred for nodes that declare none (switches.go)
+//	batch             Batch           many of the commands above in one entry, applied in order, each on its
+//	                                  own; StopAtRefusal ends it at the first refusal (batch.go)
 //
 // # Job states
 //

@@ -33,6 +33,17 @@ func TestGolden_Trace(t *testing.T) {
 		default:
 			fmt.Fprintf(&out, "ok job=%d attempt=%d jobs=%v\n", res.JobID, res.Attempt, res.JobIDs)
 		}
+		for i, r := range res.Results {
+			fmt.Fprintf(&out, "    %d: ", i)
+			switch {
+			case r.Err != nil:
+				fmt.Fprintf(&out, "refused %s: %v\n", Code(r.Err), r.Err)
+			case r.Noop:
+				fmt.Fprintf(&out, "noop job=%d attempt=%d\n", r.JobID, r.Attempt)
+			default:
+				fmt.Fprintf(&out, "ok job=%d attempt=%d jobs=%v index=%d\n", r.JobID, r.Attempt, r.JobIDs, r.Index)
+			}
+		}
 	}
 	out.WriteString("\n")
 	if err := json.Indent(&out, snapshotBytes(t, h.f), "", "  "); err != nil {

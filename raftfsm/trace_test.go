@@ -103,5 +103,35 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n2": "~n1", "n1": "~n1", "n3": "~n3"}}) // no-op
 	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": ""}})                              // refused
 	h.do(CmdSetSwitches, SetSwitches{Switches: map[string]string{"n1": "~n1", "n2": "~n1"}})              // n3 has none now
+	// Batches (appended too): each command on its own, a refused one
+	// skipped; with StopAtRefusal the first refusal ends the batch.
+	one := 1
+	h.do(CmdBatch, batchOf(t, false,
+		CmdSubmitJob, SubmitJob{RequestID: "req-b1", Owner: "gina", Spec: JobSpec{Cmd: []string{"true"}, NP: 1}},
+		CmdSubmitJob, SubmitJob{RequestID: "req-b2", Owner: "gina", Spec: JobSpec{Cmd: []string{"true"}, NP: 1}},
+		CmdStartJob, StartJob{ID: 10, Attempt: 1}, // refused: not placed
+		CmdPlaceJob, PlaceJob{ID: 10, Attempt: 1, Hosts: []Host{{"n1", 1}}},
+		CmdAckReservation, AckReservation{ID: 10, Attempt: 1, Node: "n1"},
+		CmdStartJob, StartJob{ID: 10, Attempt: 1}))
+	h.do(CmdBatch, batchOf(t, true,
+		CmdFinishAttempt, FinishAttempt{ID: 10, Attempt: 1, ExitCode: &one},
+		CmdPlaceJob, PlaceJob{ID: 11, Attempt: 2, Hosts: []Host{{"n2", 1}}}, // refused: stale
+		CmdPlaceJob, PlaceJob{ID: 11, Attempt: 1, Hosts: []Host{{"n2", 1}}})) // not applied
+	h.do(CmdBatch, Batch{})                                                            // refused: empty
+	h.do(CmdBatch, Batch{Commands: []BatchItem{{Type: CmdBatch, Body: []byte(`{}`)}}}) // refused: nested
 	return h
+}
+
+// batchOf builds a batch of (type, body) pairs.
+func batchOf(t testing.TB, stop bool, pairs ...any) Batch {
+	t.Helper()
+	b := Batch{StopAtRefusal: stop}
+	for i := 0; i < len(pairs); i += 2 {
+		it, err := NewBatchItem(pairs[i].(string), pairs[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Commands = append(b.Commands, it)
+	}
+	return b
 }
