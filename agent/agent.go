@@ -87,8 +87,10 @@ type Agent struct {
 	// (elastic_progress.go), all three set in Start; elastic holds the
 	// elastic options (elastic.go) and loops are the agent's goroutines
 	// (loops.go), both set in New.
-	peers    *peers
-	applier  *applier
+	peers   *peers
+	applier *applier
+	// batcher commits the job side's commands together (batcher.go).
+	batcher  *batcher
 	progress *progressReporter
 	elastic  *elasticSettings
 	loops    *loops
@@ -254,6 +256,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.feed = replica.NewFeed(4096) // raft's TrailingLogs: a client as far behind as a server may be gets entries
 	a.appliedLeader, a.appliedJobs = make(chan struct{}, 1), make(chan struct{}, 1)
 	a.applier = &applier{srv: &a.srv, gossip: a.gossip, fsm: a.fsm, peers: a.peers, writeTimeout: a.cfg.WriteTimeout}
+	a.batcher = newBatcher(a.loops.ctx, a.applier.Apply, a.loops.background)
 	a.progress = &progressReporter{log: a.log, now: time.Now, apply: a.applier.Apply, state: a.fsm, options: a.elastic, loops: a.loops}
 	var err error
 	if a.jobNode, err = a.newJobNode(); err != nil {

@@ -137,12 +137,26 @@ func (a *applier) applyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, 
 	}
 	res := api.ApplyResult{Index: f.Index()}
 	if r, ok := f.Response().(raftfsm.Result); ok {
-		res.JobID, res.JobIDs = r.JobID, r.JobIDs
-		if r.Err != nil {
-			res.Err, res.Code = r.Err.Error(), raftfsm.Code(r.Err)
-		}
+		res = applyResult(r, f.Index())
 	}
 	return res, nil
+}
+
+// applyResult is the FSM's answer to the entry at index as the API
+// carries it, a batch's with one answer per command applied.
+func applyResult(r raftfsm.Result, index uint64) api.ApplyResult {
+	res := api.ApplyResult{Index: index, JobID: r.JobID, JobIDs: r.JobIDs}
+	if r.Err != nil {
+		res.Err, res.Code = r.Err.Error(), raftfsm.Code(r.Err)
+	}
+	for _, sub := range r.Results {
+		c := api.CommandResult{JobID: sub.JobID, JobIDs: sub.JobIDs}
+		if sub.Err != nil {
+			c.Err, c.Code = sub.Err.Error(), raftfsm.Code(sub.Err)
+		}
+		res.Results = append(res.Results, c)
+	}
+	return res
 }
 
 func deadlineOr(ctx context.Context, d time.Duration) time.Time {

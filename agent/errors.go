@@ -17,4 +17,6 @@ var (
 	// ErrClient is returned by a raft operation asked of a client agent,
 	// which runs no raft (roles.go): ask a server ('shoal members').
 	ErrClient = httpapi.WithStatus(http.StatusConflict, errors.New("this agent is a client and runs no raft; ask a server (see 'shoal members')"))
+	// ErrStopping is returned by a write proposed while the agent stops.
+	ErrStopping = errors.New("the agent is stopping")
 )

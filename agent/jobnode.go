@@ -21,7 +21,7 @@ func (a *Agent) newJobNode() (*jobrun.Node, error) {
 		JobLimits: a.cfg.JobLimits, NeverAck: a.cfg.Testing.NeverAck, GPUs: gpuCount(a.static.PEs),
 		Cgroups: a.cgroups, CgroupsOff: a.cgroupsOff,
 	}, jobrun.Deps{
-		Log: a.log, Now: time.Now, State: a.fsm, Applied: a.appliedJobs, Propose: a.applier.Apply,
+		Log: a.log, Now: time.Now, State: a.fsm, Applied: a.appliedJobs, Propose: a.batcher.Apply,
 		HTTPAddrOf: a.peers.addrOf, PeerClient: a.peers.client, StreamClient: a.peers.stream,
 		NodeStatus: func(node string) (string, bool) {
 			e, ok := g.Node(node)

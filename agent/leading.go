@@ -378,7 +378,7 @@ type proposer struct {
 	taken func(leader.Command, leader.Answer)
 }
 
-var _ leader.Proposer = (*proposer)(nil)
+var _ leader.BatchProposer = (*proposer)(nil)
 
 func (p *proposer) Propose(c leader.Command) (leader.Answer, error) {
 	if c.Before != nil {
@@ -393,6 +393,48 @@ func (p *proposer) Propose(c leader.Command) (leader.Answer, error) {
 		p.l.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", res.Err)...)
 	}
 	return leader.Answer{Code: res.Code, Err: res.Err}, err
+}
+
+// ProposeBatch commits cs, commands of one kind, as one raftfsm.Batch and
+// returns the answer to each command the batch applied, logging the
+// notes the core attached to them.
+func (p *proposer) ProposeBatch(cs []leader.Command, stopAtRefusal bool) ([]leader.Answer, error) {
+	b := raftfsm.Batch{StopAtRefusal: stopAtRefusal}
+	for _, c := range cs {
+		if c.Before != nil {
+			p.l.log.Info(c.Before.Msg, c.Before.Attrs...)
+		}
+		it, err := raftfsm.NewBatchItem(c.Type, c.Body)
+		if err != nil {
+			p.l.log.Error("encode command", "type", c.Type, "err", err)
+			return nil, err
+		}
+		b.Commands = append(b.Commands, it)
+	}
+	res, err := p.l.propose(p.ctx, raftfsm.CmdBatch, b)
+	out := make([]leader.Answer, 0, len(cs))
+	for i, c := range cs {
+		var a leader.Answer
+		switch r, ok := res.Result(i); {
+		case err != nil:
+		case res.Err != "": // refused whole: each command with it
+			a = leader.Answer{Code: res.Code, Err: res.Err}
+		case !ok:
+			return out, nil // the batch stopped before it
+		default:
+			a = leader.Answer{Code: r.Code, Err: r.Err}
+		}
+		switch {
+		case err == nil && a.Taken() && c.After != nil:
+			p.l.log.Info(c.After.Msg, c.After.Attrs...)
+		case (err != nil || !a.Taken()) && c.Failed != nil:
+			p.l.log.Warn(c.Failed.Msg, append(c.Failed.Attrs, "err", err, "refused", a.Err)...)
+		}
+		if err == nil {
+			out = append(out, a)
+		}
+	}
+	return out, err
 }
 
 func (p *proposer) Answered(c leader.Command, a leader.Answer) {

@@ -44,24 +44,67 @@ type Proposer interface {
 	Skipped(c Command)
 }
 
+// BatchProposer is a Proposer that also commits many commands in one
+// raft entry (raftfsm.Batch).
+type BatchProposer interface {
+	Proposer
+	// ProposeBatch commits cs, in order, as one entry, and returns the
+	// answers to the commands the FSM applied: all of them, or with
+	// stopAtRefusal those up to and including the first it refused. An
+	// error is the proposal's own, for all of them.
+	ProposeBatch(cs []Command, stopAtRefusal bool) ([]Answer, error)
+}
+
 // CarryOut proposes a round's commands in order through p. Once a
 // placement command is not taken (refused, or the proposal failed), the
 // round's later placement commands are skipped: each was decided on a
 // snapshot that counted the ones before it as committed, and the next
 // round decides them again.
+//
+// A BatchProposer gets each run of consecutive commands of one kind
+// (placements, or the others) as one batch of at most raftfsm.MaxBatch: a
+// round that places a thousand tasks of an array commits two entries,
+// not a thousand, and the hosts apply them and wake as often. A run of
+// placements is a batch that stops at its first refusal, which is the
+// skipping above done inside the entry; the commands it did not reach
+// are skipped.
 func CarryOut(p Proposer, cmds []Command) {
+	bp, batches := p.(BatchProposer)
 	skipPlacement := false
-	for _, c := range cmds {
-		if c.Placement && skipPlacement {
-			p.Skipped(c)
+	for len(cmds) > 0 {
+		n := 1
+		for batches && n < len(cmds) && n < raftfsm.MaxBatch && cmds[n].Placement == cmds[0].Placement {
+			n++
+		}
+		run := cmds[:n]
+		cmds = cmds[n:]
+		if run[0].Placement && skipPlacement {
+			for _, c := range run {
+				p.Skipped(c)
+			}
 			continue
 		}
-		a, err := p.Propose(c)
-		if (err != nil || !a.Taken()) && c.Placement {
-			skipPlacement = true
+		var answers []Answer
+		var err error
+		if n == 1 {
+			var a Answer
+			a, err = p.Propose(run[0])
+			answers = []Answer{a}
+		} else {
+			answers, err = bp.ProposeBatch(run, run[0].Placement)
 		}
-		if err == nil {
-			p.Answered(c, a)
+		for i, c := range run {
+			switch {
+			case err != nil:
+				skipPlacement = skipPlacement || c.Placement
+			case i >= len(answers): // the batch stopped at a refused placement before it
+				p.Skipped(c)
+			default:
+				if !answers[i].Taken() && c.Placement {
+					skipPlacement = true
+				}
+				p.Answered(c, answers[i])
+			}
 		}
 	}
 }

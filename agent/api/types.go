@@ -107,4 +107,26 @@ type ApplyResult struct {
 	JobIDs []uint64 `json:"job_ids,omitempty"`
 	Err    string   `json:"error,omitempty"`
 	Code   string   `json:"code,omitempty"`
+	// Results are a batch's: one per command it applied, in order; fewer
+	// than it carried when it stopped at a refusal.
+	Results []CommandResult `json:"results,omitempty"`
+}
+
+// CommandResult is the answer to one command of a batch, committed at
+// the batch's index.
+type CommandResult struct {
+	JobID  uint64   `json:"job_id,omitempty"`
+	JobIDs []uint64 `json:"job_ids,omitempty"`
+	Err    string   `json:"error,omitempty"`
+	Code   string   `json:"code,omitempty"`
+}
+
+// Result is the answer to command i of a batch as an ApplyResult of its
+// own, at the batch's index; ok is false when the batch did not apply it.
+func (r ApplyResult) Result(i int) (res ApplyResult, ok bool) {
+	if i < 0 || i >= len(r.Results) {
+		return ApplyResult{}, false
+	}
+	c := r.Results[i]
+	return ApplyResult{Index: r.Index, JobID: c.JobID, JobIDs: c.JobIDs, Err: c.Err, Code: c.Code}, true
 }
