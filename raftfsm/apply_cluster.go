@@ -105,8 +105,8 @@ func (s *State) removeNode(at time.Time, b *RemoveNode) (Result, error) {
 	}
 	duties, dutiesChanged := withoutNode(s.ProbeDuties, b.Node)
 
-	for id, j := range changed {
-		s.Jobs[id] = j
+	for _, j := range changed {
+		s.setJob(j)
 	}
 	for _, k := range probes {
 		delete(s.Probes, k)

@@ -42,7 +42,7 @@ func (s *State) reportProgress(at time.Time, b *ReportProgress) (Result, error) 
 	if b.Comm != nil {
 		p.Comm = *b.Comm
 	}
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 
@@ -84,7 +84,7 @@ func (s *State) resize(at time.Time, b *ResizeJob) (Result, error) {
 	ne := n.Elastic
 	ne.TargetNP, ne.ResizeAttempt, ne.ResizeAt = b.TargetNP, a.N, at
 	ne.History = appendCapped(ne.History, Resize{At: at, Attempt: a.N, FromNP: a.NP(), ToNP: b.TargetNP, Reason: b.Reason}, MaxHistory)
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 

@@ -64,7 +64,7 @@ func (s *State) submit(at time.Time, b *SubmitJob) (Result, error) {
 		if spec.Elastic != nil {
 			j.Elastic = &ElasticStatus{TargetNP: spec.NP}
 		}
-		s.Jobs[j.ID] = j
+		s.setJob(j)
 		s.byRequest[j.RequestID] = j.ID
 	}
 	s.NextJobID += n
@@ -190,7 +190,7 @@ func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
 	n.State = StateLaunching
 	n.Reason = ""
 	n.WaitReason, n.WaitSince = "", time.Time{}
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return Result{JobID: n.ID, Attempt: n.Attempt}, nil
 }
 
@@ -237,7 +237,7 @@ func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
 	i, _ := slices.BinarySearch(cur.Acks, b.Node)
 	cur.Acks = slices.Insert(cur.Acks, i, b.Node)
 	setGPUs(cur, b.Node, b.GPUs)
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 
@@ -263,7 +263,7 @@ func (s *State) start(at time.Time, b *StartJob) (Result, error) {
 	cur := n.Current()
 	cur.State, cur.StartedAt = StateRunning, at
 	n.State, n.StartedAt = StateRunning, at
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 
@@ -288,7 +288,7 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 		return res, fmt.Errorf("%w: job %d attempt %d exited but %v never reserved", ErrNotAcked, j.ID, a.N, p)
 	}
 	if code == ExitCheckpointed && j.Elastic != nil && (a.Progress != nil || j.Elastic.ResizeAttempt == a.N) {
-		s.Jobs[j.ID] = checkpointedCopy(j, at)
+		s.setJob(checkpointedCopy(j, at))
 		return res, nil
 	}
 	st, reason := StateDone, ""
@@ -300,7 +300,7 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 		if code == ExitCheckpointed && j.Elastic != nil {
 			// A program that checkpoints before reporting any progress and unasked would be
 			// relaunched for ever; it fails like a lost attempt, while attempts remain.
-			s.Jobs[j.ID] = failedCopy(j, at, "exit 75 (checkpointed) without reporting progress or being asked to resize", true)
+			s.setJob(failedCopy(j, at, "exit 75 (checkpointed) without reporting progress or being asked to resize", true))
 			return res, nil
 		}
 	}
@@ -308,7 +308,7 @@ func (s *State) finish(at time.Time, b *FinishAttempt) (Result, error) {
 	cur := n.Current()
 	cur.State, cur.Reason, cur.EndedAt, cur.ExitCode = st, reason, at, clonePtr(&code)
 	n.State, n.Reason, n.EndedAt, n.ExitCode = st, reason, at, clonePtr(&code)
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 
@@ -336,7 +336,7 @@ func (s *State) fail(at time.Time, b *FailAttempt) (Result, error) {
 	if len(b.Lost) > 0 {
 		n.Attempts[len(n.Attempts)-1].Lost = slices.Sorted(slices.Values(b.Lost))
 	}
-	s.Jobs[j.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 
@@ -382,7 +382,7 @@ func (s *State) reject(at time.Time, b *RejectJob) (Result, error) {
 	n := j.clone()
 	n.State, n.Reason, n.EndedAt = StateFailed, b.Reason, at
 	n.WaitReason, n.WaitSince = "", time.Time{}
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 
@@ -408,7 +408,7 @@ func (s *State) kill(at time.Time, b *KillJob) (Result, error) {
 	if j.State.Terminal() {
 		return res, fmt.Errorf("%w: job %d is %s", ErrJobTerminal, j.ID, j.State)
 	}
-	s.Jobs[j.ID] = killedCopy(j, at, b.User)
+	s.setJob(killedCopy(j, at, b.User))
 	return res, nil
 }
 
@@ -427,7 +427,7 @@ func (s *State) killArray(at time.Time, b *KillJob) (Result, error) {
 	}
 	for _, j := range jobs {
 		if !j.State.Terminal() {
-			s.Jobs[j.ID] = killedCopy(j, at, b.User)
+			s.setJob(killedCopy(j, at, b.User))
 			res.JobIDs = append(res.JobIDs, j.ID)
 		}
 	}
@@ -471,7 +471,7 @@ func (s *State) setWaitReason(at time.Time, b *SetWaitReason) (Result, error) {
 	if b.Reason == "" {
 		n.WaitSince = time.Time{}
 	}
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 

@@ -26,8 +26,8 @@ func (s *State) nodeRestarted(at time.Time, b *NodeRestarted) (Result, error) {
 			res.JobIDs = append(res.JobIDs, id)
 		}
 	}
-	for id, j := range changed {
-		s.Jobs[id] = j
+	for _, j := range changed {
+		s.setJob(j)
 	}
 	res.Noop = len(changed) == 0
 	return res, nil

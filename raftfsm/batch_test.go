@@ -20,6 +20,7 @@ func TestProperty_BatchIsItsCommandsInOrder(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		r := rand.New(rand.NewPCG(seed, 46))
 		one, batched := New(), New()
+		batched.View(func(s *State) { s.index() }) // kept from the start (checkIndex)
 		nextReq := 0
 		for idx := uint64(1); idx <= 150; idx++ {
 			at := t0.Add(time.Duration(idx) * time.Second)
@@ -73,6 +74,7 @@ func TestProperty_BatchIsItsCommandsInOrder(t *testing.T) {
 				t.Fatalf("seed %d entry %d: the batch left another state than its commands one by one", seed, idx)
 			}
 			checkInvariants(t, batched.State())
+			checkIndex(t, batched)
 		}
 	}
 	if applied < 200 || stopped < 20 {

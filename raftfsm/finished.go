@@ -23,31 +23,36 @@ var finishing = []string{CmdSubmitJob, CmdFinishAttempt, CmdFailAttempt, CmdReje
 // keepFinished prunes, for the owners of the jobs res names, the oldest finished jobs beyond
 // Limits.FinishedJobs: oldest by end, then by ID. A finished job that an unfinished one depends
 // on counts but stays. It is a pure function of the state, so every node prunes the same.
+//
+// It reads the owners' finished jobs from the job index, not every job: an array's task
+// ends in time independent of how many tasks are queued behind it. Only when unfinished jobs
+// have dependencies does it read every job, to keep the ones they depend on.
 func (s *State) keepFinished(res Result) {
 	limit := s.Limits.FinishedJobs
 	if limit == 0 {
 		return
 	}
-	owners := map[string]bool{}
-	for _, id := range append([]uint64{res.JobID}, res.JobIDs...) {
-		if j := s.Jobs[id]; j != nil {
-			owners[j.Owner] = true
-		}
-	}
+	idx := s.index()
 	finished := map[string][]*Job{}
-	for _, j := range s.Jobs {
-		if owners[j.Owner] && j.State.finished() {
-			finished[j.Owner] = append(finished[j.Owner], j)
+	for _, id := range append([]uint64{res.JobID}, res.JobIDs...) {
+		j := s.Jobs[id]
+		if j == nil || finished[j.Owner] != nil || len(idx.finished[j.Owner]) <= limit {
+			continue
 		}
+		js := make([]*Job, 0, len(idx.finished[j.Owner]))
+		for fid := range idx.finished[j.Owner] {
+			js = append(js, s.Jobs[fid])
+		}
+		finished[j.Owner] = js
 	}
-	var needed func(*Job) bool
+	needed := func(*Job) bool { return false }
+	if idx.depending > 0 {
+		needed = nil
+	}
 	var recs []HistoryRecord
 	for _, owner := range slices.Sorted(maps.Keys(finished)) {
 		js := finished[owner]
 		excess := len(js) - limit
-		if excess <= 0 {
-			continue
-		}
 		if needed == nil {
 			needed = dependedOn(s)
 		}
@@ -61,7 +66,7 @@ func (s *State) keepFinished(res Result) {
 			if needed(j) {
 				continue
 			}
-			delete(s.Jobs, j.ID)
+			s.deleteJob(j.ID)
 			if s.byRequest[j.RequestID] == j.ID {
 				delete(s.byRequest, j.RequestID)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +21,13 @@ type harness struct {
 	log []*raft.Log
 }
 
-func newHarness(t testing.TB) *harness { return &harness{t: t, f: New()} }
+// newHarness starts from a fresh FSM whose job index is built from the start, so that every
+// command's writes of jobs keep it (checkIndex compares it with a rebuild after each).
+func newHarness(t testing.TB) *harness {
+	f := New()
+	f.View(func(s *State) { s.index() })
+	return &harness{t: t, f: f}
+}
 
 // entry encodes a command stamped one second after the previous one.
 func (h *harness) entry(typ string, body any) *raft.Log {
@@ -48,7 +55,23 @@ func (h *harness) raw(l *raft.Log) Result {
 		h.t.Fatalf("Apply returned %T, want Result", out)
 	}
 	checkInvariants(h.t, h.f.State())
+	checkIndex(h.t, h.f)
 	return res
+}
+
+// checkIndex fails t when the FSM's job index, once built, differs from
+// one built anew from its jobs: a write of a job that bypassed it.
+func checkIndex(t testing.TB, f *FSM) {
+	t.Helper()
+	f.View(func(s *State) {
+		if s.jobs == nil {
+			return
+		}
+		fresh := (&State{Jobs: s.Jobs}).index()
+		if !reflect.DeepEqual(s.jobs, fresh) {
+			t.Fatalf("job index %+v, rebuilt %+v", *s.jobs, *fresh)
+		}
+	})
 }
 
 // ok applies a command that must succeed.

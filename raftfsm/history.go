@@ -97,8 +97,17 @@ func cut(s string, n int) string {
 }
 
 // addHistory inserts records in ID order and drops the oldest beyond MaxHistoryRecords.
+//
+// Records of jobs newer than every record held, the usual case (an array's tasks end in
+// order), are appended in place; dropping the oldest reslices. Copying the whole history
+// instead cost each ending task 10,000 records' copy once the history was full. A record
+// that goes between others copies first: the slice is the state's own (State.Clone and
+// snapshots copy it), but what is held is never changed in place.
 func addHistory(h []HistoryRecord, recs []HistoryRecord) []HistoryRecord {
-	out := slices.Clone(h)
+	out := h
+	if len(h) > 0 && len(recs) > 0 && slices.MinFunc(recs, func(a, b HistoryRecord) int { return cmpID(a.ID, b.ID) }).ID <= h[len(h)-1].ID {
+		out = slices.Clone(h)
+	}
 	for _, r := range recs {
 		i, found := slices.BinarySearchFunc(out, r.ID, func(x HistoryRecord, id uint64) int { return cmpID(x.ID, id) })
 		if found {
@@ -108,7 +117,7 @@ func addHistory(h []HistoryRecord, recs []HistoryRecord) []HistoryRecord {
 		out = slices.Insert(out, i, r)
 	}
 	if len(out) > MaxHistoryRecords {
-		out = slices.Clone(out[len(out)-MaxHistoryRecords:])
+		out = out[len(out)-MaxHistoryRecords:]
 	}
 	return out
 }

@@ -44,7 +44,7 @@ func (s *State) hold(_ time.Time, b *HoldJob) (Result, error) {
 	for _, j := range change {
 		n := j.clone()
 		n.Held = b.Hold
-		s.Jobs[n.ID] = n
+		s.setJob(n)
 		res.JobIDs = append(res.JobIDs, n.ID)
 		res.Noop = false
 	}

@@ -33,7 +33,7 @@ func (s *State) purge(_ time.Time, b *PurgeJobs) (Result, error) {
 		if !ok || !j.State.finished() {
 			continue
 		}
-		delete(s.Jobs, id)
+		s.deleteJob(id)
 		if s.byRequest[j.RequestID] == id {
 			delete(s.byRequest, j.RequestID)
 		}

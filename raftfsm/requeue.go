@@ -46,6 +46,6 @@ func (s *State) requeue(at time.Time, b *RequeueJob) (Result, error) {
 	n.StartedAt, n.EndedAt, n.ExitCode = time.Time{}, time.Time{}, nil
 	n.WaitReason, n.WaitSince = "", time.Time{}
 	n.Held = n.Held || b.Hold
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }

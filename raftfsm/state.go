@@ -32,6 +32,8 @@ type State struct {
 
 	// byRequest indexes Jobs by RequestID for submit dedup; rebuilt from Jobs, never serialised.
 	byRequest map[string]uint64
+	// jobs is derived from Jobs for keepFinished (jobindex.go); nil until needed.
+	jobs *jobIndex
 }
 
 // NewState returns the state of a fresh cluster.

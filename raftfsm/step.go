@@ -70,7 +70,7 @@ func (s *State) recordStep(at time.Time, b *RecordStep) (Result, error) {
 		n := j.clone()
 		na := &n.Attempts[b.Attempt-1]
 		na.Steps = append(na.Steps, Step{N: b.Step, Cmd: cloneSlice(b.Cmd), Nodes: b.Nodes, StartedAt: at})
-		s.Jobs[n.ID] = n
+		s.setJob(n)
 		return res, nil
 	case !b.End && b.Step < len(a.Steps):
 		res.Noop = true // a retried start
@@ -83,7 +83,7 @@ func (s *State) recordStep(at time.Time, b *RecordStep) (Result, error) {
 		n := j.clone()
 		st := &n.Attempts[b.Attempt-1].Steps[b.Step]
 		st.EndedAt, st.ExitCode = at, clonePtr(b.ExitCode)
-		s.Jobs[n.ID] = n
+		s.setJob(n)
 		return res, nil
 	}
 	return res, fmt.Errorf("%w: job %d attempt %d has %d steps (at most %d): no step %d to %s", ErrInvalid, j.ID, b.Attempt, len(a.Steps), MaxSteps, b.Step, map[bool]string{false: "start", true: "end"}[b.End])

@@ -55,7 +55,7 @@ func (s *State) updateJob(_ time.Time, b *UpdateJob) (Result, error) {
 		}
 		n := j.clone()
 		n.Spec.Timeout = b.Timeout
-		s.Jobs[n.ID] = n
+		s.setJob(n)
 		res.JobIDs = append(res.JobIDs, n.ID)
 		res.Noop = false
 	}

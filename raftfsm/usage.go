@@ -151,7 +151,7 @@ func (s *State) recordUsage(at time.Time, b *RecordUsage) (Result, error) {
 	if u.OOM != "" && b.Attempt == n.Attempt {
 		oomFails(n, na, u.OOM, at)
 	}
-	s.Jobs[n.ID] = n
+	s.setJob(n)
 	return res, nil
 }
 

@@ -55,23 +55,20 @@ func (n *Node) Run(ctx context.Context) {
 }
 
 func (n *Node) reconcile(ctx context.Context) {
-	st := n.d.State.State()
+	var jobs []*raftfsm.Job
+	n.d.State.View(func(s *raftfsm.State) { jobs = raftfsm.LiveJobs(s) })
 	live := map[Key]bool{}
 	self := n.cfg.Name
-	for _, id := range st.SortedJobIDs() {
-		j := st.Jobs[id]
+	for _, j := range jobs {
 		att := j.Current()
-		if att == nil {
-			continue
-		}
 		k := Key{Job: j.ID, Attempt: att.N}
-		if j.State.Live() {
-			live[k] = true
-		}
+		live[k] = true
 		switch j.State {
 		case raftfsm.StateLaunching:
 			if att.Holds(self) && !att.Acked(self) {
-				n.reserve(ctx, k, n.pickGPUs(st, j, att))
+				var gpus []int
+				n.d.State.View(func(s *raftfsm.State) { gpus = n.pickGPUs(s, j, att) })
+				n.reserve(ctx, k, gpus)
 			}
 		case raftfsm.StateRunning:
 			// An elastic attempt asked to resize: its processes here checkpoint and exit 75.
