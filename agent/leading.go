@@ -285,7 +285,9 @@ func placementSnapshot(g *gossip.Gossip, rows rowSource, st *raftfsm.State, now 
 }
 
 // scheduleJobs runs the core's job scheduling (leader.Schedule) once, on
-// a copy of the state: a long placement must not hold the FSM's lock.
+// a copy of the state that shares its jobs (raftfsm.State.Shared): a long
+// placement must not hold the FSM's lock, and a deep copy of a large
+// queue each round would cost more than the round.
 //
 // The round's placement time, from its start to the last allocation
 // committed, shared among the jobs it placed, is each one's
@@ -359,7 +361,8 @@ func runDuty[B any](ctx context.Context, l *leading, live bool, part func(*leade
 			cmds, b = decide(v, b)
 		})
 	} else {
-		v := l.view(l.fsm.State())
+		// The core reads the state, never writes it: a copy sharing the jobs will do.
+		v := l.view(l.fsm.Shared())
 		v.Done = ctx.Done() // the agent stopping or leadership lost ends a long placement
 		cmds, b = decide(v, b)
 	}

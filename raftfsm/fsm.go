@@ -80,6 +80,14 @@ func (f *FSM) State() *State {
 	return f.state.Clone()
 }
 
+// Shared returns a copy of the state that shares its jobs (State.Shared):
+// cheap, safe to keep, never to modify.
+func (f *FSM) Shared() *State {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.state.Shared()
+}
+
 // View calls fn with the live state under a read lock, avoiding a copy. fn must not modify the
 // state, keep references into it after returning, or call back into the FSM.
 func (f *FSM) View(fn func(*State)) {

@@ -114,6 +114,21 @@ func BenchmarkQueueRoundQueued(b *testing.B) {
 	}
 }
 
+// BenchmarkSharedQueued is the copy the leader's scheduling round reads.
+func BenchmarkSharedQueued(b *testing.B) {
+	for _, n := range queuedSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s, _ := queuedState(b, n)
+			b.ResetTimer()
+			for range b.N {
+				if len(s.Shared().Jobs) != n {
+					b.Fatal("copy lost tasks")
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkCloneQueued is a deep copy of the state, which the leader's
 // scheduling round and every node's reconciler took on every applied entry.
 func BenchmarkCloneQueued(b *testing.B) {
