@@ -6,7 +6,8 @@
 //	shoal-dev bench-gossip                # state propagation, 5/20/50 agents
 //	shoal-dev bench-idle                  # an idle agent's CPU and memory
 //	shoal-dev bench-failover -runs 10     # leader failover and voter replacement
-//	shoal-dev bench-launch                # submit → ranks started, shoal vs mpiexec
+//	shoal-dev bench-launch                # submit → ranks started, shoal vs mpiexec, and where the time goes
+//	shoal-dev bench-array -tasks 1000     # an array of /bin/true, submit → last task's end
 //	shoal-dev vivaldi-error               # network coordinates vs direct pings on the netns testbed
 //	shoal-dev bench-scale -n 100,300,1000 # in-process agents: gossip, raft servers, client replicas, jobs; growth of each figure
 package main
@@ -23,7 +24,7 @@ func main() {
 	cmds := map[string]func([]string) error{
 		"up": cmdUp, "down": cmdDown,
 		"bench-gossip": cmdBenchGossip, "bench-idle": cmdBenchIdle, "bench-failover": cmdBenchFailover,
-		"bench-launch": cmdBenchLaunch, "bench-scale": cmdBenchScale, "vivaldi-error": cmdVivaldiError,
+		"bench-launch": cmdBenchLaunch, "bench-array": cmdBenchArray, "bench-scale": cmdBenchScale, "vivaldi-error": cmdVivaldiError,
 	}
 	fn, ok := cmds[os.Args[1]]
 	if !ok {
@@ -36,6 +37,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: shoal-dev up|down|bench-gossip|bench-idle|bench-failover|bench-launch|bench-scale|vivaldi-error [flags] (each takes -h)")
+	fmt.Fprintln(os.Stderr, "usage: shoal-dev up|down|bench-gossip|bench-idle|bench-failover|bench-launch|bench-array|bench-scale|vivaldi-error [flags] (each takes -h)")
 	os.Exit(2)
 }
