@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
@@ -171,8 +172,10 @@ type Node struct {
 	// stdin holds the write end of rank 0's standard input of attempts
 	// started by `shoal run`, until the client sends it (stdin.go).
 	stdin map[Key]*stdinSlot
-	// lastSweep is when stray processes were last looked for (sweep.go).
+	// lastSweep is when stray processes were last looked for (sweep.go),
+	// by the upkeep that runs beside the reconciler while upkeep is set.
 	lastSweep time.Time
+	upkeep    atomic.Bool
 
 	// wg holds the launchers and acknowledgements Run started; Run waits for them.
 	wg sync.WaitGroup

@@ -104,12 +104,22 @@ func (n *Node) reconcile(ctx context.Context) {
 			}()
 		}
 	}
-	if ended || n.now().Sub(n.lastSweep) > 5*time.Second {
+	if (ended || n.now().Sub(n.lastSweep) > 5*time.Second) && n.upkeep.CompareAndSwap(false, true) {
 		n.lastSweep = n.now()
-		n.sweep(live)
-		n.removeOMPIDirs(false)
-		n.removeCapabilityFiles(false)
-		n.pruneBookkeeping()
+		// The upkeep reads all of /proc, tens of milliseconds on a busy
+		// machine, right after an attempt ends: run here, it held up the
+		// next placement's reservation or start by as much. Each step
+		// judges what ended by the state as it is when it acts, not by
+		// this pass's view.
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			defer n.upkeep.Store(false)
+			n.sweepEnded()
+			n.removeOMPIDirs(false)
+			n.removeCapabilityFiles(false)
+			n.pruneBookkeeping()
+		}()
 	}
 }
 

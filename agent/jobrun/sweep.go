@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
 // procMarker is set in the environment of every job process this node
@@ -68,6 +70,29 @@ func (n *Node) markedProcs() map[Key][]int {
 		}
 	}
 	return out
+}
+
+// sweepEnded kills every marked process of an attempt that has ended in
+// the state as it is once /proc has been read: beside the reconciler, an
+// attempt may have become live since it last looked, and its processes
+// must live. An attempt's processes start only once this node has seen it
+// running, so an attempt the state does not show live has none that may.
+func (n *Node) sweepEnded() {
+	found := n.markedProcs()
+	var ended []Key
+	n.d.State.View(func(s *raftfsm.State) {
+		for k := range found {
+			if AttemptEndedIn(s, k) {
+				ended = append(ended, k)
+			}
+		}
+	})
+	for _, k := range ended {
+		n.log.Info("killing stray processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt, "pids", found[k])
+		for _, pid := range found[k] {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // sweep kills every marked process of an attempt that is not live: ranks
