@@ -33,9 +33,15 @@ func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
 		if att == nil || !j.State.Live() {
 			continue
 		}
-		if dead := deadHost(att, status); dead != "" {
+		if dead := deadHosts(att, status); len(dead) > 0 {
+			// A lost node may only be stalled, its attempt's processes
+			// alive: the retry waits until its lease has lapsed there
+			// and its guard has frozen them.
+			if lapse := leaseLapse(v, dead); now.Before(lapse) {
+				continue
+			}
 			cmds = append(cmds, Command{Type: raftfsm.CmdFailAttempt, Body: raftfsm.FailAttempt{ID: j.ID, Attempt: att.N,
-				Reason: fmt.Sprintf("node %s died under attempt %d", dead, att.N), Retry: true, Lost: []string{dead}}})
+				Reason: fmt.Sprintf("node %s died under attempt %d", dead[0], att.N), Retry: true, Lost: dead}})
 			continue
 		}
 		if node, d := expiredDrain(st, att, now); node != "" {
@@ -66,13 +72,16 @@ func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
 	return cmds, next
 }
 
-func deadHost(att *raftfsm.Attempt, status map[string]Status) string {
+// deadHosts lists the hosts of att that gossip has dead, gone or never
+// heard of, in the attempt's order.
+func deadHosts(att *raftfsm.Attempt, status map[string]Status) []string {
+	var out []string
 	for _, h := range att.Hosts {
 		if s := status[h.Node]; s == StatusDead || s == StatusLeft || s == "" {
-			return h.Node
+			out = append(out, h.Node)
 		}
 	}
-	return ""
+	return out
 }
 
 // expiredDrain returns the first host of att whose drain deadline has

@@ -30,6 +30,12 @@ type View struct {
 	// Done, when closed, ends a long placement early: the agent stopping
 	// or leadership lost. Nil never closes.
 	Done <-chan struct{}
+	// Heard is, per node, when this leader last renewed the node's lease
+	// (FenceConfig), on the leader's clock; nodes it never heard from are
+	// absent.
+	Heard map[string]time.Time
+	// LeadingSince is when this node became leader, on its clock.
+	LeadingSince time.Time
 }
 
 // Status is a node's liveness as gossip sees it, gossip's own string
@@ -161,6 +167,9 @@ type Config struct {
 	// FairShareHalfLife is the half-life of the usage the fair-share
 	// factor decays; 0 is raftfsm.DefaultHalfLife.
 	FairShareHalfLife time.Duration
+	// Fence is how long a lost node's attempts wait, after its last
+	// lease renewal, before they are retried (fence.go).
+	Fence FenceConfig
 	// RefusePlacement, a test hook, breaks the allocation proposed for
 	// the jobs it selects so that raft refuses it (TestingHooks).
 	RefusePlacement func(j *raftfsm.Job) bool

@@ -1,0 +1,57 @@
+package leader
+
+import "time"
+
+// FenceConfig is how long a node may run its attempts without word from
+// the leader, and how long the leader therefore waits before it retries
+// the attempts of a node it lost.
+//
+// A node renews a lease with the leader while it holds attempts; a node
+// that has not renewed within Lease (a paused process, a partition, a
+// stalled machine) has its attempts frozen on the spot by a guard process
+// that does not share the agent's fate. The leader, counting on its own
+// clock from the last renewal it answered (or from when it began to lead,
+// for renewals an earlier leader answered), retries a lost node's attempts
+// only after Wait: by then the node's guard has surely fenced them, even
+// on a clock that runs slower than the leader's by ClockRate.
+type FenceConfig struct {
+	// Lease is how long one renewal lets a node run its attempts, on the
+	// node's clock. 0 turns fencing off: a lost node's attempts are
+	// retried as soon as gossip declares it dead. Default 4s (agent).
+	Lease time.Duration
+	// ClockRate bounds how much slower a node's clock may run than the
+	// leader's, as a fraction (0.01 is 1%). Default 0.05.
+	ClockRate float64
+	// Slack covers what the lease does not: the guard's polling period
+	// and a loaded machine's delay in running it. Default 1s.
+	Slack time.Duration
+}
+
+// Wait is how long after the last renewal the leader may assume the
+// node's lease has lapsed and its attempts are fenced: Lease stretched by
+// ClockRate, plus Slack. 0 when fencing is off.
+func (c FenceConfig) Wait() time.Duration {
+	if c.Lease <= 0 {
+		return 0
+	}
+	return time.Duration(float64(c.Lease)*(1+c.ClockRate)) + c.Slack
+}
+
+// leaseLapse is when the leases of every node in nodes have surely lapsed,
+// on the leader's clock: Wait after the latest of their last renewals
+// this leader answered and the start of its leadership (an earlier
+// leader may have renewed them just before it lost office). The zero time
+// when fencing is off.
+func leaseLapse(v View, nodes []string) time.Time {
+	wait := v.Config.Fence.Wait()
+	if wait <= 0 {
+		return time.Time{}
+	}
+	from := v.LeadingSince
+	for _, n := range nodes {
+		if h := v.Heard[n]; h.After(from) {
+			from = h
+		}
+	}
+	return from.Add(wait)
+}

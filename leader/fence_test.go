@@ -1,0 +1,84 @@
+package leader
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+func TestFenceConfig_Wait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		c    FenceConfig
+		want time.Duration
+	}{
+		{FenceConfig{}, 0},
+		{FenceConfig{ClockRate: 0.5, Slack: time.Second}, 0}, // no lease: off
+		{FenceConfig{Lease: 4 * time.Second}, 4 * time.Second},
+		{FenceConfig{Lease: 4 * time.Second, ClockRate: 0.05, Slack: time.Second}, 5200 * time.Millisecond},
+	} {
+		if got := tc.c.Wait(); got != tc.want {
+			t.Errorf("%+v.Wait() = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}
+
+// A lost node's attempt is retried only once the node's lease has surely
+// lapsed, counted from the later of its last renewal and the start of
+// this leader's term; never before, and without fencing at once.
+func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
+	t.Parallel()
+	fence := FenceConfig{Lease: 4 * time.Second, ClockRate: 0.05, Slack: time.Second} // Wait 5.2s
+	for _, tc := range []struct {
+		name    string
+		fence   FenceConfig
+		heard   map[string]time.Duration // before now
+		leading time.Duration            // before now; 0 is long ago
+		dead    []string
+		fail    bool
+	}{
+		{name: "fencing off: at once", dead: []string{"n2"}, heard: map[string]time.Duration{"n2": 0}, fail: true},
+		{name: "renewed just now: wait", fence: fence, dead: []string{"n2"}, heard: map[string]time.Duration{"n2": 0}},
+		{name: "renewed inside the wait: wait", fence: fence, dead: []string{"n2"}, heard: map[string]time.Duration{"n2": 5199 * time.Millisecond}},
+		{name: "renewed a wait ago: retry", fence: fence, dead: []string{"n2"}, heard: map[string]time.Duration{"n2": 5200 * time.Millisecond}, fail: true},
+		{name: "never heard, leading long: retry", fence: fence, dead: []string{"n2"}, fail: true},
+		{name: "never heard, new leader: wait from its term", fence: fence, dead: []string{"n2"}, leading: 5 * time.Second},
+		{name: "old renewal, new leader: wait from its term", fence: fence, dead: []string{"n2"},
+			heard: map[string]time.Duration{"n2": time.Minute}, leading: time.Second},
+		{name: "new leader a wait ago: retry", fence: fence, dead: []string{"n2"}, leading: 5200 * time.Millisecond, fail: true},
+		{name: "two lost: the later renewal counts", fence: fence, dead: []string{"n1", "n2"},
+			heard: map[string]time.Duration{"n1": time.Minute, "n2": 3 * time.Second}},
+		{name: "two lost, both lapsed: retry", fence: fence, dead: []string{"n1", "n2"},
+			heard: map[string]time.Duration{"n1": time.Minute, "n2": 6 * time.Second}, fail: true},
+		{name: "a live node's renewal does not hold a lost one", fence: fence, dead: []string{"n2"},
+			heard: map[string]time.Duration{"n1": 0, "n2": time.Minute}, fail: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := launching(t, "n1", "n2")
+			w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
+			w.advance(2 * time.Minute)
+			for _, n := range tc.dead {
+				w.node(n).Status = StatusDead
+			}
+			v := w.view()
+			v.Config.Fence = tc.fence
+			v.Heard = map[string]time.Time{}
+			for n, ago := range tc.heard {
+				v.Heard[n] = v.Now.Add(-ago)
+			}
+			if tc.leading > 0 {
+				v.LeadingSince = v.Now.Add(-tc.leading)
+			}
+			cmds, _ := Schedule(v, JobsBook{})
+			got := contains(commands(cmds), "fail_attempt")
+			if got != tc.fail {
+				t.Fatalf("commands %q: fail_attempt %v, want %v", commands(cmds), got, tc.fail)
+			}
+			if tc.fail && len(tc.dead) == 2 && !contains(commands(cmds), `"lost":["n1","n2"]`) {
+				t.Errorf("commands %q: want both lost nodes kept off the retry", commands(cmds))
+			}
+		})
+	}
+}
