@@ -1,0 +1,151 @@
+package fence
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Arg0 is the argv[0] under which the agent's executable is the guard;
+// its one argument is the fence directory.
+const Arg0 = "shoal-fence-guard"
+
+// PollPeriod is how often the guard reads the lease: the part of a
+// lapsed lease's overrun it adds (leader.FenceConfig.Slack covers it).
+const PollPeriod = 100 * time.Millisecond
+
+// lockFile keeps one guard per fence directory.
+const lockFile = "guard.lock"
+
+// init turns the process into the guard when the agent started it as one.
+func init() {
+	if len(os.Args) != 2 || os.Args[0] != Arg0 {
+		return
+	}
+	os.Exit(guardMain(os.Args[1]))
+}
+
+func guardMain(dir string) int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("guard", dir)
+	lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		log.Error("open the guard's lock", "err", err)
+		return 1
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return 0 // a guard of an earlier life of the agent watches this directory
+	}
+	g := &guard{log: log}
+	for {
+		l, ok, err := Read(dir)
+		if err != nil {
+			log.Warn("lease unreadable; keeping the last one", "err", err)
+			l, ok = g.last, true
+		}
+		if !ok {
+			log.Info("lease removed: the agent stopped its jobs; exiting")
+			return 0
+		}
+		g.step(l, Now())
+		time.Sleep(PollPeriod) // a poll of a file another process writes: no event to wait on
+	}
+}
+
+// guard is the guard's memory: the last lease, and what it stopped.
+type guard struct {
+	log    *slog.Logger
+	last   Lease
+	frozen *Lease // what the guard stopped, nil while the lease holds
+}
+
+// step enforces lease l at now: past its deadline it stops what l lists
+// (once per lapse, and again for anything the agent added since); within
+// it, it thaws what it stopped, which the agent has killed by then.
+func (g *guard) step(l Lease, now int64) {
+	g.last = l
+	if now < l.Until {
+		if g.frozen != nil {
+			g.log.Info("lease renewed: thawing what the guard stopped")
+			thaw(*g.frozen)
+			g.frozen = nil
+		}
+		return
+	}
+	if g.frozen == nil {
+		g.log.Warn("lease lapsed: stopping the node's attempts", "lapsed_ms", (now-l.Until)/1e6,
+			"cgroups", len(l.Freezers), "process_groups", len(l.Pgids))
+		g.frozen = &Lease{}
+	}
+	for _, f := range l.Freezers {
+		if err := os.WriteFile(f.File, []byte(f.Freeze), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			g.log.Warn("freeze", "file", f.File, "err", err)
+		}
+	}
+	for _, p := range l.Pgids {
+		if err := unix.Kill(-p, unix.SIGSTOP); err != nil && !errors.Is(err, unix.ESRCH) {
+			g.log.Warn("stop process group", "pgid", p, "err", err)
+		}
+	}
+	g.frozen.Freezers, g.frozen.Pgids = union(g.frozen.Freezers, l.Freezers), union(g.frozen.Pgids, l.Pgids)
+}
+
+func thaw(l Lease) {
+	for _, f := range l.Freezers {
+		_ = os.WriteFile(f.File, []byte(f.Thaw), 0) // killed and deleted by now, most likely
+	}
+	for _, p := range l.Pgids {
+		_ = unix.Kill(-p, unix.SIGCONT)
+	}
+}
+
+func union[T comparable](a, b []T) []T {
+	out := a
+	for _, x := range b {
+		found := false
+		for _, y := range out {
+			if x == y {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// StartGuard starts the guard of dir from exe (a binary that links this
+// package; /proc/self/exe when ""), its output appended to dir/guard.log.
+// A guard already watching dir stays, and the new one exits at once.
+func StartGuard(exe, dir string) error {
+	if exe == "" {
+		exe = "/proc/self/exe"
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("fence dir: %w", err)
+	}
+	out, err := os.OpenFile(filepath.Join(dir, "guard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("guard log: %w", err)
+	}
+	defer out.Close()
+	p, err := os.StartProcess(exe, []string{Arg0, dir}, &os.ProcAttr{
+		Dir:   "/",
+		Files: []*os.File{nil, out, out},
+		// A session of its own: no signal to the agent's process group
+		// or terminal reaches it, and it outlives the agent.
+		Sys: &unix.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("start the fence guard: %w", err)
+	}
+	go func() { _, _ = p.Wait() }() // reaped if it exits while the agent runs
+	return nil
+}
