@@ -73,6 +73,7 @@ type group interface {
 	signalAll(deadline time.Time) (int, error)
 	usage() (Usage, error)
 	delete() error
+	freezer() freezer
 }
 
 var (
@@ -142,6 +143,15 @@ func (c *Cgroup) Add(pid int) error {
 		return fmt.Errorf("add process %d to cgroup %s: %w", pid, c.name, err)
 	}
 	return nil
+}
+
+// Freezer is the cgroup's freezer file and the words that freeze and thaw
+// it, for a process other than the agent to stop the attempt with
+// (agent/fence): writing freeze stops every process in the cgroup where it
+// stands, thaw lets them go on.
+func (c *Cgroup) Freezer() (file, freeze, thaw string) {
+	f := c.g.freezer()
+	return f.file, f.freeze, f.thaw
 }
 
 // Procs lists the processes in the cgroup.

@@ -178,6 +178,8 @@ func (g *v1Group) signalAll(deadline time.Time) (int, error) {
 	return freezeKillThaw(v1Freezer(g.m.dir(g.path, cgroup1.Freezer)), g.procs, deadline)
 }
 
+func (g *v1Group) freezer() freezer { return v1Freezer(g.m.dir(g.path, cgroup1.Freezer)) }
+
 func (g *v1Group) usage() (Usage, error) {
 	st, err := g.cg.Stat(cgroup1.IgnoreNotExist)
 	if err != nil {

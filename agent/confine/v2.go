@@ -222,6 +222,8 @@ type v2Group struct {
 
 func (g *v2Group) dirs() []string { return []string{g.dir} }
 
+func (g *v2Group) freezer() freezer { return v2Freezer(g.dir) }
+
 func (g *v2Group) add(pid int) error { return g.cg.AddProc(uint64(pid)) }
 
 func (g *v2Group) procs() ([]int, error) {
