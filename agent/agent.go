@@ -98,6 +98,9 @@ type Agent struct {
 	// jobNode is the node side of jobs (agent/jobrun): the reconciler,
 	// launcher and executor of this node's job processes; set in Start.
 	jobNode *jobrun.Node
+	// leases are the nodes' lease renewals this server heard while it
+	// leads (leases.go).
+	leases leaseBook
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
 

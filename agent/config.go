@@ -7,11 +7,13 @@ import (
 	"net"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/fence"
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/tlsca"
@@ -89,6 +91,12 @@ type Config struct {
 	// slots before the allocation is released and the job requeued.
 	// Default 10s.
 	CoallocTimeout time.Duration
+	// Fence bounds how long a node runs its attempts without renewing its
+	// lease with the leader, and how long the leader waits after a lost
+	// node's last renewal before it retries the node's attempts (agent/fence,
+	// leader.FenceConfig). Default 4s lease, 5% clock rate, 1s slack;
+	// --fence-lease 0 turns fencing off.
+	Fence leader.FenceConfig
 	// JobRetention is how long finished jobs (done, failed, killed) stay in
 	// the cluster state, with their logs, before the leader purges them
 	// (like Nomad's job_gc_threshold). 0 keeps them forever. Default 24h.
@@ -192,6 +200,16 @@ type RaftTimings struct {
 	CommitTimeout time.Duration
 }
 
+// DefaultFence is the default fencing: a node runs its attempts for 4 s
+// after its last renewal (renewed every second), and the leader retries a
+// lost node's attempts 4 s × 1.05 + 1 s = 5.2 s after that renewal. Gossip
+// takes about as long to declare a stalled node dead, so fencing adds
+// little to a retry; a 20% slower clock than the leader's would go beyond
+// the 5% rate and the 1 s slack together.
+func DefaultFence() leader.FenceConfig {
+	return leader.FenceConfig{Lease: 4 * time.Second, ClockRate: 0.05, Slack: time.Second}
+}
+
 // DefaultConfig returns production defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -205,6 +223,7 @@ func DefaultConfig() Config {
 		DeadVoterGrace:     10 * time.Second,
 		WriteTimeout:       10 * time.Second,
 		CoallocTimeout:     10 * time.Second,
+		Fence:              DefaultFence(),
 		PlacementModelWait: DefaultPlacementModelWait,
 		JobRetention:       24 * time.Hour,
 		HistoryRetention:   30 * 24 * time.Hour,
@@ -251,6 +270,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("servers %d must be at least the voter target %d (--voters, default bootstrap-expect)", c.Servers, c.voters())
 	case c.DeadVoterGrace <= 0 || c.WriteTimeout <= 0 || c.CoallocTimeout <= 0:
 		return errors.New("dead-voter grace, write timeout and co-allocation timeout must be positive")
+	case c.Fence.Lease < 0:
+		return fmt.Errorf("fence lease %v is negative: pass 0 to run attempts without fencing", c.Fence.Lease)
+	case c.Fence.Lease > 0 && (c.Fence.ClockRate < 0 || c.Fence.ClockRate >= 1):
+		return fmt.Errorf("fence clock rate %v: want a fraction in [0, 1), e.g. 0.05", c.Fence.ClockRate)
+	case c.Fence.Lease > 0 && c.Fence.Slack < 2*fence.PollPeriod:
+		return fmt.Errorf("fence slack %v: want at least %v, twice the guard's polling period", c.Fence.Slack, 2*fence.PollPeriod)
 	case c.PlacementModelWait < 0:
 		return fmt.Errorf("placement model wait %v is negative: pass 0 to place at once", c.PlacementModelWait)
 	case c.LeafTTL < 0:

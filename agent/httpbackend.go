@@ -47,6 +47,19 @@ type httpBackend struct {
 	modelWait time.Duration
 	// placements explains the placements this agent decided as leader.
 	placements *placementLog
+	// renewLease records a node's lease renewal on the leader (leases.go).
+	renewLease func(ctx context.Context, node string) error
+}
+
+// RenewLease records node's lease renewal; 409 on an agent that does not lead.
+func (b *httpBackend) RenewLease(ctx context.Context, node string) error {
+	if err := b.renewLease(ctx, node); err != nil {
+		if errors.Is(err, ErrNotLeader) {
+			return httpapi.WithStatus(http.StatusConflict, err)
+		}
+		return httpapi.WithStatus(http.StatusServiceUnavailable, err)
+	}
+	return nil
 }
 
 func (b *httpBackend) Placement(job uint64) (httpapi.Placement, bool) { return b.placements.get(job) }

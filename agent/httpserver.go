@@ -36,7 +36,7 @@ func (a *Agent) startHTTP() error {
 		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics(), SessionKey: derive(a.cfg.Token, "ui-session")},
 		&httpBackend{gossip: a.gossip, srv: &a.srv, fsm: a.fsm, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
 			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress, rows: a.rows, feed: a.feed,
-			modelWait: a.cfg.PlacementModelWait, placements: a.placements})
+			modelWait: a.cfg.PlacementModelWait, placements: a.placements, renewLease: a.renewLocal})
 	if err != nil {
 		return err
 	}

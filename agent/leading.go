@@ -58,6 +58,8 @@ type leading struct {
 	// was decided (the dashboard's explanation).
 	name       string
 	placements *placementLog
+	// leases are the nodes' lease renewals this leader answered (leases.go).
+	leases *leaseBook
 
 	mu   sync.Mutex
 	book leader.Book
@@ -78,7 +80,7 @@ func leaderConfig(cfg Config, elastic *elasticSettings, live *liveConfig) func()
 		pc := r.probeConfig(cfg.Probes) // the zero config is the defaults: expanded first
 		return leader.Config{Self: cfg.Name, Voters: cfg.voters(), Servers: cfg.Servers,
 			CoallocTimeout: cfg.CoallocTimeout, PlacementModelWait: cfg.PlacementModelWait, JobRetention: r.JobRetention, HistoryRetention: r.HistoryRetention,
-			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement,
+			Elastic: elastic.get().Decision, RefusePlacement: cfg.Testing.RefusePlacement, Fence: cfg.Fence,
 			Probes: leader.ProbeConfig{Supervise: pc.Supervise, Budget: pc.BudgetConfig(), RoundLen: pc.RoundLen(),
 				BandwidthInterval: pc.BandwidthInterval, Topo: pc.Topo, Settle: formationSettle}}
 	}
@@ -134,6 +136,9 @@ func (l *leading) lead(ctx context.Context) {
 		l.log.Warn("barrier after gaining leadership", "err", err)
 		return
 	}
+	// Counted from after the barrier, later than the term's real start:
+	// the later the count starts, the surer a lost node's lease has lapsed.
+	l.leases.led(l.clock())
 	// Job GC runs even when retention is off: a SIGHUP may turn it on,
 	// and the core proposes nothing while it is off.
 	duties := []func(context.Context){l.reconcileMembership, l.scheduleJobs, l.leadProbes, l.collectJobs}
@@ -186,7 +191,9 @@ func (l *leading) lead(ctx context.Context) {
 
 // view is the core's input for one round on st.
 func (l *leading) view(st *raftfsm.State) leader.View {
-	return leader.View{Now: l.clock(), State: st, Nodes: leaderNodes(l.gossip, l.rows), Config: l.config()}
+	heard, since := l.leases.view()
+	return leader.View{Now: l.clock(), State: st, Nodes: leaderNodes(l.gossip, l.rows), Config: l.config(),
+		Heard: heard, LeadingSince: since}
 }
 
 // rowSource is a node's network row as a server's table holds it, for

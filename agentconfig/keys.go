@@ -142,6 +142,7 @@ var keys = []Key{
 	{"max-argv", Int, func(a *Agent, v Value) error { a.Config.Limits.Argv = v.Int; return nil }},
 	{"max-env", Int, func(a *Agent, v Value) error { a.Config.Limits.Env = v.Int; return nil }},
 	{"max-finished-jobs", Int, func(a *Agent, v Value) error { a.Config.Limits.FinishedJobs = v.Int; return nil }},
+	{"fence-lease", Duration, func(a *Agent, v Value) error { a.Config.Fence.Lease = v.Dur; return nil }},
 	{"dead-voter-grace", Duration, func(a *Agent, v Value) error { a.Config.DeadVoterGrace = v.Dur; return nil }},
 	{"join-timeout", Duration, func(a *Agent, v Value) error {
 		if v.Dur < 0 {

@@ -115,6 +115,11 @@ socket = "/run/shoal/shoal.sock"
 # waits, for the network model to cover the nodes (right after a cluster forms); 0: at once.
 # placement_model_wait = "45s"
 
+# How long this node runs its jobs' processes without word from the raft
+# leader before a guard process freezes them; the leader retries a lost
+# node's jobs only after this lease, 5% and one second more. 0: no fencing.
+# fence_lease = "4s"
+
 # Raft membership.
 # dead_voter_grace = "10s"
 # join_timeout = "0s"

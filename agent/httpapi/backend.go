@@ -91,6 +91,11 @@ type Backend interface {
 	NetRows() (rows []gossip.NetRow, ok bool)
 	NetServers() []string
 
+	// RenewLease records, on the leader, that node renewed its lease
+	// (POST /v1/lease), once the voters confirm that this agent still
+	// leads; elsewhere it refuses (409 unless the error says otherwise).
+	RenewLease(ctx context.Context, node string) error
+
 	// Replicate streams the replicated state to a client agent from
 	// after on (agent/replica's Feed.Serve), calling flush after each
 	// burst, until ctx ends; an error before the first write means this

@@ -16,11 +16,12 @@ const maxNetRowBody = gossip.MaxNetRowBytes + 1
 
 // refuseJobs answers 403 to a request carrying a job capability: the
 // route is for agents, and a job's processes must not write the matrix
-// placement reads.
-func refuseJobs(h http.HandlerFunc) http.HandlerFunc {
+// placement reads, nor renew a node's lease. what names the route's
+// requests, plural.
+func refuseJobs(what string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.Header.Get("Authorization"), "Job ") {
-			writeErr(w, http.StatusForbidden, "network rows come from agents; a job capability may not send one")
+			writeErr(w, http.StatusForbidden, what+" come from agents; a job capability may not send one")
 			return
 		}
 		h(w, r)

@@ -96,10 +96,14 @@ func (n *Node) cgroupDirs(j *raftfsm.Job, k Key) ([]string, error) {
 	if err := n.refuseUnconfined(j); err != nil {
 		return nil, err
 	}
+	if err := n.requireLease(); err != nil {
+		return nil, err
+	}
 	m := n.cfg.Cgroups
 	if m == nil {
 		return nil, nil
 	}
+	defer n.leaseCovers(k)
 	n.cgroups.mu.Lock()
 	defer n.cgroups.mu.Unlock()
 	if ac := n.cgroups.live[k]; ac != nil {

@@ -215,6 +215,7 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	launchtrace.Mark(ctx, n.log, launchtrace.HelperStarted, k.Job, k.Attempt, n.now())
 	pid := cmd.Process.Pid
 	n.procs.add(k, cmd)
+	n.leaseCovers(k)
 	defer n.procs.remove(k, pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

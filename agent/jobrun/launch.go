@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,15 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 	k := Key{Job: j.ID, Attempt: att.N}
 	log := n.log.With("job", j.ID, "attempt", att.N)
 	boots := n.hostBoots(ctx, att)
+	if err := n.awaitLease(ctx); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		// Not the job's fault: the attempt is retried, on this node or another.
+		log.Warn("not launching without a lease", "err", err)
+		n.proposeOutcome(ctx, log, k, raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Retry: true, Reason: err.Error()})
+		return
+	}
 	code, reason := n.launch(ctx, j, att, k)
 	if ctx.Err() != nil {
 		return // the agent is stopping; the leader fails the attempt when it sees us gone
@@ -59,6 +69,12 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		log.Info("attempt exited", "code", code)
 		typ, body = raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: j.ID, Attempt: att.N, ExitCode: &code}
 	}
+	n.proposeOutcome(ctx, log, k, typ, body)
+}
+
+// proposeOutcome commits attempt k's outcome, once the attempt's own
+// commits under way have settled.
+func (n *Node) proposeOutcome(ctx context.Context, log *slog.Logger, k Key, typ string, body any) {
 	b, _ := raftfsm.Encode(typ, n.now(), body)
 	settle, cancel := context.WithTimeout(ctx, settleWait)
 	n.d.Settle(settle, k)

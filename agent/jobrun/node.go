@@ -53,6 +53,10 @@ type Config struct {
 	// NeverAck makes the node never acknowledge co-allocations, as a node
 	// whose agent hangs would (a fault injection for tests).
 	NeverAck bool
+	// Lease is how long one renewal with the leader lets this node run
+	// its attempts (fence.go, leader.FenceConfig.Lease); 0 turns fencing
+	// off.
+	Lease time.Duration
 }
 
 // Validate names the first field that is missing.
@@ -64,6 +68,8 @@ func (c *Config) Validate() error {
 		return errors.New("jobrun: data dir is empty")
 	case c.LocalAddr == "":
 		return errors.New("jobrun: the agent's local API address is empty")
+	case c.Lease < 0:
+		return fmt.Errorf("jobrun: lease %v is negative: pass 0 to run without fencing", c.Lease)
 	}
 	for _, l := range c.JobLimits {
 		if err := l.Validate(); err != nil {
@@ -127,6 +133,10 @@ type Deps struct {
 	// attempt's outcome is proposed: a report sent just before the
 	// program exited must not be overtaken by the attempt's end.
 	Settle func(ctx context.Context, k Key)
+	// RenewLease renews this node's lease with the leader; it returns nil
+	// once the leader, confirmed by a quorum, has recorded the renewal.
+	// Optional: nil turns fencing off.
+	RenewLease func(ctx context.Context) error
 }
 
 func (d *Deps) validate() error {
@@ -176,6 +186,8 @@ type Node struct {
 	// by the upkeep that runs beside the reconciler while upkeep is set.
 	lastSweep time.Time
 	upkeep    atomic.Bool
+	// lease is this node's lease with the leader (fence.go).
+	lease leaseState
 
 	// wg holds the launchers and acknowledgements Run started; Run waits for them.
 	wg sync.WaitGroup

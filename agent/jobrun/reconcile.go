@@ -24,9 +24,16 @@ func (n *Node) Run(ctx context.Context) {
 	defer n.wg.Wait()
 	n.removeLeftoverCgroups()
 	n.removeLeftoverTempDirs()
+	n.startFence()
 	if !n.settleLastLife(ctx) {
+		n.stopFence()
 		return
 	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.keepLease(ctx)
+	}()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var last uint64
@@ -43,6 +50,7 @@ func (n *Node) Run(ctx context.Context) {
 			n.sweep(nil) // an agent that stops takes its ranks with it
 			n.removeOMPIDirs(true)
 			n.removeCapabilityFiles(true)
+			n.stopFence()
 			return
 		case <-tick.C:
 		case <-n.d.Applied:
@@ -155,6 +163,14 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
+		// A node acknowledges only under a lease: the leader must have
+		// heard from it before it can run anything of the attempt.
+		if n.fencing() {
+			if err := n.renewLease(ctx); err != nil {
+				n.log.Warn("no lease: not acknowledging the reservation yet", "job", k.Job, "attempt", k.Attempt, "err", err)
+				return
+			}
+		}
 		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, n.now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: n.cfg.Name, GPUs: gpus})
 		if _, err := n.d.Propose(ctx, b); err != nil {
 			n.log.Warn("acknowledge reservation", "job", k.Job, "attempt", k.Attempt, "err", err)

@@ -67,6 +67,7 @@ Examples:
 			&cli.IntFlag{Name: "max-argv", Value: d.Limits.Argv, EnvVars: []string{"SHOAL_MAX_ARGV"}, Usage: "arguments of one job's command line (0: no limit)"},
 			&cli.IntFlag{Name: "max-env", Value: d.Limits.Env, EnvVars: []string{"SHOAL_MAX_ENV"}, Usage: "environment variables of one job (0: no limit)"},
 			&cli.IntFlag{Name: "max-finished-jobs", Value: d.Limits.FinishedJobs, EnvVars: []string{"SHOAL_MAX_FINISHED_JOBS"}, Usage: "finished jobs (done, failed, killed) one user keeps in the cluster's state; beyond, the oldest leave for 'shoal history' (0: no limit, only --job-retention)"},
+			&cli.DurationFlag{Name: "fence-lease", Value: d.Fence.Lease, EnvVars: []string{"SHOAL_FENCE_LEASE"}, Usage: "how long this node runs its jobs' processes without word from the leader before they are frozen; the leader retries a lost node's jobs only after the lease and a margin (0: no fencing)"},
 			&cli.DurationFlag{Name: "dead-voter-grace", Value: d.DeadVoterGrace, EnvVars: []string{"SHOAL_DEAD_VOTER_GRACE"}, Usage: "how long a voter may be dead before it is replaced"},
 			&cli.DurationFlag{Name: "join-timeout", EnvVars: []string{"SHOAL_JOIN_TIMEOUT"}, Usage: "give up and exit if no --join address answers within this time", DefaultText: "keep trying"},
 			&cli.IntFlag{Name: "probe-port", Value: d.Probes.Port, EnvVars: []string{"SHOAL_PROBE_PORT"}, Usage: "TCP+UDP `PORT` of the probe server (bandwidth tests, latency echo)"},

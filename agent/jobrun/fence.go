@@ -1,0 +1,242 @@
+package jobrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/fence"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// Self-fencing: while this node holds attempts it renews a lease with the
+// leader every quarter lease, and writes each renewal's deadline, with the
+// attempts' cgroup freezers and process groups, to the file the fence
+// guard reads (agent/fence). A node that cannot renew in time (paused,
+// partitioned, its agent hung) has its attempts frozen by the guard, and
+// the leader, which waits a lease and a margin after the last renewal it
+// answered before it retries a lost node's attempts (leader.FenceConfig),
+// never runs a retry beside them. An agent that finds its lease lapsed
+// kills those attempts and fails them with retry before it renews: the
+// leader may have retried them already, so they never go on.
+
+// ErrNoLease is why this node starts no process of an attempt: its lease
+// with the leader has lapsed, or was never renewed.
+var ErrNoLease = errors.New("this node holds no lease from the leader")
+
+// leaseState is this node's lease.
+type leaseState struct {
+	// renew serialises renewals, and the lapse handling between them.
+	renew sync.Mutex
+
+	mu sync.Mutex
+	// until is when the lease lapses on the agent's clock; zero before
+	// the first renewal.
+	until time.Time
+	// bootUntil is the same deadline as the guard reads it (fence.Now).
+	bootUntil int64
+}
+
+// fencing reports whether this node fences its attempts.
+func (n *Node) fencing() bool { return n.cfg.Lease > 0 && n.d.RenewLease != nil }
+
+func (n *Node) fenceDir() string { return filepath.Join(n.cfg.DataDir, "fence") }
+
+// requireLease is nil while this node may start processes of attempts.
+func (n *Node) requireLease() error {
+	if !n.fencing() {
+		return nil
+	}
+	n.lease.mu.Lock()
+	defer n.lease.mu.Unlock()
+	if until := n.lease.until; until.IsZero() || !time.Now().Before(until) {
+		return fmt.Errorf("node %s: %w (lapsed %v ago); it starts nothing until it renews", n.cfg.Name, ErrNoLease, time.Since(until).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// startFence starts the guard and hands it an empty lapsed lease: nothing
+// of an earlier life may run past its own lease, and nothing of this one
+// starts before the first renewal.
+func (n *Node) startFence() {
+	if !n.fencing() {
+		return
+	}
+	if err := fence.Write(n.fenceDir(), fence.Lease{}); err != nil {
+		n.log.Error("write the fence lease", "err", err)
+	}
+	if err := fence.StartGuard(n.cfg.Bin, n.fenceDir()); err != nil {
+		n.log.Error("the node's attempts run without a fence guard", "err", err)
+	}
+}
+
+// stopFence removes the lease, which ends the guard: the agent stops and
+// has killed its attempts itself.
+func (n *Node) stopFence() {
+	if !n.fencing() {
+		return
+	}
+	if err := fence.Remove(n.fenceDir()); err != nil {
+		n.log.Warn("remove the fence lease", "err", err)
+	}
+}
+
+// keepLease renews the lease every quarter lease while this node holds an
+// attempt, until ctx ends.
+func (n *Node) keepLease(ctx context.Context) {
+	if !n.fencing() {
+		return
+	}
+	tick := time.NewTicker(max(n.cfg.Lease/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !n.holdsAttempts() {
+			continue
+		}
+		if err := n.renewLease(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("renew the node's lease", "err", err)
+		}
+	}
+}
+
+// holdsAttempts reports whether this node has anything a lease covers: a
+// live attempt the state places here, or processes or cgroups of any.
+func (n *Node) holdsAttempts() bool {
+	if len(n.procs.keys()) > 0 || len(n.cgroupKeys()) > 0 {
+		return true
+	}
+	held := false
+	n.d.State.View(func(st *raftfsm.State) {
+		for _, j := range st.Jobs {
+			if a := j.Current(); a != nil && j.State.Live() && a.Holds(n.cfg.Name) {
+				held = true
+				return
+			}
+		}
+	})
+	return held
+}
+
+// renewLease renews the lease with the leader. A renewal answered after
+// the previous lease lapsed does not extend it: the attempts the guard may
+// have stopped meanwhile are killed and failed first, since the leader may
+// already have retried them, and only then is the new lease written.
+func (n *Node) renewLease(ctx context.Context) error {
+	n.lease.renew.Lock()
+	defer n.lease.renew.Unlock()
+	sent, bootSent := time.Now(), fence.Now()
+	rctx, cancel := context.WithTimeout(ctx, n.cfg.Lease)
+	err := n.d.RenewLease(rctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	n.lease.mu.Lock()
+	lapsed := !time.Now().Before(n.lease.until) // the zero until: never renewed in this life
+	n.lease.mu.Unlock()
+	if lapsed {
+		n.endFencedAttempts(ctx)
+	}
+	n.lease.mu.Lock()
+	n.lease.until, n.lease.bootUntil = sent.Add(n.cfg.Lease), bootSent+int64(n.cfg.Lease)
+	n.lease.mu.Unlock()
+	return n.writeLease()
+}
+
+// endFencedAttempts fails the attempts with processes on this node that
+// the state still has live, with retry, and then kills their processes:
+// they ran past a lapsed lease. Failing first makes the outcome the
+// attempt's head would report for the killed ranks (a plain failure)
+// arrive too late to count.
+func (n *Node) endFencedAttempts(ctx context.Context) {
+	keys := map[Key]bool{}
+	for _, k := range n.procs.keys() {
+		keys[k] = true
+	}
+	for _, k := range n.cgroupKeys() {
+		keys[k] = true
+	}
+	if len(keys) == 0 {
+		return
+	}
+	st := n.d.State.State()
+	for k := range keys {
+		j := st.Jobs[k.Job]
+		if j == nil || !j.State.Live() || j.Attempt != k.Attempt {
+			continue
+		}
+		b, err := raftfsm.Encode(raftfsm.CmdFailAttempt, n.now(), raftfsm.FailAttempt{ID: k.Job, Attempt: k.Attempt, Retry: true,
+			Reason: fmt.Sprintf("node %s lost its lease with the leader under attempt %d: its processes there were stopped", n.cfg.Name, k.Attempt)})
+		if err != nil {
+			n.log.Error("encode fail_attempt", "err", err)
+			continue
+		}
+		if _, err := n.d.Propose(ctx, b); err != nil {
+			n.log.Warn("fail an attempt that ran past the node's lease", "job", k.Job, "attempt", k.Attempt, "err", err)
+		}
+	}
+	for k := range keys {
+		n.log.Warn("killing an attempt that ran past the node's lapsed lease", "job", k.Job, "attempt", k.Attempt)
+		n.procs.kill(k, 0)
+		n.endCgroup(ctx, k, 0, true)
+	}
+}
+
+// writeLease hands the guard the lease and what it covers now. It is
+// called after each renewal and whenever an attempt gets a cgroup or a
+// process, before anything runs in it.
+func (n *Node) writeLease() error {
+	if !n.fencing() {
+		return nil
+	}
+	n.lease.mu.Lock()
+	defer n.lease.mu.Unlock() // one writer at a time: the file never goes back to older contents
+	l := fence.Lease{Until: n.lease.bootUntil}
+	n.cgroups.mu.Lock()
+	for _, ac := range n.cgroups.live {
+		file, freeze, thaw := ac.cg.Freezer()
+		l.Freezers = append(l.Freezers, fence.Freezer{File: file, Freeze: freeze, Thaw: thaw})
+	}
+	n.cgroups.mu.Unlock()
+	for _, k := range n.procs.keys() {
+		l.Pgids = append(l.Pgids, n.procs.pids(k)...) // each a session leader: its pid is its group
+	}
+	if err := fence.Write(n.fenceDir(), l); err != nil {
+		return fmt.Errorf("hand the fence guard its lease: %w", err)
+	}
+	return nil
+}
+
+// leaseCovers hands the guard attempt k's new cgroup or process.
+func (n *Node) leaseCovers(k Key) {
+	if err := n.writeLease(); err != nil {
+		n.log.Warn("the fence guard may not stop this attempt", "job", k.Job, "attempt", k.Attempt, "err", err)
+	}
+}
+
+// awaitLease waits, up to two leases, for this node to hold a lease: the
+// renewal loop may be a moment behind a placement.
+func (n *Node) awaitLease(ctx context.Context) error {
+	deadline := time.Now().Add(2 * n.cfg.Lease)
+	tick := time.NewTicker(20 * time.Millisecond) // the polling period of a condition
+	defer tick.Stop()
+	for {
+		err := n.requireLease()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

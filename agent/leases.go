@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+// leaseBook is the leader's record of the nodes' lease renewals (POST
+// /v1/lease), which the leader core reads to tell when a lost node's
+// attempts are surely fenced (leader.FenceConfig). It lives on every
+// server and counts only while the server leads.
+type leaseBook struct {
+	mu    sync.Mutex
+	heard map[string]time.Time
+	// since is when this server last began to lead: renewals an earlier
+	// leader answered are counted from here.
+	since time.Time
+}
+
+// led starts a new term: renewals of earlier terms are forgotten, and
+// since counts for them all.
+func (b *leaseBook) led(at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.heard, b.since = map[string]time.Time{}, at
+}
+
+func (b *leaseBook) renewed(node string, at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.heard == nil {
+		b.heard = map[string]time.Time{}
+	}
+	b.heard[node] = at
+}
+
+// view is a copy of the renewals and the term's start, for one round.
+func (b *leaseBook) view() (map[string]time.Time, time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.heard), b.since
+}
+
+// renewLocal records node's renewal on this server, the leader, once the
+// voters confirm it still leads: a deposed leader that has not noticed
+// must not extend a lease its successor does not know of.
+func (a *Agent) renewLocal(ctx context.Context, node string) error {
+	r := a.srv.raft()
+	if r == nil || r.State() != raft.Leader {
+		return fmt.Errorf("%w: renew the lease of %s with the leader", ErrNotLeader, node)
+	}
+	f := r.VerifyLeader()
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%w: confirm leadership for the lease of %s: %w", ErrNotLeader, node, err)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("confirm leadership for the lease of %s: %w", node, ctx.Err())
+	}
+	a.leases.renewed(node, a.clock())
+	return nil
+}
+
+// renewLease renews this node's lease with the leader: here when this
+// node leads, over the leader's API otherwise.
+func (a *Agent) renewLease(ctx context.Context) error {
+	var id string
+	if r := a.srv.raft(); r != nil {
+		if r.State() == raft.Leader {
+			return a.renewLocal(ctx, a.cfg.Name)
+		}
+		_, rid := r.LeaderWithID()
+		id = string(rid)
+	} else {
+		id, _ = gossipLeader(a.gossip)
+	}
+	if id == "" {
+		return ErrNoLeader
+	}
+	base, err := a.peers.addrOf(id)
+	if err != nil {
+		return err
+	}
+	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name}, nil); err != nil {
+		return fmt.Errorf("renew the lease with leader %s: %w", id, err)
+	}
+	return nil
+}
