@@ -72,6 +72,13 @@ func (b *httpBackend) RestoreSnapshot(_ context.Context, h snapfile.Header, payl
 	if err != nil {
 		return err
 	}
+	// No attempt the snapshot shows live is run again under its number,
+	// and no number the cluster gave out since is given out again
+	// (raftfsm.Restored).
+	payload, err = raftfsm.RestoredSnapshot(payload, b.fsm.State(), h.TakenAt, b.now())
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: h.RaftIndex, Term: h.RaftTerm, Size: int64(len(payload))}
 	if err := r.Restore(meta, bytes.NewReader(payload), b.writeTimeout); err != nil {
 		return fmt.Errorf("restore: %w", err)

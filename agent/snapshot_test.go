@@ -160,9 +160,9 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	}
 	// The new cluster schedules the restored jobs: the one that ran on a
 	// node it does not have runs again on one of its own.
-	// Right after the restore it still shows the backup's attempt on n0
-	// (running, as saved) until the new leader fails it: wait for an
-	// attempt on a node of the new cluster.
+	// The restore failed the backup's attempt on n0 (it is never run again
+	// under its number) and requeued the job: wait for an attempt on a
+	// node of the new cluster.
 	var j api.Job
 	testcluster.WaitFor(t, 60*time.Second, fmt.Sprintf("restored job %d running on a node of the new cluster", running), func() bool {
 		j = jobState(b, 0, running)
@@ -191,4 +191,75 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "removed "+a.Name(victim)) {
 		t.Errorf("remove-peer %s: exit %d\n%s%s", a.Name(victim), code, out, errOut)
 	}
+}
+
+// A restore from a snapshot taken under a running attempt never starts
+// that attempt number again, on any node: the snapshot's attempt 1 is
+// failed by the restore, the live cluster's attempt 2 (not in the
+// snapshot) is ended, and the job runs on as attempt 3. Each rank
+// appends job,attempt,pid to a file: every attempt appears once.
+func TestSnapshotRestoreUnderALiveAttemptStartsNoAttemptTwice(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 3, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	id := submitAPI(t, c, 0, api.JobSpec{NP: 1, MaxAttempts: 3, Workdir: dir,
+		Cmd: []string{"sh", "-c", `echo "$SHOAL_JOB_ID,$SHOAL_ATTEMPT,$$" >> ` + runs + `; exec sleep 600`}})
+	testcluster.WaitFor(t, 60*time.Second, "attempt 1 running", func() bool {
+		return jobState(c, 0, id).State == "running" && len(testcluster.AttemptLines(runs, id, 1)) == 1
+	})
+	first := jobState(c, 0, id).Attempts[0].Head
+	file := filepath.Join(dir, "backup.snap")
+	if out, errOut, code := shoalCLI(t, c, 0, "operator", "snapshot", "save", file); code != 0 {
+		t.Fatalf("snapshot save: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The live cluster goes on: attempt 1 fails over to attempt 2 on another node.
+	cmd, err := raftfsm.Encode(raftfsm.CmdFailAttempt, time.Now(), raftfsm.FailAttempt{ID: id, Attempt: 1, Reason: "moved by the test", Retry: true, Lost: []string{first}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Client(0).Apply(ctx, cmd); err != nil || res.Err != "" {
+		t.Fatalf("fail attempt 1: %v %s", err, res.Err)
+	}
+	testcluster.WaitFor(t, 60*time.Second, "attempt 2 running", func() bool {
+		j := jobState(c, 0, id)
+		return j.State == "running" && j.Attempt == 2 && len(testcluster.AttemptLines(runs, id, 2)) == 1
+	})
+	// The first head forgets attempt 1 once it ended there, as it does
+	// with every ended attempt: a restore must not rely on its memory.
+	testcluster.WaitFor(t, 60*time.Second, "the first head's bookkeeping of attempt 1 pruned", func() bool {
+		return c.Agent(c.Index(first)).BookkeepingSizes()["launched"] == 0
+	})
+
+	if out, errOut, code := shoalCLI(t, c, 0, "operator", "snapshot", "restore", file); code != 0 {
+		t.Fatalf("snapshot restore: exit %d\n%s%s", code, out, errOut)
+	}
+	var j api.Job
+	testcluster.WaitFor(t, 90*time.Second, "the job running again under a new attempt", func() bool {
+		j = jobState(c, 0, id)
+		return j.State == "running" && len(testcluster.AttemptLines(runs, id, j.Attempt)) == 1 && j.Attempt > 2
+	}, func() string { return fmt.Sprintf("job %s at attempt %d (%s): %+v", j.State, j.Attempt, j.Reason, j.Attempts) })
+	if j.Attempt != 3 {
+		t.Errorf("after the restore the job runs attempt %d, want 3: the next number neither cluster gave out", j.Attempt)
+	}
+	if r := j.Attempts[0].Reason; !strings.Contains(r, "restored from a snapshot") {
+		t.Errorf("attempt 1's reason %q, want the restore named", r)
+	}
+	for n := 1; n <= j.Attempt; n++ {
+		if got := testcluster.AttemptLines(runs, id, n); len(got) != 1 {
+			t.Errorf("attempt %d started %d times (%v), want once", n, len(got), got)
+		}
+	}
+	// Attempt 2, which the restored state does not have, ends on its node.
+	testcluster.WaitFor(t, 30*time.Second, "attempt 2's process gone", func() bool {
+		for _, l := range testcluster.AttemptLines(runs, id, 2) {
+			var pid int
+			if _, err := fmt.Sscanf(l[strings.LastIndexByte(l, ',')+1:], "%d", &pid); err == nil && alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -81,10 +81,16 @@ func (j *Job) InArray() bool { return j.ArrayJobID != 0 }
 // failures is the number of attempts that count against MaxAttempts: every attempt but those
 // that ended by checkpointing (a resize is not a failure).
 func (j *Job) failures() int {
-	if j.Elastic == nil {
-		return j.Attempt
+	n := j.Attempt
+	for i := range j.Attempts {
+		if j.Attempts[i].Uncounted {
+			n--
+		}
 	}
-	return j.Attempt - j.Elastic.Checkpoints
+	if j.Elastic == nil {
+		return n
+	}
+	return n - j.Elastic.Checkpoints
 }
 
 // ElasticStatus is what raft keeps of an elastic job's resizing, so that the decision
@@ -268,6 +274,10 @@ type Attempt struct {
 	// GPUs are the GPU indices the attempt holds on each node that bound
 	// some when it reserved its slots (ack_reservation), sorted by node.
 	GPUs []NodeGPUs `json:"gpus,omitempty"`
+	// Uncounted marks an attempt that does not count against the job's
+	// max_attempts: an operator's restore ended it, or skipped its number
+	// (Restored).
+	Uncounted bool `json:"uncounted,omitempty"`
 
 	// PlacedIndex is the raft index of the place_job entry that created the
 	// attempt (recordPlacedIndex); 0 for an attempt recorded before shoal
