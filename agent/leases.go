@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/leader"
 )
 
 // leaseBook is the leader's record of the nodes' lease renewals (POST
@@ -18,7 +19,7 @@ import (
 // server and counts only while the server leads.
 type leaseBook struct {
 	mu    sync.Mutex
-	heard map[string]time.Time
+	heard map[string]leader.Renewal
 	// since is when this server last began to lead: renewals an earlier
 	// leader answered are counted from here.
 	since time.Time
@@ -29,20 +30,20 @@ type leaseBook struct {
 func (b *leaseBook) led(at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.heard, b.since = map[string]time.Time{}, at
+	b.heard, b.since = map[string]leader.Renewal{}, at
 }
 
-func (b *leaseBook) renewed(node string, at time.Time) {
+func (b *leaseBook) renewed(node string, r leader.Renewal) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.heard == nil {
-		b.heard = map[string]time.Time{}
+		b.heard = map[string]leader.Renewal{}
 	}
-	b.heard[node] = at
+	b.heard[node] = r
 }
 
 // view is a copy of the renewals and the term's start, for one round.
-func (b *leaseBook) view() (map[string]time.Time, time.Time) {
+func (b *leaseBook) view() (map[string]leader.Renewal, time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return maps.Clone(b.heard), b.since
@@ -50,8 +51,9 @@ func (b *leaseBook) view() (map[string]time.Time, time.Time) {
 
 // renewLocal records node's renewal on this server, the leader, once the
 // voters confirm it still leads: a deposed leader that has not noticed
-// must not extend a lease its successor does not know of.
-func (a *Agent) renewLocal(ctx context.Context, node string) error {
+// must not extend a lease its successor does not know of. applied is the
+// raft index the node's state had applied when it asked.
+func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64) error {
 	r := a.srv.raft()
 	if r == nil || r.State() != raft.Leader {
 		return fmt.Errorf("%w: renew the lease of %s with the leader", ErrNotLeader, node)
@@ -67,7 +69,7 @@ func (a *Agent) renewLocal(ctx context.Context, node string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("confirm leadership for the lease of %s: %w", node, ctx.Err())
 	}
-	a.leases.renewed(node, a.clock())
+	a.leases.renewed(node, leader.Renewal{At: a.clock(), Applied: applied})
 	return nil
 }
 
@@ -77,7 +79,7 @@ func (a *Agent) renewLease(ctx context.Context) error {
 	var id string
 	if r := a.srv.raft(); r != nil {
 		if r.State() == raft.Leader {
-			return a.renewLocal(ctx, a.cfg.Name)
+			return a.renewLocal(ctx, a.cfg.Name, a.fsm.Index())
 		}
 		_, rid := r.LeaderWithID()
 		id = string(rid)
@@ -91,7 +93,7 @@ func (a *Agent) renewLease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name}, nil); err != nil {
+	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name, Applied: a.fsm.Index()}, nil); err != nil {
 		return fmt.Errorf("renew the lease with leader %s: %w", id, err)
 	}
 	return nil

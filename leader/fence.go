@@ -1,6 +1,11 @@
 package leader
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
 
 // FenceConfig is how long a node may run its attempts without word from
 // the leader, and how long the leader therefore waits before it retries
@@ -49,9 +54,44 @@ func leaseLapse(v View, nodes []string) time.Time {
 	}
 	from := v.LeadingSince
 	for _, n := range nodes {
-		if h := v.Heard[n]; h.After(from) {
+		if h := v.Heard[n].At; h.After(from) {
 			from = h
 		}
 	}
 	return from.Add(wait)
+}
+
+// Renewal is one lease renewal of a node, as the leader answered it.
+type Renewal struct {
+	// At is when the leader answered it, on its clock.
+	At time.Time
+	// Applied is the raft index the node's state had applied when it
+	// asked: the node knows of every attempt that ended at or below it.
+	Applied uint64
+}
+
+// unfencedLost is why job j's retry waits, "" when it need not: a node
+// its last attempt lost may still run that attempt's processes. A head
+// that loses a node mid-run fails the attempt at once, before gossip
+// declares the node dead, so the retry may not start until each lost node
+// either has applied the attempt's end (it renewed its lease since, and
+// its reconciler ends the processes) or has surely been fenced.
+func unfencedLost(v View, j *raftfsm.Job) string {
+	if v.Config.Fence.Wait() <= 0 || len(j.Attempts) == 0 {
+		return ""
+	}
+	last := &j.Attempts[len(j.Attempts)-1]
+	if last.State != raftfsm.StateFailed {
+		return ""
+	}
+	for _, n := range last.Lost {
+		if r, ok := v.Heard[n]; ok && last.FailedIndex > 0 && r.Applied >= last.FailedIndex {
+			continue
+		}
+		if lapse := leaseLapse(v, []string{n}); v.Now.Before(lapse) {
+			return fmt.Sprintf("waiting for node %s, lost by attempt %d, to be fenced: its lease lapses by %s",
+				n, last.N, lapse.UTC().Format(time.RFC3339))
+		}
+	}
+	return ""
 }

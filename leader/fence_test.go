@@ -64,9 +64,9 @@ func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
 			}
 			v := w.view()
 			v.Config.Fence = tc.fence
-			v.Heard = map[string]time.Time{}
+			v.Heard = map[string]Renewal{}
 			for n, ago := range tc.heard {
-				v.Heard[n] = v.Now.Add(-ago)
+				v.Heard[n] = Renewal{At: v.Now.Add(-ago)}
 			}
 			if tc.leading > 0 {
 				v.LeadingSince = v.Now.Add(-tc.leading)
@@ -78,6 +78,54 @@ func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
 			}
 			if tc.fail && len(tc.dead) == 2 && !contains(commands(cmds), `"lost":["n1","n2"]`) {
 				t.Errorf("commands %q: want both lost nodes kept off the retry", commands(cmds))
+			}
+		})
+	}
+}
+
+// A head that loses a node fails the attempt before gossip declares the
+// node dead; the retry is placed only once the lost node has applied the
+// attempt's end (a renewal says how far its state got) or its lease has
+// surely lapsed.
+func TestSchedule_RetryWaitsForTheLostNodeToBeFenced(t *testing.T) {
+	t.Parallel()
+	fence := FenceConfig{Lease: 4 * time.Second, ClockRate: 0.05, Slack: time.Second}
+	for _, tc := range []struct {
+		name    string
+		fence   FenceConfig
+		heard   *Renewal // n2's last renewal; At is before now
+		ago     time.Duration
+		applied int64 // relative to the fail's index
+		place   bool
+	}{
+		{name: "fencing off: placed", place: true},
+		{name: "never heard, leading long: placed", fence: fence, place: true},
+		{name: "renewed just now, behind the end: waits", fence: fence, heard: &Renewal{}, applied: -1},
+		{name: "renewed just now, knows the end: placed", fence: fence, heard: &Renewal{}, applied: 0, place: true},
+		{name: "renewed a wait ago, behind: placed", fence: fence, heard: &Renewal{}, ago: 5200 * time.Millisecond, applied: -1, place: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := launching(t, "n1", "n2")
+			w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
+			w.advance(2 * time.Minute)
+			// The head reports n2 lost; gossip still has it alive.
+			w.do(raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: 1, Attempt: 1, Reason: "lost node(s) [n2] during attempt 1", Retry: true, Lost: []string{"n2"}})
+			// The world applies without raft's log index; raft's FSM records it.
+			const failed = 40
+			w.st.Jobs[1].Attempts[0].FailedIndex = failed
+			v := w.view()
+			v.Config.Fence = tc.fence
+			if tc.heard != nil {
+				v.Heard = map[string]Renewal{"n2": {At: v.Now.Add(-tc.ago), Applied: uint64(failed + tc.applied)}}
+			}
+			cmds, _ := Schedule(v, JobsBook{})
+			placed := contains(commands(cmds), `place_job {"id":1,"attempt":2`)
+			if placed != tc.place {
+				t.Fatalf("commands %q: placed %v, want %v", commands(cmds), placed, tc.place)
+			}
+			if !tc.place && !contains(commands(cmds), "waiting for node n2, lost by attempt 1, to be fenced") {
+				t.Errorf("commands %q: want the wait's reason", commands(cmds))
 			}
 		})
 	}

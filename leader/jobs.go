@@ -150,6 +150,12 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 			}
 			continue
 		}
+		if wait := unfencedLost(v, j); wait != "" {
+			if waitReasonStale(j.WaitReason, j.WaitSince, wait, now) {
+				add(raftfsm.CmdSetWaitReason, raftfsm.SetWaitReason{ID: j.ID, Reason: wait})
+			}
+			continue
+		}
 		if r, ok := next.Refused[j.ID]; ok {
 			// One job refused must not hold up the jobs behind it: raft
 			// would refuse the same allocation every round, so the job

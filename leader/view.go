@@ -30,10 +30,9 @@ type View struct {
 	// Done, when closed, ends a long placement early: the agent stopping
 	// or leadership lost. Nil never closes.
 	Done <-chan struct{}
-	// Heard is, per node, when this leader last renewed the node's lease
-	// (FenceConfig), on the leader's clock; nodes it never heard from are
-	// absent.
-	Heard map[string]time.Time
+	// Heard is, per node, the last lease renewal (FenceConfig) this
+	// leader answered; nodes it never heard from are absent.
+	Heard map[string]Renewal
 	// LeadingSince is when this node became leader, on its clock.
 	LeadingSince time.Time
 }

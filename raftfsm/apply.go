@@ -57,7 +57,9 @@ func (s *State) apply(c Command) Result {
 	case CmdFinishAttempt:
 		return applyBody(s, c, (*State).finish)
 	case CmdFailAttempt:
-		return applyBody(s, c, (*State).fail)
+		res := applyBody(s, c, (*State).fail)
+		s.recordFailedIndex(res, c.Index)
+		return res
 	case CmdRejectJob:
 		return applyBody(s, c, (*State).reject)
 	case CmdKillJob:

@@ -211,6 +211,21 @@ func (s *State) recordPlacedIndex(res Result, index uint64) {
 	}
 }
 
+// recordFailedIndex keeps in the attempt fail_attempt ended the raft index
+// of that entry: a node whose applied state has reached it knows the
+// attempt is over and ends its processes (leader: a retry waits for the
+// lost nodes to know, or for their leases to lapse).
+func (s *State) recordFailedIndex(res Result, index uint64) {
+	if res.Err != nil || res.Noop || index == 0 {
+		return
+	}
+	if j := s.Jobs[res.JobID]; j != nil {
+		if a := j.Current(); a != nil && a.N == res.Attempt {
+			a.FailedIndex = index
+		}
+	}
+}
+
 func (s *State) ack(_ time.Time, b *AckReservation) (Result, error) {
 	if err := nonEmpty("node", b.Node); err != nil {
 		return Result{}, err

@@ -274,6 +274,10 @@ type Attempt struct {
 	// GPUs are the GPU indices the attempt holds on each node that bound
 	// some when it reserved its slots (ack_reservation), sorted by node.
 	GPUs []NodeGPUs `json:"gpus,omitempty"`
+	// FailedIndex is the raft index of the fail_attempt entry that ended
+	// the attempt (recordFailedIndex); 0 for an attempt that did not fail
+	// that way.
+	FailedIndex uint64 `json:"failed_index,omitempty"`
 	// Uncounted marks an attempt that does not count against the job's
 	// max_attempts: an operator's restore ended it, or skipped its number
 	// (Restored).

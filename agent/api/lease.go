@@ -4,4 +4,7 @@ package api
 // under which it runs its attempts with the raft leader.
 type LeaseRenewal struct {
 	Node string `json:"node"`
+	// Applied is the raft index the node's state has applied: it knows of
+	// every attempt that ended at or below it.
+	Applied uint64 `json:"applied"`
 }

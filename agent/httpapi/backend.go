@@ -94,7 +94,8 @@ type Backend interface {
 	// RenewLease records, on the leader, that node renewed its lease
 	// (POST /v1/lease), once the voters confirm that this agent still
 	// leads; elsewhere it refuses (409 unless the error says otherwise).
-	RenewLease(ctx context.Context, node string) error
+	// applied is the raft index the node's state had applied.
+	RenewLease(ctx context.Context, node string, applied uint64) error
 
 	// Replicate streams the replicated state to a client agent from
 	// after on (agent/replica's Feed.Serve), calling flush after each

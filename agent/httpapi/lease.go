@@ -27,7 +27,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, fmt.Sprintf("the certificate of node %q may renew only that node's lease, not %q's", name, req.Node))
 		return
 	}
-	if err := s.be.RenewLease(r.Context(), req.Node); err != nil {
+	if err := s.be.RenewLease(r.Context(), req.Node, req.Applied); err != nil {
 		writeErr(w, statusOf(err, http.StatusConflict), err.Error())
 		return
 	}
