@@ -240,7 +240,9 @@ func TestSnapshotRestoreUnderALiveAttemptStartsNoAttemptTwice(t *testing.T) {
 	testcluster.WaitFor(t, 90*time.Second, "the job running again under a new attempt", func() bool {
 		j = jobState(c, 0, id)
 		return j.State == "running" && len(testcluster.AttemptLines(runs, id, j.Attempt)) == 1 && j.Attempt > 2
-	}, func() string { return fmt.Sprintf("job %s at attempt %d (%s): %+v", j.State, j.Attempt, j.Reason, j.Attempts) })
+	}, func() string {
+		return fmt.Sprintf("job %s at attempt %d (%s): %+v", j.State, j.Attempt, j.Reason, j.Attempts)
+	})
 	if j.Attempt != 3 {
 		t.Errorf("after the restore the job runs attempt %d, want 3: the next number neither cluster gave out", j.Attempt)
 	}

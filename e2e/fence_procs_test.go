@@ -214,7 +214,6 @@ func beatSpans(t *testing.T, path string) map[uint64]map[int]span {
 	return out
 }
 
-
 func earlier(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a
