@@ -20,8 +20,8 @@ import (
 //     out again: nodes key processes, cgroups and markers by job and
 //     attempt, and a number reused while its first holder still runs
 //     would collide with it. NextJobID is at least live's, and a job whose
-//     live record reached a later attempt is padded with failed, uncounted
-//     placeholders up to it, so that its next attempt comes after.
+//     live record reached a later attempt gets the live records of those
+//     attempts, ended and uncounted, so that its next attempt comes after.
 //
 // takenAt is when the snapshot was saved and at the restore's time; both
 // appear only in reasons.
@@ -32,11 +32,13 @@ func Restored(snap, live *State, takenAt, at time.Time) *State {
 	}
 	for _, id := range out.SortedJobIDs() {
 		j := out.Jobs[id]
-		floor := 0
+		var lj *Job
 		if live != nil {
-			if lj := live.Jobs[id]; lj != nil {
-				floor = lj.Attempt
-			}
+			lj = live.Jobs[id]
+		}
+		floor := 0
+		if lj != nil {
+			floor = min(lj.Attempt, len(lj.Attempts))
 		}
 		live := j.State.Live()
 		if !live && (j.State.Terminal() || floor <= j.Attempt) {
@@ -52,8 +54,15 @@ func Restored(snap, live *State, takenAt, at time.Time) *State {
 			n.WaitReason, n.WaitSince = "", time.Time{}
 		}
 		for a := n.Attempt + 1; a <= floor; a++ {
-			n.Attempts = append(n.Attempts, Attempt{N: a, State: StateFailed, EndedAt: at, Uncounted: true,
-				Reason: fmt.Sprintf("attempt %d was given out after the snapshot, before the restore; the number is not used again", a)})
+			// The live record of the attempt, ended: where it ran, for the
+			// job's history and for nodes that still run it.
+			p := lj.Attempts[a-1].clone()
+			if !p.Ended() {
+				p.State, p.EndedAt = StateFailed, at
+			}
+			p.Reason = fmt.Sprintf("attempt %d ran after the snapshot was taken, before the restore; the number is not used again", a)
+			p.Uncounted = true
+			n.Attempts = append(n.Attempts, p)
 		}
 		n.Attempt = max(n.Attempt, floor)
 		out.Jobs[id] = n

@@ -1,6 +1,8 @@
 package raftfsm
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -50,8 +52,19 @@ func TestRestored(t *testing.T) {
 	if r := j.Attempts[0].Reason; !strings.Contains(r, "restored from a snapshot taken 2026-11-29T10:00:00Z") || !strings.Contains(r, "attempt 1 was running") {
 		t.Errorf("attempt 1's reason %q: want the restore and the snapshot's time named", r)
 	}
-	if r := j.Attempts[1].Reason; !strings.Contains(r, "not used again") {
-		t.Errorf("padded attempt 2's reason %q", r)
+	if a := j.Attempts[1]; !strings.Contains(a.Reason, "not used again") || a.Head != "c" || !a.Uncounted {
+		t.Errorf("attempt 2, run by the live cluster only: %+v; want its live record (head c), ended, uncounted", a)
+	}
+	// raft's own restore checks a snapshot's shape: the result passes.
+	b, err := encodeSnapshot(7, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckSnapshot(b); err != nil {
+		t.Fatalf("the restored state's snapshot is refused: %v", err)
+	}
+	if err := New().Restore(io.NopCloser(bytes.NewReader(b))); err != nil {
+		t.Fatalf("the restored state's snapshot does not restore: %v", err)
 	}
 	if l := got.Jobs[launching]; l.State != StateQueued || l.Attempt != 1 || l.Attempts[0].State != StateFailed {
 		t.Errorf("job launching in the snapshot: %s at attempt %d; want queued after attempt 1 failed", l.State, l.Attempt)
