@@ -82,11 +82,12 @@ func TestFailover_LeaderKilled(t *testing.T) {
 	}
 	// The restarted node reads its own copy of the state, which catches up
 	// from the leader's log (or a snapshot) within moments.
-	if err := testcluster.Poll(30*time.Second, func() bool {
+	catchUp := testcluster.Stretch(30 * time.Second)
+	if err := testcluster.Poll(catchUp, func() bool {
 		j, err := l.Job(ctxFor(t, time.Minute), leader, before)
 		return err == nil && j.ID == before
 	}); err != nil {
-		t.Fatalf("restarted %s does not know job %d after 30s", leader, before)
+		t.Fatalf("restarted %s does not know job %d after %v", leader, before, catchUp.Round(time.Second))
 	}
 }
 

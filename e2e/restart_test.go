@@ -53,7 +53,7 @@ func headRestartedAtOnce(t *testing.T, l *lab.Lab, ask string, hosts []string) {
 		t.Fatalf("submit printed %q, want a job ID", out)
 	}
 	var j api.Job
-	if err := testcluster.Poll(60*time.Second, func() bool {
+	if err := testcluster.Poll(testcluster.Stretch(60*time.Second), func() bool {
 		j, err = l.Job(ctxFor(t, time.Minute), ask, id)
 		return err == nil && j.State == "running" && len(testcluster.AttemptLines(runs, id, 1)) == 2
 	}); err != nil {
@@ -67,7 +67,7 @@ func headRestartedAtOnce(t *testing.T, l *lab.Lab, ask string, hosts []string) {
 		t.Fatal(err)
 	}
 	t.Logf("job %d on %v: head %s killed and restarted", id, hosts, head)
-	if err := testcluster.Poll(90*time.Second, func() bool {
+	if err := testcluster.Poll(testcluster.Stretch(90*time.Second), func() bool {
 		j, err = l.Job(ctxFor(t, time.Minute), ask, id)
 		return err == nil && (j.State == "done" || j.State == "failed")
 	}); err != nil {

@@ -8,17 +8,20 @@ import (
 	"time"
 )
 
-// WaitFor polls cond until it holds or timeout passes, then fails the test
-// naming what it waited for. explain, when given, adds the state at the
-// deadline to the failure message.
+// WaitFor polls cond until it holds or timeout, stretched by Slack on a
+// loaded machine, passes, then fails the test naming what it waited for.
+// explain, when given, adds the state at the deadline to the failure
+// message.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool, explain ...func() string) {
 	t.Helper()
-	if err := Poll(timeout, cond); err != nil {
+	slack := Slack()
+	stretched := time.Duration(float64(timeout) * slack)
+	if err := Poll(stretched, cond); err != nil {
 		msg := ""
 		for _, f := range explain {
 			msg += "; " + f()
 		}
-		t.Fatalf("timed out after %v waiting for %s%s", timeout, what, msg)
+		t.Fatalf("timed out after %v (%v × slack %.1f) waiting for %s%s", stretched.Round(time.Millisecond), timeout, slack, what, msg)
 	}
 }
 
