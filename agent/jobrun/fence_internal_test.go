@@ -1,0 +1,150 @@
+package jobrun
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/fence"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// fencedNode is a testNode with fencing on (lease lease) over an FSM in
+// which job 1 runs attempt 1 on it; renew answers its renewals, and the
+// commands it proposes are kept in proposed.
+type fencedNode struct {
+	*Node
+	mu       sync.Mutex
+	renewErr error
+	proposed []string
+}
+
+func newFencedNode(t *testing.T, lease time.Duration) *fencedNode {
+	t.Helper()
+	f := raftfsm.New()
+	var index uint64
+	apply := func(typ string, body any) {
+		b, err := raftfsm.Encode(typ, time.Now(), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index++
+		if res := f.Apply(&raft.Log{Index: index, Data: b}).(raftfsm.Result); res.Err != nil {
+			t.Fatalf("%s: %v", typ, res.Err)
+		}
+	}
+	apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "a", Owner: "alice", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}})
+	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n0"})
+	apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
+	fn := &fencedNode{Node: testNode(t, f, func() {})}
+	fn.cfg.Lease = lease
+	fn.d.RenewLease = func(context.Context) error {
+		fn.mu.Lock()
+		defer fn.mu.Unlock()
+		return fn.renewErr
+	}
+	fn.d.Propose = func(_ context.Context, b []byte) (api.ApplyResult, error) {
+		c, err := raftfsm.Decode(b)
+		if err != nil {
+			t.Error(err)
+		}
+		fn.mu.Lock()
+		defer fn.mu.Unlock()
+		fn.proposed = append(fn.proposed, c.Type+" "+string(c.Body))
+		return api.ApplyResult{}, nil
+	}
+	return fn
+}
+
+// startSleep runs a process of attempt k in the node's table, in a group of its own.
+func (fn *fencedNode) startSleep(t *testing.T, k Key) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	fn.procs.add(k, cmd)
+	fn.leaseCovers(k)
+	return cmd
+}
+
+// A node starts nothing before its first renewal; renewals within the
+// lease keep its attempts, and hand the guard their process groups; a
+// renewal after the lease lapsed fails the attempt with retry and kills
+// its processes before the lease is extended.
+func TestLeaseLapseFailsAndKillsTheNodesAttempts(t *testing.T) {
+	t.Parallel()
+	fn := newFencedNode(t, 300*time.Millisecond)
+	ctx := context.Background()
+	if err := fn.requireLease(); !errors.Is(err, ErrNoLease) {
+		t.Fatalf("before any renewal: %v, want ErrNoLease", err)
+	}
+	fn.mu.Lock()
+	fn.renewErr = errors.New("no leader")
+	fn.mu.Unlock()
+	if err := fn.renewLease(ctx); err == nil || fn.requireLease() == nil {
+		t.Fatal("a refused renewal gave a lease")
+	}
+	fn.mu.Lock()
+	fn.renewErr = nil
+	fn.mu.Unlock()
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := fn.requireLease(); err != nil {
+		t.Fatalf("after a renewal: %v", err)
+	}
+	k := Key{Job: 1, Attempt: 1}
+	cmd := fn.startSleep(t, k)
+	l, ok, err := fence.Read(fn.fenceDir())
+	if err != nil || !ok || len(l.Pgids) != 1 || l.Pgids[0] != cmd.Process.Pid || l.Until <= fence.Now() {
+		t.Fatalf("the guard's lease %+v (%v, %v): want pgid %d, a deadline ahead", l, ok, err, cmd.Process.Pid)
+	}
+	// Renewed within the lease: nothing ends.
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(fn.proposed) != 0 || syscall.Kill(cmd.Process.Pid, 0) != nil {
+		t.Fatalf("a renewal within the lease ended the attempt: proposed %q", fn.proposed)
+	}
+	// The lease lapses (the agent stalled); the next renewal ends the attempt first.
+	deadline := time.Now().Add(time.Minute)
+	for fn.requireLease() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the lease never lapsed")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the lease's lapse
+	}
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fn.mu.Lock()
+	proposed := strings.Join(fn.proposed, "\n")
+	fn.mu.Unlock()
+	if !strings.Contains(proposed, `fail_attempt {"id":1,"attempt":1,"reason":"node n0 lost its lease with the leader under attempt 1`) ||
+		!strings.Contains(proposed, `"retry":true`) {
+		t.Fatalf("proposed %q, want attempt 1 failed with retry", proposed)
+	}
+	for syscall.Kill(cmd.Process.Pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the attempt's process outlived the lapsed lease")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the kill
+	}
+	if err := fn.requireLease(); err != nil {
+		t.Fatalf("after the lapse was handled: %v, want a new lease", err)
+	}
+}
