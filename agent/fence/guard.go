@@ -23,6 +23,12 @@ const PollPeriod = 100 * time.Millisecond
 // lockFile keeps one guard per fence directory.
 const lockFile = "guard.lock"
 
+// idleExit is how long a guard stays once the lease has lapsed: what it
+// froze stays frozen without it, and the agent's next start starts a
+// guard again. A guard whose agent is gone for good (a crashed test's)
+// does not poll for ever.
+const idleExit = time.Hour
+
 // init turns the process into the guard when the agent started it as one.
 func init() {
 	if len(os.Args) != 2 || os.Args[0] != Arg0 {
@@ -52,7 +58,12 @@ func guardMain(dir string) int {
 			log.Info("lease removed: the agent stopped its jobs; exiting")
 			return 0
 		}
-		g.step(l, Now())
+		now := Now()
+		g.step(l, now)
+		if now-l.Until > int64(idleExit) {
+			log.Info("lease lapsed an hour ago; what the guard stopped stays stopped; exiting")
+			return 0
+		}
 		time.Sleep(PollPeriod) // a poll of a file another process writes: no event to wait on
 	}
 }
@@ -148,4 +159,28 @@ func StartGuard(exe, dir string) error {
 	}
 	go func() { _, _ = p.Wait() }() // reaped if it exits while the agent runs
 	return nil
+}
+
+// EnsureGuard starts the guard of dir unless one runs: a guard exits an
+// hour after a lease lapsed, or may have been killed, and a node that
+// holds attempts again needs one.
+func EnsureGuard(exe, dir string) error {
+	if guardRunning(dir) {
+		return nil
+	}
+	return StartGuard(exe, dir)
+}
+
+// guardRunning reports whether a guard holds dir's lock.
+func guardRunning(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return true
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
 }

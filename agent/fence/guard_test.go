@@ -68,6 +68,9 @@ func TestGuardStopsProcessesOnceTheLeaseLapses(t *testing.T) {
 		t.Fatalf("stopped after %v, before the lease's %v lapsed", held, lapse)
 	}
 
+	if !guardRunning(dir) {
+		t.Fatal("guardRunning: false while the guard runs")
+	}
 	second := exec.Command("/proc/self/exe")
 	second.Args = []string{Arg0, dir}
 	if err := second.Run(); err != nil {
@@ -90,8 +93,8 @@ func TestGuardStopsProcessesOnceTheLeaseLapses(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the guard did not exit once the lease was removed")
 	}
-	if _, err := os.Stat(filepath.Join(dir, lockFile)); err != nil {
-		t.Fatal(err)
+	if guardRunning(dir) {
+		t.Fatal("guardRunning: true after the guard exited")
 	}
 }
 

@@ -65,10 +65,10 @@ func (n *Node) startFence() {
 	if !n.fencing() {
 		return
 	}
-	if err := fence.Write(n.fenceDir(), fence.Lease{}); err != nil {
+	if err := fence.Write(n.fenceDir(), fence.Lease{Until: fence.Now()}); err != nil {
 		n.log.Error("write the fence lease", "err", err)
 	}
-	if err := fence.StartGuard(n.cfg.Bin, n.fenceDir()); err != nil {
+	if err := fence.EnsureGuard(n.cfg.Bin, n.fenceDir()); err != nil {
 		n.log.Error("the node's attempts run without a fence guard", "err", err)
 	}
 }
@@ -148,6 +148,12 @@ func (n *Node) renewLease(ctx context.Context) error {
 	n.lease.mu.Lock()
 	n.lease.until, n.lease.bootUntil = sent.Add(n.cfg.Lease), bootSent+int64(n.cfg.Lease)
 	n.lease.mu.Unlock()
+	if lapsed {
+		// The guard leaves an hour after a lapse; the node holds attempts again.
+		if err := fence.EnsureGuard(n.cfg.Bin, n.fenceDir()); err != nil {
+			n.log.Error("the node's attempts run without a fence guard", "err", err)
+		}
+	}
 	return n.writeLease()
 }
 
