@@ -31,7 +31,9 @@ func TestNetloadJobWaitsForTheNetworkModel(t *testing.T) {
 	}})
 	leader := c.WaitLeader(45 * time.Second)
 	submit := func(policy string) (uint64, time.Time) {
-		spec := api.JobSpec{Cmd: []string{"/bin/true"}, NP: 3, PPN: 1, MPI: "none", Policy: policy, MaxAttempts: 1}
+		// Forced: the test shares the machine's load average, and on a busy
+		// machine the overload rule, not the model, would hold both jobs.
+		spec := api.JobSpec{Cmd: []string{"/bin/true"}, NP: 3, PPN: 1, MPI: "none", Policy: policy, MaxAttempts: 1, Force: true}
 		res, err := c.Client(leader).Submit(context.Background(), api.SubmitRequest{
 			RequestID: fmt.Sprintf("%s-%s-%d", t.Name(), policy, time.Now().UnixNano()), Owner: "root", Spec: spec})
 		if err != nil {
