@@ -52,7 +52,10 @@ func (n *Node) requireLease() error {
 	}
 	n.lease.mu.Lock()
 	defer n.lease.mu.Unlock()
-	if until := n.lease.until; until.IsZero() || !time.Now().Before(until) {
+	switch until := n.lease.until; {
+	case until.IsZero():
+		return fmt.Errorf("node %s: %w yet; it starts nothing until it renews", n.cfg.Name, ErrNoLease)
+	case !time.Now().Before(until):
 		return fmt.Errorf("node %s: %w (lapsed %v ago); it starts nothing until it renews", n.cfg.Name, ErrNoLease, time.Since(until).Round(time.Millisecond))
 	}
 	return nil
@@ -92,6 +95,7 @@ func (n *Node) keepLease(ctx context.Context) {
 	}
 	tick := time.NewTicker(max(n.cfg.Lease/4, 10*time.Millisecond))
 	defer tick.Stop()
+	failing := false // one warning per run of failed renewals, not one a second
 	for {
 		select {
 		case <-ctx.Done():
@@ -101,8 +105,14 @@ func (n *Node) keepLease(ctx context.Context) {
 		if !n.holdsAttempts() {
 			continue
 		}
-		if err := n.renewLease(ctx); err != nil && ctx.Err() == nil {
-			n.log.Warn("renew the node's lease", "err", err)
+		err := n.renewLease(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			n.log.Warn("renew the node's lease; its attempts are frozen if it cannot within the lease", "lease", n.cfg.Lease, "err", err)
+			failing = true
+		case err == nil && failing:
+			n.log.Info("lease renewed again")
+			failing = false
 		}
 	}
 }
