@@ -48,12 +48,12 @@ type httpBackend struct {
 	// placements explains the placements this agent decided as leader.
 	placements *placementLog
 	// renewLease records a node's lease renewal on the leader (leases.go).
-	renewLease func(ctx context.Context, node string, applied uint64) error
+	renewLease func(ctx context.Context, node string, applied uint64, lease time.Duration) error
 }
 
 // RenewLease records node's lease renewal; 409 on an agent that does not lead.
-func (b *httpBackend) RenewLease(ctx context.Context, node string, applied uint64) error {
-	if err := b.renewLease(ctx, node, applied); err != nil {
+func (b *httpBackend) RenewLease(ctx context.Context, node string, applied uint64, lease time.Duration) error {
+	if err := b.renewLease(ctx, node, applied, lease); err != nil {
 		if errors.Is(err, ErrNotLeader) {
 			return httpapi.WithStatus(http.StatusConflict, err)
 		}

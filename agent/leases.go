@@ -52,8 +52,9 @@ func (b *leaseBook) view() (map[string]leader.Renewal, time.Time) {
 // renewLocal records node's renewal on this server, the leader, once the
 // voters confirm it still leads: a deposed leader that has not noticed
 // must not extend a lease its successor does not know of. applied is the
-// raft index the node's state had applied when it asked.
-func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64) error {
+// raft index the node's state had applied when it asked, lease the lease
+// it runs under.
+func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64, lease time.Duration) error {
 	r := a.srv.raft()
 	if r == nil || r.State() != raft.Leader {
 		return fmt.Errorf("%w: renew the lease of %s with the leader", ErrNotLeader, node)
@@ -69,7 +70,7 @@ func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64) err
 	case <-ctx.Done():
 		return fmt.Errorf("confirm leadership for the lease of %s: %w", node, ctx.Err())
 	}
-	a.leases.renewed(node, leader.Renewal{At: a.clock(), Applied: applied})
+	a.leases.renewed(node, leader.Renewal{At: a.clock(), Applied: applied, Lease: lease})
 	return nil
 }
 
@@ -79,7 +80,7 @@ func (a *Agent) renewLease(ctx context.Context) error {
 	var id string
 	if r := a.srv.raft(); r != nil {
 		if r.State() == raft.Leader {
-			return a.renewLocal(ctx, a.cfg.Name, a.fsm.Index())
+			return a.renewLocal(ctx, a.cfg.Name, a.fsm.Index(), a.cfg.Fence.Lease)
 		}
 		_, rid := r.LeaderWithID()
 		id = string(rid)
@@ -93,7 +94,7 @@ func (a *Agent) renewLease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name, Applied: a.fsm.Index()}, nil); err != nil {
+	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name, Applied: a.fsm.Index(), LeaseMS: a.cfg.Fence.Lease.Milliseconds()}, nil); err != nil {
 		return fmt.Errorf("renew the lease with leader %s: %w", id, err)
 	}
 	return nil

@@ -45,20 +45,27 @@ func (c FenceConfig) Wait() time.Duration {
 // leaseLapse is when the leases of every node in nodes have surely lapsed,
 // on the leader's clock: Wait after the latest of their last renewals
 // this leader answered and the start of its leadership (an earlier
-// leader may have renewed them just before it lost office). The zero time
-// when fencing is off.
+// leader may have renewed them just before it lost office). A node that
+// renewed a longer lease than the leader's own is waited for that long.
+// The zero time when fencing is off for all of them.
 func leaseLapse(v View, nodes []string) time.Time {
-	wait := v.Config.Fence.Wait()
-	if wait <= 0 {
-		return time.Time{}
-	}
-	from := v.LeadingSince
+	var lapse time.Time
 	for _, n := range nodes {
-		if h := v.Heard[n].At; h.After(from) {
-			from = h
+		c, r := v.Config.Fence, v.Heard[n]
+		c.Lease = max(c.Lease, r.Lease)
+		wait := c.Wait()
+		if wait <= 0 {
+			continue
+		}
+		from := v.LeadingSince
+		if r.At.After(from) {
+			from = r.At
+		}
+		if t := from.Add(wait); t.After(lapse) {
+			lapse = t
 		}
 	}
-	return from.Add(wait)
+	return lapse
 }
 
 // Renewal is one lease renewal of a node, as the leader answered it.
@@ -68,6 +75,8 @@ type Renewal struct {
 	// Applied is the raft index the node's state had applied when it
 	// asked: the node knows of every attempt that ended at or below it.
 	Applied uint64
+	// Lease is the lease the node runs under (its own configuration).
+	Lease time.Duration
 }
 
 // unfencedLost is why job j's retry waits, "" when it need not: a node
@@ -77,7 +86,7 @@ type Renewal struct {
 // either has applied the attempt's end (it renewed its lease since, and
 // its reconciler ends the processes) or has surely been fenced.
 func unfencedLost(v View, j *raftfsm.Job) string {
-	if v.Config.Fence.Wait() <= 0 || len(j.Attempts) == 0 {
+	if len(j.Attempts) == 0 {
 		return ""
 	}
 	last := &j.Attempts[len(j.Attempts)-1]

@@ -36,7 +36,9 @@ func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
 		heard   map[string]time.Duration // before now
 		leading time.Duration            // before now; 0 is long ago
 		dead    []string
-		fail    bool
+		// nodeLease is the lease the nodes renewed (their own configuration).
+		nodeLease time.Duration
+		fail      bool
 	}{
 		{name: "fencing off: at once", dead: []string{"n2"}, heard: map[string]time.Duration{"n2": 0}, fail: true},
 		{name: "renewed just now: wait", fence: fence, dead: []string{"n2"}, heard: map[string]time.Duration{"n2": 0}},
@@ -53,6 +55,12 @@ func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
 			heard: map[string]time.Duration{"n1": time.Minute, "n2": 6 * time.Second}, fail: true},
 		{name: "a live node's renewal does not hold a lost one", fence: fence, dead: []string{"n2"},
 			heard: map[string]time.Duration{"n1": 0, "n2": time.Minute}, fail: true},
+		{name: "a node's longer lease holds the retry", fence: fence, dead: []string{"n2"},
+			heard: map[string]time.Duration{"n2": 6 * time.Second}, nodeLease: 10 * time.Second},
+		{name: "a node's lease with the leader's fencing off", dead: []string{"n2"},
+			heard: map[string]time.Duration{"n2": time.Second}, nodeLease: 4 * time.Second},
+		{name: "a node's longer lease, lapsed", fence: fence, dead: []string{"n2"},
+			heard: map[string]time.Duration{"n2": 12 * time.Second}, nodeLease: 10 * time.Second, fail: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -66,7 +74,7 @@ func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
 			v.Config.Fence = tc.fence
 			v.Heard = map[string]Renewal{}
 			for n, ago := range tc.heard {
-				v.Heard[n] = Renewal{At: v.Now.Add(-ago)}
+				v.Heard[n] = Renewal{At: v.Now.Add(-ago), Lease: tc.nodeLease}
 			}
 			if tc.leading > 0 {
 				v.LeadingSince = v.Now.Add(-tc.leading)

@@ -7,4 +7,7 @@ type LeaseRenewal struct {
 	// Applied is the raft index the node's state has applied: it knows of
 	// every attempt that ended at or below it.
 	Applied uint64 `json:"applied"`
+	// LeaseMS is the lease the node runs under, in milliseconds: the
+	// leader waits at least that long for a lost node it renewed.
+	LeaseMS int64 `json:"lease_ms"`
 }

@@ -94,8 +94,9 @@ type Backend interface {
 	// RenewLease records, on the leader, that node renewed its lease
 	// (POST /v1/lease), once the voters confirm that this agent still
 	// leads; elsewhere it refuses (409 unless the error says otherwise).
-	// applied is the raft index the node's state had applied.
-	RenewLease(ctx context.Context, node string, applied uint64) error
+	// applied is the raft index the node's state had applied, lease the
+	// lease it runs under.
+	RenewLease(ctx context.Context, node string, applied uint64, lease time.Duration) error
 
 	// Replicate streams the replicated state to a client agent from
 	// after on (agent/replica's Feed.Serve), calling flush after each

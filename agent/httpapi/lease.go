@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 )
@@ -19,15 +20,15 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req api.LeaseRenewal
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Node == "" {
-		writeErr(w, http.StatusBadRequest, `lease renewal: want a JSON body {"node": NAME}`)
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Node == "" || req.LeaseMS < 0 {
+		writeErr(w, http.StatusBadRequest, `lease renewal: want a JSON body {"node": NAME, "applied": INDEX, "lease_ms": MS}`)
 		return
 	}
 	if name, ok := certNode(r); ok && name != req.Node {
 		writeErr(w, http.StatusForbidden, fmt.Sprintf("the certificate of node %q may renew only that node's lease, not %q's", name, req.Node))
 		return
 	}
-	if err := s.be.RenewLease(r.Context(), req.Node, req.Applied); err != nil {
+	if err := s.be.RenewLease(r.Context(), req.Node, req.Applied, time.Duration(req.LeaseMS)*time.Millisecond); err != nil {
 		writeErr(w, statusOf(err, http.StatusConflict), err.Error())
 		return
 	}

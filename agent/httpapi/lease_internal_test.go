@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 )
@@ -23,11 +24,11 @@ type leaseBackend struct {
 	renewed   []api.LeaseRenewal
 }
 
-func (b *leaseBackend) RenewLease(_ context.Context, node string, applied uint64) error {
+func (b *leaseBackend) RenewLease(_ context.Context, node string, applied uint64, lease time.Duration) error {
 	if b.notLeader {
 		return WithStatus(http.StatusConflict, errors.New("not the leader"))
 	}
-	b.renewed = append(b.renewed, api.LeaseRenewal{Node: node, Applied: applied})
+	b.renewed = append(b.renewed, api.LeaseRenewal{Node: node, Applied: applied, LeaseMS: lease.Milliseconds()})
 	return nil
 }
 
@@ -50,12 +51,13 @@ func TestLease_OwnNodeOnly(t *testing.T) {
 		code      int
 		want      string
 	}{
-		{name: "its own lease", cert: "n2", body: `{"node":"n2","applied":7}`, code: http.StatusNoContent},
+		{name: "its own lease", cert: "n2", body: `{"node":"n2","applied":7,"lease_ms":4000}`, code: http.StatusNoContent},
+		{name: "a negative lease", cert: "n2", body: `{"node":"n2","lease_ms":-1}`, code: http.StatusBadRequest, want: "want a JSON body"},
 		{name: "another node's lease", cert: "n2", body: `{"node":"n3"}`, code: http.StatusForbidden, want: `the certificate of node "n2" may renew only that node's lease, not "n3"'s`},
 		{name: "a job capability", auth: "Job abc", body: `{"node":"n2"}`, code: http.StatusForbidden, want: "lease renewals come from agents"},
 		{name: "a user over the socket", local: &localPeer{uid: 1000}, body: `{"node":"n2"}`, code: http.StatusForbidden, want: "you are uid 1000"},
 		{name: "root over the socket", local: &localPeer{uid: 0}, body: `{"node":"n3"}`, code: http.StatusNoContent},
-		{name: "no node", cert: "n2", body: `{}`, code: http.StatusBadRequest, want: `want a JSON body {"node": NAME}`},
+		{name: "no node", cert: "n2", body: `{}`, code: http.StatusBadRequest, want: `want a JSON body {"node": NAME`},
 		{name: "not the leader", cert: "n2", body: `{"node":"n2"}`, notLeader: true, code: http.StatusConflict, want: "not the leader"},
 	} {
 		be := &leaseBackend{notLeader: tc.notLeader}
