@@ -15,6 +15,8 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/coordinate"
+
+	"github.com/shoal-hpc/shoal/internal/watch"
 )
 
 // Gossip runs memberlist and keeps the cluster's table of node states.
@@ -43,9 +45,12 @@ type Gossip struct {
 	coordUpdates atomic.Uint64
 
 	changed chan struct{}
-	stop    chan struct{}
-	done    sync.WaitGroup
-	now     func() time.Time
+	// index counts the changes notify announced, for readers that block
+	// on the table (Index).
+	index watch.Index
+	stop  chan struct{}
+	done  sync.WaitGroup
+	now   func() time.Time
 
 	// afterMembers, set by a test only, runs in Nodes between reading
 	// memberlist's members and taking mu: the window a death notice can
@@ -233,14 +238,21 @@ func (g *Gossip) Nodes() []Entry {
 		(*f)()
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.seenMembers(members)
-	return g.table.Entries()
+	moved := g.seenMembers(members)
+	out := g.table.Entries()
+	g.mu.Unlock()
+	if moved {
+		// A suspicion starts or ends only in memberlist's member list,
+		// which sends no event: readers of Index learn of it here.
+		g.notify()
+	}
+	return out
 }
 
 // seenMembers brings the table's liveness up to a snapshot of memberlist's
-// members read before g.mu was taken (it holds g.mu).
-func (g *Gossip) seenMembers(members []*memberlist.Node) {
+// members read before g.mu was taken (it holds g.mu), and says whether a
+// status changed.
+func (g *Gossip) seenMembers(members []*memberlist.Node) (moved bool) {
 	now := g.now()
 	for _, m := range members {
 		if m.Name == g.cfg.Name {
@@ -254,10 +266,18 @@ func (g *Gossip) seenMembers(members []*memberlist.Node) {
 		} else if m.State != memberlist.StateAlive {
 			continue
 		}
+		before, known := g.table.rows[m.Name]
+		was := StatusAlive
+		if known {
+			was = before.Status
+		}
 		if g.table.SeenLive(m.Name, st, now) {
 			g.log.Debug("a members snapshot older than a death notice: the node stays dead", "node", m.Name)
+		} else if !known || was != st {
+			moved = true
 		}
 	}
+	return moved
 }
 
 // MemberMeta returns the metadata of every member memberlist currently knows
@@ -287,6 +307,18 @@ func (g *Gossip) NumAlive() int { return g.ml.NumMembers() }
 // table or the membership changes. Reconcilers use it as a wake-up and then
 // read the whole state: level-triggered, so a missed signal loses nothing.
 func (g *Gossip) Changed() <-chan struct{} { return g.changed }
+
+// Index counts the changes of the table and the membership (each one
+// that Changed signals), with a channel closed at the next: the index of
+// the observed state that blocking reads of nodes wait on. It starts at 0
+// with every agent and means nothing on another agent.
+func (g *Gossip) Index() (uint64, <-chan struct{}) { return g.index.Get() }
+
+// WaitIndex returns the change count once it is above after, or when ctx
+// ends (watch.Index.Wait).
+func (g *Gossip) WaitIndex(ctx context.Context, after uint64) uint64 {
+	return g.index.Wait(ctx, after)
+}
 
 // Leave announces a graceful departure and waits up to timeout for it to
 // spread.
@@ -329,6 +361,7 @@ func (g *Gossip) broadcast(s *NodeState) {
 }
 
 func (g *Gossip) notify() {
+	g.index.Bump()
 	select {
 	case g.changed <- struct{}{}:
 	default:
