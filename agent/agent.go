@@ -20,6 +20,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/agent/replica"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/internal/watch"
 	"github.com/shoal-hpc/shoal/metrics"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -58,6 +59,10 @@ type Agent struct {
 	// appliedLeader and appliedJobs are signalled after every applied raft
 	// entry (raftnode's notifying FSM) or followed one (replica).
 	appliedLeader, appliedJobs chan struct{}
+	// appliedEvents wakes the loop that raises stateIndex, the applied
+	// raft index blocking reads and the event stream wait on.
+	appliedEvents chan struct{}
+	stateIndex    watch.Index
 	// leaderHooks run on every leader round besides the leader core's
 	// duties (leading.go); registered before Start starts the leader loop.
 	leaderHooks []func(ctx context.Context)
@@ -257,7 +262,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.fsm = raftfsm.New()
 	a.placements = newPlacementLog()
 	a.feed = replica.NewFeed(4096) // raft's TrailingLogs: a client as far behind as a server may be gets entries
-	a.appliedLeader, a.appliedJobs = make(chan struct{}, 1), make(chan struct{}, 1)
+	a.appliedLeader, a.appliedJobs, a.appliedEvents = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
 	a.applier = &applier{srv: &a.srv, gossip: a.gossip, fsm: a.fsm, peers: a.peers, writeTimeout: a.cfg.WriteTimeout}
 	a.batcher = newBatcher(a.loops.ctx, a.applier.Apply, a.loops.background)
 	a.progress = &progressReporter{log: a.log, now: time.Now, apply: a.applier.Apply, state: a.fsm, options: a.elastic, loops: a.loops}

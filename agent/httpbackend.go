@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/internal/watch"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -28,10 +29,12 @@ import (
 type httpBackend struct {
 	gossip *gossip.Gossip
 	// srv is the agent's raft, nil on a client (roles.go).
-	srv     *serverRef
-	fsm     *raftfsm.FSM
-	now     func() time.Time
-	dataDir string
+	srv *serverRef
+	fsm *raftfsm.FSM
+	// stateIndex is the FSM's applied index, raised after each apply.
+	stateIndex *watch.Index
+	now        func() time.Time
+	dataDir    string
 	// writeTimeout bounds the operator's raft calls (Config.WriteTimeout).
 	writeTimeout time.Duration
 
@@ -73,12 +76,14 @@ func (b *httpBackend) IsLeader() bool {
 	r := b.srv.raft()
 	return r != nil && r.State() == raft.Leader
 }
-func (b *httpBackend) State() *raftfsm.State                { return b.fsm.State() }
-func (b *httpBackend) View(f func(*raftfsm.State))          { b.fsm.View(f) }
-func (b *httpBackend) PeerBase(node string) (string, error) { return b.peers.addrOf(node) }
-func (b *httpBackend) PeerClient(base string) *api.Client   { return b.peers.client(base) }
-func (b *httpBackend) StreamClient() *http.Client           { return b.peers.stream }
-func (b *httpBackend) NetServers() []string                 { return b.rows.serverNames() }
+func (b *httpBackend) StateWatch() (uint64, <-chan struct{}) { return b.stateIndex.Get() }
+func (b *httpBackend) NodeWatch() (uint64, <-chan struct{})  { return b.gossip.Index() }
+func (b *httpBackend) State() *raftfsm.State                 { return b.fsm.State() }
+func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
+func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peers.addrOf(node) }
+func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.client(base) }
+func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }
+func (b *httpBackend) NetServers() []string                  { return b.rows.serverNames() }
 
 // PutNetRow keeps a row on a server; another agent, or a delta whose
 // base the table does not hold, answers 409.

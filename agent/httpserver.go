@@ -34,12 +34,24 @@ func (a *Agent) startHTTP() error {
 	srv, err := httpapi.New(httpapi.Config{Name: a.cfg.Name, Boot: a.jobNode.Boot(), Token: a.cfg.Token,
 		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP, PublishOutput: a.cfg.PublishOutput,
 		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics(), SessionKey: derive(a.cfg.Token, "ui-session")},
-		&httpBackend{gossip: a.gossip, srv: &a.srv, fsm: a.fsm, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
+		&httpBackend{gossip: a.gossip, srv: &a.srv, fsm: a.fsm, stateIndex: &a.stateIndex, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
 			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress, rows: a.rows, feed: a.feed,
 			modelWait: a.cfg.PlacementModelWait, placements: a.placements, renewLease: a.renewLocal})
 	if err != nil {
 		return err
 	}
+	a.stateIndex.Raise(a.fsm.Index())
+	a.loops.run("state-index", func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.appliedEvents:
+				a.stateIndex.Raise(a.fsm.Index())
+			}
+		}
+	})
+	a.loops.run("events", srv.RunEvents)
 	// One server for both listeners: Shutdown closes (and unlinks) the socket too.
 	lim := a.cfg.HTTP
 	a.httpSrv = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: lim.HeaderTimeout, IdleTimeout: lim.IdleTimeout,

@@ -79,7 +79,7 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 		Timings:  raftnode.Timings{HeartbeatTimeout: t.HeartbeatTimeout, ElectionTimeout: t.ElectionTimeout, LeaderLeaseTimeout: t.LeaderLeaseTimeout, CommitTimeout: t.CommitTimeout},
 		Listener: a.raftLn, Advertise: &net.TCPAddr{IP: net.ParseIP(a.advertiseIP()), Port: a.RaftPort()},
 		Roots: a.tls.roots, Leaf: a.tls.leaf,
-		FSM: a.fsm, Wake: []chan struct{}{a.appliedLeader, a.appliedJobs}, Logger: a.log,
+		FSM: a.fsm, Wake: []chan struct{}{a.appliedLeader, a.appliedJobs, a.appliedEvents}, Logger: a.log,
 		OnApply: a.feed.Applied, OnRestore: a.feed.Restored, Floor: floor,
 	})
 	if err != nil {

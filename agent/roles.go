@@ -142,7 +142,7 @@ func (a *Agent) wanted() bool {
 // cannot start (the next round tries again).
 func (a *Agent) startFollower(ctx context.Context) *replica.Follower {
 	f, err := replica.Start(ctx, replica.Config{
-		FSM: a.fsm, Wake: []chan struct{}{a.appliedLeader, a.appliedJobs},
+		FSM: a.fsm, Wake: []chan struct{}{a.appliedLeader, a.appliedJobs, a.appliedEvents},
 		Servers: func() []string { return gossipServers(a.gossip, a.cfg.Name) },
 		Open:    replica.OpenHTTP(a.peers.stream, a.peers.addrOf),
 		Log:     a.log,

@@ -342,6 +342,9 @@ func (a *Attempt) Pending() []string {
 // released and the head node may start the launcher.
 func (a *Attempt) AllAcked() bool { return len(a.Pending()) == 0 }
 
+// Clone returns a deep copy of j that shares nothing with it.
+func (j *Job) Clone() *Job { return j.clone() }
+
 func (j *Job) clone() *Job {
 	if j == nil {
 		return nil

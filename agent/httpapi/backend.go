@@ -38,6 +38,13 @@ type Backend interface {
 	Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error)
 	ApplyLocal(ctx context.Context, cmd []byte) (api.ApplyResult, error)
 
+	// StateWatch is the raft index of the replicated state this agent has
+	// applied, with a channel closed when it next rises; NodeWatch is the
+	// same for gossip's count of changes to the nodes it knows. Blocking
+	// reads and the event stream wait on them.
+	StateWatch() (uint64, <-chan struct{})
+	NodeWatch() (uint64, <-chan struct{})
+
 	// State is a copy of the replicated state; View reads it in place.
 	State() *raftfsm.State
 	View(func(*raftfsm.State))

@@ -11,6 +11,9 @@ import (
 // handleHistory lists finished jobs by ID, the purged ones from their
 // history records (`shoal history`). ?user= keeps one owner's.
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	if !s.blockState(w, r) {
+		return
+	}
 	user := r.URL.Query().Get("user")
 	out := []api.HistoryRecord{}
 	s.be.View(func(st *raftfsm.State) {

@@ -41,14 +41,20 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: s.cfg.Name, Boot: s.cfg.Boot})
 }
 
-func (s *Server) handleSelf(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleSelf(w http.ResponseWriter, r *http.Request) {
+	if !s.blockNodes(w, r) {
+		return
+	}
 	e, _ := s.be.Node(s.cfg.Name)
 	n := []api.Node{toAPINode(e)}
 	s.withDrains(n)
 	writeJSON(w, http.StatusOK, n[0])
 }
 
-func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {
+	if !s.blockNodes(w, r) {
+		return
+	}
 	out := []api.Node{}
 	for _, e := range s.be.Nodes() {
 		if e.HasState {
@@ -59,7 +65,10 @@ func (s *Server) handleNodes(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleMembers(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleMembers(w http.ResponseWriter, r *http.Request) {
+	if !s.blockNodes(w, r) {
+		return
+	}
 	roles := s.be.Roles()
 	out := []api.Member{}
 	for _, e := range s.be.Nodes() {

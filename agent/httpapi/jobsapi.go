@@ -140,6 +140,9 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if !s.blockState(w, r) {
+		return
+	}
 	var page []*raftfsm.Job
 	var more bool
 	var share map[string]float64
@@ -259,6 +262,9 @@ func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.J
 }
 
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
+	if !s.blockState(w, r) {
+		return
+	}
 	if j, ok := s.jobFromPath(w, r); ok {
 		aj := s.jobFor(r, j)
 		var share map[string]float64

@@ -135,7 +135,15 @@ func ageS(now time.Time, atMS int64) *float64 {
 // handleProbes serves GET /v1/probes: every probe of every node with state
 // as gossiped (stale when its beat is older than the stale threshold) and
 // the leader's last relaunch reason from raft.
-func (s *Server) handleProbes(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleProbes(w http.ResponseWriter, r *http.Request) {
+	if !s.blockNodes(w, r) {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.probeInfos())
+}
+
+// probeInfos is every probe of every node as GET /v1/probes answers it.
+func (s *Server) probeInfos() []api.ProbeInfo {
 	stale := s.cfg.ProbeStaleAfter
 	reasons := map[raftfsm.ProbeKey]string{}
 	s.be.View(func(st *raftfsm.State) {
@@ -164,5 +172,5 @@ func (s *Server) handleProbes(w http.ResponseWriter, _ *http.Request) {
 			out = append(out, pi)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/events"
 	"github.com/shoal-hpc/shoal/agent/ui"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -38,6 +39,9 @@ type Config struct {
 	Logger          *slog.Logger
 	// Clock reads the time; nil is time.Now.
 	Clock func() time.Time
+	// Events bounds the event stream (GET /v1/events); zero fields take
+	// DefaultEventsConfig's.
+	Events EventsConfig
 	// Metrics serves GET /v1/metrics (Prometheus text, JSON with
 	// ?format=json); nil leaves the route out.
 	Metrics http.Handler
@@ -49,7 +53,7 @@ type Config struct {
 // DefaultConfig is a config with the production limits; Name and Token
 // must still be set.
 func DefaultConfig() Config {
-	return Config{HTTP: DefaultLimits(), ProbeStaleAfter: probeplan.DefaultSuperviseConfig().StaleAfter, Logger: slog.Default(), Clock: time.Now}
+	return Config{HTTP: DefaultLimits(), Events: DefaultEventsConfig(), ProbeStaleAfter: probeplan.DefaultSuperviseConfig().StaleAfter, Logger: slog.Default(), Clock: time.Now}
 }
 
 // Validate names what is missing or out of bounds.
@@ -65,6 +69,9 @@ func (c Config) Validate() error {
 	if err := c.HTTP.Validate(); err != nil {
 		return fmt.Errorf("httpapi: %w", err)
 	}
+	if err := c.Events.Validate(); err != nil {
+		return fmt.Errorf("httpapi: %w", err)
+	}
 	return nil
 }
 
@@ -75,6 +82,8 @@ type Server struct {
 	log *slog.Logger
 	now func() time.Time
 	ui  *ui.Server // nil without Config.SessionKey
+	// events keeps the stream RunEvents derives for GET /v1/events.
+	events *events.Ring
 }
 
 // New returns the API of an agent over be.
@@ -82,7 +91,8 @@ func New(cfg Config, be Backend) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, be: be, log: cmp.Or(cfg.Logger, slog.Default()), now: cfg.Clock}
+	s := &Server{cfg: cfg, be: be, log: cmp.Or(cfg.Logger, slog.Default()), now: cfg.Clock,
+		events: events.NewRing(cfg.Events.orDefault().Buffer)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -120,6 +130,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET /v1/jobs", s.handleJobs)
 	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
 	s.route(mux, "GET /v1/history", s.handleHistory)
+	s.route(mux, "GET /v1/events", s.handleEvents)
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))
 	s.route(mux, "POST /v1/jobs/{id}/release", s.handleHold(false))
