@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +34,9 @@ import (
 type sockReq struct {
 	Method, Path string
 	Body         json.RawMessage
+	// UntilKey makes a GET of /v1/events read the stream until an event
+	// of that key, and answer the events read as Body.
+	UntilKey string
 }
 
 type sockAns struct {
@@ -60,7 +65,12 @@ func TestSocketClientProcess(t *testing.T) {
 	}
 	var out json.RawMessage
 	ans := sockAns{Code: http.StatusOK}
-	err := api.NewClient(api.SocketScheme+sock, "").Do(context.Background(), req.Method, req.Path, in, &out)
+	var err error
+	if req.UntilKey != "" {
+		out, err = readEventsUntil(api.NewClient(api.SocketScheme+sock, ""), req.Path, req.UntilKey)
+	} else {
+		err = api.NewClient(api.SocketScheme+sock, "").Do(context.Background(), req.Method, req.Path, in, &out)
+	}
 	var se *api.StatusError
 	switch {
 	case errors.Is(err, api.ErrUnauthorized):
@@ -73,6 +83,34 @@ func TestSocketClientProcess(t *testing.T) {
 	ans.Body = out
 	b, _ := json.Marshal(ans)
 	fmt.Printf("%s%s\n", sockAnsPrefix, b)
+}
+
+// readEventsUntil reads the stream of path (GET /v1/events?index=N) until
+// an event of key, and returns the events read.
+func readEventsUntil(c *api.Client, path, key string) (json.RawMessage, error) {
+	u, err := url.Parse(path)
+	if err != nil {
+		return nil, err
+	}
+	after, err := strconv.ParseUint(u.Query().Get("index"), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("the test's event path needs ?index=N: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var evs []api.Event
+	errFound := errors.New("found")
+	err = c.Events(ctx, api.EventsQuery{Topics: []string{u.Query().Get("topic")}, After: after, Resume: true}, func(e api.Event) error {
+		evs = append(evs, e)
+		if e.Key == key {
+			return errFound
+		}
+		return nil
+	})
+	if !errors.Is(err, errFound) {
+		return nil, err
+	}
+	return json.Marshal(evs)
 }
 
 // asUser sends req over sock from a process running as uid (a copy of this
@@ -298,12 +336,21 @@ func TestLocalSocket(t *testing.T) {
 		if !isRoot || nobodyErr != nil {
 			t.Skip("needs root to run a client as uid 65534 (nobody)")
 		}
+		before, err := local.WaitJobs(ctx, 0, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
 		res, err := local.Submit(ctx, api.SubmitRequest{RequestID: "secret-env", Owner: "root", Spec: api.JobSpec{
 			Cmd: []string{"true", "secret-env"}, NP: 1, MPI: "none", Workdir: "/", Oversubscribe: true, Env: []string{"API_KEY=s3cret"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		bin := copyExecutable(t, binDir)
+		// The event stream shows the job as the reads do.
+		ans := asUser(t, bin, sock, 65534, sockReq{Method: "GET", Path: fmt.Sprintf("/v1/events?topic=job&index=%d", before), UntilKey: strconv.FormatUint(res.ID, 10)})
+		if ans.Code != http.StatusOK || strings.Contains(string(ans.Body), "s3cret") || !strings.Contains(string(ans.Body), "API_KEY=(hidden)") {
+			t.Fatalf("GET /v1/events as nobody: %d %s", ans.Code, ans.Body)
+		}
 		for _, path := range []string{fmt.Sprintf("/v1/jobs/%d", res.ID), "/v1/jobs"} {
 			ans := asUser(t, bin, sock, 65534, sockReq{Method: "GET", Path: path})
 			if ans.Code != http.StatusOK || strings.Contains(string(ans.Body), "s3cret") || !strings.Contains(string(ans.Body), "API_KEY=(hidden)") {

@@ -199,6 +199,12 @@ func (e *reachError) Error() string { return fmt.Sprintf("reach agent at %s: %v"
 func (e *reachError) Unwrap() error { return e.err }
 
 func (c *Client) do(ctx context.Context, base, method, path string, hasBody bool, body []byte, out any) (http.Header, error) {
+	return c.doWith(ctx, c.HTTP, base, method, path, hasBody, body, out)
+}
+
+// doWith is do over hc: c.HTTP, or for a blocking read the client
+// without a timeout (the wait bounds it).
+func (c *Client) doWith(ctx context.Context, hc *http.Client, base, method, path string, hasBody bool, body []byte, out any) (http.Header, error) {
 	var rd io.Reader
 	if hasBody {
 		rd = bytes.NewReader(body)
@@ -213,7 +219,7 @@ func (c *Client) do(ctx context.Context, base, method, path string, hasBody bool
 	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.HTTP.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil { // the caller gave up: no other agent would be asked in time either
 			return nil, fmt.Errorf("%s %s at %s: %w", method, path, c.display(base), err)

@@ -88,6 +88,7 @@ Examples:
 			nodeCommand(),
 			operatorCommand(),
 			historyCommand(),
+			eventsCommand(),
 			membersCommand(),
 			leaderCommand(),
 			keygenCommand(),

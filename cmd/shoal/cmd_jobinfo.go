@@ -26,12 +26,17 @@ func jobsCommand() *cli.Command {
 		Name:  "jobs",
 		Usage: "list jobs",
 		Description: `Lists jobs by ID, fetching them from the agent a page at a time.
+With --watch it lists them again each time the replicated state changes
+(the agent answers a blocking read at the change, so nothing polls),
+until interrupted; with --json each listing is one array.
 
 Examples:
   shoal jobs
   shoal jobs --user alice --state queued,running
+  shoal jobs --watch --state queued,running
   shoal jobs --json | jq '.[] | select(.state == "running") | .id'`,
 		Flags: append(clientFlags(), jsonFlag(),
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "list again at every change, until interrupted"},
 			&cli.StringFlag{Name: "user", Usage: "only the jobs of user `NAME`"},
 			&cli.StringSliceFlag{Name: "state", Usage: "only jobs in `STATE` (queued, launching, running, done, failed, killed); repeat or separate by commas"}),
 		Action: func(c *cli.Context) error {
@@ -46,7 +51,11 @@ Examples:
 			for _, s := range c.StringSlice("state") {
 				states = append(states, strings.Split(s, ",")...)
 			}
-			js, err := cl.JobsWhere(c.Context, api.JobsQuery{User: c.String("user"), States: states})
+			q := api.JobsQuery{User: c.String("user"), States: states}
+			if c.Bool("watch") {
+				return watchJobs(c, cl, q)
+			}
+			js, err := cl.JobsWhere(c.Context, q)
 			if err != nil {
 				return apiError(err)
 			}
@@ -56,6 +65,45 @@ Examples:
 			writeJobs(c.App.Writer, js, time.Now())
 			return nil
 		},
+	}
+}
+
+// watchJobs lists the jobs, then waits on the agent for the replicated
+// state to move past the index read before the listing and lists them
+// again, until interrupted. A change during a listing wakes the next wait
+// at once, so none is missed.
+func watchJobs(c *cli.Context, cl *api.Client, q api.JobsQuery) error {
+	var index uint64
+	for {
+		next, err := cl.WaitJobs(c.Context, index, api.MaxWait)
+		if c.Context.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return apiError(err)
+		}
+		if next == index && index != 0 {
+			continue // the wait ended with no change
+		}
+		if next == 0 {
+			pause(c.Context, pollEvery) // an agent that does not block
+		}
+		index = next
+		js, err := cl.JobsWhere(c.Context, q)
+		if c.Context.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return apiError(err)
+		}
+		if c.Bool("json") {
+			if err := printJSON(c, js); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(c.App.Writer, "\n# %s, state index %d\n", time.Now().Format("15:04:05"), index)
+		writeJobs(c.App.Writer, js, time.Now())
 	}
 }
 
@@ -447,10 +495,19 @@ Examples:
 			if n == 0 && !c.Bool("follow") {
 				return cli.Exit(fmt.Sprintf("job %d has not started yet: no output", id), exitFailure)
 			}
+			// Wait for its first start: each read blocks until the state
+			// moves past the last answer's index.
+			var index uint64
 			for n == 0 {
-				time.Sleep(200 * time.Millisecond) // polling the job's state for its first start
-				if j, err = cl.Job(c.Context, id); err == nil {
-					n = startedAttempt(j)
+				var next uint64
+				if j, next, err = cl.JobAfter(c.Context, id, index, api.MaxWait); err != nil || next == 0 {
+					if c.Context.Err() != nil {
+						return c.Context.Err()
+					}
+					pause(c.Context, pollEvery) // an error, or an agent that does not block
+				}
+				if err == nil {
+					index, n = next, startedAttempt(j)
 				}
 				if terminal(j.State) && n == 0 {
 					return cli.Exit(fmt.Sprintf("job %d ended without starting: %s", id, j.Reason), exitFailure)

@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,39 +53,33 @@ Examples:
 // answer before it gives up following the job.
 const agentGone = 2 * time.Minute
 
+// pollEvery is how often shoal run and shoal logs ask an agent that
+// does not block (one older than blocking reads), or that failed to
+// answer, about a job.
+const pollEvery = 200 * time.Millisecond
+
 // follow watches a job until it ends: progress on stderr, output streamed,
-// exit with the job's code.
+// exit with the job's code. Each read of the job blocks on the agent
+// until the replicated state moves past the index of the last answer, so
+// a change is seen as soon as this agent applies it, not a poll later.
 func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	stderr := c.App.ErrWriter
 	fmt.Fprintf(stderr, "shoal: job %d submitted\n", id)
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	killed := false
+	stopped := interruptKills(ctx, cancel, cl, id, stderr)
 	var streams sync.WaitGroup
 	streamed := map[int]bool{}
 	said := map[string]bool{}
 	last := ""
 	var lost time.Time
 	sentStdin := false
+	var index uint64
 	for {
-		select {
-		case <-sigs:
-			if killed {
-				fmt.Fprintf(stderr, "shoal: stopped waiting; job %d goes on being killed\n", id)
-				return cli.Exit("", 130)
-			}
-			killed = true
-			u, _ := user.Current()
-			fmt.Fprintf(stderr, "shoal: killing job %d (Ctrl-C again to stop waiting)\n", id)
-			if err := cl.Kill(ctx, id, u.Username); err != nil {
-				fmt.Fprintf(stderr, "shoal: kill job %d: %v\n", id, err)
-			}
-		case <-time.After(200 * time.Millisecond):
+		j, next, err := cl.JobAfter(ctx, id, index, api.MaxWait)
+		if stopped.Load() {
+			return cli.Exit("", 130)
 		}
-		j, err := cl.Job(ctx, id)
 		if err != nil {
 			// A transient error (no leader yet on this node) is waited out;
 			// an agent that stays unreachable is not.
@@ -94,9 +89,14 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 			if time.Since(lost) > agentGone {
 				return cli.Exit(fmt.Sprintf("lost the agent for %v while following job %d (%v); the job may still run: see 'shoal job %d'", agentGone, id, err, id), exitFailure)
 			}
+			pause(ctx, pollEvery)
 			continue
 		}
 		lost = time.Time{}
+		if next == 0 {
+			pause(ctx, pollEvery) // an agent that does not block: poll it
+		}
+		index = next
 		for _, p := range milestones(j, said) {
 			fmt.Fprintln(stderr, "shoal: "+safe(p))
 		}
@@ -136,6 +136,48 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 			fmt.Fprintln(stderr, "shoal: "+safe(progress(j)))
 			return exitFor(j)
 		}
+	}
+}
+
+// interruptKills makes the first Ctrl-C (or SIGTERM) kill the job and the
+// second stop waiting: it cancels ctx and the returned flag is set.
+func interruptKills(ctx context.Context, cancel context.CancelFunc, cl *api.Client, id uint64, stderr io.Writer) *atomic.Bool {
+	var stopped atomic.Bool
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		defer signal.Stop(sigs)
+		killed := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sigs:
+			}
+			if killed {
+				fmt.Fprintf(stderr, "shoal: stopped waiting; job %d goes on being killed\n", id)
+				stopped.Store(true)
+				cancel()
+				return
+			}
+			killed = true
+			u, _ := user.Current()
+			fmt.Fprintf(stderr, "shoal: killing job %d (Ctrl-C again to stop waiting)\n", id)
+			if err := cl.Kill(ctx, id, u.Username); err != nil {
+				fmt.Fprintf(stderr, "shoal: kill job %d: %v\n", id, err)
+			}
+		}
+	}()
+	return &stopped
+}
+
+// pause waits d, or less when ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
