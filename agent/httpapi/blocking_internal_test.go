@@ -1,0 +1,129 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/watch"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// watchBackend is rowsBackend (two alive nodes, nothing else) with
+// indexes a test raises. A stand-in for the agent's components.
+type watchBackend struct {
+	rowsBackend
+	state, nodes watch.Index
+}
+
+func (b *watchBackend) StateWatch() (uint64, <-chan struct{}) { return b.state.Get() }
+func (b *watchBackend) NodeWatch() (uint64, <-chan struct{})  { return b.nodes.Get() }
+func (b *watchBackend) View(fn func(*raftfsm.State))          { fn(raftfsm.NewState()) }
+func (b *watchBackend) Roles() map[string]string              { return nil }
+
+func get(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+	}
+	return resp, b.String()
+}
+
+// oneLineRefusal checks a 400 whose error is one line.
+func oneLineRefusal(t *testing.T, what string, resp *http.Response, body string) {
+	t.Helper()
+	var e api.Error
+	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Error == "" || strings.Contains(e.Error, "\n") {
+		t.Errorf("%s: %d %q, want a 400 of one line", what, resp.StatusCode, body)
+	}
+}
+
+// TestBlockingReads: a read with ?index=N answers when the index passes
+// N, with the index in X-Shoal-Index; the wait is bounded by ?wait; bad
+// values are refused in one line.
+func TestBlockingReads(t *testing.T) {
+	t.Parallel()
+	be := &watchBackend{}
+	be.nodes.Raise(4)
+	srv := startServer(t, be)
+	if resp, _ := get(t, srv.URL+"/v1/nodes"); resp.Header.Get(api.IndexHeader) != "4" {
+		t.Fatalf("plain read: index %q, want 4", resp.Header.Get(api.IndexHeader))
+	}
+	done := make(chan *http.Response)
+	go func() {
+		resp, _ := get(t, srv.URL+"/v1/members?index=4&wait=1m")
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
+		t.Fatalf("a read past 4 answered at index 4: %q", resp.Header.Get(api.IndexHeader))
+	case <-time.After(200 * time.Millisecond): // only the proof that it did not answer yet
+	}
+	be.state.Raise(9) // the replicated state moving does not wake a read of the nodes
+	be.nodes.Raise(5)
+	if resp := <-done; resp.StatusCode != http.StatusOK || resp.Header.Get(api.IndexHeader) != "5" {
+		t.Fatalf("woken read: %d, index %q, want 200 at 5", resp.StatusCode, resp.Header.Get(api.IndexHeader))
+	}
+	// The wait ends the read with the index unchanged.
+	start := time.Now()
+	if resp, _ := get(t, srv.URL+"/v1/nodes?index=5&wait=50ms"); resp.Header.Get(api.IndexHeader) != "5" || time.Since(start) > 30*time.Second {
+		t.Fatalf("bounded wait: index %q after %v", resp.Header.Get(api.IndexHeader), time.Since(start))
+	}
+	for _, q := range []string{"index=x", "index=1&wait=soon", "index=1&wait=-1s"} {
+		resp, body := get(t, srv.URL+"/v1/nodes?"+q)
+		oneLineRefusal(t, "?"+q, resp, body)
+	}
+}
+
+// TestEventStreamRefusesAndKeepsAlive: a bad topic or index is a one-line
+// 400; an idle stream gets keepalive comments; without a token, 401.
+func TestEventStreamRefusesAndKeepsAlive(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Token, cfg.CapabilityKey = "x", "tok", []byte("k")
+	cfg.Events.Keepalive = 20 * time.Millisecond
+	s, err := New(cfg, &watchBackend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	for _, q := range []string{"topic=jobs", "index=-1"} {
+		resp, body := get(t, srv.URL+"/v1/events?"+q)
+		oneLineRefusal(t, "?"+q, resp, body)
+	}
+	if resp, err := http.Get(srv.URL + "/v1/events"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: %v %v, want 401", resp.StatusCode, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	if !sc.Scan() || sc.Text() != ": keepalive" {
+		t.Fatalf("first line %q (%v), want a keepalive", sc.Text(), sc.Err())
+	}
+}
