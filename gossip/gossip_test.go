@@ -172,3 +172,21 @@ func TestNodesStaleSnapshotDoesNotReviveTheDead(t *testing.T) {
 		t.Fatalf("stale1 is %q on the next read, want dead", st)
 	}
 }
+
+// TestIndexCountsChanges: a peer's update raises this node's change count,
+// and a reader blocked on the count wakes.
+func TestIndexCountsChanges(t *testing.T) {
+	t.Parallel()
+	nodes := joinedCluster(t, 2, "ix")
+	defer shutdownAll(nodes)
+	a, b := nodes[0], nodes[1]
+	before, _ := a.Index()
+	woke := make(chan uint64, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { woke <- a.WaitIndex(ctx, before) }()
+	b.Update(func(s *NodeState) { s.Dyn.Users = 7 })
+	if v := <-woke; v <= before {
+		t.Fatalf("the count stayed at %d after a peer's update", v)
+	}
+}
