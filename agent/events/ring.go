@@ -20,6 +20,10 @@ type Ring struct {
 	seq uint64
 	// dropped is the index of the newest event the ring let go (0: none).
 	dropped uint64
+	// since is the index from which the ring holds every event (Start);
+	// before Start, none.
+	since   uint64
+	started bool
 	// last is the newest index published, or the floor set by SetFloor.
 	last    uint64
 	changed chan struct{}
@@ -57,6 +61,17 @@ func (r *Ring) Publish(evs ...Event) {
 	r.changed = make(chan struct{})
 }
 
+// Start records that the ring holds every event above index from now on:
+// the publisher's first look, which only remembers what it saw. A stream
+// resumed from below it (events of a time the publisher was not
+// watching: before this agent started) resets.
+func (r *Ring) Start(index uint64) {
+	r.mu.Lock()
+	r.since, r.started = index, true
+	r.last = max(r.last, index)
+	r.mu.Unlock()
+}
+
 // SetFloor records that the state is at index with nothing published for
 // it: an index at or below it is not from the future (After).
 func (r *Ring) SetFloor(index uint64) {
@@ -83,14 +98,18 @@ func (r *Ring) Last() (uint64, Cursor) {
 // After is the start of a stream resumed from index n: the kept events
 // of the wanted topics above n, and those of gossip's topics at n (see
 // the package doc), with the cursor to go on from. ok is false when the
-// ring no longer holds every event above n, or n is above anything this
-// ring has seen (an index from another agent's or an earlier run's
-// stream); the stream then resets and goes on from the cursor, now.
-func (r *Ring) After(n uint64, want func(Event) bool) (evs []Event, cur Cursor, ok bool) {
+// ring no longer holds every event above n (it let some go, or it started
+// after n), or n is above both the ring's newest index and ceiling, the
+// index of the state the caller knows (an index from the future: another
+// cluster's, or a state this agent has not applied yet); the stream then
+// resets and goes on from the cursor, now. An n between the ring's newest
+// index and ceiling is the publisher still behind the state: its events
+// come through Next.
+func (r *Ring) After(n, ceiling uint64, want func(Event) bool) (evs []Event, cur Cursor, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur = Cursor(r.seq)
-	if n < r.dropped || n > r.last {
+	if !r.started || n < r.since || n < r.dropped || n > max(r.last, ceiling) {
 		return nil, cur, false
 	}
 	for i := range r.n {

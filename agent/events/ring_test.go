@@ -23,13 +23,14 @@ func ev(index uint64, topic, key string) Event {
 func TestRingAfterAndNext(t *testing.T) {
 	t.Parallel()
 	r := NewRing(8)
+	r.Start(4)
 	r.Publish(ev(5, TopicJob, "a"), ev(5, TopicAttempt, "a/1"), ev(6, TopicJob, "b"), ev(6, TopicNode, "n1"))
-	evs, cur, ok := r.After(5, all)
+	evs, cur, ok := after(r, 5, all)
 	if !ok || !slices.Equal(keys(evs), []string{"6:b", "6:n1"}) {
 		t.Fatalf("After(5) = %v %v", keys(evs), ok)
 	}
 	// The node event at 6 comes again to a stream resumed from 6; the job's does not.
-	if evs, _, _ := r.After(6, all); !slices.Equal(keys(evs), []string{"6:n1"}) {
+	if evs, _, _ := after(r, 6, all); !slices.Equal(keys(evs), []string{"6:n1"}) {
 		t.Fatalf("After(6) = %v", keys(evs))
 	}
 	ch := r.Changed()
@@ -40,32 +41,61 @@ func TestRingAfterAndNext(t *testing.T) {
 		t.Fatalf("Next = %v %v", keys(evs), ok)
 	}
 	jobsOnly := func(e Event) bool { return e.Topic == TopicJob }
-	if evs, _, _ := r.After(0, jobsOnly); !slices.Equal(keys(evs), []string{"5:a", "6:b", "7:c"}) {
-		t.Fatalf("After(0, jobs) = %v", keys(evs))
+	if evs, _, _ := after(r, 4, jobsOnly); !slices.Equal(keys(evs), []string{"5:a", "6:b", "7:c"}) {
+		t.Fatalf("After(4, jobs) = %v", keys(evs))
 	}
 }
 
 func TestRingResetWhenTooOld(t *testing.T) {
 	t.Parallel()
 	r := NewRing(3)
+	r.Start(0)
 	for i := uint64(1); i <= 5; i++ {
 		r.Publish(ev(i, TopicJob, fmt.Sprint(i)))
 	}
 	// Events 1 and 2 are gone: a stream from 1 lost 2, one from 2 lost nothing.
-	if _, _, ok := r.After(1, all); ok {
+	if _, _, ok := after(r, 1, all); ok {
 		t.Fatal("After(1) claimed to hold every event above 1")
 	}
-	if evs, _, ok := r.After(2, all); !ok || !slices.Equal(keys(evs), []string{"3:3", "4:4", "5:5"}) {
+	if evs, _, ok := after(r, 2, all); !ok || !slices.Equal(keys(evs), []string{"3:3", "4:4", "5:5"}) {
 		t.Fatalf("After(2) = %v %v", keys(evs), ok)
 	}
 	// An index from the future (another agent's, an earlier run's) resets too.
-	if _, _, ok := r.After(9, all); ok {
+	if _, _, ok := after(r, 9, all); ok {
 		t.Fatal("After(9) accepted an index above the ring's")
 	}
 	r.SetFloor(9)
-	if evs, _, ok := r.After(9, all); !ok || len(evs) != 0 {
+	if evs, _, ok := after(r, 9, all); !ok || len(evs) != 0 {
 		t.Fatalf("After(9) at floor 9 = %v %v", keys(evs), ok)
 	}
+	// The state the caller knows is ahead of the publisher: no reset, the
+	// events come later.
+	if _, _, ok := r.After(12, 12, all); !ok {
+		t.Fatal("After(12) with the state at 12 reset while the publisher caught up")
+	}
+}
+
+// A ring that started after n, or has not started, cannot tell what
+// happened since n.
+func TestRingResetBeforeStart(t *testing.T) {
+	t.Parallel()
+	r := NewRing(8)
+	if _, _, ok := r.After(0, 0, all); ok {
+		t.Fatal("a ring not started claimed every event")
+	}
+	r.Start(20)
+	r.Publish(ev(21, TopicJob, "a"))
+	if _, _, ok := r.After(19, 21, all); ok {
+		t.Fatal("After(19) on a ring started at 20 claimed every event above 19")
+	}
+	if evs, _, ok := r.After(20, 21, all); !ok || !slices.Equal(keys(evs), []string{"21:a"}) {
+		t.Fatalf("After(20) = %v %v", keys(evs), ok)
+	}
+}
+
+// after is r.After with no state ahead of the ring.
+func after(r *Ring, n uint64, want func(Event) bool) ([]Event, Cursor, bool) {
+	return r.After(n, 0, want)
 }
 
 func TestRingSlowStreamResets(t *testing.T) {
@@ -80,10 +110,11 @@ func TestRingSlowStreamResets(t *testing.T) {
 	}
 	// Wrapping many times keeps the order.
 	r2 := NewRing(3)
+	r2.Start(0)
 	for i := uint64(1); i <= 10; i++ {
 		r2.Publish(ev(i, TopicJob, fmt.Sprint(i)))
 	}
-	if evs, _, _ := r2.After(7, all); !slices.Equal(keys(evs), []string{"8:8", "9:9", "10:10"}) {
+	if evs, _, _ := after(r2, 7, all); !slices.Equal(keys(evs), []string{"8:8", "9:9", "10:10"}) {
 		t.Fatalf("wrapped ring = %v", keys(evs))
 	}
 }

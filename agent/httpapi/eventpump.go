@@ -53,6 +53,9 @@ func (s *Server) RunEvents(ctx context.Context) {
 			p.lookNodes(si, ni)
 			since = 0
 		}
+		if !p.primed {
+			s.events.Start(si)
+		}
 		p.primed = true
 		s.events.SetFloor(si)
 		// Wait for the state, or for gossip once a look is due again.

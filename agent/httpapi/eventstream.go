@@ -58,7 +58,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	var cur events.Cursor
 	intact := true
 	if resume {
-		evs, cur, intact = ring.After(after, want)
+		state, _ := s.be.StateWatch()
+		evs, cur, intact = ring.After(after, state, want)
 	} else {
 		_, cur = ring.Last()
 	}
