@@ -237,11 +237,9 @@ const beginSkew = time.Minute
 // ARRAY_TASK (Slurm's 12_3) for a task of an array.
 func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
 	ref := r.PathValue("id")
-	arr, task, isTask := strings.Cut(ref, "_")
-	id, err := strconv.ParseUint(arr, 10, 64)
-	tid, terr := strconv.Atoi(task)
-	if err != nil || (isTask && (terr != nil || tid < 0)) {
-		writeErr(w, http.StatusBadRequest, fmt.Sprintf("job ID %q is not a number, nor ARRAY_TASK (e.g. 12_3)", ref))
+	id, tid, isTask, err := parseJobRef(ref)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	st := s.be.State()
@@ -261,7 +259,23 @@ func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.J
 	return j, true
 }
 
+// parseJobRef reads a job reference: a job ID, or ARRAY_TASK.
+func parseJobRef(ref string) (id uint64, task int, isTask bool, err error) {
+	arr, t, isTask := strings.Cut(ref, "_")
+	id, err = strconv.ParseUint(arr, 10, 64)
+	task, terr := strconv.Atoi(t)
+	if err != nil || (isTask && (terr != nil || task < 0)) {
+		return 0, 0, false, fmt.Errorf("job ID %q is not a number, nor ARRAY_TASK (e.g. 12_3)", ref)
+	}
+	return id, task, isTask, nil
+}
+
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
+	// A bad reference is refused before any wait.
+	if _, _, _, err := parseJobRef(r.PathValue("id")); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if !s.blockState(w, r) {
 		return
 	}
