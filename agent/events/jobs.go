@@ -39,6 +39,13 @@ func MarkJob(j *raftfsm.Job) JobMark {
 	return m
 }
 
+// Settled says whether j is an ended job that m already describes: the
+// bulk of a long history, skipped without building a mark (an ended job
+// changes only when it is purged, or when it is requeued or held).
+func Settled(m JobMark, j *raftfsm.Job) bool {
+	return m.State.Terminal() && m.State == j.State && m.Attempt == j.Attempt && m.Held == j.Held && len(m.Attempts) == len(j.Attempts)
+}
+
 // Change is one event a diff found, without its index or payload.
 type Change struct {
 	Topic, Type string

@@ -96,3 +96,20 @@ func TestMarkJob(t *testing.T) {
 		t.Fatalf("AttemptKey = %q", k)
 	}
 }
+
+func TestSettled(t *testing.T) {
+	t.Parallel()
+	done := &raftfsm.Job{State: raftfsm.StateDone, Attempt: 1, Attempts: []raftfsm.Attempt{{N: 1, State: raftfsm.StateDone}}}
+	m := MarkJob(done)
+	if !Settled(m, done) {
+		t.Fatal("an ended job its mark describes is not settled")
+	}
+	requeued := done.Clone()
+	requeued.State = raftfsm.StateQueued
+	running := &raftfsm.Job{State: raftfsm.StateRunning, Attempt: 1, Attempts: []raftfsm.Attempt{{N: 1, State: raftfsm.StateRunning}}}
+	for name, j := range map[string]*raftfsm.Job{"requeued": requeued, "running": running} {
+		if Settled(m, j) || Settled(MarkJob(running), j) {
+			t.Errorf("%s: settled, so its change would go untold", name)
+		}
+	}
+}

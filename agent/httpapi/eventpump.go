@@ -90,9 +90,13 @@ func (p *pump) lookJobs(index uint64) {
 	p.s.be.View(func(st *raftfsm.State) {
 		for id, j := range st.Jobs {
 			seen[id] = true
+			old, known := p.jobs[id]
+			if known && events.Settled(old, j) {
+				continue
+			}
 			m := events.MarkJob(j)
 			var prev *events.JobMark
-			if old, ok := p.jobs[id]; ok {
+			if known {
 				prev = &old
 			}
 			p.jobs[id] = m
