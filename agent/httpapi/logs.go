@@ -73,6 +73,8 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, path string, o
 	buf := make([]byte, 64<<10)
 	wroteHeader := false
 	for {
+		// Taken before the check, so an end applied after it still wakes the wait below.
+		_, applied := s.be.StateWatch()
 		ended := s.attemptEnded(k)
 		f, err := os.Open(path)
 		if err == nil {
@@ -108,10 +110,16 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, path string, o
 			}
 			return
 		}
+		// New output shows in the file (read again every 100 ms); the
+		// attempt's end in the replicated state, at once.
+		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-r.Context().Done():
+			t.Stop()
 			return
-		case <-time.After(100 * time.Millisecond):
+		case <-t.C:
+		case <-applied:
+			t.Stop()
 		}
 	}
 }
