@@ -47,6 +47,7 @@ func TestReorderArgsEveryCommand(t *testing.T) {
 			{"partition delete debug --addr http://h:1", "partition delete --addr http://h:1 debug"},
 		},
 		"partitions": {{"partitions --json", "partitions --json"}},
+		"events":     {{"events --topic job --json", "events --topic job --json"}},
 		"job": {
 			{"job 5 --json", "job --json 5"},
 			{"job 5 --addr http://h:1 --json", "job --addr http://h:1 --json 5"},
