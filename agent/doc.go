@@ -55,7 +55,9 @@
 //     server's Table); netrows.go wires it, leading.go reads it.
 //   - agent/httpapi: the HTTP API, its handlers and authentication, behind
 //     httpapi.Backend (httpbackend.go adapts the components to it,
-//     httpserver.go serves it); agent/api holds its wire types and client.
+//     httpserver.go serves it and runs its event pump, and raises the
+//     applied index blocking reads wait on); agent/api holds its wire types
+//     and client; agent/events the event stream's diffs and ring.
 //
 // And the agent's own components, shared by whichever room needs them:
 // peers (peers.go: other agents' addresses and mutual-TLS clients), the

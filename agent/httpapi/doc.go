@@ -13,6 +13,13 @@
 // agent that is not root takes changes over the socket only from its own
 // user (Identity). Limits bounds connections and request time.
 //
+// Reads take ?index=N&wait=D (blocking.go): they answer when the index
+// they count in, the applied raft index for jobs and gossip's change count
+// for nodes, passes N (Backend's StateWatch and NodeWatch). GET /v1/events
+// (eventstream.go) streams server-sent events that RunEvents
+// (eventpump.go) derives from the same state with agent/events, which the
+// agent runs as one of its loops.
+//
 // The handlers reach the rest of the agent only through Backend, which the
 // agent implements with an adapter over its components (gossip, raft, the
 // FSM, the node side of jobs):
