@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/events"
 	"github.com/shoal-hpc/shoal/internal/watch"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -125,5 +126,55 @@ func TestEventStreamRefusesAndKeepsAlive(t *testing.T) {
 	sc := bufio.NewScanner(resp.Body)
 	if !sc.Scan() || sc.Text() != ": keepalive" {
 		t.Fatalf("first line %q (%v), want a keepalive", sc.Text(), sc.Err())
+	}
+}
+
+// jobsBackend is watchBackend holding jobs 1 and 2.
+type jobsBackend struct{ watchBackend }
+
+func (b *jobsBackend) State() *raftfsm.State {
+	st := raftfsm.NewState()
+	for id := uint64(1); id <= 2; id++ {
+		st.Jobs[id] = &raftfsm.Job{ID: id, Owner: "u", State: raftfsm.StateQueued}
+	}
+	return st
+}
+func (b *jobsBackend) View(fn func(*raftfsm.State))      { fn(b.State()) }
+func (b *jobsBackend) Elastic(*raftfsm.Job) *api.Elastic { return nil }
+
+// TestJobReadWaitsForItsJob: GET /v1/jobs/1?index=N answers at an event of
+// job 1 (or its attempts) above N, not at another job's, nor at a raft
+// entry that touches no job.
+func TestJobReadWaitsForItsJob(t *testing.T) {
+	t.Parallel()
+	be := &jobsBackend{}
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Token, cfg.CapabilityKey = "x", "tok", []byte("k")
+	s, err := New(cfg, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	be.state.Raise(10)
+	s.events.Start(10)
+	done := make(chan *http.Response)
+	go func() {
+		resp, _ := get(t, srv.URL+"/v1/jobs/1?index=10&wait=1m")
+		done <- resp
+	}()
+	// Whatever the read has reached, none of this may answer it.
+	be.state.Raise(11)
+	s.events.Publish(events.Event{Index: 11, Topic: events.TopicJob, Type: "placed", Key: "2"},
+		events.Event{Index: 10, Topic: events.TopicJob, Type: "updated", Key: "1"}) // seen in the state the client read
+	select {
+	case resp := <-done:
+		t.Fatalf("answered at index %q without an event of job 1 above 10", resp.Header.Get(api.IndexHeader))
+	case <-time.After(200 * time.Millisecond): // only the proof that it did not answer yet
+	}
+	be.state.Raise(12)
+	s.events.Publish(events.Event{Index: 12, Topic: events.TopicAttempt, Type: "started", Key: "1/1"})
+	if resp := <-done; resp.StatusCode != http.StatusOK || resp.Header.Get(api.IndexHeader) != "12" {
+		t.Fatalf("woken read: %d at %q, want 200 at 12", resp.StatusCode, resp.Header.Get(api.IndexHeader))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/events"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/placement"
@@ -140,7 +141,7 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !s.blockState(w, r) {
+	if !s.blockJobs(w, r, func(events.Event) bool { return true }) {
 		return
 	}
 	var page []*raftfsm.Job
@@ -272,11 +273,16 @@ func parseJobRef(ref string) (id uint64, task int, isTask bool, err error) {
 
 func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	// A bad reference is refused before any wait.
-	if _, _, _, err := parseJobRef(r.PathValue("id")); err != nil {
+	id, _, isTask, err := parseJobRef(r.PathValue("id"))
+	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !s.blockState(w, r) {
+	// One job's read waits for that job's events; a task named by its
+	// array (12_3) for any job's, as its ID is not known yet.
+	key := events.JobKey(id)
+	mine := func(e events.Event) bool { return isTask || e.Key == key || strings.HasPrefix(e.Key, key+"/") }
+	if !s.blockJobs(w, r, mine) {
 		return
 	}
 	if j, ok := s.jobFromPath(w, r); ok {
