@@ -246,3 +246,38 @@ func runCLI(t *testing.T, dir string, env map[string]string, args ...string) (st
 	}
 	return so.String(), se.String(), code
 }
+
+// TestEventStreamTellsANodesDeath: a node that stops abruptly is told on
+// the stream of an agent that sees it go, keyed by its name, with its node
+// as the payload. The stream resumes from an index read before the kill,
+// so it cannot miss the event however late it connects.
+func TestEventStreamTellsANodesDeath(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start, err := c.Client(0).WaitJobs(ctx, 0, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := c.Name(2)
+	c.Kill(2)
+	var seen []string
+	err = c.Client(0).Events(ctx, api.EventsQuery{Topics: []string{"node"}, After: start, Resume: true}, func(e api.Event) error {
+		seen = append(seen, e.Type+" "+e.Key)
+		if e.Type == "reset" {
+			return fmt.Errorf("a reset at %d", e.Index)
+		}
+		if e.Key == gone && e.Type == "dead" {
+			var n api.Node
+			if err := json.Unmarshal(e.Payload, &n); err != nil || n.Name != gone || n.Status != "dead" {
+				return fmt.Errorf("dead event's payload %s (%v)", e.Payload, err)
+			}
+			return errEnough
+		}
+		return nil
+	})
+	if !errors.Is(err, errEnough) {
+		t.Fatalf("stream: %v; node events seen: %v", err, seen)
+	}
+}
