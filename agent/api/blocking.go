@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// blockingGrace is how much longer than its wait a blocking read may
+// take: the agent's own answer time, as a plain read's timeout.
+const blockingGrace = 30 * time.Second
+
 // blockingGet is a GET that waits, with ?index=after&wait=wait, until the
 // agent's index passes after (or the wait ends), and returns the index
 // the answer reflects (IndexHeader). after 0 answers at once.
@@ -25,10 +29,14 @@ func (c *Client) blockingGet(ctx context.Context, path string, after uint64, wai
 		}
 		path += fmt.Sprintf("%sindex=%d&wait=%s", sep, after, wait)
 	}
+	// The answer may take the whole wait, and no longer: a bound, so that
+	// an agent whose host vanished is noticed.
+	hc := c.streaming()
+	hc.Timeout = wait + blockingGrace
 	var hdr http.Header
 	err := c.each(ctx, func(base string) error {
 		var err error
-		hdr, err = c.doWith(ctx, c.streaming(), base, http.MethodGet, path, false, nil, out)
+		hdr, err = c.doWith(ctx, hc, base, http.MethodGet, path, false, nil, out)
 		return err
 	})
 	if err != nil {
@@ -69,13 +77,27 @@ type EventsQuery struct {
 	// otherwise the stream starts now.
 	After  uint64
 	Resume bool
+	// Silence is how long the stream may say nothing, keepalives
+	// included, before Events takes it for dead; 0 is three keepalive
+	// intervals.
+	Silence time.Duration
 }
 
 // Events reads the event stream, calling fn with each event in order
 // until fn returns an error (returned as is), ctx ends, or the stream
-// breaks. It does not reconnect: a caller that does passes the last
+// breaks (or is silent, keepalives included, for three keepalive
+// intervals). It does not reconnect: a caller that does passes the last
 // event's Index as After.
 func (c *Client) Events(ctx context.Context, q EventsQuery, fn func(Event) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	silence := q.Silence
+	if silence <= 0 {
+		silence = 3 * KeepaliveInterval
+	}
+	errSilent := fmt.Errorf("%w for %v", ErrSilentStream, silence)
+	silent := time.AfterFunc(silence, func() { cancel(errSilent) })
+	defer silent.Stop()
 	v := url.Values{}
 	if len(q.Topics) > 0 {
 		v.Set("topic", strings.Join(q.Topics, ","))
@@ -97,8 +119,16 @@ func (c *Client) Events(ctx context.Context, q EventsQuery, fn func(Event) error
 		return err
 	}
 	defer body.Close()
-	return readEvents(body, fn)
+	err = readEvents(body, func() { silent.Reset(silence) }, fn)
+	if errors.Is(context.Cause(ctx), errSilent) {
+		return errSilent
+	}
+	return err
 }
+
+// ErrSilentStream is Events' error for a stream that stopped saying
+// anything, keepalives included: an agent gone without closing it.
+var ErrSilentStream = errors.New("the event stream said nothing, not even a keepalive")
 
 // open starts a streaming GET and returns its body once the answer is 200.
 func (c *Client) open(ctx context.Context, base, path string) (io.ReadCloser, error) {
@@ -133,12 +163,14 @@ func (c *Client) open(ctx context.Context, base, path string) (io.ReadCloser, er
 }
 
 // readEvents parses server-sent events: fields up to a blank line make
-// one event; lines starting with ':' are comments (keepalives).
-func readEvents(r io.Reader, fn func(Event) error) error {
+// one event; lines starting with ':' are comments (keepalives). alive is
+// called at every line.
+func readEvents(r io.Reader, alive func(), fn func(Event) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20) // a job's payload can be large
 	var data []string
 	for sc.Scan() {
+		alive()
 		line := sc.Text()
 		switch {
 		case line == "":
