@@ -75,7 +75,7 @@ Examples:
 func watchJobs(c *cli.Context, cl *api.Client, q api.JobsQuery) error {
 	var index uint64
 	for {
-		next, err := cl.WaitJobs(c.Context, index, api.MaxWait)
+		next, err := cl.WaitJobs(c.Context, index, followWait)
 		if c.Context.Err() != nil {
 			return nil
 		}
@@ -500,7 +500,7 @@ Examples:
 			var index uint64
 			for n == 0 {
 				var next uint64
-				if j, next, err = cl.JobAfter(c.Context, id, index, api.MaxWait); err != nil || next == 0 {
+				if j, next, err = cl.JobAfter(c.Context, id, index, followWait); err != nil || next == 0 {
 					if c.Context.Err() != nil {
 						return c.Context.Err()
 					}

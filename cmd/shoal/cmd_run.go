@@ -53,6 +53,11 @@ Examples:
 // answer before it gives up following the job.
 const agentGone = 2 * time.Minute
 
+// followWait is how long one blocking read of the CLI may wait for a
+// change: short enough that an agent whose host vanished mid-wait is
+// noticed within agentGone.
+const followWait = time.Minute
+
 // pollEvery is how often shoal run and shoal logs ask an agent that
 // does not block (one older than blocking reads), or that failed to
 // answer, about a job.
@@ -76,7 +81,7 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	sentStdin := false
 	var index uint64
 	for {
-		j, next, err := cl.JobAfter(ctx, id, index, api.MaxWait)
+		j, next, err := cl.JobAfter(ctx, id, index, followWait)
 		if stopped.Load() {
 			return cli.Exit("", 130)
 		}
