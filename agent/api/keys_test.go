@@ -42,6 +42,7 @@ func TestWireKeys(t *testing.T) {
 		"remove_peer":       &api.RemovePeerRequest{},
 		"restore_response":  &api.RestoreResponse{},
 		"history_record":    &api.HistoryRecord{},
+		"event":             &api.Event{}, // each event of GET /v1/events
 	}
 	got := map[string][]string{}
 	for name, v := range bodies {
