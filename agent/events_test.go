@@ -281,3 +281,54 @@ func TestEventStreamTellsANodesDeath(t *testing.T) {
 		t.Fatalf("stream: %v; node events seen: %v", err, seen)
 	}
 }
+
+// TestRunCtrlCKillsTheJob: the first Ctrl-C of `shoal run` kills the job
+// and the command exits with 137 once the job is killed, without waiting
+// for its program; it wakes from its blocking read to do so.
+func TestRunCtrlCKillsTheJob(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 1, nil)
+	dir := t.TempDir()
+	cmd := exec.Command(testcluster.BuildShoal(t), "run", "-n", "1", "--mpi", "none", "-J", "ctrl-c", "--", "sleep", "300")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SHOAL_ADDR="+c.Client(0).Base, "SHOAL_TOKEN="+c.Token(),
+		"SHOAL_AGENTS_CACHE="+filepath.Join(dir, "agents.json"))
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id uint64
+	testcluster.WaitFor(t, time.Minute, "the job to run", func() bool {
+		js, err := c.Client(0).JobsWhere(context.Background(), api.JobsQuery{States: []string{"running"}})
+		for _, j := range js {
+			if err == nil && j.Name == "ctrl-c" {
+				id = j.ID
+				return true
+			}
+		}
+		return false
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("shoal run still waits a minute after Ctrl-C\nstderr: %s", se.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 137 {
+		t.Fatalf("shoal run after Ctrl-C: %v, want exit 137\nstderr: %s", err, se.String())
+	}
+	if j := jobState(c, 0, id); j.State != "killed" {
+		t.Fatalf("job %d is %s after Ctrl-C, want killed", id, j.State)
+	}
+	if !strings.Contains(se.String(), "killing job") {
+		t.Errorf("stderr %q does not say the job is being killed", se.String())
+	}
+}
