@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,6 +63,14 @@ type ProcCluster struct {
 	Token     string      `json:"-"`
 	Nodes     []ProcNode  `json:"nodes"`
 	procs     []*os.Process
+
+	// clients are the API clients by agent URL, kept so that a caller
+	// polling an agent reuses its connections: a fresh client per call
+	// leaves a kept-alive connection behind each time, and the agent's
+	// per-source connection cap then refuses the poller until the idle
+	// ones time out (a minute), which a benchmark measures as the event.
+	clientsMu sync.Mutex
+	clients   map[string]*api.Client
 }
 
 // StartProcs writes a token and starts N agents, the first N-1 joining
@@ -190,9 +199,21 @@ func (p *ProcCluster) save() error {
 	return os.WriteFile(filepath.Join(p.Opts.Dir, "cluster.json"), b, 0o644)
 }
 
-// Client returns an API client for agent i.
+// Client returns an API client for agent i: the same one at every call
+// while the agent keeps its port and the cluster its token.
 func (p *ProcCluster) Client(i int) *api.Client {
-	return tokenClient("https://127.0.0.1:"+strconv.Itoa(p.Nodes[i].HTTPPort), p.Token)
+	base := p.Addr(i)
+	p.clientsMu.Lock()
+	defer p.clientsMu.Unlock()
+	if c, ok := p.clients[base]; ok && c.Token == p.Token {
+		return c
+	}
+	if p.clients == nil {
+		p.clients = map[string]*api.Client{}
+	}
+	c := tokenClient(base, p.Token)
+	p.clients[base] = c
+	return c
 }
 
 // Addr is agent i's API URL.
