@@ -19,7 +19,9 @@ func cmdBenchFailover(args []string) error {
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
 	runs := fs.Int("runs", 10, "number of leader kills")
 	grace := fs.Duration("grace", 2*time.Second, "--dead-voter-grace given to the agents")
+	deadline := deadlineFlag(fs, time.Hour)
 	fs.Parse(args)
+	defer startDeadline("bench-failover", *deadline)()
 	dir, err := os.MkdirTemp("", "shoal-failover-")
 	if err != nil {
 		return err

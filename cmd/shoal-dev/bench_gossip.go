@@ -23,7 +23,9 @@ func cmdBenchGossip(args []string) error {
 	fs := flag.NewFlagSet("bench-gossip", flag.ExitOnError)
 	sizes := fs.String("sizes", "5,20,50", "cluster sizes")
 	rounds := fs.Int("rounds", 20, "state changes per size")
+	deadline := deadlineFlag(fs, 20*time.Minute)
 	fs.Parse(args)
+	defer startDeadline("bench-gossip", *deadline)()
 	var rows [][]string
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(f)
@@ -47,6 +49,10 @@ func cmdBenchGossip(args []string) error {
 func profileConfig(profile string) gossip.Config {
 	c := gossip.DefaultConfig()
 	c.BindAddr, c.Port = "127.0.0.1", 0
+	// Members accept only encrypted streams (the stream guard refuses the
+	// rest before memberlist reads them), so a keyless node's join is
+	// refused however often it retries.
+	c.Key = []byte("bench-gossip gossip key 32 bytes")
 	// Every node on loopback is the same source address.
 	c.MaxStreamsPerSource = c.MaxInboundStreams
 	if profile == "lan" {
@@ -73,9 +79,14 @@ func propagation(n, rounds int, profile string) ([]time.Duration, error) {
 		}
 		gs = append(gs, g)
 		if i > 0 {
+			// Join retries until its context ends: bound it, so a node
+			// that cannot join fails the run instead of stalling it.
 			_, p := gs[0].LocalAddr()
-			if err := g.Join(context.Background(), []string{"127.0.0.1:" + strconv.Itoa(p)}); err != nil {
-				return nil, err
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := g.Join(ctx, []string{"127.0.0.1:" + strconv.Itoa(p)})
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("node %d of %d: %w", i+1, n, err)
 			}
 		}
 	}

@@ -19,7 +19,10 @@ func cmdBenchIdle(args []string) error {
 	fs := flag.NewFlagSet("bench-idle", flag.ExitOnError)
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
 	window := fs.Duration("window", 30*time.Second, "measurement window")
+	// The window plus a few minutes to start and settle the cluster.
+	deadline := deadlineFlag(fs, 10*time.Minute)
 	fs.Parse(args)
+	defer startDeadline("bench-idle", *deadline)()
 	dir, err := os.MkdirTemp("", "shoal-idle-")
 	if err != nil {
 		return err

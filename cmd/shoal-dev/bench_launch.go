@@ -36,7 +36,9 @@ func cmdBenchLaunch(args []string) error {
 	runs := fs.Int("runs", 5, "runs per size and launcher")
 	sizes := fs.String("sizes", "8,32", "process counts")
 	port := fs.Int("port", 47946, "first port of the agents (three each)")
+	deadline := deadlineFlag(fs, 20*time.Minute)
 	fs.Parse(args)
+	defer startDeadline("bench-launch", *deadline)()
 	dir, err := os.MkdirTemp("", "shoal-launch-")
 	if err != nil {
 		return err

@@ -33,7 +33,9 @@ func cmdVivaldiError(args []string) error {
 	every := fs.Duration("every", 30*time.Second, "time between snapshots")
 	noHogs := fs.Bool("no-hogs", false, "leave the topology's CPU hogs out")
 	minOf := fs.Int("min-of", 1, "agents' --coordinate-min-of: the minimum of how many ping RTTs feeds each update")
+	deadline := deadlineFlag(fs, time.Hour)
 	fs.Parse(args)
+	defer startDeadline("vivaldi-error", *deadline)()
 	if *snaps < 1 {
 		return fmt.Errorf("-snapshots %d: take at least 1", *snaps)
 	}
