@@ -13,6 +13,10 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
+// maxApplyBackoff caps the wait between a write's retries while there is
+// no leader to take it.
+const maxApplyBackoff = 50 * time.Millisecond
+
 // applier commits raft commands from this node: into raft on the leader,
 // forwarded to the leader's API elsewhere. The HTTP API, the job node,
 // the leader loops and the progress reporter share it.
@@ -38,7 +42,12 @@ func (a *applier) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.writeTimeout)
 	defer cancel()
-	backoff := 25 * time.Millisecond
+	// Retries are cheap (a refused connection to a dead leader, or a
+	// follower's answer that it does not lead) and the wait between them
+	// adds to every failover: the first write after a leader dies waits
+	// out the election plus up to one backoff, so the cap is a fraction
+	// of the election itself.
+	backoff := 10 * time.Millisecond
 	var last error
 	for {
 		res, err := a.applyOnce(ctx, cmd)
@@ -57,7 +66,7 @@ func (a *applier) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error
 				ErrNoLeader, a.writeTimeout, last)
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, 500*time.Millisecond)
+		backoff = min(backoff*2, maxApplyBackoff)
 	}
 }
 

@@ -51,10 +51,17 @@ var (
 	_ autopilot.Promoter               = promoter{}
 )
 
+// pilotInterval is how often autopilot refreshes its view of the servers
+// and acts on it. A demotion waits for both (the view that shows the
+// voter failed, then the round that acts), so each adds to how long a
+// dead voter stays in the configuration; a round reads only gossip and
+// raft's own state, no request per server, so a quarter second is cheap.
+const pilotInterval = 250 * time.Millisecond
+
 func newPilot(d pilotDeps) *pilot {
 	p := &pilot{pilotDeps: d}
 	p.ap = autopilot.New(d.raft, p, autopilot.WithLogger(raftnode.HCLog(d.log, "autopilot")),
-		autopilot.WithPromoter(promoter{clock: d.clock}), autopilot.WithReconcileInterval(time.Second), autopilot.WithUpdateInterval(time.Second))
+		autopilot.WithPromoter(promoter{clock: d.clock}), autopilot.WithReconcileInterval(pilotInterval), autopilot.WithUpdateInterval(pilotInterval))
 	return p
 }
 
@@ -74,12 +81,13 @@ func (p *pilot) add(id, addr string) error {
 
 // AutopilotConfig: dead servers are cleaned up; a server is unhealthy when
 // it has not heard the leader for several heartbeats or the grace
-// (whichever is longer; its gossiped contact is up to a second old), and
-// stable after four heartbeats healthy.
+// (whichever is longer, and never under 2 s: its gossiped contact is in
+// whole seconds and up to a second old), and stable after four heartbeats
+// healthy.
 func (p *pilot) AutopilotConfig() *autopilot.Config {
 	return &autopilot.Config{
 		CleanupDeadServers:      true,
-		LastContactThreshold:    max(p.grace, 4*p.heartbeat),
+		LastContactThreshold:    max(p.grace, 4*p.heartbeat, 2*time.Second),
 		MaxTrailingLogs:         1024,
 		ServerStabilizationTime: 4 * p.heartbeat,
 		Ext:                     p.voters,

@@ -73,7 +73,14 @@ type Config struct {
 	// state from a server (roles.go). Default 5; at least the voters.
 	Servers int
 	// DeadVoterGrace is how long a voter may be dead in gossip before the
-	// leader replaces it. Default 10s.
+	// leader demotes it, removes it and promotes a standby. Default 2s:
+	// gossip declares a node dead only after its suspicion timeout (about
+	// 3-6 s, in which a live node refutes), so the grace covers only a
+	// node that gossip gave up on and that is already back (an agent
+	// restarted at once); and while a dead voter stays in the
+	// configuration, one more failure stops every write. A voter removed
+	// too early costs little: when it returns, the leader adds it back as
+	// a non-voter.
 	DeadVoterGrace time.Duration
 	// Raft holds raft's timings.
 	Raft RaftTimings
@@ -184,16 +191,24 @@ type TestingHooks struct {
 	RefusePlacement func(j *raftfsm.Job) bool
 }
 
-// RaftTimings are hashicorp/raft's timeouts, tuned for a LAN.
+// RaftTimings are hashicorp/raft's timeouts, tuned for a LAN: a leader
+// that dies is replaced, and the first write after it commits, in about
+// two heartbeat timeouts. raft randomises each timeout between one and two
+// times its value and sends heartbeats every tenth of the heartbeat
+// timeout, so a follower starts an election only after some ten
+// heartbeats in a row went missing; with pre-vote, a lone follower that
+// missed them (a starved process) cannot depose a leader the others
+// still hear. docs/results.md has the failover and soak figures.
 type RaftTimings struct {
 	// HeartbeatTimeout: a follower without contact for this long starts an
-	// election. Default 500ms (raft's default is 1s, for WANs too).
+	// election. Default 200ms (raft's default is 1s, for WANs too).
 	HeartbeatTimeout time.Duration
 	// ElectionTimeout: a candidate without a result for this long retries.
-	// Default 500ms.
+	// Default 200ms.
 	ElectionTimeout time.Duration
 	// LeaderLeaseTimeout: a leader without quorum contact for this long
-	// steps down. Default 250ms.
+	// steps down. Default 200ms, the heartbeat timeout: a leader cut off
+	// from its followers gives up about when they start electing.
 	LeaderLeaseTimeout time.Duration
 	// CommitTimeout: the longest a follower waits for a heartbeat carrying
 	// the commit index. Default 50ms.
@@ -220,7 +235,7 @@ func DefaultConfig() Config {
 		SampleInterval:     3 * time.Second,
 		BootstrapExpect:    3,
 		Servers:            5,
-		DeadVoterGrace:     10 * time.Second,
+		DeadVoterGrace:     2 * time.Second,
 		WriteTimeout:       10 * time.Second,
 		CoallocTimeout:     10 * time.Second,
 		Fence:              DefaultFence(),
@@ -230,9 +245,9 @@ func DefaultConfig() Config {
 		Limits:             raftfsm.DefaultLimits(),
 		LeafTTL:            tlsca.DefaultLeafTTL,
 		Raft: RaftTimings{
-			HeartbeatTimeout:   500 * time.Millisecond,
-			ElectionTimeout:    500 * time.Millisecond,
-			LeaderLeaseTimeout: 250 * time.Millisecond,
+			HeartbeatTimeout:   200 * time.Millisecond,
+			ElectionTimeout:    200 * time.Millisecond,
+			LeaderLeaseTimeout: 200 * time.Millisecond,
 			CommitTimeout:      50 * time.Millisecond,
 		},
 		HTTP:   DefaultHTTPLimits(),
