@@ -72,6 +72,9 @@ type Agent struct {
 	// propagation is metrics once they exist, for gossip's OnPropagation,
 	// which runs from the start: gossip starts before the metrics.
 	propagation atomic.Pointer[metrics.Metrics]
+	// logFault says why this server's raft log cannot be written, "" when
+	// it can or on a client (logfault.go).
+	logFault atomic.Pointer[string]
 	// live holds the settings a SIGHUP may change (reload.go).
 	live liveConfig
 	// clock is where the leader's loops read the time.

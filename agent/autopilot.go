@@ -129,6 +129,9 @@ func (p *pilot) KnownServers() map[raft.ServerID]*autopilot.Server {
 		id := raft.ServerID(e.State.Name)
 		out[id] = &autopilot.Server{ID: id, Name: e.State.Name, Address: raft.ServerAddress(raftnode.Addr(e.State)),
 			NodeStatus: st, RaftVersion: raft.ProtocolVersionMax, IsLeader: id == leaderID}
+		if ri.Fault != "" {
+			out[id].Meta = map[string]string{metaLogFault: ri.Fault}
+		}
 	}
 	return out
 }
@@ -151,9 +154,22 @@ func (p *pilot) FetchServerStats(_ context.Context, servers map[raft.ServerID]*a
 		}
 		ri := e.State.Raft
 		out[id] = &autopilot.ServerStats{LastIndex: ri.Index, LastTerm: ri.Term, LastContact: time.Duration(ri.ContactMs) * time.Millisecond}
+		if ri.Fault != "" {
+			// A server that cannot write its log is not healthy whatever
+			// its index says: autopilot reads a negative contact as
+			// unhealthy, and demotes an unhealthy failed voter first.
+			out[id].LastContact = -1
+		}
 	}
 	return out
 }
+
+// metaLogFault is the autopilot.Server Meta key of a server's gossiped
+// raft log fault (RaftInfo.Fault): the promoter treats the server as
+// failed, to be demoted and never promoted while it lasts, but autopilot
+// does not remove it (it is alive), so it catches up as a non-voter once
+// it can write again.
+const metaLogFault = "raft_log_fault"
 
 // RemoveFailedServer removes a failed server from raft; autopilot wants
 // it to return at once.
@@ -199,9 +215,10 @@ func (p promoter) CalculatePromotionsAndDemotions(c *autopilot.Config, s *autopi
 func pilotChanges(s *autopilot.State, target int, now time.Time, stable time.Duration) autopilot.RaftChanges {
 	var in []leader.PilotServer
 	for id, ss := range s.Servers {
+		faulty := ss.Server.Meta[metaLogFault] != ""
 		in = append(in, leader.PilotServer{ID: string(id), Voter: ss.HasVotingRights() || ss.State == autopilot.RaftStaging,
-			Leader: ss.State == autopilot.RaftLeader, Alive: ss.Server.NodeStatus == autopilot.NodeAlive,
-			Failed: ss.Server.NodeStatus == autopilot.NodeFailed || ss.Server.NodeStatus == autopilot.NodeLeft,
+			Leader: ss.State == autopilot.RaftLeader, Alive: ss.Server.NodeStatus == autopilot.NodeAlive && !faulty,
+			Failed: ss.Server.NodeStatus == autopilot.NodeFailed || ss.Server.NodeStatus == autopilot.NodeLeft || faulty,
 			Stable: ss.Health.IsStable(now, stable)})
 	}
 	promote, demote := leader.PlanVoters(in, target)

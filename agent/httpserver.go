@@ -33,7 +33,8 @@ func (a *Agent) startHTTP() error {
 	stale := a.cfg.Probes.OrDefault().Supervise.StaleAfter
 	srv, err := httpapi.New(httpapi.Config{Name: a.cfg.Name, Boot: a.jobNode.Boot(), Token: a.cfg.Token,
 		CapabilityKey: capabilityKey(a.cfg.Token), Self: a.self, Limits: a.cfg.Limits, HTTP: a.cfg.HTTP, PublishOutput: a.cfg.PublishOutput,
-		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics(), SessionKey: derive(a.cfg.Token, "ui-session")},
+		ProbeStaleAfter: stale, Logger: a.log, Clock: a.clock, Metrics: a.startMetrics(), SessionKey: derive(a.cfg.Token, "ui-session"),
+		Unhealthy: a.LogFault},
 		&httpBackend{gossip: a.gossip, srv: &a.srv, fsm: a.fsm, stateIndex: &a.stateIndex, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
 			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress, rows: a.rows, feed: a.feed,
 			modelWait: a.cfg.PlacementModelWait, placements: a.placements, renewLease: a.renewLocal})

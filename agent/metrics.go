@@ -33,6 +33,7 @@ func (a *Agent) startMetrics() http.Handler {
 		Bandwidth:           src.bandwidth,
 		RTT:                 src.rtt,
 		GossipUndecryptable: a.gossip.Undecryptable,
+		RaftLogWritable:     func() (bool, bool) { return a.LogFault() == "", a.srv.load() != nil },
 	})
 	if err := metrics.InstallGoMetrics(); err != nil {
 		a.log.Warn("no raft or memberlist metrics", "err", err)

@@ -205,8 +205,11 @@ type standing struct {
 	voter, leader bool
 	term, index   uint64
 	contactMs     int64
+	// fault is why the raft log cannot be written, "" when it can;
+	// probed when the raft directory was last probed (logfault.go).
+	fault string
 	// at is when it was last gossiped, checked when last read from raft.
-	at, checked time.Time
+	at, checked, probed time.Time
 }
 
 // publishStanding gossips this server's raft standing (RaftInfo) when it
@@ -242,9 +245,11 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 			st.contactMs = max(0, time.Since(lc).Milliseconds()/1000*1000)
 		}
 	}
+	st.fault = a.checkLogFault(s, st.leader, now, last)
+	st.probed = last.probed
 	self := a.gossip.Self().Raft
 	changed := !self.Member || self.Client || st.voter != last.voter || st.leader != last.leader || st.term != last.term ||
-		st.contactMs != last.contactMs || !st.leader && len(self.Want) > 0
+		st.contactMs != last.contactMs || !st.leader && len(self.Want) > 0 || st.fault != last.fault
 	if !changed && (st.index == last.index || now.Sub(last.at) < time.Second) {
 		return
 	}
@@ -256,6 +261,6 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 			want = nil
 		}
 		g.Raft = gossip.RaftInfo{Member: true, Voter: st.voter, Leader: st.leader, Term: st.term, Index: st.index,
-			ContactMs: st.contactMs, Want: want}
+			ContactMs: st.contactMs, Want: want, Fault: st.fault}
 	})
 }

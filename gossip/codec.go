@@ -24,6 +24,8 @@ const (
 	maxNet      = 1 << 14
 	maxStates   = 1 << 16
 	maxProposal = 16
+	// MaxFaultLen bounds RaftInfo.Fault: a reason, not a log.
+	MaxFaultLen = 256
 )
 
 // EncodeState encodes one node's state for a broadcast.
@@ -116,6 +118,8 @@ func (s *NodeState) Validate() error {
 		return fmt.Errorf("node %s: bootstrap proposal longer than %d", s.Name, maxProposal)
 	case len(s.Raft.Want) > maxProposal:
 		return fmt.Errorf("node %s: wanted servers longer than %d", s.Name, maxProposal)
+	case len(s.Raft.Fault) > MaxFaultLen:
+		return fmt.Errorf("node %s: raft fault longer than %d bytes", s.Name, MaxFaultLen)
 	case s.Raft.ContactMs < 0:
 		return fmt.Errorf("node %s: negative raft contact %d ms", s.Name, s.Raft.ContactMs)
 	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes:

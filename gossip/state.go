@@ -136,6 +136,10 @@ type RaftInfo struct {
 	// keep the server target (leader.WantedServers): each of them starts
 	// raft and gossips Member, and the leader adds it as a non-voter.
 	Want []string `json:"w,omitempty"`
+	// Fault says why this server's raft log cannot be written (a full or
+	// read-only disk), "" while it can: its copy of the state may be
+	// stale, and the leader demotes it from voter until it clears.
+	Fault string `json:"f,omitempty"`
 }
 
 // NodeState is everything a node tells the cluster about itself. Only the

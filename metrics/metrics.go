@@ -38,6 +38,11 @@ type Sources struct {
 	// with another token, or a stranger):
 	// shoal_gossip_undecryptable_total{transport}.
 	GossipUndecryptable func() (packets, streams uint64)
+	// RaftLogWritable says whether this node's raft log takes writes
+	// (server false on a client, which has none and reports nothing):
+	// shoal_raft_log_writable, 0 on a server with a full or read-only
+	// disk, whose copy of the state has stopped moving.
+	RaftLogWritable func() (writable, server bool)
 }
 
 // Probe is one probe process as its supervisor reports it.
@@ -118,6 +123,8 @@ var (
 	bwDesc        = prometheus.NewDesc(Namespace+"_bandwidth_bytes_per_second", "Last measured bandwidth from this node to a peer.", []string{"peer"}, nil)
 	undecryptDesc = prometheus.NewDesc(Namespace+"_gossip_undecryptable_total",
 		"Gossip messages dropped because they failed to decrypt (another cluster token, or a stranger), by transport: udp packets, tcp streams.", []string{"transport"}, nil)
+	raftLogDesc = prometheus.NewDesc(Namespace+"_raft_log_writable",
+		"1 while this raft server's log takes writes, 0 when it cannot be written (a full or read-only disk): the server's state is then stale and it steps down as voter.", nil, nil)
 )
 
 // scrapeGauges reads Sources when scraped, so the agent need not push a
@@ -133,6 +140,7 @@ func (g *scrapeGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- bwDesc
 	ch <- rttDesc
 	ch <- undecryptDesc
+	ch <- raftLogDesc
 }
 
 func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
@@ -170,5 +178,14 @@ func (g *scrapeGauges) Collect(ch chan<- prometheus.Metric) {
 		packets, streams := g.src.GossipUndecryptable()
 		ch <- prometheus.MustNewConstMetric(undecryptDesc, prometheus.CounterValue, float64(packets), "udp")
 		ch <- prometheus.MustNewConstMetric(undecryptDesc, prometheus.CounterValue, float64(streams), "tcp")
+	}
+	if g.src.RaftLogWritable != nil {
+		if ok, server := g.src.RaftLogWritable(); server {
+			v := 0.0
+			if ok {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(raftLogDesc, prometheus.GaugeValue, v)
+		}
 	}
 }

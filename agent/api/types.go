@@ -60,6 +60,12 @@ type Node struct {
 	// server-voter, server-nonvoter (raft servers) or client (follows
 	// the state from a server); "" while it has not settled.
 	Role string `json:"role"`
+	// Health is "ok", or "unhealthy" for a server whose raft log cannot
+	// be written (a full or read-only disk); Unhealthy then says why. Its
+	// copy of the cluster state may be stale: it refuses to answer reads
+	// from it, and the leader demotes it from voter until it recovers.
+	Health    string `json:"health"`
+	Unhealthy string `json:"unhealthy,omitempty"`
 
 	// SwitchInferred is true when Switch is the switch the leader inferred
 	// from the bandwidth tests (raft's set_switches), not the node's --switch.
@@ -88,7 +94,12 @@ type Leader struct {
 
 // Health is GET /v1/health, the one endpoint open without a token.
 type Health struct {
+	// Status is "ok", or "unhealthy" when the agent cannot vouch for its
+	// copy of the cluster state (Reason says why: its raft log cannot be
+	// written). The answer is 200 either way: the agent is up and runs
+	// its jobs, which is what a job's head asks.
 	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 	Name   string `json:"name"`
 	// Boot names this run of the agent: it changes on every restart.
 	Boot string `json:"boot,omitempty"`

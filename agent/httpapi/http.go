@@ -38,7 +38,34 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Name: s.cfg.Name, Boot: s.cfg.Boot})
+	h := api.Health{Status: "ok", Name: s.cfg.Name, Boot: s.cfg.Boot}
+	if why := s.unhealthy(); why != "" {
+		h.Status, h.Reason = "unhealthy", why
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) unhealthy() string {
+	if s.cfg.Unhealthy == nil {
+		return ""
+	}
+	return s.cfg.Unhealthy()
+}
+
+// vouched serves h, a read of the replicated state, only while this agent
+// can vouch for its copy: a server whose raft log cannot be written
+// stopped taking entries and would answer from the past (a finished job
+// still running, a new one not found). 503 sends the CLI to another
+// agent.
+func (s *Server) vouched(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if why := s.unhealthy(); why != "" {
+			writeErr(w, http.StatusServiceUnavailable, "this agent's copy of the cluster state may be stale ("+why+
+				"): ask another agent (shoal members lists them; --addr picks one)")
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (s *Server) handleSelf(w http.ResponseWriter, r *http.Request) {

@@ -48,6 +48,11 @@ type Config struct {
 	// SessionKey signs the dashboard's session cookies (agent/ui); every
 	// agent of the cluster must hold the same. Empty serves no dashboard.
 	SessionKey []byte
+	// Unhealthy says why this agent cannot vouch for its copy of the
+	// replicated state ("" when it can; nil: always can): GET /v1/health
+	// reports it, and reads of that state are refused with 503 so that
+	// clients ask another agent.
+	Unhealthy func() string
 }
 
 // DefaultConfig is a config with the production limits; Name and Token
@@ -121,15 +126,15 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /v1/operator/raft/remove-peer", s.handleRemovePeer)
 	s.route(mux, "GET /v1/leader", s.handleLeader)
 	s.route(mux, "POST /v1/apply", s.handleApply)
-	s.route(mux, "GET /v1/state", s.handleState)
+	s.route(mux, "GET /v1/state", s.vouched(s.handleState))
 	s.route(mux, "GET /v1/net", s.handleNet)
 	mux.HandleFunc("POST /v1/netrow", refuseJobs("network rows", s.guard(s.handleNetRow, maxNetRowBody)))
 	mux.HandleFunc("POST /v1/lease", refuseJobs("lease renewals", s.guard(s.handleLease, maxBody)))
 	s.route(mux, "GET /v1/probes", s.handleProbes)
 	s.route(mux, "POST /v1/jobs", s.handleSubmit)
-	s.route(mux, "GET /v1/jobs", s.handleJobs)
-	s.route(mux, "GET /v1/jobs/{id}", s.handleJob)
-	s.route(mux, "GET /v1/history", s.handleHistory)
+	s.route(mux, "GET /v1/jobs", s.vouched(s.handleJobs))
+	s.route(mux, "GET /v1/jobs/{id}", s.vouched(s.handleJob))
+	s.route(mux, "GET /v1/history", s.vouched(s.handleHistory))
 	s.route(mux, "GET /v1/events", s.handleEvents)
 	s.route(mux, "POST /v1/jobs/{id}/kill", s.handleKill)
 	s.route(mux, "POST /v1/jobs/{id}/hold", s.handleHold(true))

@@ -120,6 +120,10 @@ func toAPINode(e gossip.Entry) api.Node {
 		NetFlow: toAPIMeans(s.Dyn.NetFlow), NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, Users: s.Dyn.Users, PEs: []api.PE{}, Switch: s.Static.Switch,
 		HTTPPort: s.HTTPPort, RaftPort: s.RaftPort, Confined: s.Static.Confined, Unconfined: s.Static.Unconfined, Features: s.Static.Features,
 	}
+	n.Health = "ok"
+	if s.Raft.Fault != "" {
+		n.Health, n.Unhealthy = "unhealthy", s.Raft.Fault
+	}
 	switch ri := s.Raft; {
 	case ri.Member && ri.Voter:
 		n.Role = "server-voter"

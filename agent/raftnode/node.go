@@ -80,6 +80,10 @@ type Node struct {
 
 	parts  Parts
 	stable *guardedStable
+	// dir is the raft directory on disk ("" for a backend without one);
+	// watch its log writes' health (logfault.go).
+	dir   string
+	watch *logWatch
 }
 
 // Start opens the backend's transport and stores (by default boltdb
@@ -101,7 +105,11 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{parts: parts, stable: &guardedStable{s: parts.Stable}}
+	n := &Node{parts: parts, stable: &guardedStable{s: parts.Stable}, watch: &logWatch{}}
+	if d, ok := cfg.Backend.(Disk); ok {
+		n.dir = d.Dir
+	}
+	logs := &watchedLogs{LogStore: parts.Logs, watch: n.watch}
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
@@ -120,7 +128,7 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Floor > 0 {
 		fsm = &floorFSM{next: fsm, floor: cfg.Floor}
 	}
-	r, err := raft.NewRaft(rc, fsm, parts.Logs, n.stable, parts.Snapshots, parts.Transport)
+	r, err := raft.NewRaft(rc, fsm, logs, n.stable, parts.Snapshots, parts.Transport)
 	if err != nil {
 		// The transport stays: it serves on the agent's listener, which
 		// the agent closes itself.
