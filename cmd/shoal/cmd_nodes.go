@@ -25,6 +25,11 @@ runs none (shoal node drain). ROLE is server-voter or server-nonvoter for the
 raft servers, client for the agents that follow the state from a server, "-"
 while a node has not settled.
 
+STATUS is "unhealthy" for a live server whose raft log cannot be written (a
+full or read-only disk), with the reason under the table: its copy of the
+cluster state may be stale, it refuses reads of it, and the leader demotes it
+from voter until it can write again (--json: "health" and "unhealthy").
+
 Examples:
   shoal nodes
   shoal nodes --json | jq '.[] | select(.status == "alive") | .name'`,
@@ -54,22 +59,30 @@ Examples:
 func writeNodesTable(w interface{ Write([]byte) (int, error) }, ns []api.Node) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tADDR\tSTATUS\tCORES\tLOAD 1/5/15\tCPU%\tMEM FREE\tNET FLOW\tUSERS\tPES\tCONFINED\tSWITCH\tDRAIN\tROLE")
-	var unconfined []string
+	var unconfined, unhealthy []string
 	for _, n := range byNodeName(ns) {
 		role := n.Role
 		if role == "" {
 			role = "-"
 		}
+		status := n.Status
+		if n.Health == "unhealthy" && status == "alive" {
+			status = "unhealthy"
+		}
+		if n.Unhealthy != "" {
+			unhealthy = append(unhealthy, fmt.Sprintf("%s: unhealthy: %s", safe(n.Name), safe(n.Unhealthy)))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f/%.2f/%.2f\t%.0f\t%s/%s\t%s/s\t%d\t%s\t%s\t%s\t%s\t%s\n",
-			safe(n.Name), safe(n.Addr), safe(n.Status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
+			safe(n.Name), safe(n.Addr), safe(status), n.Cores, n.Threads, n.Load.M1, n.Load.M5, n.Load.M15,
 			n.CPUUtil.M1, bytesIEC(n.MemAvail.Now), bytesIEC(float64(n.MemTotal)), bytesIEC(n.NetFlow.M1), n.Users, safe(pesString(n.PEs)), yesNo(n.Confined), safe(switchCell(n)), safe(drainCell(n)), safe(role))
 		if !n.Confined && n.Unconfined != "" {
 			unconfined = append(unconfined, fmt.Sprintf("%s: confined: no (%s)", safe(n.Name), safe(n.Unconfined)))
 		}
 	}
 	tw.Flush()
-	// Why a node runs its jobs unconfined, one line each, under the table.
-	for _, l := range unconfined {
+	// Why a node is unhealthy or runs its jobs unconfined, one line each,
+	// under the table.
+	for _, l := range append(unhealthy, unconfined...) {
 		fmt.Fprintln(w, l)
 	}
 }

@@ -33,3 +33,28 @@ func TestNodesTable_Switch(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesTable_Unhealthy: a live server whose raft log cannot be
+// written shows unhealthy in STATUS, with the reason under the table; a
+// healthy one and a dead one keep gossip's status.
+func TestNodesTable_Unhealthy(t *testing.T) {
+	t.Parallel()
+	ns := []api.Node{
+		{Name: "n1", Addr: "10.0.0.1", Status: "alive", Health: "ok"},
+		{Name: "n2", Addr: "10.0.0.2", Status: "alive", Health: "unhealthy", Unhealthy: "raft log write failed: no space left on device"},
+		{Name: "n3", Addr: "10.0.0.3", Status: "dead", Health: "ok"},
+	}
+	var buf bytes.Buffer
+	writeNodesTable(&buf, ns)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := map[string]string{"n1": "alive", "n2": "unhealthy", "n3": "dead"}
+	for _, l := range lines[1:4] {
+		f := strings.Fields(l)
+		if f[2] != want[f[0]] {
+			t.Errorf("%s: STATUS %q, want %q (%q)", f[0], f[2], want[f[0]], l)
+		}
+	}
+	if len(lines) != 5 || lines[4] != "n2: unhealthy: raft log write failed: no space left on device" {
+		t.Fatalf("want the reason under the table, got:\n%s", buf.String())
+	}
+}
