@@ -47,6 +47,7 @@ func testSources() Sources {
 		Bandwidth:           func() map[string]float64 { return map[string]float64{"n2": 1.1e9} },
 		RTT:                 func() map[string]time.Duration { return map[string]time.Duration{"n2": 250 * time.Microsecond} },
 		GossipUndecryptable: func() (uint64, uint64) { return 300, 2 },
+		RaftLogWritable:     func() (bool, bool) { return false, true },
 	}
 }
 
@@ -78,7 +79,7 @@ func TestExpositionPromtoolAccepts(t *testing.T) {
 		`shoal_placement_seconds_count 1`, `shoal_job_queue_wait_seconds_count 1`, `shoal_job_launch_seconds_count 1`,
 		`shoal_probe_restarts_total{probe="latency"} 1`, `shoal_probe_restarts_total{probe="bandwidth"} 0`, `shoal_gossip_convergence_seconds_count 1`,
 		`shoal_gossip_undecryptable_total{transport="udp"} 300`, `shoal_gossip_undecryptable_total{transport="tcp"} 2`,
-		"process_resident_memory_bytes ", "go_goroutines ",
+		"shoal_raft_log_writable 0", "process_resident_memory_bytes ", "go_goroutines ",
 		"shoal_raft_commit_time_count 1", "shoal_raft_state_leader_total 1", "shoal_raft_peers 3",
 		`shoal_memberlist_msg_alive_total{node_name="n1"} 1`, "shoal_memberlist_gossip_count 1",
 	} {
