@@ -26,6 +26,7 @@ func cmdBenchFailover(args []string) error {
 	runs := fs.Int("runs", 10, "number of leader kills")
 	grace := fs.Duration("grace", 0, "--dead-voter-grace given to the agents; 0 = the agent's default")
 	soak := fs.Duration("soak", 0, "before the kills, leave the cluster alone this long and count false elections")
+	basePort := fs.Int("base-port", 37946, "first of the 15 loopback ports the agents use (two runs side by side need ports apart)")
 	deadline := deadlineFlag(fs, time.Hour)
 	fs.Parse(args)
 	defer startDeadline("bench-failover", *deadline)()
@@ -44,7 +45,7 @@ func cmdBenchFailover(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	p, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: *bin, N: 5, Dir: dir, BasePort: 37946, Args: extra})
+	p, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: *bin, N: 5, Dir: dir, BasePort: *basePort, Args: extra})
 	if err != nil {
 		return err
 	}
