@@ -15,7 +15,7 @@ DEV      := $(BIN)/shoal-dev
 DEMO_ABS := $(abspath $(DEMO_DIR))
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_ABS)/token
 
-.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster lint leader-pure core-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
+.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster bench-smoke lint leader-pure core-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
 
 all: build
 
@@ -85,6 +85,29 @@ bench-cluster: build
 	$(DEV) bench-gossip
 	$(DEV) bench-idle
 	$(DEV) bench-failover -runs 10
+
+# Every benchmark the README and docs quote, once, at a small size, each
+# under a deadline (-deadline: past it a run stops with exit status 3 and
+# its goroutines' stacks), so that CI sees one that no longer ends, or no
+# longer prints its table. About 2-3 minutes here; the figures mean
+# nothing at these sizes. The namespace testbed's (vivaldi-error,
+# shoal-experiment) need root and say so when skipped.
+SMOKE_DIR := $(BIN)/bench-smoke
+bench-smoke: deps build
+	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
+	rm -rf $(SMOKE_DIR) && mkdir -p $(SMOKE_DIR)
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 5m ./placement/ ./probe/ ./gossip/ ./raftfsm/
+	$(DEV) bench-gossip -sizes 5 -rounds 3 -deadline 2m
+	$(DEV) bench-idle -window 5s -deadline 2m
+	$(DEV) bench-failover -runs 1 -deadline 3m
+	$(DEV) bench-launch -runs 1 -sizes 4 -deadline 3m
+	$(DEV) bench-scale -n 20 -members "" -rounds 3 -window 2s -jobs 2 -deadline 4m
+	@if [ "$$(id -u)" != 0 ]; then echo "bench-smoke: vivaldi-error and shoal-experiment skipped: the namespace testbed needs root"; else \
+		set -e; \
+		$(DEV) vivaldi-error -topology testbed/vivaldi6.json -settle 10s -snapshots 1 -every 1s -deadline 4m; \
+		$(BIN)/shoal-experiment -shoal $(SHOAL) -cases peers9 -apps halo -np 2 -ppn 1 -reps 1 -cold-reps 0 -peer-reps 0 \
+			-policies random,netload -bw-wait 15s -deadline 4m -out $(SMOKE_DIR)/experiment.csv; \
+	fi
 
 # End-to-end tests on the network-namespace testbed: real agents in
 # namespaces, real MPI. Needs root; skips (one line per test) otherwise.

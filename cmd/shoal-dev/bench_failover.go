@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/internal/deadline"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
@@ -27,9 +28,9 @@ func cmdBenchFailover(args []string) error {
 	grace := fs.Duration("grace", 0, "--dead-voter-grace given to the agents; 0 = the agent's default")
 	soak := fs.Duration("soak", 0, "before the kills, leave the cluster alone this long and count false elections")
 	basePort := fs.Int("base-port", 37946, "first of the 15 loopback ports the agents use (two runs side by side need ports apart)")
-	deadline := deadlineFlag(fs, time.Hour)
+	limit := deadline.Flag(fs, time.Hour)
 	fs.Parse(args)
-	defer startDeadline("bench-failover", *deadline)()
+	defer deadline.Start("bench-failover", *limit)()
 	if *runs < 0 || *soak < 0 || *grace < 0 {
 		return fmt.Errorf("-runs, -soak and -grace must not be negative")
 	}

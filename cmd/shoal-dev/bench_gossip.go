@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/internal/deadline"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -23,9 +24,9 @@ func cmdBenchGossip(args []string) error {
 	fs := flag.NewFlagSet("bench-gossip", flag.ExitOnError)
 	sizes := fs.String("sizes", "5,20,50", "cluster sizes")
 	rounds := fs.Int("rounds", 20, "state changes per size")
-	deadline := deadlineFlag(fs, 20*time.Minute)
+	limit := deadline.Flag(fs, 20*time.Minute)
 	fs.Parse(args)
-	defer startDeadline("bench-gossip", *deadline)()
+	defer deadline.Start("bench-gossip", *limit)()
 	var rows [][]string
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(f)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/internal/deadline"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -20,9 +21,9 @@ func cmdBenchIdle(args []string) error {
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
 	window := fs.Duration("window", 30*time.Second, "measurement window")
 	// The window plus a few minutes to start and settle the cluster.
-	deadline := deadlineFlag(fs, 10*time.Minute)
+	limit := deadline.Flag(fs, 10*time.Minute)
 	fs.Parse(args)
-	defer startDeadline("bench-idle", *deadline)()
+	defer deadline.Start("bench-idle", *limit)()
 	dir, err := os.MkdirTemp("", "shoal-idle-")
 	if err != nil {
 		return err

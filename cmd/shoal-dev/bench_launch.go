@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/internal/deadline"
 	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
@@ -36,9 +37,9 @@ func cmdBenchLaunch(args []string) error {
 	runs := fs.Int("runs", 5, "runs per size and launcher")
 	sizes := fs.String("sizes", "8,32", "process counts")
 	port := fs.Int("port", 47946, "first port of the agents (three each)")
-	deadline := deadlineFlag(fs, 20*time.Minute)
+	limit := deadline.Flag(fs, 20*time.Minute)
 	fs.Parse(args)
-	defer startDeadline("bench-launch", *deadline)()
+	defer deadline.Start("bench-launch", *limit)()
 	dir, err := os.MkdirTemp("", "shoal-launch-")
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/internal/deadline"
 )
 
 // bench-scale runs n agents in one process and prints how each figure
@@ -58,9 +59,9 @@ func cmdBenchScale(args []string) error {
 	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
 	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU cut at each stage (cpu-to-joined: the join; cpu-to-quiet; cpu-to-end: the measuring), and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end); a size stopped by SIGTERM or SIGINT writes them as they stand (killed)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
-	deadline := deadlineFlag(fs, 3*time.Hour)
+	limit := deadline.Flag(fs, 3*time.Hour)
 	fs.Parse(args)
-	defer startDeadline("bench-scale", *deadline)()
+	defer deadline.Start("bench-scale", *limit)()
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		return err

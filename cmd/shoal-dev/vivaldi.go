@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/deadline"
 	"github.com/shoal-hpc/shoal/testcluster/lab"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
@@ -33,9 +34,9 @@ func cmdVivaldiError(args []string) error {
 	every := fs.Duration("every", 30*time.Second, "time between snapshots")
 	noHogs := fs.Bool("no-hogs", false, "leave the topology's CPU hogs out")
 	minOf := fs.Int("min-of", 1, "agents' --coordinate-min-of: the minimum of how many ping RTTs feeds each update")
-	deadline := deadlineFlag(fs, time.Hour)
+	limit := deadline.Flag(fs, time.Hour)
 	fs.Parse(args)
-	defer startDeadline("vivaldi-error", *deadline)()
+	defer deadline.Start("vivaldi-error", *limit)()
 	if *snaps < 1 {
 		return fmt.Errorf("-snapshots %d: take at least 1", *snaps)
 	}

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/deadline"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/testcluster/lab"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
@@ -114,6 +115,7 @@ func main() {
 	flag.Float64Var(&c.changeScale, "change-scale", 1, "multiply the times of the topologies' scheduled link changes (at_s) by `F`: with fewer policies a repetition is shorter, and more of them then run before a change")
 	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
 	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
+	limit := flag.Duration("deadline", 3*time.Hour, "stop the run by then: its context ends, so the testbed is torn down and the cases done so far are in -out; if it is still running a minute later, exit 3 with every goroutine's stack; 0 = no deadline")
 	flag.Parse()
 	c.cases = splitList(cases)
 	if topo != "" {
@@ -146,6 +148,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *limit)
+		defer cancel()
+		defer deadline.Start("shoal-experiment", *limit+time.Minute)()
+	}
 	if err := run(ctx, c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
 		os.Exit(1)

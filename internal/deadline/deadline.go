@@ -1,4 +1,9 @@
-package main
+// Package deadline bounds a benchmark's whole run: its own waits are
+// bounded, and -deadline bounds the run besides, so a wait nobody bounded
+// (a retry loop without a context, a peer that never answers) stops the
+// run with the stacks of what was waiting instead of leaving it printing
+// nothing.
+package deadline
 
 import (
 	"flag"
@@ -9,13 +14,8 @@ import (
 	"time"
 )
 
-// Every benchmark ends: its own waits are bounded, and -deadline bounds
-// the whole run besides, so a wait nobody bounded (a retry loop without a
-// context, a peer that never answers) stops the run with the stacks of
-// what was waiting instead of leaving it printing nothing.
-
-// deadlineFlag adds -deadline, with default def, to a benchmark's flags.
-func deadlineFlag(fs *flag.FlagSet, def time.Duration) *time.Duration {
+// Flag adds -deadline, with default def, to a benchmark's flags.
+func Flag(fs *flag.FlagSet, def time.Duration) *time.Duration {
 	return fs.Duration("deadline", def, "stop with every goroutine's stack and exit status 3 if the run has not printed its table by then; 0 = no deadline")
 }
 
@@ -35,7 +35,8 @@ func watchdog(name string, d time.Duration, w io.Writer, exit func(int)) (stop f
 	return func() { t.Stop() }
 }
 
-// startDeadline is watchdog on stderr, exiting the process.
-func startDeadline(name string, d time.Duration) (stop func()) {
+// Start is watchdog on stderr, exiting the process: a benchmark calls it
+// once its flags are parsed and the returned stop once its table is out.
+func Start(name string, d time.Duration) (stop func()) {
 	return watchdog(name, d, os.Stderr, os.Exit)
 }
