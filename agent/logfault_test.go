@@ -87,6 +87,14 @@ func TestFullDiskVoter(t *testing.T) {
 	if _, err := c.Client(0).Job(ctx, id); err != nil {
 		t.Fatalf("a healthy voter does not know job %d: %v", id, err)
 	}
+	// Nor does it stream its stale state to the clients that follow it.
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	var stream []byte
+	err = c.Client(full).Do(rctx, http.MethodGet, "/v1/replicate?after=0", nil, &stream)
+	cancel()
+	if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || !strings.Contains(se.Msg, "no space left") {
+		t.Fatalf("%s with a full disk answered a replication stream with %v, want 503: its raft log cannot be written", name, err)
+	}
 	health := func(i int) (string, string) {
 		ns, err := c.Client(i).Nodes(ctx)
 		if err != nil {

@@ -90,9 +90,16 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 		grace: a.cfg.DeadVoterGrace, heartbeat: t.HeartbeatTimeout, clock: a.clock, log: a.log})
 	a.srv.p.Store(s)
 	// The feed serves clients only while this server is current with its
-	// leader (replica's health check).
+	// leader (replica's health check) and can write its raft log: a server
+	// that cannot hears its leader but takes no entries, and its clients
+	// would follow it into the past (logfault.go).
 	lag := max(5*time.Second, 3*t.HeartbeatTimeout)
-	a.feed.SetHealth(func() error { return raftnode.Current(n.Raft, lag) })
+	a.feed.SetHealth(func() error {
+		if err := n.Fault(); err != nil {
+			return err
+		}
+		return raftnode.Current(n.Raft, lag)
+	})
 	var observePlacement func(time.Duration)
 	if m := a.metrics; m != nil {
 		observePlacement = func(d time.Duration) { m.Placement.Observe(d.Seconds()) }
