@@ -1,8 +1,3 @@
-// Package deadline bounds a benchmark's whole run: its own waits are
-// bounded, and -deadline bounds the run besides, so a wait nobody bounded
-// (a retry loop without a context, a peer that never answers) stops the
-// run with the stacks of what was waiting instead of leaving it printing
-// nothing.
 package deadline
 
 import (
