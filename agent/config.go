@@ -198,17 +198,24 @@ type TestingHooks struct {
 // timeout, so a follower starts an election only after some ten
 // heartbeats in a row went missing; with pre-vote, a lone follower that
 // missed them (a starved process) cannot depose a leader the others
-// still hear. docs/results.md has the failover and soak figures.
+// still hear. What deposes a leader on a starved machine is its lease: a
+// leader that heard no quorum for a lease steps down, and raft caps the
+// lease at the heartbeat timeout. In 10-minute soaks of five idle agents
+// on a 2-core machine at load 15-30, 250 ms saw no leader change, 300 ms
+// one, the former 500/500/250 ms one or two, and 200 ms two to five: 250
+// ms is as quiet as longer timeouts there, and halves the failover.
+// docs/results.md has the figures.
 type RaftTimings struct {
 	// HeartbeatTimeout: a follower without contact for this long starts an
-	// election. Default 200ms (raft's default is 1s, for WANs too).
+	// election. Default 250ms (raft's default is 1s, for WANs too).
 	HeartbeatTimeout time.Duration
 	// ElectionTimeout: a candidate without a result for this long retries.
-	// Default 200ms.
+	// Default 250ms.
 	ElectionTimeout time.Duration
 	// LeaderLeaseTimeout: a leader without quorum contact for this long
-	// steps down. Default 200ms, the heartbeat timeout: a leader cut off
-	// from its followers gives up about when they start electing.
+	// steps down. Default 250ms, the heartbeat timeout (raft's cap): a
+	// leader cut off from its followers gives up about when they start
+	// electing.
 	LeaderLeaseTimeout time.Duration
 	// CommitTimeout: the longest a follower waits for a heartbeat carrying
 	// the commit index. Default 50ms.
@@ -245,9 +252,9 @@ func DefaultConfig() Config {
 		Limits:             raftfsm.DefaultLimits(),
 		LeafTTL:            tlsca.DefaultLeafTTL,
 		Raft: RaftTimings{
-			HeartbeatTimeout:   200 * time.Millisecond,
-			ElectionTimeout:    200 * time.Millisecond,
-			LeaderLeaseTimeout: 200 * time.Millisecond,
+			HeartbeatTimeout:   250 * time.Millisecond,
+			ElectionTimeout:    250 * time.Millisecond,
+			LeaderLeaseTimeout: 250 * time.Millisecond,
 			CommitTimeout:      50 * time.Millisecond,
 		},
 		HTTP:   DefaultHTTPLimits(),
