@@ -97,6 +97,7 @@ bench-smoke: deps build
 	$(GO) build -o $(BIN)/shoal-experiment ./cmd/shoal-experiment
 	rm -rf $(SMOKE_DIR) && mkdir -p $(SMOKE_DIR)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 5m ./placement/ ./probe/ ./gossip/ ./raftfsm/
+	$(GO) test -run '^$$' -bench HeatmapUpdate -benchtime 1x -timeout 3m ./agent/ui/
 	$(DEV) bench-gossip -sizes 5 -rounds 3 -deadline 2m
 	$(DEV) bench-idle -window 5s -deadline 2m
 	$(DEV) bench-failover -runs 1 -deadline 3m
