@@ -43,6 +43,8 @@ func TestGPUsAreBoundPerJob(t *testing.T) {
 		}
 		return res.ID
 	}
+	// Three GPUs on a node of two: it waits, saying so.
+	three := submit("gpu-three", 3)
 	ids := []uint64{submit("gpu-a", 1), submit("gpu-b", 1), submit("no-gpu", 0)}
 	seen := map[uint64]string{}
 	testcluster.WaitFor(t, 2*time.Minute, "the three jobs to say what they see", func() bool {
@@ -66,6 +68,12 @@ func TestGPUsAreBoundPerJob(t *testing.T) {
 	if seen[ids[2]] != "" {
 		t.Errorf("a job that asked for no GPU sees CUDA_VISIBLE_DEVICES=%q, want it set and empty", seen[ids[2]])
 	}
+	var waiting api.Job
+	testcluster.WaitFor(t, time.Minute, "the three-GPU job to wait with a reason", func() bool {
+		var err error
+		waiting, err = c.Client(0).Job(context.Background(), three)
+		return err == nil && waiting.State == "queued" && strings.Contains(waiting.WaitReason, "gpu")
+	}, func() string { return waiting.State + " / " + waiting.WaitReason + " / " + waiting.Reason })
 	j, err := c.Client(0).Job(context.Background(), ids[0])
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func (n *Node) pickGPUs(st *raftfsm.State, j *raftfsm.Job, att *raftfsm.Attempt)
 }
 
 // gpuEnv is what tells a process of the attempt which GPUs are its own,
-// in the variables CUDA, ROCm and Slurm's scripts read: the indices it
+// in the variables CUDA, ROCm, Intel's Level Zero and Slurm's scripts read: the indices it
 // holds here, or none at all on a node with GPUs when it holds none (a
 // job that asked for no GPU must not take one from a job that did).
 // Devices are numbered in PCI bus order, as nvidia-smi numbers them.
@@ -48,7 +48,7 @@ func (n *Node) gpuEnv(att *raftfsm.Attempt) []string {
 	}
 	list := strings.Join(ids, ",")
 	env := []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + list, "ROCR_VISIBLE_DEVICES=" + list,
-		"GPU_DEVICE_ORDINAL=" + list, "SHOAL_GPUS=" + list}
+		"ZE_AFFINITY_MASK=" + list, "GPU_DEVICE_ORDINAL=" + list, "SHOAL_GPUS=" + list}
 	if list != "" {
 		env = append(env, "SLURM_JOB_GPUS="+list) // as slurmd sets it for a job with GPUs
 	}

@@ -281,6 +281,17 @@ func writeJob(c *cli.Context, j api.Job) {
 		if p := a.Progress; p != nil {
 			line += fmt.Sprintf(" [iterations %d-%d]", p.FirstIter, p.Iter)
 		}
+		if len(a.GPUs) > 0 {
+			var gs []string
+			for _, g := range a.GPUs {
+				ids := make([]string, len(g.Indices))
+				for i, x := range g.Indices {
+					ids[i] = strconv.Itoa(x)
+				}
+				gs = append(gs, g.Node+":"+strings.Join(ids, ","))
+			}
+			line += " [GPUs " + strings.Join(gs, " ") + "]"
+		}
 		fmt.Fprintln(c.App.Writer, safe(line))
 		writeUsage(c.App.Writer, a)
 		writeSteps(c.App.Writer, a)
