@@ -47,3 +47,28 @@ func TestProperty_SharedCopyNeverChanges(t *testing.T) {
 		t.Errorf("only %d commands changed the state", changed)
 	}
 }
+
+// TestSharedCopyHoldsEverything: a shared copy encodes as the state it
+// was taken of, every part of it set: a part Shared forgets (as the
+// partitions once were) reads as empty to the leader round that takes it.
+func TestSharedCopyHoldsEverything(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.ok(CmdSetLimits, SetLimits{Limits: Limits{FinishedJobs: 3}})
+	h.ok(CmdSetPartition, SetPartition{User: RootUser, Partition: Partition{Name: "p", Nodes: []string{"a"}}})
+	h.ok(CmdDrainNode, DrainNode{Node: "b"})
+	h.ok(CmdSetSwitches, SetSwitches{Switches: map[string]string{"a": "sw1"}})
+	id := h.submit("s", 4)
+	h.launch(id, 1, "a", "b")
+	want, err := h.f.State().MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.f.Shared().MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("a shared copy encodes as\n%s\nthe state as\n%s", got, want)
+	}
+}

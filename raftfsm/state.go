@@ -102,6 +102,7 @@ func (s *State) Shared() *State {
 		Drains:      maps.Clone(s.Drains),
 		History:     s.History[:len(s.History):len(s.History)],
 		Switches:    maps.Clone(s.Switches),
+		Partitions:  maps.Clone(s.Partitions),
 	}
 	for k, p := range s.Probes {
 		q := *p

@@ -196,7 +196,10 @@ func scontrolShowNodes(c *cli.Context, names []string) error {
 	return nil
 }
 
-func scontrolHold(c *cli.Context, hold bool, ids []string) error {
+// eachJob resolves each of ids (IDs, ARRAY_TASKs, comma lists) and calls
+// act with the caller's name, the job and whether the ID names a whole
+// array; it stops at the first failure.
+func eachJob(c *cli.Context, ids []string, act func(cl *api.Client, me string, j api.Job, array bool) error) error {
 	u, err := user.Current()
 	if err != nil {
 		return cli.Exit("scontrol: "+err.Error(), exitFailure)
@@ -215,11 +218,18 @@ func scontrolHold(c *cli.Context, hold bool, ids []string) error {
 			return cli.Exit("scontrol: error: Invalid job id specified: "+id, exitFailure)
 		}
 		array := !strings.Contains(ref, "_") && j.ArrayJobID == j.ID && j.ArrayJobID != 0
-		if _, err := cl.Hold(c.Context, j.ID, hold, api.HoldRequest{User: u.Username, Array: array}); err != nil {
+		if err := act(cl, u.Username, j, array); err != nil {
 			return apiError(err)
 		}
 	}
 	return nil
+}
+
+func scontrolHold(c *cli.Context, hold bool, ids []string) error {
+	return eachJob(c, ids, func(cl *api.Client, me string, j api.Job, array bool) error {
+		_, err := cl.Hold(c.Context, j.ID, hold, api.HoldRequest{User: me, Array: array})
+		return err
+	})
 }
 
 // scontrolUpdate is `scontrol update JobId=ID TimeLimit=T`: the only
@@ -247,51 +257,15 @@ func scontrolUpdate(c *cli.Context, args []string) error {
 	if err != nil {
 		return cli.Exit("scontrol: update: "+err.Error(), exitUsage)
 	}
-	ref, err := jobRef(id)
-	if err != nil {
-		return cli.Exit("scontrol: "+err.Error(), exitUsage)
-	}
-	u, err := user.Current()
-	if err != nil {
-		return cli.Exit("scontrol: "+err.Error(), exitFailure)
-	}
-	cl, err := newClient(c)
-	if err != nil {
+	return eachJob(c, []string{id}, func(cl *api.Client, me string, j api.Job, array bool) error {
+		_, err := cl.Update(c.Context, j.ID, api.UpdateRequest{User: me, Array: array, Timeout: d})
 		return err
-	}
-	j, err := cl.JobRef(c.Context, ref)
-	if err != nil {
-		return cli.Exit("scontrol: error: Invalid job id specified: "+id, exitFailure)
-	}
-	array := !strings.Contains(ref, "_") && j.ArrayJobID == j.ID && j.ArrayJobID != 0
-	if _, err := cl.Update(c.Context, j.ID, api.UpdateRequest{User: u.Username, Array: array, Timeout: d}); err != nil {
-		return apiError(err)
-	}
-	return nil
+	})
 }
 
 // scontrolRequeue is `scontrol requeue|requeuehold ID...`.
 func scontrolRequeue(c *cli.Context, hold bool, ids []string) error {
-	u, err := user.Current()
-	if err != nil {
-		return cli.Exit("scontrol: "+err.Error(), exitFailure)
-	}
-	cl, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	for _, id := range splitIDs(ids) {
-		ref, err := jobRef(id)
-		if err != nil {
-			return cli.Exit("scontrol: "+err.Error(), exitUsage)
-		}
-		j, err := cl.JobRef(c.Context, ref)
-		if err != nil {
-			return cli.Exit("scontrol: error: Invalid job id specified: "+id, exitFailure)
-		}
-		if err := cl.Requeue(c.Context, j.ID, api.RequeueRequest{User: u.Username, Hold: hold}); err != nil {
-			return apiError(err)
-		}
-	}
-	return nil
+	return eachJob(c, ids, func(cl *api.Client, me string, j api.Job, _ bool) error {
+		return cl.Requeue(c.Context, j.ID, api.RequeueRequest{User: me, Hold: hold})
+	})
 }
