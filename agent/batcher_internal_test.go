@@ -83,8 +83,11 @@ func TestBatcherGroupsWhatComesWhileAWriteIsInFlight(t *testing.T) {
 		t.Helper()
 		for ctx.Err() == nil {
 			b.mu.Lock()
-			q, w := len(b.queue), len(f.writes)
+			q := len(b.queue)
 			b.mu.Unlock()
+			f.mu.Lock()
+			w := len(f.writes)
+			f.mu.Unlock()
 			if q == n && w == 1 {
 				return
 			}

@@ -121,7 +121,7 @@ socket = "/run/shoal/shoal.sock"
 # fence_lease = "4s"
 
 # Raft membership.
-# dead_voter_grace = "10s"
+# dead_voter_grace = "2s"
 # join_timeout = "0s"
 
 # API and gossip connection bounds.
