@@ -109,7 +109,9 @@ func TestRoles_TwentyProcesses(t *testing.T) {
 	}
 	dir := t.TempDir()
 	start := time.Now()
-	pc, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: shoalBin(t), N: n, Dir: dir, BasePort: 44946,
+	// Ports below the ephemeral range (32768 up): a connection's own
+	// port there could hold one of the agents' when they start.
+	pc, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: shoalBin(t), N: n, Dir: dir, BasePort: 31946,
 		// Loopback: every agent's gossip streams come from one address.
 		// Probes at a token pace: twenty agents share two cores.
 		Args: []string{"--gossip-max-streams-per-source", "256", "--bandwidth-interval", "1h", "--latency-interval", "10m"}})

@@ -23,7 +23,7 @@ func cmdBenchArray(args []string) error {
 	fs := flag.NewFlagSet("bench-array", flag.ExitOnError)
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
 	tasks := fs.Int("tasks", 1000, "tasks of the array (at most 10,000)")
-	port := fs.Int("port", 48046, "first port of the agents (three each)")
+	port := fs.Int("port", 30946, "first port of the agents (three each; below the ephemeral range)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after")
 	fs.Parse(args)
 	if *tasks < 1 || *tasks > 10000 {

@@ -27,7 +27,7 @@ func cmdBenchFailover(args []string) error {
 	runs := fs.Int("runs", 10, "number of leader kills")
 	grace := fs.Duration("grace", 0, "--dead-voter-grace given to the agents; 0 = the agent's default")
 	soak := fs.Duration("soak", 0, "before the kills, leave the cluster alone this long and count false elections")
-	basePort := fs.Int("base-port", 37946, "first of the 15 loopback ports the agents use (two runs side by side need ports apart)")
+	basePort := fs.Int("base-port", 29946, "first of the 15 loopback ports the agents use, below the ephemeral range (two runs side by side need ports apart)")
 	limit := deadline.Flag(fs, time.Hour)
 	fs.Parse(args)
 	defer deadline.Start("bench-failover", *limit)()

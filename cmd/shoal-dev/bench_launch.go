@@ -36,7 +36,7 @@ func cmdBenchLaunch(args []string) error {
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
 	runs := fs.Int("runs", 5, "runs per size and launcher")
 	sizes := fs.String("sizes", "8,32", "process counts")
-	port := fs.Int("port", 47946, "first port of the agents (three each)")
+	port := fs.Int("port", 28946, "first port of the agents (three each; below the ephemeral range, where a connection's own port cannot take one)")
 	limit := deadline.Flag(fs, 20*time.Minute)
 	fs.Parse(args)
 	defer deadline.Start("bench-launch", *limit)()
