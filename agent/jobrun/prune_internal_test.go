@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -20,20 +18,7 @@ import (
 func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 	t.Parallel()
 	f := raftfsm.New()
-	var index uint64
-	apply := func(typ string, body any) raftfsm.Result {
-		t.Helper()
-		b, err := raftfsm.Encode(typ, time.Unix(1700000000, 0), body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Index: index, Data: b}).(raftfsm.Result)
-		if res.Err != nil {
-			t.Fatalf("%s: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(t, f)
 	prunes := 0
 	a := testNode(t, f, func() { prunes++ })
 	const jobs, keepEvery, pruneEvery = 3000, 500, 100

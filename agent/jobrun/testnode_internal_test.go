@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -34,4 +36,23 @@ func testNode(t *testing.T, f StateReader, prune func()) *Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// applier applies commands to f as raft would, one index each, and fails
+// the test on a refusal.
+func applier(t *testing.T, f *raftfsm.FSM) func(typ string, body any) raftfsm.Result {
+	var index uint64
+	return func(typ string, body any) raftfsm.Result {
+		t.Helper()
+		b, err := raftfsm.Encode(typ, time.Unix(1700000000, 0), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index++
+		res := f.Apply(&raft.Log{Index: index, Data: b}).(raftfsm.Result)
+		if res.Err != nil {
+			t.Fatalf("%s: %v", typ, res.Err)
+		}
+		return res
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -16,20 +14,7 @@ import (
 func TestWaitRunnableWakesOnTheAppliedStart(t *testing.T) {
 	t.Parallel()
 	f := raftfsm.New()
-	var index uint64
-	apply := func(typ string, body any) raftfsm.Result {
-		t.Helper()
-		b, err := raftfsm.Encode(typ, time.Unix(1700000000, 0), body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Index: index, Data: b}).(raftfsm.Result)
-		if res.Err != nil {
-			t.Fatalf("%s: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(t, f)
 	n := testNode(t, f, func() {})
 	// The timer never fires; it tells the test that the wait checked the
 	// state and is about to wait again.
