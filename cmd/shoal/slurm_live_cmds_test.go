@@ -172,6 +172,23 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 		t.Errorf("sinfo -N -h -o '%%N %%f' = %q, want a line per node with its features", out)
 	}
 
+	// completedOutput submits script with sbatch, waits for it to complete
+	// and is what it wrote to slurm-ID.out.
+	completedOutput := func(script string) string {
+		t.Helper()
+		out, errOut, code := slurmAs(t, env, "sbatch", "--parsable", script)
+		if code != 0 {
+			t.Fatalf("sbatch %s: exit %d: %s", script, code, errOut)
+		}
+		id := strings.TrimSpace(out)
+		testcluster.WaitFor(t, 3*time.Minute, "job "+id+" to end", func() bool {
+			out, _, _ := slurmAs(t, env, "squeue", "-h", "-j", id, "-o", "%T")
+			return strings.TrimSpace(out) == "COMPLETED"
+		})
+		b, _ := os.ReadFile(filepath.Join(dir, "slurm-"+id+".out"))
+		return strings.TrimSpace(string(b))
+	}
+
 	// A partition of one node: jobs that name it run there, within its limits.
 	if _, errOut, code := shoal(t, env, "partition", "create", "debug", "--nodes", "n1", "--max-time", "10:00"); code != 0 {
 		t.Fatalf("partition create: exit %d: %s", code, errOut)
@@ -180,17 +197,8 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 	if _, errOut, code := slurmAs(t, env, "sbatch", "-t", "20:00", "part.sh"); code == 0 || !strings.Contains(errOut, "maximum") {
 		t.Errorf("sbatch -t 20:00 into a partition of 10 minutes: exit %d, %q; want refused naming the maximum", code, errOut)
 	}
-	out, errOut, code = slurmAs(t, env, "sbatch", "--parsable", "part.sh")
-	if code != 0 {
-		t.Fatalf("sbatch part.sh: exit %d: %s", code, errOut)
-	}
-	part := strings.TrimSpace(out)
-	testcluster.WaitFor(t, 3*time.Minute, "job "+part+" to end", func() bool {
-		out, _, _ := slurmAs(t, env, "squeue", "-h", "-j", part, "-o", "%T")
-		return strings.TrimSpace(out) == "COMPLETED"
-	})
-	if b, _ := os.ReadFile(filepath.Join(dir, "slurm-"+part+".out")); strings.TrimSpace(string(b)) != "debug on n1" {
-		t.Errorf("a job of partition debug (node n1) wrote %q, want \"debug on n1\"", b)
+	if got := completedOutput("part.sh"); got != "debug on n1" {
+		t.Errorf("a job of partition debug (node n1) wrote %q, want \"debug on n1\"", got)
 	}
 	if out, _, _ := slurmAs(t, env, "sinfo", "-h", "-o", "%P %D %N %l"); strings.TrimSpace(out) != "debug 1 n1 10:00" {
 		t.Errorf("sinfo with partition debug: %q, want \"debug 1 n1 10:00\"", out)
@@ -198,17 +206,8 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 
 	// A constraint picks the node with the features, whichever is free.
 	write("feat.sh", "#!/bin/sh\n#SBATCH -C ib&bigmem\necho \"on $SHOAL_NODE\"\n")
-	out, errOut, code = slurmAs(t, env, "sbatch", "--parsable", "feat.sh")
-	if code != 0 {
-		t.Fatalf("sbatch feat.sh: exit %d: %s", code, errOut)
-	}
-	feat := strings.TrimSpace(out)
-	testcluster.WaitFor(t, 3*time.Minute, "job "+feat+" to end", func() bool {
-		out, _, _ := slurmAs(t, env, "squeue", "-h", "-j", feat, "-o", "%T")
-		return strings.TrimSpace(out) == "COMPLETED"
-	})
-	if b, _ := os.ReadFile(filepath.Join(dir, "slurm-"+feat+".out")); strings.TrimSpace(string(b)) != "on n0" {
-		t.Errorf("a job of -C ib&bigmem (only n0 has both) wrote %q, want \"on n0\"", b)
+	if got := completedOutput("feat.sh"); got != "on n0" {
+		t.Errorf("a job of -C ib&bigmem (only n0 has both) wrote %q, want \"on n0\"", got)
 	}
 	if _, errOut, code := slurmAs(t, env, "sbatch", "-C", "[ib|gpu]", "feat.sh"); code == 0 || !strings.Contains(errOut, "not supported") {
 		t.Errorf("sbatch -C '[ib|gpu]': exit %d, %q; want refused naming what is not supported", code, errOut)
