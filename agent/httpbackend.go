@@ -51,18 +51,19 @@ type httpBackend struct {
 	// placements explains the placements this agent decided as leader.
 	placements *placementLog
 	// renewLease records a node's lease renewal on the leader (leases.go).
-	renewLease func(ctx context.Context, node string, applied uint64, lease time.Duration) error
+	renewLease func(ctx context.Context, node string, applied uint64, lease time.Duration) (uint64, error)
 }
 
 // RenewLease records node's lease renewal; 409 on an agent that does not lead.
-func (b *httpBackend) RenewLease(ctx context.Context, node string, applied uint64, lease time.Duration) error {
-	if err := b.renewLease(ctx, node, applied, lease); err != nil {
+func (b *httpBackend) RenewLease(ctx context.Context, node string, applied uint64, lease time.Duration) (uint64, error) {
+	index, err := b.renewLease(ctx, node, applied, lease)
+	if err != nil {
 		if errors.Is(err, ErrNotLeader) {
-			return httpapi.WithStatus(http.StatusConflict, err)
+			return 0, httpapi.WithStatus(http.StatusConflict, err)
 		}
-		return httpapi.WithStatus(http.StatusServiceUnavailable, err)
+		return 0, httpapi.WithStatus(http.StatusServiceUnavailable, err)
 	}
-	return nil
+	return index, nil
 }
 
 func (b *httpBackend) Placement(job uint64) (httpapi.Placement, bool) { return b.placements.get(job) }

@@ -53,11 +53,13 @@ func (b *leaseBook) view() (map[string]leader.Renewal, time.Time) {
 // voters confirm it still leads: a deposed leader that has not noticed
 // must not extend a lease its successor does not know of. applied is the
 // raft index the node's state had applied when it asked, lease the lease
-// it runs under.
-func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64, lease time.Duration) error {
+// it runs under. It returns the index of the state this leader had
+// applied by then: every failure its decisions were based on is at or
+// below it (api.LeaseGrant).
+func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64, lease time.Duration) (uint64, error) {
 	r := a.srv.raft()
 	if r == nil || r.State() != raft.Leader {
-		return fmt.Errorf("%w: renew the lease of %s with the leader", ErrNotLeader, node)
+		return 0, fmt.Errorf("%w: renew the lease of %s with the leader", ErrNotLeader, node)
 	}
 	f := r.VerifyLeader()
 	done := make(chan error, 1)
@@ -65,18 +67,19 @@ func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64, lea
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("%w: confirm leadership for the lease of %s: %w", ErrNotLeader, node, err)
+			return 0, fmt.Errorf("%w: confirm leadership for the lease of %s: %w", ErrNotLeader, node, err)
 		}
 	case <-ctx.Done():
-		return fmt.Errorf("confirm leadership for the lease of %s: %w", node, ctx.Err())
+		return 0, fmt.Errorf("confirm leadership for the lease of %s: %w", node, ctx.Err())
 	}
 	a.leases.renewed(node, leader.Renewal{At: a.clock(), Applied: applied, Lease: lease})
-	return nil
+	return a.fsm.Index(), nil
 }
 
 // renewLease renews this node's lease with the leader: here when this
-// node leads, over the leader's API otherwise.
-func (a *Agent) renewLease(ctx context.Context) error {
+// node leads, over the leader's API otherwise. It returns the leader's
+// applied index at the renewal (0 from a leader that does not say).
+func (a *Agent) renewLease(ctx context.Context) (uint64, error) {
 	var id string
 	if r := a.srv.raft(); r != nil {
 		if r.State() == raft.Leader {
@@ -88,14 +91,15 @@ func (a *Agent) renewLease(ctx context.Context) error {
 		id, _ = gossipLeader(a.gossip)
 	}
 	if id == "" {
-		return ErrNoLeader
+		return 0, ErrNoLeader
 	}
 	base, err := a.peers.addrOf(id)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name, Applied: a.fsm.Index(), LeaseMS: a.cfg.Fence.Lease.Milliseconds()}, nil); err != nil {
-		return fmt.Errorf("renew the lease with leader %s: %w", id, err)
+	var grant api.LeaseGrant
+	if err := a.peers.client(base).Do(ctx, "POST", "/v1/lease", api.LeaseRenewal{Node: a.cfg.Name, Applied: a.fsm.Index(), LeaseMS: a.cfg.Fence.Lease.Milliseconds()}, &grant); err != nil {
+		return 0, fmt.Errorf("renew the lease with leader %s: %w", id, err)
 	}
-	return nil
+	return grant.Index, nil
 }

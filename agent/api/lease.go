@@ -11,3 +11,12 @@ type LeaseRenewal struct {
 	// leader waits at least that long for a lost node it renewed.
 	LeaseMS int64 `json:"lease_ms"`
 }
+
+// LeaseGrant answers a renewal: the leader recorded it, and its state
+// had applied Index when it did. A node whose lease lapsed before the
+// renewal catches up to Index before it decides which of the attempts
+// its guard stopped may go on: every failure the leader had acted on by
+// then is at or below Index. 0 means the leader did not say.
+type LeaseGrant struct {
+	Index uint64 `json:"index"`
+}

@@ -17,8 +17,9 @@
 //	renew with the leader ─► Write(DIR, Lease{Until, Freezers, Pgids})
 //	                                      every PollPeriod: Read(DIR)
 //	                                      Until passed ─► freeze, SIGSTOP
-//	lease lapsed: kill the attempts,
-//	then Write a new lease ─────────────► Until ahead ─► thaw what it froze
+//	lease lapsed: kill the attempts the
+//	leader may have retried, then
+//	Write a new lease ──────────────────► Until ahead ─► thaw what it froze
 //	graceful stop: Remove(DIR) ─────────► no file ─► exit
 //
 // Deadlines are CLOCK_BOOTTIME nanoseconds (Now): the clock every process
@@ -26,6 +27,8 @@
 // suspended, so a suspended node's lease lapses as the leader's clock
 // says it should.
 //
-// The agent never thaws an attempt the guard froze: it kills it and fails
-// the attempt, because the leader may already have retried it elsewhere.
+// The agent lets an attempt the guard froze go on (the new lease thaws
+// it) only once its state, caught up to the leader's at the renewal, shows
+// the attempt was not failed; any other it kills first, because the
+// leader may already have retried it elsewhere (agent/jobrun's fence.go).
 package fence

@@ -77,7 +77,8 @@ type guard struct {
 
 // step enforces lease l at now: past its deadline it stops what l lists
 // (once per lapse, and again for anything the agent added since); within
-// it, it thaws what it stopped, which the agent has killed by then.
+// it, it thaws what it stopped: what the agent let go on, and what it
+// has killed by then.
 func (g *guard) step(l Lease, now int64) {
 	g.last = l
 	if now < l.Until {

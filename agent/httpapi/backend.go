@@ -102,8 +102,9 @@ type Backend interface {
 	// (POST /v1/lease), once the voters confirm that this agent still
 	// leads; elsewhere it refuses (409 unless the error says otherwise).
 	// applied is the raft index the node's state had applied, lease the
-	// lease it runs under.
-	RenewLease(ctx context.Context, node string, applied uint64, lease time.Duration) error
+	// lease it runs under. It returns the index this agent's state had
+	// applied once it recorded the renewal (api.LeaseGrant).
+	RenewLease(ctx context.Context, node string, applied uint64, lease time.Duration) (uint64, error)
 
 	// Replicate streams the replicated state to a client agent from
 	// after on (agent/replica's Feed.Serve), calling flush after each

@@ -28,9 +28,10 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusForbidden, fmt.Sprintf("the certificate of node %q may renew only that node's lease, not %q's", name, req.Node))
 		return
 	}
-	if err := s.be.RenewLease(r.Context(), req.Node, req.Applied, time.Duration(req.LeaseMS)*time.Millisecond); err != nil {
+	index, err := s.be.RenewLease(r.Context(), req.Node, req.Applied, time.Duration(req.LeaseMS)*time.Millisecond)
+	if err != nil {
 		writeErr(w, statusOf(err, http.StatusConflict), err.Error())
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, api.LeaseGrant{Index: index})
 }

@@ -24,19 +24,23 @@ type leaseBackend struct {
 	renewed   []api.LeaseRenewal
 }
 
-func (b *leaseBackend) RenewLease(_ context.Context, node string, applied uint64, lease time.Duration) error {
+// leaseIndex is the applied index leaseBackend answers a renewal with.
+const leaseIndex = 42
+
+func (b *leaseBackend) RenewLease(_ context.Context, node string, applied uint64, lease time.Duration) (uint64, error) {
 	if b.notLeader {
-		return WithStatus(http.StatusConflict, errors.New("not the leader"))
+		return 0, WithStatus(http.StatusConflict, errors.New("not the leader"))
 	}
 	b.renewed = append(b.renewed, api.LeaseRenewal{Node: node, Applied: applied, LeaseMS: lease.Milliseconds()})
-	return nil
+	return leaseIndex, nil
 }
 
 // TestLease_OwnNodeOnly: a node's certificate renews only that node's
 // lease, so no node can keep another's attempts from being fenced; a job
 // capability and a user over the socket renew none; a malformed body is a
 // 400 and an agent that does not lead answers 409. Every refusal is one
-// line and records nothing.
+// line and records nothing; a renewal is answered with the leader's
+// applied index.
 func TestLease_OwnNodeOnly(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
@@ -51,12 +55,12 @@ func TestLease_OwnNodeOnly(t *testing.T) {
 		code      int
 		want      string
 	}{
-		{name: "its own lease", cert: "n2", body: `{"node":"n2","applied":7,"lease_ms":4000}`, code: http.StatusNoContent},
+		{name: "its own lease", cert: "n2", body: `{"node":"n2","applied":7,"lease_ms":4000}`, code: http.StatusOK},
 		{name: "a negative lease", cert: "n2", body: `{"node":"n2","lease_ms":-1}`, code: http.StatusBadRequest, want: "want a JSON body"},
 		{name: "another node's lease", cert: "n2", body: `{"node":"n3"}`, code: http.StatusForbidden, want: `the certificate of node "n2" may renew only that node's lease, not "n3"'s`},
 		{name: "a job capability", auth: "Job abc", body: `{"node":"n2"}`, code: http.StatusForbidden, want: "lease renewals come from agents"},
 		{name: "a user over the socket", local: &localPeer{uid: 1000}, body: `{"node":"n2"}`, code: http.StatusForbidden, want: "you are uid 1000"},
-		{name: "root over the socket", local: &localPeer{uid: 0}, body: `{"node":"n3"}`, code: http.StatusNoContent},
+		{name: "root over the socket", local: &localPeer{uid: 0}, body: `{"node":"n3"}`, code: http.StatusOK},
 		{name: "no node", cert: "n2", body: `{}`, code: http.StatusBadRequest, want: `want a JSON body {"node": NAME`},
 		{name: "not the leader", cert: "n2", body: `{"node":"n2"}`, notLeader: true, code: http.StatusConflict, want: "not the leader"},
 	} {
@@ -83,8 +87,13 @@ func TestLease_OwnNodeOnly(t *testing.T) {
 		if w.Code != tc.code || !strings.Contains(e.Error, tc.want) || strings.Contains(e.Error, "\n") {
 			t.Errorf("%s: %d %q, want %d %q (one line)", tc.name, w.Code, e.Error, tc.code, tc.want)
 		}
-		if ok := tc.code == http.StatusNoContent; ok != (len(be.renewed) == 1) {
+		if ok := tc.code == http.StatusOK; ok != (len(be.renewed) == 1) {
 			t.Errorf("%s: renewals recorded %+v", tc.name, be.renewed)
+		} else if ok {
+			var g api.LeaseGrant
+			if err := json.Unmarshal(w.Body.Bytes(), &g); err != nil || g.Index != leaseIndex {
+				t.Errorf("%s: answered %q (%v), want the grant of index %d", tc.name, w.Body.String(), err, leaseIndex)
+			}
 		}
 	}
 }

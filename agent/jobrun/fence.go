@@ -19,9 +19,19 @@ import (
 // partitioned, its agent hung) has its attempts frozen by the guard, and
 // the leader, which waits a lease and a margin after the last renewal it
 // answered before it retries a lost node's attempts (leader.FenceConfig),
-// never runs a retry beside them. An agent that finds its lease lapsed
-// kills those attempts and fails them with retry before it renews: the
-// leader may have retried them already, so they never go on.
+// never runs a retry beside them.
+//
+// An agent that renews after its lease lapsed catches up to the state the
+// leader had applied when it answered, and then lets an attempt go on
+// (the new lease thaws what the guard froze) only if that state still has
+// it live, at this attempt number, on this node. No retry of it can have
+// started then: a retry follows a failure, which the caught-up state would
+// hold, and a failure from now on waits for this node to apply it or for
+// the new lease to lapse (leader.unfencedLost). Every other attempt the
+// guard may have stopped is killed, and failed with retry if the state
+// still has it live: the leader may have retried it already. A leader
+// election that outlasts the lease thus pauses a healthy node's attempts
+// rather than ending them.
 
 // ErrNoLease is why this node starts no process of an attempt: its lease
 // with the leader has lapsed, or was never renewed.
@@ -136,15 +146,15 @@ func (n *Node) holdsAttempts() bool {
 }
 
 // renewLease renews the lease with the leader. A renewal answered after
-// the previous lease lapsed does not extend it: the attempts the guard may
-// have stopped meanwhile are killed and failed first, since the leader may
-// already have retried them, and only then is the new lease written.
+// the previous lease lapsed does not extend it at once: the attempts the
+// guard may have stopped meanwhile are settled first (settleLapsed), and
+// only then is the new lease written, which thaws those that go on.
 func (n *Node) renewLease(ctx context.Context) error {
 	n.lease.renew.Lock()
 	defer n.lease.renew.Unlock()
 	sent, bootSent := time.Now(), fence.Now()
 	rctx, cancel := context.WithTimeout(ctx, n.cfg.Lease)
-	err := n.d.RenewLease(rctx)
+	index, err := n.d.RenewLease(rctx)
 	cancel()
 	if err != nil {
 		return err
@@ -153,7 +163,7 @@ func (n *Node) renewLease(ctx context.Context) error {
 	lapsed := !time.Now().Before(n.lease.until) // the zero until: never renewed in this life
 	n.lease.mu.Unlock()
 	if lapsed {
-		n.endFencedAttempts(ctx)
+		n.settleLapsed(ctx, index)
 	}
 	n.lease.mu.Lock()
 	n.lease.until, n.lease.bootUntil = sent.Add(n.cfg.Lease), bootSent+int64(n.cfg.Lease)
@@ -167,12 +177,38 @@ func (n *Node) renewLease(ctx context.Context) error {
 	return n.writeLease()
 }
 
-// endFencedAttempts fails the attempts with processes on this node that
-// the state still has live, with retry, and then kills their processes:
-// they ran past a lapsed lease. Failing first makes the outcome the
-// attempt's head would report for the killed ranks (a plain failure)
-// arrive too late to count.
-func (n *Node) endFencedAttempts(ctx context.Context) {
+// settleLapsed decides what becomes of the attempts with processes or
+// cgroups on this node after its lease lapsed, the renewal that ends the
+// lapse answered by a leader whose state had applied index. Once this
+// node's state has caught up to index (within half a lease, so that the
+// new lease, counted from the renewal's sending, still has half to run),
+// an attempt it has
+// live, current and held here goes on; the others, and all of them when
+// the state does not catch up or the leader gave no index, end
+// (endFencedAttempts).
+func (n *Node) settleLapsed(ctx context.Context, index uint64) {
+	keys := n.attemptsHere()
+	if len(keys) == 0 {
+		return
+	}
+	if index > 0 && n.caughtUp(ctx, index, n.cfg.Lease/2) {
+		st := n.d.State.State()
+		for k := range keys {
+			j := st.Jobs[k.Job]
+			if j == nil || !j.State.Live() || j.Attempt != k.Attempt {
+				continue
+			}
+			if a := j.Current(); a != nil && a.Holds(n.cfg.Name) {
+				n.log.Info("an attempt stopped by the node's lapsed lease goes on: the leader has not failed it", "job", k.Job, "attempt", k.Attempt, "index", index)
+				delete(keys, k)
+			}
+		}
+	}
+	n.endFencedAttempts(ctx, keys)
+}
+
+// attemptsHere is the attempts with processes or cgroups on this node.
+func (n *Node) attemptsHere() map[Key]bool {
 	keys := map[Key]bool{}
 	for _, k := range n.procs.keys() {
 		keys[k] = true
@@ -180,6 +216,34 @@ func (n *Node) endFencedAttempts(ctx context.Context) {
 	for _, k := range n.cgroupKeys() {
 		keys[k] = true
 	}
+	return keys
+}
+
+// caughtUp waits, up to within or ctx's end, until this node's state has
+// applied index, and reports whether it has.
+func (n *Node) caughtUp(ctx context.Context, index uint64, within time.Duration) bool {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		changed := n.d.State.Changed()
+		if n.d.State.Index() >= index {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return n.d.State.Index() >= index
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// endFencedAttempts fails the attempts keys that the state still has
+// live, with retry, and then kills their processes: they ran past a
+// lapsed lease. Failing first makes the outcome the attempt's head would
+// report for the killed ranks (a plain failure) arrive too late to count.
+func (n *Node) endFencedAttempts(ctx context.Context, keys map[Key]bool) {
 	if len(keys) == 0 {
 		return
 	}

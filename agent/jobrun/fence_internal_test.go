@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,13 +19,16 @@ import (
 )
 
 // fencedNode is a testNode with fencing on (lease lease) over an FSM in
-// which job 1 runs attempt 1 on it; renew answers its renewals, and the
-// commands it proposes are kept in proposed.
+// which job 1 runs attempt 1 on it; renewals answer renewErr, or the
+// leader's index renewIndex, and the commands it proposes are kept in
+// proposed (apply commits one to the FSM).
 type fencedNode struct {
 	*Node
-	mu       sync.Mutex
-	renewErr error
-	proposed []string
+	apply      func(typ string, body any)
+	mu         sync.Mutex
+	renewErr   error
+	renewIndex uint64
+	proposed   []string
 }
 
 func newFencedNode(t *testing.T, lease time.Duration) *fencedNode {
@@ -45,12 +49,12 @@ func newFencedNode(t *testing.T, lease time.Duration) *fencedNode {
 	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
 	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n0"})
 	apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
-	fn := &fencedNode{Node: testNode(t, f, func() {})}
+	fn := &fencedNode{Node: testNode(t, f, func() {}), apply: apply}
 	fn.cfg.Lease = lease
-	fn.d.RenewLease = func(context.Context) error {
+	fn.d.RenewLease = func(context.Context) (uint64, error) {
 		fn.mu.Lock()
 		defer fn.mu.Unlock()
-		return fn.renewErr
+		return fn.renewIndex, fn.renewErr
 	}
 	fn.d.Propose = func(_ context.Context, b []byte) (api.ApplyResult, error) {
 		c, err := raftfsm.Decode(b)
@@ -83,8 +87,9 @@ func (fn *fencedNode) startSleep(t *testing.T, k Key) *exec.Cmd {
 
 // A node starts nothing before its first renewal; renewals within the
 // lease keep its attempts, and hand the guard their process groups; a
-// renewal after the lease lapsed fails the attempt with retry and kills
-// its processes before the lease is extended.
+// renewal after the lease lapsed from a leader that gives no index fails
+// the attempt with retry and kills its processes before the lease is
+// extended.
 func TestLeaseLapseFailsAndKillsTheNodesAttempts(t *testing.T) {
 	t.Parallel()
 	fn := newFencedNode(t, 300*time.Millisecond)
@@ -121,6 +126,16 @@ func TestLeaseLapseFailsAndKillsTheNodesAttempts(t *testing.T) {
 		t.Fatalf("a renewal within the lease ended the attempt: proposed %q", fn.proposed)
 	}
 	// The lease lapses (the agent stalled); the next renewal ends the attempt first.
+	fn.lapse(t)
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fn.wantFailedAndKilled(t, cmd, true)
+}
+
+// lapse waits until the node's lease has lapsed.
+func (fn *fencedNode) lapse(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for fn.requireLease() == nil {
 		if time.Now().After(deadline) {
@@ -128,16 +143,24 @@ func TestLeaseLapseFailsAndKillsTheNodesAttempts(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling the lease's lapse
 	}
-	if err := fn.renewLease(ctx); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// wantFailedAndKilled checks that attempt 1 was failed with retry (or,
+// unless failed, that nothing was proposed), that cmd was killed and that
+// the node holds a new lease.
+func (fn *fencedNode) wantFailedAndKilled(t *testing.T, cmd *exec.Cmd, failed bool) {
+	t.Helper()
 	fn.mu.Lock()
 	proposed := strings.Join(fn.proposed, "\n")
 	fn.mu.Unlock()
-	if !strings.Contains(proposed, `fail_attempt {"id":1,"attempt":1,"reason":"node n0 lost its lease with the leader under attempt 1`) ||
-		!strings.Contains(proposed, `"retry":true`) {
+	if failed && (!strings.Contains(proposed, `fail_attempt {"id":1,"attempt":1,"reason":"node n0 lost its lease with the leader under attempt 1`) ||
+		!strings.Contains(proposed, `"retry":true`)) {
 		t.Fatalf("proposed %q, want attempt 1 failed with retry", proposed)
 	}
+	if !failed && proposed != "" {
+		t.Fatalf("proposed %q for an attempt the state has ended, want nothing", proposed)
+	}
+	deadline := time.Now().Add(time.Minute)
 	for syscall.Kill(cmd.Process.Pid, 0) == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the attempt's process outlived the lapsed lease")
@@ -147,4 +170,63 @@ func TestLeaseLapseFailsAndKillsTheNodesAttempts(t *testing.T) {
 	if err := fn.requireLease(); err != nil {
 		t.Fatalf("after the lapse was handled: %v, want a new lease", err)
 	}
+}
+
+// A renewal after a lapse, answered by a leader that had applied index 4
+// (this node's state too): attempt 1 is live, current and here in that
+// state, so it goes on; nothing is proposed and its process lives. Once
+// the state has it failed, the next lapse kills it, proposing nothing.
+func TestLeaseLapseKeepsAttemptsTheLeaderKept(t *testing.T) {
+	t.Parallel()
+	fn := newFencedNode(t, 300*time.Millisecond)
+	ctx := context.Background()
+	fn.renewIndex = fn.d.State.Index()
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k := Key{Job: 1, Attempt: 1}
+	cmd := fn.startSleep(t, k)
+	fn.lapse(t)
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fn.mu.Lock()
+	proposed := slices.Clone(fn.proposed)
+	fn.mu.Unlock()
+	if len(proposed) != 0 || syscall.Kill(cmd.Process.Pid, 0) != nil || fn.requireLease() != nil {
+		t.Fatalf("after a lapse the leader's state did not end: proposed %q, process alive %v, lease %v; want the attempt kept under a new lease",
+			proposed, syscall.Kill(cmd.Process.Pid, 0) == nil, fn.requireLease())
+	}
+	// The leader failed attempt 1 (this node was lost meanwhile); a lapse
+	// after that ends it.
+	fn.apply(raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: 1, Attempt: 1, Reason: "lost n0"})
+	fn.mu.Lock()
+	fn.renewIndex = fn.d.State.Index()
+	fn.mu.Unlock()
+	fn.lapse(t)
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fn.wantFailedAndKilled(t, cmd, false)
+}
+
+// A renewal after a lapse answered at an index this node's state does not
+// reach within half a lease: it cannot tell what the leader did, so it fails
+// and kills the attempt.
+func TestLeaseLapseBehindTheLeaderEndsAttempts(t *testing.T) {
+	t.Parallel()
+	fn := newFencedNode(t, 300*time.Millisecond)
+	ctx := context.Background()
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cmd := fn.startSleep(t, Key{Job: 1, Attempt: 1})
+	fn.lapse(t)
+	fn.mu.Lock()
+	fn.renewIndex = fn.d.State.Index() + 1
+	fn.mu.Unlock()
+	if err := fn.renewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fn.wantFailedAndKilled(t, cmd, true)
 }

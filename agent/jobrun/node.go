@@ -133,10 +133,11 @@ type Deps struct {
 	// attempt's outcome is proposed: a report sent just before the
 	// program exited must not be overtaken by the attempt's end.
 	Settle func(ctx context.Context, k Key)
-	// RenewLease renews this node's lease with the leader; it returns nil
-	// once the leader, confirmed by a quorum, has recorded the renewal.
+	// RenewLease renews this node's lease with the leader; it returns
+	// once the leader, confirmed by a quorum, has recorded the renewal,
+	// with the index the leader's state had applied then (0: not said).
 	// Optional: nil turns fencing off.
-	RenewLease func(ctx context.Context) error
+	RenewLease func(ctx context.Context) (uint64, error)
 }
 
 func (d *Deps) validate() error {
