@@ -81,6 +81,7 @@ func (b *httpBackend) StateWatch() (uint64, <-chan struct{}) { return b.stateInd
 func (b *httpBackend) NodeWatch() (uint64, <-chan struct{})  { return b.gossip.Index() }
 func (b *httpBackend) State() *raftfsm.State                 { return b.fsm.State() }
 func (b *httpBackend) View(f func(*raftfsm.State))           { b.fsm.View(f) }
+func (b *httpBackend) ViewAt(f func(uint64, *raftfsm.State)) { b.fsm.ViewAt(f) }
 func (b *httpBackend) PeerBase(node string) (string, error)  { return b.peers.addrOf(node) }
 func (b *httpBackend) PeerClient(base string) *api.Client    { return b.peers.client(base) }
 func (b *httpBackend) StreamClient() *http.Client            { return b.peers.stream }

@@ -96,6 +96,14 @@ func (f *FSM) View(fn func(*State)) {
 	fn(f.state)
 }
 
+// ViewAt is View that also hands fn the raft index of the last entry
+// applied to the state it reads.
+func (f *FSM) ViewAt(fn func(index uint64, st *State)) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fn(f.index, f.state)
+}
+
 // Index returns the raft index of the last applied log entry.
 func (f *FSM) Index() uint64 {
 	f.mu.RLock()

@@ -45,9 +45,12 @@ type Backend interface {
 	StateWatch() (uint64, <-chan struct{})
 	NodeWatch() (uint64, <-chan struct{})
 
-	// State is a copy of the replicated state; View reads it in place.
+	// State is a copy of the replicated state; View reads it in place,
+	// and ViewAt with the raft index of what it reads (which may be above
+	// StateWatch's: that index is raised a moment after each apply).
 	State() *raftfsm.State
 	View(func(*raftfsm.State))
+	ViewAt(func(index uint64, st *raftfsm.State))
 	// PlacementSnapshot is the cluster as placement sees it now.
 	PlacementSnapshot(*raftfsm.State) placement.Snapshot
 	// ModelWait is the network model's coverage of the nodes (only those

@@ -71,7 +71,16 @@ func (s *Server) blockJobs(w http.ResponseWriter, r *http.Request, want func(eve
 	jobs := func(e events.Event) bool {
 		return (e.Topic == events.TopicJob || e.Topic == events.TopicAttempt) && want(e)
 	}
-	return s.blockUntil(w, r, s.be.StateWatch, func(done <-chan struct{}, wait time.Duration, after uint64) {
+	// The answer's index is the ring's newest when that is above the
+	// state's: an event is told at the index of the state the pump read
+	// (lookJobs), which StateWatch may not show yet, and the body, read
+	// after, holds it.
+	watch := func() (uint64, <-chan struct{}) {
+		i, ch := s.be.StateWatch()
+		last, _ := s.events.Last()
+		return max(i, last), ch
+	}
+	return s.blockUntil(w, r, watch, func(done <-chan struct{}, wait time.Duration, after uint64) {
 		s.waitEvent(done, wait, after, jobs)
 	})
 }

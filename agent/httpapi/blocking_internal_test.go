@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +27,11 @@ type watchBackend struct {
 func (b *watchBackend) StateWatch() (uint64, <-chan struct{}) { return b.state.Get() }
 func (b *watchBackend) NodeWatch() (uint64, <-chan struct{})  { return b.nodes.Get() }
 func (b *watchBackend) View(fn func(*raftfsm.State))          { fn(raftfsm.NewState()) }
-func (b *watchBackend) Roles() map[string]string              { return nil }
+func (b *watchBackend) ViewAt(fn func(uint64, *raftfsm.State)) {
+	i, _ := b.state.Get()
+	fn(i, raftfsm.NewState())
+}
+func (b *watchBackend) Roles() map[string]string { return nil }
 
 func get(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
@@ -139,7 +144,11 @@ func (b *jobsBackend) State() *raftfsm.State {
 	}
 	return st
 }
-func (b *jobsBackend) View(fn func(*raftfsm.State))      { fn(b.State()) }
+func (b *jobsBackend) View(fn func(*raftfsm.State)) { fn(b.State()) }
+func (b *jobsBackend) ViewAt(fn func(uint64, *raftfsm.State)) {
+	i, _ := b.state.Get()
+	fn(i, b.State())
+}
 func (b *jobsBackend) Elastic(*raftfsm.Job) *api.Elastic { return nil }
 
 // TestJobReadWaitsForItsJob: GET /v1/jobs/1?index=N answers at an event of
@@ -176,5 +185,70 @@ func TestJobReadWaitsForItsJob(t *testing.T) {
 	s.events.Publish(events.Event{Index: 12, Topic: events.TopicAttempt, Type: "started", Key: "1/1"})
 	if resp := <-done; resp.StatusCode != http.StatusOK || resp.Header.Get(api.IndexHeader) != "12" {
 		t.Fatalf("woken read: %d at %q, want 200 at 12", resp.StatusCode, resp.Header.Get(api.IndexHeader))
+	}
+}
+
+// aheadBackend is watchBackend whose state, as View reads it, is at
+// index view (set by the test) with job 1 in state job: the FSM a moment
+// before StateWatch is raised to match.
+type aheadBackend struct {
+	watchBackend
+	mu   sync.Mutex
+	view uint64
+	job  raftfsm.JobState
+}
+
+func (b *aheadBackend) State() *raftfsm.State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := raftfsm.NewState()
+	st.Jobs[1] = &raftfsm.Job{ID: 1, Owner: "u", State: b.job, Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}
+	return st
+}
+func (b *aheadBackend) View(fn func(*raftfsm.State)) { fn(b.State()) }
+func (b *aheadBackend) ViewAt(fn func(uint64, *raftfsm.State)) {
+	b.mu.Lock()
+	at := b.view
+	b.mu.Unlock()
+	fn(at, b.State())
+}
+func (b *aheadBackend) Elastic(*raftfsm.Job) *api.Elastic { return nil }
+
+// TestPumpTellsAChangeAtTheIndexItRead: the pump looks when StateWatch
+// rises to 11, but the state it reads is already at 12, where job 1
+// ended. A client whose last answer was at 11 (its body read before the
+// end was applied) asks to wait past 11: the end is told at 12, so the
+// read is answered with the job ended at index 12, not left waiting
+// (an event told at 11 would not wake a read past 11).
+func TestPumpTellsAChangeAtTheIndexItRead(t *testing.T) {
+	t.Parallel()
+	be := &aheadBackend{view: 10, job: raftfsm.StateRunning}
+	be.state.Raise(10)
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Token, cfg.CapabilityKey = "x", "tok", []byte("k")
+	s, err := New(cfg, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	// The pump's first look, which only remembers, then its look at the
+	// rise to 11.
+	p := &pump{s: s, jobs: map[uint64]events.JobMark{}, nodes: map[string]*events.NodeMark{}, probes: map[string]events.ProbeMark{}}
+	p.lookJobs(10)
+	p.primed = true
+	s.events.Start(10)
+	be.mu.Lock()
+	be.view, be.job = 12, raftfsm.StateDone
+	be.mu.Unlock()
+	be.state.Raise(11)
+	p.lookJobs(11)
+	resp, body := get(t, srv.URL+"/v1/jobs/1?index=11&wait=5s")
+	var j api.Job
+	if err := json.Unmarshal([]byte(body), &j); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("read: %d %q (%v)", resp.StatusCode, body, err)
+	}
+	if idx := resp.Header.Get(api.IndexHeader); idx != "12" || j.State != "done" {
+		t.Fatalf("read past 11: job %s at index %q, want done at 12", j.State, idx)
 	}
 }

@@ -50,7 +50,10 @@ func (s *Server) RunEvents(ctx context.Context) {
 		ni, nodeCh := s.be.NodeWatch()
 		since := time.Since(p.nodesAt)
 		if !p.primed || ni != p.nodesI && since >= nodeLookEvery || since >= every {
-			p.lookNodes(si, ni)
+			// At the index the jobs' events were told at, if higher: the
+			// ring's indexes never go down.
+			told, _ := s.events.Last()
+			p.lookNodes(max(si, told), ni)
 			since = 0
 		}
 		if !p.primed {
@@ -79,7 +82,11 @@ func (s *Server) RunEvents(ctx context.Context) {
 	}
 }
 
-// lookJobs publishes what happened to the jobs since the last look.
+// lookJobs publishes what happened to the jobs since the last look, the
+// state's index then being index. Its events carry the index of the state
+// it read, which may be above index (StateWatch is raised a moment after
+// each apply): a change is then never told at an index a blocking read
+// already answered with a body that did not hold it, and that read wakes.
 func (p *pump) lookJobs(index uint64) {
 	var changed []*raftfsm.Job
 	var gone []uint64
@@ -87,7 +94,9 @@ func (p *pump) lookJobs(index uint64) {
 	kinds := map[uint64][]events.Change{}
 	seen := make(map[uint64]bool, len(p.jobs))
 	now := p.s.now()
-	p.s.be.View(func(st *raftfsm.State) {
+	watched := index
+	p.s.be.ViewAt(func(at uint64, st *raftfsm.State) {
+		index = max(index, at)
 		for id, j := range st.Jobs {
 			seen[id] = true
 			old, known := p.jobs[id]
@@ -139,7 +148,7 @@ func (p *pump) lookJobs(index uint64) {
 	for _, id := range gone {
 		out = append(out, events.Event{Index: index, Topic: events.TopicJob, Type: "purged", Key: events.JobKey(id)})
 	}
-	p.stateI = index
+	p.stateI = watched
 	p.s.events.Publish(out...)
 }
 
