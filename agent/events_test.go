@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,11 +167,14 @@ type jobRead struct {
 	took            time.Duration
 }
 
-// TestRunWaitsOnTheIndex: `shoal run` of a job that ends at once returns
-// as soon as the agent applies the end. Every read of the job after the
-// first asks the agent to wait past the index of the answer before it,
-// and each is answered because the state moved (a higher index), not
-// because a wait or a poll interval ran out.
+// TestRunWaitsOnTheIndex: `shoal run` of a short job returns as soon as
+// the agent applies the end. Every read of the job after the first asks
+// the agent to wait past the index of the answer before it, and each is
+// answered because the state moved (a higher index), not because a wait
+// or a poll interval ran out. The job blocks on a FIFO that the test
+// opens once the CLI's first read is answered, so however slowly the CLI
+// starts, the job is still running at that read and the end comes
+// through a blocking one.
 func TestRunWaitsOnTheIndex(t *testing.T) {
 	t.Parallel()
 	c := jobCluster(t, 1, nil)
@@ -179,6 +183,23 @@ func TestRunWaitsOnTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var open sync.Once
+	release := func() {
+		open.Do(func() {
+			// Opening a FIFO to write waits for its reader, the job.
+			go func() {
+				if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+					_, _ = f.WriteString("go\n")
+					_ = f.Close()
+				}
+			}()
+		})
+	}
+	t.Cleanup(release) // a failed run must not leave the job blocked
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = c.PeerHTTP().Transport
 	proxy.FlushInterval = -1 // logs stream through
@@ -199,10 +220,11 @@ func TestRunWaitsOnTheIndex(t *testing.T) {
 		rec.mu.Lock()
 		rec.reads = append(rec.reads, jobRead{asked: asked, answered: answered, took: time.Since(began)})
 		rec.mu.Unlock()
+		release()
 	}))
 	dir := t.TempDir()
 	out, errOut, code := runCLI(t, dir, map[string]string{"SHOAL_ADDR": front.URL, "SHOAL_TOKEN": c.Token()},
-		"run", "-n", "1", "--mpi", "none", "--", "echo", "hello")
+		"run", "-n", "1", "--mpi", "none", "--", "sh", "-c", "read go < "+gate+" && echo hello")
 	if code != 0 || strings.TrimSpace(out) != "hello" {
 		t.Fatalf("shoal run: exit %d, out %q, err %q", code, out, errOut)
 	}
