@@ -49,6 +49,9 @@ func (tb *Testbed) startFlow(ctx context.Context, port int, f Flow) error {
 	if f.Mbit > 0 {
 		argv = append(argv, "-b", strconv.Itoa(f.Mbit)+"M")
 	}
+	if f.UDP {
+		argv = append(argv, "-u")
+	}
 	if _, err := tb.Start(bg, f.From, argv, nil); err != nil {
 		return err
 	}

@@ -92,6 +92,11 @@ type Flow struct {
 	// Mbit caps the flow's sending rate in Mbit/s (iperf3 -b); 0 sends as fast
 	// as the path allows. Must be >= 0.
 	Mbit int `json:"mbit,omitempty"`
+	// UDP sends datagrams at Mbit (iperf3 -u) instead of TCP: a flow
+	// that does not back off when other traffic joins its path, as a
+	// stream at a fixed rate, so what it leaves to others is fixed too.
+	// Needs Mbit > 0.
+	UDP bool `json:"udp,omitempty"`
 }
 
 // Hog busy-loops Workers processes on Node from Up until Close.

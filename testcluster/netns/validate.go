@@ -139,6 +139,9 @@ func (t Topology) Validate() error {
 		if f.Mbit < 0 {
 			bad("%s: mbit %d must be >= 0 (0 = as fast as the path allows)", field, f.Mbit)
 		}
+		if f.UDP && f.Mbit <= 0 {
+			bad("%s: a udp flow needs its rate: set mbit above 0", field)
+		}
 	}
 
 	hogged := map[string]bool{}

@@ -54,6 +54,7 @@ func TestValidate(t *testing.T) {
 		{"flow unknown node", func(t *Topology) { t.Flows[0].To = "zz" }, []string{`flows[0] (a->zz): unknown node "zz"`}},
 		{"flow to itself", func(t *Topology) { t.Flows[0].To = "a" }, []string{"from and to are the same node"}},
 		{"flow negative rate", func(t *Topology) { t.Flows[0].Mbit = -1 }, []string{"mbit -1 must be >= 0"}},
+		{"udp flow without a rate", func(t *Topology) { t.Flows[0].Mbit, t.Flows[0].UDP = 0, true }, []string{"a udp flow needs its rate"}},
 		{"hog unknown node", func(t *Topology) { t.Hogs[0].Node = "zz" }, []string{`hogs[0] (zz): unknown node "zz"`}},
 		{"hog no workers", func(t *Topology) { t.Hogs[0].Workers = 0 }, []string{"workers 0 must be >= 1"}},
 		{"hog bad nice", func(t *Topology) { t.Hogs[0].Nice = 20 }, []string{"nice 20 must be within 0..19"}},
