@@ -125,3 +125,25 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 		t.Errorf("n2's traffic %.0f, want 9e6: an attempt started there since and still runs", got["n2"].NetRx)
 	}
 }
+
+// TestBusyCores_CountsEachRanksCPUs: two ranks of 4 CPUs each kept up to
+// 8 cores busy. Until the node records the attempt's usage, its ghost
+// load is all 8; then it is what the ranks used (2 cores' worth over
+// the run), never more than 8.
+func TestBusyCores_CountsEachRanksCPUs(t *testing.T) {
+	t.Parallel()
+	h := raftfsm.Host{Node: "n1", Procs: 2}
+	ran := 5 * time.Minute
+	a := &raftfsm.Attempt{}
+	if got := busyCores(a, h, 4, ran); got != 8 {
+		t.Errorf("no usage recorded: %.1f busy cores, want 8 (2 ranks of 4 CPUs)", got)
+	}
+	a.Usage = []raftfsm.NodeUsage{{Node: "n1", CPUSeconds: 2 * ran.Seconds()}}
+	if got := busyCores(a, h, 4, ran); got != 2 {
+		t.Errorf("2 cores' CPU time recorded: %.1f busy cores, want 2", got)
+	}
+	a.Usage[0].CPUSeconds = 20 * ran.Seconds()
+	if got := busyCores(a, h, 4, ran); got != 8 {
+		t.Errorf("more CPU time than the ranks' cores: %.1f busy cores, want the 8 they had", got)
+	}
+}
