@@ -253,9 +253,11 @@ func TestJobCapabilityStaysWithItsOwner(t *testing.T) {
 // snapshot restore: a restore that set the next job ID back let a
 // capability of nobody's job verify for the next job of the same ID,
 // another user's, and run commands as that user. A restore now gives out
-// no ID twice, and a capability is bound to the attempt as placed in
-// raft, so it verifies for no job after the restore. The exec comes from
-// root here, so only the capability's binding can refuse it.
+// no ID twice, so the old job's capability names an attempt the restored
+// state does not hold and grants nothing, even to root's exec. That a
+// capability is bound to its attempt as placed in raft (owner, placement
+// index and times), which refuses it where an ID does come back (a
+// cluster rebuilt from scratch), is TestCapabilityOfAReusedJobID's.
 func TestCapabilityOfARestoredJobID(t *testing.T) {
 	t.Parallel()
 	first := needNobody(t)

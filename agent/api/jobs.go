@@ -144,7 +144,8 @@ type Resize struct {
 }
 
 // ProgressRequest is POST /v1/jobs/{id}/progress, from inside a job: authorised by the job's
-// capability ("Authorization: Job $SHOAL_JOB_CAP") or the cluster token.
+// capability ("Authorization: Job " and the contents of $SHOAL_JOB_CAP_FILE) or the
+// cluster token.
 type ProgressRequest struct {
 	// Attempt defaults to the capability's.
 	Attempt int   `json:"attempt,omitempty"`

@@ -12,7 +12,8 @@ import (
 
 // handleProgress is POST /v1/jobs/{id}/progress: a job's program reports its iteration (shoal
 // progress, or shoal_elastic.h). It is authorised by the attempt's job capability, which the
-// agent gives every job process in SHOAL_JOB_CAP, or by the cluster token. The backend commits
+// agent gives every job process in a file only the owner reads (SHOAL_JOB_CAP_FILE), or by the
+// cluster token. The backend commits
 // reports to raft at most every so often per attempt, so the leader's decision layer reads them
 // from the replicated state and a new leader carries on; the answer tells the program whether it
 // was asked to checkpoint for a resize (the same request as SIGUSR1).

@@ -25,9 +25,11 @@ the agent commits at most one a second to raft.
 Prints "checkpoint" when shoal asks the job to resize (as SIGUSR1 does): write the state under
 $SHOAL_CHECKPOINT_DIR at the next iteration boundary and exit 75.
 
-The same as an HTTP call:
-  curl -s --cacert "$SHOAL_CA_FILE" -X POST -H "Authorization: Job $(cat "$SHOAL_JOB_CAP_FILE")" \
-       -d '{"iter": 120, "comm": 0.1}' "$SHOAL_AGENT_ADDR/v1/jobs/$SHOAL_JOB_ID/progress"
+The same as an HTTP call, the header read from standard input so that the capability is
+not on curl's command line, which every user sees in ps:
+  printf 'Authorization: Job %s\n' "$(cat "$SHOAL_JOB_CAP_FILE")" |
+    curl -s --cacert "$SHOAL_CA_FILE" -X POST -H @- \
+         -d '{"iter": 120, "comm": 0.1}' "$SHOAL_AGENT_ADDR/v1/jobs/$SHOAL_JOB_ID/progress"
 
 Examples:
   shoal progress --iter 120
