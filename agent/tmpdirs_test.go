@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,9 +21,9 @@ import (
 
 // TestKilledHeadLeavesNoAttemptDirs: an agent killed with SIGKILL while it
 // heads an attempt cannot remove the attempt's directory in the temporary
-// directory (its launcher's remote shell, hostfile, step socket); its next
-// life removes it at start, and leaves alone what another agent sharing
-// the temporary directory made.
+// directory (its launcher's remote shell, hostfile, step socket) nor its
+// directory of capability files; its next life removes them at start, and
+// leaves alone what another agent sharing the temporary directory made.
 func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
@@ -33,9 +34,13 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 	if err := os.Mkdir(tmp, 0o1777); err != nil {
 		t.Fatal(err)
 	}
-	other := filepath.Join(tmp, "shoal-job7.1-0123456789ab-42") // another agent's
-	if err := os.Mkdir(other, 0o711); err != nil {
-		t.Fatal(err)
+	// Another agent's attempt and capability directories.
+	other := filepath.Join(tmp, "shoal-job7.1-0123456789ab-42")
+	otherCaps := filepath.Join(tmp, "shoal-caps-0123456789ab-43")
+	for _, d := range []string{other, otherCaps} {
+		if err := os.Mkdir(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tok, err := agent.NewToken()
 	if err != nil {
@@ -85,10 +90,19 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 		j, err := cl.Job(ctx, res.ID)
 		return fmt.Sprintf("job %+v %v\n%s", j, err, logs.String())
 	})
+	// The directory of its processes' capability files, beside the other agent's.
+	caps, _ := filepath.Glob(filepath.Join(tmp, "shoal-caps-*"))
+	caps = slices.DeleteFunc(caps, func(d string) bool { return d == otherCaps })
+	if len(caps) != 1 {
+		t.Fatalf("capability directories of the agent in %s: %v, want one", tmp, caps)
+	}
+	dirs = append(dirs, caps[0])
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if _, err := os.Stat(dirs[0]); err != nil {
-		t.Fatalf("the killed agent's attempt directory is gone before the restart: %v", err)
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("the killed agent's directory %s is gone before the restart: %v", d, err)
+		}
 	}
 	cmd = start()
 	t.Cleanup(func() {
@@ -99,12 +113,18 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 		}
 	})
 	lead()
-	testcluster.WaitFor(t, 30*time.Second, "the attempt directory "+dirs[0]+" of the killed agent gone", func() bool {
-		_, err := os.Stat(dirs[0])
-		return os.IsNotExist(err)
+	testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("the killed agent's directories %v gone", dirs), func() bool {
+		for _, d := range dirs {
+			if _, err := os.Stat(d); !os.IsNotExist(err) {
+				return false
+			}
+		}
+		return true
 	})
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("another agent's attempt directory went too: %v", err)
+	for _, d := range []string{other, otherCaps} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("another agent's directory went too: %v", err)
+		}
 	}
 }
 
