@@ -48,12 +48,12 @@ func TestLeaderKilledDuringFiftySubmissions(t *testing.T) {
 			req := api.SubmitRequest{RequestID: fmt.Sprintf("fifty-%d", k), Owner: "root", Spec: api.JobSpec{
 				Cmd: []string{"sh", "-c", `echo "$SHOAL_JOB_ID,$SHOAL_ATTEMPT" >> ` + logf}, NP: 1, MPI: "none",
 				MaxAttempts: 3, Workdir: os.TempDir(), Oversubscribe: true}}
-			deadline := time.Now().Add(60 * time.Second)
+			deadline := time.Now().Add(testcluster.Stretch(60 * time.Second))
 			for node := k % 5; time.Now().Before(deadline); node = (node + 1) % 5 {
 				if c.Agent(node) == nil {
 					continue
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), testcluster.Stretch(15*time.Second))
 				res, err := c.Client(node).Submit(ctx, req)
 				cancel()
 				if err == nil {
@@ -84,7 +84,7 @@ func TestLeaderKilledDuringFiftySubmissions(t *testing.T) {
 		req := api.SubmitRequest{RequestID: fmt.Sprintf("fifty-%d", k), Owner: "root", Spec: api.JobSpec{
 			Cmd: []string{"sh", "-c", `echo "$SHOAL_JOB_ID,$SHOAL_ATTEMPT" >> ` + logf}, NP: 1, MPI: "none",
 			MaxAttempts: 3, Workdir: os.TempDir(), Oversubscribe: true}}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testcluster.Stretch(30*time.Second))
 		res, err := c.Client(node).Submit(ctx, req)
 		cancel()
 		if err != nil {

@@ -51,7 +51,7 @@ func jobClusterOn(t *testing.T, n int, twins bool, configure func(i int, c *agen
 			// Long enough for a loaded 2-core machine to reserve (3 s was
 			// not, under two busy loops), short enough for the tests of a
 			// node that never acknowledges.
-			cfg.CoallocTimeout = 6 * time.Second
+			cfg.CoallocTimeout = testcluster.Stretch(6 * time.Second)
 			cfg.Probes.InProcess = true
 			if configure != nil {
 				configure(i, cfg)

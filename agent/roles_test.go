@@ -64,7 +64,7 @@ func TestTwentyAgentsServersAndClients(t *testing.T) {
 		LogLevel: logLevel(),
 		Sampler:  func(int) probe.Sampler { return idle{} },
 		Configure: func(_ int, cfg *agent.Config) {
-			cfg.CoallocTimeout = 30 * time.Second
+			cfg.CoallocTimeout = testcluster.Stretch(30 * time.Second)
 			// Twenty agents share two cores with the rest of the suite:
 			// gossip, sampling and probes at a gentler pace than the
 			// test profile's, and a token bandwidth cycle.

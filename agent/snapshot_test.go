@@ -83,7 +83,7 @@ func TestSnapshotSaveRestoreIntoANewCluster(t *testing.T) {
 	b := testcluster.New(t, 2, testcluster.Options{Bin: testcluster.BuildShoal(t), Prefix: "m",
 		Sampler: func(int) probe.Sampler { return idle{} },
 		Configure: func(_ int, cfg *agent.Config) {
-			cfg.CoallocTimeout = 6 * time.Second
+			cfg.CoallocTimeout = testcluster.Stretch(6 * time.Second)
 			cfg.Probes.InProcess = true
 		}})
 	b.WaitLeader(45 * time.Second)

@@ -78,7 +78,7 @@ func TestAgentMetricsEndpoint(t *testing.T) {
 		Sampler: func(int) probe.Sampler { return idle{} },
 		Configure: func(i int, cfg *agent.Config) {
 			cfg.SampleInterval = 200 * time.Millisecond
-			cfg.CoallocTimeout = 6 * time.Second
+			cfg.CoallocTimeout = testcluster.Stretch(6 * time.Second)
 			cfg.Probes.InProcess = true
 		},
 	})

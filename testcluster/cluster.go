@@ -124,7 +124,8 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.Raft.HeartbeatTimeout = 1500 * time.Millisecond
 		cfg.Raft.ElectionTimeout = 1500 * time.Millisecond
 		cfg.Raft.LeaderLeaseTimeout = 750 * time.Millisecond
-		cfg.WriteTimeout = 20 * time.Second
+		// A write waits out an election, which a loaded machine slows.
+		cfg.WriteTimeout = Stretch(20 * time.Second)
 		cfg.Logger = slog.New(h)
 		cfg.Bin = opts.Bin
 		if c.net != nil {

@@ -163,7 +163,7 @@ func TestDashboard_InChromium(t *testing.T) {
 		Bin:     testcluster.BuildShoal(t),
 		Sampler: func(int) probe.Sampler { return idle{} },
 		Configure: func(i int, cfg *agent.Config) {
-			cfg.CoallocTimeout = 10 * time.Second
+			cfg.CoallocTimeout = testcluster.Stretch(10 * time.Second)
 			cfg.Probes.InProcess = true
 			// A bandwidth cycle every few seconds, not every 5 minutes:
 			// the test watches a heatmap cell change with a new measurement.

@@ -56,7 +56,7 @@ func TestExampleScriptsRun(t *testing.T) {
 		Bin:     testcluster.BuildShoal(t),
 		Sampler: func(int) probe.Sampler { return idleSampler{} },
 		Configure: func(_ int, cfg *agent.Config) {
-			cfg.CoallocTimeout = 6 * time.Second // a loaded 2-core machine reserves slowly
+			cfg.CoallocTimeout = testcluster.Stretch(6 * time.Second) // a loaded 2-core machine reserves slowly
 			cfg.Probes.InProcess = true
 		},
 	})

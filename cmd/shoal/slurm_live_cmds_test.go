@@ -37,7 +37,7 @@ func TestSlurmCommandsAsScriptsUseThem(t *testing.T) {
 		Bin:     testcluster.BuildShoal(t),
 		Sampler: func(int) probe.Sampler { return idleSampler{} },
 		Configure: func(i int, cfg *agent.Config) {
-			cfg.CoallocTimeout = 6 * time.Second
+			cfg.CoallocTimeout = testcluster.Stretch(6 * time.Second)
 			cfg.Probes.InProcess = true
 			if i == 0 {
 				cfg.Features = []string{"bigmem", "ib"}
