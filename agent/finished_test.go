@@ -64,7 +64,7 @@ func TestOneUserCannotBloatTheStateWithFinishedJobs(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testcluster.Stretch(30*time.Second))
 	defer cancel()
 	mine, err := c.Client(0).JobsWhere(ctx, api.JobsQuery{User: nobody.Username})
 	if err != nil {
