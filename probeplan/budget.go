@@ -23,6 +23,10 @@ type BudgetConfig struct {
 	// CycleInterval is how often a bandwidth cycle starts
 	// (--bandwidth-interval). Default 5 min, as in seed 002 §4.
 	CycleInterval time.Duration
+	// CheckBytesPerHour is what the link checks take of BytesPerHour
+	// (LinkCheckConfig.BytesPerHour): the cycles get what is left.
+	// Default 0 (the agent sets it from its link check).
+	CheckBytesPerHour uint64
 }
 
 // DefaultBudgetConfig returns the defaults documented on BudgetConfig.
@@ -51,6 +55,10 @@ func (c BudgetConfig) Validate() error {
 	}
 	if c.BytesPerHour != 0 {
 		if need := c.minBytesPerHour(); c.BytesPerHour < need {
+			if c.CheckBytesPerHour > 0 {
+				return fmt.Errorf("probe budget: BytesPerHour = %d less the link checks' %d allows less than one %d-byte test per node every %s; want 0 (no cap) or >= %d, or check less often",
+					c.BytesPerHour, c.CheckBytesPerHour, c.TestBytes, c.CycleInterval, need)
+			}
 			return fmt.Errorf("probe budget: BytesPerHour = %d allows less than one %d-byte test per node every %s; want 0 (no cap) or >= %d",
 				c.BytesPerHour, c.TestBytes, c.CycleInterval, need)
 		}
@@ -64,18 +72,28 @@ func (c BudgetConfig) cyclesPerHour() float64 {
 }
 
 func (c BudgetConfig) minBytesPerHour() uint64 {
-	return uint64(math.Ceil(float64(c.TestBytes) * c.cyclesPerHour()))
+	return uint64(math.Ceil(float64(c.TestBytes)*c.cyclesPerHour())) + c.CheckBytesPerHour
+}
+
+// cycleBytesPerHour is what the budget leaves the cycles after the link
+// checks; at least 1 under a cap.
+func (c BudgetConfig) cycleBytesPerHour() uint64 {
+	if c.CheckBytesPerHour >= c.BytesPerHour {
+		return 1
+	}
+	return c.BytesPerHour - c.CheckBytesPerHour
 }
 
 // TestsPerCycle is the most tests one node may take part in per cycle
-// under the budget: math.MaxInt without a cap. A budget too small for one
+// under the budget, less what the link checks take: math.MaxInt without
+// a cap. A budget too small for one
 // test (which Validate rejects) still gets one, so that measurements
 // never stop altogether.
 func (c BudgetConfig) TestsPerCycle() int {
 	if c.BytesPerHour == 0 || c.TestBytes == 0 || c.CycleInterval <= 0 {
 		return math.MaxInt
 	}
-	perCycle := float64(c.BytesPerHour) / c.cyclesPerHour()
+	perCycle := float64(c.cycleBytesPerHour()) / c.cyclesPerHour()
 	n := math.Floor(perCycle / float64(c.TestBytes))
 	if n >= math.MaxInt32 {
 		return math.MaxInt

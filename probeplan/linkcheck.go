@@ -1,0 +1,184 @@
+package probeplan
+
+import (
+	"fmt"
+	"time"
+)
+
+// LinkCheckConfig tunes the link check: a short two-way test each node
+// runs every Interval to one quiet peer, so that a link whose rate
+// changed between two bandwidth cycles is noticed within seconds, not at
+// the next cycle (BudgetConfig.CycleInterval, 5 minutes by default).
+// Only a change by more than a factor (Slower, Faster) counts: a check
+// is a small test, read against the pair's latest full test.
+type LinkCheckConfig struct {
+	// Interval is how often a node checks its link; 0 turns the check
+	// off. Default 10s (--link-check-interval).
+	Interval time.Duration
+	// Bytes is the size of one check, both directions together (half
+	// each way). It must exceed a token bucket's burst several times over,
+	// or a shaped link reads as fast as its line: a Linux tbf lets its
+	// burst (64 KiB on the testbed, often rate/HZ elsewhere) through at
+	// once. Default 512 KiB (--link-check-bytes): 256 KiB each way, a
+	// reading at most a third above the shaped rate; 21 ms at 100 Mbit/s,
+	// 0.2 s at 10 Mbit/s.
+	Bytes uint64
+	// Slower and Faster are how far below (a share, under 1) or above (a
+	// factor, over 1) the pair's latest test a check must read to
+	// disagree with it. Defaults 0.5 and 2: wider than a check's own
+	// error (its burst, a small sample), narrower than the changes that
+	// reorder placement's groups (a 100 Mbit/s link at 10).
+	Slower, Faster float64
+	// Confirm is how many checks in a row, each with a different peer,
+	// must disagree the same way before the node reports a change: one
+	// slow peer, or a peer whose own traffic the checker cannot see,
+	// moves one check only. Default 2.
+	Confirm int
+}
+
+// DefaultLinkCheckConfig returns the defaults documented on LinkCheckConfig.
+func DefaultLinkCheckConfig() LinkCheckConfig {
+	return LinkCheckConfig{Interval: 10 * time.Second, Bytes: 512 << 10, Slower: 0.5, Faster: 2, Confirm: 2}
+}
+
+// Bounds checked by LinkCheckConfig.Validate.
+const (
+	minCheckInterval = time.Second
+	maxCheckBytes    = 64 << 20
+)
+
+// Validate reports the first field out of bounds. A zero Interval (the
+// check off) leaves the other fields unchecked.
+func (c LinkCheckConfig) Validate() error {
+	switch {
+	case c.Interval == 0:
+		return nil
+	case c.Interval < minCheckInterval:
+		return fmt.Errorf("link check interval %s is below %s; use 0 to turn the check off", c.Interval, minCheckInterval)
+	case c.Bytes < minTestBytes || c.Bytes > maxCheckBytes:
+		return fmt.Errorf("link check bytes %d is outside %d..%d", c.Bytes, minTestBytes, maxCheckBytes)
+	case !(c.Slower > 0 && c.Slower < 1):
+		return fmt.Errorf("link check slower share %g is outside (0, 1)", c.Slower)
+	case !(c.Faster > 1):
+		return fmt.Errorf("link check faster factor %g is not above 1", c.Faster)
+	case c.Confirm < 1:
+		return fmt.Errorf("link check confirm %d is below 1", c.Confirm)
+	}
+	return nil
+}
+
+// BytesPerHour is what the checks cost one node per hour, sent plus
+// received: its own checks, and on average as many from others that
+// pick it as their peer. 0 when the check is off.
+func (c LinkCheckConfig) BytesPerHour() uint64 {
+	if c.Interval <= 0 {
+		return 0
+	}
+	return 2 * c.Bytes * uint64(time.Hour/c.Interval)
+}
+
+// LinkCheck is one check of a node's link against one peer, next to the
+// figure the pair's latest full test gave (the node's row, what the
+// network model and placement read).
+type LinkCheck struct {
+	Peer string
+	// At is when the check ended.
+	At time.Time
+	// OutMbps and InMbps are the check's rates, to the peer and back,
+	// each lifted to what this node's link carried that way meanwhile when
+	// that was more (a job's traffic beside the check shares the link; a
+	// slow link carries little in all); 0 when not measured.
+	OutMbps, InMbps float64
+	// RowOutMbps and RowInMbps are the pair's latest full test each way
+	// when the check ran; 0 when that way was never tested.
+	RowOutMbps, RowInMbps float64
+}
+
+// LinkChange says which way a node's link moved away from the model.
+type LinkChange string
+
+// The changes JudgeLink reports; "" is none.
+const (
+	LinkSlower LinkChange = "slower"
+	LinkFaster LinkChange = "faster"
+)
+
+// LinkVerdict is a node's reading of its own link from its latest checks.
+type LinkVerdict struct {
+	// Change is "" while the checks agree with the model.
+	Change LinkChange
+	// Mbps is, for a slower link, the fastest of the confirming checks'
+	// slower directions: what the link gave at best; for a faster one,
+	// the slowest of their faster directions.
+	Mbps float64
+	// Since is the first confirming check's time: tests of the node's
+	// pairs before it read the link as it was. At is the latest's.
+	Since, At time.Time
+}
+
+// judge is how one check compares with its pair's figures: a direction
+// below Slower times its figure makes the check slower; else one above
+// Faster times it, faster. ok is false when no direction has both a
+// reading and a figure.
+func (c LinkCheck) judge(cfg LinkCheckConfig) (LinkChange, float64, bool) {
+	ok := false
+	var slow, fast float64
+	for _, d := range [][2]float64{{c.OutMbps, c.RowOutMbps}, {c.InMbps, c.RowInMbps}} {
+		got, want := d[0], d[1]
+		if !(got > 0 && want > 0) {
+			continue
+		}
+		ok = true
+		switch {
+		case got < cfg.Slower*want:
+			slow = max(slow, got)
+		case got > cfg.Faster*want:
+			if fast == 0 {
+				fast = got
+			}
+			fast = min(fast, got)
+		}
+	}
+	switch {
+	case slow > 0:
+		return LinkSlower, slow, true
+	case fast > 0:
+		return LinkFaster, fast, true
+	}
+	return "", 0, ok
+}
+
+// JudgeLink reads a node's checks, oldest first, against its pairs'
+// figures: the link changed when the newest checks, back to Confirm
+// different peers, all disagree the same way, with no check agreeing in
+// between. A check without a figure to compare with (a pair never
+// tested) is passed over. Two checks of one peer count once: on a small
+// cluster the same peer comes round again before Confirm others have.
+func JudgeLink(checks []LinkCheck, cfg LinkCheckConfig) LinkVerdict {
+	var v LinkVerdict
+	peers := map[string]bool{}
+	for i := len(checks) - 1; i >= 0; i-- {
+		c := checks[i]
+		ch, mbps, ok := c.judge(cfg)
+		if !ok {
+			continue
+		}
+		if ch == "" || (v.Change != "" && ch != v.Change) {
+			break
+		}
+		if v.Change == "" {
+			v = LinkVerdict{Change: ch, Mbps: mbps, At: c.At}
+		}
+		if ch == LinkSlower {
+			v.Mbps = max(v.Mbps, mbps)
+		} else {
+			v.Mbps = min(v.Mbps, mbps)
+		}
+		v.Since = c.At
+		peers[c.Peer] = true
+		if len(peers) >= max(cfg.Confirm, 1) {
+			return v
+		}
+	}
+	return LinkVerdict{}
+}

@@ -1,0 +1,139 @@
+package probeplan
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// chk is a check of peer at t0+sec, both ways at mbps, against a pair
+// whose latest test read row both ways.
+func chk(peer string, sec int, mbps, row float64) LinkCheck {
+	return LinkCheck{Peer: peer, At: t0.Add(time.Duration(sec) * time.Second), OutMbps: mbps, InMbps: mbps, RowOutMbps: row, RowInMbps: row}
+}
+
+func TestJudgeLink(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultLinkCheckConfig()
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	tests := []struct {
+		name   string
+		checks []LinkCheck
+		want   LinkVerdict
+	}{
+		{name: "no checks"},
+		{name: "agreeing checks, a check's burst and noise within the factors",
+			checks: []LinkCheck{chk("b", 0, 94, 100), chk("c", 10, 131, 100), chk("d", 20, 61, 100)}},
+		// degrade10: n02's link drops from 100 to 10 Mbit/s; a 256 KiB
+		// half through a 64 KiB burst reads it at 13.
+		{name: "a link at a tenth, seen against two peers",
+			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98)},
+			want:   LinkVerdict{Change: LinkSlower, Mbps: 13.1, Since: at(10), At: at(20)}},
+		{name: "one slow check is one slow peer, not this link",
+			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 99, 100), chk("d", 20, 12.8, 98)}},
+		{name: "the same slow peer twice is still one peer",
+			checks: []LinkCheck{chk("c", 0, 13, 100), chk("c", 10, 12, 100)}},
+		{name: "an agreeing check in between breaks the run",
+			checks: []LinkCheck{chk("b", 0, 13, 100), chk("c", 10, 99, 100), chk("d", 20, 12.8, 98)}},
+		{name: "a check without a figure is passed over",
+			checks: []LinkCheck{chk("b", 0, 13, 100), chk("c", 10, 12, 0), chk("d", 20, 12.8, 98)},
+			want:   LinkVerdict{Change: LinkSlower, Mbps: 13, Since: at(0), At: at(20)}},
+		{name: "a link back at its rate after the pairs were tested at 10",
+			checks: []LinkCheck{chk("b", 0, 13, 10), chk("c", 10, 95, 10), chk("d", 20, 92, 10)},
+			want:   LinkVerdict{Change: LinkFaster, Mbps: 92, Since: at(10), At: at(20)}},
+		{name: "slower then faster is no change",
+			checks: []LinkCheck{chk("c", 10, 5, 100), chk("d", 20, 92, 10)}},
+		{name: "the slower direction decides",
+			checks: []LinkCheck{
+				{Peer: "b", At: at(0), OutMbps: 98, InMbps: 9, RowOutMbps: 100, RowInMbps: 100},
+				{Peer: "c", At: at(10), OutMbps: 97, InMbps: 11, RowOutMbps: 100, RowInMbps: 100}},
+			want: LinkVerdict{Change: LinkSlower, Mbps: 11, Since: at(0), At: at(10)}},
+		{name: "a pair measured one way only is judged that way",
+			checks: []LinkCheck{
+				{Peer: "b", At: at(0), OutMbps: 98, InMbps: 9, RowOutMbps: 100},
+				{Peer: "c", At: at(10), OutMbps: 97, InMbps: 11, RowOutMbps: 100}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := JudgeLink(tt.checks, cfg); got != tt.want {
+				t.Fatalf("JudgeLink = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJudgeLink_confirm(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultLinkCheckConfig()
+	cfg.Confirm = 1
+	if got := JudgeLink([]LinkCheck{chk("b", 0, 13, 100)}, cfg); got.Change != LinkSlower {
+		t.Fatalf("Confirm 1: JudgeLink = %+v, want slower on one check", got)
+	}
+	cfg.Confirm = 3
+	if got := JudgeLink([]LinkCheck{chk("b", 0, 13, 100), chk("c", 10, 13, 100)}, cfg); got.Change != "" {
+		t.Fatalf("Confirm 3: JudgeLink = %+v, want none on two checks", got)
+	}
+}
+
+func TestLinkCheckConfig_Validate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		mut     func(*LinkCheckConfig)
+		wantErr string
+	}{
+		{name: "defaults", mut: func(*LinkCheckConfig) {}},
+		{name: "off", mut: func(c *LinkCheckConfig) { c.Interval, c.Bytes = 0, 0 }},
+		{name: "too often", mut: func(c *LinkCheckConfig) { c.Interval = 10 * time.Millisecond }, wantErr: "link check interval 10ms is below 1s"},
+		{name: "too small", mut: func(c *LinkCheckConfig) { c.Bytes = 1000 }, wantErr: "link check bytes 1000 is outside"},
+		{name: "slower share", mut: func(c *LinkCheckConfig) { c.Slower = 1 }, wantErr: "slower share 1 is outside (0, 1)"},
+		{name: "faster factor", mut: func(c *LinkCheckConfig) { c.Faster = 0.9 }, wantErr: "faster factor 0.9 is not above 1"},
+		{name: "confirm", mut: func(c *LinkCheckConfig) { c.Confirm = 0 }, wantErr: "confirm 0 is below 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := DefaultLinkCheckConfig()
+			tt.mut(&c)
+			err := c.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// The checks' cost comes off what the cycles may spend: the default
+// check (512 KiB every 10 s, sent plus received, its own and a peer's)
+// is 360 MiB an hour, which leaves a 1 GiB budget 13 tests of 4 MiB
+// a cycle of 5 minutes, not 21.
+func TestLinkCheck_budget(t *testing.T) {
+	t.Parallel()
+	lc := DefaultLinkCheckConfig()
+	if got, want := lc.BytesPerHour(), uint64(360<<20); got != want {
+		t.Fatalf("BytesPerHour = %d, want %d", got, want)
+	}
+	b := DefaultBudgetConfig()
+	if got := b.TestsPerCycle(); got != 21 {
+		t.Fatalf("TestsPerCycle without checks = %d, want 21", got)
+	}
+	b.CheckBytesPerHour = lc.BytesPerHour()
+	if got := b.TestsPerCycle(); got != 13 {
+		t.Fatalf("TestsPerCycle with checks = %d, want 13", got)
+	}
+	b.BytesPerHour = 400 << 20
+	if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "less the link checks'") {
+		t.Fatalf("Validate with checks over the budget = %v, want the checks named", err)
+	}
+	lc.Interval = 0
+	if lc.BytesPerHour() != 0 {
+		t.Fatal("a check that is off costs nothing")
+	}
+}
