@@ -261,7 +261,7 @@ func (s *Server) handle(c net.Conn) {
 		}
 	}
 	res := bwResult{Received: got, Elapsed: last.Sub(start)}
-	r := BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last}
+	r := BandwidthResult{Bytes: got, Elapsed: res.Elapsed, At: last, Check: req.Check}
 	r.Carried = fwd.carried(r.Mbps(), got)
 	_ = c.SetWriteDeadline(s.now().Add(time.Second))
 	if _, err := c.Write(res.marshal(s.cfg.Key, req.Nonce)); err != nil || got < req.Bytes {
@@ -337,6 +337,9 @@ type BandwidthResult struct {
 	// carried besides it (leader/stamp.go). Zero when the counters were
 	// not read (no Counters) or the half did not complete.
 	Carried, RevCarried float64
+	// Check is set on a link check's result (BandwidthCheck): a short
+	// test that is not the pair's bandwidth test.
+	Check bool
 }
 
 // Mbps is the forward rate in Mbit/s (10^6 bit/s); 0 for an empty test.
@@ -370,7 +373,7 @@ func BandwidthTest(ctx context.Context, addr string, key []byte, from string, n 
 // server's ServerConfig.TLS is set): the request is sent only after the
 // server proved it holds a certificate tc trusts.
 func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config) (BandwidthResult, error) {
-	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, false, nil)
+	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, false, false, nil)
 }
 
 // BandwidthTestBoth measures both directions in one test (wire version
@@ -381,12 +384,21 @@ func BandwidthTestTLS(ctx context.Context, addr string, key []byte, from string,
 // interface the test leaves by, read around each half for the result's
 // Carried and RevCarried (InterfaceCounters).
 func BandwidthTestBoth(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, counters CounterSource) (BandwidthResult, error) {
-	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, true, counters)
+	return bandwidthTest(ctx, addr, key, from, n, timeout, tc, true, false, counters)
 }
 
-func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both bool, counters CounterSource) (BandwidthResult, error) {
+// BandwidthCheck is BandwidthTestBoth sent as a link check (wire version
+// 3): the server's result has Check set, so that it does not take the
+// check for the pair's bandwidth test, and so has this one.
+func BandwidthCheck(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, counters CounterSource) (BandwidthResult, error) {
+	r, err := bandwidthTest(ctx, addr, key, from, n, timeout, tc, true, true, counters)
+	r.Check = true
+	return r, err
+}
+
+func bandwidthTest(ctx context.Context, addr string, key []byte, from string, n uint64, timeout time.Duration, tc *tls.Config, both, check bool, counters CounterSource) (BandwidthResult, error) {
 	var req bwRequest
-	req.Bytes, req.At, req.From, req.Both = n, time.Now().UnixMilli(), from, both
+	req.Bytes, req.At, req.From, req.Both, req.Check = n, time.Now().UnixMilli(), from, both, check
 	if _, err := randRead(req.Nonce[:]); err != nil {
 		return BandwidthResult{}, err
 	}

@@ -31,11 +31,17 @@ import (
 // with its own account of them, a result whose tag covers 'R' too, so
 // the server records the rate it sent at. Each direction is bounded by
 // half the server's timeout. Version 1 (one direction) is still served.
+//
+// Version 3 is version 2 sent as a link check: the same exchange, which
+// the server reports with BandwidthResult.Check set, so that a short
+// check is not taken for the pair's bandwidth test.
 
 const (
 	wireVersion = 1
 	// bwVersionBoth is the bandwidth request that measures both directions.
 	bwVersionBoth = 2
+	// bwVersionCheck is a two-way request sent as a link check.
+	bwVersionCheck = 3
 
 	echoLen    = 3 + 8 + 8 + 16
 	echoTagLen = 16
@@ -107,6 +113,8 @@ type bwRequest struct {
 	From  string
 	// Both asks for the reverse direction too (version 2).
 	Both bool
+	// Check marks a two-way test as a link check (version 3).
+	Check bool
 }
 
 func (r bwRequest) marshal(key []byte) ([]byte, error) {
@@ -115,7 +123,10 @@ func (r bwRequest) marshal(key []byte) ([]byte, error) {
 	}
 	b := make([]byte, bwFixedLen, bwFixedLen+len(r.From)+bwTagLen)
 	b[0], b[1], b[2] = 'S', 'b', wireVersion
-	if r.Both {
+	switch {
+	case r.Check:
+		b[2] = bwVersionCheck
+	case r.Both:
 		b[2] = bwVersionBoth
 	}
 	binary.BigEndian.PutUint64(b[3:], r.Bytes)
@@ -129,7 +140,7 @@ func (r bwRequest) marshal(key []byte) ([]byte, error) {
 // parseBWHeader reads the fixed part and returns how many more bytes the
 // request has (name and tag).
 func parseBWHeader(b []byte) (rest int, err error) {
-	if len(b) != bwFixedLen || b[0] != 'S' || b[1] != 'b' || (b[2] != wireVersion && b[2] != bwVersionBoth) || b[35] == 0 {
+	if len(b) != bwFixedLen || b[0] != 'S' || b[1] != 'b' || (b[2] != wireVersion && b[2] != bwVersionBoth && b[2] != bwVersionCheck) || b[35] == 0 {
 		return 0, fmt.Errorf("%w: bandwidth request header", ErrBadMessage)
 	}
 	return int(b[35]) + bwTagLen, nil
@@ -148,7 +159,7 @@ func parseBWRequest(key, b []byte) (bwRequest, error) {
 		return bwRequest{}, fmt.Errorf("%w: bandwidth request tag", ErrBadMessage)
 	}
 	r := bwRequest{Bytes: binary.BigEndian.Uint64(b[3:]), At: int64(binary.BigEndian.Uint64(b[11:])), From: string(b[bwFixedLen:len(body)]),
-		Both: b[2] == bwVersionBoth}
+		Both: b[2] == bwVersionBoth || b[2] == bwVersionCheck, Check: b[2] == bwVersionCheck}
 	copy(r.Nonce[:], b[19:35])
 	return r, nil
 }

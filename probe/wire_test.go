@@ -214,3 +214,37 @@ func TestServer_CarriedBothEnds(t *testing.T) {
 		t.Fatalf("client without counters: %+v %v; want carried 0 both ways", r, err)
 	}
 }
+
+// TestServer_Check: a link check (version 3) is a two-way test that both
+// ends report with Check set, so neither takes it for the pair's
+// bandwidth test; a version-2 test is not a check.
+func TestServer_Check(t *testing.T) {
+	t.Parallel()
+	got := make(chan BandwidthResult, 2)
+	s, err := Listen("127.0.0.1", 0, ServerConfig{Key: testKey, MaxBytes: 1 << 20, Timeout: 4 * time.Second,
+		OnTest: func(_ string, r BandwidthResult) { got <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
+	r, err := BandwidthCheck(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second, nil, nil)
+	if err != nil || !r.Check || r.Bytes != 1<<18 || r.RevBytes != 1<<18 {
+		t.Fatalf("check: %+v %v", r, err)
+	}
+	if sr := <-got; !sr.Check || sr.RevBytes != 1<<18 {
+		t.Fatalf("server's record of a check: %+v", sr)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; { // the slot frees just after OnTest
+		r, err = BandwidthTestBoth(context.Background(), addr, testKey, "n1", 1<<18, 2*time.Second, nil, nil)
+		if !errors.Is(err, ErrPeerBusy) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || r.Check {
+		t.Fatalf("two-way test: %+v %v", r, err)
+	}
+	if sr := <-got; sr.Check {
+		t.Fatalf("server took a two-way test for a check: %+v", sr)
+	}
+}
