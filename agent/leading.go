@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -257,7 +258,7 @@ func leaderNode(e gossip.Entry) leader.Node {
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
 			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
 			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx},
-		Coord: leaderCoord(s.Coord)}
+		Coord: leaderCoord(s.Coord), Link: leaderLink(s.Link)}
 	for _, pe := range s.Static.PEs {
 		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
 	}
@@ -265,6 +266,19 @@ func leaderNode(e gossip.Entry) leader.Node {
 		n.Probes = append(n.Probes, leader.ProbeBeat{Kind: b.Kind, State: b.State, Restarts: b.Restarts, Beat: b.Beat})
 	}
 	return n
+}
+
+// leaderLink converts a node's gossiped link state; the zero verdict
+// for none or an unknown change.
+func leaderLink(l *gossip.LinkState) probeplan.LinkVerdict {
+	if l == nil {
+		return probeplan.LinkVerdict{}
+	}
+	c := probeplan.LinkChange(l.Change)
+	if c != probeplan.LinkSlower && c != probeplan.LinkFaster {
+		return probeplan.LinkVerdict{}
+	}
+	return probeplan.LinkVerdict{Change: c, Mbps: l.Mbps, Since: time.UnixMilli(l.Since), At: time.UnixMilli(l.At)}
 }
 
 // leaderCoord converts a gossiped coordinate (microseconds) to serf's

@@ -13,7 +13,8 @@ import (
 func probeKey(token string) []byte { return derive(token, "probe") }
 
 // startProbes starts the node side of the probes (agent/probes: the first
-// sample, the probe server, the probe processes, the bandwidth duties);
+// sample, the probe server, the probe processes, the bandwidth duties,
+// the link checks);
 // the leader side is the leader core's (leader.Probes, run by leading.go).
 func (a *Agent) startProbes() {
 	g := a.gossip
@@ -30,6 +31,7 @@ func (a *Agent) startProbes() {
 	a.probes.Start(a.loops.ctx)
 	a.loops.run("probes", a.probes.Run)
 	a.loops.run("probe-duties", a.probes.RunDuties)
+	a.loops.run("link-checks", a.probes.RunLinkChecks)
 }
 
 // ProbePort is the bound probe port, 0 when the server did not start.

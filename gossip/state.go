@@ -177,10 +177,26 @@ type NodeState struct {
 	// Coord is the owner's Vivaldi network coordinate (coord.go); nil when
 	// the owner runs with coordinates off or has not published one yet.
 	Coord *Coord `json:"co,omitempty"`
+	// Link is the owner's reading of its own link from its link checks
+	// (probeplan.JudgeLink); nil while they agree with its row.
+	Link *LinkState `json:"link,omitempty"`
 	// Published is the owner's clock, in Unix milliseconds, when it
 	// published this Seq: a receiver's now minus Published is how long the
 	// change took to reach it (Config.OnPropagation). Older agents send 0.
 	Published int64 `json:"pub,omitempty"`
+}
+
+// LinkState is a node's link as its link checks read it, when they
+// disagree with the figures of its pairs' latest bandwidth tests.
+type LinkState struct {
+	// Change is "slower" or "faster" (probeplan.LinkChange).
+	Change string `json:"change"`
+	// Mbps is what the checks read (probeplan.LinkVerdict.Mbps).
+	Mbps float64 `json:"mbps"`
+	// Since and At are the first and last confirming checks' times, Unix
+	// milliseconds on the owner's clock.
+	Since int64 `json:"since"`
+	At    int64 `json:"at"`
 }
 
 // Newer reports whether s is a later version of the same node than o.
@@ -198,6 +214,10 @@ func (s *NodeState) Clone() NodeState {
 	c.Probes = slices.Clone(s.Probes)
 	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
 	c.Raft.Want = slices.Clone(s.Raft.Want)
+	if s.Link != nil {
+		l := *s.Link
+		c.Link = &l
+	}
 	if s.Coord != nil {
 		co := *s.Coord
 		co.Vec = slices.Clone(s.Coord.Vec)

@@ -84,6 +84,10 @@ type ProbesBook struct {
 	// round ends). A pair it holds is not tested again within the cycle
 	// under way; the catch-up may (RetestTries).
 	Retested map[probeplan.Pair]int64
+	// LinkBooked holds, per node whose link checks said its link changed,
+	// the change (Node.Link.Since, Unix ms) its pairs were last booked
+	// for (linkRetests): a change is booked once.
+	LinkBooked map[string]int64
 }
 
 // retested books, in a copy of Retested, each pair of planned that testAt

@@ -186,14 +186,19 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 			}
 		}
 	}
-	if len(fresh) == 0 && len(retest) == 0 {
+	var linked []probeplan.Pair
+	var linkSince map[string]int64
+	if started {
+		linked, linkSince = linkRetests(v.Nodes, members, last, b.LinkBooked)
+	}
+	if len(fresh) == 0 && len(retest) == 0 && len(linked) == 0 {
 		return nil, b
 	}
 	// Pairs that cannot be tested now (near the model's figure, the cap,
 	// or the rounds left test them anyway) would have the model rebuilt
 	// every leader round: remember the empty answer until the recorded
 	// rounds or the readings change.
-	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), fresh, testAt)
+	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), fresh, testAt, linkSince)
 	if len(fresh) == 0 && key == b.CatchUpEmpty {
 		return nil, b
 	}
@@ -210,10 +215,12 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 	// every round full, grows a round per re-test (66 s to over 150 s on
 	// ten nodes, when every reading beside traffic was re-tested). The others wait for the
 	// catch-up.
-	in.Retest = slices.DeleteFunc(slices.Clone(retest), func(q probeplan.Pair) bool {
+	// A node whose link checks say its link changed has all its pairs
+	// tested again first, whatever their readings: they are the old link's.
+	in.Retest = append(linked, slices.DeleteFunc(slices.Clone(retest), func(q probeplan.Pair) bool {
 		e := m.Pair(q.A, q.B)
 		return e.Known && e.PeakMbps > 0 && lowAt[q] >= retestLowShare*e.PeakMbps
-	})
+	})...)
 	// The rows hold a pair's latest test only: a re-test that has run
 	// since its booking is a test of the cycle they no longer show.
 	ran := map[string]int{}
@@ -229,7 +236,7 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 		return nil, b
 	}
 	if len(again) > 0 {
-		b = b.retested(again, testAt)
+		b = b.retested(again, testAt).bookLinks(again, linkSince)
 		joining := map[probeplan.Pair]bool{}
 		for _, q := range tests {
 			joining[q] = true
@@ -245,11 +252,16 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 	left := probeplan.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)
 	rest := append([][]probeplan.Duty{nil}, probeplan.PreemptTests(left, -1, again, in.Switch, d.Cycle)...)
 	msg := "adding nodes that joined to the bandwidth cycle"
-	if len(fresh) == 0 {
+	switch {
+	case len(fresh) > 0:
+	case len(linkSince) > 0:
+		msg = "testing again, in the bandwidth cycle under way, the pairs of nodes whose link checks read a changed link"
+	default:
 		msg = "testing again, in the bandwidth cycle under way, pairs whose test ran beside traffic"
 	}
 	return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
-		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "joiner_tests", len(tests), "retests", again, "rounds_left", len(rest)-1)}}, b
+		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "joiner_tests", len(tests), "retests", again, "changed_links", slices.Sorted(maps.Keys(linkSince)),
+			"rounds_left", len(rest)-1)}}, b
 }
 
 // planned records in the book that the plan of cycle included nodes; a
@@ -344,30 +356,31 @@ func catchUp(v View, b ProbesBook, members []string, last map[probeplan.Pair]tim
 			testAt[c.Pair] = c.At
 		}
 	}
-	if len(fresh) == 0 && len(retest) == 0 {
+	linked, linkSince := linkRetests(v.Nodes, members, last, b.LinkBooked)
+	if len(fresh) == 0 && len(retest) == 0 && len(linked) == 0 {
 		return nil, b // the common case, every round between cycles: no model to build
 	}
 	// A node no test reaches would otherwise have the model rebuilt every
 	// round for an empty plan: remember the empty answer until the cycle,
 	// the unmeasured nodes or the pairs to test again change.
-	key := fmt.Sprint(cycle, fresh, retest)
+	key := fmt.Sprint(cycle, fresh, retest, linkSince)
 	if key == b.CatchUpEmpty {
 		return nil, b
 	}
 	in := topoInput(v, members, last, cycle)
-	in.Retest = retest
+	in.Retest = append(linked, retest...)
 	plan := probeplan.PlanTopoCatchUp(in, b.Tries)
 	if len(plan.Rounds) == 0 {
 		b.CatchUpEmpty = key
 		return nil, b
 	}
 	rl := v.Config.Probes.RoundLen
-	b = b.planned(cycle, members, true).retested(plan.Pairs(), testAt)
+	b = b.planned(cycle, members, true).retested(plan.Pairs(), testAt).bookLinks(plan.Pairs(), linkSince)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
 		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probeplan.Orient(plan.Rounds, cycle)), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
 		After: note("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "unmeasured_nodes", len(fresh),
-			"retest_candidates", len(retest), "rounds", len(plan.Rounds),
+			"retest_candidates", len(retest), "changed_links", slices.Sorted(maps.Keys(linkSince)), "rounds", len(plan.Rounds),
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
 }
 

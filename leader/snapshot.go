@@ -16,8 +16,11 @@ import (
 // gossiped state has not arrived are left out. A drained node is not
 // alive to placement: it takes no new attempt, whatever gossip says.
 // What shoal's attempts that ended before now left in the nodes' load and
-// traffic is taken out (withoutEnded).
+// traffic is taken out (withoutEnded). A link its checks read slower is
+// taken at their reading until its pairs are tested again
+// (capChangedLinks).
 func Snapshot(st *raftfsm.State, nodes []Node, now time.Time) placement.Snapshot {
+	nodes = capChangedLinks(nodes)
 	held := raftfsm.HeldSlots(st)
 	var snap placement.Snapshot
 	for _, nd := range nodes {

@@ -88,6 +88,11 @@ type Node struct {
 	// seconds), converted from its gossiped one; nil when it has none.
 	// Snapshot estimates the RTT of pairs without a direct one from it.
 	Coord *coordinate.Coordinate
+	// Link is the node's reading of its own link from its link checks
+	// (gossip.LinkState); the zero value while they agree with its pairs'
+	// latest tests. A change books tests of its pairs (linkRetests) and,
+	// for a slower link, caps its older pairs' figures (capChangedLinks).
+	Link probeplan.LinkVerdict
 }
 
 // NetEntry is one measured link of a node's row (gossip.NetEntry).

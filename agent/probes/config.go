@@ -52,6 +52,13 @@ type Config struct {
 	// and switch per bandwidth cycle (--topo-* flags); the leader reads
 	// it. The zero value is probeplan.DefaultTopoConfig.
 	Topo probeplan.TopoConfig
+	// LinkCheck is the node's check of its own link between bandwidth
+	// cycles (--link-check-interval, --link-check-bytes): a short test
+	// to one quiet peer every Interval, whose reading against the pair's
+	// latest test tells the leader the link changed. Its traffic comes
+	// off Budget. The zero value (a Config built by hand) is off;
+	// DefaultConfig's checks every 10s.
+	LinkCheck probeplan.LinkCheckConfig
 }
 
 // maxLatencyPeers bounds Config.LatencyPeers: beyond it the probe's pings
@@ -73,6 +80,7 @@ func DefaultConfig() Config {
 		Supervise:         probeplan.DefaultSuperviseConfig(),
 		RoundSlack:        time.Second,
 		Topo:              probeplan.DefaultTopoConfig(),
+		LinkCheck:         probeplan.DefaultLinkCheckConfig(),
 	}
 }
 
@@ -99,7 +107,8 @@ func (c Config) WithTuning(t Tuning) Config {
 
 // BudgetConfig is the bandwidth schedule's view of these settings.
 func (c Config) BudgetConfig() probeplan.BudgetConfig {
-	return probeplan.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval}
+	return probeplan.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval,
+		CheckBytesPerHour: c.LinkCheck.BytesPerHour()}
 }
 
 // RoundLen is the time one round of bandwidth tests is given.
@@ -135,8 +144,11 @@ func (c Config) Validate() error {
 	case c.RoundSlack < 0:
 		return fmt.Errorf("probe round slack %v is negative", c.RoundSlack)
 	}
+	if err := c.LinkCheck.Validate(); err != nil {
+		return fmt.Errorf("%w (--link-check-interval, --link-check-bytes)", err)
+	}
 	if err := c.BudgetConfig().Validate(); err != nil {
-		return fmt.Errorf("%w (--bandwidth-bytes, --bandwidth-interval, --probe-budget)", err)
+		return fmt.Errorf("%w (--bandwidth-bytes, --bandwidth-interval, --probe-budget, --link-check-interval)", err)
 	}
 	if c.Topo != (probeplan.TopoConfig{}) {
 		if err := c.Topo.Validate(); err != nil {

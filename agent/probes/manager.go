@@ -88,6 +88,7 @@ type Manager struct {
 	testID    uint64
 	dutyDone  map[dutyKey]bool
 	pendingBW map[uint64]string // test id → peer
+	lc        linkChecks
 }
 
 type dutyKey struct {
@@ -108,6 +109,7 @@ func New(d Deps) *Manager {
 		d: d, cfg: d.Config.OrDefault(), log: d.Log, now: d.Now, row: newNetRow(),
 		smp: newSamples(d.PublishDynamic), wake: make(chan struct{}, 1),
 		procs: map[string]*probeProc{}, dutyDone: map[dutyKey]bool{}, pendingBW: map[uint64]string{},
+		lc: linkChecks{pending: map[uint64]string{}},
 	}
 }
 
@@ -120,6 +122,10 @@ func (m *Manager) Start(ctx context.Context) {
 		Key: m.d.Key, MaxBytes: m.cfg.BandwidthBytes, Timeout: m.cfg.BandwidthTimeout, Logger: m.log,
 		// The server received the forward half (in) and sent the reverse (out).
 		OnTest: func(from string, r probe.BandwidthResult) {
+			if r.Check { // a peer's link check: no test of the pair
+				m.smp.testBytes(r.Bytes, r.RevBytes)
+				return
+			}
 			m.row.addBW(from, r.At, dirReading{r.RevMbps(), r.RevCarried}, dirReading{r.Mbps(), r.Carried})
 			m.smp.testBytes(r.Bytes, r.RevBytes)
 		},
@@ -287,6 +293,10 @@ func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
 			m.row.addRTT(r.Peer, now, time.Duration(r.US)*time.Microsecond)
 		}
 	case child.TypeBW:
+		if msg.Check {
+			m.checked(msg, now)
+			return
+		}
 		m.mu.Lock()
 		peer, ok := m.pendingBW[msg.ID]
 		delete(m.pendingBW, msg.ID)

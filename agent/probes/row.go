@@ -92,6 +92,18 @@ func (r *netRow) addBW(peer string, at time.Time, out, in dirReading) {
 	r.dirty = true
 }
 
+// latest is the pair's latest test with peer each way, Mbit/s (0: that
+// way never tested).
+func (r *netRow) latest(peer string) (out, in float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.cells[peer]
+	if !ok {
+		return 0, 0
+	}
+	return c.out.bw, c.in.bw
+}
+
 // take returns the row as it is sent to the servers, and whether it changed since
 // the last take. Values are rounded (RTT to the microsecond, bandwidth to
 // 0.1 Mbit/s) so the encoding stays short. Peers gossip no longer knows

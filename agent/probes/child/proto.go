@@ -46,6 +46,10 @@ type Msg struct {
 	Carried    float64 `json:"carried,omitempty"`
 	RevCarried float64 `json:"rev_carried,omitempty"`
 	Err        string  `json:"err,omitempty"`
+	// Check asks for a link check (probe.BandwidthCheck) instead of a
+	// bandwidth test, each half within TimeoutMS when set; the bw result
+	// echoes it.
+	Check bool `json:"check,omitempty"`
 
 	// sample and rtt
 	Sample *probe.RawSample `json:"sample,omitempty"`

@@ -176,11 +176,18 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 				// and half the time: the test costs what a one-way test
 				// did, so the budget and the round length hold.
 				timeout := time.Duration(cfg.TimeoutMS) * time.Millisecond / 2
+				test := probe.BandwidthTestBoth
+				if m.Check {
+					test = probe.BandwidthCheck
+					if m.TimeoutMS > 0 {
+						timeout = time.Duration(m.TimeoutMS) * time.Millisecond
+					}
+				}
 				go func() {
 					defer busy.Store(false)
-					r, err := probe.BandwidthTestBoth(ctx, m.Addr, cfg.Key, cfg.Node, max(m.Bytes/2, 1), timeout, probeTLS, probe.InterfaceCounters)
+					r, err := test(ctx, m.Addr, cfg.Key, cfg.Node, max(m.Bytes/2, 1), timeout, probeTLS, probe.InterfaceCounters)
 					res := Msg{Type: TypeBW, ID: m.ID, Peer: m.Peer, Bytes: r.Bytes, NS: int64(r.Elapsed),
-						RevBytes: r.RevBytes, RevNS: int64(r.RevElapsed), Carried: r.Carried, RevCarried: r.RevCarried}
+						RevBytes: r.RevBytes, RevNS: int64(r.RevElapsed), Carried: r.Carried, RevCarried: r.RevCarried, Check: m.Check}
 					if err != nil {
 						res.Err = err.Error()
 					}
