@@ -157,6 +157,8 @@ var keys = []Key{
 	{"bandwidth-bytes", Size, func(a *Agent, v Value) error { return size(&a.Config.Probes.BandwidthBytes, v) }},
 	{"bandwidth-timeout", Duration, func(a *Agent, v Value) error { a.Config.Probes.BandwidthTimeout = v.Dur; return nil }},
 	{"probe-budget", Size, func(a *Agent, v Value) error { return size(&a.Config.Probes.Budget, v) }},
+	{"link-check-interval", Duration, func(a *Agent, v Value) error { a.Config.Probes.LinkCheck.Interval = v.Dur; return nil }},
+	{"link-check-bytes", Size, func(a *Agent, v Value) error { return size(&a.Config.Probes.LinkCheck.Bytes, v) }},
 	{"latency-peers", Int, func(a *Agent, v Value) error { a.Config.Probes.LatencyPeers = v.Int; return nil }},
 	{"topo-own-offsets", Int, func(a *Agent, v Value) error { a.Config.Probes.Topo.OwnOffsets = v.Int; return nil }},
 	{"topo-pair-tests", Int, func(a *Agent, v Value) error { a.Config.Probes.Topo.PairTests = v.Int; return nil }},

@@ -67,6 +67,12 @@ socket = "/run/shoal/shoal.sock"
 # bandwidth_bytes = "4MiB"
 # bandwidth_timeout = "5s"
 # probe_budget = "1GiB"
+# A short test of this node's own link to one quiet peer, this often and of
+# this size (both directions together), so that a link whose rate changed
+# has its pairs tested again within seconds instead of at the next bandwidth
+# cycle; 360 MiB an hour of probe_budget at these values ("0s": no checks).
+# link_check_interval = "10s"
+# link_check_bytes = "512KiB"
 # Peers the latency probe pings (its own switch's first; coordinates estimate the rest).
 # latency_peers = 16
 
