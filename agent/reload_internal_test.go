@@ -41,7 +41,7 @@ func TestReloadReachesTheLeader(t *testing.T) {
 
 	next := r
 	next.JobRetention, next.HistoryRetention = time.Hour, 48*time.Hour
-	next.BandwidthInterval, next.ProbeBudget = 30*time.Minute, 512<<20
+	next.BandwidthInterval, next.ProbeBudget = 30*time.Minute, 1<<20
 	next.Probes = probes.Tuning{LatencyInterval: 10 * time.Second, BandwidthBytes: 1 << 18, BandwidthTimeout: 2 * time.Second}
 	changed, err := a.Reload(next)
 	if err != nil {
@@ -49,13 +49,13 @@ func TestReloadReachesTheLeader(t *testing.T) {
 	}
 	want := []string{"bandwidth_bytes 4194304 -> 262144", "bandwidth_interval 5m0s -> 30m0s", "bandwidth_timeout 5s -> 2s",
 		"history_retention 720h0m0s -> 48h0m0s", "job_retention 24h0m0s -> 1h0m0s", "latency_interval 1m0s -> 10s",
-		"probe_budget 1073741824 -> 536870912"}
+		"probe_budget 1073741824 -> 1048576"}
 	if !slices.Equal(changed, want) {
 		t.Errorf("changed %q, want %q", changed, want)
 	}
 	got := config()
 	if got.JobRetention != time.Hour || got.HistoryRetention != 48*time.Hour || got.Probes.BandwidthInterval != 30*time.Minute ||
-		got.Probes.Budget.BytesPerHour != 512<<20 || got.Probes.Budget.CycleInterval != 30*time.Minute ||
+		got.Probes.Budget.BytesPerHour != 1<<20 || got.Probes.Budget.CycleInterval != 30*time.Minute ||
 		got.Probes.Budget.TestBytes != 1<<18 || got.Probes.RoundLen != 3*time.Second {
 		t.Errorf("leader config after the reload: %+v", got)
 	}

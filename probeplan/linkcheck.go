@@ -2,6 +2,7 @@ package probeplan
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -75,6 +76,38 @@ func (c LinkCheckConfig) BytesPerHour() uint64 {
 		return 0
 	}
 	return 2 * c.Bytes * uint64(time.Hour/c.Interval)
+}
+
+// FitTo is c as it runs under probe budget b (whose CheckBytesPerHour is
+// ignored): the checks take at most half of b's bytes per hour, and never
+// what the cycles need for one test per node per cycle, so a small budget
+// stretches their interval rather than refusing the configuration. Checks
+// stretched to a cycle or longer are off (Interval 0): the cycle itself
+// tests the link as often. No cap (BytesPerHour 0) leaves c as it is.
+func (c LinkCheckConfig) FitTo(b BudgetConfig) LinkCheckConfig {
+	if c.Interval <= 0 || b.BytesPerHour == 0 || c.Bytes == 0 {
+		return c
+	}
+	b.CheckBytesPerHour = 0
+	share := b.BytesPerHour / 2
+	if need := b.minBytesPerHour(); b.BytesPerHour < need+share {
+		share = b.BytesPerHour - min(need, b.BytesPerHour)
+	}
+	if c.BytesPerHour() <= share {
+		return c
+	}
+	if share == 0 {
+		c.Interval = 0
+		return c
+	}
+	// 2×Bytes an interval (its own checks and a peer's) within share an hour.
+	iv := time.Duration(math.Ceil(float64(2*c.Bytes) / float64(share) * float64(time.Hour)))
+	if b.CycleInterval > 0 && iv >= b.CycleInterval {
+		c.Interval = 0
+		return c
+	}
+	c.Interval = max(c.Interval, iv)
+	return c
 }
 
 // LinkCheck is one check of a node's link against one peer, next to the

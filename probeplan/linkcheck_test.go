@@ -137,3 +137,38 @@ func TestLinkCheck_budget(t *testing.T) {
 		t.Fatal("a check that is off costs nothing")
 	}
 }
+
+// TestLinkCheck_fitsTheBudget: the default checks (512 KiB every 10 s,
+// 360 MiB an hour) run as configured under the default 1 GiB budget;
+// under 400 MiB they stretch to half of it; under a budget the cycles
+// need all of (48 MiB for a 4 MiB test every 5 minutes), or one that
+// would stretch them past a cycle, they are off; with no cap they run.
+func TestLinkCheck_fitsTheBudget(t *testing.T) {
+	t.Parallel()
+	c := DefaultLinkCheckConfig()
+	b := DefaultBudgetConfig()
+	for _, tc := range []struct {
+		budget uint64
+		want   time.Duration
+	}{
+		{1 << 30, 10 * time.Second},
+		{0, 10 * time.Second},
+		{400 << 20, 18 * time.Second}, // 2 × 512 KiB within 200 MiB an hour: every 18 s
+		{48 << 20, 0},
+		{60 << 20, 0}, // 12 MiB left an hour: a check every 5 minutes, no more often than the cycle
+	} {
+		b.BytesPerHour = tc.budget
+		got := c.FitTo(b)
+		if got.Interval != tc.want {
+			t.Errorf("budget %d MiB/h: checks every %s, want %s", tc.budget>>20, got.Interval, tc.want)
+		}
+		if tc.budget > 0 && got.BytesPerHour() > tc.budget/2 {
+			t.Errorf("budget %d MiB/h: checks take %d MiB/h, more than half", tc.budget>>20, got.BytesPerHour()>>20)
+		}
+		b.CheckBytesPerHour = got.BytesPerHour()
+		if err := b.Validate(); err != nil {
+			t.Errorf("budget %d MiB/h with the fitted checks: %v", tc.budget>>20, err)
+		}
+		b.CheckBytesPerHour = 0
+	}
+}

@@ -108,7 +108,14 @@ func (c Config) WithTuning(t Tuning) Config {
 // BudgetConfig is the bandwidth schedule's view of these settings.
 func (c Config) BudgetConfig() probeplan.BudgetConfig {
 	return probeplan.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval,
-		CheckBytesPerHour: c.LinkCheck.BytesPerHour()}
+		CheckBytesPerHour: c.LinkChecks().BytesPerHour()}
+}
+
+// LinkChecks is the link check as it runs: LinkCheck fitted to the probe
+// budget (probeplan.LinkCheckConfig.FitTo), less often or off when the
+// budget is small.
+func (c Config) LinkChecks() probeplan.LinkCheckConfig {
+	return c.LinkCheck.FitTo(probeplan.BudgetConfig{BytesPerHour: c.Budget, TestBytes: c.BandwidthBytes, CycleInterval: c.BandwidthInterval})
 }
 
 // RoundLen is the time one round of bandwidth tests is given.

@@ -33,10 +33,14 @@ type linkChecks struct {
 	verdict probeplan.LinkVerdict
 }
 
-// RunLinkChecks checks this node's link every LinkCheck.Interval until
+// RunLinkChecks checks this node's link every LinkChecks().Interval until
 // ctx ends (checkLink); it returns at once when the check is off.
 func (m *Manager) RunLinkChecks(ctx context.Context) {
-	iv := m.cfg.LinkCheck.Interval
+	iv := m.cfg.LinkChecks().Interval
+	if want := m.cfg.LinkCheck.Interval; iv != want {
+		m.log.Warn("link checks run less often than configured: the probe budget leaves them no more (raise --probe-budget)",
+			"interval", iv, "configured", want, "probe_budget", m.cfg.Budget)
+	}
 	if iv <= 0 {
 		return
 	}
