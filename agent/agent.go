@@ -109,6 +109,9 @@ type Agent struct {
 	// leases are the nodes' lease renewals this server heard while it
 	// leads (leases.go).
 	leases leaseBook
+	// led is the raft term whose barrier this server passed as leader
+	// (readindex.go).
+	led ledTerm
 	// self is who the agent runs as; not root makes it single-user.
 	self agentIdentity
 

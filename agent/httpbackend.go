@@ -52,6 +52,8 @@ type httpBackend struct {
 	placements *placementLog
 	// renewLease records a node's lease renewal on the leader (leases.go).
 	renewLease func(ctx context.Context, node string, applied uint64, lease time.Duration) (uint64, error)
+	// led is the term whose barrier this server passed as leader (readindex.go).
+	led *ledTerm
 }
 
 // RenewLease records node's lease renewal; 409 on an agent that does not lead.

@@ -37,7 +37,7 @@ func (a *Agent) startHTTP() error {
 		Unhealthy: a.LogFault},
 		&httpBackend{gossip: a.gossip, srv: &a.srv, fsm: a.fsm, stateIndex: &a.stateIndex, now: a.clock, dataDir: a.cfg.DataDir, writeTimeout: a.cfg.WriteTimeout,
 			applier: a.applier, peers: a.peers, elastic: a.elastic, jobNode: a.jobNode, progress: a.progress, rows: a.rows, feed: a.feed,
-			modelWait: a.cfg.PlacementModelWait, placements: a.placements, renewLease: a.renewLocal})
+			modelWait: a.cfg.PlacementModelWait, placements: a.placements, renewLease: a.renewLocal, led: &a.led})
 	if err != nil {
 		return err
 	}

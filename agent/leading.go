@@ -61,6 +61,9 @@ type leading struct {
 	placements *placementLog
 	// leases are the nodes' lease renewals this leader answered (leases.go).
 	leases *leaseBook
+	// led is the term whose barrier this loop passed, for read indexes
+	// (readindex.go).
+	led *ledTerm
 
 	mu   sync.Mutex
 	book leader.Book
@@ -133,9 +136,13 @@ func (l *leading) loop(ctx context.Context) {
 // relaunch storm on a loaded machine, a long placement) must not starve
 // the others.
 func (l *leading) lead(ctx context.Context) {
+	term := l.raft.CurrentTerm()
 	if err := l.raft.Barrier(5 * time.Second).Error(); err != nil {
 		l.log.Warn("barrier after gaining leadership", "err", err)
 		return
+	}
+	if l.led != nil {
+		l.led.term.Store(term)
 	}
 	// Counted from after the barrier, later than the term's real start:
 	// the later the count starts, the surer a lost node's lease has lapsed.

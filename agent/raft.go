@@ -107,7 +107,7 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 	lead := &leading{log: a.log, raft: n.Raft, fsm: a.fsm, gossip: a.gossip, rows: a.rows.leaderRow, clock: a.clock,
 		config: leaderConfig(a.cfg, a.elastic, &a.live), apply: a.applier.applyLocal, observePlacement: observePlacement,
 		leaderCh: n.LeaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks), pilot: s.pilot,
-		name: a.cfg.Name, placements: a.placements, leases: &a.leases}
+		name: a.cfg.Name, placements: a.placements, leases: &a.leases, led: &a.led}
 	a.loops.run("leader", lead.loop)
 	a.log.Info("raft started: this agent is a server", "floor", floor)
 	return s, nil

@@ -9,6 +9,8 @@ import (
 // reflects, to pass as ?index= to wait for the next change. Reads of jobs
 // and history count in the raft index of the replicated state; reads of
 // nodes, members and probes in the agent's own count of gossip changes.
+// A committed write (a submit, a kill) sets it to the raft index it was
+// committed at, to pass as ?min_index= (MinIndexParam) to read it back.
 const IndexHeader = "X-Shoal-Index"
 
 // Bounds of a blocking read's ?wait=.

@@ -26,6 +26,10 @@ type SubmitRequest struct {
 // SubmitResponse is the answer to a submit.
 type SubmitResponse struct {
 	ID uint64 `json:"id"`
+	// Index is the raft index the job was committed at, from the answer's
+	// IndexHeader (not in the body): a read with ?min_index= of it finds
+	// the job through any agent. 0 from an agent that does not say.
+	Index uint64 `json:"-"`
 }
 
 // JobHost is one launch unit of a job.
@@ -215,7 +219,12 @@ type ExecRequest struct {
 // Submit creates a job.
 func (c *Client) Submit(ctx context.Context, r SubmitRequest) (SubmitResponse, error) {
 	var out SubmitResponse
-	return out, c.Do(ctx, http.MethodPost, "/v1/jobs", r, &out)
+	hdr, err := c.send(ctx, http.MethodPost, "/v1/jobs", r, &out)
+	if err != nil {
+		return out, err
+	}
+	out.Index, _ = strconv.ParseUint(hdr.Get(IndexHeader), 10, 64)
+	return out, nil
 }
 
 // Paging of GET /v1/jobs.

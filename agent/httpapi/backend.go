@@ -33,6 +33,14 @@ type Backend interface {
 	// the voters and applies everything committed (a consistent read).
 	IsLeader() bool
 	ConfirmLeader() error
+	// ReadIndex is the leader's read index (api.ReadIndex): the index of
+	// the state the leader had applied once a quorum confirmed that it
+	// still leads, so every write acknowledged before the call is at or
+	// below it. On the leader it is LocalReadIndex; elsewhere it asks the
+	// leader over the peer API. LocalReadIndex refuses (409) on an agent
+	// that does not lead.
+	ReadIndex(ctx context.Context) (uint64, error)
+	LocalReadIndex(ctx context.Context) (uint64, error)
 	// Apply commits a raftfsm command, forwarding it to the leader;
 	// ApplyLocal commits it here, on the leader.
 	Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error)

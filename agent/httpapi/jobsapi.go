@@ -103,6 +103,12 @@ func (s *Server) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []by
 		writeErr(w, code, res.Err)
 		return
 	}
+	// The write's index: a read through another agent passes it as
+	// ?min_index= and finds what was written, however far behind that
+	// agent's copy was.
+	if res.Index > 0 {
+		w.Header().Set(api.IndexHeader, strconv.FormatUint(res.Index, 10))
+	}
 	writeJSON(w, http.StatusOK, ok(res))
 }
 
@@ -139,6 +145,9 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	q, err := jobQuery(r)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !s.readFences(w, r) {
 		return
 	}
 	if !s.blockJobs(w, r, func(events.Event) bool { return true }) {
@@ -235,7 +244,10 @@ func (s *Server) jobFor(r *http.Request, j *raftfsm.Job) api.Job {
 const beginSkew = time.Minute
 
 // jobFromPath finds the job the {id} of the path names: a job ID, or
-// ARRAY_TASK (Slurm's 12_3) for a task of an array.
+// ARRAY_TASK (Slurm's 12_3) for a task of an array. An ID this agent's
+// copy of the state has not assigned yet may be a job the leader just
+// created: it is looked up again once the copy has caught up with the
+// leader's read index (fence), so "no job N" means there is none.
 func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.Job, bool) {
 	ref := r.PathValue("id")
 	id, tid, isTask, err := parseJobRef(ref)
@@ -243,21 +255,37 @@ func (s *Server) jobFromPath(w http.ResponseWriter, r *http.Request) (*raftfsm.J
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return nil, false
 	}
-	st := s.be.State()
-	j := st.Jobs[id]
-	if isTask {
-		j = nil
-		for _, o := range st.Jobs {
-			if o.ArrayJobID == id && o.ArrayTaskID == tid {
-				j = o
-			}
+	j, assigned := s.findJob(id, tid, isTask)
+	if j == nil && !assigned {
+		if err := s.fence(r.Context()); err != nil {
+			writeErr(w, http.StatusServiceUnavailable, fmt.Sprintf("cannot tell whether job %s exists: %v; ask another agent (shoal members lists them; --addr picks one)", ref, err))
+			return nil, false
 		}
+		j, _ = s.findJob(id, tid, isTask)
 	}
 	if j == nil {
 		writeErr(w, http.StatusNotFound, fmt.Sprintf("no job %s", ref))
 		return nil, false
 	}
 	return j, true
+}
+
+// findJob is the job id (or task tid of array id) in this agent's copy of
+// the state, nil when the copy has none; assigned says whether the copy
+// has handed out the ID already, so that a miss is final (the job ended
+// and was collected, or the task does not exist).
+func (s *Server) findJob(id uint64, tid int, isTask bool) (*raftfsm.Job, bool) {
+	st := s.be.State()
+	assigned := id < st.NextJobID
+	if !isTask {
+		return st.Jobs[id], assigned
+	}
+	for _, o := range st.Jobs {
+		if o.ArrayJobID == id && o.ArrayTaskID == tid {
+			return o, assigned
+		}
+	}
+	return nil, assigned
 }
 
 // parseJobRef reads a job reference: a job ID, or ARRAY_TASK.
@@ -276,6 +304,9 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	id, _, isTask, err := parseJobRef(r.PathValue("id"))
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !s.readFences(w, r) {
 		return
 	}
 	// One job's read waits for that job's events; a task named by its

@@ -125,6 +125,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET /v1/operator/raft/peers", s.handleRaftPeers)
 	s.route(mux, "POST /v1/operator/raft/remove-peer", s.handleRemovePeer)
 	s.route(mux, "GET /v1/leader", s.handleLeader)
+	s.route(mux, "GET /v1/read-index", s.handleReadIndex)
 	s.route(mux, "POST /v1/apply", s.handleApply)
 	s.route(mux, "GET /v1/state", s.vouched(s.handleState))
 	s.route(mux, "GET /v1/net", s.handleNet)

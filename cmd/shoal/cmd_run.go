@@ -44,7 +44,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return follow(c, cl, res.ID)
+			return follow(c, cl, res.ID, res.Index)
 		},
 	}
 }
@@ -64,10 +64,13 @@ const followWait = time.Minute
 const pollEvery = 200 * time.Millisecond
 
 // follow watches a job until it ends: progress on stderr, output streamed,
-// exit with the job's code. Each read of the job blocks on the agent
+// exit with the job's code. The first read asks for a state that holds
+// the submit (committed, its answer said, at index submitted): an agent
+// the client moved to after the submit, whose copy is behind, waits for
+// it rather than answering "no job". Each later read blocks on the agent
 // until the replicated state moves past the index of the last answer, so
 // a change is seen as soon as this agent applies it, not a poll later.
-func follow(c *cli.Context, cl *api.Client, id uint64) error {
+func follow(c *cli.Context, cl *api.Client, id, submitted uint64) error {
 	stderr := c.App.ErrWriter
 	fmt.Fprintf(stderr, "shoal: job %d submitted\n", id)
 	ctx, cancel := context.WithCancel(c.Context)
@@ -81,7 +84,14 @@ func follow(c *cli.Context, cl *api.Client, id uint64) error {
 	sentStdin := false
 	var index uint64
 	for {
-		j, next, err := cl.JobAfter(ctx, id, index, followWait)
+		var j api.Job
+		var next uint64
+		var err error
+		if index == 0 && submitted > 0 {
+			j, next, err = cl.JobAt(ctx, id, submitted)
+		} else {
+			j, next, err = cl.JobAfter(ctx, id, index, followWait)
+		}
 		if stopped.Load() {
 			return cli.Exit("", 130)
 		}
