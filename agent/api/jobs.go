@@ -248,6 +248,9 @@ type JobsQuery struct {
 	States []string // only jobs in one of these states
 	// PageSize is how many jobs each request asks for; 0 is JobsPageMax.
 	PageSize int
+	// Consistent reads from a state as new as the leader's when the
+	// listing began (ConsistentParam), not only the agent's own copy.
+	Consistent bool
 }
 
 // Jobs lists every job.
@@ -265,6 +268,9 @@ func (c *Client) JobsWhere(ctx context.Context, q JobsQuery) ([]Job, error) {
 		v.Set("state", strings.Join(q.States, ","))
 	}
 	v.Set("limit", strconv.Itoa(cmp.Or(q.PageSize, JobsPageMax)))
+	if q.Consistent {
+		v.Set(ConsistentParam, "1")
+	}
 	out := []Job{}
 	for {
 		var page []Job
@@ -278,6 +284,8 @@ func (c *Client) JobsWhere(ctx context.Context, q JobsQuery) ([]Job, error) {
 			return out, nil
 		}
 		v.Set("after", next)
+		// The next pages read a state at least as new as the first's.
+		v.Del(ConsistentParam)
 	}
 }
 
@@ -320,6 +328,13 @@ func (c *Client) SendStdin(ctx context.Context, id uint64, attempt int, r io.Rea
 func (c *Client) JobRef(ctx context.Context, ref string) (Job, error) {
 	var out Job
 	return out, c.Do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref), nil, &out)
+}
+
+// ConsistentJobRef is JobRef from a state as new as the leader's when
+// it was asked (ConsistentParam): a change another agent just made shows.
+func (c *Client) ConsistentJobRef(ctx context.Context, ref string) (Job, error) {
+	var out Job
+	return out, c.Do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref)+"?"+ConsistentParam+"=1", nil, &out)
 }
 
 // Kill kills a job on behalf of user.

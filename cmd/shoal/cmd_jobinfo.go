@@ -21,6 +21,12 @@ func fetchJob(c *cli.Context) (*api.Client, api.Job, error) {
 	return cl, j, err
 }
 
+// consistentFlag asks a read of jobs for the leader's state rather than
+// the agent's copy, which may be a moment behind.
+func consistentFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "consistent", Usage: "read as the leader sees it now: the agent first catches up with the leader (one round trip to it)"}
+}
+
 func jobsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "jobs",
@@ -38,7 +44,8 @@ Examples:
 		Flags: append(clientFlags(), jsonFlag(),
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "list again at every change, until interrupted"},
 			&cli.StringFlag{Name: "user", Usage: "only the jobs of user `NAME`"},
-			&cli.StringSliceFlag{Name: "state", Usage: "only jobs in `STATE` (queued, launching, running, done, failed, killed); repeat or separate by commas"}),
+			&cli.StringSliceFlag{Name: "state", Usage: "only jobs in `STATE` (queued, launching, running, done, failed, killed); repeat or separate by commas"},
+			consistentFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "jobs takes no arguments")
@@ -51,7 +58,7 @@ Examples:
 			for _, s := range c.StringSlice("state") {
 				states = append(states, strings.Split(s, ",")...)
 			}
-			q := api.JobsQuery{User: c.String("user"), States: states}
+			q := api.JobsQuery{User: c.String("user"), States: states, Consistent: c.Bool("consistent")}
 			if c.Bool("watch") {
 				return watchJobs(c, cl, q)
 			}
@@ -175,10 +182,17 @@ func jobCommand() *cli.Command {
 		Name:      "job",
 		Usage:     "show one job: spec, state, allocation, attempts, timings",
 		ArgsUsage: "ID",
-		Description: `Examples:
+		Description: `The agent answers from its copy of the cluster state. A job ID its copy has
+not seen yet (one just submitted through another agent) is looked up again
+once the copy has caught up with the leader, so "no job" means there is
+none; --consistent also waits for the leader's state for a job the copy
+holds, so a change made through another agent a moment ago shows.
+
+Examples:
   shoal job 12
-  shoal job 12 --json`,
-		Flags: append(clientFlags(), jsonFlag()),
+  shoal job 12 --json
+  shoal job 12 --consistent   # as the leader sees it now`,
+		Flags: append(clientFlags(), jsonFlag(), consistentFlag()),
 		Action: func(c *cli.Context) error {
 			_, j, err := fetchJob(c)
 			if err != nil {
@@ -420,7 +434,11 @@ func fetchRef(c *cli.Context) (*api.Client, api.Job, bool, error) {
 	if err != nil {
 		return nil, api.Job{}, false, err
 	}
-	j, err := cl.JobRef(c.Context, ref)
+	get := cl.JobRef
+	if c.Bool("consistent") {
+		get = cl.ConsistentJobRef
+	}
+	j, err := get(c.Context, ref)
 	if err != nil {
 		return nil, api.Job{}, false, apiError(err)
 	}
