@@ -43,6 +43,7 @@ func TestWireKeys(t *testing.T) {
 		"restore_response":  &api.RestoreResponse{},
 		"history_record":    &api.HistoryRecord{},
 		"event":             &api.Event{}, // each event of GET /v1/events
+		"read_index":        &api.ReadIndex{},
 	}
 	got := map[string][]string{}
 	for name, v := range bodies {
