@@ -20,6 +20,12 @@
 // (eventpump.go) derives from the same state with agent/events, which the
 // agent runs as one of its loops.
 //
+// Reads of jobs answer from the agent's own copy of the replicated state,
+// fenced where that copy could answer from the past (readfence.go): a
+// miss on a job ID the copy has not assigned, ?consistent and
+// ?min_index=N wait for the copy to reach the leader's read index (GET
+// /v1/read-index, Backend's ReadIndex) or N, within a bound.
+//
 // The handlers reach the rest of the agent only through Backend, which the
 // agent implements with an adapter over its components (gossip, raft, the
 // FSM, the node side of jobs):
