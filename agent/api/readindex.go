@@ -29,14 +29,14 @@ const (
 	ConsistentParam = "consistent"
 )
 
-// JobAt returns the job from a state that has applied index min (at once
+// JobAt returns the job from a state that has applied index (at once
 // for 0), with the index the answer reflects: after a write answered with
-// index min, a read of what it wrote, through any agent, finds it.
-func (c *Client) JobAt(ctx context.Context, id, min uint64) (Job, uint64, error) {
+// that index, a read of what it wrote, through any agent, finds it.
+func (c *Client) JobAt(ctx context.Context, id, index uint64) (Job, uint64, error) {
 	var out Job
 	path := fmt.Sprintf("/v1/jobs/%d", id)
-	if min > 0 {
-		path += fmt.Sprintf("?%s=%d", MinIndexParam, min)
+	if index > 0 {
+		path += fmt.Sprintf("?%s=%d", MinIndexParam, index)
 	}
 	hdr, err := c.doHeader(ctx, http.MethodGet, path, &out)
 	if err != nil {

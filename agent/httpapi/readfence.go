@@ -48,19 +48,19 @@ func (s *Server) handleReadIndex(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.ReadIndex{Index: idx})
 }
 
-// catchUp returns once this agent's state has applied index min, or an
+// catchUp returns once this agent's state has applied index, or an
 // error saying how far behind it is when ctx ends first.
-func (s *Server) catchUp(ctx context.Context, min uint64) error {
+func (s *Server) catchUp(ctx context.Context, index uint64) error {
 	for {
 		i, changed := s.be.StateWatch()
-		if i >= min {
+		if i >= index {
 			return nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			i, _ := s.be.StateWatch()
-			return fmt.Errorf("this agent's copy of the cluster state is at index %d, short of %d after %v", i, min, s.fenceBound())
+			return fmt.Errorf("this agent's copy of the cluster state is at index %d, short of %d after %v", i, index, s.fenceBound())
 		}
 	}
 }
@@ -94,13 +94,13 @@ func (s *Server) fence(ctx context.Context) error {
 func (s *Server) readFences(w http.ResponseWriter, r *http.Request) bool {
 	q := r.URL.Query()
 	if raw := q.Get(api.MinIndexParam); raw != "" {
-		min, err := strconv.ParseUint(raw, 10, 64)
+		want, err := strconv.ParseUint(raw, 10, 64)
 		if err != nil {
 			writeErr(w, http.StatusBadRequest, fmt.Sprintf("%s=%q is not an index: pass the %s header of a write's answer", api.MinIndexParam, raw, api.IndexHeader))
 			return false
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.fenceBound())
-		err = s.catchUp(ctx, min)
+		err = s.catchUp(ctx, want)
 		cancel()
 		if err != nil {
 			writeBehind(w, err)
