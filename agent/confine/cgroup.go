@@ -19,6 +19,10 @@ type Limits struct {
 	// Pids is the largest number of processes and threads, 0 or at least
 	// MinPids.
 	Pids int64
+	// DenyDevices are the character devices the attempt's processes may
+	// not open, read, write or make: the node's GPUs other than its own
+	// (DenyOthers). Needs Support.Devices.
+	DenyDevices []Device
 }
 
 // MinPids is the smallest process limit: the job helper is a Go program
@@ -106,6 +110,9 @@ func (m *Manager) New(name string, l Limits) (*Cgroup, error) {
 	}
 	if l.Pids > 0 && !m.sup.has("pids") {
 		return nil, fmt.Errorf("process limit: %w: this node's cgroups have no pids controller", ErrNoController)
+	}
+	if len(l.DenyDevices) > 0 && !m.sup.Devices {
+		return nil, fmt.Errorf("device rules: %w: %s", ErrNoController, m.sup.DevicesOff)
 	}
 	var g group
 	var err error

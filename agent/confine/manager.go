@@ -38,6 +38,11 @@ type Support struct {
 	// (v1 memsw, v2 memory.swap.max); without it the limit sets
 	// memory.swappiness to 0 (v1) or leaves swap alone (v2).
 	Swap bool
+	// Devices is true when an attempt's cgroup can deny it devices
+	// (Limits.DenyDevices): the devices controller on v1, a
+	// BPF_CGROUP_DEVICE program on v2. DevicesOff says why not.
+	Devices    bool
+	DevicesOff string
 }
 
 func (s Support) String() string {
@@ -49,7 +54,11 @@ func (s Support) String() string {
 	if ctrls == "" {
 		ctrls = "no controllers"
 	}
-	return fmt.Sprintf("%s (%s; %s) under %s", s.Version, ctrls, swap, s.Parent)
+	devs := "device rules"
+	if !s.Devices {
+		devs = "no device rules"
+	}
+	return fmt.Sprintf("%s (%s; %s; %s) under %s", s.Version, ctrls, swap, devs, s.Parent)
 }
 
 // has says whether attempts' cgroups get a controller.

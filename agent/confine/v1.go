@@ -32,6 +32,9 @@ func openV1(cfg Config) (*Manager, error) {
 		cgroup1.NewCpuacct(mountRoot),
 		cgroup1.NewPids(mountRoot),
 		cgroup1.NewFreezer(mountRoot),
+		// Used where mounted: device rules are written only for an
+		// attempt that has some, and a new cgroup inherits its parent's.
+		cgroup1.NewDevices(mountRoot),
 	}
 	var subs []cgroup1.Subsystem
 	var have []string
@@ -42,6 +45,10 @@ func openV1(cfg Config) (*Manager, error) {
 		}
 	}
 	sup := Support{Version: V1, Controllers: have}
+	sup.Devices = sup.has("devices")
+	if !sup.Devices {
+		sup.DevicesOff = "cgroup v1: no devices hierarchy is mounted at " + mountRoot + "/devices"
+	}
 	for _, n := range v1Need {
 		if !sup.has(n) {
 			return nil, fmt.Errorf("cgroup v1: no %s hierarchy is mounted at %s/%s (confining needs %v)", n, mountRoot, n, v1Need)
@@ -138,6 +145,12 @@ func (v *v1Manager) create(sup Support, cfg Config, name string, l Limits) (*v1G
 	if l.Pids > 0 {
 		n := l.Pids
 		res.Pids = &specs.LinuxPids{Limit: &n}
+	}
+	if len(l.DenyDevices) > 0 {
+		// Below a parent that allows every device (a new cgroup's
+		// default is its parent's), each line of devices.deny takes one
+		// device away.
+		res.Devices = denyRules(l.DenyDevices)
 	}
 	cg, err := cgroup1.New(p, res, cgroup1.WithHierarchy(v.hier))
 	if err != nil {

@@ -106,6 +106,7 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 		return nil, busy(err, group)
 	}
 	_, serr := os.Stat(filepath.Join(mount, group, "probe", "memory.swap.max"))
+	devErr := probeDevices(probe)
 	if err := probe.Delete(); err != nil {
 		return nil, fmt.Errorf("cgroup v2: remove %s/probe: %w", group, err)
 	}
@@ -114,7 +115,10 @@ func openV2(cfg Config, mount string, need []string) (*Manager, error) {
 			return nil, why(fmt.Errorf("cgroup v2: %w", err))
 		}
 	}
-	sup := Support{Version: V2, Parent: group, Controllers: ctrls, Swap: serr == nil}
+	sup := Support{Version: V2, Parent: group, Controllers: ctrls, Swap: serr == nil, Devices: devErr == nil}
+	if devErr != nil {
+		sup.DevicesOff = "cgroup v2: cannot attach a BPF_CGROUP_DEVICE program: " + devErr.Error()
+	}
 	return &Manager{cfg: cfg, sup: sup, v2: &v2Manager{mount: mount, parent: parent, group: group, ctrls: ctrls}}, nil
 }
 
@@ -176,6 +180,14 @@ func enable(ctrls []string) *cgroup2.Resources {
 	return r
 }
 
+// probeDevices attaches to cg the device program an attempt gets, one
+// that denies nothing: cgroup v2 has no device controller to look for,
+// only the kernel's BPF support (CONFIG_CGROUP_BPF) and the right to load
+// programs. The program goes with the cgroup.
+func probeDevices(cg *cgroup2.Manager) error {
+	return cg.Update(&cgroup2.Resources{Devices: filterRules(nil)})
+}
+
 func (v *v2Manager) create(sup Support, cfg Config, name string, l Limits) (*v2Group, error) {
 	dir := filepath.Join(v.mount, v.group, name)
 	if _, err := os.Lstat(dir); err == nil {
@@ -202,6 +214,17 @@ func (v *v2Manager) create(sup Support, cfg Config, name string, l Limits) (*v2G
 	cg, err := v.parent.NewChild(name, res)
 	if err != nil {
 		return nil, why(err)
+	}
+	if len(l.DenyDevices) > 0 {
+		// A BPF_CGROUP_DEVICE program attached to the attempt's cgroup
+		// before any process joins it (github.com/containerd/cgroups/v3
+		// builds and attaches it with github.com/cilium/ebpf); the
+		// kernel runs it, and those of the cgroups above, on every open
+		// of a device node.
+		if err := cg.Update(&cgroup2.Resources{Devices: filterRules(l.DenyDevices)}); err != nil {
+			_ = cg.Delete() // empty: nothing joined it yet
+			return nil, why(fmt.Errorf("attach the device rules: %w", err))
+		}
 	}
 	return newV2Group(dir, cg), nil
 }

@@ -1,0 +1,125 @@
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestDenyOthers(t *testing.T) {
+	t.Parallel()
+	nv := func(minor uint32) Device { return Device{NvidiaMajor, minor} }
+	four := []Device{nv(0), nv(1), nv(2), nv(3)}
+	for _, tc := range []struct {
+		name string
+		gpus []Device
+		own  []int
+		want []Device
+	}{
+		{"no GPUs", nil, []int{0}, nil},
+		{"holds one of two", four[:2], []int{0}, []Device{nv(1)}},
+		{"holds the other", four[:2], []int{1}, []Device{nv(0)}},
+		{"holds none: denied all", four, nil, four},
+		{"holds all: denied none", four, []int{3, 1, 0, 2}, nil},
+		{"holds two of four", four, []int{1, 3}, []Device{nv(0), nv(2)}},
+		{"an index past the inventory is ignored", four[:2], []int{0, 7}, []Device{nv(1)}},
+		{"minors other than the index", []Device{nv(4), nv(2)}, []int{1}, []Device{nv(4)}},
+		{"DRM render nodes", []Device{{DRMMajor, 128}, {DRMMajor, 129}}, []int{1}, []Device{{DRMMajor, 128}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := DenyOthers(tc.gpus, tc.own); !slices.Equal(got, tc.want) {
+				t.Errorf("DenyOthers(%v, %v) = %v, want %v", tc.gpus, tc.own, got, tc.want)
+			}
+		})
+	}
+}
+
+// mknodGPUs makes character device nodes name → major:minor in dir: GPUs
+// with no driver behind them, which is what this machine can give.
+func mknodGPUs(t *testing.T, dir string, nodes map[string]Device) {
+	t.Helper()
+	for name, d := range nodes {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(d.Major, d.Minor))); err != nil {
+			t.Skipf("make a fake GPU device node: %v", err)
+		}
+	}
+}
+
+func TestGPUDevicesReadsTheNodesInTheirOrder(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	nv := t.TempDir()
+	// nvidia10 after nvidia2: by number, not by name; nvidiactl is not a GPU.
+	mknodGPUs(t, nv, map[string]Device{"nvidia0": {195, 0}, "nvidia2": {195, 7}, "nvidia10": {195, 10},
+		"nvidiactl": {195, 255}, "dri/renderD128": {226, 128}})
+	if err := os.WriteFile(filepath.Join(nv, "nvidia-uvm"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := GPUDevices(nv)
+	if want := []Device{{195, 0}, {195, 7}, {195, 10}}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("GPUDevices with NVIDIA nodes = %v, %v; want %v", got, err, want)
+	}
+	drm := t.TempDir()
+	mknodGPUs(t, drm, map[string]Device{"dri/renderD129": {226, 129}, "dri/renderD128": {226, 128}, "dri/card0": {226, 0}})
+	got, err = GPUDevices(drm)
+	if want := []Device{{226, 128}, {226, 129}}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("GPUDevices with DRM render nodes = %v, %v; want %v", got, err, want)
+	}
+	if got, err := GPUDevices(t.TempDir()); err != nil || got != nil {
+		t.Errorf("GPUDevices of a node without GPUs = %v, %v; want none", got, err)
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "nvidia0"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GPUDevices(bad); err == nil || !strings.Contains(err.Error(), "not a character device") {
+		t.Errorf("GPUDevices with a regular file nvidia0: %v, want it refused", err)
+	}
+}
+
+// TestDeviceRulesDenyOtherGPUs runs a process in an attempt's cgroup that
+// denies one of two fake GPUs and has it open both. The nodes have no
+// driver, so an open the cgroup lets through fails in the driver lookup
+// (ENXIO), and one it denies fails before that (EPERM): the kernel checks
+// the device rules first.
+func TestDeviceRulesDenyOtherGPUs(t *testing.T) {
+	t.Parallel()
+	eachHierarchy(t, func(t *testing.T, m *Manager) {
+		if !m.Support().Devices {
+			t.Skip(m.Support().DevicesOff)
+		}
+		dir := t.TempDir()
+		mknodGPUs(t, dir, map[string]Device{"nvidia0": {195, 0}, "nvidia1": {195, 1}})
+		gpus, err := GPUDevices(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := `for g in nvidia0 nvidia1; do echo "$g $( (: < ` + dir + `/$g) 2>&1 )"; done`
+		for own, want := range map[int][2]string{0: {"No such device or address", "Operation not permitted"},
+			1: {"Operation not permitted", "No such device or address"}} {
+			cg := newCgroup(t, m, "job-20-"+string(rune('0'+own)), Limits{DenyDevices: DenyOthers(gpus, []int{own})})
+			j := startJob(t, cg, open)
+			for i, w := range want {
+				if got := j.line(t); !strings.HasPrefix(got, "nvidia") || !strings.HasSuffix(got, w) {
+					t.Errorf("%s: a job holding GPU %d opened GPU %d: %q, want %q", m.Support().Version, own, i, got, w)
+				}
+			}
+		}
+		// Outside any attempt's cgroup both nodes reach the (absent) driver.
+		j := startJob(t, nil, open)
+		for i := 0; i < 2; i++ {
+			if got := j.line(t); !strings.HasSuffix(got, "No such device or address") {
+				t.Errorf("outside the cgroups: %q, want no such device", got)
+			}
+		}
+	})
+}
