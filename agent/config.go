@@ -189,6 +189,10 @@ type TestingHooks struct {
 	// an allocation raft refuses (a host with no processes), as a
 	// placement that disagrees with raft's validation would.
 	RefusePlacement func(j *raftfsm.Job) bool
+	// GPUDevDir is read for the GPUs' device nodes instead of /dev: a
+	// directory of fake ones (made with mknod, no driver behind them) on a
+	// machine without GPUs.
+	GPUDevDir string
 }
 
 // RaftTimings are hashicorp/raft's timeouts, tuned for a LAN: a leader

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"cmp"
+	"fmt"
 	"strings"
 
 	"github.com/shoal-hpc/shoal/agent/confine"
@@ -27,6 +29,38 @@ func (a *Agent) openCgroups() {
 	}
 	a.cgroups = m
 	a.log.Info("jobs confined in cgroups", "cgroups", m.Support().String())
+}
+
+// gpuDevices are the device numbers of the node's gpus GPUs by index,
+// which each attempt's cgroup denies but for its own; nil, with one line
+// in the log saying why, where GPUs are bound by environment variables
+// only: no cgroups, a hierarchy that cannot deny devices, or a /dev whose
+// GPU nodes do not match the inventory (denying by a wrong map would take
+// a job's own GPU away).
+func (a *Agent) gpuDevices(gpus int) []confine.Device {
+	if gpus == 0 {
+		return nil
+	}
+	const unbound = "GPUs bound by environment variables only, not by cgroup device rules: "
+	switch {
+	case a.cgroups == nil:
+		a.log.Warn(unbound + "jobs run unconfined here")
+		return nil
+	case !a.cgroups.Support().Devices:
+		a.log.Warn(unbound + a.cgroups.Support().DevicesOff)
+		return nil
+	}
+	dir := cmp.Or(a.cfg.Testing.GPUDevDir, "/dev")
+	devs, err := confine.GPUDevices(dir)
+	if err == nil && len(devs) != gpus {
+		err = fmt.Errorf("%s has %d GPU device nodes %v, the inventory %d GPUs", dir, len(devs), devs, gpus)
+	}
+	if err != nil {
+		a.log.Warn(unbound + err.Error())
+		return nil
+	}
+	a.log.Info("GPUs bound by cgroup device rules", "devices", fmt.Sprint(devs))
+	return devs
 }
 
 // gossipStatic adds to a node's static state whether it confines its jobs.

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/testcluster"
+	"golang.org/x/sys/unix"
 )
 
 // TestGPUsAreBoundPerJob: on a node with two GPUs, two jobs of one GPU
@@ -80,6 +83,111 @@ func TestGPUsAreBoundPerJob(t *testing.T) {
 	}
 	if a := j.Attempts[len(j.Attempts)-1]; len(a.GPUs) != 1 || len(a.GPUs[0].Indices) != 1 {
 		t.Errorf("job %d's attempt lists GPUs %+v, want one node holding one", ids[0], a.GPUs)
+	}
+	for _, id := range ids {
+		testcluster.WaitFor(t, time.Minute, "job "+strconv.FormatUint(id, 10)+" to end", func() bool {
+			j, err := c.Client(0).Job(context.Background(), id)
+			return err == nil && j.State == "done"
+		})
+	}
+}
+
+// deviceRulesOrSkip skips a test on a machine whose cgroups cannot deny
+// devices to a job: not root, or neither the v1 devices controller nor
+// BPF device programs on v2.
+func deviceRulesOrSkip(t *testing.T) {
+	t.Helper()
+	needRootCgroups(t)
+	cfg := confine.DefaultConfig()
+	cfg.Parent = fmt.Sprintf("shoal-devcheck-%d", os.Getpid())
+	m, err := confine.Open(cfg)
+	if err != nil {
+		t.Skip("jobs cannot be confined here: " + err.Error())
+	}
+	sup := m.Support()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !sup.Devices {
+		t.Skip(sup.DevicesOff)
+	}
+}
+
+// TestGPUDeviceRulesKeepJobsOffOtherGPUs: on a node with two GPUs, a job
+// bound to one cannot open the other's device node, whatever its
+// environment says. The GPUs are a fake at the boundary this machine
+// cannot give: the inventory declares two, and the device nodes are
+// real character devices 195:0 and 195:1 made with mknod, with no driver
+// behind them. An open the job's cgroup allows reaches the driver lookup
+// and fails with ENXIO; one it denies fails before that with EPERM.
+func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
+	t.Parallel()
+	deviceRulesOrSkip(t)
+	devDir := t.TempDir()
+	for i := 0; i < 2; i++ {
+		if err := unix.Mknod(filepath.Join(devDir, "nvidia"+strconv.Itoa(i)), unix.S_IFCHR|0o666, int(unix.Mkdev(confine.NvidiaMajor, uint32(i)))); err != nil {
+			t.Skipf("make a fake GPU device node: %v", err)
+		}
+	}
+	c := jobCluster(t, 1, func(_ int, cfg *agent.Config) {
+		st := testcluster.DefaultStatic(cfg.Name)
+		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, mknod'd nodes, no driver", Count: 2})
+		cfg.Static = st
+		cfg.Testing.GPUDevDir = devDir
+	})
+	dir := t.TempDir()
+	// Each job writes which GPU it holds and what opening each node gave,
+	// then stays until released, so that both hold their GPU at once.
+	script := `{ echo "$CUDA_VISIBLE_DEVICES"; for g in 0 1; do echo "$( (: < ` + devDir + `/nvidia$g) 2>&1 )"; done; } > "out.$SHOAL_JOB_ID.tmp"; ` +
+		`mv "out.$SHOAL_JOB_ID.tmp" "out.$SHOAL_JOB_ID"; while [ ! -e release ]; do sleep 0.05; done`
+	var ids []uint64
+	for _, req := range []string{"gpu-dev-a", "gpu-dev-b"} {
+		spec := api.JobSpec{Cmd: []string{"/bin/sh", "-c", script}, NP: 1, MPI: "none", Workdir: dir, Force: true,
+			PEs: []api.PENeed{{Kind: "gpu", PerProc: 1}}}
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: req, Owner: "root", Spec: spec})
+		if err != nil {
+			t.Fatalf("submit %s: %v", req, err)
+		}
+		ids = append(ids, res.ID)
+	}
+	seen := map[uint64][]string{}
+	testcluster.WaitFor(t, 2*time.Minute, "both jobs to say what they could open", func() bool {
+		for _, id := range ids {
+			b, err := os.ReadFile(filepath.Join(dir, "out."+strconv.FormatUint(id, 10)))
+			if err != nil {
+				return false
+			}
+			seen[id] = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		}
+		return true
+	}, func() string { return fmt.Sprint("seen so far: ", seen) })
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const reached, refused = "No such device or address", "Operation not permitted"
+	held := map[string]bool{}
+	for _, id := range ids {
+		lines := seen[id]
+		if len(lines) != 3 {
+			t.Fatalf("job %d wrote %q, want its GPU and two opens", id, lines)
+		}
+		own, err := strconv.Atoi(lines[0])
+		if err != nil || own < 0 || own > 1 {
+			t.Fatalf("job %d holds CUDA_VISIBLE_DEVICES=%q, want GPU 0 or 1", id, lines[0])
+		}
+		held[lines[0]] = true
+		for g := 0; g < 2; g++ {
+			want := refused
+			if g == own {
+				want = reached
+			}
+			if !strings.HasSuffix(lines[1+g], want) {
+				t.Errorf("job %d holding GPU %d opened GPU %d's node: %q, want %q", id, own, g, lines[1+g], want)
+			}
+		}
+	}
+	if len(held) != 2 {
+		t.Errorf("the two jobs hold GPUs %v, want one each", held)
 	}
 	for _, id := range ids {
 		testcluster.WaitFor(t, time.Minute, "job "+strconv.FormatUint(id, 10)+" to end", func() bool {

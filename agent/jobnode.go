@@ -19,7 +19,8 @@ func (a *Agent) newJobNode() (*jobrun.Node, error) {
 		LocalAddr: "https://" + loopbackOr(a.cfg.BindAddr) + ":" + strconv.Itoa(a.HTTPPort()),
 		Socket:    a.SocketPath(), CAFile: caFile(a.cfg.DataDir), CACerts: a.tls.caCerts(),
 		JobLimits: a.cfg.JobLimits, NeverAck: a.cfg.Testing.NeverAck, GPUs: gpuCount(a.static.PEs),
-		Cgroups: a.cgroups, CgroupsOff: a.cgroupsOff, Lease: a.cfg.Fence.Lease,
+		GPUDevices: a.gpuDevices(gpuCount(a.static.PEs)),
+		Cgroups:    a.cgroups, CgroupsOff: a.cgroupsOff, Lease: a.cfg.Fence.Lease,
 	}, jobrun.Deps{
 		Log: a.log, Now: time.Now, State: a.fsm, Applied: a.appliedJobs, Propose: a.batcher.Apply,
 		HTTPAddrOf: a.peers.addrOf, PeerClient: a.peers.client, StreamClient: a.peers.stream,

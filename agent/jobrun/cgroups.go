@@ -75,19 +75,24 @@ func (n *Node) refuseUnconfined(j *raftfsm.Job) error {
 }
 
 // limitsOn are the cgroup limits of job j's attempt on this node: its
-// memory (--mem, or --mem-per-rank × its ranks here) and a CPU quota of
-// --cpus-per-rank × its ranks here.
+// memory (--mem, or --mem-per-rank × its ranks here), a CPU quota of
+// --cpus-per-rank × its ranks here, and the node's GPUs it does not hold
+// denied, so that CUDA_VISIBLE_DEVICES is not the only thing keeping it
+// off another job's GPU.
 func (n *Node) limitsOn(j *raftfsm.Job) confine.Limits {
 	procs := 0
+	var gpus []int
 	if a := j.Current(); a != nil {
 		for _, h := range a.Hosts {
 			if h.Node == n.cfg.Name {
 				procs = h.Procs
 			}
 		}
+		gpus = a.GPUsOn(n.cfg.Name)
 	}
 	procs = max(procs, 1) // a head without ranks still runs the launcher
-	return confine.Limits{MemoryBytes: j.Spec.MemOn(procs), CPUs: float64(j.Spec.CPUs() * procs)}
+	return confine.Limits{MemoryBytes: j.Spec.MemOn(procs), CPUs: float64(j.Spec.CPUs() * procs),
+		DenyDevices: confine.DenyOthers(n.cfg.GPUDevices, gpus)}
 }
 
 // cgroupDirs gets or makes the cgroup of attempt k of job j and returns the

@@ -50,6 +50,12 @@ type Config struct {
 	// GPUs is how many GPUs the node has (its inventory's gpu PEs), which
 	// it binds to the attempts that ask for them (gpus.go); 0 binds none.
 	GPUs int
+	// GPUDevices are the node's GPU device numbers by index
+	// (confine.GPUDevices, as many as GPUs): an attempt's cgroup denies
+	// those it does not hold. nil leaves every device open to every job,
+	// bound by its environment only (no devices controller or BPF device
+	// programs, or a /dev that does not match the inventory).
+	GPUDevices []confine.Device
 	// NeverAck makes the node never acknowledge co-allocations, as a node
 	// whose agent hangs would (a fault injection for tests).
 	NeverAck bool
