@@ -15,7 +15,7 @@ DEV      := $(BIN)/shoal-dev
 DEMO_ABS := $(abspath $(DEMO_DIR))
 DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_ABS)/token
 
-.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster bench-smoke lint leader-pure core-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm clean
+.PHONY: ui-screenshots ui-bench all build deps test test-short demo demo-stop bench bench-cluster bench-smoke lint leader-pure core-pure fuzz e2e experiment bench-peers deb deb-check deb-check-clean compat-trixie systemd-vm gpu-check clean
 
 all: build
 
@@ -248,6 +248,14 @@ SYSTEMDVM_PKGS := linux-image-amd64 systemd-sysv udev procps util-linux kmod ipr
 systemd-vm: deb
 	DEBROOT_SUITE=trixie DEBROOT_PACKAGES="$(SYSTEMDVM_PKGS)" bash packaging/debroot.sh $(SYSTEMDVM_ROOT)
 	bash packaging/systemdvm.sh $(SYSTEMDVM_ROOT) $(BIN)/shoal_*.deb
+
+# GPU binding on a real NVIDIA host with two GPUs or more: one agent, two
+# --pe gpu:1 jobs at once, each handed one GPU and not the other's
+# (CUDA_VISIBLE_DEVICES, nvidia-smi -L, which /dev/nvidiaN it can open
+# under the cgroup device rules). Prints "no GPU here: skipped" and exits 0
+# elsewhere; not part of make test or CI.
+gpu-check: build
+	bash packaging/gpucheck.sh $(SHOAL) $(DEV)
 
 clean: demo-stop
 	rm -rf $(BIN) $(DEMO_DIR)

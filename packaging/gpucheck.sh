@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# gpucheck.sh SHOAL SHOAL_DEV: checks GPU binding on a real NVIDIA GPU host.
+# One agent on loopback (ports from GPUCHECK_PORT, default 17990), two
+# `--pe gpu:1 --mpi none` jobs that hold their GPU at once and print
+# CUDA_VISIBLE_DEVICES, `nvidia-smi -L` and which /dev/nvidiaN they can
+# open. Each must be handed one GPU, not the other's; where the agent
+# applies cgroup device rules (its log says so at start) each must open
+# its own device node only. A machine without an NVIDIA GPU prints
+# "no GPU here: skipped" and exits 0. Needs root (the agent confines jobs
+# in cgroups); the agent and its data stop and go at the end, on failure too.
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: gpucheck.sh SHOAL SHOAL_DEV (got $# arguments)" >&2; exit 2; }
+shoal=$(readlink -f "$1")
+dev=$(readlink -f "$2")
+[ -x "$shoal" ] && [ -x "$dev" ] || { echo "gpucheck: no $1 or $2: run 'make build' first" >&2; exit 2; }
+gpus=0
+if command -v nvidia-smi >/dev/null; then
+	gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+fi
+if [ "$gpus" -eq 0 ]; then
+	echo "no GPU here: skipped"
+	exit 0
+fi
+if [ "$gpus" -lt 2 ]; then
+	echo "one GPU here: two jobs cannot hold one each: skipped"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "gpucheck: needs root: the agent binds GPUs through the jobs' cgroups" >&2
+	exit 2
+fi
+echo "gpucheck: $gpus NVIDIA GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
+base=${GPUCHECK_PORT:-17990}
+dir=$(mktemp -d /tmp/shoal-gpucheck.XXXXXX)
+cleanup() {
+	"$dev" down -dir "$dir/cluster" >/dev/null 2>&1 || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+"$dev" up -n 1 -dir "$dir/cluster" -bin "$shoal" -base-port "$base"
+export SHOAL_ADDR=https://127.0.0.1:$((base + 2)) SHOAL_TOKEN_FILE=$dir/cluster/token
+failed=0
+ok() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; failed=1; }
+
+# Each job prints what it was given, then waits for the other to have
+# printed too (both hold their GPU at once), up to a minute.
+cat >"$dir/job.sh" <<'JOB'
+#!/bin/sh
+echo "cuda_visible_devices=$CUDA_VISIBLE_DEVICES"
+nvidia-smi -L 2>&1 | sed 's/^/nvidia-smi: /'
+for d in /dev/nvidia[0-9]*; do
+	[ -e "$d" ] || continue
+	if (: <"$d") 2>/dev/null; then echo "opens $d"; else echo "refused $d"; fi
+done
+touch "ready.$SHOAL_JOB_ID"
+for _ in $(seq 600); do
+	[ "$(ls ready.* | wc -l)" -ge 2 ] && exit 0
+	sleep 0.1 # the other job's file: no event to wait on from a shell
+done
+echo "the other job never ran beside this one"
+exit 1
+JOB
+chmod 755 "$dir/job.sh"
+ids=()
+for _ in 1 2; do
+	ids+=("$("$shoal" submit -n 1 --pe gpu:1 --mpi none --force --workdir "$dir" -- "$dir/job.sh")")
+done
+declare -A out
+for id in "${ids[@]}"; do
+	state=
+	for _ in $(seq 180); do
+		state=$("$shoal" job --json "$id" | grep -o '"state": "[a-z]*"' | head -1 | cut -d'"' -f4)
+		case $state in done | failed | killed) break ;; esac
+		sleep 1 # polling a job from a shell script: no event to wait on
+	done
+	out[$id]=$("$shoal" logs "$id" 2>&1 || true)
+	echo "job $id ($state):"
+	sed 's/^/     /' <<<"${out[$id]}"
+	[ "$state" = done ] && ok "job $id ran beside the other and ended done" || fail "job $id ended $state"
+done
+a=${out[${ids[0]}]}
+b=${out[${ids[1]}]}
+va=$(sed -n 's/^cuda_visible_devices=//p' <<<"$a")
+vb=$(sed -n 's/^cuda_visible_devices=//p' <<<"$b")
+if [[ $va =~ ^[0-9]+$ && $vb =~ ^[0-9]+$ && $va != "$vb" ]]; then
+	ok "CUDA_VISIBLE_DEVICES: $va and $vb, one GPU each"
+else
+	fail "CUDA_VISIBLE_DEVICES: '$va' and '$vb', want one distinct index each"
+fi
+oa=$(grep '^opens /dev/nvidia' <<<"$a" || true)
+ob=$(grep '^opens /dev/nvidia' <<<"$b" || true)
+if grep -qs "GPUs bound by cgroup device rules" "$dir"/cluster/*.log; then
+	if [ -n "$oa" ] && [ -n "$ob" ] && [ "$(wc -l <<<"$oa")" = 1 ] && [ "$(wc -l <<<"$ob")" = 1 ] && [ "$oa" != "$ob" ]; then
+		ok "device rules: the jobs open ${oa#opens } and ${ob#opens } only"
+	else
+		fail "device rules: the jobs open [$oa] and [$ob], want one distinct device node each"
+	fi
+else
+	echo "note: the agent binds GPUs by environment only here ($(grep -hs 'GPUs bound by environment' "$dir"/cluster/*.log | sed 's/.*msg="\([^"]*\)".*/\1/' | head -1)): device nodes not checked"
+fi
+la=$(grep -c '^nvidia-smi: GPU ' <<<"$a" || true)
+lb=$(grep -c '^nvidia-smi: GPU ' <<<"$b" || true)
+echo "note: nvidia-smi -L lists $la and $lb GPUs in the two jobs (NVML reads no CUDA_VISIBLE_DEVICES; under device rules it cannot open the others)"
+exit $failed
