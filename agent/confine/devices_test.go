@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,4 +123,15 @@ func TestDeviceRulesDenyOtherGPUs(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A node whose cgroups cannot deny devices refuses device rules with the
+// reason, before it makes anything.
+func TestDeviceRulesNeedTheHierarchy(t *testing.T) {
+	t.Parallel()
+	m := &Manager{cfg: DefaultConfig(), sup: Support{Version: V2, DevicesOff: "cgroup v2: cannot attach a BPF_CGROUP_DEVICE program: operation not permitted"}}
+	_, err := m.New("job-1-0", Limits{DenyDevices: []Device{{NvidiaMajor, 1}}})
+	if !errors.Is(err, ErrNoController) || !strings.Contains(err.Error(), "BPF_CGROUP_DEVICE") {
+		t.Errorf("New with device rules on a node without them: %v, want ErrNoController with the reason", err)
+	}
 }

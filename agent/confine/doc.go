@@ -20,7 +20,7 @@
 // cgroup v2 (the unified hierarchy current distributions mount at
 // /sys/fs/cgroup) is used when the agent's own cgroup there offers the
 // memory and cpu controllers (pids too where offered); otherwise cgroup v1 with memory, cpu and
-// cpuacct, and freezer (pids when mounted) at /sys/fs/cgroup/NAME, as on
+// cpuacct, and freezer (pids and devices when mounted) at /sys/fs/cgroup/NAME, as on
 // hybrid machines where systemd mounts an empty cgroup2 at
 // /sys/fs/cgroup/unified. Attempts' cgroups go under Config.Parent: by
 // default "shoal" below the agent's own cgroup in each hierarchy, so that an
@@ -37,7 +37,12 @@
 // limit is a CFS quota of CPUs × the period, and a scheduler weight of
 // CPUs tasks (cpu.shares, cpu.weight), so that a loaded node shares its
 // CPUs between an attempt and the processes outside it as if the attempt's
-// ranks ran there uncontained. Kill is cgroup.kill on v2 and
+// ranks ran there uncontained. Device rules (Limits.DenyDevices: the
+// node's GPUs an attempt does not hold, DenyOthers) are devices.deny lines
+// on v1, where the devices hierarchy is mounted, and on v2 a
+// BPF_CGROUP_DEVICE program attached to the attempt's cgroup (there is no
+// v2 device controller; Open probes whether the kernel lets the agent
+// attach one). Kill is cgroup.kill on v2 and
 // freeze, SIGKILL every process, thaw on v1, repeated until the cgroup is
 // empty or the context ends (also on v2 kernels before 5.14, which have no
 // cgroup.kill).
@@ -50,7 +55,9 @@
 // resources on v1, its own on v2), enabling v2 controllers down the tree,
 // adding processes, listing them, statistics (cpuacct, memory and
 // memory.oom_control on v1; cpu.stat, memory.peak and memory.events on
-// v2), cgroup.kill, and deletion with the kernel's EBUSY retries.
+// v2), cgroup.kill, device rules on both (on v2 it builds and attaches
+// the BPF device program with github.com/cilium/ebpf, as runc does), and
+// deletion with the kernel's EBUSY retries.
 //
 // Written here by hand, where the library lacks the call or does it in a
 // way an agent cannot use: the v1 kill (the library has none) and the v2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -76,5 +77,37 @@ func TestUnconfinedNodeRefusesMemoryLimits(t *testing.T) {
 	j.Spec.MemPerNode = 0
 	if dirs, err := n.cgroupDirs(j, Key{Job: 1, Attempt: 1}); err != nil || dirs != nil {
 		t.Fatalf("a job without a limit on a node without cgroups: %v %v, want unconfined", dirs, err)
+	}
+}
+
+// An attempt's cgroup limits deny the node's GPUs the attempt does not
+// hold there, and all of them to one that holds none; a node whose GPUs
+// are bound by environment only (no device numbers) denies nothing.
+func TestLimitsDenyTheGPUsAnAttemptDoesNotHold(t *testing.T) {
+	t.Parallel()
+	n := testNode(t, raftfsm.New(), func() {})
+	gpus := []confine.Device{{Major: 195, Minor: 0}, {Major: 195, Minor: 1}, {Major: 195, Minor: 2}}
+	n.cfg.GPUDevices = gpus
+	job := func(held ...raftfsm.NodeGPUs) *raftfsm.Job {
+		return &raftfsm.Job{Attempt: 1, Attempts: []raftfsm.Attempt{{N: 1,
+			Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}, {Node: "n1", Procs: 1}}, GPUs: held}}}
+	}
+	for _, tc := range []struct {
+		name string
+		j    *raftfsm.Job
+		want []confine.Device
+	}{
+		{"holds GPU 1 here", job(raftfsm.NodeGPUs{Node: "n0", Indices: []int{1}}), []confine.Device{gpus[0], gpus[2]}},
+		{"holds 0 and 2 here", job(raftfsm.NodeGPUs{Node: "n0", Indices: []int{0, 2}}), []confine.Device{gpus[1]}},
+		{"holds GPU 0 on another node only", job(raftfsm.NodeGPUs{Node: "n1", Indices: []int{0}}), gpus},
+		{"holds none", job(), gpus},
+	} {
+		if got := n.limitsOn(tc.j).DenyDevices; !slices.Equal(got, tc.want) {
+			t.Errorf("%s: denies %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	n.cfg.GPUDevices = nil
+	if got := n.limitsOn(job()).DenyDevices; got != nil {
+		t.Errorf("a node without device numbers denies %v, want nothing", got)
 	}
 }
