@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/injob"
 )
 
 func progressCommand() *cli.Command {
@@ -46,12 +47,12 @@ Examples:
 			if !c.IsSet("iter") || c.Int64("iter") < 0 {
 				return usagef(c, "give --iter K, the iterations completed (K >= 0)")
 			}
-			capab, err := jobCapability()
+			capab, err := injob.Capability()
 			var jc *api.Client
 			if err == nil {
-				jc, err = jobAgent()
+				jc, err = injob.Agent()
 			}
-			if errors.Is(err, errNotInJob) {
+			if errors.Is(err, injob.ErrNotInJob) {
 				return cli.Exit("progress: runs only inside a shoal job (SHOAL_JOB_CAP_FILE and SHOAL_AGENT_SOCK or SHOAL_AGENT_ADDR are not set)", exitUsage)
 			}
 			if err != nil {

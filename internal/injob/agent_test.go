@@ -1,4 +1,4 @@
-package main
+package injob
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestJobAgentPrefersTheSocket: `shoal rsh` and `shoal progress` reach
+// TestAgentPrefersTheSocket: `shoal rsh` and `shoal progress` reach
 // their agent over its local socket, where the kernel names the calling
 // process, and over HTTPS only when the socket is off or out of reach.
-func TestJobAgentPrefersTheSocket(t *testing.T) {
+func TestAgentPrefersTheSocket(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "shoal.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -22,15 +22,15 @@ func TestJobAgentPrefersTheSocket(t *testing.T) {
 
 	t.Setenv("SHOAL_AGENT_SOCK", sock)
 	t.Setenv("SHOAL_AGENT_ADDR", "https://127.0.0.1:7948")
-	if c, err := jobAgent(); err != nil || c.Socket != sock {
+	if c, err := Agent(); err != nil || c.Socket != sock {
 		t.Errorf("socket and address: %+v, %v; want the socket %s", c, err, sock)
 	}
 	t.Setenv("SHOAL_AGENT_SOCK", filepath.Join(t.TempDir(), "none.sock"))
-	if _, err := jobAgent(); err == nil || errors.Is(err, errNotInJob) {
+	if _, err := Agent(); err == nil || errors.Is(err, ErrNotInJob) {
 		t.Errorf("an unreachable socket and an address: %v; want the HTTPS client's error (no CA to verify with)", err)
 	}
 	t.Setenv("SHOAL_AGENT_ADDR", "")
-	if _, err := jobAgent(); !errors.Is(err, errNotInJob) {
-		t.Errorf("an unreachable socket and no address: %v; want errNotInJob", err)
+	if _, err := Agent(); !errors.Is(err, ErrNotInJob) {
+		t.Errorf("an unreachable socket and no address: %v; want ErrNotInJob", err)
 	}
 }
