@@ -19,8 +19,11 @@ DEMO_ENV := SHOAL_ADDR=https://127.0.0.1:17948 SHOAL_TOKEN_FILE=$(DEMO_ABS)/toke
 
 all: build
 
+# shoal-exec, beside shoal, is what agents start jobs through: the job
+# helper and MPI's remote shell (cmd/shoal-exec).
 build:
 	$(GO) build -o $(SHOAL) ./cmd/shoal
+	$(GO) build -o $(BIN)/shoal-exec ./cmd/shoal-exec
 	$(GO) build -o $(DEV) ./cmd/shoal-dev
 
 # Debian packages the tests and the demo use; a no-op when all are there.
@@ -200,6 +203,7 @@ PKG_DIR      := bin/pkg
 deb:
 	rm -rf $(PKG_DIR) $(BIN)/shoal_*.deb && mkdir -p $(PKG_DIR)
 	$(GO) build -trimpath -ldflags "-s -w -X main.version=$(DEB_VERSION)" -o $(PKG_DIR)/shoal ./cmd/shoal
+	$(GO) build -trimpath -ldflags "-s -w" -o $(PKG_DIR)/shoal-exec ./cmd/shoal-exec
 	$(PKG_DIR)/shoal gen man $(PKG_DIR)
 	gzip -9n $(PKG_DIR)/shoal.1 $(PKG_DIR)/shoal.hcl.5
 	$(PKG_DIR)/shoal gen completion bash > $(PKG_DIR)/shoal.bash

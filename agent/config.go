@@ -146,7 +146,8 @@ type Config struct {
 	// hands to MPI as its remote launcher (`shoal rsh`), and starts as the
 	// job helper (jobexec), as root. Default: this process's own executable
 	// (/proc/self/exe for the helper). In-process tests point it at a built
-	// binary.
+	// binary. The remote launcher and the helper come from the shoal-exec
+	// beside Bin instead when there is one (jobrun.ExecBin).
 	Bin string
 
 	// JobLimits are resource limits (setrlimit) every job process starts

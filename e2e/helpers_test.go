@@ -116,10 +116,10 @@ func shoalBin(t *testing.T) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "shoal")
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/shoal")
+		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/shoal", "./cmd/shoal-exec")
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/shoal: %w\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/shoal ./cmd/shoal-exec: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -29,6 +29,7 @@ entry() {
 	grep -qxF -- "$1 root/root ./${2#/}" <<<"$list" || fail "archive: want $1 root/root $2, have: $(grep -F "./${2#/}" <<<"$list" || echo nothing)"
 }
 entry -rwxr-xr-x /usr/bin/shoal
+entry -rwxr-xr-x /usr/bin/shoal-exec
 entry -rw-r--r-- /lib/systemd/system/shoal.service
 entry -rw-r--r-- /etc/shoal/shoal.hcl
 entry -rw-r--r-- /etc/profile.d/shoal.sh
@@ -42,7 +43,7 @@ for cmd in sbatch srun squeue scancel sinfo sacct scontrol; do
 	grep -qxF -- "lrwxrwxrwx root/root ./usr/lib/shoal/slurm/bin/$cmd" <<<"$list" ||
 		fail "archive: want /usr/lib/shoal/slurm/bin/$cmd, a link to /usr/bin/shoal"
 done
-ok "archive holds the binary, unit, config, data dir 0700, completions, man pages, the Grafana dashboard and the Slurm command links"
+ok "archive holds the binaries (shoal, shoal-exec), unit, config, data dir 0700, completions, man pages, the Grafana dashboard and the Slurm command links"
 [ "$(dpkg-deb -I "$deb" conffiles | sort | tr '\n' ' ')" = "/etc/profile.d/shoal.sh /etc/shoal/shoal.hcl " ] ||
 	fail "conffiles: want /etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh, have $(dpkg-deb -I "$deb" conffiles)"
 ok "/etc/shoal/shoal.hcl and /etc/profile.d/shoal.sh are conffiles"

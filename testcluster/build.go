@@ -18,7 +18,9 @@ var (
 
 // BuildShoal builds the shoal binary once per test process and returns its
 // path. Agents started in-process need it for what runs as a separate
-// process: probe processes and `shoal rsh`, which MPI calls.
+// process: probe processes, the job helper and `shoal rsh`, which MPI
+// calls. The small job-start binary (cmd/shoal-exec) is built beside it,
+// where agents look for it (jobrun.ExecBin).
 func BuildShoal(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -30,10 +32,10 @@ func BuildShoal(t testing.TB) string {
 		buildPath = filepath.Join(dir, "shoal")
 		_, file, _, _ := runtime.Caller(0)
 		root := filepath.Dir(filepath.Dir(file))
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/shoal")
+		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/shoal", "./cmd/shoal-exec")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/shoal: %w\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/shoal ./cmd/shoal-exec: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -29,9 +29,13 @@
 // with a shoal binary (Config.Bin, which it already runs as root for its
 // probes; in-process test clusters set it so that the helper is the plain
 // shoal binary rather than a race-instrumented test binary, whose start
-// costs ten times more). /proc/self/exe works in every binary that links
-// the agent, and a shoal binary replaced on disk under a running agent
-// cannot change what runs as root. The dispatch is a package init
-// function: it looks only at os.Args[0], which only the agent sets to
-// Arg0, and the helper can do nothing its caller could not do.
+// costs ten times more). With a binary, it starts the helper from the
+// small shoal-exec beside it when there is one as safe to run as root
+// (cmd/shoal-exec, jobrun.ExecBin): the helper is started once per job
+// process, and that binary starts in a fraction of the whole agent's
+// time. /proc/self/exe works in every binary that links the agent, and a
+// shoal binary replaced on disk under a running agent cannot change what
+// runs as root. The dispatch is a package init function: it looks only at
+// os.Args[0], which only the agent sets to Arg0, and the helper can do
+// nothing its caller could not do.
 package jobexec

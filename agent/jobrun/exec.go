@@ -102,7 +102,7 @@ func (n *Node) Command(job *raftfsm.Job, k Key, argv []string, shell string, ext
 func (n *Node) command(cred *jobexec.Cred, cgroup []string, dir string, argv, env []string) (*exec.Cmd, error) {
 	spec := n.jobSpec(cred)
 	spec.Dir, spec.Cgroup = dir, cgroup
-	cmd, err := jobexec.Command(n.cfg.Bin, spec, argv)
+	cmd, err := jobexec.Command(n.cfg.Exec, spec, argv)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (n *Node) asOwner(owner string, mkdir, removeAll string) error {
 	}
 	spec := n.jobSpec(cred)
 	spec.Mkdir, spec.RemoveAll = mkdir, removeAll
-	return jobexec.Run(n.cfg.Bin, spec)
+	return jobexec.Run(n.cfg.Exec, spec)
 }
 
 // credentialFor runs a job as its owner, with the owner's primary and

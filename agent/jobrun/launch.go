@@ -171,7 +171,7 @@ func (n *Node) runMPI(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt,
 	if err != nil {
 		return -1, err
 	}
-	script := wrapperScript(capFile, n.cfg.Socket, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	script := wrapperScript(capFile, n.cfg.Socket, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.execBin())
 	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
@@ -270,7 +270,7 @@ func (n *Node) runBatch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attemp
 	if err != nil {
 		return -1, err
 	}
-	script := wrapperScript(capFile, n.cfg.Socket, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.bin())
+	script := wrapperScript(capFile, n.cfg.Socket, n.cfg.LocalAddr, n.cfg.CAFile, n.cfg.CACerts, n.execBin())
 	tmp, wrapper, err := n.writeLauncherWrapper(k, script, cred)
 	if err != nil {
 		return -1, err
@@ -423,7 +423,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// bin is the shoal executable for `shoal rsh`.
+// execBin is the binary MPI launchers run as their remote shell.
+func (n *Node) execBin() string {
+	if n.cfg.Exec != "" {
+		return n.cfg.Exec
+	}
+	return n.bin()
+}
+
+// bin is the shoal executable (`shoal step` in batch jobs).
 func (n *Node) bin() string {
 	if n.cfg.Bin != "" {
 		return n.cfg.Bin

@@ -28,6 +28,10 @@ type Config struct {
 	// (`shoal rsh`) and started as the job helper (jobexec). Default "":
 	// this process's own executable.
 	Bin string
+	// Exec is the binary the job helper is started from and MPI launchers
+	// run as their remote shell (`shoal-exec rsh`, or `shoal rsh`).
+	// Default "": ExecBin(Bin).
+	Exec string
 	// LocalAddr is the agent's API as processes on this node reach it
 	// (SHOAL_AGENT_ADDR), e.g. "https://127.0.0.1:7948". Required.
 	LocalAddr string
@@ -212,6 +216,12 @@ func New(cfg Config, deps Deps) (*Node, error) {
 		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
 		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{},
 		tmpTag: tempTag(cfg.DataDir)}
+	if n.cfg.Exec == "" {
+		var err error
+		if n.cfg.Exec, err = ExecBin(cfg.Bin); err != nil {
+			n.log.Warn("not starting jobs through the small job-start binary", "err", err)
+		}
+	}
 	n.initJobLimits()
 	return n, nil
 }

@@ -63,7 +63,7 @@ func (n *Node) outputFiles(ctx context.Context, j *raftfsm.Job, stdout, stderr *
 	}
 	spec := n.jobSpec(cred)
 	spec.Dir, spec.Create = j.Spec.Workdir, paths
-	files, err := jobexec.OpenFiles(ctx, n.cfg.Bin, spec)
+	files, err := jobexec.OpenFiles(ctx, n.cfg.Exec, spec)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--output/--error on %s: %w", n.cfg.Name, err)
 	}
