@@ -31,15 +31,29 @@ import (
 // say when each job reached each stage, on the same clock as the client.
 // A last row per run times `shoal run -n 1 --mpi none -- true` from
 // start to return.
+//
+// With -vs, a second binary runs on a 4-agent cluster of its own (the
+// next 12 ports), and every run goes to one cluster, then the other: two
+// builds compared under the same load, which on a shared machine moves
+// more between minutes than a change does.
 func cmdBenchLaunch(args []string) error {
 	fs := flag.NewFlagSet("bench-launch", flag.ExitOnError)
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
+	vs := fs.String("vs", "", "a second shoal binary, run interleaved with -bin on a cluster of its own (e.g. the build before a change)")
 	runs := fs.Int("runs", 5, "runs per size and launcher")
 	sizes := fs.String("sizes", "8,32", "process counts")
 	port := fs.Int("port", 28946, "first port of the agents (three each; below the ephemeral range, where a connection's own port cannot take one)")
 	limit := deadline.Flag(fs, 20*time.Minute)
 	fs.Parse(args)
 	defer deadline.Start("bench-launch", *limit)()
+	var ns []int
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 4 {
+			return fmt.Errorf("-sizes: %q is not a process count of 4 or more", f)
+		}
+		ns = append(ns, n)
+	}
 	dir, err := os.MkdirTemp("", "shoal-launch-")
 	if err != nil {
 		return err
@@ -53,60 +67,103 @@ func cmdBenchLaunch(args []string) error {
 	if out, err := exec.Command("mpicc.mpich", "-O2", "-o", prog, src).CombinedOutput(); err != nil {
 		return fmt.Errorf("mpicc.mpich: %v: %s", err, out)
 	}
-	p, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: *bin, N: 4, Dir: dir, BasePort: *port,
-		Args: []string{"--log-level", "debug", "--log-json"}})
-	if err != nil {
-		return err
+	bins := []string{*bin}
+	if *vs != "" {
+		bins = append(bins, *vs)
 	}
-	defer p.StopAll()
-	if err := p.WaitConverged(context.Background(), 60*time.Second); err != nil {
-		return err
+	var sides []*launchSide
+	for i, b := range bins {
+		cdir := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.Mkdir(cdir, 0o755); err != nil {
+			return err
+		}
+		p, err := testcluster.StartProcs(testcluster.ProcOptions{Bin: b, N: 4, Dir: cdir, BasePort: *port + 12*i,
+			Args: []string{"--log-level", "debug", "--log-json"}})
+		if err != nil {
+			return err
+		}
+		defer p.StopAll()
+		sides = append(sides, &launchSide{bin: b, p: p, env: append(os.Environ(), "SHOAL_ADDR="+p.Addr(1), "SHOAL_TOKEN_FILE="+p.TokenFile),
+			shoalT: map[int][]time.Duration{}, mpiT: map[int][]time.Duration{}})
 	}
-	env := append(os.Environ(), "SHOAL_ADDR="+p.Addr(1), "SHOAL_TOKEN_FILE="+p.TokenFile)
-	var rows [][]string
+	for _, sd := range sides {
+		if err := sd.p.WaitConverged(context.Background(), 60*time.Second); err != nil {
+			return err
+		}
+	}
+	for _, n := range ns {
+		for range *runs {
+			for _, sd := range sides {
+				if err := sd.run(n, prog); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, sd := range sides {
+		if len(sides) > 1 {
+			fmt.Printf("\n==== %s\n", sd.bin)
+		}
+		if err := sd.print(os.Stdout, ns, *runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// launchSide is one cluster of bench-launch and what its runs measured.
+type launchSide struct {
+	bin string
+	p   *testcluster.ProcCluster
+	env []string
 	// jobs are the shoal runs in the order they were submitted: on this
 	// new cluster, job IDs count up from 1 in the same order.
-	var jobs []launchRun
-	var trueT []time.Duration
-	for _, f := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 4 {
-			return fmt.Errorf("-sizes: %q is not a process count of 4 or more", f)
-		}
-		hosts := fmt.Sprintf("node1:%d,node2:%d,node3:%d,node4:%d", n/4, n/4, n/4, n-3*(n/4))
-		var shoalT, mpiT []time.Duration
-		for range *runs {
-			r, err := stampRun(env, n, *bin, "run", "-n", strconv.Itoa(n), "--force", "--mpi", "mpich", "--", prog)
-			if err != nil {
-				return fmt.Errorf("shoal run: %w", err)
-			}
-			r.np = n
-			jobs = append(jobs, r)
-			shoalT = append(shoalT, r.ranks)
-			// Plain mpiexec with the same host list, all on this machine.
-			m, err := stampRun(env, n, "mpiexec.mpich", "-launcher", "fork", "-hosts", hosts, "-n", strconv.Itoa(n), prog)
-			if err != nil {
-				return fmt.Errorf("mpiexec: %w", err)
-			}
-			mpiT = append(mpiT, m.ranks)
-			t, err := stampRun(env, 0, *bin, "run", "-n", "1", "--force", "--mpi", "none", "--", "true")
-			if err != nil {
-				return fmt.Errorf("shoal run true: %w", err)
-			}
-			jobs = append(jobs, t)
-			trueT = append(trueT, t.returned)
-		}
+	jobs         []launchRun
+	trueT        []time.Duration
+	shoalT, mpiT map[int][]time.Duration
+}
+
+// run is one run of size n: shoal run, plain mpiexec with the same host
+// list, all on this machine, and the `true` job.
+func (sd *launchSide) run(n int, prog string) error {
+	hosts := fmt.Sprintf("node1:%d,node2:%d,node3:%d,node4:%d", n/4, n/4, n/4, n-3*(n/4))
+	r, err := stampRun(sd.env, n, sd.bin, "run", "-n", strconv.Itoa(n), "--force", "--mpi", "mpich", "--", prog)
+	if err != nil {
+		return fmt.Errorf("shoal run: %w", err)
+	}
+	r.np = n
+	sd.jobs = append(sd.jobs, r)
+	sd.shoalT[n] = append(sd.shoalT[n], r.ranks)
+	m, err := stampRun(sd.env, n, "mpiexec.mpich", "-launcher", "fork", "-hosts", hosts, "-n", strconv.Itoa(n), prog)
+	if err != nil {
+		return fmt.Errorf("mpiexec: %w", err)
+	}
+	sd.mpiT[n] = append(sd.mpiT[n], m.ranks)
+	t, err := stampRun(sd.env, 0, sd.bin, "run", "-n", "1", "--force", "--mpi", "none", "--", "true")
+	if err != nil {
+		return fmt.Errorf("shoal run true: %w", err)
+	}
+	sd.jobs = append(sd.jobs, t)
+	sd.trueT = append(sd.trueT, t.returned)
+	return nil
+}
+
+// print writes the side's tables: the totals, then the breakdowns.
+func (sd *launchSide) print(w io.Writer, ns []int, runs int) error {
+	var rows [][]string
+	for _, n := range ns {
+		shoalT, mpiT := sd.shoalT[n], sd.mpiT[n]
 		rows = append(rows, []string{strconv.Itoa(n), ms(median(mpiT)), ms(median(shoalT)), ms(median(shoalT) - median(mpiT)),
 			fmt.Sprintf("%.2f", float64(median(shoalT))/float64(median(mpiT)))})
 	}
-	fmt.Printf("submit → all ranks started (MPICH, 4-agent cluster on loopback, median of %d interleaved runs)\n", *runs)
-	table(os.Stdout, "ranks,mpiexec,shoal run,shoal adds,ratio", rows)
-	fmt.Printf("\nshoal run -n 1 --mpi none -- true, start to return: median %s, p90 %s of %d\n", ms(median(trueT)), ms(pct(trueT, 0.9)), len(trueT))
-	stages, err := readStages(p)
+	fmt.Fprintf(w, "submit → all ranks started (MPICH, 4-agent cluster on loopback, median of %d interleaved runs)\n", runs)
+	table(w, "ranks,mpiexec,shoal run,shoal adds,ratio", rows)
+	fmt.Fprintf(w, "\nshoal run -n 1 --mpi none -- true, start to return: median %s, p90 %s of %d\n", ms(median(sd.trueT)), ms(pct(sd.trueT, 0.9)), len(sd.trueT))
+	stages, err := readStages(sd.p)
 	if err != nil {
 		return err
 	}
-	return printBreakdown(os.Stdout, jobs, stages)
+	return printBreakdown(w, sd.jobs, stages)
 }
 
 // launchRun is what the client saw of one run, each instant as the time
