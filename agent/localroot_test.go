@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -73,18 +74,30 @@ func sharedDir(t *testing.T) string {
 }
 
 // publicCopy copies an executable into dir, mode 0755 (the go tool builds
-// in directories only root may enter).
+// in directories only root may enter), with the shoal-exec beside it,
+// which jobs then start through as they do from an installed shoal.
 func publicCopy(t *testing.T, src, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
+	copyOne := func(src string) string {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dst
 	}
-	dst := filepath.Join(dir, filepath.Base(src))
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
+	if exe := filepath.Join(filepath.Dir(src), jobrun.ExecBinName); fileExists(exe) {
+		copyOne(exe)
 	}
-	return dst
+	return copyOne(src)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func mkdirOwned(t *testing.T, path string, mode os.FileMode, uid, gid int) string {
