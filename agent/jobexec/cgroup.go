@@ -1,6 +1,7 @@
 package jobexec
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,10 @@ func joinCgroups(dirs []string) error {
 			f.Close()
 			return fmt.Errorf("join the job's cgroup %s: not a cgroup directory", d)
 		}
+		if st.Type == unix.CGROUP2_SUPER_MAGIC && inCgroup(d, pid) {
+			f.Close()
+			continue // born in it (startInCgroup): a write would only cost a grace period
+		}
 		_, err = f.Write(pid)
 		f.Close()
 		if err != nil {
@@ -38,4 +43,20 @@ func joinCgroups(dirs []string) error {
 		}
 	}
 	return nil
+}
+
+// inCgroup reports whether the cgroup directory d lists pid among its
+// processes: the kernel's own word that a process is in it. Reading
+// cgroup.procs takes none of the locks a write does.
+func inCgroup(d string, pid []byte) bool {
+	b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if bytes.Equal(l, pid) {
+			return true
+		}
+	}
+	return false
 }

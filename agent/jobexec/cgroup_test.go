@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,7 +19,7 @@ import (
 // ownCgroup2 is the directory of this process's cgroup in a cgroup2
 // hierarchy (the unified one, or the empty one a hybrid machine mounts at
 // /sys/fs/cgroup/unified): joining a cgroup there needs no controller.
-func ownCgroup2(t *testing.T) string {
+func ownCgroup2(t testing.TB) string {
 	t.Helper()
 	var mount string
 	for _, m := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
@@ -128,5 +130,109 @@ func TestSpecWithoutCgroupIsCompatible(t *testing.T) {
 	b, err := json.Marshal(Spec{Dir: "/"})
 	if err != nil || strings.Contains(string(b), "cgroup") {
 		t.Fatalf("a spec without a cgroup marshals to %s, %v", b, err)
+	}
+}
+
+// newCgroup2 makes a cgroup v2 directory below this process's own, or
+// skips.
+func newCgroup2(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(ownCgroup2(t), fmt.Sprintf("jobexec-%s-%d", name, os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot create a cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("remove the test cgroup: %v", err)
+		}
+	})
+	return dir
+}
+
+// runInCgroup runs a job that prints its cgroup through the helper and
+// returns what it printed and the command.
+func runInCgroup(t *testing.T, dir string, ordinary bool) (string, *exec.Cmd) {
+	t.Helper()
+	cmd, err := Command("", Spec{Cred: nobody(t), Cgroup: []string{dir}}, []string{"sh", "-c", `grep '^0::' /proc/self/cgroup`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ordinary {
+		cmd.SysProcAttr = nil
+	}
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out.String()), cmd
+}
+
+// TestHelperIsBornInItsCgroupV2: on cgroup v2 the helper starts inside
+// the job's cgroup (CLONE_INTO_CGROUP) instead of joining it, which
+// would cost a grace period of the kernel's cgroup lock; the job is in
+// it all the same.
+func TestHelperIsBornInItsCgroupV2(t *testing.T) {
+	t.Parallel()
+	dir := newCgroup2(t, "born")
+	got, cmd := runInCgroup(t, dir, false)
+	if !strings.HasSuffix(got, "/"+filepath.Base(dir)) {
+		t.Errorf("job in cgroup %q, want one ending in %s", got, filepath.Base(dir))
+	}
+	if !cmd.SysProcAttr.UseCgroupFD {
+		t.Error("the helper was not started in its cgroup v2 (no CLONE_INTO_CGROUP)")
+	}
+}
+
+// TestHelperNotBornInItsCgroupJoinsIt: a helper started outside its
+// cgroup v2 (an ordinary start) sees that it is not listed there, and
+// joins before it executes the job.
+func TestHelperNotBornInItsCgroupJoinsIt(t *testing.T) {
+	t.Parallel()
+	dir := newCgroup2(t, "joined")
+	got, _ := runInCgroup(t, dir, true)
+	if !strings.HasSuffix(got, "/"+filepath.Base(dir)) {
+		t.Errorf("job in cgroup %q, want one ending in %s: a helper started outside must join", got, filepath.Base(dir))
+	}
+}
+
+// BenchmarkHelperCgroupV2 starts `true` through the helper in a cgroup v2,
+// born in it and joining it, with the starts 50 ms apart (off the clock):
+// back to back, a join reuses the grace period of the one before.
+//
+//	go test -run '^$' -bench HelperCgroupV2 -benchtime 40x ./agent/jobexec/
+func BenchmarkHelperCgroupV2(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root to make cgroups")
+	}
+	dir := newCgroup2(b, "bench")
+	for _, tc := range []struct {
+		name     string
+		ordinary bool
+	}{{"born", false}, {"joined", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				time.Sleep(50 * time.Millisecond) // spacing, not synchronisation
+				cmd, err := Command("", Spec{Cgroup: []string{dir}}, []string{"/bin/true"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tc.ordinary {
+					cmd.SysProcAttr = nil
+				}
+				b.StartTimer()
+				if err := Start(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -5,7 +5,8 @@
 // The agent runs as root; a job must not. Everything that is set up for a
 // job process happens in the helper, in this order, before it executes the
 // job: it joins the job's cgroup (Spec.Cgroup, so that every process the
-// job starts is born inside it), its resource limits and OOM score are
+// job starts is born inside it; on cgroup v2 the helper itself is started
+// inside it, and only checks that it is), its resource limits and OOM score are
 // reset to the site's job defaults (joining a cgroup, raising a hard limit
 // or an OOM score need root, so these come first), it takes the owner's identity with the owner's supplementary
 // groups (setgroups, setgid, setuid, as initgroups(3) would), and only then,

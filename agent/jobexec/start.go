@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/shoal-hpc/shoal/internal/spawn"
 )
 
@@ -92,7 +94,7 @@ func start(cmd *exec.Cmd, files *os.File) error {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, files)
 	}
 	cmd.Env = helperEnv
-	err = spawn.Start(cmd) // its Pdeathsig must follow the agent, not a thread
+	err = startInCgroup(cmd)
 	w.Close()
 	er.Close()
 	cmd.ExtraFiles = nil
@@ -130,4 +132,50 @@ func Run(exe string, spec Spec) error {
 		return fmt.Errorf("job helper: %w", err)
 	}
 	return nil
+}
+
+// startInCgroup starts the helper, on cgroup v2 inside the job's cgroup
+// from its first instruction (clone3 with CLONE_INTO_CGROUP). A process
+// that joins a cgroup by writing cgroup.procs takes the kernel's cgroup
+// threadgroup lock for writing, and the first such write after a quiet
+// spell waits for an RCU grace period (10-20 ms on a busy machine, once
+// per job process); a process born in the cgroup takes it for reading
+// only. The helper still checks that it is in the cgroup, and joins it if
+// not: where the kernel or the cgroup refuses (an old kernel, v1), the
+// helper starts as before.
+func startInCgroup(cmd *exec.Cmd) error {
+	fd := bornCgroupFD(cmd)
+	if fd < 0 {
+		return spawn.Start(cmd) // its Pdeathsig must follow the agent, not a thread
+	}
+	defer unix.Close(fd)
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	if err := spawn.Start(cmd); err == nil {
+		return nil
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = false, 0
+	return spawn.Start(cmd)
+}
+
+// bornCgroupFD opens the cgroup a helper command made by Command is to be
+// started in: its spec's cgroup when that is one cgroup v2 directory.
+// -1: none (a command without SysProcAttr is started the ordinary way).
+func bornCgroupFD(cmd *exec.Cmd) int {
+	if len(cmd.Args) < 2 || cmd.Args[0] != Arg0 || cmd.SysProcAttr == nil {
+		return -1
+	}
+	var s Spec
+	if json.Unmarshal([]byte(cmd.Args[1]), &s) != nil || len(s.Cgroup) != 1 {
+		return -1
+	}
+	fd, err := unix.Open(s.Cgroup[0], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
 }
