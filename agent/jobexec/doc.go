@@ -6,12 +6,13 @@
 // job process happens in the helper, in this order, before it executes the
 // job: it joins the job's cgroup (Spec.Cgroup, so that every process the
 // job starts is born inside it; on cgroup v2 the helper itself is started
-// inside it, and only checks that it is), its resource limits and OOM score are
-// reset to the site's job defaults (joining a cgroup, raising a hard limit
-// or an OOM score need root, so these come first), it takes the owner's identity with the owner's supplementary
-// groups (setgroups, setgid, setuid, as initgroups(3) would), and only then,
-// as that user, does it create directories the job needs and enter the
-// job's working directory. A path the user chose is therefore only ever
+// inside it, and only checks that it is), its resource limits and OOM
+// score are reset to the site's job defaults (joining a cgroup, raising a
+// hard limit or an OOM score need root, so these come first), it takes the
+// owner's identity with the owner's supplementary groups (setgroups,
+// setgid, setuid, as initgroups(3) would), and only then, as that user,
+// does it create directories the job needs and enter the job's working
+// directory. A path the user chose is therefore only ever
 // touched with the user's own permissions: a symlink planted in it leads
 // nowhere the user could not go anyway.
 //
