@@ -200,25 +200,70 @@ func TestHelperNotBornInItsCgroupJoinsIt(t *testing.T) {
 	}
 }
 
-// BenchmarkHelperCgroupV2 starts `true` through the helper in a cgroup v2,
-// born in it and joining it, with the starts 50 ms apart (off the clock):
-// back to back, a join reuses the grace period of the one before.
+// newCgroups1 makes a cgroup below this process's own in each of the
+// job's v1 hierarchies that is mounted, or skips.
+func newCgroups1(t testing.TB, name string) []string {
+	t.Helper()
+	own := map[string]string{}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 {
+			own[f[1]] = f[2]
+		}
+	}
+	var dirs []string
+	for _, c := range []string{"memory", "cpu", "cpuacct", "freezer", "pids"} {
+		p, ok := own[c]
+		if !ok {
+			continue
+		}
+		var st unix.Statfs_t
+		mount := filepath.Join("/sys/fs/cgroup", c)
+		if unix.Statfs(mount, &st) != nil || st.Type != unix.CGROUP_SUPER_MAGIC {
+			continue
+		}
+		dir := filepath.Join(mount, p, fmt.Sprintf("jobexec-%s-%d", name, os.Getpid()))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Skipf("cannot create a cgroup: %v", err)
+		}
+		t.Cleanup(func() { _ = os.Remove(dir) })
+		dirs = append(dirs, dir)
+	}
+	if len(dirs) == 0 {
+		t.Skip("no cgroup v1 hierarchy mounted")
+	}
+	return dirs
+}
+
+// BenchmarkHelperCgroup starts `true` through the helper in a cgroup v2,
+// born in it and joining it, and in the job's v1 hierarchies, which it
+// joins; unconfined for reference. The starts are 50 ms apart (off the
+// clock): back to back, a join reuses the grace period of the one before.
 //
-//	go test -run '^$' -bench HelperCgroupV2 -benchtime 40x ./agent/jobexec/
-func BenchmarkHelperCgroupV2(b *testing.B) {
+//	go test -run '^$' -bench HelperCgroup -benchtime 40x ./agent/jobexec/
+func BenchmarkHelperCgroup(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root to make cgroups")
 	}
-	dir := newCgroup2(b, "bench")
 	for _, tc := range []struct {
 		name     string
+		dirs     func(b *testing.B) []string
 		ordinary bool
-	}{{"born", false}, {"joined", true}} {
+	}{
+		{"unconfined", func(*testing.B) []string { return nil }, false},
+		{"v2-born", func(b *testing.B) []string { return []string{newCgroup2(b, "born")} }, false},
+		{"v2-joined", func(b *testing.B) []string { return []string{newCgroup2(b, "joined")} }, true},
+		{"v1-joined", func(b *testing.B) []string { return newCgroups1(b, "v1") }, false},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
+			dirs := tc.dirs(b)
 			for b.Loop() {
 				b.StopTimer()
 				time.Sleep(50 * time.Millisecond) // spacing, not synchronisation
-				cmd, err := Command("", Spec{Cgroup: []string{dir}}, []string{"/bin/true"})
+				cmd, err := Command("", Spec{Cgroup: dirs}, []string{"/bin/true"})
 				if err != nil {
 					b.Fatal(err)
 				}
