@@ -61,16 +61,11 @@ func (a *Agent) renewLocal(ctx context.Context, node string, applied uint64, lea
 	if r == nil || r.State() != raft.Leader {
 		return 0, fmt.Errorf("%w: renew the lease of %s with the leader", ErrNotLeader, node)
 	}
-	f := r.VerifyLeader()
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return 0, fmt.Errorf("%w: confirm leadership for the lease of %s: %w", ErrNotLeader, node, err)
+	if err := awaitFuture(ctx, r.VerifyLeader()); err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("confirm leadership for the lease of %s: %w", node, err)
 		}
-	case <-ctx.Done():
-		return 0, fmt.Errorf("confirm leadership for the lease of %s: %w", node, ctx.Err())
+		return 0, fmt.Errorf("%w: confirm leadership for the lease of %s: %w", ErrNotLeader, node, err)
 	}
 	a.leases.renewed(node, leader.Renewal{At: a.clock(), Applied: applied, Lease: lease})
 	return a.fsm.Index(), nil

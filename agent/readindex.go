@@ -68,28 +68,16 @@ func (b *httpBackend) LocalReadIndex(ctx context.Context) (uint64, error) {
 		return 0, httpapi.WithStatus(http.StatusConflict, fmt.Errorf("%w: ask the leader for the read index", ErrNotLeader))
 	}
 	term := r.CurrentTerm()
-	if err := wait(ctx, r.VerifyLeader()); err != nil {
+	if err := awaitFuture(ctx, r.VerifyLeader()); err != nil {
 		return 0, fmt.Errorf("confirm leadership for a read index: %w", err)
 	}
 	if b.led.term.Load() != term {
 		// The term is young: entries of earlier terms may be committed
 		// and acknowledged but not applied here yet.
-		if err := wait(ctx, r.Barrier(barrierTimeout)); err != nil {
+		if err := awaitFuture(ctx, r.Barrier(barrierTimeout)); err != nil {
 			return 0, fmt.Errorf("apply the earlier terms' entries for a read index: %w", err)
 		}
 		b.led.term.Store(term)
 	}
 	return b.fsm.Index(), nil
-}
-
-// wait is f's error, or ctx's when it ends first.
-func wait(ctx context.Context, f raft.Future) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
