@@ -194,8 +194,8 @@ func (n *Node) settleLapsed(ctx context.Context, index uint64) {
 	if index > 0 && n.caughtUp(ctx, index, n.cfg.Lease/2) {
 		st := n.d.State.State()
 		for k := range keys {
-			j := st.Jobs[k.Job]
-			if j == nil || !j.State.Live() || j.Attempt != k.Attempt {
+			j := liveAt(st, k)
+			if j == nil {
 				continue
 			}
 			if a := j.Current(); a != nil && a.Holds(n.cfg.Name) {
@@ -205,6 +205,15 @@ func (n *Node) settleLapsed(ctx context.Context, index uint64) {
 		}
 	}
 	n.endFencedAttempts(ctx, keys)
+}
+
+// liveAt is attempt k's job when st has it live at that attempt number,
+// else nil.
+func liveAt(st *raftfsm.State, k Key) *raftfsm.Job {
+	if j := st.Jobs[k.Job]; j != nil && j.State.Live() && j.Attempt == k.Attempt {
+		return j
+	}
+	return nil
 }
 
 // attemptsHere is the attempts with processes or cgroups on this node.
@@ -249,8 +258,7 @@ func (n *Node) endFencedAttempts(ctx context.Context, keys map[Key]bool) {
 	}
 	st := n.d.State.State()
 	for k := range keys {
-		j := st.Jobs[k.Job]
-		if j == nil || !j.State.Live() || j.Attempt != k.Attempt {
+		if liveAt(st, k) == nil {
 			continue
 		}
 		b, err := raftfsm.Encode(raftfsm.CmdFailAttempt, n.now(), raftfsm.FailAttempt{ID: k.Job, Attempt: k.Attempt, Retry: true,
