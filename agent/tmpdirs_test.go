@@ -75,6 +75,13 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 		})
 	}
 	cmd := start()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	})
 	lead()
 	res, err := cl.Submit(ctx, api.SubmitRequest{RequestID: t.Name(), Owner: "root",
 		Spec: api.JobSpec{Cmd: []string{"sleep", "300"}, NP: 1, MPI: "none", Workdir: "/", Oversubscribe: true, Force: true, MaxAttempts: 1}})
@@ -82,20 +89,19 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	pattern := filepath.Join(tmp, fmt.Sprintf("shoal-job%d.*", res.ID))
-	var dirs []string
-	testcluster.WaitFor(t, 30*time.Second, "the attempt's directory in "+tmp, func() bool {
+	// The attempt's directory, and the directory of its processes'
+	// capability files beside the other agent's: the agent makes the second
+	// when the attempt's first process starts, after the first.
+	var dirs, caps []string
+	testcluster.WaitFor(t, 30*time.Second, "the attempt's directory and its capability directory in "+tmp, func() bool {
 		dirs, _ = filepath.Glob(pattern)
-		return len(dirs) == 1
+		caps, _ = filepath.Glob(filepath.Join(tmp, "shoal-caps-*"))
+		caps = slices.DeleteFunc(caps, func(d string) bool { return d == otherCaps })
+		return len(dirs) == 1 && len(caps) == 1
 	}, func() string {
 		j, err := cl.Job(ctx, res.ID)
-		return fmt.Sprintf("job %+v %v\n%s", j, err, logs.String())
+		return fmt.Sprintf("attempt dirs %v capability dirs %v job %+v %v\n%s", dirs, caps, j, err, logs.String())
 	})
-	// The directory of its processes' capability files, beside the other agent's.
-	caps, _ := filepath.Glob(filepath.Join(tmp, "shoal-caps-*"))
-	caps = slices.DeleteFunc(caps, func(d string) bool { return d == otherCaps })
-	if len(caps) != 1 {
-		t.Fatalf("capability directories of the agent in %s: %v, want one", tmp, caps)
-	}
 	dirs = append(dirs, caps[0])
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
@@ -105,13 +111,6 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 		}
 	}
 	cmd = start()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agent log:\n%s", logs.String())
-		}
-	})
 	lead()
 	testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("the killed agent's directories %v gone", dirs), func() bool {
 		for _, d := range dirs {
