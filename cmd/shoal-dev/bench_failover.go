@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -91,6 +92,16 @@ func cmdBenchFailover(args []string) error {
 // agent, the dead voter's demotion or removal, and three live voters
 // again; then restarts the dead agent and waits for the cluster.
 func failoverRun(ctx context.Context, p *testcluster.ProcCluster, r int) (write, unvoted, replaced time.Duration, err error) {
+	// A cluster that has just formed may still be promoting its third
+	// voter; killing the leader of two voters loses the quorum, which is
+	// raft's arithmetic, not a failover to time.
+	if err := testcluster.Poll(60*time.Second, func() bool {
+		v, _ := voterCount(ctx, p)
+		return v == 3
+	}); err != nil {
+		v, err := voterCount(ctx, p)
+		return 0, 0, 0, fmt.Errorf("run %d: %d voters before the kill, want 3 (%v)", r+1, v, err)
+	}
 	leader, err := leaderIndex(ctx, p)
 	if err != nil {
 		return 0, 0, 0, err
@@ -110,7 +121,11 @@ func failoverRun(ctx context.Context, p *testcluster.ProcCluster, r int) (write,
 			break
 		}
 		if time.Since(t0) > 60*time.Second {
-			return 0, 0, 0, fmt.Errorf("run %d: no write committed 60s after the leader died", r+1)
+			why := err
+			if why == nil {
+				why = errors.New(res.Err)
+			}
+			return 0, 0, 0, fmt.Errorf("run %d: no write committed 60s after the leader died; the last try: %w", r+1, why)
 		}
 	}
 	write = time.Since(t0)
@@ -139,6 +154,27 @@ func failoverRun(ctx context.Context, p *testcluster.ProcCluster, r int) (write,
 		return 0, 0, 0, err
 	}
 	return write, unvoted, replaced, p.WaitConverged(ctx, 60*time.Second)
+}
+
+// voterCount counts the voters, the leader among them, that the first
+// agent answering lists.
+func voterCount(ctx context.Context, p *testcluster.ProcCluster) (int, error) {
+	var err error
+	for i := range p.Nodes {
+		ms, e := p.Client(i).Members(ctx)
+		if e != nil {
+			err = e
+			continue
+		}
+		n := 0
+		for _, m := range ms {
+			if m.Role == "leader" || m.Role == "voter" {
+				n++
+			}
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("no agent lists the members: %w", err)
 }
 
 // soakElections leaves the cluster alone for d and counts, in the agents'
