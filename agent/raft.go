@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -109,6 +110,9 @@ func (a *Agent) startServer(floor uint64) (*server, error) {
 		leaderCh: n.LeaderCh, applied: a.appliedLeader, hooks: slices.Clone(a.leaderHooks), pilot: s.pilot,
 		name: a.cfg.Name, placements: a.placements, leases: &a.leases, led: &a.led}
 	a.loops.run("leader", lead.loop)
+	a.loops.run("leader-loss", func(ctx context.Context) {
+		raftnode.WatchLeaderLoss(ctx, n.Raft, a.cfg.Name, t.HeartbeatTimeout, a.log)
+	})
 	a.log.Info("raft started: this agent is a server", "floor", floor)
 	return s, nil
 }

@@ -117,6 +117,9 @@ func Start(cfg Config) (*Node, error) {
 	rc.HeartbeatTimeout = cfg.Timings.HeartbeatTimeout
 	rc.ElectionTimeout = cfg.Timings.ElectionTimeout
 	rc.LeaderLeaseTimeout = cfg.Timings.LeaderLeaseTimeout
+	if rc.HeartbeatTimeout > 0 && rc.LeaderLeaseTimeout > 0 {
+		rc.LeaderLeaseTimeout = leaseUnderHeartbeat(rc.LeaderLeaseTimeout, rc.HeartbeatTimeout)
+	}
 	rc.CommitTimeout = cfg.Timings.CommitTimeout
 	rc.SnapshotThreshold = 2048
 	rc.TrailingLogs = 4096
