@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -194,5 +195,125 @@ func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
 			j, err := c.Client(0).Job(context.Background(), id)
 			return err == nil && j.State == "done"
 		})
+	}
+}
+
+// TestMPIRanksSeeTheirOwnNodesGPUs: every rank of a two-node GPU job sees
+// the GPUs the attempt holds on its own node, however its launcher passes
+// the head's environment on: MPICH's Hydra forwards all of it unless told
+// otherwise, Open MPI what -x names (the job's variables, which may carry a
+// submitter's CUDA_VISIBLE_DEVICES), copies nothing; and in a batch script
+// an MPICH step with a -genv of its own, and one that sets
+// CUDA_VISIBLE_DEVICES itself, which then holds on every node. A one-GPU
+// job holds GPU 0 of one node throughout, so each job gets GPU 1 there and
+// GPU 0 on the other: the head's indices are not the other node's. The
+// GPUs are a fake at the boundary this machine cannot give (each node's
+// inventory declares two; no device exists).
+func TestMPIRanksSeeTheirOwnNodesGPUs(t *testing.T) {
+	t.Parallel()
+	c := jobCluster(t, 2, func(_ int, cfg *agent.Config) {
+		st := testcluster.DefaultStatic(cfg.Name)
+		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, no device", Count: 2})
+		cfg.Static = st
+	})
+	dir := t.TempDir()
+	gpu := []api.PENeed{{Kind: "gpu", PerProc: 1}}
+	submit := func(req string, spec api.JobSpec) uint64 {
+		t.Helper()
+		spec.Workdir, spec.Force, spec.PEs, spec.Timeout = dir, true, gpu, 2*time.Minute
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: req, Owner: "root", Spec: spec})
+		if err != nil {
+			t.Fatalf("submit %s: %v", req, err)
+		}
+		return res.ID
+	}
+	blocker := submit("gpu-blocker", api.JobSpec{Cmd: []string{"/bin/sh", "-c", `while [ ! -e release ]; do sleep 0.05; done`}, NP: 1, MPI: "none"})
+	var held api.Job
+	testcluster.WaitFor(t, 2*time.Minute, "the one-GPU job to hold a GPU", func() bool {
+		var err error
+		held, err = c.Client(0).Job(context.Background(), blocker)
+		return err == nil && held.State == "running" && len(held.Attempts) > 0 && len(held.Attempts[len(held.Attempts)-1].GPUs) == 1
+	}, func() string { return held.State + " / " + held.WaitReason })
+	defer func() {
+		if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+			t.Error(err)
+		}
+		waitState(t, c, 0, blocker, time.Minute, "done")
+	}()
+
+	// Each rank writes the GPU variables it sees to TAG.NODE.
+	rank := filepath.Join(dir, "rank.sh")
+	if err := os.WriteFile(rank, []byte(`v="${CUDA_VISIBLE_DEVICES-unset} ${ROCR_VISIBLE_DEVICES-unset} ${ZE_AFFINITY_MASK-unset}`+
+		` ${GPU_DEVICE_ORDINAL-unset} ${SHOAL_GPUS-unset} ${SLURM_JOB_GPUS-unset}"
+echo "$v" > "$1.$SHOAL_NODE.tmp" && mv "$1.$SHOAL_NODE.tmp" "$1.$SHOAL_NODE"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What a submitter's exported shell may carry (--export ALL).
+	exported := []string{"CUDA_VISIBLE_DEVICES=7", "ZE_AFFINITY_MASK=7"}
+	mpich := func() bool { _, err := exec.LookPath("mpiexec.mpich"); return err == nil }()
+	ompi := func() bool { _, err := exec.LookPath("mpirun.openmpi"); return err == nil }()
+	for _, tc := range []struct {
+		name  string
+		needs bool
+		spec  api.JobSpec
+		// tags are the rank programs' outputs; cuda, when set, is the
+		// CUDA_VISIBLE_DEVICES the step sets itself on every node.
+		tags []string
+		cuda map[string]string
+	}{
+		{"mpich", mpich, api.JobSpec{Cmd: []string{"/bin/sh", rank, "mpich"}, MPI: "mpich"}, []string{"mpich"}, nil},
+		{"openmpi", ompi, api.JobSpec{Cmd: []string{"/bin/sh", rank, "openmpi"}, MPI: "openmpi"}, []string{"openmpi"}, nil},
+		{"copies", true, api.JobSpec{Cmd: []string{"/bin/sh", rank, "copies"}, MPI: "none"}, []string{"copies"}, nil},
+		{"batch steps", mpich && ompi, api.JobSpec{Batch: true, MPI: "mpich", Cmd: []string{"/bin/sh", "-c",
+			`mpiexec.mpich -genv OMP_NUM_THREADS 1 /bin/sh ` + rank + ` step-genv && ` +
+				`mpiexec.mpich -genv CUDA_VISIBLE_DEVICES 5 /bin/sh ` + rank + ` step-own && ` +
+				`mpirun.openmpi /bin/sh ` + rank + ` step-openmpi`}},
+			[]string{"step-genv", "step-own", "step-openmpi"}, map[string]string{"step-own": "5"}},
+	} {
+		if !tc.needs {
+			t.Logf("%s: its MPI launchers are not installed", tc.name)
+			continue
+		}
+		spec := tc.spec
+		spec.NP, spec.PPN, spec.Env = 2, 1, exported
+		id := submit("gpu-ranks-"+tc.name, spec)
+		j := waitState(t, c, 0, id, 2*time.Minute, "done", "failed")
+		if j.State != "done" {
+			var logs strings.Builder
+			_ = c.Client(0).Stream(context.Background(), fmt.Sprintf("/v1/jobs/%d/logs?stream=stderr&attempt=%d", id, j.Attempt), &logs)
+			t.Fatalf("%s: job %d %s (%s)\nstderr:\n%s", tc.name, id, j.State, j.Reason, logs.String())
+		}
+		att := j.Attempts[len(j.Attempts)-1]
+		own := map[string]string{}
+		for _, g := range att.GPUs {
+			var ids []string
+			for _, i := range g.Indices {
+				ids = append(ids, strconv.Itoa(i))
+			}
+			own[g.Node] = strings.Join(ids, ",")
+		}
+		if len(own) != 2 || own["n0"] == own["n1"] {
+			t.Fatalf("%s: the attempt holds GPUs %v, want one on each node, and not the same index (the one-GPU job holds %+v)",
+				tc.name, own, held.Attempts[len(held.Attempts)-1].GPUs)
+		}
+		for _, tag := range tc.tags {
+			for node, list := range own {
+				b, err := os.ReadFile(filepath.Join(dir, tag+"."+node))
+				if err != nil {
+					t.Errorf("%s: no rank wrote what it sees on %s (a rank there that names the head as its node writes the head's file): %v", tag, node, err)
+					continue
+				}
+				cuda := list
+				if v, ok := tc.cuda[tag]; ok {
+					cuda = v
+				}
+				want := strings.Join([]string{cuda, list, list, list, list, list}, " ")
+				if got := strings.TrimSpace(string(b)); got != want {
+					t.Errorf("%s: the rank on %s, which holds GPU %s there, sees %q (CUDA, ROCR, ZE, GPU_DEVICE_ORDINAL, SHOAL_GPUS, SLURM_JOB_GPUS), want %q",
+						tag, node, list, got, want)
+				}
+			}
+		}
 	}
 }

@@ -97,7 +97,7 @@ type Copy struct {
 // Open MPI's mpirun gets the wrapper as its rsh agent, no tree spawn (every
 // daemon is started by the head, whose wrapper holds the capability),
 // direct routing, and forwards only what -x names: the job's variables and
-// shoal's.
+// shoal's, but perNodeVars.
 func BuildLaunch(in LaunchInput) (Launch, error) {
 	flavour, err := FlavourOf(in.Spec)
 	if err != nil {
@@ -134,21 +134,29 @@ func BuildLaunch(in LaunchInput) (Launch, error) {
 			argv = append(argv, "--allow-run-as-root")
 		}
 		for _, kv := range slices.Concat(in.Spec.Env, in.JobEnv) {
-			name, _, _ := strings.Cut(kv, "=")
-			argv = append(argv, "-x", name)
+			// A GPU variable of the job's own (an exported shell's) is
+			// replaced on the head by the head's GPUs: -x would carry
+			// those to every node.
+			if name, _, _ := strings.Cut(kv, "="); !slices.Contains(perNodeVars, name) {
+				argv = append(argv, "-x", name)
+			}
 		}
 		return Launch{Argv: append(argv, in.Spec.Cmd...)}, nil
 	}
 }
 
-// perNodeVars are the variables of the head's environment MPICH must not
-// forward to the ranks: each node's agent sets its own for the processes it
-// starts. SHOAL_NODE names the rank's node and the marker finds its
-// processes; the capability file and the agent's addresses lead a rank to
-// its own node's agent and the capability file there (the head's file
-// exists on the head only, and an agent takes a capability only from a
-// process on its own node).
-var perNodeVars = []string{"SHOAL_NODE", procMarker, CapFileVar, "SHOAL_AGENT_ADDR", "SHOAL_AGENT_SOCK"}
+// perNodeVars are the variables of the head's environment an MPI launcher
+// must not forward to the ranks: each node's agent sets its own for the
+// processes it starts, the launcher's remote daemon (Hydra's proxy, Open
+// MPI's orted or prted) among them, and the ranks inherit the daemon's.
+// SHOAL_NODE names the rank's node and the marker finds its processes; the
+// capability file and the agent's addresses lead a rank to its own node's
+// agent and the capability file there (the head's file exists on the head
+// only, and an agent takes a capability only from a process on its own
+// node); the GPU variables name the devices the attempt holds on the
+// rank's node, which differ from node to node (the head's index 1 may be
+// another job's device on the next node).
+var perNodeVars = slices.Concat([]string{"SHOAL_NODE", procMarker, CapFileVar, "SHOAL_AGENT_ADDR", "SHOAL_AGENT_SOCK"}, gpuVars)
 
 // copies are the ranks of a Copies attempt: NP copies of the command, the
 // hosts' counts of them in order.

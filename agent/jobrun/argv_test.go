@@ -18,7 +18,8 @@ func TestBuildLaunch(t *testing.T) {
 	ompiPaths := LaunchPaths{Launcher: "/usr/bin/mpirun.openmpi", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
 	jobEnv := []string{"SHOAL_NP=3"}
 	elasticEnv := []string{"SHOAL_NP=4", "SHOAL_CHECKPOINT_DIR=/w/.shoal-checkpoints/job7-1", "SHOAL_RESTART=1", "SHOAL_ITERATIONS=100"}
-	headEnv := []string{"PATH=/usr/bin", "HOME=/home/al", "FOO=1", "SHOAL_NODE=a", "SHOAL_PROC=a-1234:7:1", "FOO=2", "SHOAL_JOB_CAP_FILE=/tmp/shoal-caps-1/job7.1", "SHOAL_AGENT_ADDR=https://127.0.0.1:7948"}
+	headEnv := []string{"PATH=/usr/bin", "HOME=/home/al", "FOO=1", "SHOAL_NODE=a", "SHOAL_PROC=a-1234:7:1", "FOO=2", "SHOAL_JOB_CAP_FILE=/tmp/shoal-caps-1/job7.1", "SHOAL_AGENT_ADDR=https://127.0.0.1:7948",
+		"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1", "ROCR_VISIBLE_DEVICES=1", "ZE_AFFINITY_MASK=1", "GPU_DEVICE_ORDINAL=1", "SHOAL_GPUS=1", "SLURM_JOB_GPUS=1"}
 	mpiOmpi := []string{"--mca", "plm_rsh_agent", ompiPaths.Wrapper, "--mca", "plm_rsh_no_tree_spawn", "1",
 		"--mca", "routed", "direct", "--mca", "mpi_yield_when_idle", "1"}
 	for _, tc := range []struct {
@@ -28,7 +29,7 @@ func TestBuildLaunch(t *testing.T) {
 		copies   []Copy
 		errWants string
 	}{{
-		name: "mpich forwards the head's environment but SHOAL_NODE and the marker",
+		name: "mpich forwards the head's environment but SHOAL_NODE, the marker and the head's GPUs",
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"./ring", "-n", "5"}}, Attempt: two,
 			Paths: paths, JobEnv: jobEnv, HeadEnv: headEnv},
 		argv: []string{paths.Launcher, "-launcher", "ssh", "-launcher-exec", paths.Wrapper, "-hosts", "a:2,b:1", "-n", "3",
@@ -51,6 +52,12 @@ func TestBuildLaunch(t *testing.T) {
 			Attempt: two, Paths: ompiPaths, JobEnv: jobEnv, HeadEnv: headEnv},
 		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:2,b:1", "-np", "3",
 			"-x", "OMP_NUM_THREADS", "-x", "X", "-x", "SHOAL_NP", "./ring"}),
+	}, {
+		name: "open mpi forwards no GPU variable of the job's: the head's GPUs replace it there",
+		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}, Env: []string{"CUDA_VISIBLE_DEVICES=0", "X=1", "SHOAL_GPUS=0"}},
+			Attempt: two, Paths: ompiPaths, JobEnv: jobEnv, HeadEnv: headEnv},
+		argv: slices.Concat([]string{ompiPaths.Launcher}, mpiOmpi, []string{"--host", "a:2,b:1", "-np", "3",
+			"-x", "X", "-x", "SHOAL_NP", "./ring"}),
 	}, {
 		name: "open mpi oversubscribes a degraded attempt",
 		in: LaunchInput{Spec: &raftfsm.JobSpec{MPI: "openmpi", Cmd: []string{"./ring"}}, Attempt: degraded,
@@ -197,16 +204,18 @@ func TestJobEnv(t *testing.T) {
 }
 
 // The launcher's own environment names this node and carries this node's marker, capability
-// file and agent address; MPICH's forwarding list built from it leaves them out, so every rank
-// gets its own node's.
+// file, agent address and GPUs; MPICH's forwarding list built from it leaves them out, so every
+// rank gets its own node's.
 func TestProcessEnvThroughMPICH(t *testing.T) {
 	t.Parallel()
 	n := testNode(t, raftfsm.New(), func() {})
-	job := &raftfsm.Job{ID: 7, Owner: "al", Spec: raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}, Env: []string{"FOO=1"}}}
+	n.cfg.GPUs = 2
+	job := &raftfsm.Job{ID: 7, Owner: "al", Spec: raftfsm.JobSpec{MPI: "mpich", Cmd: []string{"x"}, Env: []string{"FOO=1"}},
+		Attempts: []raftfsm.Attempt{{N: 1, GPUs: []raftfsm.NodeGPUs{{Node: "n0", Indices: []int{1}}, {Node: "n1", Indices: []int{0}}}}}}
 	k := Key{Job: 7, Attempt: 1}
 	env := append(n.processEnv(job, k, "/home/al", []string{"SHOAL_NP=1"}), CapFileVar+"=/tmp/shoal-caps-1/job7.1")
-	if !slices.Contains(env, "SHOAL_NODE=n0") || !slices.Contains(env, n.markerFor(k)) {
-		t.Fatalf("launcher env %q lacks SHOAL_NODE=n0 or the marker", env)
+	if !slices.Contains(env, "SHOAL_NODE=n0") || !slices.Contains(env, n.markerFor(k)) || !slices.Contains(env, "CUDA_VISIBLE_DEVICES=1") {
+		t.Fatalf("launcher env %q lacks SHOAL_NODE=n0, the marker or n0's GPU", env)
 	}
 	l, err := BuildLaunch(LaunchInput{Spec: &job.Spec, Attempt: &raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}, HeadEnv: env})
 	if err != nil {
@@ -217,9 +226,14 @@ func TestProcessEnvThroughMPICH(t *testing.T) {
 		t.Fatalf("no -genvlist in %q", l.Argv)
 	}
 	list := strings.Split(l.Argv[i+1], ",")
-	for _, name := range []string{"SHOAL_NODE", procMarker, CapFileVar, "SHOAL_AGENT_ADDR", "SHOAL_AGENT_SOCK"} {
+	for _, name := range slices.Concat([]string{"SHOAL_NODE", procMarker, CapFileVar, "SHOAL_AGENT_ADDR", "SHOAL_AGENT_SOCK"}, gpuVars) {
 		if slices.Contains(list, name) {
 			t.Errorf("-genvlist %s forwards %s", l.Argv[i+1], name)
+		}
+	}
+	for _, kv := range n.gpuEnv(&job.Attempts[0]) {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(gpuVars, name) {
+			t.Errorf("gpuEnv sets %s, which gpuVars does not name: MPICH would forward the head's", name)
 		}
 	}
 	for _, name := range []string{"FOO", "SHOAL_CA_CERTS", "SHOAL_NP", "USER"} {
@@ -230,16 +244,23 @@ func TestProcessEnvThroughMPICH(t *testing.T) {
 }
 
 // An MPICH step of a batch script forwards the script's environment but
-// the head's SHOAL_NODE and process marker; a step that picks its own
-// environment is left alone. The launcher's flavour comes from its name
-// or from the file it resolves to.
+// the head's SHOAL_NODE, process marker and GPUs, also beside the step's
+// own -genv and -env values and its executables' own choices (-envall);
+// a step that picks which variables travel to every executable is left
+// alone (Hydra refuses a second -genvlist). The launcher's flavour comes from its name or from the file
+// it resolves to.
 func TestMPICHStepArgs(t *testing.T) {
 	t.Parallel()
-	env := []string{"PATH=/x", "SHOAL_NODE=n0", "SHOAL_PROC=n0-1:2:1", "A=1", "PATH=/y", "SHOAL_HOSTFILE=/h", "SHOAL_JOB_CAP_FILE=/c", "SHOAL_AGENT_ADDR=https://h"}
-	if got, want := MPICHStepArgs(env, []string{"-n", "2", "./a.out"}), []string{"-genvlist", "PATH,A,SHOAL_HOSTFILE"}; !slices.Equal(got, want) {
-		t.Errorf("MPICHStepArgs = %q, want %q", got, want)
+	env := []string{"PATH=/x", "SHOAL_NODE=n0", "SHOAL_PROC=n0-1:2:1", "A=1", "PATH=/y", "SHOAL_HOSTFILE=/h", "SHOAL_JOB_CAP_FILE=/c", "SHOAL_AGENT_ADDR=https://h",
+		"CUDA_VISIBLE_DEVICES=1", "SHOAL_GPUS=1", "ROCR_VISIBLE_DEVICES=1"}
+	want := []string{"-genvlist", "PATH,A,SHOAL_HOSTFILE"}
+	for _, args := range [][]string{{"-n", "2", "./a.out"}, {"-genv", "OMP_NUM_THREADS", "2", "./a.out"},
+		{"--genv", "CUDA_VISIBLE_DEVICES", "0", "./a.out"}, {"-n", "1", "-env", "X", "1", "./a.out"}, {"-n", "1", "-envall", "./a.out"}} {
+		if got := MPICHStepArgs(env, args); !slices.Equal(got, want) {
+			t.Errorf("MPICHStepArgs(%q) = %q, want %q", args, got, want)
+		}
 	}
-	for _, own := range []string{"-genvall", "-genvnone", "-genv", "-envlist", "--genvlist"} {
+	for _, own := range []string{"-genvall", "-genvnone", "-genvlist", "--genvlist", "--genvall"} {
 		if got := MPICHStepArgs(env, []string{own, "X", "./a.out"}); got != nil {
 			t.Errorf("with %s: %q, want nothing added", own, got)
 		}

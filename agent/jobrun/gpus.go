@@ -54,3 +54,9 @@ func (n *Node) gpuEnv(att *raftfsm.Attempt) []string {
 	}
 	return env
 }
+
+// gpuVars are the variables gpuEnv may set. Their values are the node's
+// own: an MPI launcher must not carry the head's to the ranks of other
+// nodes, whose agents set their own (perNodeVars).
+var gpuVars = []string{"CUDA_DEVICE_ORDER", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK",
+	"GPU_DEVICE_ORDINAL", "SHOAL_GPUS", "SLURM_JOB_GPUS"}

@@ -231,13 +231,18 @@ func IsMPICHLauncher(name, resolved string) bool {
 // MPICHStepArgs are the arguments shoal step puts before an MPICH step's
 // own: Hydra forwards mpiexec's whole environment by default, the head's
 // SHOAL_NODE and process marker with it, so every rank would name the head
-// as its node and carry the head's marker (and the head's capability file
-// and agent address). A -genvlist of every variable but perNodeVars lets
-// each remote rank keep its own node's, as BuildLaunch does for MPICH jobs. A step that chooses its environment itself (-genv*,
-// -env*) is left as it is.
+// as its node and carry the head's marker (and the head's capability file,
+// agent address and GPUs). A -genvlist of every variable but perNodeVars
+// lets each remote rank keep its own node's, as BuildLaunch does for MPICH
+// jobs. It goes with a step's own -genv and -env, which set a value on
+// every node (a step's -genv CUDA_VISIBLE_DEVICES holds everywhere), and
+// with -envall, -envnone and -envlist, which choose for their executable
+// over it; a step that chooses which variables travel to all of them
+// (hydraPropagation) is left as it is: Hydra refuses a second choice
+// ("duplicate setting").
 func MPICHStepArgs(env, args []string) []string {
 	for _, a := range args {
-		if strings.HasPrefix(a, "-genv") || strings.HasPrefix(a, "-env") || strings.HasPrefix(a, "--genv") || strings.HasPrefix(a, "--env") {
+		if slices.Contains(hydraPropagation, "-"+strings.TrimLeft(a, "-")) {
 			return nil
 		}
 	}
@@ -252,3 +257,8 @@ func MPICHStepArgs(env, args []string) []string {
 	}
 	return []string{"-genvlist", strings.Join(names, ",")}
 }
+
+// hydraPropagation are mpiexec's options (with one dash; Hydra takes two as
+// well) that choose which of its environment variables reach the ranks of
+// every executable.
+var hydraPropagation = []string{"-genvall", "-genvnone", "-genvlist"}
