@@ -41,8 +41,11 @@ type caseRun struct {
 	np int
 	// oracles and tOracles cache each phase's oracle groups per job size.
 	oracles, tOracles map[phaseSize][]string
-	// lastRun is when the latest MPI run ended (settle).
-	lastRun time.Time
+	// lastRun is when the latest MPI run ended (settle), lastPolicy
+	// and lastHosts whose run it was (explain).
+	lastRun    time.Time
+	lastPolicy string
+	lastHosts  []string
 	// peers is Slurm beside shoal, when a Slurm policy is asked.
 	peers *peers
 	// loads are the host's 1-minute load averages at every run's end.
@@ -427,12 +430,13 @@ func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int
 	case "t-oracle":
 		return cs.tOracles[phaseSize{phase, cs.np}], 0, "", nil
 	}
+	asked := time.Now()
 	hosts, d, err := allocCov(ctx, cs.l, cs.asker, pol, cs.np, cs.c.ppn, seed, "")
 	if err != nil {
 		return nil, 0, "", err
 	}
 	if name, _, _ := parsePolicy(pol); name == "netload" {
-		cs.explain(ctx, pol, phase, seed, hosts, d.Score)
+		cs.explain(ctx, pol, phase, seed, hosts, d.Score, asked)
 	}
 	return hosts, d.Score.T, d.ModelCoverage, nil
 }
@@ -442,7 +446,7 @@ func (cs *caseRun) hostsCov(ctx context.Context, pol string, phase int, seed int
 // same view: the same policy asked with --hostfile of the oracle's nodes.
 // It tells a placement shoal's figures call worse (its measurements are
 // wrong) from one its search missed (a T lower than its own choice's).
-func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int64, hosts []string, own api.AllocScore) {
+func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int64, hosts []string, own api.AllocScore, asked time.Time) {
 	m := cs.models[phase]
 	mine, _, _ := m.groupStats(hosts)
 	best, _, _ := m.groupStats(cs.oracle(phase))
@@ -473,6 +477,30 @@ func (cs *caseRun) explain(ctx context.Context, pol string, phase int, seed int6
 		strings.Join(cs.oracle(phase), ","), best, o.T, o.CNorm, o.NNorm, o.MeanAvailMbps, nodeCLs(o))
 	cs.say("explain: pairs of %s's choice: %s", pol, pairOffers(own))
 	cs.say("explain: pairs of the oracle's group: %s", pairOffers(o))
+	cs.say("explain: %s", cs.predecessor(cs.oracle(phase), asked))
+}
+
+// predecessor says how long before the placement was asked the run
+// before it ended, and which of group's nodes it held: its traffic and
+// load stand in the samples the placement read until a sample taken after
+// its end reaches the asker (the agents' traffic watch publishes a stop
+// within about a second).
+func (cs *caseRun) predecessor(group []string, asked time.Time) string {
+	if cs.lastRun.IsZero() {
+		return "no run before this placement"
+	}
+	var shared []string
+	for _, h := range cs.lastHosts {
+		if slices.Contains(group, h) && !slices.Contains(shared, h) {
+			shared = append(shared, h)
+		}
+	}
+	held := "none of the oracle's nodes"
+	if len(shared) > 0 {
+		held = "the oracle's " + strings.Join(shared, ",")
+	}
+	return fmt.Sprintf("the previous run (%s on %s) ended %.2fs before the placement was asked, on %s",
+		cs.lastPolicy, strings.Join(cs.lastHosts, ","), asked.Sub(cs.lastRun).Seconds(), held)
 }
 
 // pairOffers lists a score's pairs, a-b=offer Mbit/s (cost), "?" for an
@@ -549,7 +577,7 @@ func (cs *caseRun) runOne(ctx context.Context, a app, r *runRec, reps int) error
 	r.MinAvailMbps, r.Switches, r.Hogs = cs.models[r.Phase].groupStats(r.Hosts)
 	before, berr := cs.l.TB.Counters(ctx, r.Hosts...)
 	runMPI(ctx, cs.l, cs.rsh, a, cs.c, cs.work, r)
-	cs.lastRun = time.Now()
+	cs.lastRun, cs.lastPolicy, cs.lastHosts = time.Now(), r.Policy, r.Hosts
 	if v, err := strconv.ParseFloat(loadAvg(), 64); err == nil {
 		cs.loads = append(cs.loads, v)
 	}
