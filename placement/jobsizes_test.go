@@ -69,6 +69,20 @@ func placeN(t *testing.T, s placement.Snapshot, n int) (placement.Decision, []st
 	return d, hosts
 }
 
+// scoreGroup is netload's breakdown of the group of hosts, one rank each.
+func scoreGroup(t *testing.T, s placement.Snapshot, hosts ...string) placement.Breakdown {
+	t.Helper()
+	var hf []placement.HostSlots
+	for _, h := range hosts {
+		hf = append(hf, placement.HostSlots{Host: h, Slots: 1})
+	}
+	d, err := placement.Place(s, placement.Request{N: len(hosts), PPN: 1, Policy: "netload", Force: true, Hostfile: hf, Relax: "none"})
+	if err != nil {
+		t.Fatalf("score %v: %v", hosts, err)
+	}
+	return d.Score
+}
+
 func switchesOf(s placement.Snapshot, hosts []string) []string {
 	var sws []string
 	for _, n := range s.Nodes {
@@ -95,6 +109,10 @@ func TestNetload_QueueSizesEachOnItsBestGroup(t *testing.T) {
 	if want := []string{"n05", "n06", "n07", "n08"}; !slices.Equal(four, want) {
 		t.Errorf("4 ranks on %v, want sw2's %v", four, want)
 	}
+	// The margin: T of sw2's four against n04 with sw3's three, whose
+	// three pairs across the uplinks every exchange of n04's rank waits on.
+	a, b := scoreGroup(t, s, "n05", "n06", "n07", "n08"), scoreGroup(t, s, "n04", "n09", "n10", "n12")
+	t.Logf("T of sw2's four %.3f, of n04 with sw3's three %.3f (%.2f times)", a.T, b.T, b.T/a.T)
 	_, six := placeN(t, s, 6)
 	if sws := switchesOf(s, six); len(sws) != 2 {
 		t.Errorf("6 ranks on %v (%s), want two switches", six, strings.Join(sws, ","))
