@@ -12,7 +12,9 @@ import (
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.golden from the current output")
+// rewrite is datadriven's -rewrite flag, which rewrites the scenarios'
+// expected output; the golden history is rewritten with them.
+func rewrite() bool { return flag.Lookup("rewrite").Value.(flag.Getter).Get().(bool) }
 
 // TestGolden_History replays a scripted history of a four-node cluster
 // (jobs submitted, a node that never reserves, a node dying under a job,
@@ -25,7 +27,7 @@ func TestGolden_History(t *testing.T) {
 	t.Parallel()
 	w := scriptedHistory(t)
 	path := filepath.Join("testdata", "history.golden")
-	if *rewrite {
+	if rewrite() {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -136,4 +138,25 @@ func scriptedHistory(t testing.TB) *world {
 	step(time.Second)
 	step(time.Second)
 	return w
+}
+
+// The history scenario traces what the scripted history does: every
+// line of the golden but its narration, which the scenario file holds
+// as comments.
+func TestGolden_HistoryScenarioMatches(t *testing.T) {
+	t.Parallel()
+	w := runScenario(t, filepath.Join("testdata", "scenarios", "history.txt"))
+	want, err := os.ReadFile(filepath.Join("testdata", "history.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions []byte
+	for _, l := range bytes.SplitAfter(want, []byte("\n")) {
+		if !bytes.HasPrefix(l, []byte("# ")) {
+			decisions = append(decisions, l...)
+		}
+	}
+	if !bytes.Equal(w.out.Bytes(), decisions) {
+		t.Fatalf("the history scenario traced:\n%s\nwant:\n%s", w.out.Bytes(), decisions)
+	}
 }

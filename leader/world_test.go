@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -55,6 +56,10 @@ type world struct {
 	out     bytes.Buffer
 	// frozen names the probes ("node/kind") whose heartbeat stopped.
 	frozen map[string]bool
+	// heard is the lease renewals the leader answered (View.Heard), and
+	// leadingSince when it became leader (View.LeadingSince).
+	heard        map[string]Renewal
+	leadingSince time.Time
 }
 
 func newWorld(t testing.TB, names ...string) *world {
@@ -89,7 +94,8 @@ func (w *world) advance(d time.Duration) {
 }
 
 func (w *world) view() View {
-	return View{Now: w.now, State: w.st, Nodes: slices.Clone(w.nodes), Servers: slices.Clone(w.servers), Config: w.cfg}
+	return View{Now: w.now, State: w.st, Nodes: slices.Clone(w.nodes), Servers: slices.Clone(w.servers), Config: w.cfg,
+		Heard: maps.Clone(w.heard), LeadingSince: w.leadingSince}
 }
 
 func (w *world) logf(format string, args ...any) {
