@@ -44,7 +44,7 @@ func testNode(name string) Node {
 // round does what the agent does with the core's answer (leading.go):
 // propose in order, skip the rest of a placement once one is not taken,
 // and feed raft's answers into the Book. Everything it does is written
-// to out, the trace the golden test compares.
+// to out, the trace the scenarios (scenario_test.go) compare.
 type world struct {
 	t       testing.TB
 	st      *raftfsm.State
