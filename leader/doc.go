@@ -6,7 +6,10 @@
 // agent builds the View, proposes what comes back through CarryOut, and
 // folds what raft answered (a refused placement, a cycle committed) into
 // the next Book with Book.Answered. The core's tests carry their rounds
-// out through the same loop, on the FSM alone.
+// out through the same loop, on the FSM alone; its scenarios are data
+// files under testdata/scenarios (the language is in their README), each
+// command followed by the decisions it caused, regenerated with
+// go test ./leader -run Scenarios -rewrite.
 //
 //	gossip (nodes, liveness,            raft FSM (jobs, probes,
 //	probe beats, links)                 duties, settings)
