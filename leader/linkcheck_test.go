@@ -1,11 +1,13 @@
 package leader
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -154,5 +156,79 @@ func TestSnapshot_ChangedLinkIsCapped(t *testing.T) {
 		if l.From == "n01" && l.To == "n02" && l.AvailMbps != 100 {
 			t.Fatalf("a faster link capped: %+v", l)
 		}
+	}
+}
+
+// TestSnapshot_SlowLinkAfterItsFirstRetest is degrade10 on the testbed
+// when netload put a job on n02 22 s after its link fell from 100 to 10
+// Mbit/s: n02 the least loaded node, its link checks confirmed slower
+// against n03 and n04, its pair with n10 already tested again (6.5) and
+// checked since, its eight other pairs not yet. The verdict the node
+// judges from those checks must still cap the eight, so the leader's
+// snapshot keeps placement off n02 (the best group is then n01, n03,
+// n04); before, the check agreeing with the re-tested pair withdrew it.
+func TestSnapshot_SlowLinkAfterItsFirstRetest(t *testing.T) {
+	t.Parallel()
+	type nodeSpec struct {
+		sw   string
+		mbit float64
+		load float64
+	}
+	specs := map[string]nodeSpec{ // testbed/degrade10.json
+		"n01": {"sw1", 100, 0.09}, "n02": {"sw1", 100, 0.02}, "n03": {"sw1", 100, 0.07}, "n04": {"sw1", 100, 0.06},
+		"n05": {"sw1", 80, 0.10}, "n06": {"sw2", 50, 0.03}, "n07": {"sw2", 50, 0.06}, "n08": {"sw2", 50, 0.09},
+		"n09": {"sw2", 50, 0.07}, "n10": {"sw2", 50, 0.04},
+	}
+	names := slices.Sorted(maps.Keys(specs))
+	w := newWorld(t, names...)
+	change := t0.Add(60 * time.Second)
+	retest := change.Add(6 * time.Second)
+	cell := func(peer string, mbps float64, at time.Time) NetEntry {
+		ms := at.UnixMilli()
+		return NetEntry{Peer: peer, RTTus: 100, RTTAt: ms, BW: mbps, Peak: mbps, BWAt: ms,
+			BWOut: mbps, BWIn: mbps, PeakOut: mbps, PeakIn: mbps, BWOutAt: ms, BWInAt: ms}
+	}
+	for _, a := range names {
+		n := w.node(a)
+		n.Attrs.Switch = specs[a].sw
+		n.Attrs.Cores, n.Attrs.Threads = 2, 2
+		l := specs[a].load
+		n.Attrs.Load = placement.Means{Now: l, M1: l, M5: l, M15: l}
+		for _, b := range names {
+			if a == b {
+				continue
+			}
+			rate := min(specs[a].mbit, specs[b].mbit)
+			if specs[a].sw != specs[b].sw {
+				rate = min(rate, 40) // the uplink
+			}
+			c := cell(b, rate, t0)
+			if (a == "n02" && b == "n10") || (a == "n10" && b == "n02") {
+				c = cell(b, 6.5, retest)
+			}
+			n.Net = append(n.Net, c)
+		}
+	}
+	at := func(d time.Duration) time.Time { return change.Add(d) }
+	checks := []probeplan.LinkCheck{
+		{Peer: "n01", At: at(-8 * time.Second), OutMbps: 97, InMbps: 98, RowOutMbps: 100, RowInMbps: 100, RowAt: t0},
+		{Peer: "n03", At: at(2 * time.Second), OutMbps: 13.1, InMbps: 13.4, RowOutMbps: 100, RowInMbps: 100, RowAt: t0},
+		{Peer: "n04", At: at(12 * time.Second), OutMbps: 12.8, InMbps: 13, RowOutMbps: 100, RowInMbps: 100, RowAt: t0},
+		{Peer: "n10", At: at(22 * time.Second), OutMbps: 12, InMbps: 12.2, RowOutMbps: 6.5, RowInMbps: 6.5, RowAt: retest},
+	}
+	w.node("n02").Link = probeplan.JudgeLink(checks, probeplan.DefaultLinkCheckConfig())
+	w.now = at(23 * time.Second)
+	d, err := placement.Place(Snapshot(w.st, w.nodes, w.now), placement.Request{N: 3, PPN: 1, Policy: placement.PolicyNetload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range d.Hosts {
+		got = append(got, h.Node)
+	}
+	slices.Sort(got)
+	if slices.Contains(got, "n02") || !slices.Equal(got, []string{"n01", "n03", "n04"}) {
+		t.Fatalf("netload chose %v (pairs %+v; n02's verdict %+v), want n01 n03 n04: n02's link is at 10 Mbit/s",
+			got, d.Score.PairScores, w.node("n02").Link)
 	}
 }

@@ -125,6 +125,11 @@ type LinkCheck struct {
 	// RowOutMbps and RowInMbps are the pair's latest full test each way
 	// when the check ran; 0 when that way was never tested.
 	RowOutMbps, RowInMbps float64
+	// RowAt is when the figures the check is read against were measured:
+	// the older of the two ways' latest tests (zero: not known). A check
+	// that agrees with a pair tested again after its node's link was seen
+	// to change says nothing of the link going back (JudgeLink).
+	RowAt time.Time
 }
 
 // LinkChange says which way a node's link moved away from the model.
@@ -187,13 +192,29 @@ func (c LinkCheck) judge(cfg LinkCheckConfig) (LinkChange, float64, bool) {
 // between. A check without a figure to compare with (a pair never
 // tested) is passed over. Two checks of one peer count once: on a small
 // cluster the same peer comes round again before Confirm others have.
+//
+// A check that agrees with a pair tested since the checks last agreed
+// with the figures before the run of disagreeing checks is passed over
+// too (retested): that test may already have read the changed link (the
+// link changed somewhere between that agreeing check and the run's
+// first), and a check agreeing with it says nothing of the link going
+// back. Counted, it withdrew the verdict as soon as the first of the
+// node's pairs was tested again: on degrade10 n02's link fell to 10
+// Mbit/s, its pair with n10 was tested at 6.5 six seconds later, a check
+// towards n10 read 12 and agreed, and until the other eight pairs were
+// tested again their old figures (around 100) stood uncapped and
+// placement put a job on n02 (12.7 s where its best group took 1.2). A
+// link that comes back reads faster than the pairs tested while it was
+// slow, and as fast as the pairs tested before, either of which ends the
+// run.
 func JudgeLink(checks []LinkCheck, cfg LinkCheckConfig) LinkVerdict {
+	skip := retested(checks, cfg)
 	var v LinkVerdict
 	peers := map[string]bool{}
 	for i := len(checks) - 1; i >= 0; i-- {
 		c := checks[i]
 		ch, mbps, ok := c.judge(cfg)
-		if !ok {
+		if !ok || (skip != nil && skip[i]) {
 			continue
 		}
 		if ch == "" || (v.Change != "" && ch != v.Change) {
@@ -214,4 +235,34 @@ func JudgeLink(checks []LinkCheck, cfg LinkCheckConfig) LinkVerdict {
 		}
 	}
 	return LinkVerdict{}
+}
+
+// retested marks the agreeing checks JudgeLink passes over: those whose
+// pair was tested (RowAt) after the latest counted agreeing check before
+// the run of disagreeing checks (one way) they follow; with no such check
+// among checks, after any time. nil when none is.
+func retested(checks []LinkCheck, cfg LinkCheckConfig) []bool {
+	var skip []bool
+	var run LinkChange
+	var agreed, bound time.Time // the latest counted agreeing check; the run's bound
+	for i, c := range checks {
+		ch, _, ok := c.judge(cfg)
+		switch {
+		case !ok:
+		case ch != "" && ch == run:
+		case ch != "":
+			if run == "" {
+				bound = agreed
+			}
+			run = ch
+		case run != "" && !c.RowAt.IsZero() && c.RowAt.After(bound):
+			if skip == nil {
+				skip = make([]bool, len(checks))
+			}
+			skip[i] = true
+		default:
+			run, agreed = "", c.At
+		}
+	}
+	return skip
 }

@@ -12,6 +12,13 @@ func chk(peer string, sec int, mbps, row float64) LinkCheck {
 	return LinkCheck{Peer: peer, At: t0.Add(time.Duration(sec) * time.Second), OutMbps: mbps, InMbps: mbps, RowOutMbps: row, RowInMbps: row}
 }
 
+// retestedChk is chk against a pair whose latest test ended at t0+rowSec.
+func retestedChk(peer string, sec int, mbps, row float64, rowSec int) LinkCheck {
+	c := chk(peer, sec, mbps, row)
+	c.RowAt = t0.Add(time.Duration(rowSec) * time.Second)
+	return c
+}
+
 func TestJudgeLink(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultLinkCheckConfig()
@@ -29,6 +36,27 @@ func TestJudgeLink(t *testing.T) {
 		{name: "a link at a tenth, seen against two peers",
 			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98)},
 			want:   LinkVerdict{Change: LinkSlower, Mbps: 13.1, Since: at(10), At: at(20)}},
+		// degrade10 again: n02's pair with n10 was tested at 6.5 six
+		// seconds after the change; a check towards n10 then reads 12,
+		// which agrees with that test, not with the link's old rate,
+		// while n02's other pairs still hold 100.
+		{name: "a check agreeing with a pair tested since the change keeps the verdict",
+			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98), retestedChk("n10", 30, 12, 6.5, 16)},
+			want:   LinkVerdict{Change: LinkSlower, Mbps: 13.1, Since: at(10), At: at(20)}},
+		{name: "a pair tested after the change but before the checks saw it",
+			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98), retestedChk("n10", 30, 12, 6.5, 6)},
+			want:   LinkVerdict{Change: LinkSlower, Mbps: 13.1, Since: at(10), At: at(20)}},
+		{name: "pairs tested since the change, checked again and again, keep it",
+			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98), retestedChk("n10", 30, 12, 6.5, 16),
+				retestedChk("c", 40, 11, 9.8, 35), retestedChk("n10", 50, 12.5, 6.5, 16)},
+			want: LinkVerdict{Change: LinkSlower, Mbps: 13.1, Since: at(10), At: at(20)}},
+		{name: "a check agreeing with a pair tested before the checks last agreed ends it",
+			checks: []LinkCheck{retestedChk("b", 0, 97, 100, -5), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98),
+				retestedChk("n10", 30, 12, 6.5, 16), retestedChk("e", 40, 96, 100, -50)}},
+		{name: "a link back at its rate, read against pairs tested while it was slow",
+			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 13.1, 100), chk("d", 20, 12.8, 98),
+				retestedChk("c", 60, 95, 9.8, 35), retestedChk("d", 70, 93, 9.9, 36)},
+			want: LinkVerdict{Change: LinkFaster, Mbps: 93, Since: at(60), At: at(70)}},
 		{name: "one slow check is one slow peer, not this link",
 			checks: []LinkCheck{chk("b", 0, 97, 100), chk("c", 10, 99, 100), chk("d", 20, 12.8, 98)}},
 		{name: "the same slow peer twice is still one peer",

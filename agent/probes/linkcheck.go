@@ -173,8 +173,8 @@ func (m *Manager) checked(msg child.Msg, now time.Time) {
 		m.log.Debug("link check failed", "peer", msg.Peer, "err", msg.Err)
 		return
 	}
-	out, in := m.row.latest(peer)
-	c := probeplan.LinkCheck{Peer: peer, At: now, RowOutMbps: out, RowInMbps: in,
+	out, in, at := m.row.latestTest(peer)
+	c := probeplan.LinkCheck{Peer: peer, At: now, RowOutMbps: out, RowInMbps: in, RowAt: at,
 		OutMbps: carriedRate(msg.Bytes, msg.NS, msg.Carried), InMbps: carriedRate(msg.RevBytes, msg.RevNS, msg.RevCarried)}
 	m.mu.Lock()
 	m.lc.checks = append(m.lc.checks, c)

@@ -95,13 +95,25 @@ func (r *netRow) addBW(peer string, at time.Time, out, in dirReading) {
 // latest is the pair's latest test with peer each way, Mbit/s (0: that
 // way never tested).
 func (r *netRow) latest(peer string) (out, in float64) {
+	out, in, _ = r.latestTest(peer)
+	return out, in
+}
+
+// latestTest is latest and when those figures were measured: the older
+// of the two ways' latest tests (a way never tested counts no time;
+// zero when neither was).
+func (r *netRow) latestTest(peer string) (out, in float64, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.cells[peer]
 	if !ok {
-		return 0, 0
+		return 0, 0, time.Time{}
 	}
-	return c.out.bw, c.in.bw
+	at = c.out.at
+	if at.IsZero() || (!c.in.at.IsZero() && c.in.at.Before(at)) {
+		at = c.in.at
+	}
+	return c.out.bw, c.in.bw, at
 }
 
 // take returns the row as it is sent to the servers, and whether it changed since

@@ -93,3 +93,29 @@ func TestNetRow_Carried(t *testing.T) {
 		t.Fatalf("carried below the reading: %+v; want the reading kept and carried 0", got[0])
 	}
 }
+
+// TestNetRow_LatestTest: a link check is read against the pair's latest
+// figures and when they were measured, the older of the two ways', so
+// that a check agreeing with a pair tested since the node's link changed
+// is told apart (probeplan.JudgeLink).
+func TestNetRow_LatestTest(t *testing.T) {
+	t.Parallel()
+	t0 := time.UnixMilli(1_763_790_000_000)
+	r := newNetRow()
+	if out, in, at := r.latestTest("n2"); out != 0 || in != 0 || !at.IsZero() {
+		t.Fatalf("never tested: %v %v %v, want nothing", out, in, at)
+	}
+	r.addBW("n2", t0, dirReading{}, dirReading{95, 0})
+	if out, in, at := r.latestTest("n2"); out != 0 || in != 95 || !at.Equal(t0) {
+		t.Fatalf("one way tested: %v %v %v, want 0 95 %v", out, in, at, t0)
+	}
+	t1 := t0.Add(time.Minute)
+	r.addBW("n2", t1, dirReading{6.5, 0}, dirReading{})
+	if out, in, at := r.latestTest("n2"); out != 6.5 || in != 95 || !at.Equal(t0) {
+		t.Fatalf("out tested again: %v %v %v, want 6.5 95 and the older way's %v", out, in, at, t0)
+	}
+	r.addBW("n2", t1.Add(time.Second), dirReading{7, 0}, dirReading{6.9, 0})
+	if _, _, at := r.latestTest("n2"); !at.Equal(t1.Add(time.Second)) {
+		t.Fatalf("both ways tested again: at %v, want %v", at, t1.Add(time.Second))
+	}
+}
