@@ -1,6 +1,7 @@
 package probeplan
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,35 @@ func TestLinkCheck_fitsTheBudget(t *testing.T) {
 			t.Errorf("budget %d MiB/h with the fitted checks: %v", tc.budget>>20, err)
 		}
 		b.CheckBytesPerHour = 0
+	}
+}
+
+// TestLinkCheck_NextCheckIn: the waits between checks are drawn within
+// half an interval either side, average the interval (what the budget
+// counts), and differ from one check to the next.
+func TestLinkCheck_NextCheckIn(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultLinkCheckConfig()
+	r := rand.New(rand.NewPCG(1, 2))
+	var sum time.Duration
+	seen := map[time.Duration]bool{}
+	const n = 1000
+	for range n {
+		d := cfg.NextCheckIn(r)
+		if d < cfg.Interval/2 || d >= cfg.Interval*3/2 {
+			t.Fatalf("wait %s outside [%s, %s)", d, cfg.Interval/2, cfg.Interval*3/2)
+		}
+		sum += d
+		seen[d] = true
+	}
+	if mean := sum / n; mean < cfg.Interval*95/100 || mean > cfg.Interval*105/100 {
+		t.Fatalf("mean wait %s, want about %s", mean, cfg.Interval)
+	}
+	if len(seen) < n/2 {
+		t.Fatalf("%d different waits in %d: want them drawn, not fixed", len(seen), n)
+	}
+	cfg.Interval = 0
+	if d := cfg.NextCheckIn(r); d != 0 {
+		t.Fatalf("check off: wait %s, want 0", d)
 	}
 }
