@@ -14,7 +14,7 @@
 //	m.Start(ctx)        // first sample, probe server
 //	go m.Run(ctx)       // the reconciler, the gossip of beats, the row to PublishRow
 //	go m.RunDuties(ctx) // this node's bandwidth tests, by the schedule in raft
-//	go m.RunLinkChecks(ctx) // a short test of this node's link every LinkCheck.Interval
+//	go m.RunLinkChecks(ctx) // a short test of this node's link about every LinkCheck.Interval
 //	m.Retune(t)         // SIGHUP: new periods, test size and timeout for the running probes
 //
 // The probe processes' own body lives in the child package, which does not

@@ -2,6 +2,8 @@ package probes
 
 import (
 	"context"
+	"hash/fnv"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -33,18 +35,22 @@ type linkChecks struct {
 	verdict probeplan.LinkVerdict
 }
 
-// RunLinkChecks checks this node's link every LinkChecks().Interval until
-// ctx ends (checkLink); it returns at once when the check is off.
+// RunLinkChecks checks this node's link about every LinkChecks().Interval
+// until ctx ends (checkLink), each wait drawn anew
+// (probeplan.LinkCheckConfig.NextCheckIn) from a source seeded by the
+// node's name and its start, so that no two nodes check in step; it
+// returns at once when the check is off.
 func (m *Manager) RunLinkChecks(ctx context.Context) {
-	iv := m.cfg.LinkChecks().Interval
-	if want := m.cfg.LinkCheck.Interval; iv != want {
+	lc := m.cfg.LinkChecks()
+	if want := m.cfg.LinkCheck.Interval; lc.Interval != want {
 		m.log.Warn("link checks run less often than configured: the probe budget leaves them no more (raise --probe-budget)",
-			"interval", iv, "configured", want, "probe_budget", m.cfg.Budget)
+			"interval", lc.Interval, "configured", want, "probe_budget", m.cfg.Budget)
 	}
-	if iv <= 0 {
+	if lc.Interval <= 0 {
 		return
 	}
-	t := time.NewTicker(iv)
+	r := checkRand(m.d.Node, m.now())
+	t := time.NewTimer(lc.NextCheckIn(r))
 	defer t.Stop()
 	for {
 		select {
@@ -52,8 +58,18 @@ func (m *Manager) RunLinkChecks(ctx context.Context) {
 			return
 		case <-t.C:
 			m.checkLink(m.now())
+			t.Reset(lc.NextCheckIn(r))
 		}
 	}
+}
+
+// checkRand is the source of a node's check times: seeded by its name, so
+// nodes started in the same instant differ, and by its start, so a node
+// restarted does not repeat its times.
+func checkRand(node string, start time.Time) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(node))
+	return rand.New(rand.NewPCG(h.Sum64(), uint64(start.UnixNano())))
 }
 
 // checkCandidate is a peer a check may go to.
