@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // namespaces on one 100 Mbit/s switch with the bandwidth cycle an hour
 // apart. After the first cycle measured every pair, pd's link drops to
 // 10 Mbit/s both ways. No cycle would test it again for an hour: pd's
-// link checks (every 5 s, two peers to confirm) must notice, and the
+// link checks (about every 5 s, two peers to confirm) must notice, and the
 // leader must have pd's pairs tested again, so that `shoal net --json`
 // shows every pair of pd at the new rate within linkCheckDeadline. The
 // other pairs, untouched, are not tested again: the checks do not fire
@@ -22,14 +21,11 @@ import (
 //
 // Needs root and iproute2; skips otherwise.
 func TestProbes_LinkCheckSeesADegradedLink(t *testing.T) {
-	// Seen at 29 s on a quiet machine; but some runs do not see the change
-	// within minutes, for a reason not yet found, so the suite runs it
-	// only when asked (SHOAL_LINKCHECK_TEST=1) until that is understood.
-	// The detector's and the leader's rules are tested in probeplan and
-	// leader on every run.
-	if os.Getenv("SHOAL_LINKCHECK_TEST") == "" {
-		t.Skip("link checks on a testbed: some runs miss the change for minutes (not yet explained); set SHOAL_LINKCHECK_TEST=1 to run")
-	}
+	// Two checks of different peers (each wait drawn within 2.5-7.5 s),
+	// gossip, a leader round, a catch-up of pd's three pairs (three 5 s
+	// rounds): 29-34 s on a quiet machine, at most about 40 s. waitCLI
+	// stretches the bound by testcluster.Slack (up to 4× at a load of 4
+	// per CPU), as a loaded host stretches every step.
 	const linkCheckDeadline = 75 * time.Second
 	names := []string{"pa", "pb", "pc", "pd"}
 	topo := netns.Topology{Name: "linkcheck", Switches: []netns.Switch{{Name: "sw"}}}
@@ -76,7 +72,7 @@ func TestProbes_LinkCheckSeesADegradedLink(t *testing.T) {
 		return slow == 3
 	})
 	took := time.Since(changed)
-	t.Logf("every pair of pd read at 10 Mbit/s %.1f s after its link dropped (link checks every 5 s, bandwidth interval 1h)", took.Seconds())
+	t.Logf("every pair of pd read at 10 Mbit/s %.1f s after its link dropped (link checks about every 5 s, bandwidth interval 1h)", took.Seconds())
 	for k, p := range pairs {
 		t.Logf("%s->%s out %.1f in %.1f Mbit/s, tested %.0f s ago", k[0], k[1], *p.BWOutMbps, *p.BWInMbps, *p.BWOutAgeS)
 		if k[0] != "pd" && k[1] != "pd" && *p.BWOutAgeS < took.Seconds() {
