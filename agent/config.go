@@ -197,8 +197,10 @@ type TestingHooks struct {
 }
 
 // RaftTimings are hashicorp/raft's timeouts, tuned for a LAN: a leader
-// that dies is replaced, and the first write after it commits, in about
-// two heartbeat timeouts. raft randomises each timeout between one and two
+// whose process dies is replaced, and the first write after it commits,
+// in about one heartbeat timeout and a stagger (the leader-loss watcher,
+// agent/raftnode/leaderloss.go); a leader that falls silent otherwise (a
+// dead machine, a cut link) in about two. raft randomises each timeout between one and two
 // times its value and sends heartbeats every tenth of the heartbeat
 // timeout, so a follower starts an election only after some ten
 // heartbeats in a row went missing; with pre-vote, a lone follower that
@@ -220,7 +222,9 @@ type RaftTimings struct {
 	// LeaderLeaseTimeout: a leader without quorum contact for this long
 	// steps down. Default 250ms, the heartbeat timeout (raft's cap): a
 	// leader cut off from its followers gives up about when they start
-	// electing.
+	// electing. raft is given at most the heartbeat timeout less 1ms, so
+	// that the leader-loss watcher may re-arm a follower's heartbeat check
+	// (raft refuses a heartbeat timeout under the lease).
 	LeaderLeaseTimeout time.Duration
 	// CommitTimeout: the longest a follower waits for a heartbeat carrying
 	// the commit index. Default 50ms.

@@ -2,9 +2,12 @@ package raftnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -19,16 +22,23 @@ import (
 // survivor's timer has fired too. With a 250 ms timeout that took 0.5–0.7 s
 // on a quiet machine, most of it the timers' random slack.
 //
-// The leader-loss watcher removes that slack without changing what raft
-// decides: it looks at the follower's last contact with its leader a few
-// times per heartbeat timeout, and once the silence has lasted a heartbeat
-// timeout plus this voter's stagger it asks raft to check its heartbeat at
-// once (a reload of its reloadable configuration, which is how raft lets a
-// shortened timeout take effect). raft then makes its own decision, by its
-// own rule: the same silence it would have acted on at its timer's next
-// firing. The stagger orders the surviving voters by ID, one step apart, so
-// that one has dropped its leader before the next asks for votes; without
-// it both would campaign at once and split the vote.
+// The leader-loss watcher removes that slack when the leader's process is
+// gone, without changing what raft decides: it looks at the follower's
+// last contact with its leader a few times per heartbeat timeout, and once
+// the silence has lasted a heartbeat timeout plus this voter's stagger it
+// dials the leader's raft port. A refused connection means no process
+// listens there any more (killed, crashed, stopped): the watcher asks raft
+// to check its heartbeat at once (a reload of its reloadable configuration,
+// which is how raft lets a shortened timeout take effect), and raft makes
+// its own decision by its own rule, on the same silence it would have
+// acted on at its timer's next firing. A connection the leader's kernel
+// accepts means its process lives but is slow (a starved machine): acting
+// on every such silence elected leaders in a soak with no fault, so the
+// watcher leaves it to raft's timer, as it does a dial that times out (a
+// dead machine or a cut link). The stagger orders the surviving voters by
+// ID, one step apart, so that one has dropped its leader before the next
+// asks for votes; without it both would campaign at once and split the
+// vote.
 
 // LeaderLossStep is the stagger between two voters' checks: longer than a
 // pre-vote's round trip on a busy machine, short against the timeout.
@@ -71,7 +81,8 @@ func WatchLeaderLoss(ctx context.Context, r *raft.Raft, self string, heartbeat t
 	}
 	tick := time.NewTicker(leaderLossPoll(heartbeat))
 	defer tick.Stop()
-	var kicked time.Time // the last contact already acted on
+	var kicked time.Time   // the last contact already acted on
+	var nextDial time.Time // a leader that answered is dialled again a step later
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,7 +92,7 @@ func WatchLeaderLoss(ctx context.Context, r *raft.Raft, self string, heartbeat t
 		if r.State() != raft.Follower {
 			continue
 		}
-		_, leader := r.LeaderWithID()
+		addr, leader := r.LeaderWithID()
 		last := r.LastContact()
 		if leader == "" || last.Equal(kicked) || !LeaderLossDue(time.Now(), last, heartbeat, 0) {
 			continue
@@ -91,16 +102,47 @@ func WatchLeaderLoss(ctx context.Context, r *raft.Raft, self string, heartbeat t
 			continue
 		}
 		rank := LeaderLossRank(f.Configuration().Servers, raft.ServerID(self), leader)
-		if rank < 0 || !LeaderLossDue(time.Now(), last, heartbeat, rank) {
+		if !shouldDialLeader(time.Now(), last, kicked, nextDial, heartbeat, rank) {
+			continue
+		}
+		if !leaderGone(dialLeader(ctx, string(addr), LeaderLossStep(heartbeat))) {
+			// It answers, or the dial says nothing certain: raft's timer decides.
+			nextDial = time.Now().Add(LeaderLossStep(heartbeat))
 			continue
 		}
 		kicked = last
-		log.Debug("raft: leader silent for a heartbeat timeout; checking now", "leader", leader,
+		log.Debug("raft: leader silent for a heartbeat timeout and its raft port refuses; checking now", "leader", leader,
 			"silent", time.Since(last).Round(time.Millisecond), "rank", rank)
 		if err := checkHeartbeatNow(r); err != nil {
 			log.Warn("raft: cannot re-arm the heartbeat check; raft's own timer will notice the leader's silence", "err", err)
 		}
 	}
+}
+
+// shouldDialLeader is the watcher's decision on one look at a follower of
+// the given rank (LeaderLossRank) whose last contact was at last: dial the
+// leader when the silence is due for this rank, it is not the silence
+// already acted on (kicked), and a leader that answered a dial of this
+// silence has been left a step (nextDial).
+func shouldDialLeader(now, last, kicked, nextDial time.Time, heartbeat time.Duration, rank int) bool {
+	return rank >= 0 && !last.Equal(kicked) && !now.Before(nextDial) && LeaderLossDue(now, last, heartbeat, rank)
+}
+
+// leaderGone reads a dial of the leader's raft port: only a refused
+// connection says that no process listens there. An accepted one is a
+// live leader, and a timeout or an unreachable network says nothing
+// certain about the process.
+func leaderGone(dialErr error) bool { return errors.Is(dialErr, syscall.ECONNREFUSED) }
+
+// dialLeader connects to the leader's raft address and hangs up; nil when
+// something accepted the connection.
+func dialLeader(ctx context.Context, addr string, timeout time.Duration) error {
+	d := net.Dialer{Timeout: timeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // checkHeartbeatNow makes a follower's raft check its last contact at once.

@@ -57,7 +57,7 @@ func cmdBenchFailover(args []string) error {
 		return err
 	}
 	t := d.Raft
-	fmt.Printf("leader failover, 5 agents / 3 voters on loopback, raft heartbeat %v, election %v, leader lease %v, dead-voter grace %v\n",
+	fmt.Printf("leader failover, 5 agents / 3 voters on loopback, raft heartbeat %v, election %v, leader lease %v (raft is given 1ms less, under the heartbeat timeout), dead-voter grace %v\n",
 		t.HeartbeatTimeout, t.ElectionTimeout, t.LeaderLeaseTimeout, *grace)
 	if *soak > 0 {
 		elections, leaders, err := soakElections(ctx, p, *soak)
@@ -156,11 +156,14 @@ func failoverRun(ctx context.Context, p *testcluster.ProcCluster, r int) (write,
 	return write, unvoted, replaced, p.WaitConverged(ctx, 60*time.Second)
 }
 
-// voterCount counts the voters, the leader among them, that the first
-// agent answering lists.
+// voterCount counts the live voters, the leader among them, as the first
+// running agent that answers lists them.
 func voterCount(ctx context.Context, p *testcluster.ProcCluster) (int, error) {
 	var err error
 	for i := range p.Nodes {
+		if p.Nodes[i].PID == 0 {
+			continue
+		}
 		ms, e := p.Client(i).Members(ctx)
 		if e != nil {
 			err = e
@@ -168,7 +171,7 @@ func voterCount(ctx context.Context, p *testcluster.ProcCluster) (int, error) {
 		}
 		n := 0
 		for _, m := range ms {
-			if m.Role == "leader" || m.Role == "voter" {
+			if (m.Role == "leader" || m.Role == "voter") && m.Status == "alive" {
 				n++
 			}
 		}
