@@ -253,6 +253,7 @@ echo "$v" > "$1.$SHOAL_NODE.tmp" && mv "$1.$SHOAL_NODE.tmp" "$1.$SHOAL_NODE"
 	exported := []string{"CUDA_VISIBLE_DEVICES=7", "ZE_AFFINITY_MASK=7"}
 	mpich := func() bool { _, err := exec.LookPath("mpiexec.mpich"); return err == nil }()
 	ompi := func() bool { _, err := exec.LookPath("mpirun.openmpi"); return err == nil }()
+	var missing []string // cases whose MPI launchers are not installed
 	for _, tc := range []struct {
 		name  string
 		needs bool
@@ -272,7 +273,7 @@ echo "$v" > "$1.$SHOAL_NODE.tmp" && mv "$1.$SHOAL_NODE.tmp" "$1.$SHOAL_NODE"
 			[]string{"step-genv", "step-own", "step-openmpi"}, map[string]string{"step-own": "5"}},
 	} {
 		if !tc.needs {
-			t.Logf("%s: its MPI launchers are not installed", tc.name)
+			missing = append(missing, tc.name)
 			continue
 		}
 		spec := tc.spec
@@ -315,5 +316,8 @@ echo "$v" > "$1.$SHOAL_NODE.tmp" && mv "$1.$SHOAL_NODE.tmp" "$1.$SHOAL_NODE"
 				}
 			}
 		}
+	}
+	if len(missing) > 0 && !t.Failed() {
+		t.Skipf("the cases %v did not run: their MPI launchers (MPICH, Open MPI) are not installed", missing)
 	}
 }

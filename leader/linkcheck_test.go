@@ -166,7 +166,7 @@ func TestSnapshot_ChangedLinkIsCapped(t *testing.T) {
 // checked since, its eight other pairs not yet. The verdict the node
 // judges from those checks must still cap the eight, so the leader's
 // snapshot keeps placement off n02 (the best group is then n01, n03,
-// n04); before, the check agreeing with the re-tested pair withdrew it.
+// n04): the check agreeing with the re-tested pair is passed over.
 func TestSnapshot_SlowLinkAfterItsFirstRetest(t *testing.T) {
 	t.Parallel()
 	type nodeSpec struct {

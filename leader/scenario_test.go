@@ -40,13 +40,12 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// runScenario runs the scenario file at path and returns its world.
-func runScenario(t *testing.T, path string) *world {
+// runScenario runs the scenario file at path.
+func runScenario(t *testing.T, path string) {
 	s := &scenario{}
 	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 		return s.run(t, d)
 	})
-	return s.w
 }
 
 // scenario is the state of one scenario file: its world and the nodes
@@ -142,8 +141,8 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	return w.out.String()[mark:]
 }
 
-// positional returns the command's arguments that have no value, at
-// at least least of them.
+// positional returns the command's arguments that have no value, and
+// stops the test when there are fewer than least.
 func (s *scenario) positional(t *testing.T, d *datadriven.TestData, least int) []string {
 	t.Helper()
 	var out []string

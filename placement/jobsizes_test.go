@@ -113,6 +113,9 @@ func TestNetload_QueueSizesEachOnItsBestGroup(t *testing.T) {
 	// three pairs across the uplinks every exchange of n04's rank waits on.
 	a, b := scoreGroup(t, s, "n05", "n06", "n07", "n08"), scoreGroup(t, s, "n04", "n09", "n10", "n12")
 	t.Logf("T of sw2's four %.3f, of n04 with sw3's three %.3f (%.2f times)", a.T, b.T, b.T/a.T)
+	if a.T >= b.T {
+		t.Errorf("T of sw2's four %.3f is not below n04 with sw3's three %.3f", a.T, b.T)
+	}
 	_, six := placeN(t, s, 6)
 	if sws := switchesOf(s, six); len(sws) != 2 {
 		t.Errorf("6 ranks on %v (%s), want two switches", six, strings.Join(sws, ","))

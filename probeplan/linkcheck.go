@@ -223,13 +223,11 @@ func (c LinkCheck) judge(cfg LinkCheckConfig) (LinkChange, float64, bool) {
 // too (retested): that test may already have read the changed link (the
 // link changed somewhere between that agreeing check and the run's
 // first), and a check agreeing with it says nothing of the link going
-// back. Counted, it withdrew the verdict as soon as the first of the
-// node's pairs was tested again and checked: on degrade10 n02's link fell
-// to 10 Mbit/s and its pair with n10 was tested at 6.5 six seconds later
-// (a check reads such a link at 10-13, which agrees); 22 s after the
-// drop its pairs with n03 and n04 still stood at 91-95 Mbit/s, uncapped,
-// and placement put a job on n02 (12.7 s where its best group took 1.2). A
-// link that comes back reads faster than the pairs tested while it was
+// back. Counted, it would withdraw the verdict as soon as the first of
+// the node's pairs was tested again and checked, while its other pairs
+// still stood at their figures from before the change, no longer capped,
+// and placement would read the slow node as fast (the degrade10 case in
+// docs/results.md). A link that comes back reads faster than the pairs tested while it was
 // slow, and as fast as the pairs tested before, either of which ends the
 // run.
 func JudgeLink(checks []LinkCheck, cfg LinkCheckConfig) LinkVerdict {
