@@ -213,6 +213,7 @@ func (n *Node) endCgroup(ctx context.Context, k Key, grace time.Duration, record
 	if err := ac.cg.Delete(); err != nil {
 		n.log.Warn("delete the attempt's cgroup", "job", k.Job, "attempt", k.Attempt, "err", err)
 	}
+	launchtrace.Mark(ctx, n.log, launchtrace.CgroupRemoved, k.Job, k.Attempt, n.now())
 	if record && err == nil {
 		nu := n.nodeUsage(ac, u)
 		nu.Final = true

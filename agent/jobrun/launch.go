@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
+	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -36,6 +37,7 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		return
 	}
 	code, reason := n.launch(ctx, j, att, k)
+	launchtrace.Mark(ctx, n.log, launchtrace.Exited, k.Job, k.Attempt, n.now())
 	if ctx.Err() != nil {
 		return // the agent is stopping; the leader fails the attempt when it sees us gone
 	}
@@ -86,6 +88,8 @@ func (n *Node) proposeOutcome(ctx context.Context, log *slog.Logger, k Key, typ 
 		if err == nil {
 			if res.Err != "" {
 				log.Info("outcome not recorded", "err", res.Err) // e.g. the job was killed meanwhile
+			} else {
+				launchtrace.Mark(ctx, n.log, launchtrace.OutcomeCommitted, k.Job, k.Attempt, n.now())
 			}
 			return
 		}

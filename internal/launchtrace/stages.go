@@ -34,8 +34,18 @@ const (
 	// ExecReceived: a node's agent received a remote command of the
 	// attempt (shoal rsh, or a copy of a --mpi none job).
 	ExecReceived Stage = "exec_received"
+	// Exited: the head's launcher (the MPI launcher, or every copy of a
+	// --mpi none job) exited.
+	Exited Stage = "exited"
+	// OutcomeCommitted: raft committed the attempt's outcome
+	// (finish_attempt or fail_attempt), proposed by the head.
+	OutcomeCommitted Stage = "outcome_committed"
+	// CgroupRemoved: a node killed and removed the attempt's cgroups
+	// after the attempt ended there.
+	CgroupRemoved Stage = "cgroup_removed"
 )
 
 // Stages lists every stage in launch order.
 var Stages = []Stage{SubmitReceived, SubmitCommitted, RoundStart, Placed, PlaceCommitted, PlacementSeen,
-	AckCommitted, StartCommitted, LauncherBegin, CgroupReady, ExecReceived, HelperStarted}
+	AckCommitted, StartCommitted, LauncherBegin, CgroupReady, ExecReceived, HelperStarted, Exited,
+	OutcomeCommitted, CgroupRemoved}
