@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 )
@@ -16,6 +18,11 @@ import (
 // shoal-exec, both built here:
 //
 //	go test -run '^$' -bench Start -benchtime 200x ./cmd/shoal-exec/
+//
+// The helper's runs also report the CPU the helper and /bin/true took
+// (child-cpu-ms/op, user and system, from the benchmark's children's
+// rusage): on a machine of C cores, C seconds over it is the most tasks
+// a second any scheduler could start through the helper there.
 func BenchmarkStart(b *testing.B) {
 	dir := b.TempDir()
 	_, file, _, _ := runtime.Caller(0)
@@ -28,6 +35,7 @@ func BenchmarkStart(b *testing.B) {
 	for _, name := range []string{"shoal", "shoal-exec"} {
 		bin := filepath.Join(dir, name)
 		b.Run("helper/"+name, func(b *testing.B) {
+			before := childCPU(b)
 			for b.Loop() {
 				c, err := jobexec.Command(bin, jobexec.Spec{Dir: "/"}, []string{"/bin/true"})
 				if err != nil {
@@ -40,6 +48,7 @@ func BenchmarkStart(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportChildCPU(b, before)
 		})
 		b.Run("rsh/"+name, func(b *testing.B) {
 			for b.Loop() {
@@ -51,4 +60,19 @@ func BenchmarkStart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// childCPU is the CPU time, user and system, of the benchmark's children
+// waited for so far.
+func childCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportChildCPU reports the children's CPU since before, per iteration.
+func reportChildCPU(b *testing.B, before time.Duration) {
+	b.ReportMetric(float64(childCPU(b)-before)/float64(time.Millisecond)/float64(b.N), "child-cpu-ms/op")
 }
