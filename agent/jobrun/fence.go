@@ -48,6 +48,8 @@ type leaseState struct {
 	until time.Time
 	// bootUntil is the same deadline as the guard reads it (fence.Now).
 	bootUntil int64
+	// sent is when the last renewal the leader answered was sent.
+	sent time.Time
 }
 
 // fencing reports whether this node fences its attempts.
@@ -152,6 +154,30 @@ func (n *Node) holdsAttempts() bool {
 func (n *Node) renewLease(ctx context.Context) error {
 	n.lease.renew.Lock()
 	defer n.lease.renew.Unlock()
+	return n.renewLocked(ctx)
+}
+
+// renewLeaseSince makes sure the leader answered a renewal sent at or
+// after since, renewing only when none was: a reservation needs the
+// leader to have heard from this node after it saw the placement, and the
+// many reservations of an array's tasks that wait on one renewal in
+// flight are all answered by the next, not each by one of its own (a
+// thousand round trips to the leader, one after another, each confirming
+// its leadership).
+func (n *Node) renewLeaseSince(ctx context.Context, since time.Time) error {
+	n.lease.renew.Lock()
+	defer n.lease.renew.Unlock()
+	n.lease.mu.Lock()
+	fresh := !n.lease.sent.Before(since) && time.Now().Before(n.lease.until)
+	n.lease.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	return n.renewLocked(ctx)
+}
+
+// renewLocked is renewLease under lease.renew.
+func (n *Node) renewLocked(ctx context.Context) error {
 	sent, bootSent := time.Now(), fence.Now()
 	rctx, cancel := context.WithTimeout(ctx, n.cfg.Lease)
 	index, err := n.d.RenewLease(rctx)
@@ -166,7 +192,7 @@ func (n *Node) renewLease(ctx context.Context) error {
 		n.settleLapsed(ctx, index)
 	}
 	n.lease.mu.Lock()
-	n.lease.until, n.lease.bootUntil = sent.Add(n.cfg.Lease), bootSent+int64(n.cfg.Lease)
+	n.lease.until, n.lease.bootUntil, n.lease.sent = sent.Add(n.cfg.Lease), bootSent+int64(n.cfg.Lease), sent
 	n.lease.mu.Unlock()
 	if lapsed {
 		// The guard leaves an hour after a lapse; the node holds attempts again.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -229,4 +230,63 @@ func TestLeaseLapseBehindTheLeaderEndsAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	fn.wantFailedAndKilled(t, cmd, true)
+}
+
+// A reservation is acknowledged only after a renewal sent once the
+// placement was seen: one renewal answers every reservation seen before
+// it was sent, a renewal sent earlier answers none of the later ones, and
+// a refused renewal answers nothing.
+func TestReservationsSeenTogetherShareOneRenewal(t *testing.T) {
+	t.Parallel()
+	fn := newFencedNode(t, time.Minute)
+	ctx := context.Background()
+	var calls atomic.Int32
+	gate := make(chan struct{})
+	renew := fn.d.RenewLease
+	fn.d.RenewLease = func(ctx context.Context) (uint64, error) {
+		calls.Add(1)
+		<-gate
+		return renew(ctx)
+	}
+	seen := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- fn.renewLeaseSince(ctx, seen)
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("20 reservations seen together made %d renewals, want 1", n)
+	}
+	if err := fn.renewLeaseSince(ctx, seen); err != nil || calls.Load() != 1 {
+		t.Fatalf("a reservation answered by the last renewal renewed again (%d renewals, %v)", calls.Load(), err)
+	}
+	later := time.Now()
+	if err := fn.renewLeaseSince(ctx, later); err != nil || calls.Load() != 2 {
+		t.Fatalf("a reservation seen after the last renewal was sent: %d renewals, want 2 (%v)", calls.Load(), err)
+	}
+	fn.mu.Lock()
+	fn.renewErr = errors.New("no leader")
+	fn.mu.Unlock()
+	refused := time.Now()
+	if err := fn.renewLeaseSince(ctx, refused); err == nil {
+		t.Fatal("a refused renewal answered a reservation")
+	}
+	fn.mu.Lock()
+	fn.renewErr = nil
+	fn.mu.Unlock()
+	if err := fn.renewLeaseSince(ctx, refused); err != nil || calls.Load() != 4 {
+		t.Fatalf("after a refused renewal: %d renewals, want 4 (%v)", calls.Load(), err)
+	}
 }

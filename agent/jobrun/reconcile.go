@@ -155,6 +155,7 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 	}
 	n.acking[k] = n.now()
 	n.mu.Unlock()
+	seen := time.Now() // the lease's clock (renewLeaseSince), not Deps.Now
 	launchtrace.Mark(ctx, n.log, launchtrace.PlacementSeen, k.Job, k.Attempt, n.now())
 	if err := n.procs.fence(k); err != nil {
 		n.log.Warn("refusing reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
@@ -164,9 +165,11 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 	go func() {
 		defer n.wg.Done()
 		// A node acknowledges only under a lease: the leader must have
-		// heard from it before it can run anything of the attempt.
+		// heard from it, after it saw the placement, before it can run
+		// anything of the attempt. One renewal answers every reservation
+		// seen before it was sent.
 		if n.fencing() {
-			if err := n.renewLease(ctx); err != nil {
+			if err := n.renewLeaseSince(ctx, seen); err != nil {
 				n.log.Warn("no lease: not acknowledging the reservation yet", "job", k.Job, "attempt", k.Attempt, "err", err)
 				return
 			}
