@@ -125,7 +125,7 @@ func cmdBenchArray(args []string) error {
 		}
 		if done+failed == *tasks {
 			span := last.Sub(start)
-			fmt.Printf("array of %d tasks of /bin/true, 4-agent cluster on loopback\n", *tasks)
+			fmt.Printf("array of %d tasks of %s, 4-agent cluster on loopback\n", *tasks, strings.Join(spec.Cmd, " "))
 			table(os.Stdout, "tasks,done,failed,submit answered,submit → last end,tasks/s", [][]string{{
 				fmt.Sprint(*tasks), fmt.Sprint(done), fmt.Sprint(failed), ms(submitted), fmt.Sprintf("%.2f s", span.Seconds()),
 				fmt.Sprintf("%.0f", float64(*tasks)/span.Seconds())}})
