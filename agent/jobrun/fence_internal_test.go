@@ -290,3 +290,27 @@ func TestReservationsSeenTogetherShareOneRenewal(t *testing.T) {
 		t.Fatalf("after a refused renewal: %d renewals, want 4 (%v)", calls.Load(), err)
 	}
 }
+
+// TestLaunchWithoutALeaseIsNotTheJobsFault: a head whose lease lapsed
+// after it waited for one and before the attempt's processes started
+// starts nothing, and says the failure is the lease's, so that the
+// attempt is retried instead of blamed on the job.
+func TestLaunchWithoutALeaseIsNotTheJobsFault(t *testing.T) {
+	t.Parallel()
+	fn := newFencedNode(t, time.Minute) // never renewed: no lease
+	fn.d.MayRunAs = func(string) error { return nil }
+	fn.apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "b", Owner: "root", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: "/"}})
+	fn.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 2, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+	fn.apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 2, Attempt: 1, Node: "n0"})
+	fn.apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 2, Attempt: 1})
+	var j *raftfsm.Job
+	fn.d.State.View(func(s *raftfsm.State) { j = s.Jobs[2].Clone() })
+	k := Key{Job: 2, Attempt: 1}
+	code, reason, noLease := fn.launch(context.Background(), j, &j.Attempts[0], k)
+	if !noLease || code == 0 || !strings.Contains(reason, ErrNoLease.Error()) {
+		t.Fatalf("launch without a lease: code %d, reason %q, not the job's fault %v; want a failure that is the lease's", code, reason, noLease)
+	}
+	if got := fn.procs.pids(k); len(got) != 0 {
+		t.Fatalf("processes started without a lease: %v", got)
+	}
+}

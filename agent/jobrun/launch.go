@@ -36,7 +36,7 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		n.proposeOutcome(ctx, log, k, raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Retry: true, Reason: err.Error()})
 		return
 	}
-	code, reason := n.launch(ctx, j, att, k)
+	code, reason, noLease := n.launch(ctx, j, att, k)
 	launchtrace.Mark(ctx, n.log, launchtrace.Exited, k.Job, k.Attempt, n.now())
 	if ctx.Err() != nil {
 		return // the agent is stopping; the leader fails the attempt when it sees us gone
@@ -50,7 +50,14 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 	// gossip declares it dead. Blame the program only when every node of
 	// the attempt still answers; otherwise the attempt is requeued.
 	checkpointed := code == raftfsm.ExitCheckpointed && reason == "" && j.Spec.Elastic != nil
-	if (reason != "" || code != 0) && !checkpointed {
+	if noLease {
+		// Not the job's fault either: this node's lease lapsed between the
+		// wait above and the attempt's start (a node starting hundreds of
+		// tasks at once can starve its renewals), and nothing of the
+		// attempt started. It is retried, on this node or another.
+		log.Warn("attempt not started: the lease lapsed", "reason", reason)
+		typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: j.ID, Attempt: att.N, Reason: reason, Retry: true}
+	} else if (reason != "" || code != 0) && !checkpointed {
 		if lost := n.unreachable(ctx, att); len(lost) > 0 {
 			reason = fmt.Sprintf("lost node(s) %v during attempt %d", lost, att.N)
 			log.Warn("attempt lost nodes", "nodes", lost)
@@ -102,43 +109,46 @@ func (n *Node) proposeOutcome(ctx context.Context, log *slog.Logger, k Key, typ 
 // (no leader) is not worth holding the outcome for.
 const settleWait = 5 * time.Second
 
-func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key) (int, string) {
+// launch runs attempt k on this head and returns its exit code, or why it
+// failed to run; noLease is set when it started nothing because this node
+// held no lease (ErrNoLease): not the job's fault.
+func (n *Node) launch(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key) (code int, reason string, noLease bool) {
 	dir := n.AttemptDir(k)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return -1, "create log dir: " + err.Error()
+		return -1, "create log dir: " + err.Error(), false
 	}
 	stdout, err := openAttemptLog(filepath.Join(dir, "stdout"))
 	if err != nil {
-		return -1, "create log: " + err.Error()
+		return -1, "create log: " + err.Error(), false
 	}
 	defer stdout.Close()
 	stderr, err := openAttemptLog(filepath.Join(dir, "stderr"))
 	if err != nil {
-		return -1, "create log: " + err.Error()
+		return -1, "create log: " + err.Error(), false
 	}
 	defer stderr.Close()
 	if err := n.procs.fence(k); err != nil {
-		return -1, err.Error()
+		return -1, err.Error(), false
 	}
 	outW, errW, finish, err := n.outputFiles(ctx, j, stdout, stderr)
 	if err != nil {
-		return -1, err.Error()
+		return -1, err.Error(), false
 	}
-	code, reason := n.launchWith(ctx, j, att, k, outW, errW)
+	code, reason, noLease = n.launchWith(ctx, j, att, k, outW, errW)
 	// A job whose --output could not be written in full has not done what
 	// it was asked: the file is part of its result.
 	if err := finish(); err != nil && reason == "" {
-		return -1, err.Error()
+		return -1, err.Error(), false
 	}
-	return code, reason
+	return code, reason, noLease
 }
 
 // launchWith runs attempt k's launcher with its output going to outW and errW.
-func (n *Node) launchWith(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key, outW, errW io.Writer) (int, string) {
+func (n *Node) launchWith(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attempt, k Key, outW, errW io.Writer) (int, string, bool) {
 	var err error
 	if j.Spec.Elastic != nil {
 		if err := n.makeCheckpointDir(j); err != nil {
-			return -1, err.Error()
+			return -1, err.Error(), false
 		}
 	}
 	if j.Spec.Timeout > 0 {
@@ -155,12 +165,14 @@ func (n *Node) launchWith(ctx context.Context, j *raftfsm.Job, att *raftfsm.Atte
 		code, err = n.runMPI(ctx, j, att, k, outW, errW)
 	}
 	if err != nil {
-		return -1, err.Error()
+		// A node without a lease refuses before anything of the attempt
+		// starts here (requireLease in cgroupDirs).
+		return -1, err.Error(), errors.Is(err, ErrNoLease)
 	}
 	if j.Spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return -1, fmt.Sprintf("timed out after %v", j.Spec.Timeout)
+		return -1, fmt.Sprintf("timed out after %v", j.Spec.Timeout), false
 	}
-	return code, ""
+	return code, "", false
 }
 
 // runMPI starts mpiexec (MPICH's Hydra) or mpirun (Open MPI) with shoal rsh
