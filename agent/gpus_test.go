@@ -20,6 +20,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// twoGPUCluster is a job cluster of n agents whose inventories each
+// declare two GPUs: a fake at the boundary this machine cannot give (no
+// device exists); what tests on it check is which indices shoal hands out.
+func twoGPUCluster(t *testing.T, n int) *testcluster.Cluster {
+	t.Helper()
+	return jobCluster(t, n, func(_ int, cfg *agent.Config) {
+		st := testcluster.DefaultStatic(cfg.Name)
+		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, no device", Count: 2})
+		cfg.Static = st
+	})
+}
+
 // TestGPUsAreBoundPerJob: on a node with two GPUs, two jobs of one GPU
 // each, running at once, see one GPU each and not the same one; a job
 // that asked for none sees none. The GPUs are a fake at the boundary
@@ -27,11 +39,7 @@ import (
 // exists): what is under test is which indices shoal hands each job.
 func TestGPUsAreBoundPerJob(t *testing.T) {
 	t.Parallel()
-	c := jobCluster(t, 1, func(_ int, cfg *agent.Config) {
-		st := testcluster.DefaultStatic(cfg.Name)
-		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, no device", Count: 2})
-		cfg.Static = st
-	})
+	c := twoGPUCluster(t, 1)
 	dir := t.TempDir()
 	// Each job writes what it sees, then stays until the test releases
 	// them all, so that the two GPU jobs hold their GPUs at once.
@@ -211,11 +219,7 @@ func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
 // inventory declares two; no device exists).
 func TestMPIRanksSeeTheirOwnNodesGPUs(t *testing.T) {
 	t.Parallel()
-	c := jobCluster(t, 2, func(_ int, cfg *agent.Config) {
-		st := testcluster.DefaultStatic(cfg.Name)
-		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, no device", Count: 2})
-		cfg.Static = st
-	})
+	c := twoGPUCluster(t, 2)
 	dir := t.TempDir()
 	gpu := []api.PENeed{{Kind: "gpu", PerProc: 1}}
 	submit := func(req string, spec api.JobSpec) uint64 {
