@@ -2,6 +2,7 @@ package probeplan
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -256,6 +257,14 @@ const RetestTries = 3
 // RetestTries times, and only with what the budget leaves of the cycle:
 // a node's tests since the full cycle began (tries) count against it.
 func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, retest []Pair, budget BudgetConfig, now time.Time) Plan {
+	return planCatchUp(members, last, tries, nil, retest, budget, now)
+}
+
+// planCatchUp is PlanCatchUp with the pairs of linked (TopoInput.Linked)
+// tested before those of retest, whatever their tries since the full
+// cycle: the caller bounds them per link change. They too get only what
+// the budget leaves of the cycle.
+func planCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, linked, retest []Pair, budget BudgetConfig, now time.Time) Plan {
 	m := sortedMembers(members)
 	limit := budget.TestsPerCycle()
 	load := make(map[string]int, len(m))
@@ -276,6 +285,9 @@ func PlanCatchUp(members []string, last map[Pair]time.Time, tries map[Pair]int, 
 		pick(p, CatchUpTries)
 	}
 	spent = testsSoFar(tries)
+	for _, p := range linked {
+		pick(NewPair(p.A, p.B), math.MaxInt)
+	}
 	for _, p := range retest {
 		pick(NewPair(p.A, p.B), RetestTries)
 	}

@@ -357,6 +357,40 @@ func TestPlanCatchUp_Retest(t *testing.T) {
 	}
 }
 
+// A pair through a changed link (TopoInput.Linked) is tested again in a
+// catch-up however often it was tested since the full cycle (the leader
+// counts its tries per change), ahead of the re-tests of readings beside
+// traffic, and still within the budget.
+func TestPlanTopoCatchUp_LinkedPastRetestTries(t *testing.T) {
+	t.Parallel()
+	m := nodeNames(4)
+	b := BudgetConfig{BytesPerHour: 12 * 4 * (4 << 20), TestBytes: 4 << 20, CycleInterval: 5 * time.Minute} // 4 tests a cycle
+	last := map[Pair]time.Time{}
+	tries := map[Pair]int{}
+	for _, p := range PlanCycle(m, nil, b, t0).Pairs() {
+		last[p], tries[p] = t0, 1 // 3 tests each
+	}
+	linked := NewPair(m[0], m[1])
+	in := TopoInput{Members: m, Last: last, Budget: b, Now: t0, Cycle: 2, Config: DefaultTopoConfig(),
+		Linked: []Pair{linked}, Retest: []Pair{linked, NewPair(m[2], m[3])}}
+	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Equal(got, []Pair{linked, NewPair(m[2], m[3])}) {
+		t.Fatalf("one test left each: got %v, want %v and the re-test", got, linked)
+	}
+	tries[NewPair(m[0], m[2])]++ // m[0] has spent its fourth test
+	if got := PlanTopoCatchUp(in, tries).Pairs(); slices.Contains(got, linked) {
+		t.Fatalf("%s's budget spent: got %v, want %v left", m[0], got, linked)
+	}
+	in.Budget = unlimited
+	tries[linked] = RetestTries
+	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Contains(got, linked) {
+		t.Fatalf("tried %d times since the full cycle: got %v, want %v tested again for its link", RetestTries, got, linked)
+	}
+	in.Linked = nil
+	if got := PlanTopoCatchUp(in, tries).Pairs(); slices.Contains(got, linked) {
+		t.Fatalf("as a re-test beside traffic only: got %v, want %v left after %d tries", got, linked, RetestTries)
+	}
+}
+
 // Retests spend only what the budget leaves of the cycle: a node whose
 // tests since the full cycle began reach the cap gets none.
 func TestPlanCatchUp_RetestWithinBudget(t *testing.T) {

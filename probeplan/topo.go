@@ -93,6 +93,13 @@ type TopoInput struct {
 	// end (the leader reads it from the ends' counts), for a catch-up
 	// cycle to test again (PlanTopoCatchUp, RetestTries).
 	Retest []Pair
+	// Linked are pairs of a node whose link checks said its link changed
+	// since the pairs' latest tests, for a catch-up cycle to test again
+	// before Retest's, whatever their tries since the full cycle: a
+	// change makes a pair's figure stale however often it was tested
+	// before, and the caller bounds the tries per change. The budget's
+	// cap holds for them as for Retest.
+	Linked []Pair
 	// Cycle numbers the cycle: it turns the ring offsets and the choice
 	// of the node that stands for a switch.
 	Cycle  uint64
@@ -104,7 +111,8 @@ type TopoInput struct {
 // TopoPlan is a cycle of the topology planner.
 type TopoPlan struct {
 	Plan
-	// Kind counts the tests of each kind: "own", "cross", "uncertain", "explore".
+	// Kind counts the tests of each kind: "own", "cross", "uncertain", "explore";
+	// a catch-up's also "retest" (TopoInput.Retest) and "linked" (Linked).
 	Kind map[string]int
 	// DeferredSwitchPairs counts the switch pairs the caps left for later
 	// cycles.
@@ -155,12 +163,13 @@ func PlanTopoCycle(in TopoInput) TopoPlan {
 // own-switch ring neighbours, or for a node alone on its switch one node of
 // other switches, or for a node of unknown switch the exploration tests. A
 // pair tried CatchUpTries times (tries) waits for the next full cycle.
-// The pairs of in.Retest are tested again, each up to RetestTries times.
-// An empty plan means nothing to catch up.
+// The pairs of in.Linked are tested again, then those of in.Retest, each
+// of these up to RetestTries times. An empty plan means nothing to catch
+// up.
 func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 	p := newTopoPlanner(in)
 	if p.small() {
-		plan := PlanCatchUp(p.members, in.Last, tries, in.Retest, in.Budget, in.Now)
+		plan := planCatchUp(p.members, in.Last, tries, in.Linked, in.Retest, in.Budget, in.Now)
 		return TopoPlan{Plan: plan, Kind: map[string]int{"all": len(plan.Pairs())}}
 	}
 	p.skip = func(q Pair) bool { return tries[q] >= CatchUpTries }
@@ -181,12 +190,19 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 	return p.finish()
 }
 
-// retests adds the pairs of in.Retest that are live and were tested
-// fewer than RetestTries times, under the uplink caps and with what the
-// per-node cap leaves after the tests since the full cycle began.
+// retests adds the live pairs of in.Linked, then those of in.Retest that
+// were tested fewer than RetestTries times, under the uplink caps and
+// with what the per-node cap leaves after the tests since the full cycle
+// began.
 func (p *topoPlanner) retests(tries map[Pair]int) {
 	live := memberSet(p.members)
 	spent := testsSoFar(tries)
+	p.skip = func(q Pair) bool { return overCap(q, spent, p.load, p.cap) }
+	for _, q := range p.in.Linked {
+		if live[q.A] && live[q.B] {
+			p.add(q.A, q.B, "linked")
+		}
+	}
 	p.skip = func(q Pair) bool { return tries[q] >= RetestTries || overCap(q, spent, p.load, p.cap) }
 	for _, q := range p.in.Retest {
 		if live[q.A] && live[q.B] {

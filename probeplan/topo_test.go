@@ -277,6 +277,13 @@ func TestPlanTopoCatchUp(t *testing.T) {
 	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Equal(got, in.Retest[:1]) {
 		t.Fatalf("after %d tries of %v: got %v, want %v", RetestTries, in.Retest[1], got, in.Retest[:1])
 	}
+	// Through a changed link the same pair is tested again: its tries
+	// count per change, which the leader bounds.
+	in.Linked = in.Retest[1:]
+	if plan := PlanTopoCatchUp(in, tries); len(plan.Pairs()) != 2 || plan.Kind["linked"] != 1 {
+		t.Fatalf("linked %v after %d tries: got %v (kinds %v), want it tested", in.Linked, RetestTries, plan.Pairs(), plan.Kind)
+	}
+	in.Linked = nil
 	// The full cycle's tests count against a node's cap: m[0] has spent
 	// it (on a pair that is not re-tested), so its pair waits.
 	tries = map[Pair]int{NewPair(m[0], m[3]): topology().PerNode()}
