@@ -85,9 +85,28 @@ type ProbesBook struct {
 	// under way; the catch-up may (RetestTries).
 	Retested map[probeplan.Pair]int64
 	// LinkBooked holds, per node whose link checks said its link changed,
-	// the change (Node.Link.Since, Unix ms) its pairs were last booked
-	// for (linkRetests): a change is booked once.
+	// the latest such change (Node.Link.Since, Unix ms) the leader saw
+	// (linkRetests). It outlives the verdict: the node's pairs still
+	// untested since the change are booked again between cycles.
 	LinkBooked map[string]int64
+	// LinkTries holds, per pair booked because a node's link changed,
+	// the tries of its latest change: at most probeplan.RetestTries, each
+	// a round after the one before has ended.
+	LinkTries map[probeplan.Pair]LinkTry
+}
+
+// LinkTry is a pair's tests booked because a node's link changed.
+type LinkTry struct {
+	// Change is the change they are for (Unix ms): the later of the
+	// pair's ends' changes. A later change counts its tries afresh.
+	Change int64
+	// Tries counts the tests booked for the change.
+	Tries int
+	// Next is when the pair may be booked again (Unix ms): a round after
+	// the end of the round that holds its latest test, so that the test's
+	// row has reached the leader and a peer busy as that round began has
+	// had a round to finish.
+	Next int64
 }
 
 // retested books, in a copy of Retested, each pair of planned that testAt

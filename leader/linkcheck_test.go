@@ -74,6 +74,14 @@ func TestProbes_LinkChangeWithinTheCycle(t *testing.T) {
 	if got := b.LinkBooked["n03"]; got != since.UnixMilli() {
 		t.Fatalf("booked %d, want the change's %d", got, since.UnixMilli())
 	}
+	for _, q := range slices.Concat(rounds...) {
+		if q.A != "n03" && q.B != "n03" {
+			continue
+		}
+		if tr := b.LinkTries[q]; tr.Change != since.UnixMilli() || tr.Tries != 1 {
+			t.Fatalf("%v booked within the cycle: tries %+v, want one for the change", q, tr)
+		}
+	}
 	w.apply(cmds[0].Type, cmds[0].Body)
 	if cmds, _ := scheduleCycle(w.view(), b); len(cmds) != 0 {
 		t.Fatalf("the same change again: got %q, want nothing", commands(cmds))
@@ -114,7 +122,7 @@ func TestProbes_LinkChangeBetweenCycles(t *testing.T) {
 	// Dead: nothing to test.
 	w.node("n05").Status = StatusDead
 	alive := slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == "n05" })
-	if got, _ := linkRetests(w.nodes, alive, map[probeplan.Pair]time.Time{}, nil); len(got) != 0 {
+	if got := linkRetests(w.nodes, alive, map[probeplan.Pair]time.Time{}, ProbesBook{}, w.now, true).Pairs; len(got) != 0 {
 		t.Fatalf("a dead node's pairs %v, want none", got)
 	}
 }
@@ -230,5 +238,95 @@ func TestSnapshot_SlowLinkAfterItsFirstRetest(t *testing.T) {
 	if slices.Contains(got, "n02") || !slices.Equal(got, []string{"n01", "n03", "n04"}) {
 		t.Fatalf("netload chose %v (pairs %+v; n02's verdict %+v), want n01 n03 n04: n02's link is at 10 Mbit/s",
 			got, d.Score.PairScores, w.node("n02").Link)
+	}
+}
+
+// TestProbes_FailedLinkRetestIsBookedAgain: a changed link's pair whose
+// re-test did not land is booked again in a later catch-up, after the
+// node's verdict has ended, not as the catch-up that tested it ends but a
+// round after its round; up to probeplan.RetestTries tries per change,
+// and a later change counts afresh. A pair that landed is not booked
+// again.
+func TestProbes_FailedLinkRetestIsBookedAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "n1", "n2", "n3", "n4")
+	names := []string{"n1", "n2", "n3", "n4"}
+	at := t0.UnixMilli()
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			w.node(a).Net = append(w.node(a).Net, NetEntry{Peer: b, BW: 940, Peak: 940, BWAt: at})
+		}
+	}
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}, RoundLen: 6 * time.Second})
+	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
+	w.now = t0.Add(time.Minute)
+	change := t0.Add(30 * time.Second)
+	w.node("n3").Link = probeplan.LinkVerdict{Change: probeplan.LinkSlower, Mbps: 13, Since: change, At: w.now}
+
+	booked := map[probeplan.Pair]int{}
+	// catchUp runs the leader's round at now and records what it booked;
+	// it returns the catch-up's rounds and when they end.
+	catchUp := func() ([][]probeplan.Pair, time.Time) {
+		t.Helper()
+		cmds, next := scheduleCycle(w.view(), b)
+		if len(cmds) == 0 {
+			b = next
+			return nil, w.now
+		}
+		rounds := testsOf(t, cmds)
+		w.apply(cmds[0].Type, cmds[0].Body)
+		b = next.CycleCommitted(*cmds[0].Cycle)
+		for _, r := range rounds {
+			for _, q := range r {
+				booked[q]++
+			}
+		}
+		return rounds, w.now.Add(time.Duration(len(rounds)) * 6 * time.Second)
+	}
+	first, end := catchUp()
+	if n, _ := involving(first, "n3"); n != 3 || len(first) != 3 {
+		t.Fatalf("first catch-up %v: want n3's three pairs, a round each", first)
+	}
+	// The verdict ends; n1-n3's re-test lands, the others' do not.
+	w.node("n3").Link = probeplan.LinkVerdict{}
+	landed := probeplan.NewPair("n1", "n3")
+	w.node("n1").Net[1] = NetEntry{Peer: "n3", BW: 13, Peak: 13, BWAt: end.UnixMilli()}
+	w.now = end
+	got, end2 := catchUp()
+	lastRound := first[len(first)-1][0]
+	var want []probeplan.Pair
+	for _, r := range first[:len(first)-1] {
+		if r[0] != landed {
+			want = append(want, r[0])
+		}
+	}
+	if flat := slices.Concat(got...); !slices.Equal(flat, want) {
+		t.Fatalf("as the catch-up ends: got %v, want %v again (landed %v; %v's round only just ended)", got, want, landed, lastRound)
+	}
+	w.now = end2.Add(6 * time.Second)
+	for range 2 * probeplan.RetestTries {
+		if _, e := catchUp(); e.After(w.now) {
+			w.now = e.Add(6 * time.Second)
+		} else {
+			w.now = w.now.Add(6 * time.Second)
+		}
+	}
+	if !w.now.Before(t0.Add(5 * time.Minute)) {
+		t.Fatalf("the test ran into the next full cycle (%v)", w.now.Sub(t0))
+	}
+	for q, n := range booked {
+		switch {
+		case q == landed && n != 1:
+			t.Errorf("%v landed on its first re-test, booked %d times", q, n)
+		case q != landed && n != probeplan.RetestTries:
+			t.Errorf("%v never landed: booked %d times, want %d (booked %v)", q, n, probeplan.RetestTries, booked)
+		}
+	}
+	// A later change of n3 counts its tries afresh.
+	later := w.now.Add(-time.Second)
+	w.node("n3").Link = probeplan.LinkVerdict{Change: probeplan.LinkSlower, Mbps: 9, Since: later, At: w.now}
+	again, _ := catchUp()
+	if n, _ := involving(again, "n3"); n != 3 {
+		t.Fatalf("a later change: got %v, want n3's three pairs", again)
 	}
 }

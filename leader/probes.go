@@ -186,19 +186,18 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 			}
 		}
 	}
-	var linked []probeplan.Pair
-	var linkSince map[string]int64
+	var link linkDue
 	if started {
-		linked, linkSince = linkRetests(v.Nodes, members, last, b.LinkBooked)
+		link = linkRetests(v.Nodes, members, last, b, v.Now, false)
 	}
-	if len(fresh) == 0 && len(retest) == 0 && len(linked) == 0 {
+	if len(fresh) == 0 && len(retest) == 0 && len(link.Pairs) == 0 {
 		return nil, b
 	}
 	// Pairs that cannot be tested now (near the model's figure, the cap,
 	// or the rounds left test them anyway) would have the model rebuilt
 	// every leader round: remember the empty answer until the recorded
 	// rounds or the readings change.
-	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), fresh, testAt, linkSince)
+	key := fmt.Sprint("mid ", d.Cycle, d.SetAt.UnixMilli(), fresh, testAt, link.New)
 	if len(fresh) == 0 && key == b.CatchUpEmpty {
 		return nil, b
 	}
@@ -217,7 +216,7 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 	// catch-up.
 	// A node whose link checks say its link changed has all its pairs
 	// tested again first, whatever their readings: they are the old link's.
-	in.Retest = append(linked, slices.DeleteFunc(slices.Clone(retest), func(q probeplan.Pair) bool {
+	in.Retest = append(slices.Clone(link.Pairs), slices.DeleteFunc(slices.Clone(retest), func(q probeplan.Pair) bool {
 		e := m.Pair(q.A, q.B)
 		return e.Known && e.PeakMbps > 0 && lowAt[q] >= retestLowShare*e.PeakMbps
 	})...)
@@ -233,10 +232,10 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 	again := probeplan.RetestsInCycle(in, start, rounds, cur, ran)
 	if len(fresh) == 0 && len(again) == 0 {
 		b.CatchUpEmpty = key
-		return nil, b
+		return nil, b.bookLinks(link, rounds[max(cur, 0):], d.SetAt.Add(time.Duration(max(cur, 0))*d.RoundLen), d.RoundLen, last)
 	}
 	if len(again) > 0 {
-		b = b.retested(again, testAt).bookLinks(again, linkSince)
+		b = b.retested(again, testAt)
 		joining := map[probeplan.Pair]bool{}
 		for _, q := range tests {
 			joining[q] = true
@@ -244,23 +243,24 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 		again = slices.DeleteFunc(again, func(q probeplan.Pair) bool { return joining[q] })
 	}
 	if len(tests) == 0 && len(again) == 0 {
-		return nil, b
+		return nil, b.bookLinks(link, rounds[max(cur, 0):], d.SetAt.Add(time.Duration(max(cur, 0))*d.RoundLen), d.RoundLen, last)
 	}
 	// The round under way keeps its slot (as an empty round), as when a
 	// node dies mid-cycle: no node is put into two tests at once. The
 	// re-tests go into the next round, ahead of what it held.
 	left := probeplan.MergeTests(rounds, cur, tests, in.Switch, d.Cycle)
 	rest := append([][]probeplan.Duty{nil}, probeplan.PreemptTests(left, -1, again, in.Switch, d.Cycle)...)
+	b = b.bookLinks(link, rest, v.Now, d.RoundLen, last)
 	msg := "adding nodes that joined to the bandwidth cycle"
 	switch {
 	case len(fresh) > 0:
-	case len(linkSince) > 0:
+	case len(link.New) > 0:
 		msg = "testing again, in the bandwidth cycle under way, the pairs of nodes whose link checks read a changed link"
 	default:
 		msg = "testing again, in the bandwidth cycle under way, pairs whose test ran beside traffic"
 	}
 	return []Command{{Type: raftfsm.CmdSetProbeDuties, Body: raftfsm.SetProbeDuties{Cycle: d.Cycle, Rounds: toRaftRounds(rest), RoundLen: d.RoundLen},
-		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "joiner_tests", len(tests), "retests", again, "changed_links", slices.Sorted(maps.Keys(linkSince)),
+		Before: note(msg, "cycle", d.Cycle, "nodes", fresh, "joiner_tests", len(tests), "retests", again, "changed_links", slices.Sorted(maps.Keys(link.New)),
 			"rounds_left", len(rest)-1)}}, b
 }
 
@@ -330,8 +330,11 @@ func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurem
 // joined since and have no measured pair yet (probeplan.PlanTopoCatchUp): a
 // joiner gets its link measured within a round or two, not at the next
 // full cycle. A pair is tried twice at most before the next full cycle.
-// It keeps the full cycle's start, so catching up does not push the next
-// full cycle back.
+// The same short cycle tests again pairs whose test ran beside traffic
+// (contendedPairs) and the pairs of nodes whose link changed since their
+// tests (linkRetests), those booked before whose tests did not land
+// included. It keeps the full cycle's start, so catching up does not push
+// the next full cycle back.
 func catchUp(v View, b ProbesBook, members []string, last map[probeplan.Pair]time.Time, done [][]probeplan.Duty, cycle uint64, fullStart time.Time) ([]Command, ProbesBook) {
 	b.Tries = maps.Clone(b.Tries)
 	if b.Tries == nil {
@@ -356,31 +359,32 @@ func catchUp(v View, b ProbesBook, members []string, last map[probeplan.Pair]tim
 			testAt[c.Pair] = c.At
 		}
 	}
-	linked, linkSince := linkRetests(v.Nodes, members, last, b.LinkBooked)
-	if len(fresh) == 0 && len(retest) == 0 && len(linked) == 0 {
+	link := linkRetests(v.Nodes, members, last, b, v.Now, true)
+	if len(fresh) == 0 && len(retest) == 0 && len(link.Pairs) == 0 {
 		return nil, b // the common case, every round between cycles: no model to build
 	}
 	// A node no test reaches would otherwise have the model rebuilt every
 	// round for an empty plan: remember the empty answer until the cycle,
 	// the unmeasured nodes or the pairs to test again change.
-	key := fmt.Sprint(cycle, fresh, retest, linkSince)
+	key := fmt.Sprint(cycle, fresh, retest, link.Pairs)
 	if key == b.CatchUpEmpty {
 		return nil, b
 	}
 	in := topoInput(v, members, last, cycle)
-	in.Retest = append(linked, retest...)
+	in.Linked, in.Retest = link.Pairs, retest
 	plan := probeplan.PlanTopoCatchUp(in, b.Tries)
+	rl := v.Config.Probes.RoundLen
 	if len(plan.Rounds) == 0 {
 		b.CatchUpEmpty = key
-		return nil, b
+		return nil, b.bookLinks(link, nil, v.Now, rl, last)
 	}
-	rl := v.Config.Probes.RoundLen
-	b = b.planned(cycle, members, true).retested(plan.Pairs(), testAt).bookLinks(plan.Pairs(), linkSince)
+	rounds := probeplan.Orient(plan.Rounds, cycle)
+	b = b.planned(cycle, members, true).retested(plan.Pairs(), testAt).bookLinks(link, rounds, v.Now, rl, last)
 	return []Command{{Type: raftfsm.CmdSetProbeDuties,
-		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(probeplan.Orient(plan.Rounds, cycle)), RoundLen: rl},
+		Body:  raftfsm.SetProbeDuties{Cycle: cycle, Rounds: toRaftRounds(rounds), RoundLen: rl},
 		Cycle: &CycleStart{Cycle: cycle, Start: fullStart},
 		After: note("bandwidth catch-up cycle scheduled", "cycle", cycle, "pairs", len(plan.Pairs()), "unmeasured_nodes", len(fresh),
-			"retest_candidates", len(retest), "changed_links", slices.Sorted(maps.Keys(linkSince)), "rounds", len(plan.Rounds),
+			"retest_candidates", len(retest), "changed_links", link.Nodes, "rounds", len(plan.Rounds),
 			"cycle_time", time.Duration(len(plan.Rounds))*rl)}}, b
 }
 

@@ -121,6 +121,10 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		s.net(t, d)
 	case "link":
 		args := s.positional(t, d, 2)
+		if args[1] == "none" {
+			w.node(args[0]).Link = probeplan.LinkVerdict{}
+			break
+		}
 		since := w.now.Add(-s.dur(t, d, "ago", 0))
 		w.node(args[0]).Link = probeplan.LinkVerdict{Change: probeplan.LinkChange(args[1]), Mbps: s.float(t, d, "mbps", 0), Since: since, At: w.now}
 	case "heard":
