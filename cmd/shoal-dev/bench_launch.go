@@ -32,14 +32,14 @@ import (
 // A last row per run times `shoal run -n 1 --mpi none -- true` from
 // start to return.
 //
-// With -vs, a second binary runs on a 4-agent cluster of its own (the
-// next 12 ports), and every run goes to one cluster, then the other: two
-// builds compared under the same load, which on a shared machine moves
-// more between minutes than a change does.
+// With -vs, other binaries (comma-separated) each run on a 4-agent
+// cluster of their own (the next 12 ports each), and every run goes to
+// each cluster in turn: builds compared under the same load, which on a
+// shared machine moves more between minutes than a change does.
 func cmdBenchLaunch(args []string) error {
 	fs := flag.NewFlagSet("bench-launch", flag.ExitOnError)
 	bin := fs.String("bin", "bin/shoal", "shoal binary")
-	vs := fs.String("vs", "", "a second shoal binary, run interleaved with -bin on a cluster of its own (e.g. the build before a change)")
+	vs := fs.String("vs", "", "other shoal binaries, comma-separated, each run interleaved with -bin on a cluster of its own (e.g. the build before a change)")
 	runs := fs.Int("runs", 5, "runs per size and launcher")
 	sizes := fs.String("sizes", "8,32", "process counts")
 	port := fs.Int("port", 28946, "first port of the agents (three each; below the ephemeral range, where a connection's own port cannot take one)")
@@ -69,7 +69,7 @@ func cmdBenchLaunch(args []string) error {
 	}
 	bins := []string{*bin}
 	if *vs != "" {
-		bins = append(bins, *vs)
+		bins = append(bins, strings.Split(*vs, ",")...)
 	}
 	var sides []*launchSide
 	for i, b := range bins {
