@@ -163,7 +163,15 @@ func (sd *launchSide) print(w io.Writer, ns []int, runs int) error {
 	if err != nil {
 		return err
 	}
-	return printBreakdown(w, sd.jobs, stages)
+	if err := printBreakdown(w, sd.jobs, stages); err != nil {
+		return err
+	}
+	gaps, err := readCommitGaps(sd.p)
+	if err != nil {
+		return err
+	}
+	gaps.print(w)
+	return nil
 }
 
 // launchRun is what the client saw of one run, each instant as the time
