@@ -156,8 +156,9 @@ type raftCluster struct {
 
 // shoalRaftConfig is raft's configuration as agent/raftnode sets it, with
 // the timings docs/design/scale.md's figures were measured at (500 ms
-// heartbeat and election, 250 ms lease; the agent's defaults are now 250
-// ms, agent.DefaultConfig().Raft, which doubles the heartbeats): to each
+// heartbeat and election, 250 ms lease, 50 ms commit timeout; the agent's
+// defaults are now 250 ms and 10 ms, agent.DefaultConfig().Raft, which
+// doubles the heartbeats and quintuples the commit appends): to each
 // follower a heartbeat every 50-100 ms (HeartbeatTimeout/10, jittered)
 // and a commit-index append every 50-100 ms (CommitTimeout, jittered).
 // Kept, so that runs compare with those figures, and because one process
