@@ -73,8 +73,16 @@ func (d Disk) Open(cfg Config, hl hclog.Logger) (Parts, error) {
 		bolt.Close()
 		return Parts{}, fmt.Errorf("raft log cache: %w", err)
 	}
+	// MaxRPCsInFlight 1 replicates without raft's pipeline. At the
+	// default of 2 the pipeline's channels are unbuffered, and once a
+	// follower answers an append with a failure the replication loop may
+	// send once more into a pipeline whose decoder has stopped: the send
+	// waits forever, and so does Shutdown (an agent stopped during a
+	// rolling restart hung that way). raft's own notes give the pipeline
+	// little benefit on a LAN; shoal's entries are batched.
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: newTLSStream(cfg.Listener, cfg.Advertise, cfg.Roots, cfg.Leaf), MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
+		MaxRPCsInFlight: 1,
 	})
 	return Parts{Transport: trans, Logs: logs, Stable: bolt, Snapshots: snaps,
 		CloseTransport: trans.Close, CloseStore: bolt.Close}, nil

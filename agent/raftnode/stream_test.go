@@ -3,7 +3,9 @@ package raftnode
 import (
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -94,5 +96,34 @@ func TestTLSStream(t *testing.T) {
 	raw.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if got, _ := io.ReadAll(raw); bytes.Contains(got, make([]byte, 40+32)) {
 		t.Fatal("stranger's bytes were echoed")
+	}
+}
+
+// TestDiskTransportReplicatesWithoutAPipeline: raft's pipeline at its
+// default depth can leave a leader's replication waiting forever on a
+// follower that failed an append, and Shutdown with it; the agent's
+// transport answers that it does not pipeline, so raft replicates one
+// request at a time.
+func TestDiskTransportReplicatesWithoutAPipeline(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := tlsca.DeriveCA("a-cluster-token-of-this-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := tlsca.IssuedLeaf(ca, tlsca.AgentRequest("n", "", tlsca.DefaultLeafTTL), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := Disk{Dir: t.TempDir()}.Open(Config{ID: "n", Listener: ln, Advertise: ln.Addr(), Roots: tlsca.Pool(ca.Cert), Leaf: leaf}, raftLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = parts.CloseTransport(); _ = parts.CloseStore() })
+	if _, err := parts.Transport.AppendEntriesPipeline("m", "127.0.0.1:1"); !errors.Is(err, raft.ErrPipelineReplicationNotSupported) {
+		t.Fatalf("the transport's pipeline: %v, want %v", err, raft.ErrPipelineReplicationNotSupported)
 	}
 }
