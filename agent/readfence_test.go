@@ -26,7 +26,8 @@ func TestReadFence_BehindServerAnswersTheNewJob(t *testing.T) {
 		t.Skip("fault test; skipped with -short")
 	}
 	t.Parallel()
-	const requestTimeout = 15 * time.Second // the fence waits two thirds of it
+	// The fence waits two thirds of it; a busy machine catches up slower.
+	requestTimeout := testcluster.Stretch(15 * time.Second)
 	c := jobClusterOn(t, 4, true, func(_ int, cfg *agent.Config) {
 		// The cut-off voter stays in raft's configuration: it comes back
 		// as the follower it was, behind by the entries it missed.

@@ -37,7 +37,12 @@ func CertTLS(token string) *tls.Config {
 }
 
 func tokenClient(base, token string) *api.Client {
-	return api.NewTLSClient(base, token, ClientTLS(token))
+	c := api.NewTLSClient(base, token, ClientTLS(token))
+	// A write through an agent waits out an election for up to the
+	// cluster's WriteTimeout, stretched on a loaded machine: the client
+	// gives it longer, or it would give up first.
+	c.HTTP.Timeout = max(c.HTTP.Timeout, Stretch(40*time.Second))
+	return c
 }
 
 // FakeAgent is an HTTPS test server that a CLI holding token accepts as
