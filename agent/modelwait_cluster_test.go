@@ -27,6 +27,10 @@ func TestNetloadJobWaitsForTheNetworkModel(t *testing.T) {
 	c := testcluster.New(t, 3, testcluster.Options{Bin: bin, Configure: func(i int, cfg *agent.Config) {
 		fastProbes(i, cfg)
 		cfg.Probes.BandwidthInterval = time.Hour
+		// One cycle must measure every pair: a test cut short by a
+		// starved machine is retried only a few times in it.
+		cfg.Probes.BandwidthTimeout = testcluster.Stretch(cfg.Probes.BandwidthTimeout)
+		cfg.Probes.RoundSlack = testcluster.Stretch(cfg.Probes.RoundSlack)
 		cfg.PlacementModelWait = bound
 	}})
 	leader := c.WaitLeader(45 * time.Second)
