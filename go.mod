@@ -3,6 +3,9 @@ module github.com/shoal-hpc/shoal
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.4-1
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/hashicorp/go-hclog v1.6.3
@@ -22,11 +25,7 @@ require (
 	golang.org/x/sys v0.48.0
 )
 
-require (
-	github.com/chromedp/cdproto v0.159.0 // indirect
-	github.com/chromedp/chromedp v0.23.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-)
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 
 require (
 	github.com/agext/levenshtein v1.2.1 // indirect

@@ -19,3 +19,17 @@ var (
 	// it is the normal case on a machine without NVIDIA GPUs.
 	ErrToolMissing = errors.New("tool not installed")
 )
+
+// Errors of the NVML boundary (NVML, NVMLDevice), which implementations
+// wrap with the library's own message.
+var (
+	// ErrNVMLMissing means NVML cannot be loaded: no libnvidia-ml on the
+	// node, or a shoal built without cgo, which cannot load it.
+	ErrNVMLMissing = errors.New("NVML library not loadable")
+
+	// ErrNVMLNotFound means a MIG slot holds no instance.
+	ErrNVMLNotFound = errors.New("no such NVML device")
+
+	// ErrNVMLNotSupported means the device does not support the query.
+	ErrNVMLNotSupported = errors.New("not supported by the device")
+)

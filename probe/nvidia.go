@@ -58,11 +58,21 @@ var nvidiaSMIArgs = []string{"--query-gpu=name,memory.total", "--format=csv,nohe
 // error: it returns no PEs and an error matching ErrToolMissing, which
 // callers treat as "no NVIDIA GPUs here".
 func ScanNvidia(ctx context.Context, r Runner, name string) ([]PE, error) {
+	devs, err := scanNvidiaSMI(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	return gpuPEs(devs), nil
+}
+
+// scanNvidiaSMI is ScanNvidia's device list, one entry per GPU in
+// nvidia-smi's order.
+func scanNvidiaSMI(ctx context.Context, r Runner, name string) ([]GPUDevice, error) {
 	out, err := r.Run(ctx, name, nvidiaSMIArgs...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseNvidiaSMI(out)
+	return parseNvidiaSMIDevices(out)
 }
 
 // ParseNvidiaSMI parses the output of
@@ -70,7 +80,16 @@ func ScanNvidia(ctx context.Context, r Runner, name string) ([]PE, error) {
 // and groups identical models into one PE with a count. Memory reported as
 // "[N/A]" (some MIG and virtual GPUs) is kept as 0, meaning unknown.
 func ParseNvidiaSMI(out []byte) ([]PE, error) {
-	var gpus []PE
+	devs, err := parseNvidiaSMIDevices(out)
+	if err != nil {
+		return nil, err
+	}
+	return gpuPEs(devs), nil
+}
+
+// parseNvidiaSMIDevices is ParseNvidiaSMI before grouping.
+func parseNvidiaSMIDevices(out []byte) ([]GPUDevice, error) {
+	var gpus []GPUDevice
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for lineNo := 1; sc.Scan(); lineNo++ {
 		line := strings.TrimSpace(sc.Text())
@@ -96,10 +115,10 @@ func ParseNvidiaSMI(out []byte) ([]PE, error) {
 			}
 			mem = mib << 20
 		}
-		gpus = append(gpus, PE{Kind: "gpu", Model: model, Count: 1, MemBytes: mem})
+		gpus = append(gpus, GPUDevice{Model: model, MemBytes: mem, Source: "nvidia-smi"})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read nvidia-smi output: %w", err)
 	}
-	return groupPEs(gpus), nil
+	return gpus, nil
 }

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,6 +19,10 @@ type Static struct {
 	MHz      float64 `json:"mhz"`     // nominal (max) clock of one core
 	MemTotal uint64  `json:"mem_total"`
 	PEs      []PE    `json:"pes"`
+	// GPUs are the node's schedulable GPUs, numbered 0.. in this order
+	// (NVIDIA's in NVML's order, then AMD and Intel ones from sysfs);
+	// nil where the operator's --pe gpu=N replaces what was detected.
+	GPUs []GPUDevice `json:"gpus,omitempty"`
 }
 
 // HostInventory reads the host facts of Static (everything but PEs). It
@@ -33,7 +36,11 @@ type HostInventory interface {
 type StaticConfig struct {
 	// Host reads hostname, CPU and memory. Default: GopsutilInventory{}.
 	Host HostInventory
-	// Runner runs nvidia-smi. Default: ExecRunner{}.
+	// NVML lists NVIDIA GPUs and their MIG instances. Default: NewNVML(),
+	// which loads libnvidia-ml at scan time.
+	NVML NVML
+	// Runner runs nvidia-smi, asked where NVML cannot be loaded or
+	// started. Default: ExecRunner{}.
 	Runner Runner
 	// NvidiaSMI is the nvidia-smi command name or path. Default "nvidia-smi".
 	NvidiaSMI string
@@ -51,6 +58,7 @@ type StaticConfig struct {
 func DefaultStaticConfig() StaticConfig {
 	return StaticConfig{
 		Host:      GopsutilInventory{},
+		NVML:      NewNVML(),
 		Runner:    ExecRunner{},
 		NvidiaSMI: "nvidia-smi",
 		SysFS:     os.DirFS("/sys"),
@@ -62,6 +70,9 @@ func (c StaticConfig) withDefaults() StaticConfig {
 	d := DefaultStaticConfig()
 	if c.Host == nil {
 		c.Host = d.Host
+	}
+	if c.NVML == nil {
+		c.NVML = d.NVML
 	}
 	if c.Runner == nil {
 		c.Runner = d.Runner
@@ -79,11 +90,11 @@ func (c StaticConfig) withDefaults() StaticConfig {
 }
 
 // ScanStatic reads the static node state and the PE inventory: the CPU PE
-// always, NVIDIA GPUs from nvidia-smi, other GPUs from sysfs, then the
-// declared PEs (which replace detected ones of the same kind). Only a
-// failure to read the host facts is an error; a GPU probe that fails is
-// logged and skipped, because a node without its GPUs listed is still a
-// useful CPU node.
+// always, NVIDIA GPUs through NVML (nvidia-smi where NVML cannot be
+// loaded or started), other GPUs from sysfs, then the declared PEs (which
+// replace detected ones of the same kind). Only a failure to read the host
+// facts is an error; a GPU probe that fails is logged and skipped, because
+// a node without its GPUs listed is still a useful CPU node.
 func ScanStatic(ctx context.Context, cfg StaticConfig) (Static, error) {
 	cfg = cfg.withDefaults()
 	st, err := cfg.Host.HostStatic(ctx)
@@ -92,26 +103,25 @@ func ScanStatic(ctx context.Context, cfg StaticConfig) (Static, error) {
 	}
 	cpu := PE{Kind: "cpu", Model: st.CPUModel, Count: st.Cores, MemBytes: st.MemTotal}
 
-	nv, err := ScanNvidia(ctx, cfg.Runner, cfg.NvidiaSMI)
-	switch {
-	case errors.Is(err, ErrToolMissing):
-		// No NVIDIA driver stack: the common case, not worth a warning.
-	case err != nil:
-		cfg.Logger.Warn("nvidia-smi failed; NVIDIA GPUs not listed", "err", err)
-	}
+	gpus := scanNVIDIA(ctx, cfg)
 	cards, err := scanDRMCards(cfg.SysFS)
 	if err != nil {
 		cfg.Logger.Warn("sysfs DRM scan failed; AMD/Intel GPUs not listed", "err", err)
 	}
-	detected := append([]PE(nil), nv...)
 	for _, c := range cards {
-		// nvidia-smi knows model and memory; the same card seen in sysfs
-		// would be counted twice.
-		if c.vendor == pciVendorNVIDIA && len(nv) > 0 {
+		// NVML and nvidia-smi know model and memory; the same card seen
+		// in sysfs would be counted twice.
+		if c.vendor == pciVendorNVIDIA && len(gpus) > 0 {
 			continue
 		}
-		detected = append(detected, c.pe)
+		gpus = append(gpus, GPUDevice{Model: c.pe.Model, MemBytes: c.pe.MemBytes, Source: "sysfs"})
 	}
-	st.PEs = MergePEs(cpu, detected, cfg.Declared)
+	st.PEs = MergePEs(cpu, gpuPEs(gpus), cfg.Declared)
+	st.GPUs = gpus
+	for _, d := range cfg.Declared {
+		if d.Kind == "gpu" {
+			st.GPUs = nil // the operator's count, not these devices
+		}
+	}
 	return st, nil
 }

@@ -29,25 +29,47 @@ func TestScanStatic_FakedGPUs_NoGPUOnThisMachine(t *testing.T) {
 	amdCard := map[string]string{"vendor": "0x1002", "device": "0x740f"}
 	tests := []struct {
 		name     string
+		nvml     *FakeNVML // nil: FakeNVMLMissing, a node without the NVIDIA driver
 		runner   *replayRunner
 		cards    map[string]map[string]string
 		declared []PE
 		want     []PE
+		wantGPUs int
 		warn     string
+		info     string
+		smiRun   bool
 	}{
-		{name: "CPU only", runner: &replayRunner{err: fmt.Errorf("x: %w", ErrToolMissing)}, want: []PE{cpu}},
-		{name: "nvidia-smi GPUs not counted again from sysfs",
+		{name: "CPU only: no driver, one line saying so", runner: &replayRunner{err: fmt.Errorf("x: %w", ErrToolMissing)},
+			want: []PE{cpu}, info: "no NVIDIA GPUs: no NVIDIA driver here", smiRun: true},
+		{name: "NVML GPUs, nvidia-smi not asked, not counted again from sysfs", nvml: FakeNVMLTwoGPUs(),
 			runner: &replayRunner{out: a100},
 			cards:  map[string]map[string]string{"card0": nvCard, "card1": nvCard, "card2": amdCard},
-			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20},
-				{Kind: "gpu", Model: "AMD [1002:740f]", Count: 1}}},
+			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40 << 30},
+				{Kind: "gpu", Model: "AMD [1002:740f]", Count: 1}},
+			wantGPUs: 3, info: "NVIDIA GPUs found through NVML"},
+		{name: "NVML MIG instances are the node's GPUs", nvml: FakeNVMLMIG(), runner: &replayRunner{out: a100},
+			cards: map[string]map[string]string{"card0": nvCard, "card1": nvCard},
+			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", Count: 1, MemBytes: 20 << 30},
+				{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", Count: 2, MemBytes: 5 << 30},
+				{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 1, MemBytes: 40 << 30}},
+			wantGPUs: 4, info: "mig_instances=3"},
+		{name: "NVML does not start: nvidia-smi's GPUs, warning logged", nvml: FakeNVMLInitFails(),
+			runner:   &replayRunner{out: a100},
+			cards:    map[string]map[string]string{"card0": nvCard, "card1": nvCard},
+			want:     []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20}},
+			wantGPUs: 2, warn: "NVML failed; asking nvidia-smi", smiRun: true},
+		{name: "no NVML library, nvidia-smi there: its GPUs", runner: &replayRunner{out: a100},
+			want:     []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20}},
+			wantGPUs: 2, info: "NVIDIA GPUs found through nvidia-smi", smiRun: true},
 		{name: "nvidia-smi broken: sysfs still sees the card, warning logged",
-			runner: &replayRunner{err: errors.New("exit status 9 (NVIDIA-SMI has failed)")},
-			cards:  map[string]map[string]string{"card0": nvCard},
-			want:   []PE{cpu, {Kind: "gpu", Model: "NVIDIA [10de:20b0]", Count: 1}},
-			warn:   "nvidia-smi failed"},
+			runner:   &replayRunner{err: errors.New("exit status 9 (NVIDIA-SMI has failed)")},
+			cards:    map[string]map[string]string{"card0": nvCard},
+			want:     []PE{cpu, {Kind: "gpu", Model: "NVIDIA [10de:20b0]", Count: 1}},
+			wantGPUs: 1, warn: "nvidia-smi failed", smiRun: true},
 		{name: "declared FPGA", runner: &replayRunner{err: ErrToolMissing}, declared: []PE{{Kind: "fpga", Count: 2}},
-			want: []PE{cpu, {Kind: "fpga", Count: 2}}},
+			want: []PE{cpu, {Kind: "fpga", Count: 2}}, smiRun: true},
+		{name: "declared GPUs replace NVML's devices", nvml: FakeNVMLTwoGPUs(), runner: &replayRunner{},
+			declared: []PE{{Kind: "gpu", Count: 3}}, want: []PE{cpu, {Kind: "gpu", Count: 3}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,8 +79,12 @@ func TestScanStatic_FakedGPUs_NoGPUOnThisMachine(t *testing.T) {
 				sysCard(sys, card, files)
 			}
 			var logs bytes.Buffer
+			lib := tt.nvml
+			if lib == nil {
+				lib = FakeNVMLMissing()
+			}
 			cfg := StaticConfig{
-				Host: fakeInventory{st: labHost}, Runner: tt.runner, SysFS: sys, Declared: tt.declared,
+				Host: fakeInventory{st: labHost}, NVML: lib, Runner: tt.runner, SysFS: sys, Declared: tt.declared,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 			}
 			got, err := ScanStatic(context.Background(), cfg)
@@ -71,11 +97,22 @@ func TestScanStatic_FakedGPUs_NoGPUOnThisMachine(t *testing.T) {
 			if !reflect.DeepEqual(got.PEs, tt.want) {
 				t.Errorf("PEs = %+v\nwant %+v", got.PEs, tt.want)
 			}
-			if tt.warn == "" && logs.Len() > 0 {
-				t.Errorf("unexpected log: %s", logs.String())
+			if len(got.GPUs) != tt.wantGPUs {
+				t.Errorf("%d GPU devices %+v, want %d", len(got.GPUs), got.GPUs, tt.wantGPUs)
 			}
-			if tt.warn != "" && !strings.Contains(logs.String(), tt.warn) {
-				t.Errorf("log %q lacks %q", logs.String(), tt.warn)
+			if tt.warn == "" && strings.Contains(logs.String(), "level=WARN") {
+				t.Errorf("unexpected warning: %s", logs.String())
+			}
+			for _, want := range []string{tt.warn, tt.info} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("log %q lacks %q", logs.String(), want)
+				}
+			}
+			if ran := tt.runner.args != nil; ran != tt.smiRun {
+				t.Errorf("nvidia-smi run: %v, want %v", ran, tt.smiRun)
+			}
+			if lib.Inits > 0 && lib.InitErr == nil && lib.Shutdowns != lib.Inits {
+				t.Errorf("NVML initialised %d times, shut down %d", lib.Inits, lib.Shutdowns)
 			}
 		})
 	}

@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// ScanNVML lists the node's schedulable NVIDIA devices through lib, which
+// must be initialised: each GPU in NVML's order, or, for a GPU in MIG
+// mode, its MIG instances in slot order in its place (as Slurm's gpu/nvml
+// and Nomad's NVIDIA plugin do), since CUDA can hand a process a MIG
+// instance but not a MIG-mode GPU whole. A GPU in MIG mode without
+// instances offers nothing to schedule and is logged.
+func ScanNVML(lib NVML, log *slog.Logger) ([]GPUDevice, error) {
+	n, err := lib.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("count NVML devices: %w", err)
+	}
+	var out []GPUDevice
+	for i := range n {
+		dev, err := lib.Device(i)
+		if err != nil {
+			return nil, fmt.Errorf("NVML device %d of %d: %w", i, n, err)
+		}
+		gpu, err := nvmlDevice(dev, "")
+		if err != nil {
+			return nil, fmt.Errorf("NVML device %d: %w", i, err)
+		}
+		mig, err := dev.MIGEnabled()
+		if err != nil {
+			return nil, fmt.Errorf("NVML device %d (%s): MIG mode: %w", i, gpu.UUID, err)
+		}
+		if !mig {
+			out = append(out, gpu)
+			continue
+		}
+		insts, err := migInstances(dev, gpu.UUID)
+		if err != nil {
+			return nil, fmt.Errorf("NVML device %d (%s): %w", i, gpu.UUID, err)
+		}
+		if len(insts) == 0 {
+			log.Warn("GPU in MIG mode holds no MIG instance: nothing to schedule on it until an administrator creates some (nvidia-smi mig -cgi ... -C)",
+				"gpu", i, "uuid", gpu.UUID, "model", gpu.Model)
+		}
+		out = append(out, insts...)
+	}
+	return out, nil
+}
+
+// migInstances lists the MIG instances of a GPU in MIG mode. Slots are
+// sparse: an instance destroyed leaves an empty slot before others.
+func migInstances(gpu NVMLDevice, parent string) ([]GPUDevice, error) {
+	slots, err := gpu.MaxMIGDevices()
+	if err != nil {
+		return nil, fmt.Errorf("MIG slots: %w", err)
+	}
+	var out []GPUDevice
+	for s := range slots {
+		d, err := gpu.MIGDevice(s)
+		if errors.Is(err, ErrNVMLNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("MIG slot %d: %w", s, err)
+		}
+		inst, err := nvmlDevice(d, parent)
+		if err != nil {
+			return nil, fmt.Errorf("MIG slot %d: %w", s, err)
+		}
+		out = append(out, inst)
+	}
+	return out, nil
+}
+
+// nvmlDevice reads one device's identity; memory NVML cannot give is 0,
+// unknown, as nvidia-smi's "[N/A]" is.
+func nvmlDevice(d NVMLDevice, parent string) (GPUDevice, error) {
+	uuid, err := d.UUID()
+	if err != nil {
+		return GPUDevice{}, fmt.Errorf("UUID: %w", err)
+	}
+	name, err := d.Name()
+	if err != nil {
+		return GPUDevice{}, fmt.Errorf("%s: name: %w", uuid, err)
+	}
+	mem, err := d.MemoryTotal()
+	if err != nil && !errors.Is(err, ErrNVMLNotSupported) {
+		return GPUDevice{}, fmt.Errorf("%s: memory: %w", uuid, err)
+	}
+	return GPUDevice{Model: name, MemBytes: mem, UUID: uuid, Parent: parent, Source: "nvml"}, nil
+}
