@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -311,6 +312,9 @@ func (a *Agent) scanStatic(ctx context.Context) error {
 	if a.cfg.Static != nil {
 		a.static = *a.cfg.Static
 		a.static.PEs = probe.MergePEs(probe.PE{Kind: "cpu", Count: a.static.Threads}, a.static.PEs, a.cfg.PEs)
+		if slices.ContainsFunc(a.cfg.PEs, func(pe probe.PE) bool { return pe.Kind == "gpu" }) {
+			a.static.GPUs = nil // declared GPUs replace the given devices, as ScanStatic's do
+		}
 		return nil
 	}
 	st, err := probe.ScanStatic(ctx, probe.StaticConfig{Declared: a.cfg.PEs, Logger: a.log})

@@ -3,11 +3,13 @@ package agent
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/probe"
 )
 
 // openCgroups opens this node's cgroups for jobs. An agent that
@@ -36,13 +38,17 @@ func (a *Agent) openCgroups() {
 // in the log saying why, where GPUs are bound by environment variables
 // only: no cgroups, a hierarchy that cannot deny devices, or a /dev whose
 // GPU nodes do not match the inventory (denying by a wrong map would take
-// a job's own GPU away).
+// a job's own GPU away), or MIG instances, which share their GPU's
+// device node.
 func (a *Agent) gpuDevices(gpus int) []confine.Device {
 	if gpus == 0 {
 		return nil
 	}
 	const unbound = "GPUs bound by environment variables only, not by cgroup device rules: "
 	switch {
+	case slices.ContainsFunc(a.static.GPUs, probe.GPUDevice.MIG):
+		a.log.Warn(unbound + "MIG instances share their GPU's device node, so CUDA_VISIBLE_DEVICES alone tells jobs their instance")
+		return nil
 	case a.cgroups == nil:
 		a.log.Warn(unbound + "jobs run unconfined here")
 		return nil

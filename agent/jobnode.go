@@ -19,6 +19,7 @@ func (a *Agent) newJobNode() (*jobrun.Node, error) {
 		LocalAddr: "https://" + loopbackOr(a.cfg.BindAddr) + ":" + strconv.Itoa(a.HTTPPort()),
 		Socket:    a.SocketPath(), CAFile: caFile(a.cfg.DataDir), CACerts: a.tls.caCerts(),
 		JobLimits: a.cfg.JobLimits, NeverAck: a.cfg.Testing.NeverAck, GPUs: gpuCount(a.static.PEs),
+		CUDAIDs:    probe.CUDADeviceIDs(a.static.GPUs),
 		GPUDevices: a.gpuDevices(gpuCount(a.static.PEs)),
 		Cgroups:    a.cgroups, CgroupsOff: a.cgroupsOff, Lease: a.cfg.Fence.Lease,
 	}, jobrun.Deps{

@@ -11,8 +11,11 @@ import (
 // mode, its MIG instances in slot order in its place (as Slurm's gpu/nvml
 // and Nomad's NVIDIA plugin do), since CUDA can hand a process a MIG
 // instance but not a MIG-mode GPU whole. A GPU in MIG mode without
-// instances offers nothing to schedule and is logged.
+// instances offers nothing to schedule and is logged to log (nil: not).
 func ScanNVML(lib NVML, log *slog.Logger) ([]GPUDevice, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	n, err := lib.DeviceCount()
 	if err != nil {
 		return nil, fmt.Errorf("count NVML devices: %w", err)

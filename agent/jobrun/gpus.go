@@ -36,18 +36,25 @@ func (n *Node) pickGPUs(st *raftfsm.State, j *raftfsm.Job, att *raftfsm.Attempt)
 // in the variables CUDA, ROCm, Intel's Level Zero and Slurm's scripts read: the indices it
 // holds here, or none at all on a node with GPUs when it holds none (a
 // job that asked for no GPU must not take one from a job that did).
-// Devices are numbered in PCI bus order, as nvidia-smi numbers them.
+// Devices are numbered in PCI bus order, as nvidia-smi numbers them;
+// CUDA_VISIBLE_DEVICES names them by Config.CUDAIDs where the node has
+// them (MIG instances, which CUDA knows by UUID only).
 // Nothing is set on a node without GPUs.
 func (n *Node) gpuEnv(att *raftfsm.Attempt) []string {
 	if n.cfg.GPUs == 0 {
 		return nil
 	}
-	var ids []string
+	var ids, cuda []string
 	for _, i := range att.GPUsOn(n.cfg.Name) {
 		ids = append(ids, strconv.Itoa(i))
+		if i < len(n.cfg.CUDAIDs) {
+			cuda = append(cuda, n.cfg.CUDAIDs[i])
+		} else {
+			cuda = append(cuda, strconv.Itoa(i))
+		}
 	}
 	list := strings.Join(ids, ",")
-	env := []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + list, "ROCR_VISIBLE_DEVICES=" + list,
+	env := []string{"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + strings.Join(cuda, ","), "ROCR_VISIBLE_DEVICES=" + list,
 		"ZE_AFFINITY_MASK=" + list, "GPU_DEVICE_ORDINAL=" + list, "SHOAL_GPUS=" + list}
 	if list != "" {
 		env = append(env, "SLURM_JOB_GPUS="+list) // as slurmd sets it for a job with GPUs

@@ -54,6 +54,10 @@ type Config struct {
 	// GPUs is how many GPUs the node has (its inventory's gpu PEs), which
 	// it binds to the attempts that ask for them (gpus.go); 0 binds none.
 	GPUs int
+	// CUDAIDs name the node's GPUs by index in CUDA_VISIBLE_DEVICES
+	// (probe.CUDADeviceIDs: the UUIDs of a node with MIG instances, which
+	// CUDA takes by UUID only); nil names them by their indices.
+	CUDAIDs []string
 	// GPUDevices are the node's GPU device numbers by index
 	// (confine.GPUDevices, as many as GPUs): an attempt's cgroup denies
 	// those it does not hold. nil leaves every device open to every job,
