@@ -253,8 +253,10 @@ systemd-vm: deb
 	DEBROOT_SUITE=trixie DEBROOT_PACKAGES="$(SYSTEMDVM_PKGS)" bash packaging/debroot.sh $(SYSTEMDVM_ROOT)
 	bash packaging/systemdvm.sh $(SYSTEMDVM_ROOT) $(BIN)/shoal_*.deb
 
-# GPU binding on a real NVIDIA host with two GPUs or more: one agent, two
-# --pe gpu:1 jobs at once, each handed one GPU and not the other's
+# GPU inventory and binding on a real NVIDIA host with two GPUs (or MIG
+# instances) or more: one agent, whose inventory must come from NVML and
+# count what nvidia-smi shows, then two --pe gpu:1 jobs at once, each
+# handed one device and not the other's
 # (CUDA_VISIBLE_DEVICES, nvidia-smi -L, which /dev/nvidiaN it can open
 # under the cgroup device rules). Prints "no GPU here: skipped" and exits 0
 # elsewhere; not part of make test or CI.

@@ -1,35 +1,44 @@
 #!/usr/bin/env bash
 # gpucheck.sh SHOAL SHOAL_DEV: checks GPU binding on a real NVIDIA GPU host.
-# One agent on loopback (ports from GPUCHECK_PORT, default 17990), two
-# `--pe gpu:1 --mpi none` jobs that hold their GPU at once and print
-# CUDA_VISIBLE_DEVICES, `nvidia-smi -L` and which /dev/nvidiaN they can
-# open. Each must be handed one GPU, not the other's; where the agent
-# applies cgroup device rules (its log says so at start) each must open
-# its own device node only. A machine without an NVIDIA GPU prints
-# "no GPU here: skipped" and exits 0. Needs root (the agent confines jobs
-# in cgroups); the agent and its data stop and go at the end, on failure too.
+# One agent on loopback (ports from GPUCHECK_PORT, default 17990). First
+# what the agent's inventory found: it must have asked NVML (not fallen
+# back to nvidia-smi) and found as many schedulable devices as nvidia-smi
+# shows: each GPU, or the MIG instances of a GPU in MIG mode. Then two
+# `--pe gpu:1 --mpi none` jobs that hold their device at once and print
+# CUDA_VISIBLE_DEVICES (an index, or a UUID on a node with MIG instances),
+# `nvidia-smi -L` and which /dev/nvidiaN they can open. Each must be
+# handed one device, not the other's; where the agent applies cgroup
+# device rules (its log says so at start) each must open its own device
+# node only. A machine without an NVIDIA GPU prints "no GPU here:
+# skipped" and exits 0. Needs root (the agent confines jobs in cgroups);
+# the agent and its data stop and go at the end, on failure too.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: gpucheck.sh SHOAL SHOAL_DEV (got $# arguments)" >&2; exit 2; }
 shoal=$(readlink -f "$1")
 dev=$(readlink -f "$2")
 [ -x "$shoal" ] && [ -x "$dev" ] || { echo "gpucheck: no $1 or $2: run 'make build' first" >&2; exit 2; }
-gpus=0
+gpus=0 migs=0 whole=0
 if command -v nvidia-smi >/dev/null; then
 	gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+	# Schedulable devices as shoal counts them: the GPUs not in MIG mode,
+	# and the MIG instances of those that are.
+	migs=$(nvidia-smi -L 2>/dev/null | grep -c '^ *MIG ' || true)
+	whole=$(nvidia-smi --query-gpu=mig.mode.current --format=csv,noheader 2>/dev/null | grep -vc '^Enabled' || true)
 fi
 if [ "$gpus" -eq 0 ]; then
 	echo "no GPU here: skipped"
 	exit 0
 fi
-if [ "$gpus" -lt 2 ]; then
-	echo "one GPU here: two jobs cannot hold one each: skipped"
+devices=$((whole + migs))
+if [ "$devices" -lt 2 ]; then
+	echo "one schedulable GPU here ($gpus GPUs, $migs MIG instances): two jobs cannot hold one each: skipped"
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
 	echo "gpucheck: needs root: the agent binds GPUs through the jobs' cgroups" >&2
 	exit 2
 fi
-echo "gpucheck: $gpus NVIDIA GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
+echo "gpucheck: $gpus NVIDIA GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs); $migs MIG instances; $devices schedulable devices"
 base=${GPUCHECK_PORT:-17990}
 dir=$(mktemp -d /tmp/shoal-gpucheck.XXXXXX)
 cleanup() {
@@ -42,6 +51,19 @@ export SHOAL_ADDR=https://127.0.0.1:$((base + 2)) SHOAL_TOKEN_FILE=$dir/cluster/
 failed=0
 ok() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; failed=1; }
+
+# What the inventory found, and through what: the agent logs one line.
+found=$(grep -hs 'NVIDIA GPUs found through\|no NVIDIA GPUs\|NVML failed' "$dir"/cluster/*.log | sed 's/^time=[^ ]* //' || true)
+echo "agent's inventory: ${found:-no NVIDIA line in its log}"
+"$shoal" nodes | sed 's/^/     /' # the PES column: the devices by model
+n=$(sed -n 's/.*NVIDIA GPUs found through NVML.* devices=\([0-9]*\).*/\1/p' <<<"$found" | head -1)
+if [ -z "$n" ]; then
+	fail "the agent did not list its GPUs through NVML (libnvidia-ml.so.1 present: $(ldconfig -p | grep -c 'libnvidia-ml.so.1' || true))"
+elif [ "$n" -ne "$devices" ]; then
+	fail "NVML lists $n schedulable devices, nvidia-smi $devices ($gpus GPUs, $migs MIG instances)"
+else
+	ok "NVML lists $n schedulable devices, as nvidia-smi does"
+fi
 
 # Each job prints what it was given, then waits for the other to have
 # printed too (both hold their GPU at once), up to a minute.
@@ -83,10 +105,11 @@ a=${out[${ids[0]}]}
 b=${out[${ids[1]}]}
 va=$(sed -n 's/^cuda_visible_devices=//p' <<<"$a")
 vb=$(sed -n 's/^cuda_visible_devices=//p' <<<"$b")
-if [[ $va =~ ^[0-9]+$ && $vb =~ ^[0-9]+$ && $va != "$vb" ]]; then
-	ok "CUDA_VISIBLE_DEVICES: $va and $vb, one GPU each"
+one='^([0-9]+|GPU-[0-9a-f-]+|MIG-[0-9a-f-]+)$' # an index, or a UUID where the node has MIG instances
+if [[ $va =~ $one && $vb =~ $one && $va != "$vb" ]]; then
+	ok "CUDA_VISIBLE_DEVICES: $va and $vb, one device each"
 else
-	fail "CUDA_VISIBLE_DEVICES: '$va' and '$vb', want one distinct index each"
+	fail "CUDA_VISIBLE_DEVICES: '$va' and '$vb', want one distinct device each"
 fi
 oa=$(grep '^opens /dev/nvidia' <<<"$a" || true)
 ob=$(grep '^opens /dev/nvidia' <<<"$b" || true)

@@ -7,8 +7,11 @@
 // executable (ScanELF) and of an interpreted program's MPI binding
 // (ScanProgram, which reads files and never runs them).
 // The shell touches the machine through small interfaces: Sampler
-// (HostSampler on gopsutil), HostInventory (GopsutilInventory) and Runner
-// (ExecRunner for nvidia-smi); the probe server and the pinger measure
+// (HostSampler on gopsutil), HostInventory (GopsutilInventory), NVML
+// (NewNVML over go-nvml, which needs cgo; FakeNVML, the fake tests use on
+// machines without a GPU) and Runner (ExecRunner for nvidia-smi, asked
+// where NVML cannot be loaded); ScanNVML, the enumeration of GPUs and MIG
+// instances, is core over NVML. The probe server and the pinger measure
 // bandwidth and RTT. probe imports nothing else of shoal but probeplan's
 // budget; the agent converts its types.
 //
