@@ -58,6 +58,9 @@ func (a *Agent) gpuDevices(gpus int) []confine.Device {
 	}
 	dir := cmp.Or(a.cfg.Testing.GPUDevDir, "/dev")
 	devs, err := confine.GPUDevices(dir)
+	if err == nil {
+		devs, err = gpuDeviceMap(a.static.GPUs, devs)
+	}
 	if err == nil && len(devs) != gpus {
 		err = fmt.Errorf("%s has %d GPU device nodes %v, the inventory %d GPUs", dir, len(devs), devs, gpus)
 	}

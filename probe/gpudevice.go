@@ -15,6 +15,10 @@ type GPUDevice struct {
 	// Parent is the UUID of the GPU a MIG instance belongs to; empty
 	// for a whole GPU.
 	Parent string `json:"parent,omitempty"`
+	// Minor is the GPU's /dev/nvidiaN number as NVML reports it, which
+	// need not be its index; -1 where unknown (nvidia-smi, sysfs) and for
+	// MIG instances, which share their GPU's node.
+	Minor int `json:"minor"`
 	// Source says how the device was found: "nvml", "nvidia-smi" or
 	// "sysfs".
 	Source string `json:"source"`

@@ -34,6 +34,9 @@ type NVMLDevice interface {
 	// MemoryTotal is the device's memory in bytes; ErrNVMLNotSupported
 	// where the device has none of its own (integrated GPUs).
 	MemoryTotal() (uint64, error)
+	// MinorNumber is the GPU's /dev/nvidiaN number, which need not be
+	// its index; a MIG instance answers its GPU's or ErrNVMLNotSupported.
+	MinorNumber() (int, error)
 	// MIGEnabled reports whether the GPU is in MIG mode now (not once
 	// reset); false, not an error, for GPUs without MIG.
 	MIGEnabled() (bool, error)

@@ -76,6 +76,11 @@ func (g goNVMLDevice) MemoryTotal() (uint64, error) {
 	return m.Total, nil
 }
 
+func (g goNVMLDevice) MinorNumber() (int, error) {
+	n, ret := g.d.GetMinorNumber()
+	return n, nvmlErr(ret)
+}
+
 func (g goNVMLDevice) MIGEnabled() (bool, error) {
 	cur, _, ret := g.d.GetMigMode()
 	if ret == nvml.ERROR_NOT_SUPPORTED {

@@ -20,6 +20,7 @@ type FakeNVML struct {
 type FakeNVMLDevice struct {
 	UUIDv, NameV string
 	Mem          uint64 // bytes; 0 answers ErrNVMLNotSupported
+	MinorV       int    // the /dev/nvidiaN number
 	MIGOn        bool
 	// MIGSlots are the MIG slots of a GPU in MIG mode, nil entries empty.
 	MIGSlots []*FakeNVMLDevice
@@ -67,6 +68,9 @@ func (d FakeNVMLDevice) MemoryTotal() (uint64, error) {
 	return d.Mem, nil
 }
 
+// MinorNumber implements NVMLDevice.
+func (d FakeNVMLDevice) MinorNumber() (int, error) { return d.MinorV, nil }
+
 // MIGEnabled implements NVMLDevice.
 func (d FakeNVMLDevice) MIGEnabled() (bool, error) { return d.MIGOn, nil }
 
@@ -86,11 +90,11 @@ func (d FakeNVMLDevice) MIGDevice(i int) (NVMLDevice, error) {
 	return *d.MIGSlots[i], nil
 }
 
-// FakeNVMLTwoGPUs is a node of two whole A100s.
+// FakeNVMLTwoGPUs is a node of two whole A100s, /dev/nvidia0 and 1.
 func FakeNVMLTwoGPUs() *FakeNVML {
 	return &FakeNVML{GPUs: []FakeNVMLDevice{
 		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000000", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30},
-		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000001", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30},
+		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000001", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30, MinorV: 1},
 	}}
 }
 
@@ -105,7 +109,7 @@ func FakeNVMLMIG() *FakeNVML {
 	return &FakeNVML{GPUs: []FakeNVMLDevice{
 		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000000", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30, MIGOn: true,
 			MIGSlots: []*FakeNVMLDevice{mig(0, "3g.20gb", 20<<30), nil, mig(2, "1g.5gb", 5<<30), mig(3, "1g.5gb", 5<<30), nil, nil, nil}},
-		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000001", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30},
+		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000001", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30, MinorV: 1},
 	}}
 }
 

@@ -91,5 +91,11 @@ func nvmlDevice(d NVMLDevice, parent string) (GPUDevice, error) {
 	if err != nil && !errors.Is(err, ErrNVMLNotSupported) {
 		return GPUDevice{}, fmt.Errorf("%s: memory: %w", uuid, err)
 	}
-	return GPUDevice{Model: name, MemBytes: mem, UUID: uuid, Parent: parent, Source: "nvml"}, nil
+	minor := -1
+	if parent == "" {
+		if minor, err = d.MinorNumber(); err != nil {
+			return GPUDevice{}, fmt.Errorf("%s: minor number: %w", uuid, err)
+		}
+	}
+	return GPUDevice{Model: name, MemBytes: mem, UUID: uuid, Parent: parent, Minor: minor, Source: "nvml"}, nil
 }

@@ -20,8 +20,8 @@ func TestScanNVML_FakeTwoGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []GPUDevice{
-		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000000", Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000000", Minor: 0, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Minor: 1, Source: "nvml"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("devices = %+v\nwant %+v", got, want)
@@ -43,10 +43,10 @@ func TestScanNVML_FakeMIG(t *testing.T) {
 	}
 	const gpu0 = "GPU-fake0000-0000-0000-0000-000000000000"
 	want := []GPUDevice{
-		{Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", MemBytes: 20 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000000", Parent: gpu0, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000002", Parent: gpu0, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000003", Parent: gpu0, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", MemBytes: 20 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000000", Parent: gpu0, Minor: -1, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000002", Parent: gpu0, Minor: -1, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000003", Parent: gpu0, Minor: -1, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Minor: 1, Source: "nvml"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("devices = %+v\nwant %+v", got, want)
