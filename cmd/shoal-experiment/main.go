@@ -73,6 +73,7 @@ type config struct {
 	seed                   uint64
 	agentArgs              []string
 	verbose                bool
+	keep                   string
 }
 
 // defaultCases are the testbed cases a plain run covers, in order.
@@ -112,6 +113,7 @@ func main() {
 	flag.IntVar(&c.arrayTasks, "array-tasks", 100, "tasks of /bin/true in the throughput comparison's array")
 	flag.DurationVar(&c.poll, "poll", time.Second, "how often the throughput comparison asks squeue and shoal jobs whether the array is done, as a user would")
 	flag.BoolVar(&c.verbose, "v", false, "log the testbed's and the lab's progress")
+	flag.StringVar(&c.keep, "keep", "", "work in `DIR` (created, must not exist) and keep it: every agent's log (DIR/caseN/lab/logs/NODE-*-shoal.log), the hostfiles and the programs built; empty: a temporary directory removed at the end")
 	flag.Float64Var(&c.changeScale, "change-scale", 1, "multiply the times of the topologies' scheduled link changes (at_s) by `F`: with fewer policies a repetition is shorter, and more of them then run before a change")
 	fromLog := flag.String("csv-from-log", "", "rebuild the CSV (-out) of a run cut short from its progress `LOG` (stderr) and exit")
 	reportOnly := flag.String("report", "", "print the tables of an earlier run's CSV `FILES` (several, comma-separated: pooled) and exit (no root needed)")
@@ -158,6 +160,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shoal-experiment:", err)
 		os.Exit(1)
 	}
+}
+
+// workDir is the run's work directory: keep, created (a directory that
+// exists would mix two runs' logs), or a new temporary one when keep is
+// empty.
+func workDir(keep string) (string, error) {
+	if keep == "" {
+		return os.MkdirTemp("", "shoal-experiment-")
+	}
+	if err := os.Mkdir(keep, 0o755); err != nil {
+		return "", fmt.Errorf("-keep: %w (give a directory that does not exist yet)", err)
+	}
+	return filepath.Abs(keep)
 }
 
 func splitList(s string) []string {
@@ -265,14 +280,16 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if _, err := os.Stat(shoal); err != nil {
 		return fmt.Errorf("shoal binary: %w (make build)", err)
 	}
-	work, err := os.MkdirTemp("", "shoal-experiment-")
+	work, err := workDir(c.keep)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-	// A signal tears the testbed down and re-raises itself: the defer above
-	// would not run.
-	defer netns.AtSignal(func() { _ = os.RemoveAll(work) })()
+	if c.keep == "" {
+		defer os.RemoveAll(work)
+		// A signal tears the testbed down and re-raises itself: the defer
+		// above would not run.
+		defer netns.AtSignal(func() { _ = os.RemoveAll(work) })()
+	}
 	apps, err := buildApps(c, work)
 	if err != nil {
 		return err
