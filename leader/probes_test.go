@@ -358,6 +358,52 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	}
 }
 
+// TestProbes_RetestPastThePlannersBound: a node whose link's re-tests
+// took it past the topology planner's per-node bound still has its pair
+// read beside the peer's job tested again in the next catch-up, within
+// the budget (the queue12 testbed run, where n07-n08 read 26 of 100
+// Mbit/s while n08 received a job's 74 and the catch-ups passed over it).
+func TestProbes_RetestPastThePlannersBound(t *testing.T) {
+	t.Parallel()
+	w, names, at := ringOf12(t)
+	w.nodes[7].Net[0].BWOut, w.nodes[7].Net[0].CarOut = 26, 26.5 // n07 -> n08: n07 quiet
+	w.nodes[8].Net = append(w.nodes[8].Net, NetEntry{Peer: "n07", BW: 26, Peak: 95, BWAt: at,
+		BWOut: 95, BWIn: 26, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 96, CarIn: 100}) // n08 received 74 besides
+	slices.SortFunc(w.nodes[8].Net, func(a, b NetEntry) int { return strings.Compare(a.Peer, b.Peer) })
+	pair := probeplan.NewPair("n07", "n08")
+	if got := contendedPairs(w.nodes, names); len(got) != 1 || got[0].Pair != pair {
+		t.Fatalf("contendedPairs = %v, want %v (n08's job gone)", got, pair)
+	}
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n07", To: "n08"}}}, RoundLen: 6 * time.Second})
+	w.now = t0.Add(time.Minute)
+	// Since the full cycle: n07-n08's test, and one re-test of each of
+	// n07's other pairs for a change its link checks read.
+	tries := map[probeplan.Pair]int{pair: 1}
+	for _, n := range names {
+		if n != "n07" && n != "n08" {
+			tries[probeplan.NewPair("n07", n)] = 1
+		}
+	}
+	perNode := probeplan.DefaultTopoConfig().PerNode()
+	if len(tries) < perNode {
+		t.Fatalf("n07 took part in %d tests, the test wants at least the per-node bound %d", len(tries), perNode)
+	}
+	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: tries, Counted: 1}
+	cmds, _ := scheduleCycle(w.view(), b)
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
+		t.Fatalf("got %q, want a catch-up testing %v again", commands(cmds), pair)
+	}
+	var got []probeplan.Pair
+	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+		for _, d := range r {
+			got = append(got, probeplan.NewPair(d.From, d.To))
+		}
+	}
+	if !slices.Equal(got, []probeplan.Pair{pair}) {
+		t.Fatalf("catch-up tests %v, want %v", got, []probeplan.Pair{pair})
+	}
+}
+
 // ringOf12 is a world of n00..n11, each with one test of its successor
 // read at 95 Mbit/s both ways at t0 (at, Unix ms) on quiet ends.
 func ringOf12(t *testing.T) (*world, []string, int64) {

@@ -244,9 +244,8 @@ func (k *packer) evict(r int, d Duty) []Duty {
 // job has gone, not after the cycle's last round (a minute on ten nodes,
 // longer on large clusters, and placement reads the low figure
 // meanwhile). A pair the rounds left test anyway is left to them, and
-// each node stays under the cycle's per-node cap (PlanTopoCycle's: the
-// budget's, and on a cluster too large for the full tournament
-// TopoConfig.PerNode as well), counting its pairs in.Last shows tested
+// each node stays under the budget's tests per cycle (retestCap, not the
+// planner's per-node bound), counting its pairs in.Last shows tested
 // since the cycle began and its tests in the rounds left. (The rounds as
 // recorded are no count of the cycle's tests: a cycle extended under way
 // keeps only the rounds left.) in.Last holds a pair's latest test only,
@@ -258,10 +257,7 @@ func RetestsInCycle(in TopoInput, since time.Time, rounds [][]Duty, cur int, aga
 		return nil
 	}
 	p := newTopoPlanner(in)
-	limit := p.cap
-	if p.small() {
-		limit = in.Budget.TestsPerCycle()
-	}
+	limit := retestCap(in.Budget)
 	load := maps.Clone(again)
 	if load == nil {
 		load = map[string]int{}

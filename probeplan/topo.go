@@ -192,24 +192,40 @@ func PlanTopoCatchUp(in TopoInput, tries map[Pair]int) TopoPlan {
 
 // retests adds the live pairs of in.Linked, then those of in.Retest that
 // were tested fewer than RetestTries times, under the uplink caps and
-// with what the per-node cap leaves after the tests since the full cycle
-// began.
+// with what the budget leaves of the cycle after the tests since the
+// full cycle began (retestCap).
 func (p *topoPlanner) retests(tries map[Pair]int) {
 	live := memberSet(p.members)
 	spent := testsSoFar(tries)
-	p.skip = func(q Pair) bool { return overCap(q, spent, p.load, p.cap) }
+	limit := retestCap(p.in.Budget)
+	p.skip = func(q Pair) bool { return overCap(q, spent, p.load, limit) }
 	for _, q := range p.in.Linked {
 		if live[q.A] && live[q.B] {
 			p.add(q.A, q.B, "linked")
 		}
 	}
-	p.skip = func(q Pair) bool { return tries[q] >= RetestTries || overCap(q, spent, p.load, p.cap) }
+	p.skip = func(q Pair) bool { return tries[q] >= RetestTries || overCap(q, spent, p.load, limit) }
 	for _, q := range p.in.Retest {
 		if live[q.A] && live[q.B] {
 			p.add(q.A, q.B, "retest")
 		}
 	}
 }
+
+// retestCap is how many tests a node may take part in per cycle counting
+// the re-tests of readings taken beside traffic or through a changed
+// link: the budget's TestsPerCycle, not the planner's per-node bound
+// (TopoConfig.PerNode). That bound sizes the tests a cycle plans; a
+// re-test replaces a figure placement would otherwise read wrong until
+// the next full cycle, and RetestTries and the leader's tries per link
+// change bound how often. Held to the per-node bound, a node whose link
+// checks read its link changed spent it on its own pairs' re-tests, and
+// its pairs' readings taken beside traffic then stood to the next full
+// cycle: on the queue12 testbed, n07's checks read its link faster than
+// a low test of one of its pairs, the catch-ups tested n07's pairs again
+// for the change up to the bound, and n07's other reading beside traffic
+// was left out of every catch-up after.
+func retestCap(b BudgetConfig) int { return b.TestsPerCycle() }
 
 // overCap reports whether either node of q has reached limit tests,
 // counting those it ran (spent; nil: none) and those planned (load).

@@ -284,14 +284,21 @@ func TestPlanTopoCatchUp(t *testing.T) {
 		t.Fatalf("linked %v after %d tries: got %v (kinds %v), want it tested", in.Linked, RetestTries, plan.Pairs(), plan.Kind)
 	}
 	in.Linked = nil
-	// The full cycle's tests count against a node's cap: m[0] has spent
-	// it (on a pair that is not re-tested), so its pair waits.
+	// The tests since the full cycle began count against the budget's
+	// tests per cycle, not the planner's per-node bound: m[0], past that
+	// bound (on a pair that is not re-tested, say its link's re-tests),
+	// still has its reading beside traffic tested again; at the budget's
+	// count its pair waits.
 	tries = map[Pair]int{NewPair(m[0], m[3]): topology().PerNode()}
 	for p := range last {
 		tries[p]++
 	}
+	if got := PlanTopoCatchUp(in, tries).Pairs(); len(got) != 2 || !slices.Contains(got, in.Retest[0]) {
+		t.Fatalf("%s past the per-node bound %d: got %v, want %v tested again", m[0], topology().PerNode(), got, in.Retest)
+	}
+	tries[NewPair(m[0], m[3])] = in.Budget.TestsPerCycle()
 	if got := PlanTopoCatchUp(in, tries).Pairs(); !slices.Equal(got, in.Retest[1:]) {
-		t.Fatalf("%s at its cap: got %v, want only %v", m[0], got, in.Retest[1:])
+		t.Fatalf("%s at the budget's %d tests: got %v, want only %v", m[0], in.Budget.TestsPerCycle(), got, in.Retest[1:])
 	}
 }
 
