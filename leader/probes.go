@@ -452,7 +452,7 @@ const retestLowShare = 0.8
 
 // contendedPairs lists, sorted by pair, the pairs of members whose
 // latest test ran beside other traffic at an end, in either direction,
-// and whose busy end has gone quiet since.
+// and are worth testing again now (probeplan.BesideTraffic.RetestDue).
 //
 // Beside traffic: the end counted (NetEntry.CarOut, CarIn) at least
 // contendedShare of the reading, and 1 Mbit/s, besides the test. Such a
@@ -465,20 +465,26 @@ const retestLowShare = 0.8
 // 50 Mbit/s to other nodes, and netload avoided the pair until the next
 // full cycle.
 //
-// Gone quiet: the end's latest traffic sample that way (Attrs.NetTx,
-// NetRx) is under half of what it carried besides the test. A re-test
-// while the traffic goes on reads the same share and spends the busy
-// link's budget for nothing (as under lab12's flows, which run all
-// along); the catch-up looks again every round, so the
-// pair is tested once the job is gone.
+// Worth testing again: the end's latest traffic sample that way
+// (Attrs.NetTx, NetRx) is under half of what it carried besides the
+// test, or under what it carried besides it when the test ran on a full
+// link at that end (its reading and the traffic beside it near the most
+// the end's row shows its link carrying that way, linkCarried). A
+// re-test while the traffic goes on as before reads the same share and
+// spends the busy link's budget for nothing (as under lab12's flows,
+// which run all along); the catch-up looks again every round, so the
+// pair is tested once the traffic has dropped.
 func contendedPairs(nodes []Node, members []string) []contended {
 	live := make(map[string]bool, len(members))
 	for _, m := range members {
 		live[m] = true
 	}
-	beside := func(rate, carried, nowBytes float64) bool {
+	beside := func(n *Node, rate, carried, nowBytes float64, out bool) bool {
 		x := carried - rate
-		return rate > 0 && x >= 1 && x >= contendedShare*rate && nowBytes*8/1e6 < x/2
+		if !(rate > 0 && x >= 1 && x >= contendedShare*rate) {
+			return false
+		}
+		return probeplan.BesideTraffic{Mbps: rate, Besides: x, Now: nowBytes * 8 / 1e6, Link: linkCarried(n, out)}.RetestDue()
 	}
 	var ends *testEnds // built at the first test beside traffic: most rounds have none
 	found := map[probeplan.Pair]contended{}
@@ -496,7 +502,7 @@ func contendedPairs(nodes []Node, members []string) []contended {
 				if out {
 					rate, car, at, now = c.BWOut, c.CarOut, c.BWOutAt, n.Attrs.NetTx
 				}
-				if at == 0 || !beside(rate, car, now) {
+				if at == 0 || !beside(&n, rate, car, now, out) {
 					continue
 				}
 				if ends == nil {
@@ -515,4 +521,19 @@ func contendedPairs(nodes []Node, members []string) []contended {
 	out := slices.Collect(maps.Values(found))
 	slices.SortFunc(out, func(x, y contended) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	return out
+}
+
+// linkCarried is the most n's row shows its link carrying one way (out:
+// sent) in any of its tests: the fastest reading, or the reading and the
+// traffic beside it together where n counted them; 0 when none.
+func linkCarried(n *Node, out bool) float64 {
+	most := 0.0
+	for _, c := range n.Net {
+		if out {
+			most = max(most, c.PeakOut, c.CarOut)
+		} else {
+			most = max(most, c.PeakIn, c.CarIn)
+		}
+	}
+	return most
 }

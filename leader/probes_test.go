@@ -404,6 +404,27 @@ func TestProbes_RetestPastThePlannersBound(t *testing.T) {
 	}
 }
 
+// TestProbes_RetestBetweenBackToBackJobs: a test that read its share of
+// a full link at a busy end is tested again once that end carries
+// clearly less, before it goes quiet (jobs placed back to back rarely
+// leave a node's sample quiet); not while the traffic goes on as before.
+func TestProbes_RetestBetweenBackToBackJobs(t *testing.T) {
+	t.Parallel()
+	w, names, _ := ringOf12(t)
+	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 26, 100 // n09 -> n08 while n08 received 74 besides
+	pair := probeplan.NewPair("n08", "n09")
+	for _, tc := range []struct {
+		rx   float64 // what n08 receives now, Mbit/s
+		want bool
+	}{{74, false}, {70, false}, {45, true}, {10, true}} {
+		w.nodes[8].Attrs.NetRx = tc.rx * 1e6 / 8
+		got := contendedPairs(w.nodes, names)
+		if tested := len(got) == 1 && got[0].Pair == pair; tested != tc.want || len(got) > 1 {
+			t.Errorf("n08 receiving %v of the 74 beside the test: contendedPairs = %v, want %v: %v", tc.rx, got, pair, tc.want)
+		}
+	}
+}
+
 // ringOf12 is a world of n00..n11, each with one test of its successor
 // read at 95 Mbit/s both ways at t0 (at, Unix ms) on quiet ends.
 func ringOf12(t *testing.T) (*world, []string, int64) {
