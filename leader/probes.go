@@ -179,7 +179,7 @@ func extendCycle(v View, b ProbesBook, members []string, last map[probeplan.Pair
 	// the cycle's tests against the cap: it leaves re-tests to the catch-up.
 	start, started := b.CycleStart[d.Cycle]
 	if started {
-		for _, c := range contendedPairs(v.Nodes, members) {
+		for _, c := range retestCandidates(v.State, v.Nodes, members) {
 			if _, done := b.Retested[c.Pair]; !done {
 				retest = append(retest, c.Pair)
 				testAt[c.Pair], lowAt[c.Pair] = c.At, c.Mbps
@@ -353,7 +353,7 @@ func catchUp(v View, b ProbesBook, members []string, last map[probeplan.Pair]tim
 	fresh := unmeasured(members, last)
 	var retest []probeplan.Pair
 	testAt := map[probeplan.Pair]int64{}
-	for _, c := range contendedPairs(v.Nodes, members) {
+	for _, c := range retestCandidates(v.State, v.Nodes, members) {
 		if b.Tries[c.Pair] < probeplan.RetestTries && c.At > b.Retested[c.Pair] {
 			retest = append(retest, c.Pair)
 			testAt[c.Pair] = c.At

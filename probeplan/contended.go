@@ -56,3 +56,26 @@ func (b BesideTraffic) RetestDue() bool {
 	full := b.Link > 0 && b.Mbps+b.Besides >= fullShare*b.Link
 	return full && b.Link-b.Now >= retestGain*b.Mbps
 }
+
+// outlierShare: a reading between two nodes of one switch under this
+// share of what both nodes' other tests on that switch read at best is
+// not left standing on one test (OutlierDue).
+const outlierShare = 0.5
+
+// OutlierDue reports whether a test between two nodes of one switch that
+// ran with no other traffic at either end is worth running again: it
+// read mbps, under outlierShare of the slower of aFast and bFast, the
+// fastest each node's other tests on that switch read (0: none), and
+// neither node's link checks read its link slower (slower). Such a
+// reading is neither the link's (both ends' links read fast with their
+// other peers) nor a job's share (no traffic beside it): on the queue12
+// testbed n08->n05 read 41.6 of 100 Mbit/s in the first cycle, with both
+// ends counting nothing besides the test on a host at load 7, and stood
+// until the next full cycle, five minutes on, while netload left sw2
+// out. A node whose link truly dropped reads slow with every peer once
+// re-tested, and its link checks say so first, so the rule does not
+// lift it.
+func OutlierDue(mbps, aFast, bFast float64, slower bool) bool {
+	fast := min(aFast, bFast)
+	return !slower && mbps > 0 && fast > 0 && mbps < outlierShare*fast
+}

@@ -26,3 +26,24 @@ func TestBesideTraffic_RetestDue(t *testing.T) {
 		}
 	}
 }
+
+func TestOutlierDue(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		mbps, a, b float64
+		slower     bool
+		want       bool
+	}{
+		"n08->n05 on queue12":           {41.6, 111.5, 117.1, false, true},
+		"as fast as the others":         {101, 111.5, 117.1, false, false},
+		"half the slower end, not less": {55.75, 111.5, 117.1, false, false},
+		"one end's link is slow":        {9, 10, 117.1, false, false},
+		"link checks read it slower":    {10, 100, 100, true, false},
+		"no other test at one end":      {41.6, 0, 117.1, false, false},
+		"never measured":                {0, 111.5, 117.1, false, false},
+	} {
+		if got := OutlierDue(tc.mbps, tc.a, tc.b, tc.slower); got != tc.want {
+			t.Errorf("%s: OutlierDue(%v, %v, %v, %v) = %v, want %v", name, tc.mbps, tc.a, tc.b, tc.slower, got, tc.want)
+		}
+	}
+}
