@@ -69,7 +69,7 @@ func (a *Agent) keepRole(ctx context.Context) {
 					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Client: true} })
 					a.log.Info("a raft cluster exists: this agent is a client", "servers", a.cfg.Servers)
 				}
-				if a.wanted() || joinsBootstrap(a.cfg.Name, published, views) {
+				if a.wanted() || raftnode.JoinsBootstrap(a.cfg.Name, published, views) {
 					if follower != nil {
 						follower.Stop()
 						follower = nil
@@ -96,7 +96,10 @@ func (a *Agent) keepRole(ctx context.Context) {
 						break
 					}
 					s.node.BootstrapWith(views, prop, a.log)
-					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true} })
+					// The set stays in gossip until a leader writes
+					// (raftnode.FormationSet): a voter of it that
+					// re-proposed meanwhile finds itself there.
+					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true, Proposal: prop} })
 				}
 			}
 		}
@@ -108,22 +111,6 @@ func (a *Agent) keepRole(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
-}
-
-// joinsBootstrap reports whether self proposed a bootstrap set that holds
-// it and every member the cluster has: the others of the set bootstrapped
-// first, with self a voter in their configuration, so self starts raft
-// (without bootstrapping) and the leader brings it in.
-func joinsBootstrap(self string, proposal []string, views []raftnode.BootView) bool {
-	if !slices.Contains(proposal, self) {
-		return false
-	}
-	for _, v := range views {
-		if v.Member && !slices.Contains(proposal, v.Name) {
-			return false
-		}
-	}
-	return true
 }
 
 // wanted reports whether the leader, as gossip tells it, wants this
@@ -261,6 +248,6 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 			want = nil
 		}
 		g.Raft = gossip.RaftInfo{Member: true, Voter: st.voter, Leader: st.leader, Term: st.term, Index: st.index,
-			ContactMs: st.contactMs, Want: want, Fault: st.fault}
+			ContactMs: st.contactMs, Want: want, Fault: st.fault, Proposal: raftnode.FormationSet(st.index, g.Raft.Proposal)}
 	})
 }

@@ -20,7 +20,8 @@ import (
 // set start raft and bootstrap it together once all of them propose the
 // same set (BootstrapReady, Node.BootstrapWith). Once a member exists the
 // cluster exists (ClusterExists): the others are clients until the leader
-// wants them as servers.
+// wants them as servers, but for the voters of the bootstrapped set that
+// had not bootstrapped yet (JoinsBootstrap).
 
 // BootstrapWith bootstraps raft with the nodes of prop as voters, their
 // addresses as views tell.
@@ -72,6 +73,55 @@ func Addr(s gossip.NodeState) string {
 	return net.JoinHostPort(s.Addr, strconv.Itoa(s.RaftPort))
 }
 
+// JoinsBootstrap reports whether self, an agent without raft state in a
+// cluster that exists, is a voter of the configuration others bootstrapped
+// and must start raft (without bootstrapping) for that configuration to
+// elect a leader. Either a member still gossips the set it bootstrapped
+// with (FormationSet) and self is in it, or self's own last proposal holds
+// self and every member the cluster has.
+//
+// The first way covers a start race: the set's first nodes bootstrap once
+// all of it proposes the same set, while a slower node of the set, seeing a
+// newly started agent whose name sorts earlier, re-proposes a set without
+// one of them before it sees them as members. Its own proposal then no
+// longer names the members, yet their configuration names it; without it,
+// and with another of the set in the same state, they never have a quorum,
+// and no leader ever exists to want the clients as servers.
+func JoinsBootstrap(self string, published []string, views []BootView) bool {
+	members, inOwn := 0, slices.Contains(published, self)
+	for _, v := range views {
+		if !v.Member {
+			continue
+		}
+		members++
+		if slices.Contains(v.Proposal, self) {
+			return true
+		}
+		if !slices.Contains(published, v.Name) {
+			inOwn = false
+		}
+	}
+	return members > 0 && inOwn
+}
+
+// FormationSet is what a bootstrapped server gossips as its Proposal: the
+// set it bootstrapped with, for as long as its raft log holds nothing past
+// the bootstrap configuration (index), so that the set's other voters find
+// themselves in it (JoinsBootstrap); nil once a leader has written, since
+// from then on the leader adds servers itself, and a wiped voter must come
+// back as a client (autopilot removes it) rather than as a voter with an
+// empty log.
+func FormationSet(index uint64, bootstrapped []string) []string {
+	if index > bootstrapIndex {
+		return nil
+	}
+	return bootstrapped
+}
+
+// bootstrapIndex is the raft log index of the configuration
+// BootstrapCluster writes; a cluster's first leader appends after it.
+const bootstrapIndex = 1
+
 // BootView is what bootstrapping needs to know of one node, read from
 // gossip.
 type BootView struct {
@@ -106,10 +156,14 @@ func BootstrapProposal(views []BootView, expect int) []string {
 }
 
 // BootstrapReady reports whether self may bootstrap with proposal: it is in
-// the set and every node of the set is alive, has no raft state and
-// proposes exactly the same set. All of them then bootstrap with identical
-// configurations, which raft treats as one cluster; two different sets
-// cannot both be agreed by the same nodes.
+// the set, every node of the set is alive, has no raft state and proposes
+// exactly the same set, and no other live node proposes a different one.
+// All of the set then bootstrap with identical configurations, which raft
+// treats as one cluster. The last condition closes a window in which two
+// sets could both be agreed: a node that proposes another set may be one
+// that has just bootstrapped it, whose membership this node has not heard
+// yet (the set's slower nodes then join it, JoinsBootstrap); once every
+// node sees every other, all proposals are equal and it holds.
 func BootstrapReady(self string, views []BootView, proposal []string) bool {
 	if len(proposal) == 0 || !slices.Contains(proposal, self) {
 		return false
@@ -117,6 +171,9 @@ func BootstrapReady(self string, views []BootView, proposal []string) bool {
 	byName := make(map[string]BootView, len(views))
 	for _, v := range views {
 		byName[v.Name] = v
+		if v.Alive && len(v.Proposal) > 0 && !slices.Equal(v.Proposal, proposal) {
+			return false
+		}
 	}
 	for _, name := range proposal {
 		v, ok := byName[name]

@@ -62,10 +62,60 @@ func TestBootstrapReady(t *testing.T) {
 		{"one already has raft state", "a", with(2, func(v *BootView) { v.Member = true }), prop, false},
 		{"one has no raft address", "a", with(1, func(v *BootView) { v.RaftAddr = "" }), prop, false},
 		{"one is not seen", "a", with(0, same)[:2], prop, false},
+		{"a node outside the set proposes another set", "a", append(with(0, same),
+			BootView{Name: "d", Alive: true, RaftAddr: "d:7947", Proposal: []string{"a", "b", "d"}}), prop, false},
+		{"a dead node's old proposal does not hold it up", "a", append(with(0, same),
+			BootView{Name: "d", RaftAddr: "d:7947", Proposal: []string{"a", "b", "d"}}), prop, true},
+		{"a node outside the set agrees", "a", append(with(0, same),
+			BootView{Name: "d", Alive: true, RaftAddr: "d:7947", Proposal: prop}), prop, true},
 	} {
 		if got := BootstrapReady(tc.self, tc.views, tc.prop); got != tc.want {
 			t.Errorf("%s: BootstrapReady = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestJoinsBootstrap(t *testing.T) {
+	t.Parallel()
+	member := func(name string, bootstrapped ...string) BootView {
+		return BootView{Name: name, Alive: true, RaftAddr: name + ":7947", Member: true, Proposal: bootstrapped}
+	}
+	client := BootView{Name: "n03", Alive: true, RaftAddr: "n03:7947"}
+	for _, tc := range []struct {
+		name      string
+		published []string
+		views     []BootView
+		want      bool
+	}{
+		// n04 bootstrapped {n01 n02 n04} once all three proposed it; n01
+		// then saw n03 start and re-proposed {n01 n02 n03} before it heard
+		// n04's membership.
+		{"a member bootstrapped a set naming self", []string{"n01", "n02", "n03"},
+			[]BootView{member("n04", "n01", "n02", "n04"), client}, true},
+		{"self's own proposal holds every member", []string{"n01", "n02", "n04"},
+			[]BootView{member("n04"), client}, true},
+		{"a member whose set does not name self", []string{"n01", "n02", "n03"},
+			[]BootView{member("n04", "n02", "n04", "n05"), client}, false},
+		{"a member past formation gossips no set", []string{"n01", "n02", "n03"},
+			[]BootView{member("n04"), client}, false},
+		{"own proposal misses one member", []string{"n01", "n04"},
+			[]BootView{member("n04"), member("n05"), client}, false},
+		{"no member yet", []string{"n01", "n02", "n03"}, []BootView{client}, false},
+	} {
+		if got := JoinsBootstrap("n01", tc.published, tc.views); got != tc.want {
+			t.Errorf("%s: JoinsBootstrap = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestFormationSet(t *testing.T) {
+	t.Parallel()
+	set := []string{"a", "b", "c"}
+	if got := FormationSet(1, set); !slices.Equal(got, set) {
+		t.Errorf("at the bootstrap entry: FormationSet = %v, want %v", got, set)
+	}
+	if got := FormationSet(2, set); got != nil {
+		t.Errorf("after a leader's first entry: FormationSet = %v, want nil", got)
 	}
 }
 
