@@ -23,6 +23,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/internal/watch"
 	"github.com/shoal-hpc/shoal/metrics"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -339,11 +340,11 @@ func (a *Agent) startGossip() error {
 		}
 	}
 	st := a.static
-	g, err := gossip.New(gc, gossip.NodeState{
+	g, err := gossip.New(gc, nodestate.NodeState{
 		RaftPort: a.RaftPort(), HTTPPort: a.HTTPPort(),
 		// A server before it stopped says so at once: the leader's
 		// autopilot must not take it for a stale server.
-		Raft:   gossip.RaftInfo{Member: a.raftBackend().HasState()},
+		Raft:   nodestate.RaftInfo{Member: a.raftBackend().HasState()},
 		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch, a.cfg.Features)),
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // This file runs hashicorp/raft-autopilot on the leader: it tracks the
@@ -119,11 +120,11 @@ func (p *pilot) KnownServers() map[raft.ServerID]*autopilot.Server {
 		switch {
 		case ri.Client && !ri.Member:
 			st = autopilot.NodeLeft
-		case e.Status == gossip.StatusAlive:
+		case e.Status == nodestate.StatusAlive:
 			st = autopilot.NodeAlive
-		case e.Status == gossip.StatusLeft:
+		case e.Status == nodestate.StatusLeft:
 			st = autopilot.NodeLeft
-		case e.Status == gossip.StatusDead && now.Sub(e.Since) >= p.grace:
+		case e.Status == nodestate.StatusDead && now.Sub(e.Since) >= p.grace:
 			st = autopilot.NodeFailed
 		}
 		id := raft.ServerID(e.State.Name)

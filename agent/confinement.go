@@ -8,7 +8,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
@@ -74,7 +74,7 @@ func (a *Agent) gpuDevices(gpus int) []confine.Device {
 
 // gossipStatic adds to a node's static state whether it confines its jobs.
 // The reason is cut short: the whole state travels in one gossip packet.
-func (a *Agent) gossipStatic(s gossip.Static) gossip.Static {
+func (a *Agent) gossipStatic(s nodestate.Static) nodestate.Static {
 	s.Confined, s.Unconfined = a.cgroups != nil, a.cgroupsOff
 	if len(s.Unconfined) > maxUnconfinedReason {
 		s.Unconfined = strings.ToValidUTF8(s.Unconfined[:maxUnconfinedReason-3], "") + "..."

@@ -20,6 +20,7 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/internal/watch"
 	"github.com/shoal-hpc/shoal/leader"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -72,9 +73,9 @@ func (b *httpBackend) Placement(job uint64) (httpapi.Placement, bool) { return b
 
 var _ httpapi.Backend = (*httpBackend)(nil)
 
-func (b *httpBackend) Nodes() []gossip.Entry                 { return b.gossip.Nodes() }
-func (b *httpBackend) Node(name string) (gossip.Entry, bool) { return b.gossip.Node(name) }
-func (b *httpBackend) Roles() map[string]string              { return memberRoles(b.srv.raft(), b.gossip) }
+func (b *httpBackend) Nodes() []nodestate.Entry                 { return b.gossip.Nodes() }
+func (b *httpBackend) Node(name string) (nodestate.Entry, bool) { return b.gossip.Node(name) }
+func (b *httpBackend) Roles() map[string]string                 { return memberRoles(b.srv.raft(), b.gossip) }
 func (b *httpBackend) IsLeader() bool {
 	r := b.srv.raft()
 	return r != nil && r.State() == raft.Leader
@@ -91,7 +92,7 @@ func (b *httpBackend) NetServers() []string                  { return b.rows.ser
 
 // PutNetRow keeps a row on a server; another agent, or a delta whose
 // base the table does not hold, answers 409.
-func (b *httpBackend) PutNetRow(r gossip.NetRow) error {
+func (b *httpBackend) PutNetRow(r nodestate.NetRow) error {
 	if err := b.rows.put(r); err != nil {
 		if errors.Is(err, errNotServer) || errors.Is(err, rows.ErrNeedFull) {
 			return httpapi.WithStatus(http.StatusConflict, err)
@@ -102,7 +103,7 @@ func (b *httpBackend) PutNetRow(r gossip.NetRow) error {
 }
 
 // NetRows is this server's table of rows; not ok on another agent.
-func (b *httpBackend) NetRows() ([]gossip.NetRow, bool) {
+func (b *httpBackend) NetRows() ([]nodestate.NetRow, bool) {
 	if !b.rows.isServer() {
 		return nil, false
 	}

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
-	"github.com/shoal-hpc/shoal/agent/httpapi"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/shoal-hpc/shoal/agent/httpapi"
+	"github.com/shoal-hpc/shoal/nodestate"
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/coordinate"
@@ -161,7 +163,7 @@ func (l *leading) lead(ctx context.Context) {
 		}()
 	}
 	// The wanted servers are this leader's to publish only while it leads.
-	defer l.gossip.Update(func(s *gossip.NodeState) { s.Raft.Want = nil })
+	defer l.gossip.Update(func(s *nodestate.NodeState) { s.Raft.Want = nil })
 	for i, fn := range duties {
 		wakes[i] = make(chan struct{}, 1)
 		wg.Add(1)
@@ -235,7 +237,7 @@ func leaderNodes(g *gossip.Gossip, rows rowSource) []leader.Node {
 // appendTraffic converts a node's traffic steps onto all and returns all
 // and the node's own, a full slice expression of it (capped: appending to
 // one node's steps cannot write over the next node's); nil for none.
-func appendTraffic(all []leader.TrafficPoint, pts []gossip.TrafficPoint) ([]leader.TrafficPoint, []leader.TrafficPoint) {
+func appendTraffic(all []leader.TrafficPoint, pts []nodestate.TrafficPoint) ([]leader.TrafficPoint, []leader.TrafficPoint) {
 	if len(pts) == 0 {
 		return all, nil
 	}
@@ -247,7 +249,7 @@ func appendTraffic(all []leader.TrafficPoint, pts []gossip.TrafficPoint) ([]lead
 }
 
 // leaderCells converts a row's cells into the core's.
-func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
+func leaderCells(cells []nodestate.NetEntry) []leader.NetEntry {
 	var out []leader.NetEntry
 	for _, ne := range cells {
 		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt,
@@ -257,7 +259,7 @@ func leaderCells(cells []gossip.NetEntry) []leader.NetEntry {
 	return out
 }
 
-func leaderNode(e gossip.Entry) leader.Node {
+func leaderNode(e nodestate.Entry) leader.Node {
 	s := e.State
 	n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
 		RaftAddr: raftnode.Addr(s), Server: s.Raft.Member, ProbePort: s.ProbePort, Confined: s.Static.Confined, Features: s.Static.Features,
@@ -277,7 +279,7 @@ func leaderNode(e gossip.Entry) leader.Node {
 
 // leaderLink converts a node's gossiped link state; the zero verdict
 // for none or an unknown change.
-func leaderLink(l *gossip.LinkState) probeplan.LinkVerdict {
+func leaderLink(l *nodestate.LinkState) probeplan.LinkVerdict {
 	if l == nil {
 		return probeplan.LinkVerdict{}
 	}
@@ -290,7 +292,7 @@ func leaderLink(l *gossip.LinkState) probeplan.LinkVerdict {
 
 // leaderCoord converts a gossiped coordinate (microseconds) to serf's
 // (seconds) for the leader; nil for none or one that fails validation.
-func leaderCoord(c *gossip.Coord) *coordinate.Coordinate {
+func leaderCoord(c *nodestate.Coord) *coordinate.Coordinate {
 	if c == nil || c.Validate() != nil {
 		return nil
 	}
@@ -302,7 +304,7 @@ func leaderCoord(c *gossip.Coord) *coordinate.Coordinate {
 	return out
 }
 
-func pm(m gossip.Means) placement.Means {
+func pm(m nodestate.Means) placement.Means {
 	return placement.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
 }
 
@@ -522,7 +524,7 @@ func (l *leading) reconcileMembership(ctx context.Context) {
 		v.State = nil
 	})
 	if !slices.Equal(want, l.gossip.Self().Raft.Want) {
-		l.gossip.Update(func(s *gossip.NodeState) { s.Raft.Want = want })
+		l.gossip.Update(func(s *nodestate.NodeState) { s.Raft.Want = want })
 		if len(want) > 0 {
 			l.log.Info("servers below target: clients wanted as servers", "want", want, "servers", v.Config.Servers)
 		}

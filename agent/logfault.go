@@ -3,7 +3,7 @@ package agent
 import (
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // A server whose raft log cannot be written (raftnode's Fault: a full or
@@ -37,8 +37,8 @@ func (a *Agent) checkLogFault(s *server, leader bool, now time.Time, last *stand
 	fault := ""
 	if err := s.node.Fault(); err != nil {
 		fault = err.Error()
-		if len(fault) > gossip.MaxFaultLen {
-			fault = fault[:gossip.MaxFaultLen]
+		if len(fault) > nodestate.MaxFaultLen {
+			fault = fault[:nodestate.MaxFaultLen]
 		}
 	}
 	switch old := a.LogFault(); {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/metrics"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -16,7 +17,7 @@ type metricsSource struct {
 	fsm    *raftfsm.FSM
 	gossip *gossip.Gossip
 	// row is this node's own network row (netRows' sender holds it).
-	row func() gossip.NetRow
+	row func() nodestate.NetRow
 	now func() time.Time
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -43,7 +44,7 @@ func newNetRows(cfg rows.Config, self string, g *gossip.Gossip, p *peers, now fu
 func (r *netRows) servers() []rows.Server {
 	var out []rows.Server
 	for _, e := range r.gossip.Nodes() {
-		if e.HasState && e.State.Raft.Member && (e.Status == gossip.StatusAlive || e.State.Name == r.self) {
+		if e.HasState && e.State.Raft.Member && (e.Status == nodestate.StatusAlive || e.State.Name == r.self) {
 			out = append(out, rows.Server{Name: e.State.Name, Boot: e.State.Boot})
 		}
 	}
@@ -57,7 +58,7 @@ func (r *netRows) isServer() bool { return r.gossip.Self().Raft.Member }
 // when it is one, else POST /v1/netrow over the agents' mutual TLS.
 func (r *netRows) send(ctx context.Context, server string, body []byte) error {
 	if server == r.self {
-		row, err := gossip.DecodeNetRow(body)
+		row, err := nodestate.DecodeNetRow(body)
 		if err != nil {
 			return err
 		}
@@ -74,7 +75,7 @@ func (r *netRows) send(ctx context.Context, server string, body []byte) error {
 }
 
 // put keeps a row another node (or this one) sent, on a server.
-func (r *netRows) put(row gossip.NetRow) error {
+func (r *netRows) put(row nodestate.NetRow) error {
 	if !r.isServer() {
 		return errNotServer
 	}
@@ -87,7 +88,7 @@ func (r *netRows) put(row gossip.NetRow) error {
 // once, into the core's cells.
 func (r *netRows) leaderRow(node string, boot int64) []leader.NetEntry {
 	var out []leader.NetEntry
-	r.table.Read(node, func(row gossip.NetRow) {
+	r.table.Read(node, func(row nodestate.NetRow) {
 		if row.Boot == boot {
 			out = leaderCells(row.Cells)
 		}
@@ -131,10 +132,10 @@ func (a *Agent) PlacementSnapshot() placement.Snapshot {
 
 // NetRows is the table of network rows this node holds (empty on an
 // agent that is not a server).
-func (a *Agent) NetRows() []gossip.NetRow { return a.rows.table.All() }
+func (a *Agent) NetRows() []nodestate.NetRow { return a.rows.table.All() }
 
 // OwnNetRow is this node's own network row (V 0: none yet).
-func (a *Agent) OwnNetRow() gossip.NetRow { return a.rows.sender.Row() }
+func (a *Agent) OwnNetRow() nodestate.NetRow { return a.rows.sender.Row() }
 
 // NetRowsSent is how many rows this node delivered to other servers and
 // their encoded bytes, since it started.

@@ -16,7 +16,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/rows"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/testcluster"
 	"github.com/shoal-hpc/shoal/tlsca"
 )
@@ -57,7 +57,7 @@ func netLinks(ps []api.NetPair) map[[2]string]bool {
 // holdsRows reports whether a's table holds a row with bandwidth of every
 // named node, of the boot gossip shows for it there.
 func holdsRows(a *agent.Agent, names []string) bool {
-	have := map[string]gossip.NetRow{}
+	have := map[string]nodestate.NetRow{}
 	for _, r := range a.NetRows() {
 		have[r.Node] = r
 	}
@@ -145,13 +145,13 @@ func TestNetRows_ReachServers(t *testing.T) {
 	for i := range n {
 		sends, b := c.Agent(i).NetRowsSent()
 		row := c.Agent(i).OwnNetRow()
-		enc, _ := gossip.EncodeNetRow(&row)
+		enc, _ := nodestate.EncodeNetRow(&row)
 		t.Logf("%s: own row v%d, %d cells, %d B; %d rows (%d B) sent to other servers in %v", c.Name(i), row.V, len(row.Cells),
 			len(enc), sends, b, time.Since(start).Round(time.Second))
 	}
 
 	t.Run("agents only", func(t *testing.T) {
-		good, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: "ghost", Boot: 1, V: 1, Cells: []gossip.NetEntry{{Peer: c.Name(0), BW: 5, BWAt: 1}}})
+		good, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "ghost", Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: c.Name(0), BW: 5, BWAt: 1}}})
 		if code, msg := postRow(t, c, 0, "Job 7.0.deadbeef", good); code != http.StatusForbidden {
 			t.Errorf("a job capability: %d %q, want 403", code, msg)
 		}
@@ -161,13 +161,13 @@ func TestNetRows_ReachServers(t *testing.T) {
 		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), []byte(`{"node":"ghost","cells":[{"p":"x","bw":-1}]}`)); code != http.StatusBadRequest || !strings.Contains(msg, "bad network entry") {
 			t.Errorf("a negative bandwidth: %d %q, want 400", code, msg)
 		}
-		huge, _ := json.Marshal(gossip.NetRow{Node: "ghost", Boot: 1, V: 2, Cells: make([]gossip.NetEntry, gossip.MaxNetCells+1)})
+		huge, _ := json.Marshal(nodestate.NetRow{Node: "ghost", Boot: 1, V: 2, Cells: make([]nodestate.NetEntry, nodestate.MaxNetCells+1)})
 		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), huge); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "at most 16384") {
-			t.Errorf("a row of %d cells: %d %q, want 413", gossip.MaxNetCells+1, code, msg)
+			t.Errorf("a row of %d cells: %d %q, want 413", nodestate.MaxNetCells+1, code, msg)
 		}
-		pad, _ := json.Marshal(map[string]string{"node": "ghost", "pad": strings.Repeat("x", gossip.MaxNetRowBytes)})
+		pad, _ := json.Marshal(map[string]string{"node": "ghost", "pad": strings.Repeat("x", nodestate.MaxNetRowBytes)})
 		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), pad); code != http.StatusRequestEntityTooLarge {
-			t.Errorf("a body over %d bytes: %d %q, want 413", gossip.MaxNetRowBytes, code, msg)
+			t.Errorf("a body over %d bytes: %d %q, want 413", nodestate.MaxNetRowBytes, code, msg)
 		}
 		if code, msg := postRow(t, c, 0, "Bearer "+c.Token(), []byte(`{"node":"ghost","boot":1,"v":3,"base":2,"cells":[]}`)); code != http.StatusConflict || !strings.Contains(msg, "send the whole row") {
 			t.Errorf("a delta on a base the server does not hold: %d %q, want 409", code, msg)
@@ -207,21 +207,21 @@ func TestNetRows_ReachServers(t *testing.T) {
 		post := func(hc *http.Client, body []byte) (int, string) {
 			return postRowWith(t, hc, c.Client(0).Base, "", body)
 		}
-		heldRow := func(node string) (gossip.NetRow, bool) {
+		heldRow := func(node string) (nodestate.NetRow, bool) {
 			for _, r := range c.Agent(0).NetRows() {
 				if r.Node == node {
 					return r, true
 				}
 			}
-			return gossip.NetRow{}, false
+			return nodestate.NetRow{}, false
 		}
 		victim := c.Name(2)
 		before, ok := heldRow(victim)
 		if !ok {
 			t.Fatalf("server %s holds no row of %s", c.Name(0), victim)
 		}
-		forged, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: victim, Boot: before.Boot, V: before.V + 1000,
-			Cells: []gossip.NetEntry{{Peer: c.Name(0), BW: 1, BWAt: 1}}})
+		forged, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: victim, Boot: before.Boot, V: before.V + 1000,
+			Cells: []nodestate.NetEntry{{Peer: c.Name(0), BW: 1, BWAt: 1}}})
 		node1 := asNode(c.Name(1))
 		code, msg := post(node1, forged)
 		if code != http.StatusForbidden || !strings.Contains(msg, fmt.Sprintf("the certificate of node %q may send only that node's network row", c.Name(1))) {
@@ -230,17 +230,17 @@ func TestNetRows_ReachServers(t *testing.T) {
 		if strings.Contains(msg, "\n") {
 			t.Errorf("the refusal is not one line: %q", msg)
 		}
-		if after, _ := heldRow(victim); after.V >= before.V+1000 || slices.ContainsFunc(after.Cells, func(e gossip.NetEntry) bool { return e.BW == 1 }) {
+		if after, _ := heldRow(victim); after.V >= before.V+1000 || slices.ContainsFunc(after.Cells, func(e nodestate.NetEntry) bool { return e.BW == 1 }) {
 			t.Fatalf("the refused row reached the matrix: %s's row is now %+v (was v%d)", victim, after, before.V)
 		}
 		// Its own row, as its sender would send it, is taken.
 		ownRow := c.Agent(1).OwnNetRow()
-		own, _ := gossip.EncodeNetRow(&ownRow)
+		own, _ := nodestate.EncodeNetRow(&ownRow)
 		if code, msg := post(node1, own); code != http.StatusNoContent {
 			t.Fatalf("%s's certificate sending its own row: %d %q, want 204", c.Name(1), code, msg)
 		}
 		// And a new node's first row under its own name reaches the table.
-		fresh, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: "newcomer", Boot: 1, V: 1, Cells: []gossip.NetEntry{{Peer: c.Name(0), BW: 7, BWAt: 1}}})
+		fresh, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "newcomer", Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: c.Name(0), BW: 7, BWAt: 1}}})
 		if code, msg := post(asNode("newcomer"), fresh); code != http.StatusNoContent {
 			t.Fatalf("newcomer's own first row: %d %q, want 204", code, msg)
 		}

@@ -4,7 +4,7 @@ import (
 	"crypto/tls"
 
 	"github.com/shoal-hpc/shoal/agent/probes"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/tlsca"
 )
@@ -25,7 +25,7 @@ func (a *Agent) startProbes() {
 		Gossip: a.gossip, State: a.fsm, Now: a.clock, Log: a.log,
 		PublishRow: a.rows.sender.Set,
 		PublishDynamic: func(d probe.Dynamic) {
-			g.Update(func(st *gossip.NodeState) { st.Dyn = toGossipDynamic(d) })
+			g.Update(func(st *nodestate.NodeState) { st.Dyn = toGossipDynamic(d) })
 		},
 	})
 	a.probes.Start(a.loops.ctx)

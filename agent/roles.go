@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/agent/replica"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // This file decides the agent's role. Every agent runs the same binary;
@@ -66,7 +67,7 @@ func (a *Agent) keepRole(ctx context.Context) {
 					follower = a.startFollower(ctx)
 				}
 				if !a.gossip.Self().Raft.Client {
-					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Client: true} })
+					a.gossip.Update(func(s *nodestate.NodeState) { s.Raft = nodestate.RaftInfo{Client: true} })
 					a.log.Info("a raft cluster exists: this agent is a client", "servers", a.cfg.Servers)
 				}
 				if a.wanted() || raftnode.JoinsBootstrap(a.cfg.Name, published, views) {
@@ -79,13 +80,13 @@ func (a *Agent) keepRole(ctx context.Context) {
 						a.log.Error("become a server", "err", err)
 						break
 					}
-					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true} })
+					a.gossip.Update(func(s *nodestate.NodeState) { s.Raft = nodestate.RaftInfo{Member: true} })
 					a.log.Info("this agent becomes a server: raft started on the followed state", "index", floor)
 				}
 			default:
 				prop := raftnode.BootstrapProposal(views, a.cfg.BootstrapExpect)
 				if !slices.Equal(prop, published) {
-					a.gossip.Update(func(s *gossip.NodeState) { s.Raft.Proposal = prop })
+					a.gossip.Update(func(s *nodestate.NodeState) { s.Raft.Proposal = prop })
 					published = prop
 					views = raftnode.BootViews(a.gossip)
 				}
@@ -99,7 +100,7 @@ func (a *Agent) keepRole(ctx context.Context) {
 					// The set stays in gossip until a leader writes
 					// (raftnode.FormationSet): a voter of it that
 					// re-proposed meanwhile finds itself there.
-					a.gossip.Update(func(s *gossip.NodeState) { s.Raft = gossip.RaftInfo{Member: true, Proposal: prop} })
+					a.gossip.Update(func(s *nodestate.NodeState) { s.Raft = nodestate.RaftInfo{Member: true, Proposal: prop} })
 				}
 			}
 		}
@@ -145,7 +146,7 @@ func (a *Agent) startFollower(ctx context.Context) *replica.Follower {
 func gossipServers(g *gossip.Gossip, self string) []string {
 	var out []string
 	for _, e := range g.Nodes() {
-		if e.HasState && e.Status == gossip.StatusAlive && e.State.Raft.Member && e.State.Name != self {
+		if e.HasState && e.Status == nodestate.StatusAlive && e.State.Raft.Member && e.State.Name != self {
 			out = append(out, e.State.Name)
 		}
 	}
@@ -159,7 +160,7 @@ func gossipLeader(g *gossip.Gossip) (name, addr string) {
 	var term uint64
 	for _, e := range g.Nodes() {
 		ri := e.State.Raft
-		if e.HasState && e.Status == gossip.StatusAlive && ri.Member && ri.Leader && (name == "" || ri.Term > term) {
+		if e.HasState && e.Status == nodestate.StatusAlive && ri.Member && ri.Leader && (name == "" || ri.Term > term) {
 			name, addr, term = e.State.Name, raftnode.Addr(e.State), ri.Term
 		}
 	}
@@ -242,12 +243,12 @@ func (a *Agent) publishStanding(s *server, last *standing) {
 	}
 	st.at, st.checked = now, now
 	*last = st
-	a.gossip.Update(func(g *gossip.NodeState) {
+	a.gossip.Update(func(g *nodestate.NodeState) {
 		want := g.Raft.Want
 		if !st.leader {
 			want = nil
 		}
-		g.Raft = gossip.RaftInfo{Member: true, Voter: st.voter, Leader: st.leader, Term: st.term, Index: st.index,
+		g.Raft = nodestate.RaftInfo{Member: true, Voter: st.voter, Leader: st.leader, Term: st.term, Index: st.index,
 			ContactMs: st.contactMs, Want: want, Fault: st.fault, Proposal: raftnode.FormationSet(st.index, g.Raft.Proposal)}
 	})
 }

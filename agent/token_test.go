@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -25,7 +26,7 @@ func TestNodeWithoutTheTokenIsKeptOut(t *testing.T) {
 	c.Start(3) // the control, joining all three
 	alive := func(g *gossip.Gossip, name string) bool {
 		e, ok := g.Node(name)
-		return ok && e.Status == gossip.StatusAlive
+		return ok && e.Status == nodestate.StatusAlive
 	}
 	testcluster.WaitFor(t, 20*time.Second, "the control node n3 alive in n0's and n1's gossip", func() bool {
 		return alive(c.Agent(0).Gossip(), "n3") && alive(c.Agent(1).Gossip(), "n3")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // memberlist's message types that matter here (net.go of memberlist
@@ -104,7 +105,7 @@ func TestCompressionSetting(t *testing.T) {
 	}
 	for users := 1; users <= 3; users++ {
 		for _, g := range nodes {
-			g.Update(func(s *NodeState) { s.Dyn.Users = users })
+			g.Update(func(s *nodestate.NodeState) { s.Dyn.Users = users })
 		}
 		waitFor(t, 20*time.Second, fmt.Sprintf("users=%d on both nodes", users), func() bool {
 			for _, g := range nodes {

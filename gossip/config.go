@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // Config tunes the gossip layer. The zero value is not usable; start from
@@ -154,8 +155,8 @@ func TestConfig() Config {
 // Validate names the first field that is out of bounds.
 func (c Config) Validate() error {
 	switch {
-	case c.Name == "" || len(c.Name) > maxNameLen:
-		return fmt.Errorf("gossip: Name must have 1 to %d bytes", maxNameLen)
+	case c.Name == "" || len(c.Name) > nodestate.MaxNameLen:
+		return fmt.Errorf("gossip: Name must have 1 to %d bytes", nodestate.MaxNameLen)
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("gossip: Port %d is outside 0-65535", c.Port)
 	case c.Key != nil && len(c.Key) != 16 && len(c.Key) != 24 && len(c.Key) != 32:

@@ -12,19 +12,20 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/coordinate"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
-func sampleCoord() *Coord {
-	return &Coord{Vec: []float64{12.5, -3.25, 0, 7, 1, 2, 3, 4}, Error: 0.4, Adjust: -1.5, Height: 10}
+func sampleCoord() *nodestate.Coord {
+	return &nodestate.Coord{Vec: []float64{12.5, -3.25, 0, 7, 1, 2, 3, 4}, Error: 0.4, Adjust: -1.5, Height: 10}
 }
 
 func TestCoordPayloadRoundTrip(t *testing.T) {
 	t.Parallel()
-	b, err := EncodeCoordPayload(sampleCoord())
+	b, err := nodestate.EncodeCoordPayload(sampleCoord())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := DecodeCoordPayload(b)
+	c, err := nodestate.DecodeCoordPayload(b)
 	if err != nil {
 		t.Fatalf("decode own encoding: %v", err)
 	}
@@ -33,7 +34,7 @@ func TestCoordPayloadRoundTrip(t *testing.T) {
 	}
 	// The distance of a coordinate to itself is its two heights plus
 	// twice the adjustment: 2*10 - 2*1.5 = 17 µs (serf's formula).
-	if d, ok := c.EstimateRTT(c); !ok || d != 17*time.Microsecond {
+	if d, ok := EstimateRTT(c, c); !ok || d != 17*time.Microsecond {
 		t.Fatalf("EstimateRTT(self) = %v, %v; want 17µs", d, ok)
 	}
 }
@@ -56,12 +57,12 @@ func TestDecodeCoordPayloadRejectsGarbage(t *testing.T) {
 		"negative e":     body(`{"v":[0,0,0,0,0,0,0,0],"e":-1,"h":10}`),
 		"huge error":     body(`{"v":[0,0,0,0,0,0,0,0],"e":1e9,"h":10}`),
 		"huge adjust":    body(`{"v":[0,0,0,0,0,0,0,0],"e":1,"a":-1e12,"h":10}`),
-		"too long":       body(`{"v":[0,0,0,0,0,0,0,0],"e":1,"h":10,"x":"` + strings.Repeat("x", maxCoordPayload) + `"}`),
+		"too long":       body(`{"v":[0,0,0,0,0,0,0,0],"e":1,"h":10,"x":"` + strings.Repeat("x", nodestate.MaxCoordPayload) + `"}`),
 	}
 	for name, b := range cases {
-		if c, err := DecodeCoordPayload(b); err == nil {
+		if c, err := nodestate.DecodeCoordPayload(b); err == nil {
 			t.Errorf("%s: accepted %+v", name, *c)
-		} else if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrTooLarge) {
+		} else if !errors.Is(err, nodestate.ErrMalformed) && !errors.Is(err, nodestate.ErrTooLarge) {
 			t.Errorf("%s: err = %v, want ErrMalformed or ErrTooLarge", name, err)
 		}
 	}
@@ -70,14 +71,14 @@ func TestDecodeCoordPayloadRejectsGarbage(t *testing.T) {
 func TestStateWithBadCoordIsRejected(t *testing.T) {
 	t.Parallel()
 	s := sampleState()
-	s.Coord = &Coord{Vec: []float64{1, 2, 3}, Error: 1, Height: 10}
-	b, _ := EncodeState(&s)
-	if _, err := DecodeState(b); !errors.Is(err, ErrMalformed) {
+	s.Coord = &nodestate.Coord{Vec: []float64{1, 2, 3}, Error: 1, Height: 10}
+	b, _ := nodestate.EncodeState(&s)
+	if _, err := nodestate.DecodeState(b); !errors.Is(err, nodestate.ErrMalformed) {
 		t.Fatalf("state with a 3-dimensional coordinate: err = %v, want ErrMalformed", err)
 	}
 	s.Coord = sampleCoord()
-	b, _ = EncodeState(&s)
-	got, err := DecodeState(b)
+	b, _ = nodestate.EncodeState(&s)
+	got, err := nodestate.DecodeState(b)
 	if err != nil || got.Coord == nil || fmt.Sprint(*got.Coord) != fmt.Sprint(*s.Coord) {
 		t.Fatalf("state with a good coordinate: %v, %+v", err, got.Coord)
 	}
@@ -91,7 +92,7 @@ func TestPingDelegateDropsBadPayload(t *testing.T) {
 	cfg := TestConfig()
 	cfg.Name = "p0"
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g, err := New(cfg, NodeState{})
+	g, err := New(cfg, nodestate.NodeState{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestPingDelegateDropsBadPayload(t *testing.T) {
 		t.Fatalf("no debug line for the dropped payload; logs:\n%s", logs.String())
 	}
 	// A good payload does move it.
-	good, _ := EncodeCoordPayload(sampleCoord())
+	good, _ := nodestate.EncodeCoordPayload(sampleCoord())
 	p.NotifyPingComplete(peer, 3*time.Millisecond, good)
 	if fmt.Sprint(*g.Coordinate()) == before || g.CoordinateUpdates() != 1 {
 		t.Fatalf("a good payload did not move the coordinate")
@@ -117,14 +118,14 @@ func TestPingDelegateDropsBadPayload(t *testing.T) {
 }
 
 func FuzzDecodeCoordPayload(f *testing.F) {
-	good, _ := EncodeCoordPayload(sampleCoord())
+	good, _ := nodestate.EncodeCoordPayload(sampleCoord())
 	f.Add(good)
 	f.Add([]byte{msgCoord, wireV1, '{', '}'})
 	f.Add(append([]byte{msgCoord, wireV1}, `{"v":[1,2,3],"e":1,"h":10}`...))
 	f.Add(append([]byte{msgCoord, wireV1}, `{"v":[0,0,0,0,0,0,0,0],"e":0,"a":-9999999,"h":0}`...))
 	ref := sampleCoord()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := DecodeCoordPayload(b)
+		c, err := nodestate.DecodeCoordPayload(b)
 		if err != nil {
 			return
 		}
@@ -133,7 +134,7 @@ func FuzzDecodeCoordPayload(f *testing.F) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("decoded coordinate fails validation: %v", err)
 		}
-		d, ok := c.EstimateRTT(ref)
+		d, ok := EstimateRTT(c, ref)
 		if !ok || d < 0 {
 			t.Fatalf("EstimateRTT = %v, %v", d, ok)
 		}
@@ -177,7 +178,7 @@ func TestCoordinatesConverge(t *testing.T) {
 	})
 	e0, _ := nodes[0].Node("v1")
 	e1, _ := nodes[1].Node("v2")
-	d, ok := e0.State.Coord.EstimateRTT(e1.State.Coord)
+	d, ok := EstimateRTT(e0.State.Coord, e1.State.Coord)
 	if !ok || d <= 0 || d > 100*time.Millisecond {
 		t.Fatalf("estimated v1-v2 RTT on loopback = %v, %v", d, ok)
 	}
@@ -188,12 +189,12 @@ func TestCoordinatesOff(t *testing.T) {
 	cfg := TestConfig()
 	cfg.Name, cfg.Coordinates = "off0", false
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := New(cfg, NodeState{})
+	g, err := New(cfg, nodestate.NodeState{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Shutdown()
-	g.Update(func(s *NodeState) { s.Dyn.Users = 1 })
+	g.Update(func(s *nodestate.NodeState) { s.Dyn.Users = 1 })
 	if g.Coordinate() != nil || g.Self().Coord != nil {
 		t.Fatal("coordinates off, yet the node has one")
 	}
@@ -205,10 +206,10 @@ func TestCoordinatesOff(t *testing.T) {
 
 // newCoordClientWith returns a client placed at c, for tests that check
 // serf accepts what the decoder accepts.
-func newCoordClientWith(c *Coord) (*coordinate.Client, error) {
+func newCoordClientWith(c *nodestate.Coord) (*coordinate.Client, error) {
 	cl, err := newCoordClient()
 	if err != nil {
 		return nil, err
 	}
-	return cl, cl.SetCoordinate(c.serf())
+	return cl, cl.SetCoordinate(toSerf(c))
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // delegate and events are the two faces Gossip shows memberlist.
@@ -35,7 +36,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 // NotifyMsg runs on memberlist's packet loop: decode, merge, return.
 func (d *delegate) NotifyMsg(b []byte) {
 	g := (*Gossip)(d)
-	if v, ok := peekVersion(b); ok {
+	if v, ok := nodestate.PeekVersion(b); ok {
 		// Most broadcasts are copies of a state already held (peekVersion
 		// says why): drop those before decoding.
 		g.mu.Lock()
@@ -45,7 +46,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 			return
 		}
 	}
-	s, err := DecodeState(b)
+	s, err := nodestate.DecodeState(b)
 	if err != nil {
 		g.log.Warn("dropped gossip message", "err", err, "bytes", len(b))
 		return
@@ -75,7 +76,7 @@ func (d *delegate) LocalState(join bool) []byte {
 	g.mu.Lock()
 	live := g.table.liveShared() // only read, by the encoder
 	g.mu.Unlock()
-	b, err := EncodeStates(live)
+	b, err := nodestate.EncodeStates(live)
 	if err != nil {
 		g.log.Error("encode push/pull state", "err", err)
 		return nil
@@ -89,7 +90,7 @@ func (d *delegate) MergeRemoteState(b []byte, join bool) {
 	// Most of a push/pull is states already held: decode only the rest
 	// (decodeFreshStates says why).
 	g.mu.Lock()
-	ss, err := decodeFreshStates(b, g.table.stale)
+	ss, err := nodestate.DecodeFreshStates(b, g.table.stale)
 	g.mu.Unlock()
 	if err != nil {
 		g.log.Warn("dropped push/pull state", "err", err, "bytes", len(b))
@@ -106,21 +107,21 @@ func (d *delegate) MergeRemoteState(b []byte, join bool) {
 	}
 }
 
-func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n, StatusAlive) }
-func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n, StatusAlive) }
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n, nodestate.StatusAlive) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n, nodestate.StatusAlive) }
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	if g := (*Gossip)(e); g.coord != nil {
 		g.coord.ForgetNode(n.Name)
 		g.rttMin.forget(n.Name)
 	}
 	if n.State == memberlist.StateLeft {
-		e.set(n, StatusLeft)
+		e.set(n, nodestate.StatusLeft)
 		return
 	}
-	e.set(n, StatusDead)
+	e.set(n, nodestate.StatusDead)
 }
 
-func (e *events) set(n *memberlist.Node, st Status) {
+func (e *events) set(n *memberlist.Node, st nodestate.Status) {
 	g := (*Gossip)(e)
 	if n.Name == g.cfg.Name {
 		return

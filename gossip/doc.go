@@ -1,7 +1,8 @@
 // Package gossip spreads each node's observed state through the cluster with
 // hashicorp/memberlist.
 //
-// Every agent owns exactly one NodeState: its identity, its static inventory
+// Every agent owns exactly one NodeState (package nodestate holds the schema
+// and its codec; this package carries it): its identity, its static inventory
 // (cores, memory, processing elements) and its dynamic load with 1/5/15-minute
 // running means. The owner versions its state with (Boot, Seq): Boot is the
 // owner's start time and Seq grows with every local update, so a restarted
@@ -38,7 +39,7 @@
 //
 //	g, err := gossip.New(cfg, initialState, logger)
 //	err = g.Join(ctx, []string{"10.0.0.2:7946"})   // retried with backoff
-//	g.Update(func(s *gossip.NodeState) { s.Dyn = latest })
+//	g.Update(func(s *nodestate.NodeState) { s.Dyn = latest })
 //	for _, n := range g.Nodes() { ... }
 //	g.Leave(5 * time.Second); g.Shutdown()
 package gossip

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/serf/coordinate"
 
 	"github.com/shoal-hpc/shoal/internal/watch"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // Gossip runs memberlist and keeps the cluster's table of node states.
@@ -35,7 +36,7 @@ type Gossip struct {
 
 	mu    sync.Mutex
 	table *Table
-	self  NodeState
+	self  nodestate.NodeState
 
 	// coord is this node's Vivaldi client, nil with coordinates off;
 	// coordAt is when the coordinate was last published (under mu).
@@ -68,7 +69,7 @@ type Meta struct {
 
 // New starts memberlist for one node with its first state. The state's Name,
 // Addr and GossipPort are filled in from the config and the bound port.
-func New(cfg Config, initial NodeState) (*Gossip, error) {
+func New(cfg Config, initial nodestate.NodeState) (*Gossip, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func New(cfg Config, initial NodeState) (*Gossip, error) {
 	g.self.Seq = 1
 	g.self.Published = g.now().UnixMilli()
 	g.table.Merge(g.self, false)
-	g.table.SetStatus(cfg.Name, StatusAlive, g.now())
+	g.table.SetStatus(cfg.Name, nodestate.StatusAlive, g.now())
 
 	var nt memberlist.NodeAwareTransport = cfg.Transport
 	if nt == nil {
@@ -204,7 +205,7 @@ func withDefaultPort(addr string, port int) string {
 }
 
 // Update changes this node's state and spreads it. fn must not keep s.
-func (g *Gossip) Update(fn func(s *NodeState)) {
+func (g *Gossip) Update(fn func(s *nodestate.NodeState)) {
 	g.mu.Lock()
 	s := g.self.Clone()
 	fn(&s)
@@ -225,14 +226,14 @@ func (g *Gossip) Update(fn func(s *NodeState)) {
 }
 
 // Self returns a copy of this node's current state.
-func (g *Gossip) Self() NodeState {
+func (g *Gossip) Self() nodestate.NodeState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.self.Clone()
 }
 
 // Nodes returns every known node with its liveness, sorted by name.
-func (g *Gossip) Nodes() []Entry {
+func (g *Gossip) Nodes() []nodestate.Entry {
 	members := g.ml.Members()
 	if f := g.afterMembers.Load(); f != nil {
 		(*f)()
@@ -260,14 +261,14 @@ func (g *Gossip) seenMembers(members []*memberlist.Node) (moved bool) {
 		}
 		// Members was read before g.mu: SeenLive lets a death notice
 		// that came in between stand.
-		st := StatusAlive
+		st := nodestate.StatusAlive
 		if m.State == memberlist.StateSuspect {
-			st = StatusSuspect
+			st = nodestate.StatusSuspect
 		} else if m.State != memberlist.StateAlive {
 			continue
 		}
 		before, known := g.table.rows[m.Name]
-		was := StatusAlive
+		was := nodestate.StatusAlive
 		if known {
 			was = before.Status
 		}
@@ -323,9 +324,9 @@ func (g *Gossip) WaitIndex(ctx context.Context, after uint64) uint64 {
 // Leave announces a graceful departure and waits up to timeout for it to
 // spread.
 func (g *Gossip) Leave(timeout time.Duration) error {
-	g.Update(func(s *NodeState) { s.Leaving = true })
+	g.Update(func(s *nodestate.NodeState) { s.Leaving = true })
 	g.mu.Lock()
-	g.table.SetStatus(g.cfg.Name, StatusLeft, g.now())
+	g.table.SetStatus(g.cfg.Name, nodestate.StatusLeft, g.now())
 	g.mu.Unlock()
 	if err := g.ml.Leave(timeout); err != nil {
 		return fmt.Errorf("leave gossip: %w", err)
@@ -351,8 +352,8 @@ func (g *Gossip) Shutdown() error {
 
 func (g *Gossip) numNodes() int { return g.ml.NumMembers() }
 
-func (g *Gossip) broadcast(s *NodeState) {
-	b, err := EncodeState(s)
+func (g *Gossip) broadcast(s *nodestate.NodeState) {
+	b, err := nodestate.EncodeState(s)
 	if err != nil {
 		g.log.Error("encode own state", "err", err)
 		return
@@ -397,18 +398,18 @@ var _ io.Writer = logWriter{}
 // Lookup returns one node's entry as the table holds it, without reading
 // memberlist's member list: cheap enough to poll for one node across a
 // thousand in-process agents (shoal-dev bench-scale).
-func (g *Gossip) Lookup(name string) (Entry, bool) {
+func (g *Gossip) Lookup(name string) (nodestate.Entry, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.table.Get(name)
 }
 
 // Node returns one node's entry.
-func (g *Gossip) Node(name string) (Entry, bool) {
+func (g *Gossip) Node(name string) (nodestate.Entry, bool) {
 	for _, e := range g.Nodes() {
 		if e.State.Name == name {
 			return e, true
 		}
 	}
-	return Entry{}, false
+	return nodestate.Entry{}, false
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, explain ...func() string) {
@@ -30,14 +32,14 @@ func startNode(t *testing.T, name string, port int, key []byte, boot int64) *Gos
 	cfg := TestConfig()
 	cfg.Name, cfg.Port, cfg.Key = name, port, key
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := New(cfg, NodeState{Boot: boot, Static: Static{Cores: 4, Threads: 8}})
+	g, err := New(cfg, nodestate.NodeState{Boot: boot, Static: nodestate.Static{Cores: 4, Threads: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
 }
 
-func statusOf(g *Gossip, name string) Status {
+func statusOf(g *Gossip, name string) nodestate.Status {
 	for _, e := range g.Nodes() {
 		if e.State.Name == name {
 			return e.Status
@@ -54,7 +56,7 @@ func TestGossipLifecycle(t *testing.T) {
 		for _, g := range nodes {
 			n := 0
 			for _, e := range g.Nodes() {
-				if e.HasState && e.Status == StatusAlive {
+				if e.HasState && e.Status == nodestate.StatusAlive {
 					n++
 				}
 			}
@@ -65,7 +67,7 @@ func TestGossipLifecycle(t *testing.T) {
 		return true
 	})
 
-	nodes[2].Update(func(s *NodeState) { s.Dyn.Users = 42 })
+	nodes[2].Update(func(s *nodestate.NodeState) { s.Dyn.Users = 42 })
 	waitFor(t, 5*time.Second, "the update to reach everyone", func() bool {
 		for _, g := range nodes {
 			if e, _ := g.Node("g2"); e.State.Dyn.Users != 42 {
@@ -83,7 +85,7 @@ func TestGossipLifecycle(t *testing.T) {
 	nodes[3].Shutdown()
 	nodes[2].Shutdown()
 	waitFor(t, 15*time.Second, "g3 left and g2 dead on g0", func() bool {
-		return statusOf(nodes[0], "g3") == StatusLeft && statusOf(nodes[0], "g2") == StatusDead
+		return statusOf(nodes[0], "g3") == nodestate.StatusLeft && statusOf(nodes[0], "g2") == nodestate.StatusDead
 	}, func() string { return fmt.Sprintf("g3 %s, g2 %s", statusOf(nodes[0], "g3"), statusOf(nodes[0], "g2")) })
 
 	// g2 comes back on the same port with a new life: alive, new state wins.
@@ -94,7 +96,7 @@ func TestGossipLifecycle(t *testing.T) {
 	}
 	waitFor(t, 15*time.Second, "g2 alive again with its new state", func() bool {
 		e, _ := nodes[1].Node("g2")
-		return statusOf(nodes[1], "g2") == StatusAlive && e.State.Dyn.Users == 0 && e.State.Boot == nodes[2].Self().Boot
+		return statusOf(nodes[1], "g2") == nodestate.StatusAlive && e.State.Dyn.Users == 0 && e.State.Boot == nodes[2].Self().Boot
 	})
 }
 
@@ -148,7 +150,7 @@ func TestNodesStaleSnapshotDoesNotReviveTheDead(t *testing.T) {
 	nodes := joinedCluster(t, 2, "stale")
 	a, b := nodes[0], nodes[1]
 	defer a.Shutdown()
-	waitFor(t, 10*time.Second, "stale0 to see stale1 alive", func() bool { return statusOf(a, "stale1") == StatusAlive })
+	waitFor(t, 10*time.Second, "stale0 to see stale1 alive", func() bool { return statusOf(a, "stale1") == nodestate.StatusAlive })
 	var once sync.Once
 	hook := func() {
 		once.Do(func() {
@@ -159,16 +161,16 @@ func TestNodesStaleSnapshotDoesNotReviveTheDead(t *testing.T) {
 				a.mu.Lock()
 				defer a.mu.Unlock()
 				e, _ := a.table.Get("stale1")
-				return e.Status == StatusDead
+				return e.Status == nodestate.StatusDead
 			})
 		})
 	}
 	a.afterMembers.Store(&hook)
-	if st := statusOf(a, "stale1"); st != StatusDead {
+	if st := statusOf(a, "stale1"); st != nodestate.StatusDead {
 		t.Fatalf("stale1 is %q after a members snapshot older than its death notice, want dead", st)
 	}
 	a.afterMembers.Store(nil)
-	if st := statusOf(a, "stale1"); st != StatusDead {
+	if st := statusOf(a, "stale1"); st != nodestate.StatusDead {
 		t.Fatalf("stale1 is %q on the next read, want dead", st)
 	}
 }
@@ -185,7 +187,7 @@ func TestIndexCountsChanges(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() { woke <- a.WaitIndex(ctx, before) }()
-	b.Update(func(s *NodeState) { s.Dyn.Users = 7 })
+	b.Update(func(s *nodestate.NodeState) { s.Dyn.Users = 7 })
 	if v := <-woke; v <= before {
 		t.Fatalf("the count stayed at %d after a peer's update", v)
 	}

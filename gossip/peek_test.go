@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // TestPeekVersion checks that a broadcast's version is read from the
@@ -19,11 +20,11 @@ func TestPeekVersion(t *testing.T) {
 	t.Parallel()
 	s := sampleState()
 	s.Boot, s.Seq = -5, 1<<63+3
-	b, err := EncodeState(&s)
+	b, err := nodestate.EncodeState(&s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := peekVersion(b)
+	v, ok := nodestate.PeekVersion(b)
 	if !ok || string(v.Name) != s.Name || v.Boot != s.Boot || v.Seq != s.Seq {
 		t.Fatalf("peekVersion = %s boot %d seq %d, %v; want %s boot %d seq %d", v.Name, v.Boot, v.Seq, ok, s.Name, s.Boot, s.Seq)
 	}
@@ -32,8 +33,8 @@ func TestPeekVersion(t *testing.T) {
 	reordered, _ := json.Marshal(map[string]any{"seq": 1, "boot": 2, "name": "n1"})
 	escaped := s.Clone()
 	escaped.Name = `n"1`
-	eb, _ := EncodeState(&escaped)
-	many, _ := EncodeStates([]NodeState{s})
+	eb, _ := nodestate.EncodeState(&escaped)
+	many, _ := nodestate.EncodeStates([]nodestate.NodeState{s})
 	for name, m := range map[string][]byte{
 		"reordered": append([]byte{msgState, wireV1}, reordered...),
 		"escaped":   eb,
@@ -44,7 +45,7 @@ func TestPeekVersion(t *testing.T) {
 		"big seq":   append([]byte{msgState, wireV1}, []byte(`{"name":"n1","boot":3,"seq":99999999999999999999}`)...),
 		"empty":     nil,
 	} {
-		if v, ok := peekVersion(m); ok {
+		if v, ok := nodestate.PeekVersion(m); ok {
 			t.Errorf("%s: peekVersion read %s boot %d seq %d from %q; want it left to the decoder", name, v.Name, v.Boot, v.Seq, m)
 		}
 	}
@@ -54,11 +55,11 @@ func TestPeekVersion(t *testing.T) {
 // of a state already held costs no allocation to recognise.
 func TestPeekVersionAllocatesNothing(t *testing.T) {
 	s := sampleState()
-	b, _ := EncodeState(&s)
+	b, _ := nodestate.EncodeState(&s)
 	tb := NewTable("self")
 	tb.Merge(s, true)
 	if n := testing.AllocsPerRun(100, func() {
-		v, ok := peekVersion(b)
+		v, ok := nodestate.PeekVersion(b)
 		if !ok || !tb.stale(v) {
 			t.Fatal("a copy of the state held is not recognised as stale")
 		}
@@ -77,7 +78,7 @@ func TestNotifyMsgDropsStaleCopies(t *testing.T) {
 	g.q = newTestQueue()
 	d := (*delegate)(g)
 	s := sampleState()
-	b, _ := EncodeState(&s)
+	b, _ := nodestate.EncodeState(&s)
 	d.NotifyMsg(b)
 	if e, ok := g.table.Get(s.Name); !ok || e.State.Seq != s.Seq {
 		t.Fatalf("first copy not merged: %+v", e)
@@ -89,7 +90,7 @@ func TestNotifyMsgDropsStaleCopies(t *testing.T) {
 	// a copy of a state held, so it is dropped without being decoded.
 	bad := append([]byte(nil), b...)
 	bad = append(bad[:len(bad)-1], []byte(`,"static":"not an object"}`)...)
-	if _, err := DecodeState(bad); err == nil {
+	if _, err := nodestate.DecodeState(bad); err == nil {
 		t.Fatal("the test's stale copy decodes; it must not, to show it is not decoded")
 	}
 	d.NotifyMsg(bad)
@@ -100,7 +101,7 @@ func TestNotifyMsgDropsStaleCopies(t *testing.T) {
 	for seq := s.Seq + 1; seq < s.Seq+4; seq++ {
 		n := s.Clone()
 		n.Seq = seq
-		nb, _ := EncodeState(&n)
+		nb, _ := nodestate.EncodeState(&n)
 		d.NotifyMsg(nb)
 		if e, _ := g.table.Get(s.Name); e.State.Seq != seq {
 			t.Fatalf("seq %d not merged: table holds %d", seq, e.State.Seq)
@@ -109,7 +110,7 @@ func TestNotifyMsgDropsStaleCopies(t *testing.T) {
 	// A new boot with a lower seq is newer too.
 	reboot := s.Clone()
 	reboot.Boot, reboot.Seq = s.Boot+1, 1
-	rb, _ := EncodeState(&reboot)
+	rb, _ := nodestate.EncodeState(&reboot)
 	d.NotifyMsg(rb)
 	if e, _ := g.table.Get(s.Name); e.State.Boot != reboot.Boot {
 		t.Fatalf("a new boot was not merged: %+v", e.State)
@@ -117,7 +118,7 @@ func TestNotifyMsgDropsStaleCopies(t *testing.T) {
 	// A copy of this node's own state from a peer is never taken.
 	own := s.Clone()
 	own.Name = "self"
-	ob, _ := EncodeState(&own)
+	ob, _ := nodestate.EncodeState(&own)
 	d.NotifyMsg(ob)
 	if _, ok := g.table.Get("self"); ok {
 		t.Fatal("a remote copy of the node's own state was merged")
@@ -153,16 +154,16 @@ func TestDecodeFreshStates(t *testing.T) {
 	tb.Merge(old2, true)
 	// held's copy carries a body the decoder would refuse: skipped, so
 	// not decoded.
-	hb, _ := EncodeState(&held)
+	hb, _ := nodestate.EncodeState(&held)
 	heldBody := append(append([]byte(nil), hb[2:len(hb)-1]...), []byte(`,"static":"not an object"}`)...)
-	nb, _ := EncodeState(&newer)
-	ob, _ := EncodeState(&other)
+	nb, _ := nodestate.EncodeState(&newer)
+	ob, _ := nodestate.EncodeState(&other)
 	payload := append([]byte{msgStates, wireV1, '['}, heldBody...)
 	payload = append(append(append(append(append(payload, ','), nb[2:]...), ' ', ',', '\n'), ob[2:]...), ']')
-	if _, err := DecodeStates(payload); err == nil {
+	if _, err := nodestate.DecodeStates(payload); err == nil {
 		t.Fatal("DecodeStates takes the test's payload; the held state must be one it refuses")
 	}
-	got, err := decodeFreshStates(payload, tb.stale)
+	got, err := nodestate.DecodeFreshStates(payload, tb.stale)
 	if err != nil {
 		t.Fatalf("decodeFreshStates: %v", err)
 	}
@@ -172,8 +173,8 @@ func TestDecodeFreshStates(t *testing.T) {
 	// A fresh invalid state rejects the payload, as does bad JSON.
 	bad := newer.Clone()
 	bad.Seq, bad.HTTPPort = newer.Seq+1, 70000
-	bb, _ := EncodeStates([]NodeState{held, bad})
-	if _, err := decodeFreshStates(bb, tb.stale); !errors.Is(err, ErrMalformed) {
+	bb, _ := nodestate.EncodeStates([]nodestate.NodeState{held, bad})
+	if _, err := nodestate.DecodeFreshStates(bb, tb.stale); !errors.Is(err, nodestate.ErrMalformed) {
 		t.Errorf("a fresh invalid state: err = %v, want ErrMalformed", err)
 	}
 	for name, b := range map[string][]byte{
@@ -183,16 +184,16 @@ func TestDecodeFreshStates(t *testing.T) {
 		"null":      {msgStates, wireV1, 'n', 'u', 'l', 'l'},
 		"empty":     {msgStates, wireV1, '[', ']'},
 	} {
-		want, werr := DecodeStates(b)
-		got, gerr := decodeFreshStates(b, func(version) bool { return false })
+		want, werr := nodestate.DecodeStates(b)
+		got, gerr := nodestate.DecodeFreshStates(b, func(nodestate.Version) bool { return false })
 		if (werr == nil) != (gerr == nil) || len(got) != len(want) {
 			t.Errorf("%s: decodeFreshStates = %d states, %v; DecodeStates = %d, %v", name, len(got), gerr, len(want), werr)
 		}
 	}
 	// With nothing held it decodes what DecodeStates decodes.
-	all, _ := EncodeStates([]NodeState{held, newer, other})
-	want, _ := DecodeStates(all)
-	got, err = decodeFreshStates(all, func(version) bool { return false })
+	all, _ := nodestate.EncodeStates([]nodestate.NodeState{held, newer, other})
+	want, _ := nodestate.DecodeStates(all)
+	got, err = nodestate.DecodeFreshStates(all, func(nodestate.Version) bool { return false })
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("nothing held: decodeFreshStates = %+v, %v; want %+v", got, err, want)
 	}
@@ -202,13 +203,13 @@ func TestDecodeFreshStates(t *testing.T) {
 // accepts and returns exactly what DecodeStates does.
 func FuzzDecodeFreshStates(f *testing.F) {
 	s := sampleState()
-	b, _ := EncodeStates([]NodeState{s, s})
+	b, _ := nodestate.EncodeStates([]nodestate.NodeState{s, s})
 	f.Add(b)
 	f.Add([]byte{msgStates, wireV1, '[', '{', '"', '\\', '"', '}', ']'})
 	f.Add(append([]byte{msgStates, wireV1}, []byte(`[{"name":"a\"}","boot":1,"seq":2},{"name":"b","x":[{}]}]`)...))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		want, werr := DecodeStates(b)
-		got, gerr := decodeFreshStates(b, func(version) bool { return false })
+		want, werr := nodestate.DecodeStates(b)
+		got, gerr := nodestate.DecodeFreshStates(b, func(nodestate.Version) bool { return false })
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("DecodeStates err %v, decodeFreshStates err %v", werr, gerr)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/coordinate"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // pinger is Gossip's face to memberlist as its PingDelegate: it puts this
@@ -18,7 +19,7 @@ var _ memberlist.PingDelegate = (*pinger)(nil)
 // answers.
 func (p *pinger) AckPayload() []byte {
 	g := (*Gossip)(p)
-	b, err := EncodeCoordPayload(toCoord(g.coord.GetCoordinate()))
+	b, err := nodestate.EncodeCoordPayload(toCoord(g.coord.GetCoordinate()))
 	if err != nil {
 		g.log.Error("encode own coordinate", "err", err)
 		return nil
@@ -38,12 +39,12 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, p
 		// A peer running with coordinates off acks without a payload.
 		return
 	}
-	c, err := DecodeCoordPayload(payload)
+	c, err := nodestate.DecodeCoordPayload(payload)
 	if err != nil {
 		g.log.Debug("dropped coordinate in ping ack", "node", other.Name, "err", err, "bytes", len(payload))
 		return
 	}
-	if _, err := g.coord.Update(other.Name, c.serf(), g.rttMin.add(other.Name, rtt)); err != nil {
+	if _, err := g.coord.Update(other.Name, toSerf(c), g.rttMin.add(other.Name, rtt)); err != nil {
 		g.log.Debug("coordinate not updated", "node", other.Name, "rtt", rtt, "err", err)
 		return
 	}
@@ -52,7 +53,7 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, p
 
 // Coordinate returns this node's current network coordinate, or nil when
 // coordinates are off.
-func (g *Gossip) Coordinate() *Coord {
+func (g *Gossip) Coordinate() *nodestate.Coord {
 	if g.coord == nil {
 		return nil
 	}
@@ -82,7 +83,7 @@ func (g *Gossip) coordLoop() {
 			due := g.now().Sub(g.coordAt) >= g.cfg.CoordinateInterval
 			g.mu.Unlock()
 			if due {
-				g.Update(func(*NodeState) {})
+				g.Update(func(*nodestate.NodeState) {})
 			}
 		}
 	}

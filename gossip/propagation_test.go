@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // A broadcast that brings a newer state of another node is timed from its
@@ -17,7 +19,7 @@ func TestOnPropagationTimesFreshBroadcasts(t *testing.T) {
 	cfg.Name, cfg.Key = "recv", testKey
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.OnPropagation = func(d time.Duration) { got <- d }
-	g, err := New(cfg, NodeState{Static: Static{Cores: 4, Threads: 8}})
+	g, err := New(cfg, nodestate.NodeState{Static: nodestate.Static{Cores: 4, Threads: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func TestOnPropagationTimesFreshBroadcasts(t *testing.T) {
 	deliver := func(seq uint64, published int64) {
 		s := g.Self()
 		s.Name, s.Boot, s.Seq, s.Published = "owner", 42, seq, published
-		b, err := EncodeState(&s)
+		b, err := nodestate.EncodeState(&s)
 		if err != nil {
 			t.Fatal(err)
 		}

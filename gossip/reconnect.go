@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // reconnectLoop heals partitions. memberlist stops talking to a node it
@@ -43,10 +45,10 @@ func (g *Gossip) reconnectLoop() {
 }
 
 // pickFailed returns the gossip address of a random dead node, or "".
-func pickFailed(entries []Entry, self string, rng *rand.Rand) string {
+func pickFailed(entries []nodestate.Entry, self string, rng *rand.Rand) string {
 	var failed []string
 	for _, e := range entries {
-		if e.State.Name != self && e.Status == StatusDead && e.State.Addr != "" && e.State.GossipPort != 0 {
+		if e.State.Name != self && e.Status == nodestate.StatusDead && e.State.Addr != "" && e.State.GossipPort != 0 {
 			failed = append(failed, net.JoinHostPort(e.State.Addr, strconv.Itoa(e.State.GossipPort)))
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // lockedBuffer collects a node's log while the test reads it.
@@ -41,7 +43,7 @@ func TestStrangerGarbageDoesNotFloodTheLog(t *testing.T) {
 	cfg := TestConfig()
 	cfg.Name, cfg.Key = "target", testKey
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	g, err := New(cfg, NodeState{})
+	g, err := New(cfg, nodestate.NodeState{})
 	if err != nil {
 		t.Fatal(err)
 	}

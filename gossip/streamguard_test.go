@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // strangerConn dials addr from src (a loopback address of its own, so the
@@ -118,7 +120,7 @@ func TestGossipStreamSlotsPerSource(t *testing.T) {
 	cfg.Name, cfg.Key = "slot0", testKey
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.MaxStreamsPerSource = 4
-	a, err := New(cfg, NodeState{})
+	a, err := New(cfg, nodestate.NodeState{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,58 +3,32 @@ package gossip
 import (
 	"sort"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
-
-// Status is a node's liveness as memberlist sees it.
-type Status string
-
-// The statuses a node can have. Unknown is a node whose state arrived
-// before memberlist told us anything about it.
-const (
-	StatusAlive   Status = "alive"
-	StatusSuspect Status = "suspect"
-	StatusDead    Status = "dead"
-	StatusLeft    Status = "left"
-	StatusUnknown Status = "unknown"
-)
-
-// Entry is one row of the Table.
-type Entry struct {
-	State  NodeState
-	Status Status
-	// Since is when Status last changed, on the local clock.
-	Since time.Time
-	// HasState is false for a member memberlist knows but whose state has
-	// not arrived yet.
-	HasState bool
-	// Traffic is the node's recent traffic as a step function: the
-	// samples at which it changed, oldest first (traffic.go). Shared
-	// between copies: read it, never write it.
-	Traffic []TrafficPoint
-}
 
 // Table keeps the newest state of every node and its liveness. It is pure:
 // the caller passes time in and serialises access.
 type Table struct {
 	self string
-	rows map[string]*Entry
+	rows map[string]*nodestate.Entry
 }
 
 // NewTable returns a table owned by the node called self.
 func NewTable(self string) *Table {
-	return &Table{self: self, rows: make(map[string]*Entry)}
+	return &Table{self: self, rows: make(map[string]*nodestate.Entry)}
 }
 
 // Merge keeps s if it is newer than what the table holds for that node and
 // reports whether it did. A remote copy of the owner's own state is never
 // taken: only the owner writes it.
-func (t *Table) Merge(s NodeState, remote bool) bool {
+func (t *Table) Merge(s nodestate.NodeState, remote bool) bool {
 	if remote && s.Name == t.self {
 		return false
 	}
 	e, ok := t.rows[s.Name]
 	if !ok {
-		t.rows[s.Name] = &Entry{State: s.Clone(), Status: StatusUnknown, HasState: true, Traffic: addTraffic(nil, s.Dyn)}
+		t.rows[s.Name] = &nodestate.Entry{State: s.Clone(), Status: nodestate.StatusUnknown, HasState: true, Traffic: addTraffic(nil, s.Dyn)}
 		return true
 	}
 	if e.HasState && !s.Newer(&e.State) {
@@ -62,16 +36,16 @@ func (t *Table) Merge(s NodeState, remote bool) bool {
 	}
 	e.State, e.HasState = s.Clone(), true
 	e.Traffic = addTraffic(e.Traffic, s.Dyn)
-	if s.Leaving && e.Status == StatusDead {
+	if s.Leaving && e.Status == nodestate.StatusDead {
 		// The leave intent arrived after memberlist's death notice.
-		e.Status = StatusLeft
+		e.Status = nodestate.StatusLeft
 	}
 	return true
 }
 
 // stale reports whether Merge would refuse a remote state of version v:
 // the owner's own, or not newer than the one held.
-func (t *Table) stale(v version) bool {
+func (t *Table) stale(v nodestate.Version) bool {
 	if string(v.Name) == t.self {
 		return true
 	}
@@ -79,19 +53,19 @@ func (t *Table) stale(v version) bool {
 	if !ok || !e.HasState {
 		return false
 	}
-	s := NodeState{Boot: v.Boot, Seq: v.Seq}
+	s := nodestate.NodeState{Boot: v.Boot, Seq: v.Seq}
 	return !s.Newer(&e.State)
 }
 
 // SetStatus records a liveness change seen at now.
-func (t *Table) SetStatus(name string, st Status, now time.Time) {
+func (t *Table) SetStatus(name string, st nodestate.Status, now time.Time) {
 	e, ok := t.rows[name]
 	if !ok {
-		e = &Entry{State: NodeState{Name: name}}
+		e = &nodestate.Entry{State: nodestate.NodeState{Name: name}}
 		t.rows[name] = e
 	}
-	if st == StatusDead && e.HasState && e.State.Leaving {
-		st = StatusLeft
+	if st == nodestate.StatusDead && e.HasState && e.State.Leaving {
+		st = nodestate.StatusLeft
 	}
 	if e.Status != st {
 		e.Status, e.Since = st, now
@@ -106,8 +80,8 @@ func (t *Table) SetStatus(name string, st Status, now time.Time) {
 // about that node, which for a killed node never comes. A node that does
 // come back is announced by memberlist's join notice (SetStatus). It
 // reports whether it kept a dead or departed status.
-func (t *Table) SeenLive(name string, st Status, now time.Time) (kept bool) {
-	if e, ok := t.rows[name]; ok && (e.Status == StatusDead || e.Status == StatusLeft) {
+func (t *Table) SeenLive(name string, st nodestate.Status, now time.Time) (kept bool) {
+	if e, ok := t.rows[name]; ok && (e.Status == nodestate.StatusDead || e.Status == nodestate.StatusLeft) {
 		return true
 	}
 	t.SetStatus(name, st, now)
@@ -115,10 +89,10 @@ func (t *Table) SeenLive(name string, st Status, now time.Time) (kept bool) {
 }
 
 // Get returns a copy of one entry.
-func (t *Table) Get(name string) (Entry, bool) {
+func (t *Table) Get(name string) (nodestate.Entry, bool) {
 	e, ok := t.rows[name]
 	if !ok {
-		return Entry{}, false
+		return nodestate.Entry{}, false
 	}
 	c := *e
 	c.State = e.State.Clone()
@@ -133,7 +107,7 @@ func (t *Table) Reap(now time.Time, after time.Duration) []string {
 		if name == t.self {
 			continue
 		}
-		if (e.Status == StatusDead || e.Status == StatusLeft) && now.Sub(e.Since) >= after {
+		if (e.Status == nodestate.StatusDead || e.Status == nodestate.StatusLeft) && now.Sub(e.Since) >= after {
 			delete(t.rows, name)
 			gone = append(gone, name)
 		}
@@ -143,8 +117,8 @@ func (t *Table) Reap(now time.Time, after time.Duration) []string {
 }
 
 // Entries returns copies of every row, sorted by name.
-func (t *Table) Entries() []Entry {
-	out := make([]Entry, 0, len(t.rows))
+func (t *Table) Entries() []nodestate.Entry {
+	out := make([]nodestate.Entry, 0, len(t.rows))
 	for _, e := range t.rows {
 		c := *e
 		c.State = e.State.Clone()
@@ -157,10 +131,10 @@ func (t *Table) Entries() []Entry {
 // failed returns the entries of dead nodes (not departed) for the
 // reconnect loop, in no order. The states share their slices with the
 // table (as liveShared's): only read them.
-func (t *Table) failed() []Entry {
-	var out []Entry
+func (t *Table) failed() []nodestate.Entry {
+	var out []nodestate.Entry
 	for _, e := range t.rows {
-		if e.Status == StatusDead {
+		if e.Status == nodestate.StatusDead {
 			out = append(out, *e)
 		}
 	}
@@ -169,7 +143,7 @@ func (t *Table) failed() []Entry {
 
 // Live returns the states of nodes that are alive or suspect, for push/pull:
 // a peer learns about the dead from memberlist, not from us.
-func (t *Table) Live() []NodeState {
+func (t *Table) Live() []nodestate.NodeState {
 	out := t.liveShared()
 	for i := range out {
 		out[i] = out[i].Clone()
@@ -184,17 +158,17 @@ func (t *Table) Live() []NodeState {
 // A push/pull at 1,000 nodes copied every state twice (Entries, then Live)
 // and every slice of each: 4.5 % of the bytes a 1,000-agent harness run
 // allocated (docs/design/scale.md).
-func (t *Table) liveShared() []NodeState {
-	es := make([]*Entry, 0, len(t.rows))
+func (t *Table) liveShared() []nodestate.NodeState {
+	es := make([]*nodestate.Entry, 0, len(t.rows))
 	for _, e := range t.rows {
-		if e.HasState && (e.Status == StatusAlive || e.Status == StatusSuspect || e.State.Name == t.self) {
+		if e.HasState && (e.Status == nodestate.StatusAlive || e.Status == nodestate.StatusSuspect || e.State.Name == t.self) {
 			es = append(es, e)
 		}
 	}
 	// Sorted as before (a deterministic encoding); pointers, not the
 	// states, are what the sort moves.
 	sort.Slice(es, func(i, j int) bool { return es[i].State.Name < es[j].State.Name })
-	out := make([]NodeState, len(es))
+	out := make([]nodestate.NodeState, len(es))
 	for i, e := range es {
 		out[i] = e.State
 	}

@@ -8,29 +8,31 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestTableKeepsNewest(t *testing.T) {
 	t.Parallel()
 	tb := NewTable("self")
-	s := NodeState{Name: "a", Boot: 10, Seq: 5}
+	s := nodestate.NodeState{Name: "a", Boot: 10, Seq: 5}
 	if !tb.Merge(s, true) {
 		t.Fatal("first state not taken")
 	}
-	older := NodeState{Name: "a", Boot: 10, Seq: 4}
+	older := nodestate.NodeState{Name: "a", Boot: 10, Seq: 4}
 	if tb.Merge(older, true) {
 		t.Fatal("older seq replaced newer")
 	}
-	same := NodeState{Name: "a", Boot: 10, Seq: 5}
+	same := nodestate.NodeState{Name: "a", Boot: 10, Seq: 5}
 	if tb.Merge(same, true) {
 		t.Fatal("equal version reported as new")
 	}
 	// A restart resets Seq but has a later Boot, and must win.
-	restarted := NodeState{Name: "a", Boot: 11, Seq: 1}
+	restarted := nodestate.NodeState{Name: "a", Boot: 11, Seq: 1}
 	if !tb.Merge(restarted, true) {
 		t.Fatal("restarted node's state lost to its old life")
 	}
-	stale := NodeState{Name: "a", Boot: 10, Seq: 99}
+	stale := nodestate.NodeState{Name: "a", Boot: 10, Seq: 99}
 	if tb.Merge(stale, true) {
 		t.Fatal("old life's state beat the restarted one")
 	}
@@ -42,8 +44,8 @@ func TestTableKeepsNewest(t *testing.T) {
 func TestTableIgnoresRemoteCopyOfSelf(t *testing.T) {
 	t.Parallel()
 	tb := NewTable("self")
-	tb.Merge(NodeState{Name: "self", Boot: 1, Seq: 1}, false)
-	if tb.Merge(NodeState{Name: "self", Boot: 9, Seq: 9}, true) {
+	tb.Merge(nodestate.NodeState{Name: "self", Boot: 1, Seq: 1}, false)
+	if tb.Merge(nodestate.NodeState{Name: "self", Boot: 9, Seq: 9}, true) {
 		t.Fatal("a peer overwrote our own state")
 	}
 }
@@ -53,15 +55,15 @@ func TestTableReap(t *testing.T) {
 	tb := NewTable("self")
 	t0 := time.Unix(1000, 0)
 	for _, n := range []string{"a", "b", "c"} {
-		tb.Merge(NodeState{Name: n, Boot: 1}, true)
-		tb.SetStatus(n, StatusAlive, t0)
+		tb.Merge(nodestate.NodeState{Name: n, Boot: 1}, true)
+		tb.SetStatus(n, nodestate.StatusAlive, t0)
 	}
-	tb.SetStatus("a", StatusDead, t0)
-	tb.SetStatus("b", StatusLeft, t0.Add(time.Minute))
+	tb.SetStatus("a", nodestate.StatusDead, t0)
+	tb.SetStatus("b", nodestate.StatusLeft, t0.Add(time.Minute))
 	if got := tb.Reap(t0.Add(30*time.Second), time.Minute); len(got) != 0 {
 		t.Fatalf("reaped %v before the deadline", got)
 	}
-	if e, _ := tb.Get("a"); e.Status != StatusDead {
+	if e, _ := tb.Get("a"); e.Status != nodestate.StatusDead {
 		t.Fatalf("dead node shown %q before reaping", e.Status)
 	}
 	if got := tb.Reap(t0.Add(90*time.Second), time.Minute); len(got) != 1 || got[0] != "a" {
@@ -78,25 +80,25 @@ func TestTableLeaveIntentEitherOrder(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	// Intent first, then memberlist's death notice.
 	a := NewTable("self")
-	a.Merge(NodeState{Name: "x", Boot: 1, Seq: 1}, true)
-	a.Merge(NodeState{Name: "x", Boot: 1, Seq: 2, Leaving: true}, true)
-	a.SetStatus("x", StatusDead, t0)
+	a.Merge(nodestate.NodeState{Name: "x", Boot: 1, Seq: 1}, true)
+	a.Merge(nodestate.NodeState{Name: "x", Boot: 1, Seq: 2, Leaving: true}, true)
+	a.SetStatus("x", nodestate.StatusDead, t0)
 	// Death notice first, then the intent.
 	b := NewTable("self")
-	b.Merge(NodeState{Name: "x", Boot: 1, Seq: 1}, true)
-	b.SetStatus("x", StatusDead, t0)
-	b.Merge(NodeState{Name: "x", Boot: 1, Seq: 2, Leaving: true}, true)
+	b.Merge(nodestate.NodeState{Name: "x", Boot: 1, Seq: 1}, true)
+	b.SetStatus("x", nodestate.StatusDead, t0)
+	b.Merge(nodestate.NodeState{Name: "x", Boot: 1, Seq: 2, Leaving: true}, true)
 	for name, tb := range map[string]*Table{"intent first": a, "death first": b} {
-		if e, _ := tb.Get("x"); e.Status != StatusLeft {
+		if e, _ := tb.Get("x"); e.Status != nodestate.StatusLeft {
 			t.Errorf("%s: status %q, want left", name, e.Status)
 		}
 	}
 	// A restart clears the intent: the new life is alive, and if it then
 	// dies it is dead.
-	a.Merge(NodeState{Name: "x", Boot: 2, Seq: 1}, true)
-	a.SetStatus("x", StatusAlive, t0)
-	a.SetStatus("x", StatusDead, t0)
-	if e, _ := a.Get("x"); e.Status != StatusDead {
+	a.Merge(nodestate.NodeState{Name: "x", Boot: 2, Seq: 1}, true)
+	a.SetStatus("x", nodestate.StatusAlive, t0)
+	a.SetStatus("x", nodestate.StatusDead, t0)
+	if e, _ := a.Get("x"); e.Status != nodestate.StatusDead {
 		t.Errorf("restarted node that died: %q, want dead", e.Status)
 	}
 }
@@ -109,22 +111,22 @@ func TestTableSnapshotDoesNotReviveTheDead(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	tb := NewTable("self")
 	for _, n := range []string{"dead", "left", "new", "sus"} {
-		tb.Merge(NodeState{Name: n, Boot: 1, Seq: 1}, true)
+		tb.Merge(nodestate.NodeState{Name: n, Boot: 1, Seq: 1}, true)
 	}
-	tb.SetStatus("dead", StatusDead, t0)
-	tb.SetStatus("left", StatusLeft, t0)
-	tb.SetStatus("sus", StatusSuspect, t0)
+	tb.SetStatus("dead", nodestate.StatusDead, t0)
+	tb.SetStatus("left", nodestate.StatusLeft, t0)
+	tb.SetStatus("sus", nodestate.StatusSuspect, t0)
 	for _, n := range []string{"dead", "left", "new", "sus", "unseen"} {
-		tb.SeenLive(n, StatusAlive, t0.Add(time.Second))
+		tb.SeenLive(n, nodestate.StatusAlive, t0.Add(time.Second))
 	}
-	want := map[string]Status{"dead": StatusDead, "left": StatusLeft, "new": StatusAlive, "sus": StatusAlive, "unseen": StatusAlive}
+	want := map[string]nodestate.Status{"dead": nodestate.StatusDead, "left": nodestate.StatusLeft, "new": nodestate.StatusAlive, "sus": nodestate.StatusAlive, "unseen": nodestate.StatusAlive}
 	for n, st := range want {
 		if e, _ := tb.Get(n); e.Status != st {
 			t.Errorf("%s after a stale snapshot: %q, want %q", n, e.Status, st)
 		}
 	}
-	tb.SetStatus("dead", StatusAlive, t0.Add(2*time.Second)) // memberlist's join notice
-	if e, _ := tb.Get("dead"); e.Status != StatusAlive {
+	tb.SetStatus("dead", nodestate.StatusAlive, t0.Add(2*time.Second)) // memberlist's join notice
+	if e, _ := tb.Get("dead"); e.Status != nodestate.StatusAlive {
 		t.Errorf("a node that rejoined: %q, want alive", e.Status)
 	}
 }
@@ -132,11 +134,11 @@ func TestTableSnapshotDoesNotReviveTheDead(t *testing.T) {
 func TestPickFailedOnlyDead(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	es := []Entry{
-		{State: NodeState{Name: "self", Addr: "10.0.0.1", GossipPort: 7946}, Status: StatusDead},
-		{State: NodeState{Name: "a", Addr: "10.0.0.2", GossipPort: 7946}, Status: StatusAlive},
-		{State: NodeState{Name: "b", Addr: "10.0.0.3", GossipPort: 7946}, Status: StatusLeft},
-		{State: NodeState{Name: "c", Addr: "10.0.0.4", GossipPort: 7946}, Status: StatusDead},
+	es := []nodestate.Entry{
+		{State: nodestate.NodeState{Name: "self", Addr: "10.0.0.1", GossipPort: 7946}, Status: nodestate.StatusDead},
+		{State: nodestate.NodeState{Name: "a", Addr: "10.0.0.2", GossipPort: 7946}, Status: nodestate.StatusAlive},
+		{State: nodestate.NodeState{Name: "b", Addr: "10.0.0.3", GossipPort: 7946}, Status: nodestate.StatusLeft},
+		{State: nodestate.NodeState{Name: "c", Addr: "10.0.0.4", GossipPort: 7946}, Status: nodestate.StatusDead},
 	}
 	for range 10 {
 		if got := pickFailed(es, "self", rng); got != "10.0.0.4:7946" {
@@ -152,11 +154,11 @@ func TestPickFailedOnlyDead(t *testing.T) {
 // the same peer whatever order the entries come in.
 func TestPickFailedSeededWhateverTheOrder(t *testing.T) {
 	t.Parallel()
-	var es []Entry
+	var es []nodestate.Entry
 	for i := range 8 {
-		es = append(es, Entry{State: NodeState{Name: fmt.Sprint("n", i), Addr: fmt.Sprint("10.0.0.", i+2), GossipPort: 7946}, Status: StatusDead})
+		es = append(es, nodestate.Entry{State: nodestate.NodeState{Name: fmt.Sprint("n", i), Addr: fmt.Sprint("10.0.0.", i+2), GossipPort: 7946}, Status: nodestate.StatusDead})
 	}
-	rev := append([]Entry(nil), es...)
+	rev := append([]nodestate.Entry(nil), es...)
 	slices.Reverse(rev)
 	for seed := range uint64(20) {
 		a := pickFailed(es, "self", rand.New(rand.NewPCG(seed, 1)))
@@ -178,14 +180,14 @@ func TestLiveShared(t *testing.T) {
 	self := sampleState()
 	self.Name = "self"
 	tb.Merge(self, false)
-	for i, st := range []Status{StatusAlive, StatusSuspect, StatusDead, StatusLeft, StatusAlive} {
+	for i, st := range []nodestate.Status{nodestate.StatusAlive, nodestate.StatusSuspect, nodestate.StatusDead, nodestate.StatusLeft, nodestate.StatusAlive} {
 		s := sampleState()
 		s.Name = fmt.Sprintf("n%d", 5-i) // inserted out of order
-		s.Probes = []ProbeBeat{{Kind: "lat", Beat: int64(i)}}
+		s.Probes = []nodestate.ProbeBeat{{Kind: "lat", Beat: int64(i)}}
 		tb.Merge(s, true)
 		tb.SetStatus(s.Name, st, t0)
 	}
-	tb.SetStatus("nostate", StatusAlive, t0)
+	tb.SetStatus("nostate", nodestate.StatusAlive, t0)
 	want := tb.Live()
 	got := tb.liveShared()
 	if !reflect.DeepEqual(got, want) {
@@ -204,7 +206,7 @@ func TestLiveShared(t *testing.T) {
 		s := sampleState()
 		s.Name = fmt.Sprintf("m%03d", i)
 		tb.Merge(s, true)
-		tb.SetStatus(s.Name, StatusAlive, t0)
+		tb.SetStatus(s.Name, nodestate.StatusAlive, t0)
 	}
 	if n := testing.AllocsPerRun(50, func() { _ = tb.liveShared() }); n > 20 {
 		t.Errorf("liveShared allocates %.0f times for 104 states; want a few, none per state", n)
@@ -218,8 +220,8 @@ func TestTableFailed(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(0, 0)
 	tb := NewTable("self")
-	for name, st := range map[string]Status{"a": StatusAlive, "b": StatusSuspect, "c": StatusDead, "d": StatusLeft, "e": StatusDead} {
-		tb.Merge(NodeState{Name: name, Boot: 1, Seq: 1, Addr: "10.0.0.9", GossipPort: 7946}, true)
+	for name, st := range map[string]nodestate.Status{"a": nodestate.StatusAlive, "b": nodestate.StatusSuspect, "c": nodestate.StatusDead, "d": nodestate.StatusLeft, "e": nodestate.StatusDead} {
+		tb.Merge(nodestate.NodeState{Name: name, Boot: 1, Seq: 1, Addr: "10.0.0.9", GossipPort: 7946}, true)
 		tb.SetStatus(name, st, t0)
 	}
 	var names []string

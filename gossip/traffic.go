@@ -1,14 +1,10 @@
 package gossip
 
-import "slices"
+import (
+	"slices"
 
-// TrafficPoint is one traffic sample of a node: what it received and
-// sent over the sample interval that ended at At (Unix milliseconds, the
-// owner's clock), bytes/s.
-type TrafficPoint struct {
-	At     int64
-	Rx, Tx float64
-}
+	"github.com/shoal-hpc/shoal/nodestate"
+)
 
 // What a table keeps of each node's traffic. A bandwidth test's reading
 // depends on the traffic that shared its path then, and the tests that
@@ -37,13 +33,13 @@ const (
 // addTraffic returns pts with d's sample appended when it starts a new
 // step. pts is never written: a copy of the table's entry may be read
 // while a later state is merged, so a new point goes into a new array.
-func addTraffic(pts []TrafficPoint, d Dynamic) []TrafficPoint {
+func addTraffic(pts []nodestate.TrafficPoint, d nodestate.Dynamic) []nodestate.TrafficPoint {
 	if d.SampledAt == 0 {
 		return pts
 	}
-	p := TrafficPoint{At: d.SampledAt, Rx: d.NetRx, Tx: d.NetTx}
+	p := nodestate.TrafficPoint{At: d.SampledAt, Rx: d.NetRx, Tx: d.NetTx}
 	if len(pts) == 1 && pts[0].Rx == 0 && pts[0].Tx == 0 && p.At > pts[0].At && (p.Rx != 0 || p.Tx != 0) {
-		return []TrafficPoint{{At: pts[0].At, Rx: p.Rx, Tx: p.Tx}}
+		return []nodestate.TrafficPoint{{At: pts[0].At, Rx: p.Rx, Tx: p.Tx}}
 	}
 	if n := len(pts); n > 0 {
 		last := pts[n-1]

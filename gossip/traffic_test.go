@@ -3,6 +3,8 @@ package gossip
 import (
 	"slices"
 	"testing"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // TestTrafficSteps: the table keeps a node's traffic as the samples at
@@ -16,7 +18,7 @@ func TestTrafficSteps(t *testing.T) {
 	tb := NewTable("self")
 	merge := func(seq uint64, at int64, rx, tx float64) {
 		t.Helper()
-		s := NodeState{Name: "n1", Seq: seq, Dyn: Dynamic{SampledAt: at, NetRx: rx, NetTx: tx}}
+		s := nodestate.NodeState{Name: "n1", Seq: seq, Dyn: nodestate.Dynamic{SampledAt: at, NetRx: rx, NetTx: tx}}
 		if !tb.Merge(s, true) {
 			t.Fatalf("state %d not merged", seq)
 		}
@@ -31,7 +33,7 @@ func TestTrafficSteps(t *testing.T) {
 	}
 	merge(1, 1000, 0, 0)      // the first sample: no rates yet
 	merge(2, 4000, 0, 3.75e6) // a 30 Mbit/s flow, running since the start
-	if e, _ := tb.Get("n1"); len(e.Traffic) != 1 || e.Traffic[0] != (TrafficPoint{At: 1000, Tx: 3.75e6}) {
+	if e, _ := tb.Get("n1"); len(e.Traffic) != 1 || e.Traffic[0] != (nodestate.TrafficPoint{At: 1000, Tx: 3.75e6}) {
 		t.Fatalf("after the second sample: %+v, want the flow from the first sample on", e.Traffic)
 	}
 	merge(3, 7000, 0, 3.8e6)       // the same flow

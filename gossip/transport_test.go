@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // TestGossipOverCustomTransport runs three nodes over memberlist's
@@ -32,7 +33,7 @@ func TestGossipOverCustomTransport(t *testing.T) {
 		// A bound port would be a socket: the test is that there is none.
 		cfg.BindAddr, cfg.Port = "192.0.2.1", 1
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		g, err := New(cfg, NodeState{Static: Static{Cores: 2}})
+		g, err := New(cfg, nodestate.NodeState{Static: nodestate.Static{Cores: 2}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestGossipOverCustomTransport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nodes[2].Update(func(s *NodeState) { s.Dyn.Users = 7 })
+	nodes[2].Update(func(s *nodestate.NodeState) { s.Dyn.Users = 7 })
 	waitFor(t, 10*time.Second, "m2's change on every node", func() bool {
 		for _, g := range nodes {
 			if e, ok := g.Lookup("m2"); !ok || e.State.Dyn.Users != 7 || g.NumAlive() != 3 {

@@ -38,7 +38,7 @@ type View struct {
 }
 
 // Status is a node's liveness as gossip sees it, gossip's own string
-// (gossip.Status). The core acts on three of its values; any other
+// (nodestate.Status). The core acts on three of its values; any other
 // ("suspect", "unknown") is neither alive nor gone.
 type Status string
 
@@ -89,13 +89,13 @@ type Node struct {
 	// Snapshot estimates the RTT of pairs without a direct one from it.
 	Coord *coordinate.Coordinate
 	// Link is the node's reading of its own link from its link checks
-	// (gossip.LinkState); the zero value while they agree with its pairs'
+	// (nodestate.LinkState); the zero value while they agree with its pairs'
 	// latest tests. A change books tests of its pairs (linkRetests) and,
 	// for a slower link, caps its older pairs' figures (capChangedLinks).
 	Link probeplan.LinkVerdict
 }
 
-// NetEntry is one measured link of a node's row (gossip.NetEntry).
+// NetEntry is one measured link of a node's row (nodestate.NetEntry).
 type NetEntry struct {
 	Peer string
 	// RTTus is the 1-minute mean round trip in microseconds.
@@ -113,11 +113,11 @@ type NetEntry struct {
 	BWOutAt, BWInAt int64
 	// CarOut and CarIn are what the owner's link carried each way while
 	// that latest test ran, the test included, Mbit/s; 0 when the owner
-	// did not count (gossip.NetEntry). addBack reads them.
+	// did not count (nodestate.NetEntry). addBack reads them.
 	CarOut, CarIn float64
 }
 
-// TrafficPoint is one step of a node's traffic (gossip.TrafficPoint):
+// TrafficPoint is one step of a node's traffic (nodestate.TrafficPoint):
 // what it received and sent, bytes/s, over the sample interval that
 // ended at At (Unix milliseconds, the node's clock), until the next
 // point.
@@ -126,7 +126,7 @@ type TrafficPoint struct {
 	Rx, Tx float64
 }
 
-// ProbeBeat is one probe process as its node reports it (gossip.ProbeBeat).
+// ProbeBeat is one probe process as its node reports it (nodestate.ProbeBeat).
 type ProbeBeat struct {
 	Kind, State string
 	// Restarts is the generation the node runs.

@@ -6,7 +6,7 @@ import "time"
 type NodeMark struct {
 	// Status is alive, suspect, dead or left; Drain "", draining or drained.
 	Status, Drain string
-	// Boot and Seq version the node's own state (gossip.NodeState).
+	// Boot and Seq version the node's own state (nodestate.NodeState).
 	Boot int64
 	Seq  uint64
 	// Told is when the node's last event was: its state's updates are

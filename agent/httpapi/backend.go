@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/snapfile"
@@ -22,8 +22,8 @@ type Backend interface {
 	Placement(job uint64) (Placement, bool)
 
 	// Nodes is every node gossip knows; Node one of them.
-	Nodes() []gossip.Entry
-	Node(name string) (gossip.Entry, bool)
+	Nodes() []nodestate.Entry
+	Node(name string) (nodestate.Entry, bool)
 	// Roles maps node names to their raft roles (leader, voter, nonvoter).
 	Roles() map[string]string
 
@@ -105,8 +105,8 @@ type Backend interface {
 	// error says otherwise, WithStatus). NetRows is the table, ok false on
 	// an agent that is not a server; NetServers names the servers a
 	// client forwards GET /v1/net to.
-	PutNetRow(r gossip.NetRow) error
-	NetRows() (rows []gossip.NetRow, ok bool)
+	PutNetRow(r nodestate.NetRow) error
+	NetRows() (rows []nodestate.NetRow, ok bool)
 	NetServers() []string
 
 	// RenewLease records, on the leader, that node renewed its lease

@@ -5,7 +5,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/confine"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -22,7 +22,7 @@ func (s *Server) checkMem(sp *raftfsm.JobSpec) error {
 	alive, confined := 0, 0
 	why := ""
 	for _, e := range s.be.Nodes() {
-		if !e.HasState || e.Status != gossip.StatusAlive {
+		if !e.HasState || e.Status != nodestate.StatusAlive {
 			continue
 		}
 		alive++

@@ -14,8 +14,8 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/events"
-	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/internal/launchtrace"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -128,7 +128,7 @@ func (s *Server) checkHostfile(hf []raftfsm.HostSlots) error {
 // the cluster can run without oversubscribing.
 func (s *Server) clusterSlots() (slots, nodes int) {
 	for _, e := range s.be.Nodes() {
-		if e.HasState && e.Status == gossip.StatusAlive {
+		if e.HasState && e.Status == nodestate.StatusAlive {
 			slots += max(e.State.Static.Threads, e.State.Static.Cores)
 			nodes++
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // rowsBackend is the part of a Backend GET /v1/net reads, for two agents
@@ -17,18 +17,18 @@ import (
 type rowsBackend struct {
 	Backend
 	server bool
-	rows   []gossip.NetRow
+	rows   []nodestate.NetRow
 	peers  map[string]string // server name → base URL
 }
 
-func (b *rowsBackend) Nodes() []gossip.Entry {
-	var out []gossip.Entry
+func (b *rowsBackend) Nodes() []nodestate.Entry {
+	var out []nodestate.Entry
 	for _, n := range []string{"a", "b"} {
-		out = append(out, gossip.Entry{HasState: true, Status: gossip.StatusAlive, State: gossip.NodeState{Name: n}})
+		out = append(out, nodestate.Entry{HasState: true, Status: nodestate.StatusAlive, State: nodestate.NodeState{Name: n}})
 	}
 	return out
 }
-func (b *rowsBackend) NetRows() ([]gossip.NetRow, bool) { return b.rows, b.server }
+func (b *rowsBackend) NetRows() ([]nodestate.NetRow, bool) { return b.rows, b.server }
 func (b *rowsBackend) NetServers() []string {
 	var out []string
 	for n := range b.peers {
@@ -59,7 +59,7 @@ func startServer(t *testing.T, be Backend) *httptest.Server {
 func TestNetForwardedToServer(t *testing.T) {
 	t.Parallel()
 	start := func(be Backend) *httptest.Server { return startServer(t, be) }
-	srv := start(&rowsBackend{server: true, rows: []gossip.NetRow{{Node: "a", Cells: []gossip.NetEntry{{Peer: "b", BW: 940, BWAt: 1}}}}})
+	srv := start(&rowsBackend{server: true, rows: []nodestate.NetRow{{Node: "a", Cells: []nodestate.NetEntry{{Peer: "b", BW: 940, BWAt: 1}}}}})
 	cli := start(&rowsBackend{peers: map[string]string{"a": srv.URL}})
 	ctx := context.Background()
 	ps, err := api.NewClient(cli.URL, "tok").Net(ctx)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // GET /v1/net puts the coordinate estimate next to the measured RTT, lists
@@ -13,21 +13,21 @@ import (
 // without a coordinate or a dead one.
 func TestNetPairsCoordinateEstimate(t *testing.T) {
 	t.Parallel()
-	at := func(x float64) *gossip.Coord {
-		return &gossip.Coord{Vec: []float64{x, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10}
+	at := func(x float64) *nodestate.Coord {
+		return &nodestate.Coord{Vec: []float64{x, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10}
 	}
-	var rows []gossip.NetRow
-	entry := func(name string, st gossip.Status, c *gossip.Coord, net ...gossip.NetEntry) gossip.Entry {
+	var rows []nodestate.NetRow
+	entry := func(name string, st nodestate.Status, c *nodestate.Coord, net ...nodestate.NetEntry) nodestate.Entry {
 		if len(net) > 0 {
-			rows = append(rows, gossip.NetRow{Node: name, Cells: net})
+			rows = append(rows, nodestate.NetRow{Node: name, Cells: net})
 		}
-		return gossip.Entry{HasState: true, Status: st, State: gossip.NodeState{Name: name, Coord: c}}
+		return nodestate.Entry{HasState: true, Status: st, State: nodestate.NodeState{Name: name, Coord: c}}
 	}
-	nodes := []gossip.Entry{
-		entry("a", gossip.StatusAlive, at(0), gossip.NetEntry{Peer: "b", RTT1: 900, RTT5: 950, RTTAt: 1}),
-		entry("b", gossip.StatusAlive, at(480)),
-		entry("c", gossip.StatusAlive, nil, gossip.NetEntry{Peer: "a", RTT1: 300, RTT5: 300, RTTAt: 1}),
-		entry("d", gossip.StatusDead, at(100)),
+	nodes := []nodestate.Entry{
+		entry("a", nodestate.StatusAlive, at(0), nodestate.NetEntry{Peer: "b", RTT1: 900, RTT5: 950, RTTAt: 1}),
+		entry("b", nodestate.StatusAlive, at(480)),
+		entry("c", nodestate.StatusAlive, nil, nodestate.NetEntry{Peer: "a", RTT1: 300, RTT5: 300, RTTAt: 1}),
+		entry("d", nodestate.StatusDead, at(100)),
 	}
 	got := map[string]string{}
 	for _, p := range netPairs(nodes, rows, time.UnixMilli(1)) {
@@ -58,14 +58,14 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 func TestNetPairsDirectionsAndAges(t *testing.T) {
 	t.Parallel()
 	now := time.UnixMilli(1_000_000)
-	co := &gossip.Coord{Vec: make([]float64, 8), Height: 10}
-	nodes := []gossip.Entry{
-		{HasState: true, Status: gossip.StatusAlive, State: gossip.NodeState{Name: "a", Coord: co,
-			Dyn: gossip.Dynamic{SampledAt: 997_000}}},
-		{HasState: true, Status: gossip.StatusAlive, State: gossip.NodeState{Name: "b", Coord: co,
-			Dyn: gossip.Dynamic{SampledAt: 988_000}}},
+	co := &nodestate.Coord{Vec: make([]float64, 8), Height: 10}
+	nodes := []nodestate.Entry{
+		{HasState: true, Status: nodestate.StatusAlive, State: nodestate.NodeState{Name: "a", Coord: co,
+			Dyn: nodestate.Dynamic{SampledAt: 997_000}}},
+		{HasState: true, Status: nodestate.StatusAlive, State: nodestate.NodeState{Name: "b", Coord: co,
+			Dyn: nodestate.Dynamic{SampledAt: 988_000}}},
 	}
-	rows := []gossip.NetRow{{Node: "a", Cells: []gossip.NetEntry{{Peer: "b", BW: 9.5, Peak: 940, BWAt: 940_000, RTT1: 200, RTTAt: 999_500,
+	rows := []nodestate.NetRow{{Node: "a", Cells: []nodestate.NetEntry{{Peer: "b", BW: 9.5, Peak: 940, BWAt: 940_000, RTT1: 200, RTTAt: 999_500,
 		BWOut: 930, PeakOut: 940, BWOutAt: 940_000, BWIn: 9.5, PeakIn: 9.8, BWInAt: 940_000},
 		{Peer: "c", BW: 50, Peak: 50, BWAt: 1_002_000, BWIn: 50, PeakIn: 50, BWInAt: 1_002_000}}}}
 	got := map[string]string{}

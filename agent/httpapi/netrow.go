@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // maxNetRowBody bounds POST /v1/netrow's body: the largest row a server
-// takes (gossip.MaxNetRowBytes), and one byte to tell "too large".
-const maxNetRowBody = gossip.MaxNetRowBytes + 1
+// takes (nodestate.MaxNetRowBytes), and one byte to tell "too large".
+const maxNetRowBody = nodestate.MaxNetRowBytes + 1
 
 // refuseJobs answers 403 to a request carrying a job capability: the
 // route is for agents, and a job's processes must not write the matrix
@@ -29,7 +29,7 @@ func refuseJobs(what string, h http.HandlerFunc) http.HandlerFunc {
 }
 
 // handleNetRow serves POST /v1/netrow: another node's network row
-// (gossip.NetRow) for this server's table. Agents only: a node
+// (nodestate.NetRow) for this server's table. Agents only: a node
 // certificate or the cluster token over TCP, root over the local socket.
 // A row over the caps is 413, a malformed one 400, one sent to an agent
 // that is not a server 409; nothing is kept then.
@@ -51,13 +51,13 @@ func (s *Server) handleNetRow(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("network row over %d bytes: %v", gossip.MaxNetRowBytes, err))
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("network row over %d bytes: %v", nodestate.MaxNetRowBytes, err))
 		return
 	}
-	row, err := gossip.DecodeNetRow(b)
+	row, err := nodestate.DecodeNetRow(b)
 	if err != nil {
 		code := http.StatusBadRequest
-		if errors.Is(err, gossip.ErrTooLarge) {
+		if errors.Is(err, nodestate.ErrTooLarge) {
 			code = http.StatusRequestEntityTooLarge
 		}
 		writeErr(w, code, err.Error())

@@ -13,17 +13,17 @@ import (
 	"testing"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // putBackend keeps the rows POST /v1/netrow hands it, as a server's table
 // would; other methods panic (the nil Backend).
 type putBackend struct {
 	Backend
-	kept []gossip.NetRow
+	kept []nodestate.NetRow
 }
 
-func (b *putBackend) PutNetRow(r gossip.NetRow) error {
+func (b *putBackend) PutNetRow(r nodestate.NetRow) error {
 	b.kept = append(b.kept, r)
 	return nil
 }
@@ -43,7 +43,7 @@ func TestNetRow_OwnRowOnly(t *testing.T) {
 	}
 	h := s.Handler()
 	row := func(owner string) []byte {
-		b, err := gossip.EncodeNetRow(&gossip.NetRow{Node: owner, Boot: 1, V: 1, Cells: []gossip.NetEntry{{Peer: "n1", BW: 5, BWAt: 1}}})
+		b, err := nodestate.EncodeNetRow(&nodestate.NetRow{Node: owner, Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: "n1", BW: 5, BWAt: 1}}})
 		if err != nil {
 			t.Fatal(err)
 		}

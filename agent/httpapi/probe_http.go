@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -44,22 +45,22 @@ func (s *Server) handleNet(w http.ResponseWriter, r *http.Request) {
 
 // netPairs lists the measured pairs of rows among gossip's nodes, and
 // the coordinate estimate of every pair of nodes with a coordinate.
-func netPairs(nodes []gossip.Entry, rows []gossip.NetRow, now time.Time) []api.NetPair {
-	cells := make(map[string][]gossip.NetEntry, len(rows))
+func netPairs(nodes []nodestate.Entry, rows []nodestate.NetRow, now time.Time) []api.NetPair {
+	cells := make(map[string][]nodestate.NetEntry, len(rows))
 	for _, r := range rows {
 		cells[r.Node] = r.Cells
 	}
 	out := []api.NetPair{}
-	coords := map[string]*gossip.Coord{}
+	coords := map[string]*nodestate.Coord{}
 	coordAt := map[string]int64{} // the owner's latest sample: its coordinate is at least that fresh
 	for _, e := range nodes {
-		if e.HasState && e.State.Coord != nil && (e.Status == gossip.StatusAlive || e.Status == gossip.StatusSuspect) {
+		if e.HasState && e.State.Coord != nil && (e.Status == nodestate.StatusAlive || e.Status == nodestate.StatusSuspect) {
 			coords[e.State.Name] = e.State.Coord
 			coordAt[e.State.Name] = e.State.Dyn.SampledAt
 		}
 	}
 	estimate := func(p *api.NetPair) {
-		if d, ok := coords[p.From].EstimateRTT(coords[p.To]); ok {
+		if d, ok := gossip.EstimateRTT(coords[p.From], coords[p.To]); ok {
 			p.RTTEstms = ptr(math.Round(float64(d)/float64(time.Microsecond)) / 1000)
 			if a, b := coordAt[p.From], coordAt[p.To]; a > 0 && b > 0 {
 				p.RTTEstAgeS = ageS(now, min(a, b))
@@ -111,7 +112,7 @@ func ptr(f float64) *float64 { return &f }
 
 // netPairDirections fills each bandwidth direction the row's cell holds
 // and its age.
-func netPairDirections(p *api.NetPair, c gossip.NetEntry, now time.Time) {
+func netPairDirections(p *api.NetPair, c nodestate.NetEntry, now time.Time) {
 	if c.BWOutAt > 0 {
 		p.BWOutMbps, p.PeakOutMbps, p.BWOutAgeS = ptr(c.BWOut), ptr(c.PeakOut), ageS(now, c.BWOutAt)
 		if c.CarOut > 0 {
@@ -154,7 +155,7 @@ func (s *Server) probeInfos() []api.ProbeInfo {
 	now := s.now()
 	out := []api.ProbeInfo{}
 	for _, e := range s.be.Nodes() {
-		if !e.HasState || e.Status == gossip.StatusLeft {
+		if !e.HasState || e.Status == nodestate.StatusLeft {
 			continue
 		}
 		for _, b := range e.State.Probes {
@@ -166,7 +167,7 @@ func (s *Server) probeInfos() []api.ProbeInfo {
 					pi.State = "stale"
 				}
 			}
-			if e.Status == gossip.StatusDead {
+			if e.Status == nodestate.StatusDead {
 				pi.State = "node-dead"
 			}
 			out = append(out, pi)

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -107,11 +107,11 @@ func toAPIScore(b placement.Breakdown) api.AllocScore {
 	return out
 }
 
-func toAPIMeans(m gossip.Means) api.Means {
+func toAPIMeans(m nodestate.Means) api.Means {
 	return api.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
 }
 
-func toAPINode(e gossip.Entry) api.Node {
+func toAPINode(e nodestate.Entry) api.Node {
 	s := e.State
 	n := api.Node{
 		Name: s.Name, Addr: s.Addr, Status: string(e.Status), Hostname: s.Static.Hostname, CPUModel: s.Static.CPUModel,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/probes/child"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -204,15 +204,15 @@ func (m *Manager) checked(msg child.Msg, now time.Time) {
 	if same {
 		return
 	}
-	var st *gossip.LinkState
+	var st *nodestate.LinkState
 	if v.Change != "" {
-		st = &gossip.LinkState{Change: string(v.Change), Mbps: roundTenth(v.Mbps), Since: v.Since.UnixMilli(), At: v.At.UnixMilli()}
+		st = &nodestate.LinkState{Change: string(v.Change), Mbps: roundTenth(v.Mbps), Since: v.Since.UnixMilli(), At: v.At.UnixMilli()}
 		m.log.Info("link check: this node's link differs from its pairs' latest tests", "change", v.Change, "mbps", st.Mbps,
 			"since", v.Since, "peer", peer)
 	} else {
 		m.log.Info("link check: this node's link agrees with its pairs' latest tests again", "peer", peer)
 	}
-	m.d.Gossip.Update(func(s *gossip.NodeState) { s.Link = st })
+	m.d.Gossip.Update(func(s *nodestate.NodeState) { s.Link = st })
 }
 
 // carriedRate is a check half's rate, or what this node's link carried

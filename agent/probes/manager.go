@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/probes/child"
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -20,8 +20,8 @@ import (
 // Gossip is what the manager needs of the gossip layer: the nodes it
 // knows and this node's state to update.
 type Gossip interface {
-	Nodes() []gossip.Entry
-	Update(fn func(*gossip.NodeState))
+	Nodes() []nodestate.Entry
+	Update(fn func(*nodestate.NodeState))
 }
 
 // State reads the replicated state (raftfsm.FSM's View): the probes'
@@ -56,7 +56,7 @@ type Deps struct {
 	// PublishRow hands this node's network row to whatever carries it to
 	// the servers (agent/rows' Sender.Set), each time it changed. The row
 	// does not travel in gossip: it grows with the cluster.
-	PublishRow func([]gossip.NetEntry)
+	PublishRow func([]nodestate.NetEntry)
 	// Now is the clock (default time.Now); Log the logger.
 	Now func() time.Time
 	Log *slog.Logger
@@ -82,7 +82,7 @@ type Manager struct {
 	mu        sync.Mutex
 	procs     map[string]*probeProc
 	peers     []child.Peer // last list sent to the latency probe
-	published []gossip.ProbeBeat
+	published []nodestate.ProbeBeat
 
 	// duties
 	testID    uint64
@@ -142,7 +142,7 @@ func (m *Manager) Start(ctx context.Context) {
 		m.log.Error("probe server not started: this node gets no bandwidth tests", "err", err)
 	} else {
 		m.srv = srv
-		m.d.Gossip.Update(func(s *gossip.NodeState) { s.ProbePort = srv.Port() })
+		m.d.Gossip.Update(func(s *nodestate.NodeState) { s.ProbePort = srv.Port() })
 	}
 }
 
@@ -321,7 +321,7 @@ func (m *Manager) livePeers() []child.Peer {
 	var out []child.Peer
 	for _, e := range m.d.Gossip.Nodes() {
 		s := e.State
-		if e.Status != gossip.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
+		if e.Status != nodestate.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
 			continue
 		}
 		out = append(out, child.Peer{Name: s.Name, Addr: net.JoinHostPort(s.Addr, strconv.Itoa(s.ProbePort))})
@@ -336,7 +336,7 @@ func (m *Manager) latencyPeers() []child.Peer {
 	if m.d.State != nil {
 		m.d.State.View(func(st *raftfsm.State) { inferred = maps.Clone(st.Switches) })
 	}
-	switchOf := func(s gossip.NodeState) string {
+	switchOf := func(s nodestate.NodeState) string {
 		if s.Static.Switch != "" {
 			return s.Static.Switch
 		}
@@ -349,7 +349,7 @@ func (m *Manager) latencyPeers() []child.Peer {
 		if s.Name == m.d.Node {
 			selfSwitch = switchOf(s)
 		}
-		if e.Status != gossip.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
+		if e.Status != nodestate.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
 			continue
 		}
 		c := latencyCandidate{Peer: child.Peer{Name: s.Name, Addr: net.JoinHostPort(s.Addr, strconv.Itoa(s.ProbePort))}, Switch: switchOf(s)}
@@ -382,7 +382,7 @@ func (m *Manager) sendPeers() {
 // PublishRow, each when it changed; heartbeats are coarsened to the beat interval so the gossip
 // rate stays one update per beat interval at most.
 func (m *Manager) publish() {
-	var beats []gossip.ProbeBeat
+	var beats []nodestate.ProbeBeat
 	m.mu.Lock()
 	for _, kind := range raftfsm.ProbeKinds {
 		p := m.procs[kind]
@@ -390,7 +390,7 @@ func (m *Manager) publish() {
 			continue
 		}
 		st, last := p.status()
-		b := gossip.ProbeBeat{Kind: kind, State: st, PID: p.pid, Restarts: int(p.gen)}
+		b := nodestate.ProbeBeat{Kind: kind, State: st, PID: p.pid, Restarts: int(p.gen)}
 		if !last.IsZero() {
 			b.Beat = last.Truncate(m.cfg.BeatInterval).UnixMilli()
 		}
@@ -408,7 +408,7 @@ func (m *Manager) publish() {
 	if same {
 		return
 	}
-	m.d.Gossip.Update(func(s *gossip.NodeState) { s.Probes = beats })
+	m.d.Gossip.Update(func(s *nodestate.NodeState) { s.Probes = beats })
 	m.mu.Lock()
 	m.published = beats
 	m.mu.Unlock()

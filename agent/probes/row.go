@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
@@ -120,7 +120,7 @@ func (r *netRow) latestTest(peer string) (out, in float64, at time.Time) {
 // the last take. Values are rounded (RTT to the microsecond, bandwidth to
 // 0.1 Mbit/s) so the encoding stays short. Peers gossip no longer knows
 // are forgotten.
-func (r *netRow) take(now time.Time, known func(string) bool) ([]gossip.NetEntry, bool) {
+func (r *netRow) take(now time.Time, known func(string) bool) ([]nodestate.NetEntry, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p := range r.cells {
@@ -133,9 +133,9 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]gossip.NetEntry
 		return nil, false
 	}
 	r.dirty = false
-	out := make([]gossip.NetEntry, 0, len(r.cells))
+	out := make([]nodestate.NetEntry, 0, len(r.cells))
 	for p, c := range r.cells {
-		e := gossip.NetEntry{Peer: p}
+		e := nodestate.NetEntry{Peer: p}
 		if m1, m5, at, ok := c.rtt.Means(now); ok {
 			e.RTT1 = math.Round(float64(m1) / float64(time.Microsecond))
 			e.RTT5 = math.Round(float64(m5) / float64(time.Microsecond))
@@ -155,7 +155,7 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]gossip.NetEntry
 // as the worse direction (BW: the min of the latest rates measured) and
 // the faster peak, so readers of BW alone never see a link as better
 // than its worse direction.
-func fillBW(e *gossip.NetEntry, c *netCell) {
+func fillBW(e *nodestate.NetEntry, c *netCell) {
 	round := func(v float64) float64 { return math.Round(v*10) / 10 }
 	if !c.out.at.IsZero() {
 		e.BWOut, e.PeakOut, e.BWOutAt, e.CarOut = round(c.out.bw), round(c.out.peak), c.out.at.UnixMilli(), round(c.out.carried)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // TestNetRow: measurements become gossip cells rounded to the microsecond
@@ -28,7 +28,7 @@ func TestNetRow(t *testing.T) {
 	r.addRTT("", t0, time.Millisecond)
 	r.addRTT("n4", t0, -time.Millisecond)
 	got, changed := r.take(t0.Add(2*time.Second), all)
-	want := []gossip.NetEntry{{Peer: "n2", RTT1: 183, RTT5: 183, RTTAt: t0.UnixMilli(), BW: 500, Peak: 941.3, BWAt: t0.Add(time.Second).UnixMilli(),
+	want := []nodestate.NetEntry{{Peer: "n2", RTT1: 183, RTT5: 183, RTTAt: t0.UnixMilli(), BW: 500, Peak: 941.3, BWAt: t0.Add(time.Second).UnixMilli(),
 		BWOut: 500, PeakOut: 941.3, BWOutAt: t0.Add(time.Second).UnixMilli()}}
 	if !changed || !slices.Equal(got, want) {
 		t.Fatalf("take = %+v, %v; want %+v, true", got, changed, want)
@@ -53,7 +53,7 @@ func TestNetRow_Directions(t *testing.T) {
 	r := newNetRow()
 	r.addBW("n2", t0, dirReading{940, 0}, dirReading{9.5, 0}) // out fast, in shaped to 10 Mbit/s
 	got, _ := r.take(t0, all)
-	want := gossip.NetEntry{Peer: "n2", BW: 9.5, Peak: 940, BWAt: t0.UnixMilli(),
+	want := nodestate.NetEntry{Peer: "n2", BW: 9.5, Peak: 940, BWAt: t0.UnixMilli(),
 		BWOut: 940, PeakOut: 940, BWOutAt: t0.UnixMilli(), BWIn: 9.5, PeakIn: 9.5, BWInAt: t0.UnixMilli()}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("two-way test: %+v; want %+v", got, want)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // Formation from gossip, for an agent that has no raft yet (the agent's
@@ -57,7 +58,7 @@ func BootViews(g *gossip.Gossip) []BootView {
 			continue
 		}
 		out = append(out, BootView{
-			Name: e.State.Name, Alive: e.Status == gossip.StatusAlive,
+			Name: e.State.Name, Alive: e.Status == nodestate.StatusAlive,
 			RaftAddr: Addr(e.State), Member: e.State.Raft.Member, Proposal: e.State.Raft.Proposal,
 		})
 	}
@@ -66,7 +67,7 @@ func BootViews(g *gossip.Gossip) []BootView {
 
 // Addr is a node's raft address as its gossiped state tells, empty until
 // its address and raft port are known.
-func Addr(s gossip.NodeState) string {
+func Addr(s nodestate.NodeState) string {
 	if s.Addr == "" || s.RaftPort == 0 {
 		return ""
 	}

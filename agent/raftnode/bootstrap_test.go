@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestBootstrapProposal(t *testing.T) {
@@ -122,13 +122,13 @@ func TestFormationSet(t *testing.T) {
 func TestAddr(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		s    gossip.NodeState
+		s    nodestate.NodeState
 		want string
 	}{
-		{gossip.NodeState{Addr: "10.0.0.1", RaftPort: 7947}, "10.0.0.1:7947"},
-		{gossip.NodeState{Addr: "fe80::1", RaftPort: 7947}, "[fe80::1]:7947"},
-		{gossip.NodeState{Addr: "10.0.0.1"}, ""},
-		{gossip.NodeState{RaftPort: 7947}, ""},
+		{nodestate.NodeState{Addr: "10.0.0.1", RaftPort: 7947}, "10.0.0.1:7947"},
+		{nodestate.NodeState{Addr: "fe80::1", RaftPort: 7947}, "[fe80::1]:7947"},
+		{nodestate.NodeState{Addr: "10.0.0.1"}, ""},
+		{nodestate.NodeState{RaftPort: 7947}, ""},
 	} {
 		if got := Addr(tc.s); got != tc.want {
 			t.Errorf("Addr(%+v) = %q, want %q", tc.s, got, tc.want)

@@ -1,9 +1,9 @@
 // Package rows carries the network rows to the servers.
 //
 // A node's row of the network matrix (its RTT and bandwidth to each peer,
-// gossip.NetEntry) grows with the cluster, so it no longer travels in
+// nodestate.NetEntry) grows with the cluster, so it no longer travels in
 // gossip, whose push/pull it made O(n²). Instead the owner's Sender sends
-// the row, versioned by the owner's boot and a counter (gossip.NetRow), to
+// the row, versioned by the owner's boot and a counter (nodestate.NetRow), to
 // every server (alive gossip nodes with Raft.Member) over the agents'
 // mutual-TLS API (POST /v1/netrow, which a server takes only under the
 // owner's own certificate): when it changes, at most once per

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // Config tunes the sender.
@@ -94,7 +94,7 @@ type Sender struct {
 	wake chan struct{}
 
 	mu  sync.Mutex
-	row gossip.NetRow
+	row nodestate.NetRow
 	// hist is, for the latest versions, the peers each one changed or
 	// dropped (oldest first, at most histLen): what a delta from an
 	// earlier version must carry.
@@ -134,12 +134,12 @@ func NewSender(d Deps) *Sender {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Sender{d: d, cfg: d.Config.OrDefault(), wake: make(chan struct{}, 1),
-		row: gossip.NetRow{Node: d.Node, Boot: d.Boot}, sent: map[string]sendState{}}
+		row: nodestate.NetRow{Node: d.Node, Boot: d.Boot}, sent: map[string]sendState{}}
 }
 
 // Set replaces this node's row; a different row is a new version, sent
 // to the servers within MinInterval.
-func (s *Sender) Set(cells []gossip.NetEntry) {
+func (s *Sender) Set(cells []nodestate.NetEntry) {
 	s.mu.Lock()
 	changed := s.row.V == 0 || !slices.Equal(cells, s.row.Cells)
 	if changed {
@@ -160,7 +160,7 @@ func (s *Sender) Set(cells []gossip.NetEntry) {
 }
 
 // Row returns a copy of this node's row (V 0: none published yet).
-func (s *Sender) Row() gossip.NetRow {
+func (s *Sender) Row() nodestate.NetRow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return clone(s.row)
@@ -217,7 +217,7 @@ func (s *Sender) round(ctx context.Context) {
 		body, have := bodies[base]
 		if !have {
 			var err error
-			if body, err = gossip.EncodeNetRow(s.message(row, base)); err != nil {
+			if body, err = nodestate.EncodeNetRow(s.message(row, base)); err != nil {
 				s.mu.Unlock()
 				s.d.Log.Error("encode own network row", "err", err)
 				return
@@ -250,7 +250,7 @@ func (s *Sender) round(ctx context.Context) {
 // sent: a delta of the peers changed since base when the history reaches
 // back that far and the delta is smaller than the row, else the row.
 // s.mu is held.
-func (s *Sender) message(row gossip.NetRow, base uint64) *gossip.NetRow {
+func (s *Sender) message(row nodestate.NetRow, base uint64) *nodestate.NetRow {
 	if base == 0 || len(s.hist) == 0 || s.hist[0].v > base+1 {
 		return &row
 	}
@@ -265,7 +265,7 @@ func (s *Sender) message(row gossip.NetRow, base uint64) *gossip.NetRow {
 	if 2*len(peers) > len(row.Cells) {
 		return &row
 	}
-	d := gossip.NetRow{Node: row.Node, Boot: row.Boot, V: row.V, Base: base, Cells: []gossip.NetEntry{}}
+	d := nodestate.NetRow{Node: row.Node, Boot: row.Boot, V: row.V, Base: base, Cells: []nodestate.NetEntry{}}
 	for _, c := range row.Cells {
 		if peers[c.Peer] {
 			d.Cells = append(d.Cells, c)
@@ -281,8 +281,8 @@ func (s *Sender) message(row gossip.NetRow, base uint64) *gossip.NetRow {
 
 // diffPeers lists the peers whose cell differs between two rows, dropped
 // ones included.
-func diffPeers(old, cur []gossip.NetEntry) []string {
-	was := make(map[string]gossip.NetEntry, len(old))
+func diffPeers(old, cur []nodestate.NetEntry) []string {
+	was := make(map[string]nodestate.NetEntry, len(old))
 	for _, c := range old {
 		was[c.Peer] = c
 	}

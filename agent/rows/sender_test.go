@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestIsDue(t *testing.T) {
@@ -73,7 +73,7 @@ func TestSender_Rounds(t *testing.T) {
 				return errors.New("connection refused")
 			}
 			sends++
-			r, err := gossip.DecodeNetRow(body)
+			r, err := nodestate.DecodeNetRow(body)
 			if err != nil {
 				return err
 			}
@@ -87,18 +87,18 @@ func TestSender_Rounds(t *testing.T) {
 	if sends != 0 {
 		t.Fatal("sent before any row was set")
 	}
-	s.Set([]gossip.NetEntry{{Peer: "x", BW: 10, BWAt: 1}})
+	s.Set([]nodestate.NetEntry{{Peer: "x", BW: 10, BWAt: 1}})
 	s.round(ctx)
 	if !holds("s1", 1) || !holds("s2", 1) || sends != 2 {
 		t.Fatalf("first row not on both servers (%d sends)", sends)
 	}
-	s.Set([]gossip.NetEntry{{Peer: "x", BW: 20, BWAt: 2}})
+	s.Set([]nodestate.NetEntry{{Peer: "x", BW: 20, BWAt: 2}})
 	clk.add(200 * time.Millisecond)
 	s.round(ctx)
 	if holds("s1", 2) || sends != 2 {
 		t.Fatal("a change went out before MinInterval")
 	}
-	s.Set([]gossip.NetEntry{{Peer: "x", BW: 20, BWAt: 2}}) // the same row: no new version
+	s.Set([]nodestate.NetEntry{{Peer: "x", BW: 20, BWAt: 2}}) // the same row: no new version
 	clk.add(time.Second)
 	mu.Lock()
 	servers = append(servers, Server{"s3", 9})
@@ -155,11 +155,11 @@ func TestSender_Deltas(t *testing.T) {
 	t.Parallel()
 	clk := &fakeClock{t: t0}
 	table := NewTable()
-	var bodies []gossip.NetRow
+	var bodies []nodestate.NetRow
 	s := NewSender(Deps{Node: "me", Boot: 1, Now: clk.now, Config: Config{MinInterval: time.Second, Refresh: time.Minute},
 		Servers: func() []Server { return []Server{{"srv", 1}} },
 		Send: func(_ context.Context, _ string, body []byte) error {
-			r, err := gossip.DecodeNetRow(body)
+			r, err := nodestate.DecodeNetRow(body)
 			if err != nil {
 				return err
 			}
@@ -168,11 +168,11 @@ func TestSender_Deltas(t *testing.T) {
 			return err
 		}})
 	ctx := context.Background()
-	row := make([]gossip.NetEntry, 10)
+	row := make([]nodestate.NetEntry, 10)
 	for i := range row {
-		row[i] = gossip.NetEntry{Peer: string(rune('a' + i)), BW: float64(i + 1), BWAt: 1}
+		row[i] = nodestate.NetEntry{Peer: string(rune('a' + i)), BW: float64(i + 1), BWAt: 1}
 	}
-	step := func(cells []gossip.NetEntry) gossip.NetRow {
+	step := func(cells []nodestate.NetEntry) nodestate.NetRow {
 		t.Helper()
 		s.Set(cells)
 		clk.add(time.Second)

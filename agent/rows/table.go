@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // MaxRows bounds how many owners a Table holds (gossip's own bound on the
@@ -24,7 +24,7 @@ type Table struct {
 }
 
 type held struct {
-	row gossip.NetRow
+	row nodestate.NetRow
 	// seen is when the row (or an equal version of it) last arrived.
 	seen time.Time
 }
@@ -40,9 +40,9 @@ var ErrNeedFull = errors.New("network row delta does not apply: send the whole r
 // whether it did; an equal version only refreshes when it was seen. A
 // delta (r.Base != 0) applies only to the row of version Base of the same
 // boot, else it is ErrNeedFull. A row that fails validation, a delta
-// that would grow the row past gossip.MaxNetCells, or a new owner in a
+// that would grow the row past nodestate.MaxNetCells, or a new owner in a
 // full table is an error and changes nothing.
-func (t *Table) Put(r gossip.NetRow, now time.Time) (bool, error) {
+func (t *Table) Put(r nodestate.NetRow, now time.Time) (bool, error) {
 	if err := r.Validate(); err != nil {
 		return false, fmt.Errorf("refused network row: %w", err)
 	}
@@ -80,8 +80,8 @@ func (t *Table) Put(r gossip.NetRow, now time.Time) (bool, error) {
 
 // applyDelta is base with delta's cells replaced or added and its gone
 // peers dropped, at delta's version, sorted by peer.
-func applyDelta(base, delta gossip.NetRow) (gossip.NetRow, error) {
-	cells := make(map[string]gossip.NetEntry, len(base.Cells)+len(delta.Cells))
+func applyDelta(base, delta nodestate.NetRow) (nodestate.NetRow, error) {
+	cells := make(map[string]nodestate.NetEntry, len(base.Cells)+len(delta.Cells))
 	for _, c := range base.Cells {
 		cells[c.Peer] = c
 	}
@@ -91,10 +91,10 @@ func applyDelta(base, delta gossip.NetRow) (gossip.NetRow, error) {
 	for _, p := range delta.Gone {
 		delete(cells, p)
 	}
-	if len(cells) > gossip.MaxNetCells {
-		return gossip.NetRow{}, fmt.Errorf("refused network row of %s: %d cells after the delta, at most %d", base.Node, len(cells), gossip.MaxNetCells)
+	if len(cells) > nodestate.MaxNetCells {
+		return nodestate.NetRow{}, fmt.Errorf("refused network row of %s: %d cells after the delta, at most %d", base.Node, len(cells), nodestate.MaxNetCells)
 	}
-	out := gossip.NetRow{Node: base.Node, Boot: base.Boot, V: delta.V, Cells: make([]gossip.NetEntry, 0, len(cells))}
+	out := nodestate.NetRow{Node: base.Node, Boot: base.Boot, V: delta.V, Cells: make([]nodestate.NetEntry, 0, len(cells))}
 	for _, c := range cells {
 		out.Cells = append(out.Cells, c)
 	}
@@ -103,19 +103,19 @@ func applyDelta(base, delta gossip.NetRow) (gossip.NetRow, error) {
 }
 
 // Get returns a copy of the row held for node.
-func (t *Table) Get(node string) (gossip.NetRow, bool) {
+func (t *Table) Get(node string) (nodestate.NetRow, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h, ok := t.rows[node]
 	if !ok {
-		return gossip.NetRow{}, false
+		return nodestate.NetRow{}, false
 	}
 	return clone(h.row), true
 }
 
 // Read calls fn with the row held for node, without copying it; fn must
 // not keep or change the row, nor call the table.
-func (t *Table) Read(node string, fn func(gossip.NetRow)) bool {
+func (t *Table) Read(node string, fn func(nodestate.NetRow)) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h, ok := t.rows[node]
@@ -133,9 +133,9 @@ func (t *Table) Len() int {
 }
 
 // All returns copies of every row, sorted by owner.
-func (t *Table) All() []gossip.NetRow {
+func (t *Table) All() []nodestate.NetRow {
 	t.mu.Lock()
-	out := make([]gossip.NetRow, 0, len(t.rows))
+	out := make([]nodestate.NetRow, 0, len(t.rows))
 	for _, h := range t.rows {
 		out = append(out, clone(h.row))
 	}
@@ -150,8 +150,8 @@ func (t *Table) All() []gossip.NetRow {
 // returns the owners dropped, sorted. A row of a node gossip has not
 // learnt of yet survives grace, so a row that outruns its owner's state
 // is not lost.
-func (t *Table) Prune(now time.Time, nodes []gossip.Entry, grace time.Duration) []string {
-	known := make(map[string]gossip.Entry, len(nodes))
+func (t *Table) Prune(now time.Time, nodes []nodestate.Entry, grace time.Duration) []string {
+	known := make(map[string]nodestate.Entry, len(nodes))
 	for _, e := range nodes {
 		known[e.State.Name] = e
 	}
@@ -163,7 +163,7 @@ func (t *Table) Prune(now time.Time, nodes []gossip.Entry, grace time.Duration) 
 		switch {
 		case !ok:
 			drop = now.Sub(h.seen) >= grace
-		case e.Status == gossip.StatusDead || e.Status == gossip.StatusLeft:
+		case e.Status == nodestate.StatusDead || e.Status == nodestate.StatusLeft:
 			drop = true
 		case e.HasState && e.State.Boot > h.row.Boot:
 			drop = true
@@ -178,8 +178,8 @@ func (t *Table) Prune(now time.Time, nodes []gossip.Entry, grace time.Duration) 
 	return gone
 }
 
-func clone(r gossip.NetRow) gossip.NetRow {
-	r.Cells = append([]gossip.NetEntry(nil), r.Cells...)
+func clone(r nodestate.NetRow) nodestate.NetRow {
+	r.Cells = append([]nodestate.NetEntry(nil), r.Cells...)
 	r.Gone = append([]string(nil), r.Gone...)
 	return r
 }

@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 
-func row(node string, boot int64, v uint64, bw float64) gossip.NetRow {
-	return gossip.NetRow{Node: node, Boot: boot, V: v, Cells: []gossip.NetEntry{{Peer: "p", BW: bw, BWAt: 1}}}
+func row(node string, boot int64, v uint64, bw float64) nodestate.NetRow {
+	return nodestate.NetRow{Node: node, Boot: boot, V: v, Cells: []nodestate.NetEntry{{Peer: "p", BW: bw, BWAt: 1}}}
 }
 
 func TestTable_NewestVersionWins(t *testing.T) {
 	t.Parallel()
 	tb := NewTable()
 	steps := []struct {
-		r    gossip.NetRow
+		r    nodestate.NetRow
 		kept bool
 		bw   float64
 	}{
@@ -46,7 +46,7 @@ func TestTable_NewestVersionWins(t *testing.T) {
 		t.Fatal("Get shares the table's cells")
 	}
 	var read float64
-	if !tb.Read("a", func(r gossip.NetRow) { read = r.Cells[0].BW }) || read != 110 || tb.Read("nobody", func(gossip.NetRow) {}) {
+	if !tb.Read("a", func(r nodestate.NetRow) { read = r.Cells[0].BW }) || read != 110 || tb.Read("nobody", func(nodestate.NetRow) {}) {
 		t.Fatalf("Read saw %v", read)
 	}
 }
@@ -54,14 +54,14 @@ func TestTable_NewestVersionWins(t *testing.T) {
 func TestTable_RefusesBadAndTooMany(t *testing.T) {
 	t.Parallel()
 	tb := NewTable()
-	big := gossip.NetRow{Node: "a", Boot: 1, V: 1, Cells: make([]gossip.NetEntry, gossip.MaxNetCells+1)}
+	big := nodestate.NetRow{Node: "a", Boot: 1, V: 1, Cells: make([]nodestate.NetEntry, nodestate.MaxNetCells+1)}
 	for i := range big.Cells {
 		big.Cells[i].Peer = "p"
 	}
 	if _, err := tb.Put(big, t0); err == nil || !strings.Contains(err.Error(), "at most 16384") {
 		t.Fatalf("oversized row: %v", err)
 	}
-	if _, err := tb.Put(gossip.NetRow{Node: "a", Cells: []gossip.NetEntry{{Peer: "p", RTT1: -3}}}, t0); err == nil {
+	if _, err := tb.Put(nodestate.NetRow{Node: "a", Cells: []nodestate.NetEntry{{Peer: "p", RTT1: -3}}}, t0); err == nil {
 		t.Fatal("negative RTT taken")
 	}
 	if tb.Len() != 0 {
@@ -93,11 +93,11 @@ func TestTable_PruneFollowsGossip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	entry := func(name string, st gossip.Status, boot int64) gossip.Entry {
-		return gossip.Entry{State: gossip.NodeState{Name: name, Boot: boot}, Status: st, HasState: true}
+	entry := func(name string, st nodestate.Status, boot int64) nodestate.Entry {
+		return nodestate.Entry{State: nodestate.NodeState{Name: name, Boot: boot}, Status: st, HasState: true}
 	}
-	nodes := []gossip.Entry{entry("alive", gossip.StatusAlive, 5), entry("dead", gossip.StatusDead, 5),
-		entry("left", gossip.StatusLeft, 5), entry("reborn", gossip.StatusAlive, 6), entry("suspect", gossip.StatusSuspect, 5)}
+	nodes := []nodestate.Entry{entry("alive", nodestate.StatusAlive, 5), entry("dead", nodestate.StatusDead, 5),
+		entry("left", nodestate.StatusLeft, 5), entry("reborn", nodestate.StatusAlive, 6), entry("suspect", nodestate.StatusSuspect, 5)}
 	gone := tb.Prune(t0, nodes, time.Minute)
 	if strings.Join(gone, ",") != "dead,left,reborn,unknown-old" {
 		t.Fatalf("pruned %v", gone)
@@ -114,11 +114,11 @@ func TestTable_PruneFollowsGossip(t *testing.T) {
 func TestTable_Delta(t *testing.T) {
 	t.Parallel()
 	tb := NewTable()
-	cell := func(p string, bw float64) gossip.NetEntry { return gossip.NetEntry{Peer: p, BW: bw, BWAt: 1} }
-	if _, err := tb.Put(gossip.NetRow{Node: "a", Boot: 1, V: 2, Cells: []gossip.NetEntry{cell("p", 1), cell("q", 2), cell("r", 3)}}, t0); err != nil {
+	cell := func(p string, bw float64) nodestate.NetEntry { return nodestate.NetEntry{Peer: p, BW: bw, BWAt: 1} }
+	if _, err := tb.Put(nodestate.NetRow{Node: "a", Boot: 1, V: 2, Cells: []nodestate.NetEntry{cell("p", 1), cell("q", 2), cell("r", 3)}}, t0); err != nil {
 		t.Fatal(err)
 	}
-	delta := gossip.NetRow{Node: "a", Boot: 1, V: 4, Base: 2, Cells: []gossip.NetEntry{cell("q", 20), cell("s", 40)}, Gone: []string{"r"}}
+	delta := nodestate.NetRow{Node: "a", Boot: 1, V: 4, Base: 2, Cells: []nodestate.NetEntry{cell("q", 20), cell("s", 40)}, Gone: []string{"r"}}
 	if kept, err := tb.Put(delta, t0); !kept || err != nil {
 		t.Fatalf("delta on its base: %v %v", kept, err)
 	}
@@ -130,9 +130,9 @@ func TestTable_Delta(t *testing.T) {
 	if kept, err := tb.Put(delta, t0); kept || err != nil {
 		t.Fatalf("the same delta again: %v %v", kept, err)
 	}
-	for name, d := range map[string]gossip.NetRow{
-		"another base":  {Node: "a", Boot: 1, V: 6, Base: 5, Cells: []gossip.NetEntry{cell("p", 9)}},
-		"another boot":  {Node: "a", Boot: 2, V: 6, Base: 4, Cells: []gossip.NetEntry{cell("p", 9)}},
+	for name, d := range map[string]nodestate.NetRow{
+		"another base":  {Node: "a", Boot: 1, V: 6, Base: 5, Cells: []nodestate.NetEntry{cell("p", 9)}},
+		"another boot":  {Node: "a", Boot: 2, V: 6, Base: 4, Cells: []nodestate.NetEntry{cell("p", 9)}},
 		"unknown owner": {Node: "b", Boot: 1, V: 2, Base: 1},
 	} {
 		if _, err := tb.Put(d, t0); !errors.Is(err, ErrNeedFull) {
@@ -142,7 +142,7 @@ func TestTable_Delta(t *testing.T) {
 	if got, _ := tb.Get("a"); got.V != 4 || got.Cells[0].BW != 1 {
 		t.Fatalf("a refused delta changed the row: %+v", got)
 	}
-	if _, err := tb.Put(gossip.NetRow{Node: "a", Boot: 1, V: 5, Base: 5}, t0); err == nil {
+	if _, err := tb.Put(nodestate.NetRow{Node: "a", Boot: 1, V: 5, Base: 5}, t0); err == nil {
 		t.Fatal("a delta to its own base taken")
 	}
 }

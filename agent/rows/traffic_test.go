@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // TestSenderBytesPerHour measures, on the real Sender (encoding, deltas,
@@ -29,15 +29,15 @@ func TestSenderBytesPerHour(t *testing.T) {
 		s := NewSender(Deps{Node: "me", Boot: 1, Now: clk.now, Config: DefaultConfig(),
 			Servers: func() []Server { return servers },
 			Send: func(_ context.Context, srv string, body []byte) error {
-				r, err := gossip.DecodeNetRow(body)
+				r, err := nodestate.DecodeNetRow(body)
 				if err == nil {
 					_, err = tables[srv].Put(r, clk.now())
 				}
 				return err
 			}})
-		row := make([]gossip.NetEntry, n-1)
+		row := make([]nodestate.NetEntry, n-1)
 		for i := range row {
-			row[i] = gossip.NetEntry{Peer: fmt.Sprintf("node%04d", i+1), RTT1: 87, RTT5: 91, RTTAt: t0.UnixMilli(),
+			row[i] = nodestate.NetEntry{Peer: fmt.Sprintf("node%04d", i+1), RTT1: 87, RTT5: 91, RTTAt: t0.UnixMilli(),
 				BW: 9412.3, Peak: 9561.7, BWAt: t0.UnixMilli()}
 		}
 		ctx := context.Background()
@@ -62,7 +62,7 @@ func TestSenderBytesPerHour(t *testing.T) {
 			}
 			if changed {
 				s.Set(row)
-				b, _ := gossip.EncodeNetRow(&gossip.NetRow{Node: "me", Boot: 1, V: 1, Cells: row})
+				b, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "me", Boot: 1, V: 1, Cells: row})
 				whole += uint64(len(b)) * uint64(len(servers))
 			}
 			s.round(ctx)

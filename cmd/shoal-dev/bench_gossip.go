@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/internal/deadline"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -74,7 +75,7 @@ func propagation(n, rounds int, profile string) ([]time.Duration, error) {
 	for i := range n {
 		c := profileConfig(profile)
 		c.Name, c.Logger = fmt.Sprintf("g%02d", i), quiet
-		g, err := gossip.New(c, gossip.NodeState{Static: gossip.Static{Cores: 4}})
+		g, err := gossip.New(c, nodestate.NodeState{Static: nodestate.Static{Cores: 4}})
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +115,7 @@ func propagation(n, rounds int, profile string) ([]time.Duration, error) {
 		src := gs[r%n]
 		name := src.Self().Name
 		start := time.Now()
-		src.Update(func(s *gossip.NodeState) { s.Dyn.Users = r })
+		src.Update(func(s *nodestate.NodeState) { s.Dyn.Users = r })
 		if err := pollFast(30*time.Second, func() bool {
 			for _, g := range gs {
 				e, ok := g.Node(name)

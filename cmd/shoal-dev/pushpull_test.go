@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // TestPushPullSizes prints the push/pull payload at 100, 300 and 1,000
@@ -21,7 +21,7 @@ func TestPushPullSizes(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("n=%5d  push/pull %8d B (%.1f KiB, %d B/state)  with rows (before) %10d B (%.1f MiB)  row table/server %.1f MiB  decoder cap %d MiB",
-			n, plain, float64(plain)/1024, plain/n, withRows, float64(withRows)/(1<<20), rowHeap/(1<<20), gossip.MaxMessageSize>>20)
+			n, plain, float64(plain)/1024, plain/n, withRows, float64(withRows)/(1<<20), rowHeap/(1<<20), nodestate.MaxMessageSize>>20)
 		if n == 1000 && plain >= 1<<20 {
 			t.Errorf("push/pull of %d states is %d bytes, want under 1 MiB", n, plain)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -112,7 +113,7 @@ func leaderNodes(g *gossip.Gossip, rows map[string][]leader.NetEntry) []leader.N
 	return out
 }
 
-func pmeans(m gossip.Means) placement.Means {
+func pmeans(m nodestate.Means) placement.Means {
 	return placement.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // scaleOpts is one bench-scale run's settings.
@@ -376,39 +377,39 @@ func agentName(i int) string { return fmt.Sprintf("node%04d", i) }
 // node (the probes are at the boundary: their heartbeats and row are made
 // up, with real sizes). Its network row is not in it (syntheticRow): rows
 // go to the servers, not through gossip.
-func syntheticState(i int) gossip.NodeState {
-	s := gossip.NodeState{
+func syntheticState(i int) nodestate.NodeState {
+	s := nodestate.NodeState{
 		Name:     agentName(i),
 		RaftPort: 7947, HTTPPort: 7948, ProbePort: 7949,
-		Static: gossip.Static{
+		Static: nodestate.Static{
 			Hostname: fmt.Sprintf("cn%04d.cluster.example.org", i), CPUModel: "Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz",
 			Cores: 40, Threads: 80, MHz: 2100, MemTotal: 192 << 30, Switch: fmt.Sprintf("sw%02d", i/40),
-			PEs:      []gossip.PE{{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 4, MemBytes: 40 << 30}},
+			PEs:      []nodestate.PE{{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 4, MemBytes: 40 << 30}},
 			Confined: true,
 		},
-		Dyn: gossip.Dynamic{
-			Load: gossip.Means{Now: 12.5, M1: 11.93, M5: 10.25, M15: 9.81}, CPUUtil: gossip.Means{Now: 0.31, M1: 0.297, M5: 0.264, M15: 0.255},
-			MemAvail: gossip.Means{Now: 1.53e11, M1: 1.529e11, M5: 1.531e11, M15: 1.532e11}, NetFlow: gossip.Means{Now: 1.2e7, M1: 1.13e7, M5: 9.8e6, M15: 8.7e6},
+		Dyn: nodestate.Dynamic{
+			Load: nodestate.Means{Now: 12.5, M1: 11.93, M5: 10.25, M15: 9.81}, CPUUtil: nodestate.Means{Now: 0.31, M1: 0.297, M5: 0.264, M15: 0.255},
+			MemAvail: nodestate.Means{Now: 1.53e11, M1: 1.529e11, M5: 1.531e11, M15: 1.532e11}, NetFlow: nodestate.Means{Now: 1.2e7, M1: 1.13e7, M5: 9.8e6, M15: 8.7e6},
 			Users: 3, SampledAt: 1795000000000 + int64(i),
 		},
-		Probes: []gossip.ProbeBeat{
+		Probes: []nodestate.ProbeBeat{
 			{Kind: "bandwidth", State: "running", PID: 40000 + i, Beat: 1795000000000},
 			{Kind: "latency", State: "running", PID: 40001 + i, Beat: 1795000000000},
 		},
-		Raft: gossip.RaftInfo{Member: true},
+		Raft: nodestate.RaftInfo{Member: true},
 	}
 	return s
 }
 
 // syntheticRow is node i's network row of peers cells (every node but
 // its owner), as its probes fill it and send it to the servers.
-func syntheticRow(i, peers int) gossip.NetRow {
-	r := gossip.NetRow{Node: agentName(i), V: 1}
+func syntheticRow(i, peers int) nodestate.NetRow {
+	r := nodestate.NetRow{Node: agentName(i), V: 1}
 	for p := range peers {
 		if p == i {
 			p = peers // a row has every node but its owner
 		}
-		r.Cells = append(r.Cells, gossip.NetEntry{
+		r.Cells = append(r.Cells, nodestate.NetEntry{
 			Peer: agentName(p), RTT1: 87, RTT5: 91, BW: 9412.3, Peak: 9561.7,
 			BWAt: 1795000000000 + int64(p), RTTAt: 1795000000000 + int64(p),
 		})
@@ -563,7 +564,7 @@ func (c *scaleCluster) convergence(src int, users int, timeout time.Duration) (t
 	g := c.agents[src]
 	name := agentName(src)
 	start := time.Now()
-	g.Update(func(s *gossip.NodeState) { s.Dyn.Users = users })
+	g.Update(func(s *nodestate.NodeState) { s.Dyn.Users = users })
 	self := g.Self()
 	want, boot := self.Seq, self.Boot
 	pending := make([]*gossip.Gossip, 0, len(c.agents))
@@ -612,7 +613,7 @@ func (c *scaleCluster) churn(period time.Duration, seed uint64, stop <-chan stru
 			case <-t.C:
 			}
 			load := float64(rng.IntN(4000)) / 100
-			c.agents[i].Update(func(s *gossip.NodeState) { s.Dyn.Load.Now, s.Dyn.SampledAt = load, s.Dyn.SampledAt+1 })
+			c.agents[i].Update(func(s *nodestate.NodeState) { s.Dyn.Load.Now, s.Dyn.SampledAt = load, s.Dyn.SampledAt+1 })
 		}
 	}()
 	return &wg
@@ -814,7 +815,7 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	}
 
 	one := syntheticState(0)
-	b, err := gossip.EncodeState(&one)
+	b, err := nodestate.EncodeState(&one)
 	if err != nil {
 		return r, err
 	}
@@ -945,11 +946,11 @@ func (cl *clientLayout) stop() {
 // heap a server's row table (agent/rows) needs for n full rows. Rows are
 // not in the live run: n full rows are n² cells.
 func pushPullSizes(n int) (plain, withRows int, rowHeap float64, err error) {
-	ss := make([]gossip.NodeState, n)
+	ss := make([]nodestate.NodeState, n)
 	for i := range ss {
 		ss[i] = syntheticState(i)
 	}
-	b, err := gossip.EncodeStates(ss)
+	b, err := nodestate.EncodeStates(ss)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -977,7 +978,7 @@ func pushPullSizes(n int) (plain, withRows int, rowHeap float64, err error) {
 // legacyState is a state as agents sent it while rows travelled in
 // gossip (the row inline, its version beside it).
 type legacyState struct {
-	gossip.NodeState
-	Net  []gossip.NetEntry `json:"net,omitempty"`
-	NetV uint64            `json:"nv,omitempty"`
+	nodestate.NodeState
+	Net  []nodestate.NetEntry `json:"net,omitempty"`
+	NetV uint64               `json:"nv,omitempty"`
 }

@@ -15,6 +15,7 @@ var corePackages = []string{
 	"github.com/shoal-hpc/shoal/raftfsm",
 	"github.com/shoal-hpc/shoal/elastic",
 	"github.com/shoal-hpc/shoal/probeplan",
+	"github.com/shoal-hpc/shoal/nodestate",
 }
 
 // impure names what a dependency of the core must not be, and why: a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -28,10 +29,10 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func status(g *gossip.Gossip, name string) gossip.Status {
+func status(g *gossip.Gossip, name string) nodestate.Status {
 	e, ok := g.Lookup(name)
 	if !ok {
-		return gossip.StatusUnknown
+		return nodestate.StatusUnknown
 	}
 	return e.Status
 }
@@ -53,7 +54,7 @@ func TestGossipPartitionAndHeal(t *testing.T) {
 		cfg := gossip.TestConfig()
 		cfg.Name, cfg.Key, cfg.Transport = name, []byte("0123456789abcdef"), n.Gossip(name)
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		g, err := gossip.New(cfg, gossip.NodeState{})
+		g, err := gossip.New(cfg, nodestate.NodeState{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,7 @@ func TestGossipPartitionAndHeal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	alive := func(g *gossip.Gossip, name string) bool { return status(g, name) == gossip.StatusAlive }
+	alive := func(g *gossip.Gossip, name string) bool { return status(g, name) == nodestate.StatusAlive }
 	waitFor(t, 10*time.Second, "all alive", func() bool { return alive(nodes[0], "g2") && alive(nodes[2], "g0") })
 
 	n.Partition([]string{"g0", "g1"}, []string{"g2"})
@@ -73,7 +74,7 @@ func TestGossipPartitionAndHeal(t *testing.T) {
 		t.Fatal("Partition cut the wrong links")
 	}
 	waitFor(t, 30*time.Second, "g2 dead to g0 and g1, g1 alive to g0", func() bool {
-		return status(nodes[0], "g2") == gossip.StatusDead && status(nodes[1], "g2") == gossip.StatusDead && alive(nodes[0], "g1")
+		return status(nodes[0], "g2") == nodestate.StatusDead && status(nodes[1], "g2") == nodestate.StatusDead && alive(nodes[0], "g1")
 	})
 	n.Heal()
 	waitFor(t, 30*time.Second, "g2 alive to all after the heal", func() bool {
@@ -85,7 +86,7 @@ func TestGossipPartitionAndHeal(t *testing.T) {
 		t.Fatal("Disconnect cut the wrong links")
 	}
 	waitFor(t, 30*time.Second, "g1 dead to g0 and g2", func() bool {
-		return status(nodes[0], "g1") == gossip.StatusDead && status(nodes[2], "g1") == gossip.StatusDead && alive(nodes[0], "g2")
+		return status(nodes[0], "g1") == nodestate.StatusDead && status(nodes[2], "g1") == nodestate.StatusDead && alive(nodes[0], "g2")
 	})
 	n.Heal()
 	waitFor(t, 30*time.Second, "g1 alive to all after the heal", func() bool {

@@ -1,4 +1,4 @@
-package gossip
+package nodestate
 
 import (
 	"encoding/json"
@@ -53,8 +53,8 @@ func (r *NetRow) Newer(o *NetRow) bool {
 // Validate rejects a row no honest agent would send.
 func (r *NetRow) Validate() error {
 	switch {
-	case r.Node == "" || len(r.Node) > maxNameLen:
-		return fmt.Errorf("%w: row owner %q must have 1 to %d bytes", ErrMalformed, r.Node, maxNameLen)
+	case r.Node == "" || len(r.Node) > MaxNameLen:
+		return fmt.Errorf("%w: row owner %q must have 1 to %d bytes", ErrMalformed, r.Node, MaxNameLen)
 	case len(r.Cells) > MaxNetCells || len(r.Gone) > MaxNetCells:
 		return fmt.Errorf("%w: row of %s has %d cells, at most %d", ErrTooLarge, r.Node, max(len(r.Cells), len(r.Gone)), MaxNetCells)
 	case r.Base != 0 && r.Base >= r.V:
@@ -63,12 +63,12 @@ func (r *NetRow) Validate() error {
 		return fmt.Errorf("%w: row of %s: a whole row drops no peers", ErrMalformed, r.Node)
 	}
 	for _, p := range r.Gone {
-		if p == "" || len(p) > maxNameLen {
+		if p == "" || len(p) > MaxNameLen {
 			return fmt.Errorf("%w: row of %s: bad dropped peer %q", ErrMalformed, r.Node, p)
 		}
 	}
 	for _, e := range r.Cells {
-		if e.Peer == "" || len(e.Peer) > maxNameLen || bad(e.RTT1) || bad(e.RTT5) || bad(e.BW) || bad(e.Peak) {
+		if e.Peer == "" || len(e.Peer) > MaxNameLen || bad(e.RTT1) || bad(e.RTT5) || bad(e.BW) || bad(e.Peak) {
 			return fmt.Errorf("%w: row of %s: bad network entry for %q", ErrMalformed, r.Node, e.Peer)
 		}
 	}

@@ -1,4 +1,4 @@
-package gossip
+package nodestate
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"strconv"
 )
 
-// version is the part of a broadcast that says which state it is: whose,
+// Version is the part of a broadcast that says which state it is: whose,
 // which boot, which update. Name aliases the message's bytes: peeking
 // allocates nothing (a string per copy cost as much as the rest of the
 // peek in a profile of 300 agents).
-type version struct {
+type Version struct {
 	Name []byte
 	Boot int64
 	Seq  uint64
@@ -29,30 +29,30 @@ var (
 	headSeq  = []byte(`,"seq":`)
 )
 
-// peekVersion reads a broadcast's version without decoding the state, or
+// PeekVersion reads a broadcast's version without decoding the state, or
 // reports false when the message does not begin as EncodeState begins one
 // (an escaped name, another encoder's field order): the caller then
 // decodes it whole. A node re-gossips each state it has not seen
 // 4·⌈log10(n+1)⌉ times, so an agent receives each change about that many
 // times and all but the first are stale: reading the version alone
 // spares decoding and validating the other copies.
-func peekVersion(b []byte) (version, bool) {
+func PeekVersion(b []byte) (Version, bool) {
 	if len(b) < 2 || b[0] != msgState || b[1] != wireV1 {
-		return version{}, false
+		return Version{}, false
 	}
 	return peekBody(b[2:])
 }
 
-// peekBody is peekVersion on a state's JSON object alone: a broadcast's
+// peekBody is PeekVersion on a state's JSON object alone: a broadcast's
 // body, or one element of a push/pull's array.
-func peekBody(b []byte) (version, bool) {
-	var v version
+func peekBody(b []byte) (Version, bool) {
+	var v Version
 	rest, ok := bytes.CutPrefix(b, headName)
 	if !ok {
 		return v, false
 	}
 	end := bytes.IndexByte(rest, '"')
-	if end < 1 || end > maxNameLen || bytes.IndexByte(rest[:end], '\\') >= 0 {
+	if end < 1 || end > MaxNameLen || bytes.IndexByte(rest[:end], '\\') >= 0 {
 		return v, false
 	}
 	name := rest[:end]
@@ -102,7 +102,7 @@ func parseInt(b []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// decodeFreshStates decodes a push/pull payload as DecodeStates does, but
+// DecodeFreshStates decodes a push/pull payload as DecodeStates does, but
 // decodes only the states that stale does not recognise by their version
 // (peekBody): the others are copies of states held, which Merge would
 // refuse. A push/pull carries every live node's state and, in a quiet
@@ -114,7 +114,7 @@ func parseInt(b []byte) (int64, bool) {
 // rest); a stale state is not validated, as a stale broadcast is not.
 // stale is called for each state in turn, in one call of this function:
 // the caller holds whatever lock stale needs.
-func decodeFreshStates(b []byte, stale func(version) bool) ([]NodeState, error) {
+func DecodeFreshStates(b []byte, stale func(Version) bool) ([]NodeState, error) {
 	if err := checkHeader(b, msgStates); err != nil {
 		return nil, err
 	}

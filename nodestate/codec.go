@@ -1,4 +1,4 @@
-package gossip
+package nodestate
 
 import (
 	"encoding/json"
@@ -18,7 +18,8 @@ const (
 	// MaxMessageSize bounds what a decoder accepts from the network.
 	MaxMessageSize = 8 << 20
 
-	maxNameLen  = 128
+	// MaxNameLen bounds a node's name.
+	MaxNameLen  = 128
 	maxPEs      = 64
 	maxProbes   = 16
 	maxNet      = 1 << 14
@@ -108,8 +109,8 @@ func checkHeader(b []byte, want byte) error {
 // Validate rejects a state that no honest agent would send.
 func (s *NodeState) Validate() error {
 	switch {
-	case s.Name == "" || len(s.Name) > maxNameLen:
-		return fmt.Errorf("name %q must have 1 to %d bytes", s.Name, maxNameLen)
+	case s.Name == "" || len(s.Name) > MaxNameLen:
+		return fmt.Errorf("name %q must have 1 to %d bytes", s.Name, MaxNameLen)
 	case !validPort(s.GossipPort) || !validPort(s.RaftPort) || !validPort(s.HTTPPort) || !validPort(s.ProbePort):
 		return fmt.Errorf("node %s: port out of range", s.Name)
 	case s.Static.Cores < 0 || s.Static.Threads < 0 || s.Dyn.Users < 0:
