@@ -312,8 +312,8 @@ func (a *Agent) Start(ctx context.Context) error {
 func (a *Agent) scanStatic(ctx context.Context) error {
 	if a.cfg.Static != nil {
 		a.static = *a.cfg.Static
-		a.static.PEs = probe.MergePEs(probe.PE{Kind: "cpu", Count: a.static.Threads}, a.static.PEs, a.cfg.PEs)
-		if slices.ContainsFunc(a.cfg.PEs, func(pe probe.PE) bool { return pe.Kind == "gpu" }) {
+		a.static.PEs = probe.MergePEs(nodestate.PE{Kind: "cpu", Count: a.static.Threads}, a.static.PEs, a.cfg.PEs)
+		if slices.ContainsFunc(a.cfg.PEs, func(pe nodestate.PE) bool { return pe.Kind == "gpu" }) {
 			a.static.GPUs = nil // declared GPUs replace the given devices, as ScanStatic's do
 		}
 		return nil
@@ -345,7 +345,7 @@ func (a *Agent) startGossip() error {
 		// A server before it stopped says so at once: the leader's
 		// autopilot must not take it for a stale server.
 		Raft:   nodestate.RaftInfo{Member: a.raftBackend().HasState()},
-		Static: a.gossipStatic(toGossipStatic(st, a.cfg.Switch, a.cfg.Features)),
+		Static: a.gossipStatic(inventory(st.Static, a.cfg.Switch, a.cfg.Features)),
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/tlsca"
@@ -55,7 +56,7 @@ type Config struct {
 	// Default 3s.
 	SampleInterval time.Duration
 	// PEs are processing elements declared by the operator (--pe KIND=COUNT).
-	PEs []probe.PE
+	PEs []nodestate.PE
 	// Switch is the rack or switch the node hangs off, if declared.
 	Switch string
 	// Features are the operator's names for what the node offers (avx512,

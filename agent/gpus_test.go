@@ -15,7 +15,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/confine"
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/testcluster"
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +27,7 @@ func twoGPUCluster(t *testing.T, n int) *testcluster.Cluster {
 	t.Helper()
 	return jobCluster(t, n, func(_ int, cfg *agent.Config) {
 		st := testcluster.DefaultStatic(cfg.Name)
-		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, no device", Count: 2})
+		st.PEs = append(st.PEs, nodestate.PE{Kind: "gpu", Model: "fake GPU, no device", Count: 2})
 		cfg.Static = st
 	})
 }
@@ -140,7 +140,7 @@ func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
 	}
 	c := jobCluster(t, 1, func(_ int, cfg *agent.Config) {
 		st := testcluster.DefaultStatic(cfg.Name)
-		st.PEs = append(st.PEs, probe.PE{Kind: "gpu", Model: "fake GPU, mknod'd nodes, no driver", Count: 2})
+		st.PEs = append(st.PEs, nodestate.PE{Kind: "gpu", Model: "fake GPU, mknod'd nodes, no driver", Count: 2})
 		cfg.Static = st
 		cfg.Testing.GPUDevDir = devDir
 	})

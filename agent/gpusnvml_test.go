@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/confine"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/testcluster"
 	"golang.org/x/sys/unix"
@@ -21,9 +22,9 @@ import (
 
 // testHost is the host facts of testcluster's default node, for a
 // probe.ScanStatic whose GPUs come from a fake NVML.
-type testHost struct{ st probe.Static }
+type testHost struct{ st nodestate.Static }
 
-func (h testHost) HostStatic(context.Context) (probe.Static, error) { return h.st, nil }
+func (h testHost) HostStatic(context.Context) (nodestate.Static, error) { return h.st, nil }
 
 // TestMIGInstancesAreBoundByUUID: a node whose NVML shows a GPU in MIG
 // mode schedules its MIG instances, and two one-GPU jobs there each get
@@ -122,7 +123,7 @@ func nvmlStatic(t *testing.T, name string, lib probe.NVML) *probe.Static {
 	t.Helper()
 	base := testcluster.DefaultStatic(name)
 	scanned, err := probe.ScanStatic(context.Background(), probe.StaticConfig{
-		Host: testHost{*base}, NVML: lib, Runner: probe.ExecRunner{}, NvidiaSMI: "shoal-no-nvidia-smi",
+		Host: testHost{base.Static}, NVML: lib, Runner: probe.ExecRunner{}, NvidiaSMI: "shoal-no-nvidia-smi",
 		SysFS: fstest.MapFS{},
 	})
 	if err != nil {

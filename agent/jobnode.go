@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/jobrun"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
@@ -78,7 +79,7 @@ func (a *Agent) BookkeepingSizes() map[string]int {
 
 // gpuCount is how many GPUs the node's inventory holds, every model
 // together: the devices it numbers 0.. and binds to attempts.
-func gpuCount(pes []probe.PE) int {
+func gpuCount(pes []nodestate.PE) int {
 	n := 0
 	for _, pe := range pes {
 		if pe.Kind == "gpu" {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/probes"
 	"github.com/shoal-hpc/shoal/nodestate"
-	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/tlsca"
 )
 
@@ -24,8 +23,8 @@ func (a *Agent) startProbes() {
 		ServerTLS: tlsca.ServerConfig(a.tls.roots, a.tls.leaf, tls.NoClientCert), CAPEM: a.tls.caPEM(),
 		Gossip: a.gossip, State: a.fsm, Now: a.clock, Log: a.log,
 		PublishRow: a.rows.sender.Set,
-		PublishDynamic: func(d probe.Dynamic) {
-			g.Update(func(st *nodestate.NodeState) { st.Dyn = toGossipDynamic(d) })
+		PublishDynamic: func(d nodestate.Dynamic) {
+			g.Update(func(st *nodestate.NodeState) { st.Dyn = gossiped(d) })
 		},
 	})
 	a.probes.Start(a.loops.ctx)

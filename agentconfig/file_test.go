@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/probe"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestParseGoodFiles(t *testing.T) {
@@ -36,7 +36,7 @@ log_level = "debug"
 			return c.DataDir == "/var/lib/shoal" && a.TokenFile == "/etc/shoal/token" &&
 				reflect.DeepEqual(c.Join, []string{"node1", "node2:7946"}) && c.GossipPort == 8000 &&
 				a.LogJSON && c.JobRetention == time.Hour && c.Probes.Budget == 2<<30 &&
-				c.Probes.BandwidthBytes == 1e6 && reflect.DeepEqual(c.PEs, []probe.PE{{Kind: "fpga", Count: 2}}) &&
+				c.Probes.BandwidthBytes == 1e6 && reflect.DeepEqual(c.PEs, []nodestate.PE{{Kind: "fpga", Count: 2}}) &&
 				len(c.JobLimits) == 1 && a.LogLevel == slog.LevelDebug
 		}},
 		{"empty file keeps the defaults", "empty.hcl", "", func(a Agent) bool {

@@ -3,7 +3,8 @@ package nodestate
 import "slices"
 
 // Means is one attribute observed now and averaged over the last 1, 5 and 15
-// minutes, as in Table 1 of seed paper 002.
+// minutes, as in Table 1 of seed paper 002 (§3.2.1); probe's Tracker
+// computes them.
 type Means struct {
 	Now float64 `json:"now"`
 	M1  float64 `json:"1m"`
@@ -11,22 +12,30 @@ type Means struct {
 	M15 float64 `json:"15m"`
 }
 
-// PE is a kind of processing element a node offers.
+// PE is one kind of processing element on a node (seed 001 §III.A): the
+// CPUs, a group of identical GPUs, or an accelerator the operator declared.
 type PE struct {
-	Kind     string `json:"kind"`
-	Model    string `json:"model,omitempty"`
-	Count    int    `json:"count"`
+	// Kind is lowercase: "cpu", "gpu", or a declared kind such as "fpga".
+	Kind string `json:"kind"`
+	// Model names the device ("NVIDIA A100-SXM4-40GB"); empty for
+	// declared PEs, which shoal cannot see.
+	Model string `json:"model,omitempty"`
+	// Count is the number of identical devices.
+	Count int `json:"count"`
+	// MemBytes is the memory of one device in bytes, 0 when unknown.
 	MemBytes uint64 `json:"mem,omitempty"`
 }
 
-// Static is what a node reads once at start.
+// Static is what a node reads once at start (seed 002 §4, NodeStateD's
+// static attributes, plus the PE inventory of seed 001): probe scans the
+// host's part, the agent adds what the operator declared.
 type Static struct {
 	Hostname string  `json:"host"`
 	CPUModel string  `json:"cpu,omitempty"`
-	Cores    int     `json:"cores"`
-	Threads  int     `json:"threads"`
-	MHz      float64 `json:"mhz"`
-	MemTotal uint64  `json:"mem"`
+	Cores    int     `json:"cores"`   // physical cores
+	Threads  int     `json:"threads"` // logical CPUs
+	MHz      float64 `json:"mhz"`     // nominal (max) clock of one core
+	MemTotal uint64  `json:"mem"`     // bytes
 	PEs      []PE    `json:"pes,omitempty"`
 	// Switch names the rack or switch the node hangs off, when the operator
 	// declared one; placement's sequential baseline walks nodes in this order.
@@ -41,15 +50,18 @@ type Static struct {
 	Features []string `json:"ft,omitempty"`
 }
 
-// Dynamic is what a node samples every interval.
+// Dynamic is what a node samples every interval, with running means.
 type Dynamic struct {
 	Load     Means `json:"load"`
-	CPUUtil  Means `json:"cpu"`
-	MemAvail Means `json:"mema"`
-	NetFlow  Means `json:"flow"`
+	CPUUtil  Means `json:"cpu"`  // percent
+	MemAvail Means `json:"mema"` // bytes
+	NetFlow  Means `json:"flow"` // bytes/s in+out, the node's bandwidth tests left out
 	// NetRx and NetTx are the latest sample's traffic received and sent
-	// at the node's interfaces, bytes/s rounded to the byte: the "now" of
-	// each direction of its link, ~25 bytes of the broadcast.
+	// at the node's interfaces, bytes/s, no means: the "now" of each
+	// direction of its link, which placement checks against capacity.
+	// Zero when the sampler does not tell directions apart or before two
+	// samples. The agent gossips them rounded to the byte (~25 bytes of
+	// the broadcast).
 	NetRx float64 `json:"rx,omitempty"`
 	NetTx float64 `json:"tx,omitempty"`
 	Users int     `json:"users"`

@@ -1,5 +1,7 @@
 package probe
 
+import "github.com/shoal-hpc/shoal/nodestate"
+
 // GPUDevice is one schedulable GPU of a node, what an attempt is handed:
 // a whole GPU, or a MIG instance of a GPU in MIG mode (whose GPU is then
 // not schedulable itself: its instances are). A node numbers its devices
@@ -28,10 +30,10 @@ type GPUDevice struct {
 func (d GPUDevice) MIG() bool { return d.Parent != "" }
 
 // gpuPEs groups devices into the inventory's GPU PEs.
-func gpuPEs(devs []GPUDevice) []PE {
-	pes := make([]PE, 0, len(devs))
+func gpuPEs(devs []GPUDevice) []nodestate.PE {
+	pes := make([]nodestate.PE, 0, len(devs))
 	for _, d := range devs {
-		pes = append(pes, PE{Kind: "gpu", Model: d.Model, Count: 1, MemBytes: d.MemBytes})
+		pes = append(pes, nodestate.PE{Kind: "gpu", Model: d.Model, Count: 1, MemBytes: d.MemBytes})
 	}
 	return groupPEs(pes)
 }

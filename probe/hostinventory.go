@@ -8,6 +8,7 @@ import (
 	"github.com/shirou/gopsutil/v3/cpu"
 	"github.com/shirou/gopsutil/v3/host"
 	"github.com/shirou/gopsutil/v3/mem"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // GopsutilInventory reads the host facts with gopsutil.
@@ -16,16 +17,16 @@ type GopsutilInventory struct{}
 var _ HostInventory = GopsutilInventory{}
 
 // HostStatic implements HostInventory.
-func (GopsutilInventory) HostStatic(ctx context.Context) (Static, error) {
-	var st Static
+func (GopsutilInventory) HostStatic(ctx context.Context) (nodestate.Static, error) {
+	var st nodestate.Static
 	if info, err := host.InfoWithContext(ctx); err == nil && info.Hostname != "" {
 		st.Hostname = info.Hostname
 	} else if st.Hostname, err = os.Hostname(); err != nil {
-		return Static{}, fmt.Errorf("hostname: %w", err)
+		return nodestate.Static{}, fmt.Errorf("hostname: %w", err)
 	}
 	threads, err := cpu.CountsWithContext(ctx, true)
 	if err != nil {
-		return Static{}, fmt.Errorf("count logical CPUs: %w", err)
+		return nodestate.Static{}, fmt.Errorf("count logical CPUs: %w", err)
 	}
 	cores, err := cpu.CountsWithContext(ctx, false)
 	if err != nil || cores <= 0 {
@@ -36,12 +37,12 @@ func (GopsutilInventory) HostStatic(ctx context.Context) (Static, error) {
 	st.Threads, st.Cores = threads, cores
 	infos, err := cpu.InfoWithContext(ctx)
 	if err != nil {
-		return Static{}, fmt.Errorf("read CPU info: %w", err)
+		return nodestate.Static{}, fmt.Errorf("read CPU info: %w", err)
 	}
 	st.CPUModel, st.MHz = cpuModelAndMHz(infos)
 	vm, err := mem.VirtualMemoryWithContext(ctx)
 	if err != nil {
-		return Static{}, fmt.Errorf("read memory: %w", err)
+		return nodestate.Static{}, fmt.Errorf("read memory: %w", err)
 	}
 	st.MemTotal = vm.Total
 	return st, nil

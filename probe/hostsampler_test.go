@@ -13,6 +13,7 @@ import (
 
 	"github.com/shirou/gopsutil/v3/cpu"
 	gnet "github.com/shirou/gopsutil/v3/net"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestCPUBusyPercent(t *testing.T) {
@@ -161,7 +162,7 @@ func TestHostSampler_ThisMachine(t *testing.T) {
 	clock := t0
 	h := &HostSampler{Now: func() time.Time { clock = clock.Add(3 * time.Second); return clock }}
 	tr := NewTracker()
-	var d Dynamic
+	var d nodestate.Dynamic
 	for range 2 {
 		s, err := h.Sample(context.Background())
 		if err != nil {

@@ -1,31 +1,10 @@
 package probe
 
-import "time"
+import (
+	"time"
 
-// Means holds the latest value of an attribute and its running means over
-// the last 1, 5 and 15 minutes (seed 002 §3.2.1).
-type Means struct {
-	Now float64 `json:"now"`
-	M1  float64 `json:"1m"`
-	M5  float64 `json:"5m"`
-	M15 float64 `json:"15m"`
-}
-
-// Dynamic is a node's dynamic state with running means, as gossiped.
-type Dynamic struct {
-	Load     Means `json:"load"`
-	CPUUtil  Means `json:"cpu_util"`  // percent
-	MemAvail Means `json:"mem_avail"` // bytes
-	NetFlow  Means `json:"net_flow"`  // bytes/s in+out
-	// NetRx and NetTx are the latest sample's byte rates received and
-	// sent (bytes/s), no means: the "now" of each direction of the link,
-	// which placement checks against capacity. Zero when the
-	// sampler does not tell directions apart or before two samples.
-	NetRx float64   `json:"net_rx"`
-	NetTx float64   `json:"net_tx"`
-	Users int       `json:"users"`
-	At    time.Time `json:"at"`
-}
+	"github.com/shoal-hpc/shoal/nodestate"
+)
 
 // The averaging windows, and how long the Tracker keeps samples.
 const (
@@ -83,7 +62,8 @@ type Tracker struct {
 // NewTracker returns an empty Tracker.
 func NewTracker() *Tracker { return &Tracker{limit: maxSamples} }
 
-// Add records s and returns the node's dynamic state as of s.At.
+// Add records s and returns the node's dynamic state as of s.At (its
+// SampledAt is s.At in Unix milliseconds).
 //
 // A sample older than the previous one means the clock went backwards;
 // windows measured on two clocks are meaningless, so the history restarts
@@ -91,7 +71,7 @@ func NewTracker() *Tracker { return &Tracker{limit: maxSamples} }
 // NetBytes lower than the previous reading means a counter reset (an
 // interface went away, a driver reloaded): that interval's rate is unknown
 // and left out of the flow means rather than guessed.
-func (t *Tracker) Add(s RawSample) Dynamic {
+func (t *Tracker) Add(s RawSample) nodestate.Dynamic {
 	p := point{
 		at:       s.At,
 		load:     s.Load1,
@@ -133,7 +113,7 @@ func (t *Tracker) Add(s RawSample) Dynamic {
 	t.pts = append(t.pts, p)
 	t.trim(s.At)
 
-	d := Dynamic{Users: s.Users, At: s.At, NetRx: t.lastRx, NetTx: t.lastTx}
+	d := nodestate.Dynamic{Users: s.Users, SampledAt: s.At.UnixMilli(), NetRx: t.lastRx, NetTx: t.lastTx}
 	always := func(v func(point) float64) func(point) (float64, bool) {
 		return func(p point) (float64, bool) { return v(p), true }
 	}
@@ -181,7 +161,7 @@ func (t *Tracker) trim(now time.Time) {
 // (neither value nor duration counts). A window with no known interval
 // (a single sample, or only unknown rates) reports now, the best
 // estimate there is.
-func (t *Tracker) means(now float64, val func(point) (float64, bool)) Means {
+func (t *Tracker) means(now float64, val func(point) (float64, bool)) nodestate.Means {
 	windows := [3]time.Duration{window1, window5, window15}
 	var sum, dur [3]float64
 	newest := t.pts[len(t.pts)-1].at
@@ -211,5 +191,5 @@ func (t *Tracker) means(now float64, val func(point) (float64, bool)) Means {
 			out[w] = sum[w] / dur[w]
 		}
 	}
-	return Means{Now: now, M1: out[0], M5: out[1], M15: out[2]}
+	return nodestate.Means{Now: now, M1: out[0], M5: out[1], M15: out[2]}
 }

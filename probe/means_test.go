@@ -4,14 +4,16 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-func feed(tr *Tracker, from time.Time, every time.Duration, n int, f func(i int, at time.Time) RawSample) Dynamic {
-	var d Dynamic
+func feed(tr *Tracker, from time.Time, every time.Duration, n int, f func(i int, at time.Time) RawSample) nodestate.Dynamic {
+	var d nodestate.Dynamic
 	for i := range n {
 		at := from.Add(time.Duration(i) * every)
 		s := f(i, at)
@@ -25,15 +27,15 @@ func TestTracker_FirstSample(t *testing.T) {
 	t.Parallel()
 	tr := NewTracker()
 	d := tr.Add(RawSample{At: t0, Load1: 2, CPUUtil: 50, MemAvail: 1000, NetBytes: 1 << 40, Users: 3})
-	want := Means{Now: 2, M1: 2, M5: 2, M15: 2}
+	want := nodestate.Means{Now: 2, M1: 2, M5: 2, M15: 2}
 	if d.Load != want {
 		t.Errorf("Load = %+v, want %+v", d.Load, want)
 	}
-	if d.NetFlow != (Means{}) {
+	if d.NetFlow != (nodestate.Means{}) {
 		t.Errorf("NetFlow = %+v, want zero: no rate from one counter reading", d.NetFlow)
 	}
-	if d.Users != 3 || !d.At.Equal(t0) {
-		t.Errorf("Users/At = %d/%v", d.Users, d.At)
+	if d.Users != 3 || d.SampledAt != t0.UnixMilli() {
+		t.Errorf("Users/SampledAt = %d/%v, want 3/%d", d.Users, d.SampledAt, t0.UnixMilli())
 	}
 }
 
@@ -44,10 +46,10 @@ func TestTracker_Means(t *testing.T) {
 		every time.Duration
 		n     int
 		load  func(i int) float64
-		want  Means
+		want  nodestate.Means
 	}{
 		{name: "constant", every: 3 * time.Second, n: 400, load: func(int) float64 { return 1.5 },
-			want: Means{Now: 1.5, M1: 1.5, M5: 1.5, M15: 1.5}},
+			want: nodestate.Means{Now: 1.5, M1: 1.5, M5: 1.5, M15: 1.5}},
 		// 20 minutes at 1, then the last 2 minutes at 5 (samples every 3 s).
 		{name: "recent step shows in M1 first", every: 3 * time.Second, n: 441,
 			load: func(i int) float64 {
@@ -56,10 +58,10 @@ func TestTracker_Means(t *testing.T) {
 				}
 				return 1
 			},
-			want: Means{Now: 5, M1: 5, M5: 1 + 4*2.0/5, M15: 1 + 4*2.0/15}},
+			want: nodestate.Means{Now: 5, M1: 5, M5: 1 + 4*2.0/5, M15: 1 + 4*2.0/15}},
 		// Young tracker: 30 s of history, all windows cover what there is.
 		{name: "short history", every: 10 * time.Second, n: 4, load: func(i int) float64 { return float64(i) },
-			want: Means{Now: 3, M1: 2, M5: 2, M15: 2}},
+			want: nodestate.Means{Now: 3, M1: 2, M5: 2, M15: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestTracker_TimeWeighted(t *testing.T) {
 	tr := NewTracker()
 	tr.Add(RawSample{At: t0, CPUUtil: 0})
 	tr.Add(RawSample{At: t0.Add(10 * time.Second), CPUUtil: 100})
-	var d Dynamic
+	var d nodestate.Dynamic
 	for i := 1; i <= 50; i++ {
 		d = tr.Add(RawSample{At: t0.Add(time.Duration(10+i) * time.Second), CPUUtil: 0})
 	}
@@ -111,15 +113,15 @@ func TestTracker_NetFlow(t *testing.T) {
 	tests := []struct {
 		name  string
 		bytes []uint64 // one reading per second
-		want  Means
+		want  nodestate.Means
 	}{
-		{name: "steady 1000 B/s", bytes: []uint64{0, 1000, 2000, 3000}, want: Means{Now: 1000, M1: 1000, M5: 1000, M15: 1000}},
+		{name: "steady 1000 B/s", bytes: []uint64{0, 1000, 2000, 3000}, want: nodestate.Means{Now: 1000, M1: 1000, M5: 1000, M15: 1000}},
 		{name: "counter reset left out", bytes: []uint64{5000, 6000, 7000, 100, 1100},
-			want: Means{Now: 1000, M1: 1000, M5: 1000, M15: 1000}},
+			want: nodestate.Means{Now: 1000, M1: 1000, M5: 1000, M15: 1000}},
 		{name: "reset as latest keeps last known rate", bytes: []uint64{0, 2000, 4000, 10},
-			want: Means{Now: 2000, M1: 2000, M5: 2000, M15: 2000}},
+			want: nodestate.Means{Now: 2000, M1: 2000, M5: 2000, M15: 2000}},
 		{name: "reset right after first sample", bytes: []uint64{5000, 10},
-			want: Means{}},
+			want: nodestate.Means{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +147,7 @@ func TestTracker_ClockJumps(t *testing.T) {
 	}
 	// Clock went backwards: history restarts.
 	d = tr.Add(RawSample{At: t0.Add(-time.Hour), Load1: 4})
-	if tr.Len() != 1 || d.Load != (Means{Now: 4, M1: 4, M5: 4, M15: 4}) {
+	if tr.Len() != 1 || d.Load != (nodestate.Means{Now: 4, M1: 4, M5: 4, M15: 4}) {
 		t.Errorf("backwards clock: len %d, %+v", tr.Len(), d.Load)
 	}
 }
@@ -221,7 +223,7 @@ func TestTracker_LeavesOutProbeBytes(t *testing.T) {
 	var tr Tracker
 	tr.limit = maxSamples
 	var rx, tx, prx, ptx uint64
-	add := func(i int, drx, dtx, dprx, dptx uint64) Dynamic {
+	add := func(i int, drx, dtx, dprx, dptx uint64) nodestate.Dynamic {
 		rx, tx, prx, ptx = rx+drx, tx+dtx, prx+dprx, ptx+dptx
 		return tr.Add(RawSample{At: t0.Add(time.Duration(i) * 3 * time.Second), NetBytes: rx + tx, RxBytes: rx, TxBytes: tx,
 			ProbeRxBytes: prx, ProbeTxBytes: ptx})

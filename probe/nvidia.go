@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // Runner runs an external command and returns its standard output. It is
@@ -57,7 +59,7 @@ var nvidiaSMIArgs = []string{"--query-gpu=name,memory.total", "--format=csv,nohe
 // ScanNvidia runs nvidia-smi through r. A missing nvidia-smi is not an
 // error: it returns no PEs and an error matching ErrToolMissing, which
 // callers treat as "no NVIDIA GPUs here".
-func ScanNvidia(ctx context.Context, r Runner, name string) ([]PE, error) {
+func ScanNvidia(ctx context.Context, r Runner, name string) ([]nodestate.PE, error) {
 	devs, err := scanNvidiaSMI(ctx, r, name)
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func scanNvidiaSMI(ctx context.Context, r Runner, name string) ([]GPUDevice, err
 // `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits`
 // and groups identical models into one PE with a count. Memory reported as
 // "[N/A]" (some MIG and virtual GPUs) is kept as 0, meaning unknown.
-func ParseNvidiaSMI(out []byte) ([]PE, error) {
+func ParseNvidiaSMI(out []byte) ([]nodestate.PE, error) {
 	devs, err := parseNvidiaSMIDevices(out)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // The machine that runs these tests has no GPU, so nvidia-smi's output is
@@ -17,15 +19,15 @@ func TestParseNvidiaSMI_RecordedOutput_NoGPUOnThisMachine(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		file    string
-		want    []PE
+		want    []nodestate.PE
 		wantErr bool
 	}{
-		{file: "nvidia-smi-a100x4.txt", want: []PE{{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 4, MemBytes: 40960 << 20}}},
-		{file: "nvidia-smi-mixed.txt", want: []PE{
+		{file: "nvidia-smi-a100x4.txt", want: []nodestate.PE{{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 4, MemBytes: 40960 << 20}}},
+		{file: "nvidia-smi-mixed.txt", want: []nodestate.PE{
 			{Kind: "gpu", Model: "NVIDIA GeForce RTX 3090", Count: 2, MemBytes: 24576 << 20},
 			{Kind: "gpu", Model: "Tesla V100-PCIE-16GB", Count: 1, MemBytes: 16384 << 20},
 		}},
-		{file: "nvidia-smi-mig-na.txt", want: []PE{{Kind: "gpu", Model: "NVIDIA H100 80GB HBM3", Count: 1}}},
+		{file: "nvidia-smi-mig-na.txt", want: []nodestate.PE{{Kind: "gpu", Model: "NVIDIA H100 80GB HBM3", Count: 1}}},
 		{file: "nvidia-smi-nodriver.txt", wantErr: true},
 	}
 	for _, tt := range tests {
@@ -57,12 +59,12 @@ func TestParseNvidiaSMI_Malformed_NoGPUOnThisMachine(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want []PE
+		want []nodestate.PE
 		bad  bool
 	}{
 		{name: "empty output", in: "", want: nil},
 		{name: "blank lines", in: "\n\n", want: nil},
-		{name: "CRLF", in: "Tesla T4, 15360\r\n", want: []PE{{Kind: "gpu", Model: "Tesla T4", Count: 1, MemBytes: 15360 << 20}}},
+		{name: "CRLF", in: "Tesla T4, 15360\r\n", want: []nodestate.PE{{Kind: "gpu", Model: "Tesla T4", Count: 1, MemBytes: 15360 << 20}}},
 		{name: "no comma", in: "Tesla T4 15360\n", bad: true},
 		{name: "units left on", in: "Tesla T4, 15360 MiB\n", bad: true},
 		{name: "empty name", in: ", 15360\n", bad: true},

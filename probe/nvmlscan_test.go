@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // The machine that runs these tests has no GPU: NVML is FakeNVML, the
@@ -51,7 +53,7 @@ func TestScanNVML_FakeMIG(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("devices = %+v\nwant %+v", got, want)
 	}
-	wantPEs := []PE{
+	wantPEs := []nodestate.PE{
 		{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", Count: 1, MemBytes: 20 << 30},
 		{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", Count: 2, MemBytes: 5 << 30},
 		{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 1, MemBytes: 40 << 30},

@@ -4,22 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// PE is one kind of processing element on a node (seed 001 §III.A): the
-// CPUs, a group of identical GPUs, or an accelerator the operator declared.
-type PE struct {
-	// Kind is lowercase: "cpu", "gpu", or a declared kind such as "fpga".
-	Kind string `json:"kind"`
-	// Model names the device ("NVIDIA A100-SXM4-40GB"); empty for
-	// declared PEs, which shoal cannot see.
-	Model string `json:"model,omitempty"`
-	// Count is the number of identical devices; for the CPU PE it is the
-	// number of physical cores.
-	Count int `json:"count"`
-	// MemBytes is the memory of one device in bytes, 0 when unknown.
-	MemBytes uint64 `json:"mem_bytes,omitempty"`
-}
+	"github.com/shoal-hpc/shoal/nodestate"
+)
 
 // peFlagError keeps the user-facing message free of the sentinel's text
 // while still letting callers match ErrBadPEFlag with errors.Is.
@@ -31,9 +18,9 @@ func (e *peFlagError) Unwrap() error { return ErrBadPEFlag }
 // ParsePEFlag parses one --pe KIND=COUNT declaration, for accelerators
 // shoal cannot detect. KIND is folded to lower case and may hold letters,
 // digits, '-' and '_'; COUNT is a positive integer.
-func ParsePEFlag(s string) (PE, error) {
-	bad := func(reason string) (PE, error) {
-		return PE{}, &peFlagError{msg: fmt.Sprintf("--pe %q: %s", s, reason)}
+func ParsePEFlag(s string) (nodestate.PE, error) {
+	bad := func(reason string) (nodestate.PE, error) {
+		return nodestate.PE{}, &peFlagError{msg: fmt.Sprintf("--pe %q: %s", s, reason)}
 	}
 	kind, count, ok := strings.Cut(strings.TrimSpace(s), "=")
 	if !ok {
@@ -52,13 +39,13 @@ func ParsePEFlag(s string) (PE, error) {
 	if err != nil || n <= 0 {
 		return bad(fmt.Sprintf("count must be a positive integer, e.g. --pe %s=2", kind))
 	}
-	return PE{Kind: kind, Count: n}, nil
+	return nodestate.PE{Kind: kind, Count: n}, nil
 }
 
 // ParsePEFlags parses every repeated --pe flag; a kind given twice is an
 // error because silently summing or overriding would hide a typo.
-func ParsePEFlags(flags []string) ([]PE, error) {
-	out := make([]PE, 0, len(flags))
+func ParsePEFlags(flags []string) ([]nodestate.PE, error) {
+	out := make([]nodestate.PE, 0, len(flags))
 	seen := make(map[string]bool, len(flags))
 	for _, f := range flags {
 		pe, err := ParsePEFlag(f)
@@ -77,13 +64,13 @@ func ParsePEFlags(flags []string) ([]PE, error) {
 // groupPEs merges entries with the same kind, model and memory into one
 // entry with the summed count, keeping first-seen order so that output is
 // stable between scans.
-func groupPEs(in []PE) []PE {
+func groupPEs(in []nodestate.PE) []nodestate.PE {
 	type key struct {
 		kind, model string
 		mem         uint64
 	}
 	idx := make(map[key]int, len(in))
-	var out []PE
+	var out []nodestate.PE
 	for _, pe := range in {
 		k := key{pe.Kind, pe.Model, pe.MemBytes}
 		if i, ok := idx[k]; ok {
@@ -100,12 +87,12 @@ func groupPEs(in []PE) []PE {
 // then declared PEs. A declared kind replaces every detected entry of the
 // same kind, because the operator declares what shoal gets wrong or cannot
 // see, and adding both would count the same devices twice.
-func MergePEs(cpu PE, detected, declared []PE) []PE {
+func MergePEs(cpu nodestate.PE, detected, declared []nodestate.PE) []nodestate.PE {
 	override := make(map[string]bool, len(declared))
 	for _, d := range declared {
 		override[d.Kind] = true
 	}
-	var out []PE
+	var out []nodestate.PE
 	if !override[cpu.Kind] {
 		out = append(out, cpu)
 	}

@@ -4,19 +4,21 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestParsePEFlag(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in      string
-		want    PE
+		want    nodestate.PE
 		wantErr string
 	}{
-		{in: "fpga=2", want: PE{Kind: "fpga", Count: 2}},
-		{in: "FPGA=1", want: PE{Kind: "fpga", Count: 1}},
-		{in: " vector-engine = 8 ", want: PE{Kind: "vector-engine", Count: 8}},
-		{in: "tpu_v4=4", want: PE{Kind: "tpu_v4", Count: 4}},
+		{in: "fpga=2", want: nodestate.PE{Kind: "fpga", Count: 2}},
+		{in: "FPGA=1", want: nodestate.PE{Kind: "fpga", Count: 1}},
+		{in: " vector-engine = 8 ", want: nodestate.PE{Kind: "vector-engine", Count: 8}},
+		{in: "tpu_v4=4", want: nodestate.PE{Kind: "tpu_v4", Count: 4}},
 		{in: "fpga=x", wantErr: `--pe "fpga=x": count must be a positive integer, e.g. --pe fpga=2`},
 		{in: "fpga=0", wantErr: `--pe "fpga=0": count must be a positive integer, e.g. --pe fpga=2`},
 		{in: "fpga=-1", wantErr: `--pe "fpga=-1": count must be a positive integer, e.g. --pe fpga=2`},
@@ -50,11 +52,11 @@ func TestParsePEFlags(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      []string
-		want    []PE
+		want    []nodestate.PE
 		wantErr bool
 	}{
-		{name: "none", in: nil, want: []PE{}},
-		{name: "two kinds", in: []string{"fpga=2", "dsp=1"}, want: []PE{{Kind: "fpga", Count: 2}, {Kind: "dsp", Count: 1}}},
+		{name: "none", in: nil, want: []nodestate.PE{}},
+		{name: "two kinds", in: []string{"fpga=2", "dsp=1"}, want: []nodestate.PE{{Kind: "fpga", Count: 2}, {Kind: "dsp", Count: 1}}},
 		{name: "kind twice", in: []string{"fpga=2", "FPGA=1"}, wantErr: true},
 		{name: "one bad", in: []string{"fpga=2", "dsp"}, wantErr: true},
 	}
@@ -80,21 +82,21 @@ func TestParsePEFlags(t *testing.T) {
 
 func TestMergePEs(t *testing.T) {
 	t.Parallel()
-	cpu := PE{Kind: "cpu", Model: "Xeon", Count: 16, MemBytes: 64 << 30}
-	a100 := PE{Kind: "gpu", Model: "NVIDIA A100", Count: 1, MemBytes: 40 << 30}
-	mi := PE{Kind: "gpu", Model: "AMD [1002:740f]", Count: 1}
+	cpu := nodestate.PE{Kind: "cpu", Model: "Xeon", Count: 16, MemBytes: 64 << 30}
+	a100 := nodestate.PE{Kind: "gpu", Model: "NVIDIA A100", Count: 1, MemBytes: 40 << 30}
+	mi := nodestate.PE{Kind: "gpu", Model: "AMD [1002:740f]", Count: 1}
 	tests := []struct {
 		name               string
-		detected, declared []PE
-		want               []PE
+		detected, declared []nodestate.PE
+		want               []nodestate.PE
 	}{
-		{name: "cpu only", want: []PE{cpu}},
-		{name: "identical GPUs grouped", detected: []PE{a100, mi, a100},
-			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100", Count: 2, MemBytes: 40 << 30}, mi}},
-		{name: "declared added", detected: []PE{a100}, declared: []PE{{Kind: "fpga", Count: 2}},
-			want: []PE{cpu, a100, {Kind: "fpga", Count: 2}}},
-		{name: "declared kind replaces detected", detected: []PE{a100, mi}, declared: []PE{{Kind: "gpu", Count: 1}},
-			want: []PE{cpu, {Kind: "gpu", Count: 1}}},
+		{name: "cpu only", want: []nodestate.PE{cpu}},
+		{name: "identical GPUs grouped", detected: []nodestate.PE{a100, mi, a100},
+			want: []nodestate.PE{cpu, {Kind: "gpu", Model: "NVIDIA A100", Count: 2, MemBytes: 40 << 30}, mi}},
+		{name: "declared added", detected: []nodestate.PE{a100}, declared: []nodestate.PE{{Kind: "fpga", Count: 2}},
+			want: []nodestate.PE{cpu, a100, {Kind: "fpga", Count: 2}}},
+		{name: "declared kind replaces detected", detected: []nodestate.PE{a100, mi}, declared: []nodestate.PE{{Kind: "gpu", Count: 1}},
+			want: []nodestate.PE{cpu, {Kind: "gpu", Count: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,28 +7,26 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
-// Static is the part of a node's state read once at start (seed 002 §4,
-// NodeStateD's static attributes, plus the PE inventory of seed 001).
+// Static is what a node's scan reads once at start: the inventory it
+// gossips (nodestate.Static: host facts and PEs) and the node's own list
+// of GPU devices, which jobs are bound to on this node and which nothing
+// else reads.
 type Static struct {
-	Hostname string  `json:"hostname"`
-	CPUModel string  `json:"cpu_model"`
-	Cores    int     `json:"cores"`   // physical cores
-	Threads  int     `json:"threads"` // logical CPUs
-	MHz      float64 `json:"mhz"`     // nominal (max) clock of one core
-	MemTotal uint64  `json:"mem_total"`
-	PEs      []PE    `json:"pes"`
+	nodestate.Static
 	// GPUs are the node's schedulable GPUs, numbered 0.. in this order
 	// (NVIDIA's in NVML's order, then AMD and Intel ones from sysfs);
 	// nil where the operator's --pe gpu=N replaces what was detected.
-	GPUs []GPUDevice `json:"gpus,omitempty"`
+	GPUs []GPUDevice
 }
 
 // HostInventory reads the host facts of Static (everything but PEs). It
 // is the boundary to gopsutil; GopsutilInventory is the real one.
 type HostInventory interface {
-	HostStatic(ctx context.Context) (Static, error)
+	HostStatic(ctx context.Context) (nodestate.Static, error)
 }
 
 // StaticConfig says where ScanStatic looks. The zero value of a field
@@ -48,7 +46,7 @@ type StaticConfig struct {
 	// Default: os.DirFS("/sys").
 	SysFS fs.FS
 	// Declared are the --pe KIND=COUNT declarations (see ParsePEFlags).
-	Declared []PE
+	Declared []nodestate.PE
 	// Logger receives warnings about detection that failed but did not
 	// stop the scan. Default: discard.
 	Logger *slog.Logger
@@ -97,11 +95,12 @@ func (c StaticConfig) withDefaults() StaticConfig {
 // a node without its GPUs listed is still a useful CPU node.
 func ScanStatic(ctx context.Context, cfg StaticConfig) (Static, error) {
 	cfg = cfg.withDefaults()
-	st, err := cfg.Host.HostStatic(ctx)
+	host, err := cfg.Host.HostStatic(ctx)
+	st := Static{Static: host}
 	if err != nil {
 		return Static{}, fmt.Errorf("scan host: %w", err)
 	}
-	cpu := PE{Kind: "cpu", Model: st.CPUModel, Count: st.Cores, MemBytes: st.MemTotal}
+	cpu := nodestate.PE{Kind: "cpu", Model: st.CPUModel, Count: st.Cores, MemBytes: st.MemTotal}
 
 	gpus := scanNVIDIA(ctx, cfg)
 	cards, err := scanDRMCards(cfg.SysFS)

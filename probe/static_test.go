@@ -10,20 +10,22 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 type fakeInventory struct {
-	st  Static
+	st  nodestate.Static
 	err error
 }
 
-func (f fakeInventory) HostStatic(context.Context) (Static, error) { return f.st, f.err }
+func (f fakeInventory) HostStatic(context.Context) (nodestate.Static, error) { return f.st, f.err }
 
-var labHost = Static{Hostname: "lab07", CPUModel: "AMD EPYC 7302", Cores: 16, Threads: 32, MHz: 3000, MemTotal: 128 << 30}
+var labHost = nodestate.Static{Hostname: "lab07", CPUModel: "AMD EPYC 7302", Cores: 16, Threads: 32, MHz: 3000, MemTotal: 128 << 30}
 
 func TestScanStatic_FakedGPUs_NoGPUOnThisMachine(t *testing.T) {
 	t.Parallel()
-	cpu := PE{Kind: "cpu", Model: "AMD EPYC 7302", Count: 16, MemBytes: 128 << 30}
+	cpu := nodestate.PE{Kind: "cpu", Model: "AMD EPYC 7302", Count: 16, MemBytes: 128 << 30}
 	a100 := []byte("NVIDIA A100-SXM4-40GB, 40960\nNVIDIA A100-SXM4-40GB, 40960\n")
 	nvCard := map[string]string{"vendor": "0x10de", "device": "0x20b0"}
 	amdCard := map[string]string{"vendor": "0x1002", "device": "0x740f"}
@@ -32,44 +34,44 @@ func TestScanStatic_FakedGPUs_NoGPUOnThisMachine(t *testing.T) {
 		nvml     *FakeNVML // nil: FakeNVMLMissing, a node without the NVIDIA driver
 		runner   *replayRunner
 		cards    map[string]map[string]string
-		declared []PE
-		want     []PE
+		declared []nodestate.PE
+		want     []nodestate.PE
 		wantGPUs int
 		warn     string
 		info     string
 		smiRun   bool
 	}{
 		{name: "CPU only: no driver, one line saying so", runner: &replayRunner{err: fmt.Errorf("x: %w", ErrToolMissing)},
-			want: []PE{cpu}, info: "no NVIDIA GPUs: no NVIDIA driver here", smiRun: true},
+			want: []nodestate.PE{cpu}, info: "no NVIDIA GPUs: no NVIDIA driver here", smiRun: true},
 		{name: "NVML GPUs, nvidia-smi not asked, not counted again from sysfs", nvml: FakeNVMLTwoGPUs(),
 			runner: &replayRunner{out: a100},
 			cards:  map[string]map[string]string{"card0": nvCard, "card1": nvCard, "card2": amdCard},
-			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40 << 30},
+			want: []nodestate.PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40 << 30},
 				{Kind: "gpu", Model: "AMD [1002:740f]", Count: 1}},
 			wantGPUs: 3, info: "NVIDIA GPUs found through NVML"},
 		{name: "NVML MIG instances are the node's GPUs", nvml: FakeNVMLMIG(), runner: &replayRunner{out: a100},
 			cards: map[string]map[string]string{"card0": nvCard, "card1": nvCard},
-			want: []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", Count: 1, MemBytes: 20 << 30},
+			want: []nodestate.PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", Count: 1, MemBytes: 20 << 30},
 				{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", Count: 2, MemBytes: 5 << 30},
 				{Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 1, MemBytes: 40 << 30}},
 			wantGPUs: 4, info: "mig_instances=3"},
 		{name: "NVML does not start: nvidia-smi's GPUs, warning logged", nvml: FakeNVMLInitFails(),
 			runner:   &replayRunner{out: a100},
 			cards:    map[string]map[string]string{"card0": nvCard, "card1": nvCard},
-			want:     []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20}},
+			want:     []nodestate.PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20}},
 			wantGPUs: 2, warn: "NVML failed; asking nvidia-smi", smiRun: true},
 		{name: "no NVML library, nvidia-smi there: its GPUs", runner: &replayRunner{out: a100},
-			want:     []PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20}},
+			want:     []nodestate.PE{cpu, {Kind: "gpu", Model: "NVIDIA A100-SXM4-40GB", Count: 2, MemBytes: 40960 << 20}},
 			wantGPUs: 2, info: "NVIDIA GPUs found through nvidia-smi", smiRun: true},
 		{name: "nvidia-smi broken: sysfs still sees the card, warning logged",
 			runner:   &replayRunner{err: errors.New("exit status 9 (NVIDIA-SMI has failed)")},
 			cards:    map[string]map[string]string{"card0": nvCard},
-			want:     []PE{cpu, {Kind: "gpu", Model: "NVIDIA [10de:20b0]", Count: 1}},
+			want:     []nodestate.PE{cpu, {Kind: "gpu", Model: "NVIDIA [10de:20b0]", Count: 1}},
 			wantGPUs: 1, warn: "nvidia-smi failed", smiRun: true},
-		{name: "declared FPGA", runner: &replayRunner{err: ErrToolMissing}, declared: []PE{{Kind: "fpga", Count: 2}},
-			want: []PE{cpu, {Kind: "fpga", Count: 2}}, smiRun: true},
+		{name: "declared FPGA", runner: &replayRunner{err: ErrToolMissing}, declared: []nodestate.PE{{Kind: "fpga", Count: 2}},
+			want: []nodestate.PE{cpu, {Kind: "fpga", Count: 2}}, smiRun: true},
 		{name: "declared GPUs replace NVML's devices", nvml: FakeNVMLTwoGPUs(), runner: &replayRunner{},
-			declared: []PE{{Kind: "gpu", Count: 3}}, want: []PE{cpu, {Kind: "gpu", Count: 3}}},
+			declared: []nodestate.PE{{Kind: "gpu", Count: 3}}, want: []nodestate.PE{cpu, {Kind: "gpu", Count: 3}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

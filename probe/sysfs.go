@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // drmVendors are the PCI vendors whose display devices are compute PEs.
@@ -30,7 +32,7 @@ var cardName = regexp.MustCompile(`^card[0-9]+$`)
 // ScanStatic can drop NVIDIA cards that nvidia-smi already reported.
 type drmCard struct {
 	vendor uint64
-	pe     PE
+	pe     nodestate.PE
 }
 
 // ScanDRM finds GPUs under class/drm in fsys, which is rooted at /sys
@@ -38,12 +40,12 @@ type drmCard struct {
 // card's device/vendor and device/device ids and, where the driver exposes
 // it (amdgpu), device/mem_info_vram_total. Identical cards are grouped.
 // A machine without class/drm has no GPUs and returns nil, nil.
-func ScanDRM(fsys fs.FS) ([]PE, error) {
+func ScanDRM(fsys fs.FS) ([]nodestate.PE, error) {
 	cards, err := scanDRMCards(fsys)
 	if err != nil {
 		return nil, err
 	}
-	pes := make([]PE, 0, len(cards))
+	pes := make([]nodestate.PE, 0, len(cards))
 	for _, c := range cards {
 		pes = append(pes, c.pe)
 	}
@@ -83,7 +85,7 @@ func scanDRMCards(fsys fs.FS) ([]drmCard, error) {
 		if s := readTrim(fsys, path.Join(dev, "mem_info_vram_total")); s != "" {
 			mem, _ = strconv.ParseUint(s, 10, 64)
 		}
-		cards = append(cards, drmCard{vendor: vendor, pe: PE{Kind: "gpu", Model: model, Count: 1, MemBytes: mem}})
+		cards = append(cards, drmCard{vendor: vendor, pe: nodestate.PE{Kind: "gpu", Model: model, Count: 1, MemBytes: mem}})
 	}
 	return cards, nil
 }

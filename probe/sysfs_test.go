@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"testing/fstest"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // sysCard adds one DRM card to a /sys fixture.
@@ -24,7 +26,7 @@ func TestScanDRM_Fixtures_NoGPUOnThisMachine(t *testing.T) {
 	tests := []struct {
 		name  string
 		build func(fstest.MapFS)
-		want  []PE
+		want  []nodestate.PE
 	}{
 		{name: "no class/drm", build: func(fstest.MapFS) {}, want: nil},
 		{name: "two AMD MI210 with connectors", build: func(f fstest.MapFS) {
@@ -32,14 +34,14 @@ func TestScanDRM_Fixtures_NoGPUOnThisMachine(t *testing.T) {
 			sysCard(f, "card1", mi)
 			f["class/drm/card0-DP-1/status"] = &fstest.MapFile{Data: []byte("connected\n")}
 			f["class/drm/renderD128/dev"] = &fstest.MapFile{Data: []byte("226:128\n")}
-		}, want: []PE{{Kind: "gpu", Model: "AMD [1002:740f]", Count: 2, MemBytes: 68702699520}}},
+		}, want: []nodestate.PE{{Kind: "gpu", Model: "AMD [1002:740f]", Count: 2, MemBytes: 68702699520}}},
 		{name: "AMD product name", build: func(f fstest.MapFS) {
 			sysCard(f, "card0", map[string]string{"vendor": "0x1002", "device": "0x73bf", "product_name": "Radeon RX 6900 XT\n"})
-		}, want: []PE{{Kind: "gpu", Model: "AMD Radeon RX 6900 XT", Count: 1}}},
+		}, want: []nodestate.PE{{Kind: "gpu", Model: "AMD Radeon RX 6900 XT", Count: 1}}},
 		{name: "Intel iGPU and NVIDIA", build: func(f fstest.MapFS) {
 			sysCard(f, "card0", map[string]string{"vendor": "0x8086\n", "device": "0x4680\n"})
 			sysCard(f, "card1", map[string]string{"vendor": "0x10de\n", "device": "0x2204\n"})
-		}, want: []PE{
+		}, want: []nodestate.PE{
 			{Kind: "gpu", Model: "Intel [8086:4680]", Count: 1},
 			{Kind: "gpu", Model: "NVIDIA [10de:2204]", Count: 1},
 		}},

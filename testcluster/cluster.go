@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/gossip"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 	"github.com/shoal-hpc/shoal/testcluster/twins"
 )
@@ -164,8 +165,8 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 // DefaultStatic is the inventory test nodes have unless told otherwise; a
 // fixed one keeps tests independent of the machine they run on.
 func DefaultStatic(name string) *probe.Static {
-	return &probe.Static{Hostname: name, CPUModel: "testcluster CPU", Cores: 4, Threads: 8, MHz: 2400,
-		MemTotal: 16 << 30, PEs: []probe.PE{{Kind: "cpu", Count: 8}}}
+	return &probe.Static{Static: nodestate.Static{Hostname: name, CPUModel: "testcluster CPU", Cores: 4, Threads: 8, MHz: 2400,
+		MemTotal: 16 << 30, PEs: []nodestate.PE{{Kind: "cpu", Count: 8}}}}
 }
 
 func (c *Cluster) start(i int) error {

@@ -52,7 +52,7 @@ type Deps struct {
 	Gossip    Gossip
 	State     State
 	// PublishDynamic gossips the node's running means after each sample.
-	PublishDynamic func(probe.Dynamic)
+	PublishDynamic func(nodestate.Dynamic)
 	// PublishRow hands this node's network row to whatever carries it to
 	// the servers (agent/rows' Sender.Set), each time it changed. The row
 	// does not travel in gossip: it grows with the cluster.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
@@ -17,7 +18,7 @@ import (
 type samples struct {
 	mu      sync.Mutex
 	tr      *probe.Tracker
-	publish func(probe.Dynamic)
+	publish func(nodestate.Dynamic)
 	// probeRx and probeTx count the bytes of this node's bandwidth tests,
 	// as client and as server, received and sent (RawSample.ProbeRxBytes).
 	probeRx, probeTx atomic.Uint64
@@ -29,9 +30,9 @@ func (s *samples) testBytes(rx, tx uint64) {
 	s.probeTx.Add(tx)
 }
 
-func newSamples(publish func(probe.Dynamic)) *samples {
+func newSamples(publish func(nodestate.Dynamic)) *samples {
 	if publish == nil {
-		publish = func(probe.Dynamic) {}
+		publish = func(nodestate.Dynamic) {}
 	}
 	return &samples{tr: probe.NewTracker(), publish: publish}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probe"
 )
 
@@ -14,8 +15,8 @@ import (
 // else crossed the interface.
 func TestSamplesLeaveOutTestBytes(t *testing.T) {
 	t.Parallel()
-	var got probe.Dynamic
-	s := newSamples(func(d probe.Dynamic) { got = d })
+	var got nodestate.Dynamic
+	s := newSamples(func(d nodestate.Dynamic) { got = d })
 	t0 := time.Unix(1000, 0)
 	s.ingest(probe.RawSample{At: t0})
 	s.testBytes(1<<20, 2<<20) // as a server: 1 MiB in, 2 MiB back out
