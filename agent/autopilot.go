@@ -128,7 +128,7 @@ func (p *pilot) KnownServers() map[raft.ServerID]*autopilot.Server {
 			st = autopilot.NodeFailed
 		}
 		id := raft.ServerID(e.State.Name)
-		out[id] = &autopilot.Server{ID: id, Name: e.State.Name, Address: raft.ServerAddress(raftnode.Addr(e.State)),
+		out[id] = &autopilot.Server{ID: id, Name: e.State.Name, Address: raft.ServerAddress(e.State.RaftAddr()),
 			NodeStatus: st, RaftVersion: raft.ProtocolVersionMax, IsLeader: id == leaderID}
 		if ri.Fault != "" {
 			out[id].Meta = map[string]string{metaLogFault: ri.Fault}

@@ -11,15 +11,12 @@ import (
 	"github.com/shoal-hpc/shoal/nodestate"
 
 	"github.com/hashicorp/raft"
-	"github.com/hashicorp/serf/coordinate"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/internal/launchtrace"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/placement"
-	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -208,104 +205,21 @@ func (l *leading) view(st *raftfsm.State) leader.View {
 
 // rowSource is a node's network row as a server's table holds it, for
 // the boot gossip shows (netRows.leaderRow); nil when none.
-type rowSource func(node string, boot int64) []leader.NetEntry
+type rowSource func(node string, boot int64) []nodestate.NetEntry
 
-// leaderNodes converts what gossip observes, and the rows the servers
-// hold, into the core's nodes.
+// leaderNodes reads what gossip observes, and the rows the servers hold,
+// as the core's nodes (leader.NodeOf).
 func leaderNodes(g *gossip.Gossip, rows rowSource) []leader.Node {
 	entries := g.Nodes()
 	out := make([]leader.Node, 0, len(entries))
-	// Every node's traffic steps in one array, each node's a full slice
-	// of it: one allocation per view rather than one per node (a view is
-	// taken every 500 ms on the leader, and on every shoal alloc).
-	total := 0
 	for _, e := range entries {
-		total += len(e.Traffic)
-	}
-	steps := make([]leader.TrafficPoint, 0, total)
-	for _, e := range entries {
-		n := leaderNode(e)
-		steps, n.Traffic = appendTraffic(steps, e.Traffic)
+		var net []nodestate.NetEntry
 		if e.HasState && rows != nil {
-			n.Net = rows(e.State.Name, e.State.Boot)
+			net = rows(e.State.Name, e.State.Boot)
 		}
-		out = append(out, n)
+		out = append(out, leader.NodeOf(e, net))
 	}
 	return out
-}
-
-// appendTraffic converts a node's traffic steps onto all and returns all
-// and the node's own, a full slice expression of it (capped: appending to
-// one node's steps cannot write over the next node's); nil for none.
-func appendTraffic(all []leader.TrafficPoint, pts []nodestate.TrafficPoint) ([]leader.TrafficPoint, []leader.TrafficPoint) {
-	if len(pts) == 0 {
-		return all, nil
-	}
-	from := len(all)
-	for _, p := range pts {
-		all = append(all, leader.TrafficPoint(p))
-	}
-	return all, all[from:len(all):len(all)]
-}
-
-// leaderCells converts a row's cells into the core's.
-func leaderCells(cells []nodestate.NetEntry) []leader.NetEntry {
-	var out []leader.NetEntry
-	for _, ne := range cells {
-		out = append(out, leader.NetEntry{Peer: ne.Peer, RTTus: ne.RTT1, BW: ne.BW, Peak: ne.Peak, BWAt: ne.BWAt, RTTAt: ne.RTTAt,
-			BWOut: ne.BWOut, BWIn: ne.BWIn, PeakOut: ne.PeakOut, PeakIn: ne.PeakIn, BWOutAt: ne.BWOutAt, BWInAt: ne.BWInAt,
-			CarOut: ne.CarOut, CarIn: ne.CarIn})
-	}
-	return out
-}
-
-func leaderNode(e nodestate.Entry) leader.Node {
-	s := e.State
-	n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
-		RaftAddr: raftnode.Addr(s), Server: s.Raft.Member, ProbePort: s.ProbePort, Confined: s.Static.Confined, Features: s.Static.Features,
-		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
-			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pm(s.Dyn.Load), CPUUtil: pm(s.Dyn.CPUUtil),
-			MemAvail: pm(s.Dyn.MemAvail), NetFlow: pm(s.Dyn.NetFlow), Users: s.Dyn.Users,
-			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx},
-		Coord: leaderCoord(s.Coord), Link: leaderLink(s.Link)}
-	for _, pe := range s.Static.PEs {
-		n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
-	}
-	for _, b := range s.Probes {
-		n.Probes = append(n.Probes, leader.ProbeBeat{Kind: b.Kind, State: b.State, Restarts: b.Restarts, Beat: b.Beat})
-	}
-	return n
-}
-
-// leaderLink converts a node's gossiped link state; the zero verdict
-// for none or an unknown change.
-func leaderLink(l *nodestate.LinkState) probeplan.LinkVerdict {
-	if l == nil {
-		return probeplan.LinkVerdict{}
-	}
-	c := probeplan.LinkChange(l.Change)
-	if c != probeplan.LinkSlower && c != probeplan.LinkFaster {
-		return probeplan.LinkVerdict{}
-	}
-	return probeplan.LinkVerdict{Change: c, Mbps: l.Mbps, Since: time.UnixMilli(l.Since), At: time.UnixMilli(l.At)}
-}
-
-// leaderCoord converts a gossiped coordinate (microseconds) to serf's
-// (seconds) for the leader; nil for none or one that fails validation.
-func leaderCoord(c *nodestate.Coord) *coordinate.Coordinate {
-	if c == nil || c.Validate() != nil {
-		return nil
-	}
-	out := &coordinate.Coordinate{Vec: make([]float64, len(c.Vec)), Error: c.Error,
-		Adjustment: c.Adjust / 1e6, Height: c.Height / 1e6}
-	for i, v := range c.Vec {
-		out.Vec[i] = v / 1e6
-	}
-	return out
-}
-
-func pm(m nodestate.Means) placement.Means {
-	return placement.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
 }
 
 // placementSnapshot is placement's input from what gossip observes and

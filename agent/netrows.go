@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/rows"
 	"github.com/shoal-hpc/shoal/gossip"
-	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
@@ -83,14 +83,14 @@ func (r *netRows) put(row nodestate.NetRow) error {
 	return err
 }
 
-// leaderRow is the row the table holds for a node of that boot in the
-// leader core's terms (nil when none): read in place, the row is copied
-// once, into the core's cells.
-func (r *netRows) leaderRow(node string, boot int64) []leader.NetEntry {
-	var out []leader.NetEntry
+// leaderRow is a copy of the cells the table holds for a node of that
+// boot (nil when none), for the leader core: read in place, the row is
+// copied once.
+func (r *netRows) leaderRow(node string, boot int64) []nodestate.NetEntry {
+	var out []nodestate.NetEntry
 	r.table.Read(node, func(row nodestate.NetRow) {
-		if row.Boot == boot {
-			out = leaderCells(row.Cells)
+		if row.Boot == boot && len(row.Cells) > 0 {
+			out = slices.Clone(row.Cells)
 		}
 	})
 	return out

@@ -12,7 +12,6 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/httpapi"
-	"github.com/shoal-hpc/shoal/agent/raftnode"
 	"github.com/shoal-hpc/shoal/raftfsm"
 	"github.com/shoal-hpc/shoal/snapfile"
 )
@@ -95,7 +94,7 @@ func (b *httpBackend) RaftPeers() ([]api.RaftPeer, error) {
 		var out []api.RaftPeer
 		for _, e := range b.gossip.Nodes() {
 			if ri := e.State.Raft; e.HasState && ri.Member {
-				out = append(out, api.RaftPeer{ID: e.State.Name, Address: raftnode.Addr(e.State), Voter: ri.Voter, Leader: e.State.Name == lead})
+				out = append(out, api.RaftPeer{ID: e.State.Name, Address: e.State.RaftAddr(), Voter: ri.Voter, Leader: e.State.Name == lead})
 			}
 		}
 		return out, nil

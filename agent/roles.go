@@ -161,7 +161,7 @@ func gossipLeader(g *gossip.Gossip) (name, addr string) {
 	for _, e := range g.Nodes() {
 		ri := e.State.Raft
 		if e.HasState && e.Status == nodestate.StatusAlive && ri.Member && ri.Leader && (name == "" || ri.Term > term) {
-			name, addr, term = e.State.Name, raftnode.Addr(e.State), ri.Term
+			name, addr, term = e.State.Name, e.State.RaftAddr(), ri.Term
 		}
 	}
 	return name, addr

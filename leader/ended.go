@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -64,7 +65,7 @@ func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now
 	if len(ended) == 0 {
 		return
 	}
-	traffic := make(map[string][]TrafficPoint, len(nodes))
+	traffic := make(map[string][]nodestate.TrafficPoint, len(nodes))
 	for _, nd := range nodes {
 		traffic[nd.Name] = nd.Traffic
 	}
@@ -119,7 +120,7 @@ func loadLeft(ran, since time.Duration) float64 {
 // interval, from the point before it, began before s ended, and the
 // sample ended after s started); ok false when the latest sample does
 // not overlap s or nothing before s is known.
-func trafficBefore(pts []TrafficPoint, s span) (rx, tx float64, ok bool) {
+func trafficBefore(pts []nodestate.TrafficPoint, s span) (rx, tx float64, ok bool) {
 	if len(pts) < 2 {
 		return 0, 0, false
 	}

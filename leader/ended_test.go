@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -23,14 +24,14 @@ func TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic(t *testing.T) {
 	const quiet, busy = 1e6, 10e6 // bytes/s
 	for _, name := range []string{"n1", "n2", "n3"} {
 		n := w.node(name)
-		n.Attrs.Load = placement.Means{Now: 3.2, M1: 3.2, M5: 3.2, M15: 2}
+		n.Attrs.Load = nodestate.Means{Now: 3.2, M1: 3.2, M5: 3.2, M15: 2}
 		n.Attrs.NetRx, n.Attrs.NetTx = busy, busy
-		n.Traffic = []TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: quiet, Tx: quiet},
+		n.Traffic = []nodestate.TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: quiet, Tx: quiet},
 			{At: ms(start.Add(3 * time.Second)), Rx: busy, Tx: busy}, {At: ms(end.Add(-time.Second)), Rx: busy, Tx: busy}}
 	}
 	n2 := w.node("n2")
-	n2.Traffic = append(n2.Traffic, TrafficPoint{At: ms(end.Add(time.Second)), Rx: 5e6, Tx: 5e6},
-		TrafficPoint{At: ms(end.Add(2 * time.Second)), Rx: 2e6, Tx: 3e6})
+	n2.Traffic = append(n2.Traffic, nodestate.TrafficPoint{At: ms(end.Add(time.Second)), Rx: 5e6, Tx: 5e6},
+		nodestate.TrafficPoint{At: ms(end.Add(2 * time.Second)), Rx: 2e6, Tx: 3e6})
 	n2.Attrs.NetRx, n2.Attrs.NetTx = 2e6, 3e6
 
 	id := submit(w, "ranks", raftfsm.JobSpec{NP: 6, MPI: "none"})
@@ -83,9 +84,9 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 	ms := func(t time.Time) int64 { return t.UnixMilli() }
 	for _, name := range []string{"n1", "n2"} {
 		n := w.node(name)
-		n.Attrs.Load = placement.Means{Now: 2.5, M1: 2.5, M5: 2.5, M15: 2.5}
+		n.Attrs.Load = nodestate.Means{Now: 2.5, M1: 2.5, M5: 2.5, M15: 2.5}
 		n.Attrs.NetRx, n.Attrs.NetTx = 9e6, 9e6
-		n.Traffic = []TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: 1e6, Tx: 1e6},
+		n.Traffic = []nodestate.TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: 1e6, Tx: 1e6},
 			{At: ms(end.Add(-2 * time.Second)), Rx: 9e6, Tx: 9e6}, {At: ms(end.Add(time.Second)), Rx: 9e6, Tx: 9e6}}
 	}
 	zero := 0

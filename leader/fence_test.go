@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -68,7 +69,7 @@ func TestSchedule_LostNodeWaitsForItsLease(t *testing.T) {
 			w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
 			w.advance(2 * time.Minute)
 			for _, n := range tc.dead {
-				w.node(n).Status = StatusDead
+				w.node(n).Status = nodestate.StatusDead
 			}
 			v := w.view()
 			v.Config.Fence = tc.fence

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -22,7 +23,7 @@ import (
 // twice.
 func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
 	st, now := v.State, v.Now
-	status := map[string]Status{}
+	status := map[string]nodestate.Status{}
 	for _, n := range v.Nodes {
 		status[n.Name] = n.Status
 	}
@@ -74,10 +75,10 @@ func Schedule(v View, b JobsBook) ([]Command, JobsBook) {
 
 // deadHosts lists the hosts of att that gossip has dead, gone or never
 // heard of, in the attempt's order.
-func deadHosts(att *raftfsm.Attempt, status map[string]Status) []string {
+func deadHosts(att *raftfsm.Attempt, status map[string]nodestate.Status) []string {
 	var out []string
 	for _, h := range att.Hosts {
-		if s := status[h.Node]; s == StatusDead || s == StatusLeft || s == "" {
+		if s := status[h.Node]; s == nodestate.StatusDead || s == nodestate.StatusLeft || s == "" {
 			out = append(out, h.Node)
 		}
 	}

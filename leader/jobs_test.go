@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -25,7 +25,7 @@ func TestSchedule_LaunchingAndRunningAttempts(t *testing.T) {
 		name    string
 		acks    []string
 		start   bool // the attempt started (every node acked, start_job applied)
-		n2      Status
+		n2      nodestate.Status
 		forget  bool // gossip does not know n2
 		after   time.Duration
 		want    []string
@@ -35,13 +35,13 @@ func TestSchedule_LaunchingAndRunningAttempts(t *testing.T) {
 		{name: "one pending, in time: nothing", acks: []string{"n1"}, after: 10 * time.Second},
 		{name: "one pending past the timeout: fail with retry", acks: []string{"n1"}, after: 10*time.Second + time.Millisecond,
 			want: []string{`fail_attempt {"id":1,"attempt":1,"reason":"co-allocation timed out after 10s: [n2] did not reserve","retry":true}`}},
-		{name: "dead host while launching: fail, lost", acks: []string{"n1"}, n2: StatusDead,
+		{name: "dead host while launching: fail, lost", acks: []string{"n1"}, n2: nodestate.StatusDead,
 			want: []string{`fail_attempt {"id":1,"attempt":1,"reason":"node n2 died under attempt 1","retry":true,"lost":["n2"]}`}},
-		{name: "dead host under a running attempt", acks: []string{"n1", "n2"}, start: true, n2: StatusDead,
+		{name: "dead host under a running attempt", acks: []string{"n1", "n2"}, start: true, n2: nodestate.StatusDead,
 			want: []string{`"reason":"node n2 died under attempt 1","retry":true,"lost":["n2"]`}},
-		{name: "left host", acks: []string{"n1", "n2"}, start: true, n2: StatusLeft, want: []string{`"lost":["n2"]`}},
+		{name: "left host", acks: []string{"n1", "n2"}, start: true, n2: nodestate.StatusLeft, want: []string{`"lost":["n2"]`}},
 		{name: "host unknown to gossip", acks: []string{"n1", "n2"}, start: true, forget: true, want: []string{`"lost":["n2"]`}},
-		{name: "suspect is not dead", acks: []string{"n1", "n2"}, n2: Status("suspect"), want: []string{`start_job`}, wantNot: []string{"fail_attempt"}},
+		{name: "suspect is not dead", acks: []string{"n1", "n2"}, n2: nodestate.Status("suspect"), want: []string{`start_job`}, wantNot: []string{"fail_attempt"}},
 		{name: "running and healthy: nothing", acks: []string{"n1", "n2"}, start: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +77,7 @@ func TestSchedule_Placement(t *testing.T) {
 	t.Parallel()
 	loaded := func(w *world) {
 		for i := range w.nodes {
-			w.nodes[i].Attrs.Load = placement.Means{Now: 40, M1: 40, M5: 40, M15: 40}
+			w.nodes[i].Attrs.Load = nodestate.Means{Now: 40, M1: 40, M5: 40, M15: 40}
 		}
 	}
 	for _, tc := range []struct {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 )
 
@@ -169,7 +170,7 @@ func capChangedLinks(nodes []Node) []Node {
 	out := slices.Clone(nodes)
 	for i := range out {
 		own, ownSlow := slow[out[i].Name]
-		var net []NetEntry
+		var net []nodestate.NetEntry
 		for j, e := range out[i].Net {
 			l, ok := slow[e.Peer]
 			switch {
@@ -208,7 +209,7 @@ func slowerOf(a, b probeplan.LinkVerdict) probeplan.LinkVerdict {
 // capEntry caps e's directions tested before l.Since at l.Mbps, and its
 // undirected figures as fillBW makes them (BW the worse direction's
 // latest, Peak the faster's fastest).
-func capEntry(e NetEntry, l probeplan.LinkVerdict) (NetEntry, bool) {
+func capEntry(e nodestate.NetEntry, l probeplan.LinkVerdict) (nodestate.NetEntry, bool) {
 	since := l.Since.UnixMilli()
 	changed := false
 	cap1 := func(rate, peak *float64, at int64) {

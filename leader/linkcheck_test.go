@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -120,7 +121,7 @@ func TestProbes_LinkChangeBetweenCycles(t *testing.T) {
 		t.Fatalf("book %v, want n05 booked at its change", b.LinkBooked)
 	}
 	// Dead: nothing to test.
-	w.node("n05").Status = StatusDead
+	w.node("n05").Status = nodestate.StatusDead
 	alive := slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == "n05" })
 	if got := linkRetests(w.nodes, alive, map[probeplan.Pair]time.Time{}, ProbesBook{}, w.now, true).Pairs; len(got) != 0 {
 		t.Fatalf("a dead node's pairs %v, want none", got)
@@ -135,12 +136,12 @@ func TestSnapshot_ChangedLinkIsCapped(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "n01", "n02", "n03")
 	old, since, fresh := t0.UnixMilli(), t0.Add(time.Minute), t0.Add(2*time.Minute).UnixMilli()
-	cell := func(peer string, mbps float64, at int64) NetEntry {
-		return NetEntry{Peer: peer, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps, PeakOut: mbps, PeakIn: mbps, BWOutAt: at, BWInAt: at}
+	cell := func(peer string, mbps float64, at int64) nodestate.NetEntry {
+		return nodestate.NetEntry{Peer: peer, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps, PeakOut: mbps, PeakIn: mbps, BWOutAt: at, BWInAt: at}
 	}
-	w.node("n01").Net = []NetEntry{cell("n02", 100, old), cell("n03", 98, old)}
-	w.node("n02").Net = []NetEntry{cell("n01", 100, old), cell("n03", 10.2, fresh)}
-	w.node("n03").Net = []NetEntry{cell("n01", 98, old)}
+	w.node("n01").Net = []nodestate.NetEntry{cell("n02", 100, old), cell("n03", 98, old)}
+	w.node("n02").Net = []nodestate.NetEntry{cell("n01", 100, old), cell("n03", 10.2, fresh)}
+	w.node("n03").Net = []nodestate.NetEntry{cell("n01", 98, old)}
 	w.node("n02").Link = probeplan.LinkVerdict{Change: probeplan.LinkSlower, Mbps: 13, Since: since, At: since}
 	snap := Snapshot(w.st, w.nodes, w.now)
 	got := map[string]float64{}
@@ -191,9 +192,9 @@ func TestSnapshot_SlowLinkAfterItsFirstRetest(t *testing.T) {
 	w := newWorld(t, names...)
 	change := t0.Add(60 * time.Second)
 	retest := change.Add(6 * time.Second)
-	cell := func(peer string, mbps float64, at time.Time) NetEntry {
+	cell := func(peer string, mbps float64, at time.Time) nodestate.NetEntry {
 		ms := at.UnixMilli()
-		return NetEntry{Peer: peer, RTTus: 100, RTTAt: ms, BW: mbps, Peak: mbps, BWAt: ms,
+		return nodestate.NetEntry{Peer: peer, RTT1: 100, RTTAt: ms, BW: mbps, Peak: mbps, BWAt: ms,
 			BWOut: mbps, BWIn: mbps, PeakOut: mbps, PeakIn: mbps, BWOutAt: ms, BWInAt: ms}
 	}
 	for _, a := range names {
@@ -201,7 +202,7 @@ func TestSnapshot_SlowLinkAfterItsFirstRetest(t *testing.T) {
 		n.Attrs.Switch = specs[a].sw
 		n.Attrs.Cores, n.Attrs.Threads = 2, 2
 		l := specs[a].load
-		n.Attrs.Load = placement.Means{Now: l, M1: l, M5: l, M15: l}
+		n.Attrs.Load = nodestate.Means{Now: l, M1: l, M5: l, M15: l}
 		for _, b := range names {
 			if a == b {
 				continue
@@ -254,7 +255,7 @@ func TestProbes_FailedLinkRetestIsBookedAgain(t *testing.T) {
 	at := t0.UnixMilli()
 	for i, a := range names {
 		for _, b := range names[i+1:] {
-			w.node(a).Net = append(w.node(a).Net, NetEntry{Peer: b, BW: 940, Peak: 940, BWAt: at})
+			w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, BW: 940, Peak: 940, BWAt: at})
 		}
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}, RoundLen: 6 * time.Second})
@@ -290,7 +291,7 @@ func TestProbes_FailedLinkRetestIsBookedAgain(t *testing.T) {
 	// The verdict ends; n1-n3's re-test lands, the others' do not.
 	w.node("n3").Link = probeplan.LinkVerdict{}
 	landed := probeplan.NewPair("n1", "n3")
-	w.node("n1").Net[1] = NetEntry{Peer: "n3", BW: 13, Peak: 13, BWAt: end.UnixMilli()}
+	w.node("n1").Net[1] = nodestate.NetEntry{Peer: "n3", BW: 13, Peak: 13, BWAt: end.UnixMilli()}
 	w.now = end
 	got, end2 := catchUp()
 	lastRound := first[len(first)-1][0]

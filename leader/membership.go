@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/shoal-hpc/shoal/internal/natsort"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // This file is the leader's part of who holds raft. A small server set
@@ -50,7 +51,7 @@ func Membership(v View) []Action {
 	}
 	var acts []Action
 	for _, m := range v.Nodes {
-		if m.Status != StatusAlive || m.RaftAddr == "" || !m.Server || m.Name == v.Config.Self {
+		if m.Status != nodestate.StatusAlive || m.RaftAddr == "" || !m.Server || m.Name == v.Config.Self {
 			continue
 		}
 		s, ok := inConfig[m.Name]
@@ -86,12 +87,12 @@ func WantedServers(v View) []string {
 	up := map[string]bool{}
 	for _, s := range v.Servers {
 		n, ok := byName[s.ID]
-		if s.ID == v.Config.Self || ok && n.Status != StatusDead && n.Status != StatusLeft {
+		if s.ID == v.Config.Self || ok && n.Status != nodestate.StatusDead && n.Status != nodestate.StatusLeft {
 			up[s.ID] = true
 		}
 	}
 	for _, n := range v.Nodes {
-		if n.Server && n.Status == StatusAlive {
+		if n.Server && n.Status == nodestate.StatusAlive {
 			up[n.Name] = true
 		}
 	}
@@ -101,7 +102,7 @@ func WantedServers(v View) []string {
 	}
 	var cands []string
 	for _, n := range v.Nodes {
-		if up[n.Name] || n.Server || n.Status != StatusAlive || !n.HasState || n.RaftAddr == "" || drained(v, n.Name) {
+		if up[n.Name] || n.Server || n.Status != nodestate.StatusAlive || !n.HasState || n.RaftAddr == "" || drained(v, n.Name) {
 			continue
 		}
 		cands = append(cands, n.Name)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -12,10 +13,10 @@ func TestMembership(t *testing.T) {
 	t.Parallel()
 	now := t0.Add(time.Hour)
 	server := func(name string) Node {
-		return Node{Name: name, Status: StatusAlive, Since: t0, HasState: true, RaftAddr: name + ":7000", Server: true}
+		return Node{Name: name, Status: nodestate.StatusAlive, Since: t0, HasState: true, RaftAddr: name + ":7000", Server: true}
 	}
 	client := func(name string) Node { n := server(name); n.Server = false; return n }
-	with := func(n Node, s Status) Node { n.Status = s; return n }
+	with := func(n Node, s nodestate.Status) Node { n.Status = s; return n }
 	voter := func(id string) Server { return Server{ID: id, Addr: id + ":7000", Voter: true} }
 	for _, tc := range []struct {
 		name    string
@@ -24,10 +25,10 @@ func TestMembership(t *testing.T) {
 		want    string
 	}{
 		{name: "a live server not in raft joins as a non-voter; clients and the unaddressed do not", servers: []Server{voter("n1")},
-			nodes: []Node{server("n1"), server("n2"), client("n3"), {Name: "n4", Status: StatusAlive, Server: true}},
+			nodes: []Node{server("n1"), server("n2"), client("n3"), {Name: "n4", Status: nodestate.StatusAlive, Server: true}},
 			want:  "[add-nonvoter n2 n2:7000]"},
 		{name: "a suspect server waits", servers: []Server{voter("n1")},
-			nodes: []Node{server("n1"), with(server("n2"), Status("suspect"))},
+			nodes: []Node{server("n1"), with(server("n2"), nodestate.Status("suspect"))},
 			want:  "[]"},
 		{name: "came back on another address: added again", servers: []Server{voter("n1"), {ID: "n2", Addr: "n2:7001"}},
 			nodes: []Node{server("n1"), server("n2")},
@@ -52,7 +53,7 @@ func TestMembership(t *testing.T) {
 
 func TestWantedServers(t *testing.T) {
 	t.Parallel()
-	node := func(name string, server bool, st Status) Node {
+	node := func(name string, server bool, st nodestate.Status) Node {
 		return Node{Name: name, Status: st, HasState: true, RaftAddr: name + ":7000", Server: server}
 	}
 	srv := func(ids ...string) []Server {
@@ -72,27 +73,27 @@ func TestWantedServers(t *testing.T) {
 		want    string
 	}{
 		{name: "full: nobody", target: 3, servers: srv("s1", "s2", "s3"),
-			nodes: []Node{node("s1", true, StatusAlive), node("s2", true, StatusAlive), node("s3", true, StatusAlive), node("c1", false, StatusAlive)},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("s2", true, nodestate.StatusAlive), node("s3", true, nodestate.StatusAlive), node("c1", false, nodestate.StatusAlive)},
 			want:  "[]"},
 		{name: "two missing: the first clients by name", target: 5, servers: srv("s1", "s2", "s3"),
-			nodes: []Node{node("s1", true, StatusAlive), node("s2", true, StatusAlive), node("s3", true, StatusAlive),
-				node("c3", false, StatusAlive), node("c1", false, StatusAlive), node("c2", false, StatusAlive)},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("s2", true, nodestate.StatusAlive), node("s3", true, nodestate.StatusAlive),
+				node("c3", false, nodestate.StatusAlive), node("c1", false, nodestate.StatusAlive), node("c2", false, nodestate.StatusAlive)},
 			want: "[c1 c2]"},
 		{name: "a dead server no longer counts; a suspect one does", target: 3, servers: srv("s1", "s2", "s3"),
-			nodes: []Node{node("s1", true, StatusAlive), node("s2", true, StatusDead), node("s3", true, Status("suspect")), node("c1", false, StatusAlive)},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("s2", true, nodestate.StatusDead), node("s3", true, nodestate.Status("suspect")), node("c1", false, nodestate.StatusAlive)},
 			want:  "[c1]"},
 		{name: "a server waiting to be added counts", target: 3, servers: srv("s1", "s2"),
-			nodes: []Node{node("s1", true, StatusAlive), node("s2", true, StatusAlive), node("c0", true, StatusAlive), node("c1", false, StatusAlive)},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("s2", true, nodestate.StatusAlive), node("c0", true, nodestate.StatusAlive), node("c1", false, nodestate.StatusAlive)},
 			want:  "[]"},
 		{name: "not alive, not addressed, without state or drained: never", target: 5, servers: srv("s1"),
-			nodes: []Node{node("s1", true, StatusAlive), node("c1", false, StatusDead), {Name: "c3", Status: StatusAlive, HasState: true},
-				{Name: "c4", Status: StatusAlive, RaftAddr: "c4:7000"}, node("c2", false, StatusAlive), node("c5", false, StatusAlive)},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("c1", false, nodestate.StatusDead), {Name: "c3", Status: nodestate.StatusAlive, HasState: true},
+				{Name: "c4", Status: nodestate.StatusAlive, RaftAddr: "c4:7000"}, node("c2", false, nodestate.StatusAlive), node("c5", false, nodestate.StatusAlive)},
 			state: drains, want: "[c5]"},
 		{name: "names in natural order: c2 and c9 before c10", target: 3, servers: srv("s1"),
-			nodes: []Node{node("s1", true, StatusAlive), node("c10", false, StatusAlive), node("c9", false, StatusAlive), node("c2", false, StatusAlive)},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("c10", false, nodestate.StatusAlive), node("c9", false, nodestate.StatusAlive), node("c2", false, nodestate.StatusAlive)},
 			want:  "[c2 c9]"},
 		{name: "no target: nobody", target: 0, servers: srv("s1"),
-			nodes: []Node{node("s1", true, StatusAlive), node("c1", false, StatusAlive)}, want: "[]"},
+			nodes: []Node{node("s1", true, nodestate.StatusAlive), node("c1", false, nodestate.StatusAlive)}, want: "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

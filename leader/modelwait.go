@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/netmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -47,7 +48,7 @@ func Coverage(st *raftfsm.State, nodes []Node, only []string) ModelCoverage {
 	var names []string
 	asg := netmodel.Assignment{}
 	for _, nd := range nodes {
-		if !nd.HasState || nd.Status != StatusAlive || nd.ProbePort <= 0 {
+		if !nd.HasState || nd.Status != nodestate.StatusAlive || nd.ProbePort <= 0 {
 			continue
 		}
 		if _, drained := st.Drained(nd.Name); drained || (len(only) > 0 && !slices.Contains(only, nd.Name)) {

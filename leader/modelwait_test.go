@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -22,8 +23,8 @@ func coldWorld(t *testing.T, wait time.Duration) *world {
 // measure gives the rows of a and b a bandwidth test at now.
 func measure(w *world, a, b string, mbps float64) {
 	at := w.now.UnixMilli()
-	w.node(a).Net = append(w.node(a).Net, NetEntry{Peer: b, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps})
-	w.node(b).Net = append(w.node(b).Net, NetEntry{Peer: a, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps})
+	w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps})
+	w.node(b).Net = append(w.node(b).Net, nodestate.NetEntry{Peer: a, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps})
 }
 
 // The gate of a network-aware placement on a cold cluster, on the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -77,7 +78,7 @@ func outlierPairs(st *raftfsm.State, nodes []Node, members []string) []contended
 		}
 		fast[n.Name] = t
 	}
-	var rows map[string][]NetEntry // built at the first candidate: most rounds have none
+	var rows map[string][]nodestate.NetEntry // built at the first candidate: most rounds have none
 	found := map[probeplan.Pair]contended{}
 	for _, n := range nodes {
 		s := sw[n.Name]
@@ -132,7 +133,7 @@ func quietEnd(rate, carried float64) bool {
 // peerQuiet reports whether the peer's cell for the same test (pc, nil:
 // none), the other way round in its row, shows no traffic beside it; a
 // peer that did not count, or recorded another test, does not object.
-func peerQuiet(pc *NetEntry, rate float64, at int64, out bool) bool {
+func peerQuiet(pc *nodestate.NetEntry, rate float64, at int64, out bool) bool {
 	if pc == nil {
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -22,7 +23,7 @@ func sw2Of4(t *testing.T) (*world, []string) {
 			if p == names[i] {
 				continue
 			}
-			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: p, BW: 105, Peak: 105, BWAt: at,
+			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: p, BW: 105, Peak: 105, BWAt: at,
 				BWOut: 105, BWIn: 105, PeakOut: 105, PeakIn: 105, BWOutAt: at, BWInAt: at, CarOut: 105.5, CarIn: 105.4})
 		}
 	}

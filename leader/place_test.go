@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -79,7 +80,7 @@ func TestWaitReasonStale(t *testing.T) {
 func TestElasticInputBusyNodesAndForce(t *testing.T) {
 	t.Parallel()
 	busy := func(name string) placement.Node {
-		return placement.Node{Name: name, Alive: true, Cores: 8, Load: placement.Means{M1: 40}}
+		return placement.Node{Name: name, Alive: true, Cores: 8, Load: nodestate.Means{M1: 40}}
 	}
 	snap := placement.Snapshot{Nodes: []placement.Node{
 		{Name: "a", Alive: true, Cores: 8}, busy("b"), busy("c"), {Name: "d", Alive: true, Cores: 8}, busy("e"),
@@ -114,7 +115,7 @@ func TestSchedule_ArrayUsesEveryNodeBeforeOversubscribingOne(t *testing.T) {
 	for i := range w.nodes {
 		w.nodes[i].Attrs.Cores, w.nodes[i].Attrs.Threads = 2, 2
 		l := 0.02 * float64(i%3)
-		w.nodes[i].Attrs.Load = placement.Means{Now: l, M1: l, M5: l, M15: l}
+		w.nodes[i].Attrs.Load = nodestate.Means{Now: l, M1: l, M5: l, M15: l}
 		freeOn[names[i]] = 2 - int(math.Ceil(l))
 		free += freeOn[names[i]]
 	}

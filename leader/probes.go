@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/netmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -31,7 +32,7 @@ func Probes(v View, b ProbesBook) ([]Command, ProbesBook) {
 func supervise(v View, b ProbesBook) ([]Command, ProbesBook) {
 	var views []probeplan.ProbeView
 	for _, n := range v.Nodes {
-		if n.Status != StatusAlive || !n.HasState {
+		if n.Status != nodestate.StatusAlive || !n.HasState {
 			continue
 		}
 		for _, pb := range n.Probes {
@@ -59,7 +60,7 @@ func scheduleCycle(v View, b ProbesBook) ([]Command, ProbesBook) {
 	var members []string
 	last := map[probeplan.Pair]time.Time{}
 	for _, n := range v.Nodes {
-		if n.Status == StatusAlive && n.HasState && n.ProbePort > 0 {
+		if n.Status == nodestate.StatusAlive && n.HasState && n.ProbePort > 0 {
 			up[n.Name] = true
 			members = append(members, n.Name)
 		}
@@ -129,7 +130,7 @@ func formationSettled(nodes []Node, now time.Time, settle time.Duration) bool {
 	var oldest, newest time.Time
 	ready := true
 	for _, n := range nodes {
-		if n.Status != StatusAlive {
+		if n.Status != nodestate.StatusAlive {
 			continue
 		}
 		if oldest.IsZero() || n.Since.Before(oldest) {
@@ -319,7 +320,7 @@ func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurem
 			declared[n.Name] = n.Attrs.Switch
 		}
 		for _, c := range n.Net {
-			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTTus / 1000, BWAt: c.BWAt,
+			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTT1 / 1000, BWAt: c.BWAt,
 				OutMbps: c.BWOut, InMbps: c.BWIn, OutAt: c.BWOutAt, InAt: c.BWInAt})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -31,7 +32,7 @@ func TestProbes_Supervision(t *testing.T) {
 			want: []string{`probe_restart {"node":"n2","kind":"latency","reason":"process exited","generation":0}`}},
 		{name: "exited on a dead node: left to remove_node", setup: func(w *world) {
 			setProbe(w, "n2", raftfsm.ProbeLatency, probeplan.StateExited)
-			w.node("n2").Status = StatusDead
+			w.node("n2").Status = nodestate.StatusDead
 		}},
 		{name: "node behind raft's generation: not ordered twice", setup: func(w *world) {
 			w.apply(raftfsm.CmdProbeRestart, raftfsm.ProbeRestart{Node: "n2", Kind: raftfsm.ProbeLatency, Reason: "x", Generation: 0})
@@ -104,7 +105,7 @@ func TestProbes_BandwidthCycles(t *testing.T) {
 	if cmds, _ := Probes(w.view(), b); len(cmds) != 0 {
 		t.Fatalf("mid-cycle: %q", commands(cmds))
 	}
-	w.node("n3").Status = StatusDead
+	w.node("n3").Status = nodestate.StatusDead
 	cmds, _ = Probes(w.view(), b)
 	if len(cmds) != 1 || cmds[0].Cycle != nil || cmds[0].Before == nil || !strings.Contains(cmds[0].Before.Msg, "dropping dead nodes") {
 		t.Fatalf("dead node mid-cycle: %q", commands(cmds))
@@ -116,14 +117,14 @@ func TestProbes_BandwidthCycles(t *testing.T) {
 			}
 		}
 	}
-	w.node("n3").Status = StatusAlive
+	w.node("n3").Status = nodestate.StatusAlive
 
 	// The cycle ended (every pair measured), the interval not: a new
 	// node's pairs are caught up, keeping the full cycle's start.
 	for i := range w.nodes {
 		for _, peer := range []string{"n1", "n2", "n3"} {
 			if peer != w.nodes[i].Name {
-				w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 900, BWAt: t0.Add(20 * time.Second).UnixMilli()})
+				w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: 900, BWAt: t0.Add(20 * time.Second).UnixMilli()})
 			}
 		}
 	}
@@ -210,7 +211,7 @@ func TestProbes_TopologyCycle(t *testing.T) {
 			if peer[:2] == w.nodes[i].Name[:2] {
 				bw = 940
 			}
-			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: t0.UnixMilli()})
+			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: t0.UnixMilli()})
 		}
 	}
 	if own, cross := count(w); own != 12 || cross != 3 {
@@ -235,7 +236,7 @@ func TestProbes_RecordSwitches(t *testing.T) {
 			if peer[0] == w.nodes[i].Name[0] {
 				bw = 940
 			}
-			w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000})
+			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000})
 		}
 	}
 	cmds, b := recordSwitches(w.view(), ProbesBook{})
@@ -265,7 +266,7 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 	w := newWorld(t, append(names, "z")...)
 	for i := range w.nodes[:12] {
 		peer := names[(i+1)%12]
-		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 900, Peak: 900, BWAt: t0.UnixMilli()})
+		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: 900, Peak: 900, BWAt: t0.UnixMilli()})
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
@@ -367,9 +368,9 @@ func TestProbes_RetestPastThePlannersBound(t *testing.T) {
 	t.Parallel()
 	w, names, at := ringOf12(t)
 	w.nodes[7].Net[0].BWOut, w.nodes[7].Net[0].CarOut = 26, 26.5 // n07 -> n08: n07 quiet
-	w.nodes[8].Net = append(w.nodes[8].Net, NetEntry{Peer: "n07", BW: 26, Peak: 95, BWAt: at,
+	w.nodes[8].Net = append(w.nodes[8].Net, nodestate.NetEntry{Peer: "n07", BW: 26, Peak: 95, BWAt: at,
 		BWOut: 95, BWIn: 26, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 96, CarIn: 100}) // n08 received 74 besides
-	slices.SortFunc(w.nodes[8].Net, func(a, b NetEntry) int { return strings.Compare(a.Peer, b.Peer) })
+	slices.SortFunc(w.nodes[8].Net, func(a, b nodestate.NetEntry) int { return strings.Compare(a.Peer, b.Peer) })
 	pair := probeplan.NewPair("n07", "n08")
 	if got := contendedPairs(w.nodes, names); len(got) != 1 || got[0].Pair != pair {
 		t.Fatalf("contendedPairs = %v, want %v (n08's job gone)", got, pair)
@@ -436,7 +437,7 @@ func ringOf12(t *testing.T) (*world, []string, int64) {
 	at := t0.UnixMilli()
 	for i := range w.nodes {
 		peer := names[(i+1)%12]
-		w.nodes[i].Net = append(w.nodes[i].Net, NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
+		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
 			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
 	}
 	return w, names, at

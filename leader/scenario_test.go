@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -89,10 +90,10 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	case "submit":
 		s.submit(t, d)
 	case "node-dies":
-		w.setStatus(s.positional(t, d, 1)[0], StatusDead)
+		w.setStatus(s.positional(t, d, 1)[0], nodestate.StatusDead)
 	case "node-status":
 		args := s.positional(t, d, 2)
-		w.setStatus(args[0], Status(args[1]))
+		w.setStatus(args[0], nodestate.Status(args[1]))
 	case "probe-crash", "probe-hang", "probe-unhang":
 		s.probe(t, d)
 	case "finish-running":
@@ -334,7 +335,7 @@ func (s *scenario) probe(t *testing.T, d *datadriven.TestData) {
 	t.Helper()
 	args := s.positional(t, d, 2)
 	n, kind := s.w.node(args[0]), args[1]
-	i := slices.IndexFunc(n.Probes, func(b ProbeBeat) bool { return b.Kind == kind })
+	i := slices.IndexFunc(n.Probes, func(b nodestate.ProbeBeat) bool { return b.Kind == kind })
 	if i < 0 {
 		t.Fatalf("%s: %s runs no %s probe: the kinds are %v", d.Pos, n.Name, kind, raftfsm.ProbeKinds)
 	}
@@ -371,7 +372,7 @@ func (s *scenario) net(t *testing.T, d *datadriven.TestData) {
 			continue
 		}
 		bw := s.float(t, d, a.Key, 0)
-		n.Net = append(n.Net, NetEntry{Peer: a.Key, BW: bw, Peak: bw, BWAt: at})
+		n.Net = append(n.Net, nodestate.NetEntry{Peer: a.Key, BW: bw, Peak: bw, BWAt: at})
 	}
 }
 

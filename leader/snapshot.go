@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/netmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
 
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -29,7 +30,7 @@ func Snapshot(st *raftfsm.State, nodes []Node, now time.Time) placement.Snapshot
 		}
 		n := nd.Attrs
 		_, drained := st.Drained(nd.Name)
-		n.Name, n.Alive, n.HeldSlots = nd.Name, nd.Status == StatusAlive && !drained, held[nd.Name]
+		n.Name, n.Alive, n.HeldSlots = nd.Name, nd.Status == nodestate.StatusAlive && !drained, held[nd.Name]
 		snap.Nodes = append(snap.Nodes, n)
 	}
 	coords := nodeCoords(nodes)
@@ -96,7 +97,7 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 		if ne.BWAt == 0 && ne.RTTAt == 0 {
 			continue
 		}
-		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTTus / 1000,
+		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTT1 / 1000,
 			AvailMbps: ne.BW, PeakMbps: ne.Peak, Measured: ne.BWAt != 0,
 			FwdMbps: float32(ne.BWOut), RevMbps: float32(ne.BWIn), FwdPeakMbps: float32(ne.PeakOut), RevPeakMbps: float32(ne.PeakIn)}
 		if ne.RTTAt == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/serf/coordinate"
 
 	"github.com/shoal-hpc/shoal/netmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -29,7 +30,7 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 		nodes[i].Attrs.Switch = "A"
 	}
 	row := func(i int, peer string, bw float64) {
-		nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000, RTTus: 200})
+		nodes[i].Net = append(nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000, RTT1: 200})
 	}
 	row(0, "a2", 940) // a1-a2
 	row(1, "a3", 95)  // a2-a3: a3 has a 100 Mbit/s port
@@ -89,7 +90,7 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 		// Steps 20 s apart over the last cycle and a half, as a busy
 		// node's would be (a step is a change of its traffic).
 		for k := range 8 {
-			nd.Traffic = append(nd.Traffic, TrafficPoint{At: int64(100_000 + k*20_000 + i%1000), Rx: float64((i+k)%5) * 1e6, Tx: float64((i*k)%7) * 1e6})
+			nd.Traffic = append(nd.Traffic, nodestate.TrafficPoint{At: int64(100_000 + k*20_000 + i%1000), Rx: float64((i+k)%5) * 1e6, Tx: float64((i*k)%7) * 1e6})
 		}
 		nodes = append(nodes, nd)
 	}
@@ -97,14 +98,14 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 		s := i / 16
 		j := s*16 + (i%16+1)%16
 		if j < n && j != i {
-			nodes[i].Net = append(nodes[i].Net, NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000,
+			nodes[i].Net = append(nodes[i].Net, nodestate.NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000,
 				BWOut: 900 + float64(i%3), BWIn: 910, PeakOut: 940, PeakIn: 940})
 		}
 	}
 	sw := (n + 15) / 16
 	for a := range sw {
 		for b := a + 1; b < sw; b++ {
-			nodes[a*16].Net = append(nodes[a*16].Net, NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000,
+			nodes[a*16].Net = append(nodes[a*16].Net, nodestate.NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000,
 				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400, BWOutAt: 200_000 + int64(b)*10, BWInAt: 200_000 + int64(a)*10})
 		}
 	}
@@ -176,11 +177,11 @@ func coordAt(x float64) *coordinate.Coordinate {
 func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	t.Parallel()
 	nodes := []Node{
-		{Name: "a", Status: StatusAlive, HasState: true, Coord: coordAt(0.001), Net: []NetEntry{
+		{Name: "a", Status: nodestate.StatusAlive, HasState: true, Coord: coordAt(0.001), Net: []nodestate.NetEntry{
 			{Peer: "b", BW: 10, Peak: 950, BWAt: 1, BWOut: 940, BWIn: 10, PeakOut: 950, PeakIn: 10},
-			{Peer: "c", RTTus: 250, RTTAt: 1, BW: 500, Peak: 500, BWAt: 1}}},
-		{Name: "b", Status: StatusAlive, HasState: true, Coord: coordAt(0.004)},
-		{Name: "c", Status: StatusAlive, HasState: true},
+			{Peer: "c", RTT1: 250, RTTAt: 1, BW: 500, Peak: 500, BWAt: 1}}},
+		{Name: "b", Status: nodestate.StatusAlive, HasState: true, Coord: coordAt(0.004)},
+		{Name: "c", Status: nodestate.StatusAlive, HasState: true},
 	}
 	snap := Snapshot(raftfsm.NewState(), nodes, t0)
 	if len(snap.Links) != 2 {
@@ -233,8 +234,8 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	nodes[7].Attrs.Switch = "" // unknown: no derived link
 	// RTT only, no bandwidth test: derived links with their direct RTTs,
 	// 0.7 and 0.3 ms, not their switch pair's mean (0.5 ms)
-	nodes[5].Net = append(nodes[5].Net, NetEntry{Peer: nodes[40].Name, RTTus: 700, RTTAt: 1000})
-	nodes[6].Net = append(nodes[6].Net, NetEntry{Peer: nodes[41].Name, RTTus: 300, RTTAt: 1000})
+	nodes[5].Net = append(nodes[5].Net, nodestate.NetEntry{Peer: nodes[40].Name, RTT1: 700, RTTAt: 1000})
+	nodes[6].Net = append(nodes[6].Net, nodestate.NetEntry{Peer: nodes[41].Name, RTT1: 300, RTTAt: 1000})
 	snap := Snapshot(st, nodes, t0)
 	asg := netmodel.Assignment{}
 	var names []string
@@ -313,20 +314,20 @@ func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 	nodes := []Node{testNode("a1"), testNode("a2"), testNode("b1"), testNode("b2"), testNode("c1")}
 	for i, sw := range []string{"A", "A", "B", "B", "C"} {
 		nodes[i].Attrs.Switch = sw
-		nodes[i].Traffic = []TrafficPoint{{At: 100_000}}
+		nodes[i].Traffic = []nodestate.TrafficPoint{{At: 100_000}}
 	}
-	const flow = 30e6 / 8                                                                                                    // bytes/s
-	nodes[3].Traffic = []TrafficPoint{{At: 107_000, Tx: flow}}                                                               // b2 sends; its sampling began inside the window
-	nodes[1].Traffic = []TrafficPoint{{At: 108_000, Rx: flow}}                                                               // a2 receives, sampled from 108 s on
-	nodes[0].Traffic = []TrafficPoint{{At: 100_000}, {At: 109_500, Tx: 9 * flow}}                                            // a1 starts sending 0.5 s before the test ends
-	nodes[2].Traffic = []TrafficPoint{{At: 100_000}, {At: 109_500, Rx: 9 * flow}, {At: 120_000, Rx: 9 * flow, Tx: 9 * flow}} // b1 receives a1's, from 0.5 s before the test ends; sends after it
-	nodes[4].Traffic = []TrafficPoint{{At: 100_000, Rx: flow}, {At: 130_000}}                                                // c1 received until 130 s
-	cell := func(peer string, out, in float64, at int64) NetEntry {
-		return NetEntry{Peer: peer, BW: min(out, in), Peak: max(out, in), BWAt: at, BWOut: out, BWIn: in,
+	const flow = 30e6 / 8                                                                                                              // bytes/s
+	nodes[3].Traffic = []nodestate.TrafficPoint{{At: 107_000, Tx: flow}}                                                               // b2 sends; its sampling began inside the window
+	nodes[1].Traffic = []nodestate.TrafficPoint{{At: 108_000, Rx: flow}}                                                               // a2 receives, sampled from 108 s on
+	nodes[0].Traffic = []nodestate.TrafficPoint{{At: 100_000}, {At: 109_500, Tx: 9 * flow}}                                            // a1 starts sending 0.5 s before the test ends
+	nodes[2].Traffic = []nodestate.TrafficPoint{{At: 100_000}, {At: 109_500, Rx: 9 * flow}, {At: 120_000, Rx: 9 * flow, Tx: 9 * flow}} // b1 receives a1's, from 0.5 s before the test ends; sends after it
+	nodes[4].Traffic = []nodestate.TrafficPoint{{At: 100_000, Rx: flow}, {At: 130_000}}                                                // c1 received until 130 s
+	cell := func(peer string, out, in float64, at int64) nodestate.NetEntry {
+		return nodestate.NetEntry{Peer: peer, BW: min(out, in), Peak: max(out, in), BWAt: at, BWOut: out, BWIn: in,
 			PeakOut: out, PeakIn: in, BWOutAt: at, BWInAt: at}
 	}
-	nodes[0].Net = []NetEntry{cell("b1", 51, 36.6, 110_000), cell("c1", 20, 20, 50_000)}
-	nodes[1].Net = []NetEntry{cell("c1", 25, 25, 80_000)}
+	nodes[0].Net = []nodestate.NetEntry{cell("b1", 51, 36.6, 110_000), cell("c1", 20, 20, 50_000)}
+	nodes[1].Net = []nodestate.NetEntry{cell("c1", 25, 25, 80_000)}
 	snap := Snapshot(st, nodes, t0)
 	m := snap.Model
 	sw := map[string]int32{}
@@ -386,19 +387,19 @@ func BenchmarkStampCarried(b *testing.B) {
 func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 	t.Parallel()
 	nodes := []Node{testNode("a"), testNode("b"), testNode("c"), testNode("d"), testNode("e")}
-	const mbit = 1e6 / 8                                                           // bytes/s per Mbit/s
-	nodes[0].Traffic = []TrafficPoint{{At: 100_000, Tx: 50 * mbit}, {At: 200_000}} // a sent a job's 50 Mbit/s until 200 s
-	nodes[1].Traffic = []TrafficPoint{{At: 100_000, Rx: 40 * mbit}, {At: 200_000}} // b received 40 of it
-	nodes[2].Traffic = []TrafficPoint{{At: 100_000, Tx: 90 * mbit}}                // c sends 90 elsewhere
-	nodes[3].Traffic = []TrafficPoint{{At: 100_000}}
-	nodes[4].Traffic = []TrafficPoint{{At: 100_000}}
-	cell := func(peer string, out, in, peakOut, peakIn float64) NetEntry {
-		return NetEntry{Peer: peer, BW: min(out, in), Peak: max(peakOut, peakIn), BWAt: 150_000, BWOut: out, BWIn: in,
+	const mbit = 1e6 / 8                                                                     // bytes/s per Mbit/s
+	nodes[0].Traffic = []nodestate.TrafficPoint{{At: 100_000, Tx: 50 * mbit}, {At: 200_000}} // a sent a job's 50 Mbit/s until 200 s
+	nodes[1].Traffic = []nodestate.TrafficPoint{{At: 100_000, Rx: 40 * mbit}, {At: 200_000}} // b received 40 of it
+	nodes[2].Traffic = []nodestate.TrafficPoint{{At: 100_000, Tx: 90 * mbit}}                // c sends 90 elsewhere
+	nodes[3].Traffic = []nodestate.TrafficPoint{{At: 100_000}}
+	nodes[4].Traffic = []nodestate.TrafficPoint{{At: 100_000}}
+	cell := func(peer string, out, in, peakOut, peakIn float64) nodestate.NetEntry {
+		return nodestate.NetEntry{Peer: peer, BW: min(out, in), Peak: max(peakOut, peakIn), BWAt: 150_000, BWOut: out, BWIn: in,
 			PeakOut: peakOut, PeakIn: peakIn, BWOutAt: 150_000, BWInAt: 150_000}
 	}
-	nodes[0].Net = []NetEntry{cell("b", 50, 95, 100, 100)}
-	nodes[2].Net = []NetEntry{cell("d", 10, 10, 100, 100)} // d's link degraded to 10
-	nodes[3].Net = []NetEntry{cell("e", 10, 10, 100, 100)} // so did e's; d and e are quiet
+	nodes[0].Net = []nodestate.NetEntry{cell("b", 50, 95, 100, 100)}
+	nodes[2].Net = []nodestate.NetEntry{cell("d", 10, 10, 100, 100)} // d's link degraded to 10
+	nodes[3].Net = []nodestate.NetEntry{cell("e", 10, 10, 100, 100)} // so did e's; d and e are quiet
 	checkRates(t, Snapshot(raftfsm.NewState(), nodes, t0), []wantRates{
 		{"a", "b", 90, 95, "a -> b read 50 while a sent 50 and b received 40: 40 back; b -> a, a received nothing"},
 		{"c", "d", 10, 10, "c was busy elsewhere, d quiet: the degraded link stays at 10"},
@@ -418,25 +419,25 @@ func TestSnapshot_DirectTestGetsCountedTrafficBack(t *testing.T) {
 	var nodes []Node
 	for _, n := range names {
 		nd := testNode(n)
-		nd.Traffic = []TrafficPoint{{At: 100_000}} // quiet in every sample
+		nd.Traffic = []nodestate.TrafficPoint{{At: 100_000}} // quiet in every sample
 		nodes = append(nodes, nd)
 	}
 	at := int64(150_000)
-	cell := func(peer string, out, carOut, in, carIn float64, outAt, inAt int64) NetEntry {
-		return NetEntry{Peer: peer, BW: min(out, in), Peak: 100, BWAt: max(outAt, inAt), BWOut: out, BWIn: in,
+	cell := func(peer string, out, carOut, in, carIn float64, outAt, inAt int64) nodestate.NetEntry {
+		return nodestate.NetEntry{Peer: peer, BW: min(out, in), Peak: 100, BWAt: max(outAt, inAt), BWOut: out, BWIn: in,
 			PeakOut: 100, PeakIn: 100, BWOutAt: outAt, BWInAt: inAt, CarOut: carOut, CarIn: carIn}
 	}
 	// a -> b ran beside a 1-s job a -> b: a sent 55 besides, b received 53.
 	// The server (b) stamps the test 1.5 s before the client (a). The
 	// rows are not sorted by peer here: the index sorts a copy.
-	nodes[0].Net = []NetEntry{cell("e", 44, 99, 95, 95.5, at, at), cell("b", 44, 99, 95, 95.5, at, at)}
-	nodes[1].Net = []NetEntry{cell("a", 95, 95.4, 44, 97, at-1500, at-1500)}
+	nodes[0].Net = []nodestate.NetEntry{cell("e", 44, 99, 95, 95.5, at, at), cell("b", 44, 99, 95, 95.5, at, at)}
+	nodes[1].Net = []nodestate.NetEntry{cell("a", 95, 95.4, 44, 97, at-1500, at-1500)}
 	// c -> d: c sent 90 elsewhere, d's link degraded to 10 and is quiet.
-	nodes[2].Net = []NetEntry{cell("d", 10, 100, 10, 10, at, at)}
-	nodes[3].Net = []NetEntry{cell("c", 10, 10, 10, 10, at, at)}
+	nodes[2].Net = []nodestate.NetEntry{cell("d", 10, 100, 10, 10, at, at)}
+	nodes[3].Net = []nodestate.NetEntry{cell("c", 10, 10, 10, 10, at, at)}
 	// e has no cell for a (its row has not come): its history (quiet)
 	// stands in. f's cell for a is an older test with another reading.
-	nodes[5].Net = []NetEntry{cell("a", 80, 99, 80, 99, at-60_000, at-60_000)}
+	nodes[5].Net = []nodestate.NetEntry{cell("a", 80, 99, 80, 99, at-60_000, at-60_000)}
 	nodes[0].Net = append(nodes[0].Net, cell("f", 44, 99, 44, 99, at, at))
 	checkRates(t, Snapshot(raftfsm.NewState(), nodes, t0), []wantRates{
 		{"a", "b", 97, 95.4, "a -> b read 44, a carried 99 and b 97: 53 back; b -> a read 95, 0.4 and 0.5 besides"},

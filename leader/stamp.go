@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/shoal-hpc/shoal/netmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // A bandwidth test between two switches reads what the uplinks had free
@@ -98,7 +99,7 @@ func (s trafficSteps) leastMbps(t int64, received bool) (float64, bool) {
 // trafficSteps is traffic as a step function, a node's (Node.Traffic) or
 // a switch's summed over its nodes: at steps[k].At the rates became
 // steps[k].Rx and .Tx (bytes/s), oldest first.
-type trafficSteps []TrafficPoint
+type trafficSteps []nodestate.TrafficPoint
 
 // least is the least rx and tx over [lo, hi]: over the step in force at
 // lo and every step that began up to hi. Before the first step, within
@@ -108,7 +109,7 @@ func (s trafficSteps) least(lo, hi int64) (rx, tx float64, ok bool) {
 	if len(s) == 0 || lo < s[0].At-stampBackfillMs {
 		return 0, 0, false
 	}
-	i, found := slices.BinarySearchFunc(s, lo, func(p TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
+	i, found := slices.BinarySearchFunc(s, lo, func(p nodestate.TrafficPoint, t int64) int { return cmp.Compare(p.At, t) })
 	if !found && i > 0 {
 		i-- // the step in force at lo began before it
 	}
@@ -137,10 +138,10 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]trafficSteps {
 	}
 	type ev struct {
 		node int
-		p    TrafficPoint
+		p    nodestate.TrafficPoint
 	}
 	var evs []ev
-	cur := make([]TrafficPoint, len(nodes)) // each node's step so far
+	cur := make([]nodestate.TrafficPoint, len(nodes)) // each node's step so far
 	out := make(map[string]trafficSteps, len(members))
 	for sw, idx := range members {
 		evs = evs[:0]
@@ -156,7 +157,7 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]trafficSteps {
 		}
 		slices.SortStableFunc(evs, func(x, y ev) int { return cmp.Compare(x.p.At, y.p.At) })
 		st := make(trafficSteps, 1, len(evs)+1)
-		st[0] = TrafficPoint{At: first, Rx: rx, Tx: tx}
+		st[0] = nodestate.TrafficPoint{At: first, Rx: rx, Tx: tx}
 		for k, e := range evs {
 			old := cur[e.node]
 			rx, tx = rx-old.Rx+e.p.Rx, tx-old.Tx+e.p.Tx
@@ -164,7 +165,7 @@ func switchSums(asg netmodel.Assignment, nodes []Node) map[string]trafficSteps {
 			if k+1 < len(evs) && evs[k+1].p.At == e.p.At {
 				continue // one step per instant
 			}
-			step := TrafficPoint{At: e.p.At, Rx: max(0, rx), Tx: max(0, tx)}
+			step := nodestate.TrafficPoint{At: e.p.At, Rx: max(0, rx), Tx: max(0, tx)}
 			if last := &st[len(st)-1]; last.At == step.At {
 				*last = step // a later node's step at the sums' very first instant
 			} else {
@@ -203,14 +204,14 @@ const sameTestMs = 30_000
 // bandwidth tests: each node's row, by peer, and its traffic history.
 type testEnds struct {
 	hist map[string]trafficSteps
-	rows map[string][]NetEntry
+	rows map[string][]nodestate.NetEntry
 }
 
 // nodeRows indexes the nodes' rows by name, each sorted by peer (agents
 // send them sorted; a row that is not is sorted in a copy).
-func nodeRows(nodes []Node) map[string][]NetEntry {
-	out := make(map[string][]NetEntry, len(nodes))
-	byPeer := func(a, b NetEntry) int { return cmp.Compare(a.Peer, b.Peer) }
+func nodeRows(nodes []Node) map[string][]nodestate.NetEntry {
+	out := make(map[string][]nodestate.NetEntry, len(nodes))
+	byPeer := func(a, b nodestate.NetEntry) int { return cmp.Compare(a.Peer, b.Peer) }
 	for _, n := range nodes {
 		row := n.Net
 		if !slices.IsSortedFunc(row, byPeer) {
@@ -223,9 +224,9 @@ func nodeRows(nodes []Node) map[string][]NetEntry {
 }
 
 // cell is owner's cell for peer, nil when its row has none.
-func (e testEnds) cell(owner, peer string) *NetEntry {
+func (e testEnds) cell(owner, peer string) *nodestate.NetEntry {
 	row := e.rows[owner]
-	i, ok := slices.BinarySearchFunc(row, peer, func(c NetEntry, p string) int { return cmp.Compare(c.Peer, p) })
+	i, ok := slices.BinarySearchFunc(row, peer, func(c nodestate.NetEntry, p string) int { return cmp.Compare(c.Peer, p) })
 	if !ok {
 		return nil
 	}
@@ -260,7 +261,7 @@ func (e testEnds) cell(owner, peer string) *NetEntry {
 // end (max) would give it back 100. A test on quiet ends
 // keeps its reading, so a degraded link shows at once; the node's own
 // tests are not in its traffic history, and its counts leave its test out.
-func (e testEnds) addBack(owner string, ne *NetEntry, out bool) float64 {
+func (e testEnds) addBack(owner string, ne *nodestate.NetEntry, out bool) float64 {
 	rate, peak, at, ownCar := ne.BWIn, ne.PeakIn, ne.BWInAt, ne.CarIn
 	if out {
 		rate, peak, at, ownCar = ne.BWOut, ne.PeakOut, ne.BWOutAt, ne.CarOut

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/elastic"
 	"github.com/shoal-hpc/shoal/netmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -37,24 +38,14 @@ type View struct {
 	LeadingSince time.Time
 }
 
-// Status is a node's liveness as gossip sees it, gossip's own string
-// (nodestate.Status). The core acts on three of its values; any other
-// ("suspect", "unknown") is neither alive nor gone.
-type Status string
-
-// The liveness values the core acts on.
-const (
-	StatusAlive Status = "alive"
-	StatusDead  Status = "dead"
-	StatusLeft  Status = "left"
-)
-
-// Node is what gossip tells the leader about one member. The agent
-// builds it from a gossip entry (the gossip package itself does network
-// I/O, which this package must not import).
+// Node is what the leader reads of one member: its gossiped entry
+// (nodestate.Entry) and, on a server, its network row, in the forms the
+// core decides on. NodeOf builds it. The core acts on three liveness
+// values (alive, dead, left): any other ("suspect", "unknown") is neither
+// alive nor gone.
 type Node struct {
 	Name   string
-	Status Status
+	Status nodestate.Status
 	// Since is when Status last changed, on the leader's clock.
 	Since time.Time
 	// HasState is false for a member whose gossiped state has not arrived.
@@ -70,10 +61,11 @@ type Node struct {
 	// Alive and HeldSlots are left zero: Snapshot sets them from Status
 	// and raft.
 	Attrs placement.Node
-	// Net is the node's row of the network matrix.
-	Net []NetEntry
+	// Net is the node's row of the network matrix, as the servers hold
+	// it (the leader reads RTT1, the 1-minute mean round trip).
+	Net []nodestate.NetEntry
 	// Probes are the heartbeats of the node's probe processes.
-	Probes []ProbeBeat
+	Probes []nodestate.ProbeBeat
 	// Confined is true when the node runs its jobs in cgroups and can
 	// enforce a job's memory limit (confine.go).
 	Confined bool
@@ -82,8 +74,9 @@ type Node struct {
 	// Traffic is the node's recent traffic, the samples at which it
 	// changed, oldest first; the latest sample is in Attrs (NetRx, NetTx).
 	// Snapshot reads it to stamp each cross-switch bandwidth test with
-	// the traffic that crossed the uplinks meanwhile (stamp.go).
-	Traffic []TrafficPoint
+	// the traffic that crossed the uplinks meanwhile (stamp.go). Shared
+	// with the gossip table: read it, never write it.
+	Traffic []nodestate.TrafficPoint
 	// Coord is the node's Vivaldi network coordinate (serf's type, in
 	// seconds), converted from its gossiped one; nil when it has none.
 	// Snapshot estimates the RTT of pairs without a direct one from it.
@@ -93,46 +86,6 @@ type Node struct {
 	// latest tests. A change books tests of its pairs (linkRetests) and,
 	// for a slower link, caps its older pairs' figures (capChangedLinks).
 	Link probeplan.LinkVerdict
-}
-
-// NetEntry is one measured link of a node's row (nodestate.NetEntry).
-type NetEntry struct {
-	Peer string
-	// RTTus is the 1-minute mean round trip in microseconds.
-	RTTus float64
-	// BW and Peak are the available and peak bandwidth in Mbit/s: BW
-	// the worse direction's latest, Peak the faster direction's fastest.
-	BW, Peak float64
-	// BWAt and RTTAt are the Unix milliseconds of the last measurements.
-	BWAt, RTTAt int64
-	// Per direction, Mbit/s (0: not measured): Out from the row's owner
-	// to Peer, In from Peer to the owner; latest and fastest.
-	BWOut, BWIn, PeakOut, PeakIn float64
-	// BWOutAt and BWInAt are the Unix milliseconds of the latest test
-	// each way, 0 when that way was never tested.
-	BWOutAt, BWInAt int64
-	// CarOut and CarIn are what the owner's link carried each way while
-	// that latest test ran, the test included, Mbit/s; 0 when the owner
-	// did not count (nodestate.NetEntry). addBack reads them.
-	CarOut, CarIn float64
-}
-
-// TrafficPoint is one step of a node's traffic (nodestate.TrafficPoint):
-// what it received and sent, bytes/s, over the sample interval that
-// ended at At (Unix milliseconds, the node's clock), until the next
-// point.
-type TrafficPoint struct {
-	At     int64
-	Rx, Tx float64
-}
-
-// ProbeBeat is one probe process as its node reports it (nodestate.ProbeBeat).
-type ProbeBeat struct {
-	Kind, State string
-	// Restarts is the generation the node runs.
-	Restarts int
-	// Beat is the Unix millisecond time of the last heartbeat.
-	Beat int64
 }
 
 // Server is one member of raft's configuration.

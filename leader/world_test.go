@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/elastic"
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -30,11 +31,11 @@ func testConfig() Config {
 
 // testNode is an idle, alive four-core node running its three probes.
 func testNode(name string) Node {
-	n := Node{Name: name, Status: StatusAlive, Since: t0, HasState: true, RaftAddr: name + ":7000", Server: true, ProbePort: 7949,
+	n := Node{Name: name, Status: nodestate.StatusAlive, Since: t0, HasState: true, RaftAddr: name + ":7000", Server: true, ProbePort: 7949,
 		Attrs: placement.Node{Cores: 4, Threads: 4, MHz: 2000, MemTotal: 8 << 30,
-			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30}}}
+			MemAvail: nodestate.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30}}}
 	for _, k := range raftfsm.ProbeKinds {
-		n.Probes = append(n.Probes, ProbeBeat{Kind: k, State: probeplan.StateRunning, Beat: 1})
+		n.Probes = append(n.Probes, nodestate.ProbeBeat{Kind: k, State: probeplan.StateRunning, Beat: 1})
 	}
 	return n
 }
@@ -82,7 +83,7 @@ func (w *world) node(name string) *Node {
 }
 
 // setStatus changes a node's liveness as gossip would, now.
-func (w *world) setStatus(name string, s Status) {
+func (w *world) setStatus(name string, s nodestate.Status) {
 	n := w.node(name)
 	n.Status, n.Since = s, w.now
 	w.logf("gossip: %s is %s", name, s)
@@ -197,7 +198,7 @@ func (w *world) nodesAct(hung ...string) {
 			continue
 		}
 		for _, h := range att.Hosts {
-			if slices.Contains(hung, h.Node) || slices.Contains(att.Acks, h.Node) || w.node(h.Node).Status != StatusAlive {
+			if slices.Contains(hung, h.Node) || slices.Contains(att.Acks, h.Node) || w.node(h.Node).Status != nodestate.StatusAlive {
 				continue
 			}
 			w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: j.ID, Attempt: att.N, Node: h.Node})

@@ -1,6 +1,10 @@
 package nodestate
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Means is one attribute observed now and averaged over the last 1, 5 and 15
 // minutes, as in Table 1 of seed paper 002 (§3.2.1); probe's Tracker
@@ -236,4 +240,17 @@ func (s *NodeState) Clone() NodeState {
 		c.Coord = &co
 	}
 	return c
+}
+
+// RaftAddr is host:port of the node's raft listener (net.JoinHostPort's
+// form, brackets around an IPv6 host), "" while either is unknown.
+func (s *NodeState) RaftAddr() string {
+	if s.Addr == "" || s.RaftPort == 0 {
+		return ""
+	}
+	host := s.Addr
+	if strings.IndexByte(host, ':') >= 0 {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(s.RaftPort)
 }

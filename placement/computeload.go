@@ -1,5 +1,7 @@
 package placement
 
+import "github.com/shoal-hpc/shoal/nodestate"
+
 // computeLoads returns each node's compute load. With shares false it is
 // CL_v (Eq. 1) verbatim, the paper policy's: every Table-1 attribute is
 // divided by its sum over these nodes, maximisation attributes are
@@ -64,12 +66,12 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	hs := w.Now + w.M1 + w.M5 + w.M15
 	horizons := []struct {
 		w   float64
-		get func(Means) float64
+		get func(nodestate.Means) float64
 	}{
-		{w.Now / hs, func(m Means) float64 { return m.Now }},
-		{w.M1 / hs, func(m Means) float64 { return m.M1 }},
-		{w.M5 / hs, func(m Means) float64 { return m.M5 }},
-		{w.M15 / hs, func(m Means) float64 { return m.M15 }},
+		{w.Now / hs, func(m nodestate.Means) float64 { return m.Now }},
+		{w.M1 / hs, func(m nodestate.Means) float64 { return m.M1 }},
+		{w.M5 / hs, func(m nodestate.Means) float64 { return m.M5 }},
+		{w.M15 / hs, func(m nodestate.Means) float64 { return m.M15 }},
 	}
 	// Node flow: the network term's when it sees every node's traffic per
 	// direction (every link rate known and the nodes report NetRx/NetTx, as
@@ -100,8 +102,8 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		// Eq. 1 (the paper policy) keeps its means as they are.
 		now, upTo := get, get
 		if shares {
-			now = func(m Means) float64 { return min(get(m), m.Now) }
-			upTo = func(m Means) float64 { return max(get(m), m.Now) }
+			now = func(m nodestate.Means) float64 { return min(get(m), m.Now) }
+			upTo = func(m nodestate.Means) float64 { return max(get(m), m.Now) }
 		}
 		if shares {
 			busy += addShare(cl, w.Load*h.w, nodes, func(i int) float64 {

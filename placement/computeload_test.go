@@ -3,6 +3,8 @@ package placement
 import (
 	"math"
 	"testing"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // T's compute load counts how busy a node is (a share of its cores, of
@@ -13,7 +15,7 @@ import (
 func TestComputeLoads_Shares(t *testing.T) {
 	t.Parallel()
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
-	at := func(v float64) Means { return Means{Now: v, M1: v} }
+	at := func(v float64) nodestate.Means { return nodestate.Means{Now: v, M1: v} }
 	nodes := func(loads ...float64) []*Node {
 		var out []*Node
 		for _, l := range loads {
@@ -44,7 +46,7 @@ func TestComputeLoads_Shares(t *testing.T) {
 	// (a stale sample) is 0 used; busy and busyWeight say what went into
 	// shares. A node without a total sends memory back to Eq. 1 for all.
 	mem := AttrWeights{MemAvail: 1, M1: 1}
-	gib := func(g float64) Means { return Means{M1: g * (1 << 30)} }
+	gib := func(g float64) nodestate.Means { return nodestate.Means{M1: g * (1 << 30)} }
 	mnodes := []*Node{{Cores: 2, MemTotal: 8 << 30, MemAvail: gib(2)}, {Cores: 2, MemTotal: 8 << 30, MemAvail: gib(9)}}
 	cl, shared, bw := computeLoads(mnodes, &mem, true, nil)
 	if !near(cl[0], 0.75/2) || !near(cl[1], 0) || !near(shared, 0.75/2) || !near(bw, 1) {
@@ -60,7 +62,7 @@ func TestComputeLoads_Shares(t *testing.T) {
 	}
 
 	flow := AttrWeights{NetFlow: 1, M1: 1}
-	mbps := func(m float64) Means { return Means{Now: m * 1e6 / 8, M1: m * 1e6 / 8} }
+	mbps := func(m float64) nodestate.Means { return nodestate.Means{Now: m * 1e6 / 8, M1: m * 1e6 / 8} }
 	light := []*Node{{Cores: 2, NetFlow: mbps(30)}, {Cores: 2}, {Cores: 2}, {Cores: 2}}
 	if cl, _, _ := computeLoads(light, &flow, false, nil); !near(cl[0], 1) || !near(cl[1], 0) {
 		t.Fatalf("Eq. 1: 30 Mbit/s on one node of four takes the whole weight: %v", cl)

@@ -3,6 +3,7 @@ package placement_test
 import (
 	"testing"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -22,7 +23,7 @@ func TestNetload_IdleLoadsDoNotOutweighBandwidth(t *testing.T) {
 		if n == "C" {
 			nd = node(n, 2, 0)
 		}
-		nd.MemAvail = placement.Means{Now: 16 << 30, M1: 16 << 30, M5: 16 << 30, M15: 16 << 30}
+		nd.MemAvail = nodestate.Means{Now: 16 << 30, M1: 16 << 30, M5: 16 << 30, M15: 16 << 30}
 		nodes = append(nodes, nd)
 	}
 	var links []placement.Link

@@ -3,16 +3,17 @@ package placement_test
 import (
 	"fmt"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
 // node builds a plain live node: cores logical cores, the given 1-min load
 // (same in every horizon), equal everything else so only load ranks them.
 func node(name string, cores int, load float64) placement.Node {
-	m := placement.Means{Now: load, M1: load, M5: load, M15: load}
+	m := nodestate.Means{Now: load, M1: load, M5: load, M15: load}
 	return placement.Node{
 		Name: name, Alive: true, Switch: "sw0", Cores: cores, MHz: 3000, MemTotal: 16 << 30,
-		Load: m, MemAvail: placement.Means{Now: 8 << 30, M1: 8 << 30, M5: 8 << 30, M15: 8 << 30},
+		Load: m, MemAvail: nodestate.Means{Now: 8 << 30, M1: 8 << 30, M5: 8 << 30, M15: 8 << 30},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -148,7 +149,7 @@ func TestNetload_QueueFourRanksAfterPredecessor(t *testing.T) {
 			if !slices.Contains(prev, n.Name) {
 				continue
 			}
-			n.NetFlow = placement.Means{Now: 2 * rate, M1: 2 * rate, M5: 2 * rate, M15: 2 * rate}
+			n.NetFlow = nodestate.Means{Now: 2 * rate, M1: 2 * rate, M5: 2 * rate, M15: 2 * rate}
 			if during {
 				n.NetTx, n.NetRx = rate, rate
 			} else {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -45,14 +46,14 @@ func TestPlace_EveryPolicy(t *testing.T) {
 			{name: "overloaded", snap: func() placement.Snapshot {
 				s := fourNodes()
 				for i := range s.Nodes {
-					s.Nodes[i].Load = placement.Means{Now: 20, M1: 20, M5: 20, M15: 20}
+					s.Nodes[i].Load = nodestate.Means{Now: 20, M1: 20, M5: 20, M15: 20}
 				}
 				return s
 			}, req: placement.Request{N: 2, Oversubscribe: true}, wait: true, waitMatch: "overloaded"},
 			{name: "overloaded but forced", snap: func() placement.Snapshot {
 				s := fourNodes()
 				for i := range s.Nodes {
-					s.Nodes[i].Load = placement.Means{Now: 20, M1: 20, M5: 20, M15: 20}
+					s.Nodes[i].Load = nodestate.Means{Now: 20, M1: 20, M5: 20, M15: 20}
 				}
 				return s
 			}, req: placement.Request{N: 2, Oversubscribe: true, Force: true}, degraded: pol != "paper"},
@@ -160,8 +161,8 @@ func TestPlace_DeterministicTies(t *testing.T) {
 func TestPlace_PEFilter(t *testing.T) {
 	t.Parallel()
 	s := fourNodes()
-	s.Nodes[2].PEs = []placement.PE{{Kind: "gpu", Model: "T4", Count: 2}}
-	s.Nodes[3].PEs = []placement.PE{{Kind: "gpu", Model: "T4", Count: 1}}
+	s.Nodes[2].PEs = []nodestate.PE{{Kind: "gpu", Model: "T4", Count: 2}}
+	s.Nodes[3].PEs = []nodestate.PE{{Kind: "gpu", Model: "T4", Count: 1}}
 	for _, pol := range allPolicies {
 		d, err := placement.Place(s, placement.Request{N: 3, Policy: pol, PEs: []placement.PENeed{{Kind: "GPU", PerProc: 1}}})
 		if err != nil {

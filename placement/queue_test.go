@@ -3,13 +3,14 @@ package placement_test
 import (
 	"testing"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
 func TestNextJob(t *testing.T) {
 	t.Parallel()
-	gpuNode := placement.Node{Name: "g", Alive: true, PEs: []placement.PE{{Kind: "cpu", Count: 8}, {Kind: "gpu", Count: 2}}}
-	cpuNode := placement.Node{Name: "c", Alive: true, PEs: []placement.PE{{Kind: "cpu", Count: 8}}}
+	gpuNode := placement.Node{Name: "g", Alive: true, PEs: []nodestate.PE{{Kind: "cpu", Count: 8}, {Kind: "gpu", Count: 2}}}
+	cpuNode := placement.Node{Name: "c", Alive: true, PEs: []nodestate.PE{{Kind: "cpu", Count: 8}}}
 	cpu := func(id, seq uint64) placement.QueuedJob { return placement.QueuedJob{ID: id, Seq: seq} }
 	gpu := func(id, seq uint64) placement.QueuedJob { return placement.QueuedJob{ID: id, Seq: seq, NeedsPE: "gpu"} }
 	for _, tc := range []struct {

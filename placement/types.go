@@ -1,17 +1,9 @@
 package placement
 
-import "github.com/shoal-hpc/shoal/internal/pairmodel"
-
-// Means holds the running means of one Table-1 attribute (seed 002 §3.2.1):
-// the current sample and the 1-, 5- and 15-minute means.
-type Means struct{ Now, M1, M5, M15 float64 }
-
-// PE is one kind of processing element on a node (seed 001), e.g. {"gpu", "A100", 2}.
-// Kind is lowercase: "cpu", "gpu", "fpga", ...
-type PE struct {
-	Kind, Model string
-	Count       int
-}
+import (
+	"github.com/shoal-hpc/shoal/internal/pairmodel"
+	"github.com/shoal-hpc/shoal/nodestate"
+)
 
 // Node is one machine as the agent sees it right now.
 type Node struct {
@@ -25,10 +17,12 @@ type Node struct {
 	MHz            float64 // clock
 	MemTotal       uint64  // bytes
 
-	Load     Means // load average (runnable processes)
-	CPUUtil  Means // percent, 0-100
-	MemAvail Means // bytes
-	NetFlow  Means // bytes/s in+out at the node's interfaces
+	// The running means of Table 1 (seed 002 §3.2.1), as the node
+	// gossips them.
+	Load     nodestate.Means // load average (runnable processes)
+	CPUUtil  nodestate.Means // percent, 0-100
+	MemAvail nodestate.Means // bytes
+	NetFlow  nodestate.Means // bytes/s in+out at the node's interfaces
 	// NetRx and NetTx are the latest sample's traffic received and sent,
 	// bytes/s: the "now" of each direction of the node's link,
 	// which netload takes off what a pair offers (network.go). 0: none
@@ -36,7 +30,7 @@ type Node struct {
 	NetRx, NetTx float64
 
 	Users     int
-	PEs       []PE
+	PEs       []nodestate.PE
 	HeldSlots int // slots already held by running shoal jobs
 }
 

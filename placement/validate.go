@@ -3,6 +3,8 @@ package placement
 import (
 	"fmt"
 	"math"
+
+	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 // validateSnapshot rejects what no placement can be computed from: duplicate or
@@ -127,7 +129,7 @@ func validateNode(n *Node) error {
 	}
 	for _, m := range []struct {
 		name string
-		v    Means
+		v    nodestate.Means
 	}{{"load", n.Load}, {"cpu_util", n.CPUUtil}, {"mem_avail", n.MemAvail}, {"net_flow", n.NetFlow}} {
 		for _, v := range [...]float64{m.v.Now, m.v.M1, m.v.M5, m.v.M15} {
 			if !finiteNonNeg(v) {

@@ -3,10 +3,8 @@ package raftnode
 import (
 	"cmp"
 	"log/slog"
-	"net"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/hashicorp/raft"
 
@@ -59,19 +57,10 @@ func BootViews(g *gossip.Gossip) []BootView {
 		}
 		out = append(out, BootView{
 			Name: e.State.Name, Alive: e.Status == nodestate.StatusAlive,
-			RaftAddr: Addr(e.State), Member: e.State.Raft.Member, Proposal: e.State.Raft.Proposal,
+			RaftAddr: e.State.RaftAddr(), Member: e.State.Raft.Member, Proposal: e.State.Raft.Proposal,
 		})
 	}
 	return out
-}
-
-// Addr is a node's raft address as its gossiped state tells, empty until
-// its address and raft port are known.
-func Addr(s nodestate.NodeState) string {
-	if s.Addr == "" || s.RaftPort == 0 {
-		return ""
-	}
-	return net.JoinHostPort(s.Addr, strconv.Itoa(s.RaftPort))
 }
 
 // JoinsBootstrap reports whether self, an agent without raft state in a

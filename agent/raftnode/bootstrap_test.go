@@ -3,8 +3,6 @@ package raftnode
 import (
 	"slices"
 	"testing"
-
-	"github.com/shoal-hpc/shoal/nodestate"
 )
 
 func TestBootstrapProposal(t *testing.T) {
@@ -116,22 +114,5 @@ func TestFormationSet(t *testing.T) {
 	}
 	if got := FormationSet(2, set); got != nil {
 		t.Errorf("after a leader's first entry: FormationSet = %v, want nil", got)
-	}
-}
-
-func TestAddr(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		s    nodestate.NodeState
-		want string
-	}{
-		{nodestate.NodeState{Addr: "10.0.0.1", RaftPort: 7947}, "10.0.0.1:7947"},
-		{nodestate.NodeState{Addr: "fe80::1", RaftPort: 7947}, "[fe80::1]:7947"},
-		{nodestate.NodeState{Addr: "10.0.0.1"}, ""},
-		{nodestate.NodeState{RaftPort: 7947}, ""},
-	} {
-		if got := Addr(tc.s); got != tc.want {
-			t.Errorf("Addr(%+v) = %q, want %q", tc.s, got, tc.want)
-		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/leader"
 	"github.com/shoal-hpc/shoal/nodestate"
-	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -88,33 +87,16 @@ func benchLeaderConfig(self string) leader.Config {
 			RoundLen: 6 * time.Second, BandwidthInterval: 5 * time.Minute}}
 }
 
-// leaderNodes converts the leader's gossip table as agent/leading.go's
-// leaderNode does, and gives each node the network row the servers' row
+// leaderNodes reads the leader's gossip table as the agent does
+// (leader.NodeOf), and gives each node the network row the servers' row
 // table would hold for it (rows do not travel in gossip): rows[name].
-func leaderNodes(g *gossip.Gossip, rows map[string][]leader.NetEntry) []leader.Node {
+func leaderNodes(g *gossip.Gossip, rows map[string][]nodestate.NetEntry) []leader.Node {
 	entries := g.Nodes()
 	out := make([]leader.Node, 0, len(entries))
 	for _, e := range entries {
-		s := e.State
-		n := leader.Node{Name: s.Name, Status: leader.Status(e.Status), Since: e.Since, HasState: e.HasState,
-			ProbePort: s.ProbePort, Confined: s.Static.Confined,
-			Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
-				MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: pmeans(s.Dyn.Load), CPUUtil: pmeans(s.Dyn.CPUUtil),
-				MemAvail: pmeans(s.Dyn.MemAvail), NetFlow: pmeans(s.Dyn.NetFlow), Users: s.Dyn.Users},
-			Net: rows[s.Name]}
-		for _, pe := range s.Static.PEs {
-			n.Attrs.PEs = append(n.Attrs.PEs, placement.PE{Kind: pe.Kind, Model: pe.Model, Count: pe.Count})
-		}
-		for _, b := range s.Probes {
-			n.Probes = append(n.Probes, leader.ProbeBeat{Kind: b.Kind, State: b.State, Restarts: b.Restarts, Beat: b.Beat})
-		}
-		out = append(out, n)
+		out = append(out, leader.NodeOf(e, rows[e.State.Name]))
 	}
 	return out
-}
-
-func pmeans(m nodestate.Means) placement.Means {
-	return placement.Means{Now: m.Now, M1: m.M1, M5: m.M5, M15: m.M15}
 }
 
 // syntheticRows is the network matrix the servers hold for placement, at
@@ -123,21 +105,21 @@ func pmeans(m nodestate.Means) placement.Means {
 // probe schedule gives at scale; 0 peerLinks measures every pair (today's
 // full rows). Same-switch links are fast and near, cross-switch ones
 // slower through the uplinks, with seeded noise.
-func syntheticRows(n, peerLinks int, seed uint64) map[string][]leader.NetEntry {
+func syntheticRows(n, peerLinks int, seed uint64) map[string][]nodestate.NetEntry {
 	rng := rand.New(rand.NewPCG(seed, 4))
-	rows := make(map[string][]leader.NetEntry, n)
-	link := func(i, j int) leader.NetEntry {
-		e := leader.NetEntry{Peer: agentName(j), BWAt: 1795000000000, RTTAt: 1795000000000}
+	rows := make(map[string][]nodestate.NetEntry, n)
+	link := func(i, j int) nodestate.NetEntry {
+		e := nodestate.NetEntry{Peer: agentName(j), BWAt: 1795000000000, RTTAt: 1795000000000}
 		if i/40 == j/40 { // syntheticState's switch: 40 nodes a switch
-			e.RTTus, e.Peak = 60+40*rng.Float64(), 9412
+			e.RTT1, e.Peak = 60+40*rng.Float64(), 9412
 		} else {
-			e.RTTus, e.Peak = 250+200*rng.Float64(), 4000
+			e.RTT1, e.Peak = 250+200*rng.Float64(), 4000
 		}
 		e.BW = e.Peak * (0.4 + 0.6*rng.Float64())
 		return e
 	}
 	for i := range n {
-		var row []leader.NetEntry
+		var row []nodestate.NetEntry
 		if peerLinks == 0 {
 			for j := range n {
 				if j != i {
@@ -165,7 +147,7 @@ func syntheticRows(n, peerLinks int, seed uint64) map[string][]leader.NetEntry {
 type jobBench struct {
 	raft      *raftCluster
 	gossip    func(leaderName string) *gossip.Gossip // the leader's gossip agent
-	rows      map[string][]leader.NetEntry
+	rows      map[string][]nodestate.NetEntry
 	observers map[string]*observer // every agent's, by name
 	book      leader.JobsBook
 }

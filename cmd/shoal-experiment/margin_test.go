@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -149,7 +150,7 @@ func scaled(s placement.Snapshot, k float64) placement.Snapshot {
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		n.NetTx, n.NetRx = n.NetTx*k, n.NetRx*k
-		n.NetFlow = placement.Means{Now: n.NetFlow.Now * k, M1: n.NetFlow.M1 * k, M5: n.NetFlow.M5 * k, M15: n.NetFlow.M15 * k}
+		n.NetFlow = nodestate.Means{Now: n.NetFlow.Now * k, M1: n.NetFlow.M1 * k, M5: n.NetFlow.M5 * k, M15: n.NetFlow.M15 * k}
 	}
 	k32 := float32(k)
 	for i := range s.Links {
@@ -218,7 +219,7 @@ func TestCasesIdleLoads(t *testing.T) {
 					for i := range s.Nodes {
 						if n := &s.Nodes[i]; n.CPUUtil.M1 == 0 { // no hog
 							l := 0.1 * r.Float64()
-							n.Load = placement.Means{Now: l, M1: l, M5: l, M15: l}
+							n.Load = nodestate.Means{Now: l, M1: l, M5: l, M15: l}
 						}
 					}
 					for i := range s.Links {

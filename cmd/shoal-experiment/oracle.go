@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/testcluster/netns"
 )
@@ -173,10 +174,10 @@ func (m *model) snapshot() placement.Snapshot {
 		s.Nodes = append(s.Nodes, placement.Node{
 			Name: n.Name, Alive: true, Switch: n.Switch,
 			Cores: 2, Threads: 2, MHz: 2000, MemTotal: 8 << 30,
-			Load:     placement.Means{Now: l, M1: l, M5: l, M15: l},
-			CPUUtil:  placement.Means{Now: u, M1: u, M5: u, M15: u},
-			MemAvail: placement.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
-			NetFlow:  placement.Means{Now: fl, M1: fl, M5: fl, M15: fl},
+			Load:     nodestate.Means{Now: l, M1: l, M5: l, M15: l},
+			CPUUtil:  nodestate.Means{Now: u, M1: u, M5: u, M15: u},
+			MemAvail: nodestate.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
+			NetFlow:  nodestate.Means{Now: fl, M1: fl, M5: fl, M15: fl},
 			NetTx:    tx[n.Name], NetRx: rx[n.Name],
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 )
 
@@ -80,8 +81,8 @@ func Cluster(c Config) placement.Snapshot {
 		mem := uint64([]int{16, 32}[r.IntN(2)]) * gib
 		avail := float64(mem) * (0.3 + 0.6*r.Float64())
 		flow := 1e8 * r.Float64() * r.Float64()
-		jit := func(v float64) placement.Means {
-			return placement.Means{Now: v * (0.9 + 0.2*r.Float64()), M1: v, M5: v * (0.85 + 0.3*r.Float64()), M15: v * (0.8 + 0.4*r.Float64())}
+		jit := func(v float64) nodestate.Means {
+			return nodestate.Means{Now: v * (0.9 + 0.2*r.Float64()), M1: v, M5: v * (0.85 + 0.3*r.Float64()), M15: v * (0.8 + 0.4*r.Float64())}
 		}
 		n := placement.Node{
 			Name:     fmt.Sprintf("node%0*d", width, i),
@@ -99,7 +100,7 @@ func Cluster(c Config) placement.Snapshot {
 		}
 		n.Load.M1 = load
 		if r.Float64() < c.GPUFrac {
-			n.PEs = []placement.PE{{Kind: "gpu", Model: "T4", Count: 1 + r.IntN(4)}}
+			n.PEs = []nodestate.PE{{Kind: "gpu", Model: "T4", Count: 1 + r.IntN(4)}}
 		}
 		snap.Nodes[i] = n
 	}

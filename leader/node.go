@@ -1,0 +1,56 @@
+package leader
+
+import (
+	"slices"
+	"time"
+
+	"github.com/hashicorp/serf/coordinate"
+
+	"github.com/shoal-hpc/shoal/nodestate"
+	"github.com/shoal-hpc/shoal/placement"
+	"github.com/shoal-hpc/shoal/probeplan"
+)
+
+// NodeOf is the leader's reading of one gossiped entry and the network
+// row a server holds for it (nil when none): the one place the observed
+// state becomes the core's Node. The entry's traffic is shared, not
+// copied: the gossip table never writes a step it handed out.
+func NodeOf(e nodestate.Entry, net []nodestate.NetEntry) Node {
+	s := &e.State
+	n := Node{Name: s.Name, Status: e.Status, Since: e.Since, HasState: e.HasState,
+		RaftAddr: s.RaftAddr(), Server: s.Raft.Member, ProbePort: s.ProbePort, Confined: s.Static.Confined, Features: s.Static.Features,
+		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
+			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: s.Dyn.Load, CPUUtil: s.Dyn.CPUUtil,
+			MemAvail: s.Dyn.MemAvail, NetFlow: s.Dyn.NetFlow, Users: s.Dyn.Users,
+			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, PEs: slices.Clone(s.Static.PEs)},
+		Net: net, Probes: s.Probes, Traffic: e.Traffic, Coord: serfCoord(s.Coord), Link: linkVerdict(s.Link)}
+	return n
+}
+
+// linkVerdict is a node's gossiped link state as the probe planner's
+// verdict; the zero verdict for none or an unknown change.
+func linkVerdict(l *nodestate.LinkState) probeplan.LinkVerdict {
+	if l == nil {
+		return probeplan.LinkVerdict{}
+	}
+	c := probeplan.LinkChange(l.Change)
+	if c != probeplan.LinkSlower && c != probeplan.LinkFaster {
+		return probeplan.LinkVerdict{}
+	}
+	return probeplan.LinkVerdict{Change: c, Mbps: l.Mbps, Since: time.UnixMilli(l.Since), At: time.UnixMilli(l.At)}
+}
+
+// serfCoord converts a gossiped coordinate (microseconds) to serf's
+// (seconds), which Snapshot estimates round trips with; nil for none or
+// one that fails validation.
+func serfCoord(c *nodestate.Coord) *coordinate.Coordinate {
+	if c == nil || c.Validate() != nil {
+		return nil
+	}
+	out := &coordinate.Coordinate{Vec: make([]float64, len(c.Vec)), Error: c.Error,
+		Adjustment: c.Adjust / 1e6, Height: c.Height / 1e6}
+	for i, v := range c.Vec {
+		out.Vec[i] = v / 1e6
+	}
+	return out
+}
