@@ -112,7 +112,7 @@ func (a metricsSource) bandwidth() map[string]float64 {
 	out := map[string]float64{}
 	for _, e := range a.row().Cells {
 		if e.BWAt > 0 {
-			out[e.Peer] = e.BW * 1e6 / 8 // Mbit/s
+			out[e.Peer] = e.AvailMbps * 1e6 / 8 // Mbit/s
 		}
 	}
 	return out
@@ -123,7 +123,7 @@ func (a metricsSource) rtt() map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for _, e := range a.row().Cells {
 		if e.RTTAt > 0 {
-			out[e.Peer] = time.Duration(e.RTT1 * float64(time.Microsecond))
+			out[e.Peer] = time.Duration(e.RTT1us * float64(time.Microsecond))
 		}
 	}
 	return out

@@ -151,7 +151,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 	}
 
 	t.Run("agents only", func(t *testing.T) {
-		good, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "ghost", Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: c.Name(0), BW: 5, BWAt: 1}}})
+		good, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "ghost", Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: c.Name(0), AvailMbps: 5, BWAt: 1}}})
 		if code, msg := postRow(t, c, 0, "Job 7.0.deadbeef", good); code != http.StatusForbidden {
 			t.Errorf("a job capability: %d %q, want 403", code, msg)
 		}
@@ -221,7 +221,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 			t.Fatalf("server %s holds no row of %s", c.Name(0), victim)
 		}
 		forged, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: victim, Boot: before.Boot, V: before.V + 1000,
-			Cells: []nodestate.NetEntry{{Peer: c.Name(0), BW: 1, BWAt: 1}}})
+			Cells: []nodestate.NetEntry{{Peer: c.Name(0), AvailMbps: 1, BWAt: 1}}})
 		node1 := asNode(c.Name(1))
 		code, msg := post(node1, forged)
 		if code != http.StatusForbidden || !strings.Contains(msg, fmt.Sprintf("the certificate of node %q may send only that node's network row", c.Name(1))) {
@@ -230,7 +230,7 @@ func TestNetRows_ReachServers(t *testing.T) {
 		if strings.Contains(msg, "\n") {
 			t.Errorf("the refusal is not one line: %q", msg)
 		}
-		if after, _ := heldRow(victim); after.V >= before.V+1000 || slices.ContainsFunc(after.Cells, func(e nodestate.NetEntry) bool { return e.BW == 1 }) {
+		if after, _ := heldRow(victim); after.V >= before.V+1000 || slices.ContainsFunc(after.Cells, func(e nodestate.NetEntry) bool { return e.AvailMbps == 1 }) {
 			t.Fatalf("the refused row reached the matrix: %s's row is now %+v (was v%d)", victim, after, before.V)
 		}
 		// Its own row, as its sender would send it, is taken.
@@ -240,11 +240,11 @@ func TestNetRows_ReachServers(t *testing.T) {
 			t.Fatalf("%s's certificate sending its own row: %d %q, want 204", c.Name(1), code, msg)
 		}
 		// And a new node's first row under its own name reaches the table.
-		fresh, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "newcomer", Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: c.Name(0), BW: 7, BWAt: 1}}})
+		fresh, _ := nodestate.EncodeNetRow(&nodestate.NetRow{Node: "newcomer", Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: c.Name(0), AvailMbps: 7, BWAt: 1}}})
 		if code, msg := post(asNode("newcomer"), fresh); code != http.StatusNoContent {
 			t.Fatalf("newcomer's own first row: %d %q, want 204", code, msg)
 		}
-		if r, ok := heldRow("newcomer"); !ok || len(r.Cells) != 1 || r.Cells[0].BW != 7 {
+		if r, ok := heldRow("newcomer"); !ok || len(r.Cells) != 1 || r.Cells[0].AvailMbps != 7 {
 			t.Fatalf("newcomer's row: %+v %v, want it held", r, ok)
 		}
 	})

@@ -15,9 +15,9 @@ import (
 func bigRow(n int, bw float64) []nodestate.NetEntry {
 	var row []nodestate.NetEntry
 	for i := range n {
-		row = append(row, nodestate.NetEntry{Peer: fmt.Sprintf("node%03d", i), RTT1: 183, RTT5: 191, BW: bw, Peak: 948.7,
+		row = append(row, nodestate.NetEntry{Peer: fmt.Sprintf("node%03d", i), RTT1us: 183, RTT5us: 191, AvailMbps: bw, PeakMbps: 948.7,
 			BWAt: 1763789912345, RTTAt: 1763789990123,
-			BWOut: bw, BWIn: bw, PeakOut: 948.7, PeakIn: 948.7, BWOutAt: 1763789912345, BWInAt: 1763789912345})
+			OutMbps: bw, InMbps: bw, PeakOutMbps: 948.7, PeakInMbps: 948.7, OutAt: 1763789912345, InAt: 1763789912345})
 	}
 	return row
 }
@@ -94,7 +94,7 @@ func TestPushPull_1000StatesLinear(t *testing.T) {
 		// states pass the 8 MiB message cap and are refused whole.
 		row := bigRow(50, 900)
 		for j := range row {
-			row[j].BWOut, row[j].BWIn, row[j].PeakOut, row[j].PeakIn, row[j].BWOutAt, row[j].BWInAt = 0, 0, 0, 0, 0, 0
+			row[j].OutMbps, row[j].InMbps, row[j].PeakOutMbps, row[j].PeakInMbps, row[j].OutAt, row[j].InAt = 0, 0, 0, 0, 0, 0
 		}
 		in = append(in, legacyState{NodeState: s, Net: row, NetV: 3})
 	}

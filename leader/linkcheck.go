@@ -221,22 +221,22 @@ func capEntry(e nodestate.NetEntry, l probeplan.LinkVerdict) (nodestate.NetEntry
 			changed = true
 		}
 	}
-	cap1(&e.BWOut, &e.PeakOut, e.BWOutAt)
-	cap1(&e.BWIn, &e.PeakIn, e.BWInAt)
-	if e.BWOutAt == 0 && e.BWInAt == 0 {
-		cap1(&e.BW, &e.Peak, e.BWAt) // a row without directions
+	cap1(&e.OutMbps, &e.PeakOutMbps, e.OutAt)
+	cap1(&e.InMbps, &e.PeakInMbps, e.InAt)
+	if e.OutAt == 0 && e.InAt == 0 {
+		cap1(&e.AvailMbps, &e.PeakMbps, e.BWAt) // a row without directions
 		return e, changed
 	}
 	if !changed {
 		return e, false
 	}
 	switch {
-	case e.BWOutAt != 0 && e.BWInAt != 0:
-		e.BW, e.Peak = min(e.BWOut, e.BWIn), max(e.PeakOut, e.PeakIn)
-	case e.BWOutAt != 0:
-		e.BW, e.Peak = e.BWOut, e.PeakOut
+	case e.OutAt != 0 && e.InAt != 0:
+		e.AvailMbps, e.PeakMbps = min(e.OutMbps, e.InMbps), max(e.PeakOutMbps, e.PeakInMbps)
+	case e.OutAt != 0:
+		e.AvailMbps, e.PeakMbps = e.OutMbps, e.PeakOutMbps
 	default:
-		e.BW, e.Peak = e.BWIn, e.PeakIn
+		e.AvailMbps, e.PeakMbps = e.InMbps, e.PeakInMbps
 	}
 	return e, true
 }

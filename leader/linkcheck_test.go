@@ -137,7 +137,7 @@ func TestSnapshot_ChangedLinkIsCapped(t *testing.T) {
 	w := newWorld(t, "n01", "n02", "n03")
 	old, since, fresh := t0.UnixMilli(), t0.Add(time.Minute), t0.Add(2*time.Minute).UnixMilli()
 	cell := func(peer string, mbps float64, at int64) nodestate.NetEntry {
-		return nodestate.NetEntry{Peer: peer, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps, PeakOut: mbps, PeakIn: mbps, BWOutAt: at, BWInAt: at}
+		return nodestate.NetEntry{Peer: peer, AvailMbps: mbps, PeakMbps: mbps, BWAt: at, OutMbps: mbps, InMbps: mbps, PeakOutMbps: mbps, PeakInMbps: mbps, OutAt: at, InAt: at}
 	}
 	w.node("n01").Net = []nodestate.NetEntry{cell("n02", 100, old), cell("n03", 98, old)}
 	w.node("n02").Net = []nodestate.NetEntry{cell("n01", 100, old), cell("n03", 10.2, fresh)}
@@ -157,7 +157,7 @@ func TestSnapshot_ChangedLinkIsCapped(t *testing.T) {
 			t.Errorf("%s: %v Mbit/s, want %v (links %v)", k, got[k], v, got)
 		}
 	}
-	if w.node("n01").Net[0].BW != 100 {
+	if w.node("n01").Net[0].AvailMbps != 100 {
 		t.Fatal("Snapshot changed the nodes' rows")
 	}
 	w.node("n02").Link.Change = probeplan.LinkFaster
@@ -194,8 +194,8 @@ func TestSnapshot_SlowLinkAfterItsFirstRetest(t *testing.T) {
 	retest := change.Add(6 * time.Second)
 	cell := func(peer string, mbps float64, at time.Time) nodestate.NetEntry {
 		ms := at.UnixMilli()
-		return nodestate.NetEntry{Peer: peer, RTT1: 100, RTTAt: ms, BW: mbps, Peak: mbps, BWAt: ms,
-			BWOut: mbps, BWIn: mbps, PeakOut: mbps, PeakIn: mbps, BWOutAt: ms, BWInAt: ms}
+		return nodestate.NetEntry{Peer: peer, RTT1us: 100, RTTAt: ms, AvailMbps: mbps, PeakMbps: mbps, BWAt: ms,
+			OutMbps: mbps, InMbps: mbps, PeakOutMbps: mbps, PeakInMbps: mbps, OutAt: ms, InAt: ms}
 	}
 	for _, a := range names {
 		n := w.node(a)
@@ -255,7 +255,7 @@ func TestProbes_FailedLinkRetestIsBookedAgain(t *testing.T) {
 	at := t0.UnixMilli()
 	for i, a := range names {
 		for _, b := range names[i+1:] {
-			w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, BW: 940, Peak: 940, BWAt: at})
+			w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, AvailMbps: 940, PeakMbps: 940, BWAt: at})
 		}
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}, RoundLen: 6 * time.Second})
@@ -291,7 +291,7 @@ func TestProbes_FailedLinkRetestIsBookedAgain(t *testing.T) {
 	// The verdict ends; n1-n3's re-test lands, the others' do not.
 	w.node("n3").Link = probeplan.LinkVerdict{}
 	landed := probeplan.NewPair("n1", "n3")
-	w.node("n1").Net[1] = nodestate.NetEntry{Peer: "n3", BW: 13, Peak: 13, BWAt: end.UnixMilli()}
+	w.node("n1").Net[1] = nodestate.NetEntry{Peer: "n3", AvailMbps: 13, PeakMbps: 13, BWAt: end.UnixMilli()}
 	w.now = end
 	got, end2 := catchUp()
 	lastRound := first[len(first)-1][0]

@@ -23,8 +23,8 @@ func coldWorld(t *testing.T, wait time.Duration) *world {
 // measure gives the rows of a and b a bandwidth test at now.
 func measure(w *world, a, b string, mbps float64) {
 	at := w.now.UnixMilli()
-	w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps})
-	w.node(b).Net = append(w.node(b).Net, nodestate.NetEntry{Peer: a, BW: mbps, Peak: mbps, BWAt: at, BWOut: mbps, BWIn: mbps})
+	w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, AvailMbps: mbps, PeakMbps: mbps, BWAt: at, OutMbps: mbps, InMbps: mbps})
+	w.node(b).Net = append(w.node(b).Net, nodestate.NetEntry{Peer: a, AvailMbps: mbps, PeakMbps: mbps, BWAt: at, OutMbps: mbps, InMbps: mbps})
 }
 
 // The gate of a network-aware placement on a cold cluster, on the

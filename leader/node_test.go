@@ -29,7 +29,7 @@ func TestNodeOf(t *testing.T) {
 			Probes: []nodestate.ProbeBeat{{Kind: "bandwidth", State: "running", PID: 12, Restarts: 1, Beat: 4000}},
 			Coord:  &nodestate.Coord{Vec: []float64{100, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10},
 			Link:   &nodestate.LinkState{Change: "slower", Mbps: 40, Since: 3000, At: 4000}}}
-	row := []nodestate.NetEntry{{Peer: "n2", RTT1: 120, BWOut: 48, BWIn: 43, BWOutAt: 10000, BWInAt: 10500}}
+	row := []nodestate.NetEntry{{Peer: "n2", RTT1us: 120, OutMbps: 48, InMbps: 43, OutAt: 10000, InAt: 10500}}
 	n := NodeOf(e, row)
 	want := placement.Node{Name: "n1", Switch: "sw1", Cores: 4, Threads: 8, MHz: 2400, MemTotal: 8 << 30,
 		Load: e.State.Dyn.Load, CPUUtil: e.State.Dyn.CPUUtil, MemAvail: e.State.Dyn.MemAvail, NetFlow: e.State.Dyn.NetFlow,

@@ -73,7 +73,7 @@ func outlierPairs(st *raftfsm.State, nodes []Node, members []string) []contended
 		var t topTwo
 		for _, c := range n.Net {
 			if sw[c.Peer] == sw[n.Name] {
-				t.add(c.Peer, max(c.BWOut, c.BWIn))
+				t.add(c.Peer, max(c.OutMbps, c.InMbps))
 			}
 		}
 		fast[n.Name] = t
@@ -90,9 +90,9 @@ func outlierPairs(st *raftfsm.State, nodes []Node, members []string) []contended
 				continue
 			}
 			for _, out := range []bool{true, false} {
-				rate, car, at := c.BWIn, c.CarIn, c.BWInAt
+				rate, car, at := c.InMbps, c.CarriedInMbps, c.InAt
 				if out {
-					rate, car, at = c.BWOut, c.CarOut, c.BWOutAt
+					rate, car, at = c.OutMbps, c.CarriedOutMbps, c.OutAt
 				}
 				if at == 0 || !quietEnd(rate, car) ||
 					!probeplan.OutlierDue(rate, fast[n.Name].besides(c.Peer), fast[c.Peer].besides(n.Name), slower[n.Name] || slower[c.Peer]) {
@@ -137,9 +137,9 @@ func peerQuiet(pc *nodestate.NetEntry, rate float64, at int64, out bool) bool {
 	if pc == nil {
 		return true
 	}
-	prate, pat, pcar := pc.BWOut, pc.BWOutAt, pc.CarOut
+	prate, pat, pcar := pc.OutMbps, pc.OutAt, pc.CarriedOutMbps
 	if out {
-		prate, pat, pcar = pc.BWIn, pc.BWInAt, pc.CarIn
+		prate, pat, pcar = pc.InMbps, pc.InAt, pc.CarriedInMbps
 	}
 	if math.Abs(prate-rate) > 0.05 || abs64(pat-at) > sameTestMs || pcar == 0 {
 		return true

@@ -23,12 +23,12 @@ func sw2Of4(t *testing.T) (*world, []string) {
 			if p == names[i] {
 				continue
 			}
-			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: p, BW: 105, Peak: 105, BWAt: at,
-				BWOut: 105, BWIn: 105, PeakOut: 105, PeakIn: 105, BWOutAt: at, BWInAt: at, CarOut: 105.5, CarIn: 105.4})
+			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: p, AvailMbps: 105, PeakMbps: 105, BWAt: at,
+				OutMbps: 105, InMbps: 105, PeakOutMbps: 105, PeakInMbps: 105, OutAt: at, InAt: at, CarriedOutMbps: 105.5, CarriedInMbps: 105.4})
 		}
 	}
-	w.nodes[0].Net[2].BWIn, w.nodes[0].Net[2].PeakIn, w.nodes[0].Net[2].CarIn = 41.6, 41.6, 41.6    // n05's cell for n08
-	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].PeakOut, w.nodes[3].Net[0].CarOut = 41.6, 41.6, 41.6 // n08's cell for n05
+	w.nodes[0].Net[2].InMbps, w.nodes[0].Net[2].PeakInMbps, w.nodes[0].Net[2].CarriedInMbps = 41.6, 41.6, 41.6    // n05's cell for n08
+	w.nodes[3].Net[0].OutMbps, w.nodes[3].Net[0].PeakOutMbps, w.nodes[3].Net[0].CarriedOutMbps = 41.6, 41.6, 41.6 // n08's cell for n05
 	return w, names
 }
 
@@ -67,12 +67,12 @@ func TestProbes_RetestsAQuietOutlier(t *testing.T) {
 		t.Fatalf("n08's link checks read it slower: outlierPairs = %v, want none", got)
 	}
 	w.nodes[3].Link = probeplan.LinkVerdict{}
-	w.nodes[0].Net[2].CarIn = 100 // n05 received 58 besides the test
+	w.nodes[0].Net[2].CarriedInMbps = 100 // n05 received 58 besides the test
 	if got := outlierPairs(w.st, w.nodes, names); len(got) != 0 {
 		t.Fatalf("beside traffic at n05: outlierPairs = %v, want none", got)
 	}
-	w.nodes[0].Net[2].CarIn = 41.6
-	w.nodes[3].Net[0].CarOut = 0 // n08 did not count: n05's count stands
+	w.nodes[0].Net[2].CarriedInMbps = 41.6
+	w.nodes[3].Net[0].CarriedOutMbps = 0 // n08 did not count: n05's count stands
 	if got := outlierPairs(w.st, w.nodes, names); len(got) != 1 {
 		t.Fatalf("n08 without counts: outlierPairs = %v, want %v", got, pair)
 	}

@@ -320,8 +320,8 @@ func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurem
 			declared[n.Name] = n.Attrs.Switch
 		}
 		for _, c := range n.Net {
-			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.BW, PeakMbps: c.Peak, RTTms: c.RTT1 / 1000, BWAt: c.BWAt,
-				OutMbps: c.BWOut, InMbps: c.BWIn, OutAt: c.BWOutAt, InAt: c.BWInAt})
+			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.AvailMbps, PeakMbps: c.PeakMbps, RTTms: c.RTT1us / 1000, BWAt: c.BWAt,
+				OutMbps: c.OutMbps, InMbps: c.InMbps, OutAt: c.OutAt, InAt: c.InAt})
 		}
 	}
 	return names, declared, ms
@@ -455,7 +455,7 @@ const retestLowShare = 0.8
 // latest test ran beside other traffic at an end, in either direction,
 // and are worth testing again now (probeplan.BesideTraffic.RetestDue).
 //
-// Beside traffic: the end counted (NetEntry.CarOut, CarIn) at least
+// Beside traffic: the end counted (NetEntry.CarriedOutMbps, CarriedInMbps) at least
 // contendedShare of the reading, and 1 Mbit/s, besides the test. Such a
 // test read the other traffic's share of a link, not what the link
 // offers; when only one end was busy, addBack cannot tell whether the
@@ -499,9 +499,9 @@ func contendedPairs(nodes []Node, members []string) []contended {
 			}
 			p := probeplan.NewPair(n.Name, c.Peer)
 			for _, out := range []bool{true, false} {
-				rate, car, at, now := c.BWIn, c.CarIn, c.BWInAt, n.Attrs.NetRx
+				rate, car, at, now := c.InMbps, c.CarriedInMbps, c.InAt, n.Attrs.NetRx
 				if out {
-					rate, car, at, now = c.BWOut, c.CarOut, c.BWOutAt, n.Attrs.NetTx
+					rate, car, at, now = c.OutMbps, c.CarriedOutMbps, c.OutAt, n.Attrs.NetTx
 				}
 				if at == 0 || !beside(&n, rate, car, now, out) {
 					continue
@@ -531,9 +531,9 @@ func linkCarried(n *Node, out bool) float64 {
 	most := 0.0
 	for _, c := range n.Net {
 		if out {
-			most = max(most, c.PeakOut, c.CarOut)
+			most = max(most, c.PeakOutMbps, c.CarriedOutMbps)
 		} else {
-			most = max(most, c.PeakIn, c.CarIn)
+			most = max(most, c.PeakInMbps, c.CarriedInMbps)
 		}
 	}
 	return most

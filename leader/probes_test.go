@@ -124,7 +124,7 @@ func TestProbes_BandwidthCycles(t *testing.T) {
 	for i := range w.nodes {
 		for _, peer := range []string{"n1", "n2", "n3"} {
 			if peer != w.nodes[i].Name {
-				w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: 900, BWAt: t0.Add(20 * time.Second).UnixMilli()})
+				w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: 900, BWAt: t0.Add(20 * time.Second).UnixMilli()})
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func TestProbes_TopologyCycle(t *testing.T) {
 			if peer[:2] == w.nodes[i].Name[:2] {
 				bw = 940
 			}
-			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: t0.UnixMilli()})
+			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: bw, PeakMbps: bw, BWAt: t0.UnixMilli()})
 		}
 	}
 	if own, cross := count(w); own != 12 || cross != 3 {
@@ -236,7 +236,7 @@ func TestProbes_RecordSwitches(t *testing.T) {
 			if peer[0] == w.nodes[i].Name[0] {
 				bw = 940
 			}
-			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000})
+			w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: bw, PeakMbps: bw, BWAt: 1000})
 		}
 	}
 	cmds, b := recordSwitches(w.view(), ProbesBook{})
@@ -266,7 +266,7 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 	w := newWorld(t, append(names, "z")...)
 	for i := range w.nodes[:12] {
 		peer := names[(i+1)%12]
-		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: 900, Peak: 900, BWAt: t0.UnixMilli()})
+		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: 900, PeakMbps: 900, BWAt: t0.UnixMilli()})
 	}
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
@@ -297,8 +297,8 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	t.Parallel()
 	w, names, at := ringOf12(t)
-	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 49.4, 99.1 // n03 -> n04 under n03's job
-	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80       // n09 -> n08 into a busy n08
+	w.nodes[3].Net[0].OutMbps, w.nodes[3].Net[0].CarriedOutMbps = 49.4, 99.1 // n03 -> n04 under n03's job
+	w.nodes[8].Net[0].InMbps, w.nodes[8].Net[0].CarriedInMbps = 60, 80       // n09 -> n08 into a busy n08
 	both := []probeplan.Pair{{A: "n03", B: "n04"}, {A: "n08", B: "n09"}}
 	pairsOf := func(cs []contended) (out []probeplan.Pair) {
 		for _, c := range cs {
@@ -346,7 +346,7 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 		t.Fatalf("the same readings again: got %q, want no second re-test", commands(cmds))
 	}
 	// n03-n04's re-test ran beside traffic again, and is newer.
-	w.nodes[3].Net[0].BWOutAt = at + 30_000
+	w.nodes[3].Net[0].OutAt = at + 30_000
 	if got := planned(mustSchedule(t, w, b)); !slices.Equal(got, both[:1]) {
 		t.Fatalf("after a newer test beside traffic: %v, want %v", got, both[:1])
 	}
@@ -367,9 +367,9 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 func TestProbes_RetestPastThePlannersBound(t *testing.T) {
 	t.Parallel()
 	w, names, at := ringOf12(t)
-	w.nodes[7].Net[0].BWOut, w.nodes[7].Net[0].CarOut = 26, 26.5 // n07 -> n08: n07 quiet
-	w.nodes[8].Net = append(w.nodes[8].Net, nodestate.NetEntry{Peer: "n07", BW: 26, Peak: 95, BWAt: at,
-		BWOut: 95, BWIn: 26, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 96, CarIn: 100}) // n08 received 74 besides
+	w.nodes[7].Net[0].OutMbps, w.nodes[7].Net[0].CarriedOutMbps = 26, 26.5 // n07 -> n08: n07 quiet
+	w.nodes[8].Net = append(w.nodes[8].Net, nodestate.NetEntry{Peer: "n07", AvailMbps: 26, PeakMbps: 95, BWAt: at,
+		OutMbps: 95, InMbps: 26, PeakOutMbps: 95, PeakInMbps: 95, OutAt: at, InAt: at, CarriedOutMbps: 96, CarriedInMbps: 100}) // n08 received 74 besides
 	slices.SortFunc(w.nodes[8].Net, func(a, b nodestate.NetEntry) int { return strings.Compare(a.Peer, b.Peer) })
 	pair := probeplan.NewPair("n07", "n08")
 	if got := contendedPairs(w.nodes, names); len(got) != 1 || got[0].Pair != pair {
@@ -412,7 +412,7 @@ func TestProbes_RetestPastThePlannersBound(t *testing.T) {
 func TestProbes_RetestBetweenBackToBackJobs(t *testing.T) {
 	t.Parallel()
 	w, names, _ := ringOf12(t)
-	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 26, 100 // n09 -> n08 while n08 received 74 besides
+	w.nodes[8].Net[0].InMbps, w.nodes[8].Net[0].CarriedInMbps = 26, 100 // n09 -> n08 while n08 received 74 besides
 	pair := probeplan.NewPair("n08", "n09")
 	for _, tc := range []struct {
 		rx   float64 // what n08 receives now, Mbit/s
@@ -437,8 +437,8 @@ func ringOf12(t *testing.T) (*world, []string, int64) {
 	at := t0.UnixMilli()
 	for i := range w.nodes {
 		peer := names[(i+1)%12]
-		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: 95, Peak: 95, BWAt: at,
-			BWOut: 95, BWIn: 95, PeakOut: 95, PeakIn: 95, BWOutAt: at, BWInAt: at, CarOut: 97, CarIn: 95.5})
+		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: 95, PeakMbps: 95, BWAt: at,
+			OutMbps: 95, InMbps: 95, PeakOutMbps: 95, PeakInMbps: 95, OutAt: at, InAt: at, CarriedOutMbps: 97, CarriedInMbps: 95.5})
 	}
 	return w, names, at
 }
@@ -456,11 +456,11 @@ func mustSchedule(t *testing.T, w *world, b ProbesBook) []Command {
 func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	t.Parallel()
 	w, names, at := ringOf12(t)
-	w.nodes[3].Net[0].BWOut, w.nodes[3].Net[0].CarOut = 41, 99.1 // n03 -> n04 beside n03's job
-	w.nodes[8].Net[0].BWIn, w.nodes[8].Net[0].CarIn = 60, 80     // n09 -> n08 into a busy n08
-	w.nodes[5].Net[0].BWOut, w.nodes[5].Net[0].CarOut = 50, 99   // n05 -> n06, n05 still busy
+	w.nodes[3].Net[0].OutMbps, w.nodes[3].Net[0].CarriedOutMbps = 41, 99.1 // n03 -> n04 beside n03's job
+	w.nodes[8].Net[0].InMbps, w.nodes[8].Net[0].CarriedInMbps = 60, 80     // n09 -> n08 into a busy n08
+	w.nodes[5].Net[0].OutMbps, w.nodes[5].Net[0].CarriedOutMbps = 50, 99   // n05 -> n06, n05 still busy
 	w.nodes[5].Attrs.NetTx = 45e6 / 8
-	w.nodes[10].Net[0].BWOut, w.nodes[10].Net[0].CarOut = 90, 120 // n10 -> n11 beside traffic, but near the model's 95
+	w.nodes[10].Net[0].OutMbps, w.nodes[10].Net[0].CarriedOutMbps = 90, 120 // n10 -> n11 beside traffic, but near the model's 95
 	low := map[probeplan.Pair]float64{}
 	for _, c := range contendedPairs(w.nodes, names) {
 		low[c.Pair] = c.Mbps
@@ -505,7 +505,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
 		{{From: "n04", To: "n03"}}, {{From: "n00", To: "n02"}}, {{From: "n01", To: "n02"}}}})
 	w.now = w.now.Add(90 * time.Second)
-	w.nodes[3].Net[0].BWOutAt = at + 100_000
+	w.nodes[3].Net[0].OutAt = at + 100_000
 	cmds, b = scheduleCycle(w.view(), b)
 	if len(cmds) != 1 {
 		t.Fatalf("got %q, want n08-n09's re-test", commands(cmds))

@@ -372,7 +372,7 @@ func (s *scenario) net(t *testing.T, d *datadriven.TestData) {
 			continue
 		}
 		bw := s.float(t, d, a.Key, 0)
-		n.Net = append(n.Net, nodestate.NetEntry{Peer: a.Key, BW: bw, Peak: bw, BWAt: at})
+		n.Net = append(n.Net, nodestate.NetEntry{Peer: a.Key, AvailMbps: bw, PeakMbps: bw, BWAt: at})
 	}
 }
 

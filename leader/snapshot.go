@@ -97,16 +97,16 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 		if ne.BWAt == 0 && ne.RTTAt == 0 {
 			continue
 		}
-		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTT1 / 1000,
-			AvailMbps: ne.BW, PeakMbps: ne.Peak, Measured: ne.BWAt != 0,
-			FwdMbps: float32(ne.BWOut), RevMbps: float32(ne.BWIn), FwdPeakMbps: float32(ne.PeakOut), RevPeakMbps: float32(ne.PeakIn)}
+		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTT1us / 1000,
+			AvailMbps: ne.AvailMbps, PeakMbps: ne.PeakMbps, Measured: ne.BWAt != 0,
+			FwdMbps: float32(ne.OutMbps), RevMbps: float32(ne.InMbps), FwdPeakMbps: float32(ne.PeakOutMbps), RevPeakMbps: float32(ne.PeakInMbps)}
 		if ne.RTTAt == 0 {
 			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
 		}
-		if ne.BWOut > 0 {
+		if ne.OutMbps > 0 {
 			l.FwdMbps = float32(ends.addBack(nd.Name, &ne, true))
 		}
-		if ne.BWIn > 0 {
+		if ne.InMbps > 0 {
 			l.RevMbps = float32(ends.addBack(nd.Name, &ne, false))
 		}
 		links = append(links, l)

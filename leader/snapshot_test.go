@@ -30,7 +30,7 @@ func TestSnapshot_DerivedLinks(t *testing.T) {
 		nodes[i].Attrs.Switch = "A"
 	}
 	row := func(i int, peer string, bw float64) {
-		nodes[i].Net = append(nodes[i].Net, nodestate.NetEntry{Peer: peer, BW: bw, Peak: bw, BWAt: 1000, RTT1: 200})
+		nodes[i].Net = append(nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: bw, PeakMbps: bw, BWAt: 1000, RTT1us: 200})
 	}
 	row(0, "a2", 940) // a1-a2
 	row(1, "a3", 95)  // a2-a3: a3 has a 100 Mbit/s port
@@ -98,15 +98,15 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 		s := i / 16
 		j := s*16 + (i%16+1)%16
 		if j < n && j != i {
-			nodes[i].Net = append(nodes[i].Net, nodestate.NetEntry{Peer: nodes[j].Name, BW: 900, Peak: 940, BWAt: 1000,
-				BWOut: 900 + float64(i%3), BWIn: 910, PeakOut: 940, PeakIn: 940})
+			nodes[i].Net = append(nodes[i].Net, nodestate.NetEntry{Peer: nodes[j].Name, AvailMbps: 900, PeakMbps: 940, BWAt: 1000,
+				OutMbps: 900 + float64(i%3), InMbps: 910, PeakOutMbps: 940, PeakInMbps: 940})
 		}
 	}
 	sw := (n + 15) / 16
 	for a := range sw {
 		for b := a + 1; b < sw; b++ {
-			nodes[a*16].Net = append(nodes[a*16].Net, nodestate.NetEntry{Peer: nodes[b*16].Name, BW: 300, Peak: 400, BWAt: 1000,
-				BWOut: 300, BWIn: 320 + float64(b%5), PeakOut: 400, PeakIn: 400, BWOutAt: 200_000 + int64(b)*10, BWInAt: 200_000 + int64(a)*10})
+			nodes[a*16].Net = append(nodes[a*16].Net, nodestate.NetEntry{Peer: nodes[b*16].Name, AvailMbps: 300, PeakMbps: 400, BWAt: 1000,
+				OutMbps: 300, InMbps: 320 + float64(b%5), PeakOutMbps: 400, PeakInMbps: 400, OutAt: 200_000 + int64(b)*10, InAt: 200_000 + int64(a)*10})
 		}
 	}
 	return raftfsm.NewState(), nodes
@@ -178,8 +178,8 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	t.Parallel()
 	nodes := []Node{
 		{Name: "a", Status: nodestate.StatusAlive, HasState: true, Coord: coordAt(0.001), Net: []nodestate.NetEntry{
-			{Peer: "b", BW: 10, Peak: 950, BWAt: 1, BWOut: 940, BWIn: 10, PeakOut: 950, PeakIn: 10},
-			{Peer: "c", RTT1: 250, RTTAt: 1, BW: 500, Peak: 500, BWAt: 1}}},
+			{Peer: "b", AvailMbps: 10, PeakMbps: 950, BWAt: 1, OutMbps: 940, InMbps: 10, PeakOutMbps: 950, PeakInMbps: 10},
+			{Peer: "c", RTT1us: 250, RTTAt: 1, AvailMbps: 500, PeakMbps: 500, BWAt: 1}}},
 		{Name: "b", Status: nodestate.StatusAlive, HasState: true, Coord: coordAt(0.004)},
 		{Name: "c", Status: nodestate.StatusAlive, HasState: true},
 	}
@@ -234,8 +234,8 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	nodes[7].Attrs.Switch = "" // unknown: no derived link
 	// RTT only, no bandwidth test: derived links with their direct RTTs,
 	// 0.7 and 0.3 ms, not their switch pair's mean (0.5 ms)
-	nodes[5].Net = append(nodes[5].Net, nodestate.NetEntry{Peer: nodes[40].Name, RTT1: 700, RTTAt: 1000})
-	nodes[6].Net = append(nodes[6].Net, nodestate.NetEntry{Peer: nodes[41].Name, RTT1: 300, RTTAt: 1000})
+	nodes[5].Net = append(nodes[5].Net, nodestate.NetEntry{Peer: nodes[40].Name, RTT1us: 700, RTTAt: 1000})
+	nodes[6].Net = append(nodes[6].Net, nodestate.NetEntry{Peer: nodes[41].Name, RTT1us: 300, RTTAt: 1000})
 	snap := Snapshot(st, nodes, t0)
 	asg := netmodel.Assignment{}
 	var names []string
@@ -323,8 +323,8 @@ func TestSnapshot_TestsStampedWithCrossingTraffic(t *testing.T) {
 	nodes[2].Traffic = []nodestate.TrafficPoint{{At: 100_000}, {At: 109_500, Rx: 9 * flow}, {At: 120_000, Rx: 9 * flow, Tx: 9 * flow}} // b1 receives a1's, from 0.5 s before the test ends; sends after it
 	nodes[4].Traffic = []nodestate.TrafficPoint{{At: 100_000, Rx: flow}, {At: 130_000}}                                                // c1 received until 130 s
 	cell := func(peer string, out, in float64, at int64) nodestate.NetEntry {
-		return nodestate.NetEntry{Peer: peer, BW: min(out, in), Peak: max(out, in), BWAt: at, BWOut: out, BWIn: in,
-			PeakOut: out, PeakIn: in, BWOutAt: at, BWInAt: at}
+		return nodestate.NetEntry{Peer: peer, AvailMbps: min(out, in), PeakMbps: max(out, in), BWAt: at, OutMbps: out, InMbps: in,
+			PeakOutMbps: out, PeakInMbps: in, OutAt: at, InAt: at}
 	}
 	nodes[0].Net = []nodestate.NetEntry{cell("b1", 51, 36.6, 110_000), cell("c1", 20, 20, 50_000)}
 	nodes[1].Net = []nodestate.NetEntry{cell("c1", 25, 25, 80_000)}
@@ -394,8 +394,8 @@ func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 	nodes[3].Traffic = []nodestate.TrafficPoint{{At: 100_000}}
 	nodes[4].Traffic = []nodestate.TrafficPoint{{At: 100_000}}
 	cell := func(peer string, out, in, peakOut, peakIn float64) nodestate.NetEntry {
-		return nodestate.NetEntry{Peer: peer, BW: min(out, in), Peak: max(peakOut, peakIn), BWAt: 150_000, BWOut: out, BWIn: in,
-			PeakOut: peakOut, PeakIn: peakIn, BWOutAt: 150_000, BWInAt: 150_000}
+		return nodestate.NetEntry{Peer: peer, AvailMbps: min(out, in), PeakMbps: max(peakOut, peakIn), BWAt: 150_000, OutMbps: out, InMbps: in,
+			PeakOutMbps: peakOut, PeakInMbps: peakIn, OutAt: 150_000, InAt: 150_000}
 	}
 	nodes[0].Net = []nodestate.NetEntry{cell("b", 50, 95, 100, 100)}
 	nodes[2].Net = []nodestate.NetEntry{cell("d", 10, 10, 100, 100)} // d's link degraded to 10
@@ -408,7 +408,7 @@ func TestSnapshot_DirectTestGetsEndTrafficBack(t *testing.T) {
 }
 
 // TestSnapshot_DirectTestGetsCountedTrafficBack: where both ends counted
-// what their links carried during the test (CarOut, CarIn), the test gets
+// what their links carried during the test (CarriedOutMbps, CarriedInMbps), the test gets
 // back the smaller of the two counts less the reading, even when their
 // traffic histories saw nothing (a 1-s job between two 3-s samples). An
 // end whose count of that test is missing, or whose cell records another
@@ -424,8 +424,8 @@ func TestSnapshot_DirectTestGetsCountedTrafficBack(t *testing.T) {
 	}
 	at := int64(150_000)
 	cell := func(peer string, out, carOut, in, carIn float64, outAt, inAt int64) nodestate.NetEntry {
-		return nodestate.NetEntry{Peer: peer, BW: min(out, in), Peak: 100, BWAt: max(outAt, inAt), BWOut: out, BWIn: in,
-			PeakOut: 100, PeakIn: 100, BWOutAt: outAt, BWInAt: inAt, CarOut: carOut, CarIn: carIn}
+		return nodestate.NetEntry{Peer: peer, AvailMbps: min(out, in), PeakMbps: 100, BWAt: max(outAt, inAt), OutMbps: out, InMbps: in,
+			PeakOutMbps: 100, PeakInMbps: 100, OutAt: outAt, InAt: inAt, CarriedOutMbps: carOut, CarriedInMbps: carIn}
 	}
 	// a -> b ran beside a 1-s job a -> b: a sent 55 besides, b received 53.
 	// The server (b) stamps the test 1.5 s before the client (a). The

@@ -246,7 +246,7 @@ func (e testEnds) cell(owner, peer string) *nodestate.NetEntry {
 //
 // What an end carried besides the test is its own count of that very
 // test where it has one (probe.BandwidthResult.Carried: its interface
-// counters read around the half, the cells' CarOut and CarIn; the peer's
+// counters read around the half, the cells' CarriedOutMbps and CarriedInMbps; the peer's
 // cell counts when it records the same reading within sameTestMs).
 // Else it is the least of the end's traffic history over the
 // stampWindowMs before the test ended, which a job shorter
@@ -262,18 +262,18 @@ func (e testEnds) cell(owner, peer string) *nodestate.NetEntry {
 // keeps its reading, so a degraded link shows at once; the node's own
 // tests are not in its traffic history, and its counts leave its test out.
 func (e testEnds) addBack(owner string, ne *nodestate.NetEntry, out bool) float64 {
-	rate, peak, at, ownCar := ne.BWIn, ne.PeakIn, ne.BWInAt, ne.CarIn
+	rate, peak, at, ownCar := ne.InMbps, ne.PeakInMbps, ne.InAt, ne.CarriedInMbps
 	if out {
-		rate, peak, at, ownCar = ne.BWOut, ne.PeakOut, ne.BWOutAt, ne.CarOut
+		rate, peak, at, ownCar = ne.OutMbps, ne.PeakOutMbps, ne.OutAt, ne.CarriedOutMbps
 	}
 	if !(peak > rate) {
 		return rate
 	}
 	peerCar := 0.0 // the peer's count of the same test, the other way round in its row
 	if pc := e.cell(ne.Peer, owner); pc != nil {
-		prate, pat, pcar := pc.BWOut, pc.BWOutAt, pc.CarOut
+		prate, pat, pcar := pc.OutMbps, pc.OutAt, pc.CarriedOutMbps
 		if out {
-			prate, pat, pcar = pc.BWIn, pc.BWInAt, pc.CarIn
+			prate, pat, pcar = pc.InMbps, pc.InAt, pc.CarriedInMbps
 		}
 		if math.Abs(prate-rate) <= 0.05 && abs64(pat-at) <= sameTestMs {
 			peerCar = pcar

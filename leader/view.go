@@ -62,7 +62,7 @@ type Node struct {
 	// and raft.
 	Attrs placement.Node
 	// Net is the node's row of the network matrix, as the servers hold
-	// it (the leader reads RTT1, the 1-minute mean round trip).
+	// it (the leader reads RTT1us, the 1-minute mean round trip).
 	Net []nodestate.NetEntry
 	// Probes are the heartbeats of the node's probe processes.
 	Probes []nodestate.ProbeBeat

@@ -68,7 +68,7 @@ func (r *NetRow) Validate() error {
 		}
 	}
 	for _, e := range r.Cells {
-		if e.Peer == "" || len(e.Peer) > MaxNameLen || bad(e.RTT1) || bad(e.RTT5) || bad(e.BW) || bad(e.Peak) {
+		if e.Peer == "" || len(e.Peer) > MaxNameLen || bad(e.RTT1us) || bad(e.RTT5us) || bad(e.AvailMbps) || bad(e.PeakMbps) {
 			return fmt.Errorf("%w: row of %s: bad network entry for %q", ErrMalformed, r.Node, e.Peer)
 		}
 	}

@@ -88,37 +88,42 @@ type ProbeBeat struct {
 // NetRow (netrow.go).
 type NetEntry struct {
 	Peer string `json:"p"`
-	// RTT means in microseconds.
-	RTT1 float64 `json:"r1,omitempty"`
-	RTT5 float64 `json:"r5,omitempty"`
-	// Available and peak bandwidth in Mbit/s; zero when not measured.
-	BW   float64 `json:"bw,omitempty"`
-	Peak float64 `json:"pk,omitempty"`
-	// Unix milliseconds of the latest bandwidth and RTT measurement.
+	// RTT1us and RTT5us are the 1- and 5-minute mean round trips, in
+	// microseconds (placement and the network model read milliseconds:
+	// the leader divides once, in Snapshot).
+	RTT1us float64 `json:"r1,omitempty"`
+	RTT5us float64 `json:"r5,omitempty"`
+	// AvailMbps and PeakMbps are the pair's available and peak
+	// bandwidth, Mbit/s; zero when not measured.
+	AvailMbps float64 `json:"bw,omitempty"`
+	PeakMbps  float64 `json:"pk,omitempty"`
+	// BWAt and RTTAt are the Unix milliseconds of the latest bandwidth
+	// and RTT measurement.
 	BWAt  int64 `json:"bt,omitempty"`
 	RTTAt int64 `json:"rt,omitempty"`
 
 	// Per direction: Out is from the row's owner to Peer, In
 	// from Peer to the owner, available (latest test) and peak (fastest
 	// seen) in Mbit/s, and the Unix milliseconds of the latest test in
-	// that direction; zero when that direction was never measured. BW
-	// keeps meaning "min of the two directions measured" (the one known
-	// when only one is) and Peak "the fastest either way", so readers of
-	// the old fields see no link as better than its worse direction.
-	BWOut   float64 `json:"bo,omitempty"`
-	BWIn    float64 `json:"bi,omitempty"`
-	PeakOut float64 `json:"po,omitempty"`
-	PeakIn  float64 `json:"pi,omitempty"`
-	BWOutAt int64   `json:"bot,omitempty"`
-	BWInAt  int64   `json:"bit,omitempty"`
-	// CarOut and CarIn are what the owner's link carried in that
+	// that direction (OutAt, InAt); zero when that direction was never
+	// measured. AvailMbps keeps meaning "min of the two directions
+	// measured" (the one known when only one is) and PeakMbps "the fastest
+	// either way", so readers of the undirected fields see no link as
+	// better than its worse direction.
+	OutMbps     float64 `json:"bo,omitempty"`
+	InMbps      float64 `json:"bi,omitempty"`
+	PeakOutMbps float64 `json:"po,omitempty"`
+	PeakInMbps  float64 `json:"pi,omitempty"`
+	OutAt       int64   `json:"bot,omitempty"`
+	InAt        int64   `json:"bit,omitempty"`
+	// CarriedOutMbps and CarriedInMbps are what the owner's link carried in that
 	// direction while the latest test ran, the test included, in Mbit/s
 	// (probe.BandwidthResult.Carried): sent for Out, received for In.
 	// Zero when the owner did not read its counters. The leader gives a
 	// reading back what both ends carried besides the test
 	// (leader/stamp.go).
-	CarOut float64 `json:"co,omitempty"`
-	CarIn  float64 `json:"ci,omitempty"`
+	CarriedOutMbps float64 `json:"co,omitempty"`
+	CarriedInMbps  float64 `json:"ci,omitempty"`
 }
 
 // RaftInfo is a node's raft standing as it gossips it.

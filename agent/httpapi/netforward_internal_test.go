@@ -59,7 +59,7 @@ func startServer(t *testing.T, be Backend) *httptest.Server {
 func TestNetForwardedToServer(t *testing.T) {
 	t.Parallel()
 	start := func(be Backend) *httptest.Server { return startServer(t, be) }
-	srv := start(&rowsBackend{server: true, rows: []nodestate.NetRow{{Node: "a", Cells: []nodestate.NetEntry{{Peer: "b", BW: 940, BWAt: 1}}}}})
+	srv := start(&rowsBackend{server: true, rows: []nodestate.NetRow{{Node: "a", Cells: []nodestate.NetEntry{{Peer: "b", AvailMbps: 940, BWAt: 1}}}}})
 	cli := start(&rowsBackend{peers: map[string]string{"a": srv.URL}})
 	ctx := context.Background()
 	ps, err := api.NewClient(cli.URL, "tok").Net(ctx)

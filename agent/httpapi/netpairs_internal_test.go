@@ -24,9 +24,9 @@ func TestNetPairsCoordinateEstimate(t *testing.T) {
 		return nodestate.Entry{HasState: true, Status: st, State: nodestate.NodeState{Name: name, Coord: c}}
 	}
 	nodes := []nodestate.Entry{
-		entry("a", nodestate.StatusAlive, at(0), nodestate.NetEntry{Peer: "b", RTT1: 900, RTT5: 950, RTTAt: 1}),
+		entry("a", nodestate.StatusAlive, at(0), nodestate.NetEntry{Peer: "b", RTT1us: 900, RTT5us: 950, RTTAt: 1}),
 		entry("b", nodestate.StatusAlive, at(480)),
-		entry("c", nodestate.StatusAlive, nil, nodestate.NetEntry{Peer: "a", RTT1: 300, RTT5: 300, RTTAt: 1}),
+		entry("c", nodestate.StatusAlive, nil, nodestate.NetEntry{Peer: "a", RTT1us: 300, RTT5us: 300, RTTAt: 1}),
 		entry("d", nodestate.StatusDead, at(100)),
 	}
 	got := map[string]string{}
@@ -65,9 +65,9 @@ func TestNetPairsDirectionsAndAges(t *testing.T) {
 		{HasState: true, Status: nodestate.StatusAlive, State: nodestate.NodeState{Name: "b", Coord: co,
 			Dyn: nodestate.Dynamic{SampledAt: 988_000}}},
 	}
-	rows := []nodestate.NetRow{{Node: "a", Cells: []nodestate.NetEntry{{Peer: "b", BW: 9.5, Peak: 940, BWAt: 940_000, RTT1: 200, RTTAt: 999_500,
-		BWOut: 930, PeakOut: 940, BWOutAt: 940_000, BWIn: 9.5, PeakIn: 9.8, BWInAt: 940_000},
-		{Peer: "c", BW: 50, Peak: 50, BWAt: 1_002_000, BWIn: 50, PeakIn: 50, BWInAt: 1_002_000}}}}
+	rows := []nodestate.NetRow{{Node: "a", Cells: []nodestate.NetEntry{{Peer: "b", AvailMbps: 9.5, PeakMbps: 940, BWAt: 940_000, RTT1us: 200, RTTAt: 999_500,
+		OutMbps: 930, PeakOutMbps: 940, OutAt: 940_000, InMbps: 9.5, PeakInMbps: 9.8, InAt: 940_000},
+		{Peer: "c", AvailMbps: 50, PeakMbps: 50, BWAt: 1_002_000, InMbps: 50, PeakInMbps: 50, InAt: 1_002_000}}}}
 	got := map[string]string{}
 	f := func(v *float64) string {
 		if v == nil {

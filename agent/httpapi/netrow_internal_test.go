@@ -43,7 +43,7 @@ func TestNetRow_OwnRowOnly(t *testing.T) {
 	}
 	h := s.Handler()
 	row := func(owner string) []byte {
-		b, err := nodestate.EncodeNetRow(&nodestate.NetRow{Node: owner, Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: "n1", BW: 5, BWAt: 1}}})
+		b, err := nodestate.EncodeNetRow(&nodestate.NetRow{Node: owner, Boot: 1, V: 1, Cells: []nodestate.NetEntry{{Peer: "n1", AvailMbps: 5, BWAt: 1}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -77,12 +77,12 @@ func netPairs(nodes []nodestate.Entry, rows []nodestate.NetRow, now time.Time) [
 			p := api.NetPair{From: e.State.Name, To: c.Peer}
 			estimate(&p)
 			if c.RTTAt > 0 {
-				p.RTTms, p.RTT5ms = ptr(c.RTT1/1000), ptr(c.RTT5/1000)
+				p.RTTms, p.RTT5ms = ptr(c.RTT1us/1000), ptr(c.RTT5us/1000)
 				p.RTTAt = time.UnixMilli(c.RTTAt).UTC()
 				p.RTTAgeS = ageS(now, c.RTTAt)
 			}
 			if c.BWAt > 0 {
-				p.BWMbps, p.PeakMbps = ptr(c.BW), ptr(c.Peak)
+				p.BWMbps, p.PeakMbps = ptr(c.AvailMbps), ptr(c.PeakMbps)
 				p.MeasuredAt = time.UnixMilli(c.BWAt).UTC()
 			}
 			netPairDirections(&p, c, now)
@@ -113,16 +113,16 @@ func ptr(f float64) *float64 { return &f }
 // netPairDirections fills each bandwidth direction the row's cell holds
 // and its age.
 func netPairDirections(p *api.NetPair, c nodestate.NetEntry, now time.Time) {
-	if c.BWOutAt > 0 {
-		p.BWOutMbps, p.PeakOutMbps, p.BWOutAgeS = ptr(c.BWOut), ptr(c.PeakOut), ageS(now, c.BWOutAt)
-		if c.CarOut > 0 {
-			p.CarriedOutMbps = ptr(c.CarOut)
+	if c.OutAt > 0 {
+		p.BWOutMbps, p.PeakOutMbps, p.BWOutAgeS = ptr(c.OutMbps), ptr(c.PeakOutMbps), ageS(now, c.OutAt)
+		if c.CarriedOutMbps > 0 {
+			p.CarriedOutMbps = ptr(c.CarriedOutMbps)
 		}
 	}
-	if c.BWInAt > 0 {
-		p.BWInMbps, p.PeakInMbps, p.BWInAgeS = ptr(c.BWIn), ptr(c.PeakIn), ageS(now, c.BWInAt)
-		if c.CarIn > 0 {
-			p.CarriedInMbps = ptr(c.CarIn)
+	if c.InAt > 0 {
+		p.BWInMbps, p.PeakInMbps, p.BWInAgeS = ptr(c.InMbps), ptr(c.PeakInMbps), ageS(now, c.InAt)
+		if c.CarriedInMbps > 0 {
+			p.CarriedInMbps = ptr(c.CarriedInMbps)
 		}
 	}
 }

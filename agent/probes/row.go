@@ -137,8 +137,8 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]nodestate.NetEn
 	for p, c := range r.cells {
 		e := nodestate.NetEntry{Peer: p}
 		if m1, m5, at, ok := c.rtt.Means(now); ok {
-			e.RTT1 = math.Round(float64(m1) / float64(time.Microsecond))
-			e.RTT5 = math.Round(float64(m5) / float64(time.Microsecond))
+			e.RTT1us = math.Round(float64(m1) / float64(time.Microsecond))
+			e.RTT5us = math.Round(float64(m5) / float64(time.Microsecond))
 			e.RTTAt = at.UnixMilli()
 		}
 		fillBW(&e, c)
@@ -158,17 +158,17 @@ func (r *netRow) take(now time.Time, known func(string) bool) ([]nodestate.NetEn
 func fillBW(e *nodestate.NetEntry, c *netCell) {
 	round := func(v float64) float64 { return math.Round(v*10) / 10 }
 	if !c.out.at.IsZero() {
-		e.BWOut, e.PeakOut, e.BWOutAt, e.CarOut = round(c.out.bw), round(c.out.peak), c.out.at.UnixMilli(), round(c.out.carried)
+		e.OutMbps, e.PeakOutMbps, e.OutAt, e.CarriedOutMbps = round(c.out.bw), round(c.out.peak), c.out.at.UnixMilli(), round(c.out.carried)
 	}
 	if !c.in.at.IsZero() {
-		e.BWIn, e.PeakIn, e.BWInAt, e.CarIn = round(c.in.bw), round(c.in.peak), c.in.at.UnixMilli(), round(c.in.carried)
+		e.InMbps, e.PeakInMbps, e.InAt, e.CarriedInMbps = round(c.in.bw), round(c.in.peak), c.in.at.UnixMilli(), round(c.in.carried)
 	}
 	switch {
-	case e.BWOutAt != 0 && e.BWInAt != 0:
-		e.BW, e.Peak, e.BWAt = min(e.BWOut, e.BWIn), max(e.PeakOut, e.PeakIn), max(e.BWOutAt, e.BWInAt)
-	case e.BWOutAt != 0:
-		e.BW, e.Peak, e.BWAt = e.BWOut, e.PeakOut, e.BWOutAt
-	case e.BWInAt != 0:
-		e.BW, e.Peak, e.BWAt = e.BWIn, e.PeakIn, e.BWInAt
+	case e.OutAt != 0 && e.InAt != 0:
+		e.AvailMbps, e.PeakMbps, e.BWAt = min(e.OutMbps, e.InMbps), max(e.PeakOutMbps, e.PeakInMbps), max(e.OutAt, e.InAt)
+	case e.OutAt != 0:
+		e.AvailMbps, e.PeakMbps, e.BWAt = e.OutMbps, e.PeakOutMbps, e.OutAt
+	case e.InAt != 0:
+		e.AvailMbps, e.PeakMbps, e.BWAt = e.InMbps, e.PeakInMbps, e.InAt
 	}
 }

@@ -28,8 +28,8 @@ func TestNetRow(t *testing.T) {
 	r.addRTT("", t0, time.Millisecond)
 	r.addRTT("n4", t0, -time.Millisecond)
 	got, changed := r.take(t0.Add(2*time.Second), all)
-	want := []nodestate.NetEntry{{Peer: "n2", RTT1: 183, RTT5: 183, RTTAt: t0.UnixMilli(), BW: 500, Peak: 941.3, BWAt: t0.Add(time.Second).UnixMilli(),
-		BWOut: 500, PeakOut: 941.3, BWOutAt: t0.Add(time.Second).UnixMilli()}}
+	want := []nodestate.NetEntry{{Peer: "n2", RTT1us: 183, RTT5us: 183, RTTAt: t0.UnixMilli(), AvailMbps: 500, PeakMbps: 941.3, BWAt: t0.Add(time.Second).UnixMilli(),
+		OutMbps: 500, PeakOutMbps: 941.3, OutAt: t0.Add(time.Second).UnixMilli()}}
 	if !changed || !slices.Equal(got, want) {
 		t.Fatalf("take = %+v, %v; want %+v, true", got, changed, want)
 	}
@@ -53,15 +53,15 @@ func TestNetRow_Directions(t *testing.T) {
 	r := newNetRow()
 	r.addBW("n2", t0, dirReading{940, 0}, dirReading{9.5, 0}) // out fast, in shaped to 10 Mbit/s
 	got, _ := r.take(t0, all)
-	want := nodestate.NetEntry{Peer: "n2", BW: 9.5, Peak: 940, BWAt: t0.UnixMilli(),
-		BWOut: 940, PeakOut: 940, BWOutAt: t0.UnixMilli(), BWIn: 9.5, PeakIn: 9.5, BWInAt: t0.UnixMilli()}
+	want := nodestate.NetEntry{Peer: "n2", AvailMbps: 9.5, PeakMbps: 940, BWAt: t0.UnixMilli(),
+		OutMbps: 940, PeakOutMbps: 940, OutAt: t0.UnixMilli(), InMbps: 9.5, PeakInMbps: 9.5, InAt: t0.UnixMilli()}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("two-way test: %+v; want %+v", got, want)
 	}
 	t1 := t0.Add(time.Minute)
 	r.addBW("n2", t1, dirReading{}, dirReading{20, 0})
 	got, _ = r.take(t1, all)
-	want.BW, want.BWAt, want.BWIn, want.PeakIn, want.BWInAt = 20, t1.UnixMilli(), 20, 20, t1.UnixMilli()
+	want.AvailMbps, want.BWAt, want.InMbps, want.PeakInMbps, want.InAt = 20, t1.UnixMilli(), 20, 20, t1.UnixMilli()
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("after an inbound-only test: %+v; want %+v", got, want)
 	}
@@ -79,17 +79,17 @@ func TestNetRow_Carried(t *testing.T) {
 	r := newNetRow()
 	r.addBW("n2", t0, dirReading{44.04, 98.96}, dirReading{95, 96.2})
 	got, _ := r.take(t0, all)
-	if len(got) != 1 || got[0].CarOut != 99 || got[0].CarIn != 96.2 || got[0].BWOut != 44 {
+	if len(got) != 1 || got[0].CarriedOutMbps != 99 || got[0].CarriedInMbps != 96.2 || got[0].OutMbps != 44 {
 		t.Fatalf("two-way test under a flow: %+v; want out 44 carried 99, in carried 96.2", got)
 	}
 	r.addBW("n2", t0.Add(time.Minute), dirReading{}, dirReading{90, 0})
 	got, _ = r.take(t0, all)
-	if got[0].CarOut != 99 || got[0].CarIn != 0 {
-		t.Fatalf("after an inbound test with no counters: carried out %v in %v; want 99 and 0", got[0].CarOut, got[0].CarIn)
+	if got[0].CarriedOutMbps != 99 || got[0].CarriedInMbps != 0 {
+		t.Fatalf("after an inbound test with no counters: carried out %v in %v; want 99 and 0", got[0].CarriedOutMbps, got[0].CarriedInMbps)
 	}
 	r.addBW("n2", t0.Add(2*time.Minute), dirReading{50, 20}, dirReading{})
 	got, _ = r.take(t0, all)
-	if got[0].CarOut != 0 || got[0].BWOut != 50 {
+	if got[0].CarriedOutMbps != 0 || got[0].OutMbps != 50 {
 		t.Fatalf("carried below the reading: %+v; want the reading kept and carried 0", got[0])
 	}
 }

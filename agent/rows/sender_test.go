@@ -87,18 +87,18 @@ func TestSender_Rounds(t *testing.T) {
 	if sends != 0 {
 		t.Fatal("sent before any row was set")
 	}
-	s.Set([]nodestate.NetEntry{{Peer: "x", BW: 10, BWAt: 1}})
+	s.Set([]nodestate.NetEntry{{Peer: "x", AvailMbps: 10, BWAt: 1}})
 	s.round(ctx)
 	if !holds("s1", 1) || !holds("s2", 1) || sends != 2 {
 		t.Fatalf("first row not on both servers (%d sends)", sends)
 	}
-	s.Set([]nodestate.NetEntry{{Peer: "x", BW: 20, BWAt: 2}})
+	s.Set([]nodestate.NetEntry{{Peer: "x", AvailMbps: 20, BWAt: 2}})
 	clk.add(200 * time.Millisecond)
 	s.round(ctx)
 	if holds("s1", 2) || sends != 2 {
 		t.Fatal("a change went out before MinInterval")
 	}
-	s.Set([]nodestate.NetEntry{{Peer: "x", BW: 20, BWAt: 2}}) // the same row: no new version
+	s.Set([]nodestate.NetEntry{{Peer: "x", AvailMbps: 20, BWAt: 2}}) // the same row: no new version
 	clk.add(time.Second)
 	mu.Lock()
 	servers = append(servers, Server{"s3", 9})
@@ -170,7 +170,7 @@ func TestSender_Deltas(t *testing.T) {
 	ctx := context.Background()
 	row := make([]nodestate.NetEntry, 10)
 	for i := range row {
-		row[i] = nodestate.NetEntry{Peer: string(rune('a' + i)), BW: float64(i + 1), BWAt: 1}
+		row[i] = nodestate.NetEntry{Peer: string(rune('a' + i)), AvailMbps: float64(i + 1), BWAt: 1}
 	}
 	step := func(cells []nodestate.NetEntry) nodestate.NetRow {
 		t.Helper()
@@ -186,7 +186,7 @@ func TestSender_Deltas(t *testing.T) {
 	if b := step(row); b.Base != 0 || len(b.Cells) != 10 {
 		t.Fatalf("first send: %+v, want the whole row", b)
 	}
-	row[3].BW = 99
+	row[3].AvailMbps = 99
 	if b := step(row); b.Base != 1 || len(b.Cells) != 1 || b.Cells[0].Peer != "d" {
 		t.Fatalf("one cell changed: sent %+v", b)
 	}
@@ -196,7 +196,7 @@ func TestSender_Deltas(t *testing.T) {
 	}
 	// The server loses the row (pruned) without restarting.
 	table = NewTable()
-	row[0].BW = 7
+	row[0].AvailMbps = 7
 	s.Set(row)
 	clk.add(time.Second)
 	s.round(ctx)
@@ -210,7 +210,7 @@ func TestSender_Deltas(t *testing.T) {
 	// More versions than the history holds, none sent (the server is
 	// listed but each Set is followed by no round).
 	for i := range histLen + 1 {
-		row[1].BW = float64(1000 + i)
+		row[1].AvailMbps = float64(1000 + i)
 		s.Set(row)
 	}
 	if b := step(row); b.Base != 0 {

@@ -12,7 +12,7 @@ import (
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 
 func row(node string, boot int64, v uint64, bw float64) nodestate.NetRow {
-	return nodestate.NetRow{Node: node, Boot: boot, V: v, Cells: []nodestate.NetEntry{{Peer: "p", BW: bw, BWAt: 1}}}
+	return nodestate.NetRow{Node: node, Boot: boot, V: v, Cells: []nodestate.NetEntry{{Peer: "p", AvailMbps: bw, BWAt: 1}}}
 }
 
 func TestTable_NewestVersionWins(t *testing.T) {
@@ -35,18 +35,18 @@ func TestTable_NewestVersionWins(t *testing.T) {
 		if err != nil || kept != s.kept {
 			t.Fatalf("step %d: kept %v, %v; want %v", i, kept, err, s.kept)
 		}
-		if got, _ := tb.Get("a"); got.Cells[0].BW != s.bw {
+		if got, _ := tb.Get("a"); got.Cells[0].AvailMbps != s.bw {
 			t.Fatalf("step %d: holds %+v, want bw %v", i, got, s.bw)
 		}
 	}
 	// Get hands out a copy.
 	got, _ := tb.Get("a")
-	got.Cells[0].BW = -1
-	if again, _ := tb.Get("a"); again.Cells[0].BW != 110 {
+	got.Cells[0].AvailMbps = -1
+	if again, _ := tb.Get("a"); again.Cells[0].AvailMbps != 110 {
 		t.Fatal("Get shares the table's cells")
 	}
 	var read float64
-	if !tb.Read("a", func(r nodestate.NetRow) { read = r.Cells[0].BW }) || read != 110 || tb.Read("nobody", func(nodestate.NetRow) {}) {
+	if !tb.Read("a", func(r nodestate.NetRow) { read = r.Cells[0].AvailMbps }) || read != 110 || tb.Read("nobody", func(nodestate.NetRow) {}) {
 		t.Fatalf("Read saw %v", read)
 	}
 }
@@ -61,7 +61,7 @@ func TestTable_RefusesBadAndTooMany(t *testing.T) {
 	if _, err := tb.Put(big, t0); err == nil || !strings.Contains(err.Error(), "at most 16384") {
 		t.Fatalf("oversized row: %v", err)
 	}
-	if _, err := tb.Put(nodestate.NetRow{Node: "a", Cells: []nodestate.NetEntry{{Peer: "p", RTT1: -3}}}, t0); err == nil {
+	if _, err := tb.Put(nodestate.NetRow{Node: "a", Cells: []nodestate.NetEntry{{Peer: "p", RTT1us: -3}}}, t0); err == nil {
 		t.Fatal("negative RTT taken")
 	}
 	if tb.Len() != 0 {
@@ -114,7 +114,9 @@ func TestTable_PruneFollowsGossip(t *testing.T) {
 func TestTable_Delta(t *testing.T) {
 	t.Parallel()
 	tb := NewTable()
-	cell := func(p string, bw float64) nodestate.NetEntry { return nodestate.NetEntry{Peer: p, BW: bw, BWAt: 1} }
+	cell := func(p string, bw float64) nodestate.NetEntry {
+		return nodestate.NetEntry{Peer: p, AvailMbps: bw, BWAt: 1}
+	}
 	if _, err := tb.Put(nodestate.NetRow{Node: "a", Boot: 1, V: 2, Cells: []nodestate.NetEntry{cell("p", 1), cell("q", 2), cell("r", 3)}}, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestTable_Delta(t *testing.T) {
 			t.Errorf("%s: %v, want ErrNeedFull", name, err)
 		}
 	}
-	if got, _ := tb.Get("a"); got.V != 4 || got.Cells[0].BW != 1 {
+	if got, _ := tb.Get("a"); got.V != 4 || got.Cells[0].AvailMbps != 1 {
 		t.Fatalf("a refused delta changed the row: %+v", got)
 	}
 	if _, err := tb.Put(nodestate.NetRow{Node: "a", Boot: 1, V: 5, Base: 5}, t0); err == nil {

@@ -37,8 +37,8 @@ func TestSenderBytesPerHour(t *testing.T) {
 			}})
 		row := make([]nodestate.NetEntry, n-1)
 		for i := range row {
-			row[i] = nodestate.NetEntry{Peer: fmt.Sprintf("node%04d", i+1), RTT1: 87, RTT5: 91, RTTAt: t0.UnixMilli(),
-				BW: 9412.3, Peak: 9561.7, BWAt: t0.UnixMilli()}
+			row[i] = nodestate.NetEntry{Peer: fmt.Sprintf("node%04d", i+1), RTT1us: 87, RTT5us: 91, RTTAt: t0.UnixMilli(),
+				AvailMbps: 9412.3, PeakMbps: 9561.7, BWAt: t0.UnixMilli()}
 		}
 		ctx := context.Background()
 		var whole uint64
@@ -50,13 +50,13 @@ func TestSenderBytesPerHour(t *testing.T) {
 			changed := false
 			if sec%60 == 0 { // a latency round
 				for i := range row {
-					row[i].RTT1, row[i].RTTAt = float64(80+sec%13+i%7), now
+					row[i].RTT1us, row[i].RTTAt = float64(80+sec%13+i%7), now
 				}
 				changed = true
 			}
 			if sec%(3600/bwPerHour) == 0 { // one bandwidth test
 				c := &row[test%len(row)]
-				c.BW, c.BWAt = float64(9000+sec%400), now
+				c.AvailMbps, c.BWAt = float64(9000+sec%400), now
 				test++
 				changed = true
 			}

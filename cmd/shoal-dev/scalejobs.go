@@ -111,11 +111,11 @@ func syntheticRows(n, peerLinks int, seed uint64) map[string][]nodestate.NetEntr
 	link := func(i, j int) nodestate.NetEntry {
 		e := nodestate.NetEntry{Peer: agentName(j), BWAt: 1795000000000, RTTAt: 1795000000000}
 		if i/40 == j/40 { // syntheticState's switch: 40 nodes a switch
-			e.RTT1, e.Peak = 60+40*rng.Float64(), 9412
+			e.RTT1us, e.PeakMbps = 60+40*rng.Float64(), 9412
 		} else {
-			e.RTT1, e.Peak = 250+200*rng.Float64(), 4000
+			e.RTT1us, e.PeakMbps = 250+200*rng.Float64(), 4000
 		}
-		e.BW = e.Peak * (0.4 + 0.6*rng.Float64())
+		e.AvailMbps = e.PeakMbps * (0.4 + 0.6*rng.Float64())
 		return e
 	}
 	for i := range n {

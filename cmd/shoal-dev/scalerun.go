@@ -410,7 +410,7 @@ func syntheticRow(i, peers int) nodestate.NetRow {
 			p = peers // a row has every node but its owner
 		}
 		r.Cells = append(r.Cells, nodestate.NetEntry{
-			Peer: agentName(p), RTT1: 87, RTT5: 91, BW: 9412.3, Peak: 9561.7,
+			Peer: agentName(p), RTT1us: 87, RTT5us: 91, AvailMbps: 9412.3, PeakMbps: 9561.7,
 			BWAt: 1795000000000 + int64(p), RTTAt: 1795000000000 + int64(p),
 		})
 	}
