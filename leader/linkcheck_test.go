@@ -147,7 +147,7 @@ func TestSnapshot_ChangedLinkIsCapped(t *testing.T) {
 	got := map[string]float64{}
 	for _, l := range snap.Links {
 		got[l.From+"-"+l.To] = l.AvailMbps
-		if l.From+"-"+l.To == "n01-n02" && (l.PeakMbps != 13 || l.FwdMbps != 13 || l.RevMbps != 13) {
+		if l.From+"-"+l.To == "n01-n02" && (l.PeakMbps != 13 || l.OutMbps != 13 || l.InMbps != 13) {
 			t.Errorf("n01-n02 %+v: want every figure at 13", l)
 		}
 	}

@@ -99,15 +99,15 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 		}
 		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTT1us / 1000,
 			AvailMbps: ne.AvailMbps, PeakMbps: ne.PeakMbps, Measured: ne.BWAt != 0,
-			FwdMbps: float32(ne.OutMbps), RevMbps: float32(ne.InMbps), FwdPeakMbps: float32(ne.PeakOutMbps), RevPeakMbps: float32(ne.PeakInMbps)}
+			OutMbps: float32(ne.OutMbps), InMbps: float32(ne.InMbps), PeakOutMbps: float32(ne.PeakOutMbps), PeakInMbps: float32(ne.PeakInMbps)}
 		if ne.RTTAt == 0 {
 			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
 		}
 		if ne.OutMbps > 0 {
-			l.FwdMbps = float32(ends.addBack(nd.Name, &ne, true))
+			l.OutMbps = float32(ends.addBack(nd.Name, &ne, true))
 		}
 		if ne.InMbps > 0 {
-			l.RevMbps = float32(ends.addBack(nd.Name, &ne, false))
+			l.InMbps = float32(ends.addBack(nd.Name, &ne, false))
 		}
 		links = append(links, l)
 	}

@@ -189,7 +189,7 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	}
 	ab, ac := snap.Links[0], snap.Links[1]
 	want := placement.Link{From: "a", To: "b", AvailMbps: 10, PeakMbps: 950, Measured: true,
-		FwdMbps: 940, RevMbps: 10, FwdPeakMbps: 950, RevPeakMbps: 10, RTTms: ab.RTTms, RTTEstimated: true}
+		OutMbps: 940, InMbps: 10, PeakOutMbps: 950, PeakInMbps: 10, RTTms: ab.RTTms, RTTEstimated: true}
 	if ab != want || math.Abs(ab.RTTms-3) > 0.05 { // plus the default heights, 10 µs each
 		t.Fatalf("a->b = %+v; want %+v with RTT 3 ms from the coordinates", ab, want)
 	}
@@ -462,7 +462,7 @@ func checkRates(t *testing.T, snap placement.Snapshot, want []wantRates) {
 	t.Helper()
 	got := map[[2]string][2]float32{}
 	for _, l := range snap.Links {
-		got[[2]string{l.From, l.To}] = [2]float32{l.FwdMbps, l.RevMbps}
+		got[[2]string{l.From, l.To}] = [2]float32{l.OutMbps, l.InMbps}
 	}
 	for _, c := range want {
 		if g := got[[2]string{c.from, c.to}]; g != [2]float32{c.fwd, c.rev} {

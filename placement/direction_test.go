@@ -83,7 +83,7 @@ func TestNetload_WorseDirectionCounts(t *testing.T) {
 		if l.From > l.To {
 			fwd, rev = 10, 950
 		}
-		l.FwdMbps, l.RevMbps, l.FwdPeakMbps, l.RevPeakMbps = fwd, rev, 10*fwd/9.5, 10*rev/9.5
+		l.OutMbps, l.InMbps, l.PeakOutMbps, l.PeakInMbps = fwd, rev, 10*fwd/9.5, 10*rev/9.5
 		l.AvailMbps = float64(min(fwd, rev))
 	}
 	if got := place3(t, s); strings.Contains(got, "a") {
@@ -104,7 +104,7 @@ func TestNetload_WorseDirectionCounts(t *testing.T) {
 func TestValidate_DirectionalFields(t *testing.T) {
 	t.Parallel()
 	s := twoSwitches()
-	s.Links[0].RevMbps = -1
+	s.Links[0].InMbps = -1
 	if _, err := placement.Place(s, placement.Request{N: 3}); err == nil || !strings.Contains(err.Error(), "rev_mbps") {
 		t.Fatalf("negative rev_mbps: %v", err)
 	}

@@ -122,17 +122,17 @@ type pairAgg struct {
 // figures where the row had them, else the undirected ones for both.
 func linkDirs(l *Link) (av, avR, pk, pkR float64) {
 	av, avR, pk, pkR = l.AvailMbps, l.AvailMbps, l.PeakMbps, l.PeakMbps
-	if l.FwdMbps > 0 {
-		av = float64(l.FwdMbps)
+	if l.OutMbps > 0 {
+		av = float64(l.OutMbps)
 	}
-	if l.RevMbps > 0 {
-		avR = float64(l.RevMbps)
+	if l.InMbps > 0 {
+		avR = float64(l.InMbps)
 	}
-	if l.FwdPeakMbps > 0 {
-		pk = float64(l.FwdPeakMbps)
+	if l.PeakOutMbps > 0 {
+		pk = float64(l.PeakOutMbps)
 	}
-	if l.RevPeakMbps > 0 {
-		pkR = float64(l.RevPeakMbps)
+	if l.PeakInMbps > 0 {
+		pkR = float64(l.PeakInMbps)
 	}
 	return av, avR, pk, pkR
 }

@@ -69,10 +69,10 @@ func TestNetwork_EqualsReferenceRandomTables(t *testing.T) {
 			l := Link{From: from, To: fmt.Sprintf("n%02d", b), RTTms: r.Float64(),
 				PeakMbps: 1000, AvailMbps: 1000 * r.Float64(), Measured: r.IntN(10) > 0, Derived: r.IntN(2) == 0}
 			if r.IntN(2) == 0 {
-				l.FwdMbps, l.FwdPeakMbps = float32(900*r.Float64()), 1000
+				l.OutMbps, l.PeakOutMbps = float32(900*r.Float64()), 1000
 			}
 			if r.IntN(2) == 0 {
-				l.RevMbps, l.RevPeakMbps = float32(900*r.Float64()), float32(100+900*r.Float64())
+				l.InMbps, l.PeakInMbps = float32(900*r.Float64()), float32(100+900*r.Float64())
 			}
 			s.Links = append(s.Links, l)
 		}

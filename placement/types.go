@@ -49,15 +49,15 @@ type Link struct {
 	Derived bool
 
 	// Per direction, Mbit/s, 0 = that direction not measured:
-	// FwdMbps is the available bandwidth From->To at the latest test,
-	// RevMbps To->From, FwdPeakMbps and RevPeakMbps the fastest seen each
+	// OutMbps is the available bandwidth From->To at the latest test,
+	// InMbps To->From, PeakOutMbps and PeakInMbps the fastest seen each
 	// way. AvailMbps stays the worse direction and PeakMbps the faster
 	// one, so a reader of those alone never sees a link as better than
 	// its worse direction; netload reads the directions when they are set.
 	// float32: a rate has fewer significant digits than that, and a
 	// 1,000-node snapshot's million links are 24 MB smaller to read.
-	FwdMbps, RevMbps         float32
-	FwdPeakMbps, RevPeakMbps float32
+	OutMbps, InMbps         float32
+	PeakOutMbps, PeakInMbps float32
 	// RTTEstimated: RTTms comes from the two nodes' network coordinates
 	// (Vivaldi), not from direct pings.
 	RTTEstimated bool

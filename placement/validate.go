@@ -41,7 +41,7 @@ func validateLinks(links []Link) error {
 	for i := range links {
 		l := &links[i]
 		if !(finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
-			finiteNonNeg32(l.FwdMbps) && finiteNonNeg32(l.RevMbps) && finiteNonNeg32(l.FwdPeakMbps) && finiteNonNeg32(l.RevPeakMbps)) {
+			finiteNonNeg32(l.OutMbps) && finiteNonNeg32(l.InMbps) && finiteNonNeg32(l.PeakOutMbps) && finiteNonNeg32(l.PeakInMbps)) {
 			return linkError(i, l)
 		}
 	}
@@ -107,8 +107,8 @@ func linkError(i int, l *Link) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.FwdMbps)},
-		{"rev_mbps", float64(l.RevMbps)}, {"fwd_peak_mbps", float64(l.FwdPeakMbps)}, {"rev_peak_mbps", float64(l.RevPeakMbps)}} {
+	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.OutMbps)},
+		{"rev_mbps", float64(l.InMbps)}, {"fwd_peak_mbps", float64(l.PeakOutMbps)}, {"rev_peak_mbps", float64(l.PeakInMbps)}} {
 		if !finiteNonNeg(f.v) {
 			return fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
 				ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)

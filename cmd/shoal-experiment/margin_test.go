@@ -156,7 +156,7 @@ func scaled(s placement.Snapshot, k float64) placement.Snapshot {
 	for i := range s.Links {
 		l := &s.Links[i]
 		l.AvailMbps, l.PeakMbps = l.AvailMbps*k, l.PeakMbps*k
-		l.FwdMbps, l.RevMbps, l.FwdPeakMbps, l.RevPeakMbps = l.FwdMbps*k32, l.RevMbps*k32, l.FwdPeakMbps*k32, l.RevPeakMbps*k32
+		l.OutMbps, l.InMbps, l.PeakOutMbps, l.PeakInMbps = l.OutMbps*k32, l.InMbps*k32, l.PeakOutMbps*k32, l.PeakInMbps*k32
 	}
 	return s
 }
@@ -227,8 +227,8 @@ func TestCasesIdleLoads(t *testing.T) {
 						l.RTTms = 0.05 + 0.3*r.Float64()
 						f := 0.9 + 0.2*r.Float64()
 						l.AvailMbps *= f
-						l.FwdMbps *= float32(f)
-						l.RevMbps *= float32(f)
+						l.OutMbps *= float32(f)
+						l.InMbps *= float32(f)
 					}
 					g := pickOn(t, s, placement.PolicyNetload, 4)
 					if v, _, hogs := m.groupStats(g); hogs == 0 && v >= best {

@@ -191,7 +191,7 @@ func (m *model) snapshot() placement.Snapshot {
 			// direction and PeakMbps the faster, as placement.Link says.
 			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTms: rtt,
 				AvailMbps: math.Min(aab, aba), PeakMbps: math.Max(pab, pba), Measured: true,
-				FwdMbps: float32(aab), RevMbps: float32(aba), FwdPeakMbps: float32(pab), RevPeakMbps: float32(pba)})
+				OutMbps: float32(aab), InMbps: float32(aba), PeakOutMbps: float32(pab), PeakInMbps: float32(pba)})
 		}
 	}
 	return s

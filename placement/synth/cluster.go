@@ -223,10 +223,10 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 		}
 		l := placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTms: est(i, j), RTTEstimated: true,
 			AvailMbps: min(out, in), PeakMbps: max(pkOut, pkIn), Measured: true,
-			FwdMbps: float32(out), RevMbps: float32(in), FwdPeakMbps: float32(pkOut), RevPeakMbps: float32(pkIn)}
+			OutMbps: float32(out), InMbps: float32(in), PeakOutMbps: float32(pkOut), PeakInMbps: float32(pkIn)}
 		rows[i] = append(rows[i], l)
 		l.From, l.To = l.To, l.From
-		l.FwdMbps, l.RevMbps, l.FwdPeakMbps, l.RevPeakMbps = l.RevMbps, l.FwdMbps, l.RevPeakMbps, l.FwdPeakMbps
+		l.OutMbps, l.InMbps, l.PeakOutMbps, l.PeakInMbps = l.InMbps, l.OutMbps, l.PeakInMbps, l.PeakOutMbps
 		rows[j] = append(rows[j], l)
 	}
 	for _, row := range rows {
