@@ -28,7 +28,7 @@ func queuedJobs(t *testing.T, n int) *raftfsm.FSM {
 
 func placeCmd(id uint64, procs int) leader.Command {
 	return leader.Command{Type: raftfsm.CmdPlaceJob, Placement: true,
-		Body: raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: procs}}}}
+		Body: raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: procs}}}}
 }
 
 // A round's commands go as one entry per run of a kind: the others as a

@@ -30,7 +30,7 @@ func TestPruneProgressMarksKeepsLiveAttempts(t *testing.T) {
 	for id := uint64(1); id <= 20; id++ {
 		cmds = append(cmds,
 			command{raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(id), Owner: "alice", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}},
-			command{raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}},
+			command{raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}}},
 			command{raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"}},
 			command{raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1}})
 		if id%5 == 0 {

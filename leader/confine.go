@@ -77,7 +77,7 @@ func holdMemory(held map[string]uint64, sp *raftfsm.JobSpec, hosts []raftfsm.Hos
 		return
 	}
 	for _, h := range hosts {
-		held[h.Node] += sp.MemOn(h.Procs)
+		held[h.Node] += sp.MemOn(h.NP)
 	}
 }
 

@@ -44,7 +44,7 @@ func TestMemoryFit(t *testing.T) {
 		}
 	}
 	heldAfter := map[string]uint64{}
-	holdMemory(heldAfter, &raftfsm.JobSpec{MemPerRank: 10}, []raftfsm.Host{{Node: "a", Procs: 3}})
+	holdMemory(heldAfter, &raftfsm.JobSpec{MemPerRank: 10}, []raftfsm.Host{{Node: "a", NP: 3}})
 	if heldAfter["a"] != 30 {
 		t.Errorf("held after a placement of 3 ranks at 10 bytes: %d, want 30", heldAfter["a"])
 	}

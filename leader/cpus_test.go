@@ -21,7 +21,7 @@ func TestSchedule_CPUsPerRankTakeCores(t *testing.T) {
 	cmds, _ := Schedule(w.view(), JobsBook{})
 	wantCommands(t, cmds, []string{`place_job {"id":1,"attempt":1,"hosts":[{"node":"n`, `set_wait_reason {"id":2,"reason":"not enough free slots: need 2, the 3 usable nodes have 1`})
 	placed := cmds[0].Body.(raftfsm.PlaceJob)
-	if len(placed.Hosts) != 2 || placed.Hosts[0].Procs != 1 || placed.Hosts[1].Procs != 1 {
+	if len(placed.Hosts) != 2 || placed.Hosts[0].NP != 1 || placed.Hosts[1].NP != 1 {
 		t.Fatalf("job 1 placed on %+v: want one rank of 4 CPUs on each of two 4-core nodes", placed.Hosts)
 	}
 	for _, c := range cmds {

@@ -92,7 +92,7 @@ func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now
 // that most: MPI ranks poll while they wait, and a job placed right after
 // the end is the case this serves.
 func busyCores(a *raftfsm.Attempt, h raftfsm.Host, cpus int, ran time.Duration) float64 {
-	most := float64(h.Procs * cpus)
+	most := float64(h.NP * cpus)
 	for _, u := range a.Usage {
 		if u.Node == h.Node && ran > 0 {
 			return min(most, u.CPUSeconds/ran.Seconds())

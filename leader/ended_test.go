@@ -35,7 +35,7 @@ func TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic(t *testing.T) {
 	n2.Attrs.NetRx, n2.Attrs.NetTx = 2e6, 3e6
 
 	id := submit(w, "ranks", raftfsm.JobSpec{NP: 6, MPI: "none"})
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 3}, {Node: "n2", Procs: 3}}})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 3}, {Node: "n2", NP: 3}}})
 	for _, n := range []string{"n1", "n2"} {
 		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: n})
 	}
@@ -91,7 +91,7 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 	}
 	zero := 0
 	sleeper := submit(w, "sleeper", raftfsm.JobSpec{NP: 4, MPI: "none"})
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: sleeper, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 2}, {Node: "n2", Procs: 2}}})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: sleeper, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 2}, {Node: "n2", NP: 2}}})
 	for _, n := range []string{"n1", "n2"} {
 		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: sleeper, Attempt: 1, Node: n})
 	}
@@ -100,7 +100,7 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 	// A job on n2 alone starts while the sleeper runs, and is still running.
 	w.now = start.Add(5 * time.Minute)
 	live := submit(w, "live", raftfsm.JobSpec{NP: 1, MPI: "none"})
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: live, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n2", Procs: 1}}})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: live, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n2", NP: 1}}})
 	w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: live, Attempt: 1, Node: "n2"})
 	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: live, Attempt: 1})
 	w.now = end
@@ -133,7 +133,7 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 // the run), never more than 8.
 func TestBusyCores_CountsEachRanksCPUs(t *testing.T) {
 	t.Parallel()
-	h := raftfsm.Host{Node: "n1", Procs: 2}
+	h := raftfsm.Host{Node: "n1", NP: 2}
 	ran := 5 * time.Minute
 	a := &raftfsm.Attempt{}
 	if got := busyCores(a, h, 4, ran); got != 8 {

@@ -12,7 +12,7 @@ func TestCollectJobs(t *testing.T) {
 	w := newWorld(t, "n1")
 	zero := 0
 	submit(w, "done", raftfsm.JobSpec{NP: 1, MPI: "none"})
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 1}}})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 1}}})
 	w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n1"})
 	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
 	w.do(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: 1, Attempt: 1, ExitCode: &zero})
@@ -62,7 +62,7 @@ func TestCollectJobs_History(t *testing.T) {
 	w.cfg.JobRetention = time.Hour
 	zero := 0
 	submit(w, "done", raftfsm.JobSpec{NP: 1, MPI: "none"})
-	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 1}}})
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 1}}})
 	w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n1"})
 	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
 	w.do(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: 1, Attempt: 1, ExitCode: &zero})

@@ -231,10 +231,10 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		hosts := make([]raftfsm.Host, len(d.Hosts))
 		for i, h := range d.Hosts {
-			hosts[i] = raftfsm.Host{Node: h.Node, Procs: h.Procs}
+			hosts[i] = raftfsm.Host{Node: h.Node, NP: h.Procs}
 		}
 		if v.Config.RefusePlacement != nil && v.Config.RefusePlacement(j) {
-			hosts[0].Procs = 0 // an allocation raft's validation refuses, as a placement bug would make
+			hosts[0].NP = 0 // an allocation raft's validation refuses, as a placement bug would make
 		}
 		add(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j.ID, Attempt: j.Attempt + 1, Hosts: hosts,
 			Degraded: d.Degraded, DegradedReason: d.DegradedReason, Reason: why})

@@ -112,7 +112,7 @@ func TestSchedule_Placement(t *testing.T) {
 		}, want: []string{`reject_job {"id":1,"reason":"cannot place: `}},
 		{name: "requeued job avoids the node it lost", setup: func(w *world) {
 			submit(w, "a", raftfsm.JobSpec{NP: 8, PPN: 4, MPI: "none"})
-			w.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 4}, {Node: "n2", Procs: 4}}})
+			w.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 4}, {Node: "n2", NP: 4}}})
 			w.apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n1"})
 			w.apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n2"})
 			w.apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
@@ -120,7 +120,7 @@ func TestSchedule_Placement(t *testing.T) {
 		}, want: []string{`place_job {"id":1,"attempt":2,"hosts":[{"node":"n1","procs":4},{"node":"n3","procs":4}]}`}},
 		{name: "requeued job avoids the node that never reserved", setup: func(w *world) {
 			submit(w, "a", raftfsm.JobSpec{NP: 8, PPN: 4, MPI: "none"})
-			w.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", Procs: 4}, {Node: "n3", Procs: 4}}})
+			w.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 4}, {Node: "n3", NP: 4}}})
 			w.apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n3"})
 			w.apply(raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: 1, Attempt: 1, Reason: "timeout", Retry: true})
 		}, want: []string{`place_job {"id":1,"attempt":2,"hosts":[{"node":"n2","procs":4},{"node":"n3","procs":4}]}`}},

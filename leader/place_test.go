@@ -21,7 +21,7 @@ func TestExcludeFailedAvoidsLostAndSilentNodes(t *testing.T) {
 		}
 		return out
 	}
-	hosts := []raftfsm.Host{{Node: "a", Procs: 1}, {Node: "b", Procs: 1}}
+	hosts := []raftfsm.Host{{Node: "a", NP: 1}, {Node: "b", NP: 1}}
 	cases := map[string]struct {
 		att  raftfsm.Attempt
 		want []string
@@ -85,7 +85,7 @@ func TestElasticInputBusyNodesAndForce(t *testing.T) {
 	snap := placement.Snapshot{Nodes: []placement.Node{
 		{Name: "a", Alive: true, Cores: 8}, busy("b"), busy("c"), {Name: "d", Alive: true, Cores: 8}, busy("e"),
 	}}
-	att := &raftfsm.Attempt{N: 1, State: raftfsm.StateRunning, Hosts: []raftfsm.Host{{Node: "a", Procs: 1}}, StartedAt: at(1)}
+	att := &raftfsm.Attempt{N: 1, State: raftfsm.StateRunning, Hosts: []raftfsm.Host{{Node: "a", NP: 1}}, StartedAt: at(1)}
 	j := &raftfsm.Job{Spec: raftfsm.JobSpec{NP: 1, PPN: 1, Force: true, Elastic: &raftfsm.ElasticSpec{MinNP: 1, MaxNP: 5, Iterations: 100, Deadline: time.Hour}},
 		Elastic: &raftfsm.ElasticStatus{TargetNP: 1}, Attempt: 1, Attempts: []raftfsm.Attempt{*att}, State: raftfsm.StateRunning}
 	in := ElasticInput(j, att, at(100), snap)
@@ -133,7 +133,7 @@ func TestSchedule_ArrayUsesEveryNodeBeforeOversubscribingOne(t *testing.T) {
 		}
 		placed++
 		for _, h := range p.Hosts {
-			per[h.Node] += h.Procs
+			per[h.Node] += h.NP
 			if placed <= free && p.Degraded {
 				t.Errorf("task %d oversubscribed %s while the cluster had %d free cores", placed, h.Node, free-placed+1)
 			}

@@ -404,7 +404,7 @@ func (s *scenario) jobs() {
 		if a := j.Current(); a != nil {
 			line += " attempt " + strconv.Itoa(a.N) + " on"
 			for _, h := range a.Hosts {
-				line += " " + h.Node + ":" + strconv.Itoa(h.Procs)
+				line += " " + h.Node + ":" + strconv.Itoa(h.NP)
 			}
 		}
 		if j.WaitReason != "" {

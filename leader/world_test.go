@@ -263,7 +263,7 @@ func wantCommands(t *testing.T, cmds []Command, want []string) {
 func placeAndAck(w *world, id uint64, hosts []string, acks ...string) {
 	var hs []raftfsm.Host
 	for _, h := range hosts {
-		hs = append(hs, raftfsm.Host{Node: h, Procs: 1})
+		hs = append(hs, raftfsm.Host{Node: h, NP: 1})
 	}
 	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: hs})
 	for _, n := range acks {

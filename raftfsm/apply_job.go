@@ -167,7 +167,7 @@ func (s *State) place(at time.Time, b *PlaceJob) (Result, error) {
 	if e := n.Elastic; e != nil {
 		np := 0
 		for _, h := range b.Hosts {
-			np += h.Procs
+			np += h.NP
 		}
 		prev := e.TargetNP
 		if last := j.Current(); last != nil {

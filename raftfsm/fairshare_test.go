@@ -9,7 +9,7 @@ import (
 // ran records a finished attempt of owner on procs processes from start to end.
 func ran(s *State, id uint64, owner string, procs int, start, end time.Time) {
 	s.Jobs[id] = &Job{ID: id, Owner: owner, State: StateDone, Seq: id, Attempt: 1, Attempts: []Attempt{{
-		N: 1, Hosts: []Host{{Node: "n1", Procs: procs}}, State: StateDone, StartedAt: start, EndedAt: end}}}
+		N: 1, Hosts: []Host{{Node: "n1", NP: procs}}, State: StateDone, StartedAt: start, EndedAt: end}}}
 }
 
 func queued(s *State, id uint64, owner string, prio int) {

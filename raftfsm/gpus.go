@@ -43,7 +43,7 @@ func (a *Attempt) GPUsNeeded(spec JobSpec, node string) int {
 	}
 	for _, h := range a.Hosts {
 		if h.Node == node {
-			return h.Procs * per
+			return h.NP * per
 		}
 	}
 	return 0

@@ -293,15 +293,16 @@ type Attempt struct {
 func (a *Attempt) NP() int {
 	n := 0
 	for _, h := range a.Hosts {
-		n += h.Procs
+		n += h.NP
 	}
 	return n
 }
 
 // Host is one node of an allocation and the processes it runs.
 type Host struct {
-	Node  string `json:"node"`
-	Procs int    `json:"procs"`
+	Node string `json:"node"`
+	// NP is how many of the job's processes run on Node.
+	NP int `json:"procs"`
 }
 
 // Ended reports whether the attempt is over.

@@ -81,7 +81,7 @@ func BenchmarkTaskLifeQueued(b *testing.B) {
 				id := q[i%n].ID
 				b.StopTimer()
 				cmds := []Command{
-					benchCmd(b, CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "n1", Procs: 1}}}),
+					benchCmd(b, CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "n1", NP: 1}}}),
 					benchCmd(b, CmdAckReservation, AckReservation{ID: id, Attempt: 1, Node: "n1"}),
 					benchCmd(b, CmdStartJob, StartJob{ID: id, Attempt: 1}),
 					benchCmd(b, CmdFinishAttempt, FinishAttempt{ID: id, Attempt: 1, ExitCode: &zero}),

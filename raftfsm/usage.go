@@ -56,7 +56,7 @@ func HeldMemory(st *State) map[string]uint64 {
 			continue
 		}
 		for _, h := range a.Hosts {
-			out[h.Node] += j.Spec.MemOn(h.Procs)
+			out[h.Node] += j.Spec.MemOn(h.NP)
 		}
 	}
 	return out

@@ -147,8 +147,8 @@ func validateHosts(hosts []Host, spec *JobSpec) error {
 	seen := make(map[string]bool, len(hosts))
 	total := 0
 	for i, h := range hosts {
-		if h.Node == "" || h.Procs < 1 || h.Procs > MaxNP {
-			return fmt.Errorf("%w: hosts[%d] = %q:%d, want a node and procs in [1,%d]", ErrInvalid, i, h.Node, h.Procs, MaxNP)
+		if h.Node == "" || h.NP < 1 || h.NP > MaxNP {
+			return fmt.Errorf("%w: hosts[%d] = %q:%d, want a node and procs in [1,%d]", ErrInvalid, i, h.Node, h.NP, MaxNP)
 		}
 		if err := checkLen(fmt.Sprintf("hosts[%d].node", i), h.Node); err != nil {
 			return err
@@ -157,7 +157,7 @@ func validateHosts(hosts []Host, spec *JobSpec) error {
 			return fmt.Errorf("%w: hosts[%d]: node %q twice", ErrInvalid, i, h.Node)
 		}
 		seen[h.Node] = true
-		if total += h.Procs; total > MaxNP { // each count <= MaxNP: the sum cannot wrap before this
+		if total += h.NP; total > MaxNP { // each count <= MaxNP: the sum cannot wrap before this
 			return fmt.Errorf("%w: hosts hold more than %d processes", ErrInvalid, MaxNP)
 		}
 	}

@@ -17,7 +17,7 @@ func HeldSlots(s *State) map[string]int {
 			continue
 		}
 		for _, h := range a.Hosts {
-			held[h.Node] += h.Procs * j.Spec.CPUs()
+			held[h.Node] += h.NP * j.Spec.CPUs()
 		}
 	}
 	return held

@@ -487,7 +487,7 @@ func (s *Server) toAPIJob(j *raftfsm.Job) api.Job {
 			x.Progress = &api.AttemptProgress{FirstIter: p.FirstIter, Iter: p.Iter, FirstAt: p.FirstAt.UTC(), At: p.At.UTC()}
 		}
 		for _, h := range at.Hosts {
-			x.Hosts = append(x.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
+			x.Hosts = append(x.Hosts, api.JobHost{Node: h.Node, Procs: h.NP})
 		}
 		x.Usage, x.Total = toAPIUsage(at.Usage)
 		for _, g := range at.GPUs {

@@ -169,7 +169,7 @@ func copies(in LaunchInput) []Copy {
 	np := att.NP()
 	out := make([]Copy, 0, np)
 	for _, h := range att.Hosts {
-		for range h.Procs {
+		for range h.NP {
 			out = append(out, Copy{Node: h.Node, Argv: in.Spec.Cmd, Env: slices.Concat([]string{
 				"SHOAL_RANK=" + strconv.Itoa(len(out)), "SHOAL_SIZE=" + strconv.Itoa(np), "SHOAL_HOSTS=" + strings.Join(hosts, ","),
 				"SLURM_PROCID=" + strconv.Itoa(len(out)), // as srun numbers its tasks
@@ -184,7 +184,7 @@ func copies(in LaunchInput) []Copy {
 func hostSpec(att *raftfsm.Attempt) string {
 	parts := make([]string, len(att.Hosts))
 	for i, h := range att.Hosts {
-		parts[i] = h.Node + ":" + strconv.Itoa(h.Procs)
+		parts[i] = h.Node + ":" + strconv.Itoa(h.NP)
 	}
 	return strings.Join(parts, ",")
 }

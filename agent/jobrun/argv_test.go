@@ -12,8 +12,8 @@ import (
 
 func TestBuildLaunch(t *testing.T) {
 	t.Parallel()
-	two := &raftfsm.Attempt{N: 1, Head: "a", Hosts: []raftfsm.Host{{Node: "a", Procs: 2}, {Node: "b", Procs: 1}}}
-	degraded := &raftfsm.Attempt{N: 2, Head: "a", Hosts: []raftfsm.Host{{Node: "a", Procs: 4}}, Degraded: true}
+	two := &raftfsm.Attempt{N: 1, Head: "a", Hosts: []raftfsm.Host{{Node: "a", NP: 2}, {Node: "b", NP: 1}}}
+	degraded := &raftfsm.Attempt{N: 2, Head: "a", Hosts: []raftfsm.Host{{Node: "a", NP: 4}}, Degraded: true}
 	paths := LaunchPaths{Launcher: "/usr/bin/mpiexec.mpich", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
 	ompiPaths := LaunchPaths{Launcher: "/usr/bin/mpirun.openmpi", Wrapper: "/tmp/shoal-job7.1-x/rsh"}
 	jobEnv := []string{"SHOAL_NP=3"}
@@ -126,11 +126,11 @@ func TestJobEnv(t *testing.T) {
 	t.Parallel()
 	n := testNode(t, raftfsm.New(), func() {})
 	submitted := time.Unix(1700000000, 0)
-	ran := raftfsm.Attempt{N: 1, StartedAt: submitted.Add(time.Minute), Hosts: []raftfsm.Host{{Node: "a", Procs: 2}}}
-	placedOnly := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "a", Procs: 2}}}
-	second := raftfsm.Attempt{N: 2, Hosts: []raftfsm.Host{{Node: "a", Procs: 2}, {Node: "b", Procs: 2}}}
+	ran := raftfsm.Attempt{N: 1, StartedAt: submitted.Add(time.Minute), Hosts: []raftfsm.Host{{Node: "a", NP: 2}}}
+	placedOnly := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "a", NP: 2}}}
+	second := raftfsm.Attempt{N: 2, Hosts: []raftfsm.Host{{Node: "a", NP: 2}, {Node: "b", NP: 2}}}
 	elastic := &raftfsm.ElasticSpec{MinNP: 2, MaxNP: 8, Iterations: 100}
-	threeNodes := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n01", Procs: 2}, {Node: "n02", Procs: 2}, {Node: "n03", Procs: 2}}}
+	threeNodes := raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n01", NP: 2}, {Node: "n02", NP: 2}, {Node: "n03", NP: 2}}}
 	for _, tc := range []struct {
 		name string
 		job  *raftfsm.Job
@@ -217,7 +217,7 @@ func TestProcessEnvThroughMPICH(t *testing.T) {
 	if !slices.Contains(env, "SHOAL_NODE=n0") || !slices.Contains(env, n.markerFor(k)) || !slices.Contains(env, "CUDA_VISIBLE_DEVICES=1") {
 		t.Fatalf("launcher env %q lacks SHOAL_NODE=n0, the marker or n0's GPU", env)
 	}
-	l, err := BuildLaunch(LaunchInput{Spec: &job.Spec, Attempt: &raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}, HeadEnv: env})
+	l, err := BuildLaunch(LaunchInput{Spec: &job.Spec, Attempt: &raftfsm.Attempt{N: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}}, HeadEnv: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (n *Node) limitsOn(j *raftfsm.Job) confine.Limits {
 	if a := j.Current(); a != nil {
 		for _, h := range a.Hosts {
 			if h.Node == n.cfg.Name {
-				procs = h.Procs
+				procs = h.NP
 			}
 		}
 		gpus = a.GPUsOn(n.cfg.Name)

@@ -68,7 +68,7 @@ func TestUnconfinedNodeRefusesMemoryLimits(t *testing.T) {
 	n := testNode(t, raftfsm.New(), func() {})
 	n.cfg.CgroupsOff = "not root"
 	j := &raftfsm.Job{ID: 1, Attempt: 1, Spec: raftfsm.JobSpec{NP: 1, MemPerNode: 1 << 20},
-		Attempts: []raftfsm.Attempt{{N: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}}}}
+		Attempts: []raftfsm.Attempt{{N: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}}}}
 	if _, err := n.cgroupDirs(j, Key{Job: 1, Attempt: 1}); err == nil {
 		t.Fatal("a node without cgroups accepted a job with a memory limit")
 	} else {
@@ -90,7 +90,7 @@ func TestLimitsDenyTheGPUsAnAttemptDoesNotHold(t *testing.T) {
 	n.cfg.GPUDevices = gpus
 	job := func(held ...raftfsm.NodeGPUs) *raftfsm.Job {
 		return &raftfsm.Job{Attempt: 1, Attempts: []raftfsm.Attempt{{N: 1,
-			Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}, {Node: "n1", Procs: 1}}, GPUs: held}}}
+			Hosts: []raftfsm.Host{{Node: "n0", NP: 1}, {Node: "n1", NP: 1}}, GPUs: held}}}
 	}
 	for _, tc := range []struct {
 		name string

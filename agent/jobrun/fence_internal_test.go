@@ -47,7 +47,7 @@ func newFencedNode(t *testing.T, lease time.Duration) *fencedNode {
 		}
 	}
 	apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "a", Owner: "alice", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}})
-	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 1, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}})
 	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 1, Attempt: 1, Node: "n0"})
 	apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 1, Attempt: 1})
 	fn := &fencedNode{Node: testNode(t, f, func() {}), apply: apply}
@@ -300,7 +300,7 @@ func TestLaunchWithoutALeaseIsNotTheJobsFault(t *testing.T) {
 	fn := newFencedNode(t, time.Minute) // never renewed: no lease
 	fn.d.MayRunAs = func(string) error { return nil }
 	fn.apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "b", Owner: "root", Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1, MPI: "none", Workdir: "/"}})
-	fn.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 2, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+	fn.apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: 2, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}})
 	fn.apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: 2, Attempt: 1, Node: "n0"})
 	fn.apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: 2, Attempt: 1})
 	var j *raftfsm.Job

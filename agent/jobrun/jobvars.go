@@ -72,8 +72,8 @@ func slurmEnv(j *raftfsm.Job, shoal []string) []string {
 func hostfiles(att *raftfsm.Attempt) (mpich, openmpi string) {
 	var m, o strings.Builder
 	for _, h := range att.Hosts {
-		m.WriteString(h.Node + ":" + strconv.Itoa(h.Procs) + "\n")
-		o.WriteString(h.Node + " slots=" + strconv.Itoa(h.Procs) + "\n")
+		m.WriteString(h.Node + ":" + strconv.Itoa(h.NP) + "\n")
+		o.WriteString(h.Node + " slots=" + strconv.Itoa(h.NP) + "\n")
 	}
 	return m.String(), o.String()
 }

@@ -9,7 +9,7 @@ import (
 
 func TestHostfilesAndStepEnv(t *testing.T) {
 	t.Parallel()
-	att := &raftfsm.Attempt{Hosts: []raftfsm.Host{{Node: "n01", Procs: 4}, {Node: "n02", Procs: 2}}}
+	att := &raftfsm.Attempt{Hosts: []raftfsm.Host{{Node: "n01", NP: 4}, {Node: "n02", NP: 2}}}
 	mpich, ompi := hostfiles(att)
 	if mpich != "n01:4\nn02:2\n" || ompi != "n01 slots=4\nn02 slots=2\n" {
 		t.Fatalf("hostfiles %q %q", mpich, ompi)

@@ -27,7 +27,7 @@ func TestPruneKeepsJobMapsBoundedByLiveJobs(t *testing.T) {
 	for i := 1; i <= jobs; i++ {
 		id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprint(i), Owner: "alice",
 			Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}).JobID
-		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}})
 		k := Key{Job: id, Attempt: 1}
 		a.mu.Lock()
 		a.acking[k] = time.Now() // reserve

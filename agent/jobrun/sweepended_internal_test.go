@@ -26,7 +26,7 @@ func TestSweepEndedJudgesByTheStateNow(t *testing.T) {
 	for _, req := range []string{"ends", "lives"} {
 		id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: req, Owner: "alice",
 			Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}).JobID
-		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}})
 		apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
 		apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1})
 		ids = append(ids, id)

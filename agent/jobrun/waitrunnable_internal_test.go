@@ -34,7 +34,7 @@ func TestWaitRunnableWakesOnTheAppliedStart(t *testing.T) {
 	close(n.life.settled)
 	id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "r", Owner: "alice",
 		Spec: raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1}}).JobID
-	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", Procs: 1}}})
+	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}})
 	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -82,7 +82,7 @@ func jobs1000(b *testing.B) *raftfsm.FSM {
 		a, c := fmt.Sprintf("node%03d", j%100), fmt.Sprintf("node%03d", (j+1)%100)
 		apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: fmt.Sprintf("req-%d", j), Owner: "alice",
 			Spec: raftfsm.JobSpec{Cmd: []string{"./lammps", "-in", "in.lj"}, NP: 4, MaxAttempts: 3, Workdir: "/home/alice/run", Env: []string{"OMP_NUM_THREADS=1"}}})
-		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j, Attempt: 1, Hosts: []raftfsm.Host{{Node: a, Procs: 2}, {Node: c, Procs: 2}}})
+		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: j, Attempt: 1, Hosts: []raftfsm.Host{{Node: a, NP: 2}, {Node: c, NP: 2}}})
 		apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: j, Attempt: 1, Node: a})
 		apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: j, Attempt: 1, Node: c})
 		apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: j, Attempt: 1})

@@ -53,9 +53,9 @@ func script(t testing.TB, seed uint64, from uint64, n int) []entry {
 				Spec: raftfsm.JobSpec{Cmd: []string{"x", fmt.Sprint(req)}, NP: 4, MaxAttempts: 2}}
 		case k < 9:
 			a, b := nodes[r.IntN(4)], nodes[r.IntN(4)]
-			hosts := []raftfsm.Host{{Node: a, Procs: 2}, {Node: b, Procs: 2}}
+			hosts := []raftfsm.Host{{Node: a, NP: 2}, {Node: b, NP: 2}}
 			if a == b {
-				hosts = []raftfsm.Host{{Node: a, Procs: 4}}
+				hosts = []raftfsm.Host{{Node: a, NP: 4}}
 			}
 			typ, body = raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: att, Hosts: hosts}
 		case k < 13:
