@@ -52,7 +52,7 @@ func involving(rounds [][]probeplan.Pair, node string) (n int, first int) {
 func TestProbes_LinkChangeWithinTheCycle(t *testing.T) {
 	t.Parallel()
 	w, _, _ := ringOf12(t)
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Test{
 		{{From: "n00", To: "n01"}}, {{From: "n05", To: "n06"}}, {{From: "n08", To: "n09"}}, {{From: "n10", To: "n11"}}}})
 	w.now = t0.Add(90 * time.Second)
 	b0 := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Planned: map[string]uint64{}}
@@ -100,7 +100,7 @@ func TestProbes_LinkChangeWithinTheCycle(t *testing.T) {
 func TestProbes_LinkChangeBetweenCycles(t *testing.T) {
 	t.Parallel()
 	w, names, _ := ringOf12(t)
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Test{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
 	b0 := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
 	if cmds, _ := scheduleCycle(w.view(), b0); len(cmds) != 0 {
@@ -258,7 +258,7 @@ func TestProbes_FailedLinkRetestIsBookedAgain(t *testing.T) {
 			w.node(a).Net = append(w.node(a).Net, nodestate.NetEntry{Peer: b, AvailMbps: 940, PeakMbps: 940, BWAt: at})
 		}
 	}
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}, RoundLen: 6 * time.Second})
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Test{{{From: "n1", To: "n2"}}}, RoundLen: 6 * time.Second})
 	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}}
 	w.now = t0.Add(time.Minute)
 	change := t0.Add(30 * time.Second)

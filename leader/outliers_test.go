@@ -45,7 +45,7 @@ func TestProbes_RetestsAQuietOutlier(t *testing.T) {
 	if got := outlierPairs(w.st, w.nodes, names); len(got) != 1 || got[0].Pair != pair || got[0].Mbps != 41.6 {
 		t.Fatalf("outlierPairs = %v, want %v at 41.6", got, pair)
 	}
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n08", To: "n05"}}}, RoundLen: 6 * time.Second})
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Test{{{From: "n08", To: "n05"}}}, RoundLen: 6 * time.Second})
 	w.now = t0.Add(time.Minute)
 	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probeplan.Pair]int{}, Counted: 1}
 	cmds, _ := scheduleCycle(w.view(), b)

@@ -407,7 +407,7 @@ func unmeasured(members []string, last map[probeplan.Pair]time.Time) []string {
 	return out
 }
 
-func fromRaftRounds(rs [][]raftfsm.Pair) [][]probeplan.Duty {
+func fromRaftRounds(rs [][]raftfsm.Test) [][]probeplan.Duty {
 	out := make([][]probeplan.Duty, len(rs))
 	for i, r := range rs {
 		for _, p := range r {
@@ -417,12 +417,12 @@ func fromRaftRounds(rs [][]raftfsm.Pair) [][]probeplan.Duty {
 	return out
 }
 
-func toRaftRounds(rs [][]probeplan.Duty) [][]raftfsm.Pair {
-	out := make([][]raftfsm.Pair, len(rs))
+func toRaftRounds(rs [][]probeplan.Duty) [][]raftfsm.Test {
+	out := make([][]raftfsm.Test, len(rs))
 	for i, r := range rs {
-		out[i] = []raftfsm.Pair{}
+		out[i] = []raftfsm.Test{}
 		for _, d := range r {
-			out[i] = append(out[i], raftfsm.Pair{From: d.From, To: d.To})
+			out[i] = append(out[i], raftfsm.Test{From: d.From, To: d.To})
 		}
 	}
 	return out

@@ -42,7 +42,7 @@ func TestProbes_Supervision(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, "n1", "n2")
-			w.st.ProbeDuties = raftfsm.ProbeDuties{Cycle: 1, SetAt: w.now, RoundLen: time.Hour, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}}
+			w.st.ProbeDuties = raftfsm.ProbeDuties{Cycle: 1, SetAt: w.now, RoundLen: time.Hour, Rounds: [][]raftfsm.Test{{{From: "n1", To: "n2"}}}}
 			if tc.setup != nil {
 				tc.setup(w)
 			}
@@ -59,7 +59,7 @@ func TestProbes_Supervision(t *testing.T) {
 func TestProbes_HungProbeNeedsTheBook(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "n1", "n2")
-	w.st.ProbeDuties = raftfsm.ProbeDuties{Cycle: 1, SetAt: w.now, RoundLen: time.Hour, Rounds: [][]raftfsm.Pair{{{From: "n1", To: "n2"}}}}
+	w.st.ProbeDuties = raftfsm.ProbeDuties{Cycle: 1, SetAt: w.now, RoundLen: time.Hour, Rounds: [][]raftfsm.Test{{{From: "n1", To: "n2"}}}}
 	_, b := Probes(w.view(), ProbesBook{})
 	w.now = w.now.Add(15 * time.Second)
 	cmds, _ := Probes(w.view(), b)
@@ -268,7 +268,7 @@ func TestProbes_CatchUpGivesUp(t *testing.T) {
 		peer := names[(i+1)%12]
 		w.nodes[i].Net = append(w.nodes[i].Net, nodestate.NetEntry{Peer: peer, AvailMbps: 900, PeakMbps: 900, BWAt: t0.UnixMilli()})
 	}
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Test{{{From: "n00", To: "n01"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
 	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probeplan.Pair]int{}, Counted: 1}
 	for _, n := range names {
@@ -320,7 +320,7 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 	if got := contendedPairs(w.nodes, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "n04" })); len(got) != 1 {
 		t.Fatalf("with n04 gone: %v, want only n08-n09", got)
 	}
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Test{{{From: "n03", To: "n04"}}}, RoundLen: time.Second})
 	w.now = t0.Add(time.Minute)
 	planned := func(cmds []Command) []probeplan.Pair {
 		t.Helper()
@@ -375,7 +375,7 @@ func TestProbes_RetestPastThePlannersBound(t *testing.T) {
 	if got := contendedPairs(w.nodes, names); len(got) != 1 || got[0].Pair != pair {
 		t.Fatalf("contendedPairs = %v, want %v (n08's job gone)", got, pair)
 	}
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Pair{{{From: "n07", To: "n08"}}}, RoundLen: 6 * time.Second})
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, Rounds: [][]raftfsm.Test{{{From: "n07", To: "n08"}}}, RoundLen: 6 * time.Second})
 	w.now = t0.Add(time.Minute)
 	// Since the full cycle: n07-n08's test, and one re-test of each of
 	// n07's other pairs for a change its link checks read.
@@ -470,7 +470,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	}
 	// Four rounds of a minute: n03-n04 ran in round 0, n08-n09 is still
 	// to come in round 3; round 1 is under way.
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Test{
 		{{From: "n03", To: "n04"}, {From: "n05", To: "n06"}}, {{From: "n00", To: "n01"}}, {{From: "n04", To: "n07"}}, {{From: "n08", To: "n09"}}}})
 	w.now = t0.Add(90 * time.Second)
 	b0 := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Planned: map[string]uint64{}}
@@ -490,7 +490,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	}
 	// The re-test takes the next round; n04's test with n07 there moves on
 	// to the first round where both are free.
-	want := [][]raftfsm.Pair{{}, {{From: "n04", To: "n03"}}, {{From: "n08", To: "n09"}, {From: "n04", To: "n07"}}}
+	want := [][]raftfsm.Test{{}, {{From: "n04", To: "n03"}}, {{From: "n08", To: "n09"}, {From: "n04", To: "n07"}}}
 	if !slices.EqualFunc(sd.Rounds, want, slices.Equal) {
 		t.Fatalf("rounds %v, want %v (n03-n04 again in the next round; n05-n06 waits for n05's job; n08-n09 left to its round; "+
 			"n10-n11 at 90 of 95 left to the catch-up)", sd.Rounds, want)
@@ -502,7 +502,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	// does not order another before the catch-up. n08-n09's round was
 	// dropped (say by a dead node) and its reading is still the one
 	// beside traffic: it is tested again now.
-	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Pair{
+	w.apply(raftfsm.CmdSetProbeDuties, raftfsm.SetProbeDuties{Cycle: 1, RoundLen: time.Minute, Rounds: [][]raftfsm.Test{
 		{{From: "n04", To: "n03"}}, {{From: "n00", To: "n02"}}, {{From: "n01", To: "n02"}}}})
 	w.now = w.now.Add(90 * time.Second)
 	w.nodes[3].Net[0].OutAt = at + 100_000
@@ -511,7 +511,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 		t.Fatalf("got %q, want n08-n09's re-test", commands(cmds))
 	}
 	sd = cmds[0].Body.(raftfsm.SetProbeDuties)
-	want = [][]raftfsm.Pair{{}, {{From: "n01", To: "n02"}, {From: "n09", To: "n08"}}}
+	want = [][]raftfsm.Test{{}, {{From: "n01", To: "n02"}, {From: "n09", To: "n08"}}}
 	if !slices.EqualFunc(sd.Rounds, want, slices.Equal) {
 		t.Fatalf("rounds %v, want %v: n03-n04 was tested again in this cycle already", sd.Rounds, want)
 	}

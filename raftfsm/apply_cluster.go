@@ -54,8 +54,8 @@ func (s *State) setProbeDuties(at time.Time, b *SetProbeDuties) (Result, error) 
 	return Result{}, nil
 }
 
-func equalRounds(a, b [][]Pair) bool {
-	return slices.EqualFunc(a, b, func(x, y []Pair) bool { return slices.Equal(x, y) })
+func equalRounds(a, b [][]Test) bool {
+	return slices.EqualFunc(a, b, func(x, y []Test) bool { return slices.Equal(x, y) })
 }
 
 func (s *State) probeRestart(at time.Time, b *ProbeRestart) (Result, error) {

@@ -81,7 +81,7 @@ type KillJob struct {
 // duties of the same cycle (a node dropped mid-cycle) or an older one.
 type SetProbeDuties struct {
 	Cycle    uint64        `json:"cycle"`
-	Rounds   [][]Pair      `json:"rounds"`
+	Rounds   [][]Test      `json:"rounds"`
 	RoundLen time.Duration `json:"round_len,omitempty"`
 }
 

@@ -68,7 +68,7 @@ func TestProbeRestart_CompareAndSwap(t *testing.T) {
 func TestProbeDuties(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	rounds := [][]Pair{{{"a", "b"}, {"c", "d"}}, {{"a", "c"}, {"b", "d"}}, {{"a", "d"}, {"b", "c"}}}
+	rounds := [][]Test{{{"a", "b"}, {"c", "d"}}, {{"a", "c"}, {"b", "d"}}, {{"a", "d"}, {"b", "c"}}}
 	h.ok(CmdSetProbeDuties, SetProbeDuties{Cycle: 2, Rounds: rounds, RoundLen: 5e9})
 	d := h.f.State().ProbeDuties
 	if d.Cycle != 2 || !equalRounds(d.Rounds, rounds) || !d.SetAt.Equal(t0.Add(secs(1))) {
@@ -79,12 +79,12 @@ func TestProbeDuties(t *testing.T) {
 	}
 	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 1, Rounds: rounds}, ErrStaleCycle)
 	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 0}, ErrInvalid)
-	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, Rounds: [][]Pair{{{"a", "b"}, {"b", "c"}}}}, ErrInvalid)
-	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, Rounds: [][]Pair{{{"a", "a"}}}}, ErrInvalid)
-	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, Rounds: [][]Pair{{{"a", ""}}}}, ErrInvalid)
+	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, Rounds: [][]Test{{{"a", "b"}, {"b", "c"}}}}, ErrInvalid)
+	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, Rounds: [][]Test{{{"a", "a"}}}}, ErrInvalid)
+	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, Rounds: [][]Test{{{"a", ""}}}}, ErrInvalid)
 	h.refused(CmdSetProbeDuties, SetProbeDuties{Cycle: 3, RoundLen: -1}, ErrInvalid)
 	// Same cycle, a node dropped: replaces the rounds.
-	h.ok(CmdSetProbeDuties, SetProbeDuties{Cycle: 2, Rounds: [][]Pair{{{"a", "b"}}, {{"a", "c"}}, {{"b", "c"}}}})
+	h.ok(CmdSetProbeDuties, SetProbeDuties{Cycle: 2, Rounds: [][]Test{{{"a", "b"}}, {{"a", "c"}}, {{"b", "c"}}}})
 	h.ok(CmdSetProbeDuties, SetProbeDuties{Cycle: 3})
 	if d := h.f.State().ProbeDuties; d.Cycle != 3 || d.Rounds != nil {
 		t.Fatalf("duties %+v", d)

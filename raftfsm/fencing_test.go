@@ -63,7 +63,7 @@ func TestRemoveNode(t *testing.T) {
 	h.ok(CmdKillJob, KillJob{ID: j4, User: "alice"}) // ended: untouched
 	h.ok(CmdProbeRestart, ProbeRestart{Node: "b", Kind: ProbeLatency, Reason: "crashed"})
 	h.ok(CmdProbeRestart, ProbeRestart{Node: "c", Kind: ProbeLatency, Reason: "crashed"})
-	h.ok(CmdSetProbeDuties, SetProbeDuties{Cycle: 1, Rounds: [][]Pair{{{"a", "b"}, {"c", "d"}}, {{"a", "c"}, {"b", "d"}}}})
+	h.ok(CmdSetProbeDuties, SetProbeDuties{Cycle: 1, Rounds: [][]Test{{{"a", "b"}, {"c", "d"}}, {{"a", "c"}, {"b", "d"}}}})
 
 	res := h.ok(CmdRemoveNode, RemoveNode{Node: "b"})
 	if len(res.JobIDs) != 2 || res.JobIDs[0] != j1 || res.JobIDs[1] != j2 {
@@ -80,7 +80,7 @@ func TestRemoveNode(t *testing.T) {
 	if _, ok := st.Probes[ProbeKey{"c", ProbeLatency}]; !ok {
 		t.Errorf("probe record of another node dropped")
 	}
-	want := [][]Pair{{{"c", "d"}}, {{"a", "c"}}}
+	want := [][]Test{{{"c", "d"}}, {{"a", "c"}}}
 	if !equalRounds(st.ProbeDuties.Rounds, want) || st.ProbeDuties.Cycle != 1 {
 		t.Errorf("duties %+v, want %v", st.ProbeDuties, want)
 	}

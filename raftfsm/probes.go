@@ -53,15 +53,16 @@ type Probe struct {
 // in at most one pair, so no test shares a node's link with another (seed 002's n/2 pairs a round).
 type ProbeDuties struct {
 	Cycle  uint64   `json:"cycle"`
-	Rounds [][]Pair `json:"rounds,omitempty"`
+	Rounds [][]Test `json:"rounds,omitempty"`
 	// RoundLen is the time given to one round in nanoseconds; 0 lets nodes pace themselves.
 	RoundLen time.Duration `json:"round_len,omitempty"`
 	// SetAt is when the leader recorded these duties; round r runs from SetAt + r*RoundLen.
 	SetAt time.Time `json:"set_at,omitzero"`
 }
 
-// Pair is one bandwidth test between two nodes; From sends to To.
-type Pair struct {
+// Test is one bandwidth test between two nodes, ordered: From sends to
+// To. (An unordered pair of nodes is a probeplan.Pair.)
+type Test struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }
@@ -69,7 +70,7 @@ type Pair struct {
 func (d ProbeDuties) clone() ProbeDuties {
 	c := d
 	if d.Rounds != nil {
-		c.Rounds = make([][]Pair, len(d.Rounds))
+		c.Rounds = make([][]Test, len(d.Rounds))
 		for i, r := range d.Rounds {
 			c.Rounds[i] = cloneSlice(r)
 		}

@@ -41,7 +41,7 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdKillJob, KillJob{ID: 4, User: "root"})
 	h.do(CmdSetSettings, SetSettings{Settings: Settings{Alpha: 0.4, WLT: 0.5, WBW: 0.5, Attr: DefaultSettings().Attr}})
 	h.do(CmdSetSettings, SetSettings{Settings: Settings{Alpha: 2, WLT: 0.5, WBW: 0.5}}) // refused
-	h.do(CmdSetProbeDuties, SetProbeDuties{Cycle: 1, Rounds: [][]Pair{{{"n1", "n2"}, {"n3", "gpu1"}}, {{"n1", "n3"}, {"n2", "gpu1"}}, {{"n1", "gpu1"}, {"n2", "n3"}}}, RoundLen: 10e9})
+	h.do(CmdSetProbeDuties, SetProbeDuties{Cycle: 1, Rounds: [][]Test{{{"n1", "n2"}, {"n3", "gpu1"}}, {{"n1", "n3"}, {"n2", "gpu1"}}, {{"n1", "gpu1"}, {"n2", "n3"}}}, RoundLen: 10e9})
 	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "exited with signal 9", Generation: 0})
 	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "exited with signal 9", Generation: 0}) // refused: stale
 	h.do(CmdProbeRestart, ProbeRestart{Node: "n2", Kind: ProbeBandwidth, Reason: "no heartbeat for 15s", Generation: 1})
