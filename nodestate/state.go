@@ -62,8 +62,11 @@ type Dynamic struct {
 	NetFlow  Means `json:"flow"` // bytes/s in+out, the node's bandwidth tests left out
 	// NetRx and NetTx are the latest sample's traffic received and sent
 	// at the node's interfaces, bytes/s, no means: the "now" of each
-	// direction of its link, which placement checks against capacity.
-	// Zero when the sampler does not tell directions apart or before two
+	// direction of its link, which placement checks against capacity:
+	// over the interval since the previous sample, or, in a sample a
+	// shift of the traffic called for, over the moments just before it
+	// (probe.RawSample.RecentRx). Zero when the sampler does not tell
+	// directions apart or before two
 	// samples. The agent gossips them rounded to the byte (~25 bytes of
 	// the broadcast).
 	NetRx float64 `json:"rx,omitempty"`

@@ -109,6 +109,16 @@ func (t *Tracker) Add(s RawSample) nodestate.Dynamic {
 			dt := p.at.Sub(prev.at).Seconds()
 			t.lastRx, t.lastTx = max(0, float64(p.rxBytes-prev.rxBytes)-prx)/dt, max(0, float64(p.txBytes-prev.txBytes)-ptx)/dt
 		}
+		// A sample a shift called for publishes the rates just before it
+		// as the "now" values; the flow means keep the interval's rate,
+		// so they still count every byte moved. The recent rates cannot
+		// leave a bandwidth test's bytes out (they are counted per
+		// interval, when the test ends), so an interval with a test
+		// keeps the interval's rates.
+		if s.RecentSpan > 0 && prx == 0 && ptx == 0 {
+			t.lastRx, t.lastTx = s.RecentRx, s.RecentTx
+			t.lastFlow = s.RecentRx + s.RecentTx
+		}
 	}
 	t.pts = append(t.pts, p)
 	t.trim(s.At)

@@ -243,3 +243,56 @@ func TestTracker_LeavesOutProbeBytes(t *testing.T) {
 		t.Fatalf("after the probe count restarted: rx %.3f Mbit/s, want 30", d.NetRx*8/1e6)
 	}
 }
+
+// TestTracker_RecentRatesAreNow: a flow of 12.5 MB/s sent and 1 MB/s
+// received ends half a second before a sample its end called for, a
+// second after the previous sample. That sample's recent rates (what the
+// traffic watch read over the last half second) are the node's traffic
+// now, in NetRx, NetTx and NetFlow.Now, though the interval since the
+// previous sample still averages half a second of the flow; the means
+// still count every byte of it. An interval that held a bandwidth test
+// keeps the interval's rates, since the recent ones cannot leave the
+// test's bytes out.
+func TestTracker_RecentRatesAreNow(t *testing.T) {
+	t.Parallel()
+	const sent, recv = 12_500_000, 1_000_000 // bytes/s while the flow ran
+	for _, tc := range []struct {
+		name           string
+		probeBytes     uint64
+		wantRx, wantTx float64
+	}{
+		{name: "no test", wantRx: 0, wantTx: 0},
+		{name: "a test in the interval", probeBytes: 1000, wantRx: recv/2 - 1000, wantTx: sent / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := NewTracker()
+			var rx, tx uint64
+			feed(tr, t0, 3*time.Second, 20, func(int, time.Time) RawSample {
+				rx, tx = rx+3*recv, tx+3*sent
+				return RawSample{RxBytes: rx, TxBytes: tx, NetBytes: rx + tx}
+			})
+			last := t0.Add(19 * 3 * time.Second)
+			rx, tx = rx+recv/2, tx+sent/2 // the flow's last half second
+			d := tr.Add(RawSample{At: last.Add(time.Second), RxBytes: rx, TxBytes: tx, NetBytes: rx + tx,
+				ProbeRxBytes: tc.probeBytes, RecentSpan: 500 * time.Millisecond})
+			if !approx(d.NetRx, tc.wantRx) || !approx(d.NetTx, tc.wantTx) {
+				t.Fatalf("NetRx, NetTx = %v, %v; want %v, %v", d.NetRx, d.NetTx, tc.wantRx, tc.wantTx)
+			}
+			if !approx(d.NetFlow.Now, tc.wantRx+tc.wantTx) {
+				t.Fatalf("NetFlow.Now = %v, want %v", d.NetFlow.Now, tc.wantRx+tc.wantTx)
+			}
+			// 57 s of the flow and the last second with half a second of
+			// it: the 1-minute mean is the bytes moved over the minute.
+			moved := float64(sent+recv)*(19*3+0.5) - float64(tc.probeBytes)
+			if want := moved / 58; !approx(d.NetFlow.M1, want) {
+				t.Fatalf("NetFlow.M1 = %v, want %v: the means must count the bytes moved", d.NetFlow.M1, want)
+			}
+			// The next regular sample, 3 s on and quiet, reads the quiet.
+			d = tr.Add(RawSample{At: last.Add(4 * time.Second), RxBytes: rx, TxBytes: tx, NetBytes: rx + tx, ProbeRxBytes: tc.probeBytes})
+			if d.NetRx != 0 || d.NetTx != 0 || d.NetFlow.Now != 0 {
+				t.Fatalf("a quiet interval after: NetRx %v NetTx %v NetFlow.Now %v, want 0", d.NetRx, d.NetTx, d.NetFlow.Now)
+			}
+		})
+	}
+}

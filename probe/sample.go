@@ -26,6 +26,16 @@ type RawSample struct {
 	// shares a link with, and at a cold start the tests of the first
 	// cycle were most of it (on the testbed, docs/design/experiment.md).
 	ProbeRxBytes, ProbeTxBytes uint64
+	// RecentRx and RecentTx, when RecentSpan > 0, are the byte rates
+	// received and sent, bytes/s, over the RecentSpan just before the
+	// sample: set when a traffic watch saw the rate shift and called for
+	// the sample (TrafficWatch.Recent). They are what is on the link now,
+	// where the rate since the previous sample would still average the
+	// traffic before the shift (a flow that has just ended) with the
+	// quiet after it. They come from TrafficCounter readings, not from
+	// RxBytes and TxBytes, whose base may differ.
+	RecentRx, RecentTx float64
+	RecentSpan         time.Duration
 }
 
 // Sampler reads one RawSample. Implementations must not block longer

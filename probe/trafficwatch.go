@@ -40,8 +40,16 @@ type TrafficWatch struct {
 	pubRx, pubTx   uint64
 	prevRx, prevTx uint64
 	samples        int
-	readAt         time.Time // latest reading, sample or watch
-	readRx, readTx uint64
+	// pubRecent: the latest sample published the rates of the reading
+	// that called for it (SampledRecent), held in pubRateRx, pubRateTx,
+	// rather than the rates between the latest two samples.
+	pubRecent            bool
+	pubRateRx, pubRateTx float64
+	readAt               time.Time // latest reading, sample or watch
+	readRx, readTx       uint64
+	// the rates over the latest watch reading; recentSpan 0: unknown
+	recentRx, recentTx float64
+	recentSpan         time.Duration
 }
 
 // Sampled records the counters read when a full sample was taken.
@@ -50,11 +58,36 @@ func (w *TrafficWatch) Sampled(at time.Time, rx, tx uint64) {
 	w.pubAt, w.pubRx, w.pubTx = at, rx, tx
 	w.samples++
 	w.readAt, w.readRx, w.readTx = at, rx, tx
+	w.pubRecent, w.recentSpan = false, 0
+}
+
+// SampledRecent is Sampled for a sample that published the rates of
+// Recent, as read before it, as the node's traffic now: later readings
+// are compared with those rates, not with the rates between the latest
+// two samples, which still average in the traffic before the shift (a
+// flow that stopped would look like a shift again at the next reading).
+// With no recent rates known it is Sampled.
+func (w *TrafficWatch) SampledRecent(at time.Time, rx, tx uint64) {
+	rrx, rtx, span := w.Recent()
+	w.Sampled(at, rx, tx)
+	if span > 0 {
+		w.pubRecent, w.pubRateRx, w.pubRateTx = true, rrx, rtx
+	}
+}
+
+// Recent reports the byte rates received and sent, bytes/s, over the
+// latest reading Check took and the time it covered, since the reading
+// (or sample) before it: what is on the link now, to a watch period. span
+// is 0 when that reading told nothing (counters that went back, a clock
+// that did not move) or a sample was taken since.
+func (w *TrafficWatch) Recent() (rx, tx float64, span time.Duration) {
+	return w.recentRx, w.recentTx, w.recentSpan
 }
 
 // Check records a reading between samples and reports whether the rate
-// since the previous reading differs, in either direction, from the rate
-// the latest sample published (the one between the latest two samples)
+// since the previous reading (Recent) differs, in either direction, from
+// the rate the latest sample published (the one between the latest two
+// samples, or the recent one SampledRecent recorded)
 // by more than half of it and more than MinTrafficShift, and MinGap has
 // passed since that sample; after the first
 // sample, which published no rate, any rate above MinTrafficShift is
@@ -63,19 +96,27 @@ func (w *TrafficWatch) Sampled(at time.Time, rx, tx uint64) {
 func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 	prevAt, prevRx, prevTx := w.readAt, w.readRx, w.readTx
 	w.readAt, w.readRx, w.readTx = at, rx, tx
-	if w.samples == 0 || !at.After(prevAt) || rx < prevRx || tx < prevTx || at.Sub(w.pubAt) < w.MinGap {
+	w.recentSpan = 0
+	if w.samples == 0 || !at.After(prevAt) || rx < prevRx || tx < prevTx {
+		return false
+	}
+	dt := at.Sub(prevAt).Seconds()
+	w.recentRx, w.recentTx, w.recentSpan = float64(rx-prevRx)/dt, float64(tx-prevTx)/dt, at.Sub(prevAt)
+	if at.Sub(w.pubAt) < w.MinGap {
 		return false
 	}
 	var pubRx, pubTx float64
-	if w.samples > 1 {
+	switch {
+	case w.pubRecent:
+		pubRx, pubTx = w.pubRateRx, w.pubRateTx
+	case w.samples > 1:
 		if w.pubRx < w.prevRx || w.pubTx < w.prevTx || !w.pubAt.After(w.prevAt) {
 			return false
 		}
 		pdt := w.pubAt.Sub(w.prevAt).Seconds()
 		pubRx, pubTx = float64(w.pubRx-w.prevRx)/pdt, float64(w.pubTx-w.prevTx)/pdt
 	}
-	dt := at.Sub(prevAt).Seconds()
-	return shifted(pubRx, float64(rx-prevRx)/dt) || shifted(pubTx, float64(tx-prevTx)/dt)
+	return shifted(pubRx, w.recentRx) || shifted(pubTx, w.recentTx)
 }
 
 // shifted reports whether rate now is far from the published one.

@@ -80,3 +80,41 @@ func TestTrafficWatch_MinGap(t *testing.T) {
 		t.Fatalf("%d samples in 10 s of bursty traffic, want 1..10 (at most one a second)", samples)
 	}
 }
+
+// TestTrafficWatch_RecentAndSampledRecent: Recent is the rate of the
+// latest reading, unknown after a sample or a reading that told nothing;
+// once a sample published that rate (SampledRecent), a reading at the
+// same rate is no shift, though the rate between the latest two samples
+// still averages the flow that stopped.
+func TestTrafficWatch_RecentAndSampledRecent(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	const mb = 1_000_000
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := TrafficWatch{MinGap: time.Second}
+	w.Sampled(at(0), 0, 0)
+	w.Sampled(at(3000), 30*mb, 6*mb) // 10 MB/s received, 2 sent
+	if _, _, span := w.Recent(); span != 0 {
+		t.Fatalf("Recent after a sample: span %v, want 0", span)
+	}
+	w.Check(at(3500), 35*mb, 7*mb)
+	if rx, tx, span := w.Recent(); rx != 10*mb || tx != 2*mb || span != 500*time.Millisecond {
+		t.Fatalf("Recent = %v, %v over %v; want 10 MB/s, 2 MB/s over 500ms", rx, tx, span)
+	}
+	w.Check(at(3500), 36*mb, 7*mb)
+	if _, _, span := w.Recent(); span != 0 {
+		t.Fatalf("a reading at the same instant left a recent rate over %v", span)
+	}
+	// The flow stops: the reading that shows it calls for a sample.
+	w.Check(at(4000), 36*mb, 7*mb)
+	if !w.Check(at(4500), 36*mb, 7*mb) {
+		t.Fatal("a stopped flow did not call for a sample")
+	}
+	w.SampledRecent(at(4500), 36*mb, 7*mb) // published 0, the rate of the reading
+	if w.Check(at(5000), 36*mb, 7*mb) || w.Check(at(5500), 36*mb, 7*mb) || w.Check(at(6000), 36*mb, 7*mb) {
+		t.Fatal("quiet after a sample that published the quiet called for another sample")
+	}
+	if !w.Check(at(6500), 41*mb, 7*mb) {
+		t.Fatal("a flow that starts again after a recent sample did not call for one")
+	}
+}

@@ -72,7 +72,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 			watch.w.MinGap = minGap(period(kind, cfg))
 			defer watch.tick.Stop()
 		}
-		sampleOnce(ctx, sampler, w, log)
+		sampleOnce(ctx, sampler, w, log, nil)
 		watch.sampled(ctx)
 	case "latency":
 		work = time.NewTicker(period(kind, cfg))
@@ -131,15 +131,15 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		case <-workC:
 			switch kind {
 			case "nodestate":
-				sampleOnce(ctx, sampler, w, log)
+				sampleOnce(ctx, sampler, w, log, nil)
 				watch.sampled(ctx)
 			case "latency":
 				pingAll()
 			}
 		case <-watchC:
 			if watch.shifted(ctx) {
-				sampleOnce(ctx, sampler, w, log)
-				watch.sampled(ctx)
+				sampleOnce(ctx, sampler, w, log, watch.recent)
+				watch.sampledRecent(ctx)
 				work.Reset(period(kind, cfg))
 			}
 		case m, ok := <-msgs:
@@ -238,17 +238,36 @@ func (t *traffic) sampled(ctx context.Context) {
 	}
 }
 
+// sampledRecent records the counters right after a full sample that
+// published the rates of the reading that called for it.
+func (t *traffic) sampledRecent(ctx context.Context) {
+	if rx, tx, err := t.c.Traffic(ctx); err == nil {
+		t.w.SampledRecent(time.Now(), rx, tx)
+	}
+}
+
+// recent sets raw's recent rates to those of the latest reading: what is
+// on the link now, which the shift it showed made the sample's reason.
+func (t *traffic) recent(raw *probe.RawSample) {
+	raw.RecentRx, raw.RecentTx, raw.RecentSpan = t.w.Recent()
+}
+
 // shifted reads the counters and reports whether a sample is due now.
 func (t *traffic) shifted(ctx context.Context) bool {
 	rx, tx, err := t.c.Traffic(ctx)
 	return err == nil && t.w.Check(time.Now(), rx, tx)
 }
 
-func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger) {
+// sampleOnce takes a sample, completes it with with (when not nil) and
+// sends it.
+func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger, with func(*probe.RawSample)) {
 	raw, err := s.Sample(ctx)
 	if err != nil {
 		log.Warn("sample node state", "err", err)
 		return
+	}
+	if with != nil {
+		with(&raw)
 	}
 	_ = w.Send(Msg{Type: TypeSample, Sample: &raw})
 }

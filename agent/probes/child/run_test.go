@@ -214,7 +214,8 @@ func (c *counters) Traffic(context.Context) (uint64, uint64, error) {
 
 // TestRun_NodestateSamplesWhenTrafficShifts: with an hour between
 // samples, a flow that starts and then stops is each time sampled within
-// the watch period, not at the next tick.
+// the watch period, not at the next tick, and the sample carries the
+// rates of the reading that saw the shift.
 func TestRun_NodestateSamplesWhenTrafficShifts(t *testing.T) {
 	t.Parallel()
 	c := &counters{}
@@ -229,6 +230,14 @@ func TestRun_NodestateSamplesWhenTrafficShifts(t *testing.T) {
 	stopped := wait(t, msgs, TypeSample)
 	if !stopped.Sample.At.After(started.Sample.At) {
 		t.Fatalf("samples at %v then %v", started.Sample.At, stopped.Sample.At)
+	}
+	// Each carries the rates of the reading that called for it, what is
+	// on the link now: the flow's, then none.
+	if s := started.Sample; s.RecentSpan <= 0 || s.RecentRx <= 0 || s.RecentTx <= 0 {
+		t.Fatalf("the sample the flow's start called for has recent rates %v, %v over %v; want the flow's", s.RecentRx, s.RecentTx, s.RecentSpan)
+	}
+	if s := stopped.Sample; s.RecentSpan <= 0 || s.RecentRx != 0 || s.RecentTx != 0 {
+		t.Fatalf("the sample the flow's end called for has recent rates %v, %v over %v; want 0, 0", s.RecentRx, s.RecentTx, s.RecentSpan)
 	}
 	stdin.Close()
 	if err := result(t, done); err != nil {
