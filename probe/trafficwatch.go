@@ -23,9 +23,13 @@ const MinTrafficShift = 125_000
 // traffic as what is on the node's link now: when a job's transfers end,
 // the sample taken while they ran held them against the node for up to a
 // whole interval, and a job placed right after a job left the best nodes
-// avoided them (the placement experiment's back-to-back runs). Watched a
-// few times per interval, traffic that stops stops counting within one
-// watch period.
+// avoided them (the placement experiment's back-to-back runs). A sample
+// it calls for publishes the rate of the reading that saw the shift
+// (Recent, SampledRecent). The reading in which a flow ends still holds
+// part of it; when that part is under half, the reading is a shift and
+// its sample shows the rest, and the next reading, quiet, is a shift in
+// the same direction that MinGap does not hold back: traffic that stops
+// leaves the published rates within two watch periods.
 //
 // It is pure: the caller reads the counters and passes the times.
 type TrafficWatch struct {
@@ -33,6 +37,11 @@ type TrafficWatch struct {
 	// traffic (an MPI job's compute and exchange phases) shifts at every
 	// reading, and a sample per reading would gossip a state update each
 	// time and crowd the 15-minute means' sample budget. 0: no bound.
+	// Two exceptions, neither of which bursty traffic meets: the regular
+	// samples do not count (a tick just after a flow ended published
+	// its average with the flow), and a shift that continues the one
+	// the latest sample was called for (down after down, up after up: a
+	// flow's end or start split across two readings) is not held back.
 	MinGap time.Duration
 
 	// last full samples: counters and times of the latest two
@@ -45,8 +54,13 @@ type TrafficWatch struct {
 	// rather than the rates between the latest two samples.
 	pubRecent            bool
 	pubRateRx, pubRateTx float64
-	readAt               time.Time // latest reading, sample or watch
-	readRx, readTx       uint64
+	// shiftAt is when the latest sample it called for was taken;
+	// shiftDir the way the rates moved then (-1 down, +1 up).
+	shiftAt        time.Time
+	shiftDir       int
+	dir            int       // the way the latest reading moved from the published rates
+	readAt         time.Time // latest reading, sample or watch
+	readRx, readTx uint64
 	// the rates over the latest watch reading; recentSpan 0: unknown
 	recentRx, recentTx float64
 	recentSpan         time.Duration
@@ -69,9 +83,11 @@ func (w *TrafficWatch) Sampled(at time.Time, rx, tx uint64) {
 // With no recent rates known it is Sampled.
 func (w *TrafficWatch) SampledRecent(at time.Time, rx, tx uint64) {
 	rrx, rtx, span := w.Recent()
+	dir := w.dir
 	w.Sampled(at, rx, tx)
+	w.shiftAt, w.shiftDir = at, 0
 	if span > 0 {
-		w.pubRecent, w.pubRateRx, w.pubRateTx = true, rrx, rtx
+		w.pubRecent, w.pubRateRx, w.pubRateTx, w.shiftDir = true, rrx, rtx, dir
 	}
 }
 
@@ -89,7 +105,8 @@ func (w *TrafficWatch) Recent() (rx, tx float64, span time.Duration) {
 // the rate the latest sample published (the one between the latest two
 // samples, or the recent one SampledRecent recorded)
 // by more than half of it and more than MinTrafficShift, and MinGap has
-// passed since that sample; after the first
+// passed since the latest sample it called for (see MinGap for the
+// exceptions); after the first
 // sample, which published no rate, any rate above MinTrafficShift is
 // one. Counters that went back (an interface gone) or a clock that did
 // not move decide nothing.
@@ -102,9 +119,7 @@ func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 	}
 	dt := at.Sub(prevAt).Seconds()
 	w.recentRx, w.recentTx, w.recentSpan = float64(rx-prevRx)/dt, float64(tx-prevTx)/dt, at.Sub(prevAt)
-	if at.Sub(w.pubAt) < w.MinGap {
-		return false
-	}
+	w.dir = 0
 	var pubRx, pubTx float64
 	switch {
 	case w.pubRecent:
@@ -116,7 +131,23 @@ func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 		pdt := w.pubAt.Sub(w.prevAt).Seconds()
 		pubRx, pubTx = float64(w.pubRx-w.prevRx)/pdt, float64(w.pubTx-w.prevTx)/pdt
 	}
-	return shifted(pubRx, w.recentRx) || shifted(pubTx, w.recentTx)
+	if !shifted(pubRx, w.recentRx) && !shifted(pubTx, w.recentTx) {
+		return false
+	}
+	w.dir = sign(w.recentRx + w.recentTx - pubRx - pubTx)
+	continues := w.pubRecent && w.shiftDir != 0 && w.dir == w.shiftDir
+	return continues || w.shiftAt.IsZero() || at.Sub(w.shiftAt) >= w.MinGap
+}
+
+// sign is -1, 0 or +1 as v is below, at or above 0.
+func sign(v float64) int {
+	switch {
+	case v < 0:
+		return -1
+	case v > 0:
+		return 1
+	}
+	return 0
 }
 
 // shifted reports whether rate now is far from the published one.

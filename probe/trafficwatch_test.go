@@ -58,7 +58,8 @@ func TestTrafficWatch_ShiftsAndSteadyTraffic(t *testing.T) {
 }
 
 // TestTrafficWatch_MinGap: bursty traffic that shifts at every reading
-// calls for a sample no more often than MinGap.
+// calls for a sample no more often than MinGap, with the regular samples
+// every 3 s between.
 func TestTrafficWatch_MinGap(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
@@ -71,13 +72,61 @@ func TestTrafficWatch_MinGap(t *testing.T) {
 		if i%2 == 0 {
 			rx += 10_000_000
 		}
+		if i%12 == 0 { // the regular sample
+			w.Sampled(at, rx, 0)
+			continue
+		}
 		if w.Check(at, rx, 0) {
 			samples++
-			w.Sampled(at, rx, 0)
+			w.SampledRecent(at, rx, 0)
 		}
 	}
 	if samples == 0 || samples > 10 {
 		t.Fatalf("%d samples in 10 s of bursty traffic, want 1..10 (at most one a second)", samples)
+	}
+}
+
+// TestTrafficWatch_FlowEndWithinTwoReadings: a flow of 12 MB/s ends
+// 150 ms into a 500 ms reading, which shows 30 % of it: a shift, and its
+// sample publishes that. The next reading, quiet, continues the drop and
+// calls for a sample though MinGap has not passed. And a regular sample
+// taken just after a flow ended, which published the interval's average
+// with the flow, does not hold back the quiet reading after it.
+func TestTrafficWatch_FlowEndWithinTwoReadings(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	const rate = 12_000_000
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := TrafficWatch{MinGap: time.Second}
+	w.Sampled(at(0), 0, 0)
+	w.Sampled(at(3000), 3*rate, 0)
+	w.Check(at(3500), 3.5*rate, 0)
+	if !w.Check(at(4000), 3.5*rate+0.15*rate, 0) {
+		t.Fatal("a reading with 30 % of the flow did not call for a sample")
+	}
+	w.SampledRecent(at(4000), 3.65*rate, 0)
+	if !w.Check(at(4500), 3.65*rate, 0) {
+		t.Fatal("the quiet reading after the flow's end, 0.5 s after a sample that still showed part of it, did not call for one")
+	}
+	w.SampledRecent(at(4500), 3.65*rate, 0)
+	if w.Check(at(5000), 3.65*rate, 0) {
+		t.Fatal("quiet after a sample that published the quiet called for another")
+	}
+
+	// A regular sample 0.2 s after a flow's end: MinGap counts from the
+	// flow's start, the latest sample the watch called for, 1.7 s before
+	// the quiet reading, not from the regular sample.
+	var v TrafficWatch
+	v.MinGap = time.Second
+	v.Sampled(at(0), 0, 0)
+	v.Check(at(500), 0.5*rate, 0)
+	v.Check(at(1000), 1*rate, 0)
+	v.SampledRecent(at(1000), 1*rate, 0) // the flow's start
+	v.Check(at(1500), 1.5*rate, 0)
+	v.Check(at(2000), 2*rate, 0)
+	v.Sampled(at(2200), 2*rate, 0) // ended at 2000: published 10 MB/s
+	if !v.Check(at(2700), 2*rate, 0) {
+		t.Fatal("the quiet reading 0.5 s after a regular sample that averaged in a flow did not call for a sample")
 	}
 }
 
