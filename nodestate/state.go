@@ -66,9 +66,8 @@ type Dynamic struct {
 	// over the interval since the previous sample, or, in a sample a
 	// shift of the traffic called for, over the moments just before it
 	// (probe.RawSample.RecentRx). Zero when the sampler does not tell
-	// directions apart or before two
-	// samples. The agent gossips them rounded to the byte (~25 bytes of
-	// the broadcast).
+	// directions apart or before two samples. The agent gossips them
+	// rounded to the byte (~25 bytes of the broadcast).
 	NetRx float64 `json:"rx,omitempty"`
 	NetTx float64 `json:"tx,omitempty"`
 	Users int     `json:"users"`
