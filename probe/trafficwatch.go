@@ -44,6 +44,15 @@ type TrafficWatch struct {
 	// flow's end or start split across two readings) is not held back.
 	MinGap time.Duration
 
+	// MinSpan is the least time a reading covers: one closer than that
+	// to the reading or sample before it is left out, as if not taken,
+	// and the next covers the time of both. On a loaded host a ticker's
+	// late tick and the next one come close together, and over a few
+	// milliseconds a steady flow's rate is its packets' bursts: a
+	// "shift" that is not there, whose sample would hold back the
+	// flow's end for MinGap. 0: no bound.
+	MinSpan time.Duration
+
 	// last full samples: counters and times of the latest two
 	pubAt, prevAt  time.Time
 	pubRx, pubTx   uint64
@@ -109,9 +118,13 @@ func (w *TrafficWatch) Recent() (rx, tx float64, span time.Duration) {
 // exceptions); after the first
 // sample, which published no rate, any rate above MinTrafficShift is
 // one. Counters that went back (an interface gone) or a clock that did
-// not move decide nothing.
+// not move decide nothing; a reading within MinSpan of the one before is
+// left out.
 func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 	prevAt, prevRx, prevTx := w.readAt, w.readRx, w.readTx
+	if at.After(prevAt) && at.Sub(prevAt) < w.MinSpan {
+		return false
+	}
 	w.readAt, w.readRx, w.readTx = at, rx, tx
 	w.recentSpan = 0
 	if w.samples == 0 || !at.After(prevAt) || rx < prevRx || tx < prevTx {

@@ -167,3 +167,28 @@ func TestTrafficWatch_RecentAndSampledRecent(t *testing.T) {
 		t.Fatal("a flow that starts again after a recent sample did not call for one")
 	}
 }
+
+// TestTrafficWatch_MinSpan: a reading 20 ms after the one before, which
+// caught a burst of a steady flow's packets, is left out rather than
+// called a shift; the next reading covers both and reads the flow's rate.
+func TestTrafficWatch_MinSpan(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	const rate = 12_000_000
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := TrafficWatch{MinGap: time.Second, MinSpan: 100 * time.Millisecond}
+	w.Sampled(at(0), 0, 0)
+	w.Sampled(at(3000), 3*rate, 0)
+	w.Check(at(3200), 3.2*rate, 0)
+	if w.Check(at(3220), 3.2*rate+rate/2/10, 0) { // 20 ms at 30 MB/s
+		t.Fatal("a 20 ms reading of a burst called for a sample")
+	}
+	if w.Check(at(3400), 3.4*rate, 0) {
+		t.Fatal("the steady flow called for a sample")
+	}
+	if rx, _, span := w.Recent(); span != 200*time.Millisecond || !approxRate(rx, rate) {
+		t.Fatalf("Recent = %v over %v, want %v over 200ms: the reading left out belongs to the next", rx, span, float64(rate))
+	}
+}
+
+func approxRate(a, b float64) bool { return a > 0.999*b && a < 1.001*b }

@@ -69,7 +69,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		defer work.Stop()
 		if tc, ok := sampler.(probe.TrafficCounter); ok {
 			watch = &traffic{c: tc, tick: time.NewTicker(watchPeriod(period(kind, cfg)))}
-			watch.w.MinGap = minGap(period(kind, cfg))
+			watch.w.MinGap, watch.w.MinSpan = minGap(period(kind, cfg)), watchPeriod(period(kind, cfg))/2
 			defer watch.tick.Stop()
 		}
 		sampleOnce(ctx, sampler, w, log, nil)
@@ -157,7 +157,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 				}
 				if watch != nil {
 					watch.tick.Reset(watchPeriod(period(kind, cfg)))
-					watch.w.MinGap = minGap(period(kind, cfg))
+					watch.w.MinGap, watch.w.MinSpan = minGap(period(kind, cfg)), watchPeriod(period(kind, cfg))/2
 				}
 				log.Info("probe settings changed", "beat_ms", cfg.BeatMS, "period", period(kind, cfg),
 					"timeout_ms", cfg.TimeoutMS)
