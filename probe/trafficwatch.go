@@ -109,17 +109,16 @@ func (w *TrafficWatch) Recent() (rx, tx float64, span time.Duration) {
 	return w.recentRx, w.recentTx, w.recentSpan
 }
 
-// Check records a reading between samples and reports whether the rate
-// since the previous reading (Recent) differs, in either direction, from
-// the rate the latest sample published (the one between the latest two
-// samples, or the recent one SampledRecent recorded)
-// by more than half of it and more than MinTrafficShift, and MinGap has
-// passed since the latest sample it called for (see MinGap for the
-// exceptions); after the first
-// sample, which published no rate, any rate above MinTrafficShift is
-// one. Counters that went back (an interface gone) or a clock that did
-// not move decide nothing; a reading within MinSpan of the one before is
-// left out.
+// Check records a reading between samples and reports whether a sample
+// is due: the rate since the previous reading (Recent) differs, in
+// either direction, from the rate the latest sample published (the one
+// between the latest two samples, or the recent one SampledRecent
+// recorded) by more than half of it and more than MinTrafficShift, and
+// MinGap has passed since the latest sample it called for (see MinGap
+// for the exceptions). After the first sample, which published no rate,
+// any rate above MinTrafficShift is a shift. Counters that went back (an
+// interface gone) or a clock that did not move decide nothing; a reading
+// within MinSpan of the one before is left out.
 func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 	prevAt, prevRx, prevTx := w.readAt, w.readRx, w.readTx
 	if at.After(prevAt) && at.Sub(prevAt) < w.MinSpan {
