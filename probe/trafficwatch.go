@@ -44,6 +44,14 @@ type TrafficWatch struct {
 	// flow's end or start split across two readings) is not held back.
 	MinGap time.Duration
 
+	// Burst is how many samples it may call for in a row before MinGap
+	// spaces them: each sample takes one of Burst credits, and a credit
+	// comes back every MinGap. Over any time T it calls for at most
+	// Burst + T/MinGap samples, yet a flow that ends just after a sample
+	// (its start's, or a rate that wavered) is sampled at once rather
+	// than held back for MinGap. 0 or 1: MinGap between every two.
+	Burst int
+
 	// MinSpan is the least time a reading covers: one closer than that
 	// to the reading or sample before it is left out, as if not taken,
 	// and the next covers the time of both. On a loaded host a ticker's
@@ -63,9 +71,11 @@ type TrafficWatch struct {
 	// rather than the rates between the latest two samples.
 	pubRecent            bool
 	pubRateRx, pubRateTx float64
-	// shiftAt is when the latest sample it called for was taken;
-	// shiftDir the way the rates moved then (-1 down, +1 up).
-	shiftAt        time.Time
+	// credit is what Burst had left at creditAt, the latest sample it
+	// called for (full before the first); shiftDir the way the rates
+	// moved then (-1 down, +1 up).
+	credit         float64
+	creditAt       time.Time
 	shiftDir       int
 	dir            int       // the way the latest reading moved from the published rates
 	readAt         time.Time // latest reading, sample or watch
@@ -94,7 +104,7 @@ func (w *TrafficWatch) SampledRecent(at time.Time, rx, tx uint64) {
 	rrx, rtx, span := w.Recent()
 	dir := w.dir
 	w.Sampled(at, rx, tx)
-	w.shiftAt, w.shiftDir = at, 0
+	w.credit, w.creditAt, w.shiftDir = max(0, w.credits(at)-1), at, 0
 	if span > 0 {
 		w.pubRecent, w.pubRateRx, w.pubRateTx, w.shiftDir = true, rrx, rtx, dir
 	}
@@ -114,8 +124,8 @@ func (w *TrafficWatch) Recent() (rx, tx float64, span time.Duration) {
 // either direction, from the rate the latest sample published (the one
 // between the latest two samples, or the recent one SampledRecent
 // recorded) by more than half of it and more than MinTrafficShift, and
-// MinGap has passed since the latest sample it called for (see MinGap
-// for the exceptions). After the first sample, which published no rate,
+// MinGap has passed since the latest sample it called for, or Burst
+// allows one more (see MinGap for the exceptions). After the first sample, which published no rate,
 // any rate above MinTrafficShift is a shift. Counters that went back (an
 // interface gone) or a clock that did not move decide nothing; a reading
 // within MinSpan of the one before is left out.
@@ -148,7 +158,16 @@ func (w *TrafficWatch) Check(at time.Time, rx, tx uint64) bool {
 	}
 	w.dir = sign(w.recentRx + w.recentTx - pubRx - pubTx)
 	continues := w.pubRecent && w.shiftDir != 0 && w.dir == w.shiftDir
-	return continues || w.shiftAt.IsZero() || at.Sub(w.shiftAt) >= w.MinGap
+	return continues || w.credits(at) >= 1
+}
+
+// credits is how many samples it may call for at once at time at.
+func (w *TrafficWatch) credits(at time.Time) float64 {
+	full := float64(max(w.Burst, 1))
+	if w.creditAt.IsZero() || w.MinGap <= 0 {
+		return full
+	}
+	return min(full, w.credit+float64(at.Sub(w.creditAt))/float64(w.MinGap))
 }
 
 // sign is -1, 0 or +1 as v is below, at or above 0.

@@ -59,30 +59,58 @@ func TestTrafficWatch_ShiftsAndSteadyTraffic(t *testing.T) {
 
 // TestTrafficWatch_MinGap: bursty traffic that shifts at every reading
 // calls for a sample no more often than MinGap, with the regular samples
-// every 3 s between.
+// every 3 s between; with a Burst of 2, at most one more over the run.
 func TestTrafficWatch_MinGap(t *testing.T) {
 	t.Parallel()
-	t0 := time.Unix(1000, 0)
-	w := TrafficWatch{MinGap: time.Second}
-	var rx uint64
-	w.Sampled(t0, 0, 0)
-	samples := 0
-	for i := 1; i <= 40; i++ { // 10 s of readings every 250 ms, rate flipping 0 <-> 40 MB/s
-		at := t0.Add(time.Duration(i) * 250 * time.Millisecond)
-		if i%2 == 0 {
-			rx += 10_000_000
+	for _, burst := range []int{0, 2} {
+		t0 := time.Unix(1000, 0)
+		w := TrafficWatch{MinGap: time.Second, Burst: burst}
+		var rx uint64
+		w.Sampled(t0, 0, 0)
+		samples := 0
+		for i := 1; i <= 40; i++ { // 10 s of readings every 250 ms, rate flipping 0 <-> 40 MB/s
+			at := t0.Add(time.Duration(i) * 250 * time.Millisecond)
+			if i%2 == 0 {
+				rx += 10_000_000
+			}
+			if i%12 == 0 { // the regular sample
+				w.Sampled(at, rx, 0)
+				continue
+			}
+			if w.Check(at, rx, 0) {
+				samples++
+				w.SampledRecent(at, rx, 0)
+			}
 		}
-		if i%12 == 0 { // the regular sample
-			w.Sampled(at, rx, 0)
-			continue
-		}
-		if w.Check(at, rx, 0) {
-			samples++
-			w.SampledRecent(at, rx, 0)
+		if most := 10 + max(burst-1, 0); samples == 0 || samples > most {
+			t.Fatalf("burst %d: %d samples in 10 s of bursty traffic, want 1..%d (one a second, and the burst)", burst, samples, most)
 		}
 	}
-	if samples == 0 || samples > 10 {
-		t.Fatalf("%d samples in 10 s of bursty traffic, want 1..10 (at most one a second)", samples)
+}
+
+// TestTrafficWatch_BurstLetsAnEndThrough: a flow's rate wavers and a
+// sample is called for; 0.4 s later the flow ends. With a Burst of 2 the
+// quiet reading calls for a sample at once; without, MinGap holds it.
+func TestTrafficWatch_BurstLetsAnEndThrough(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	const rate = 12_000_000
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	for _, tc := range []struct {
+		burst int
+		want  bool
+	}{{0, false}, {1, false}, {2, true}} {
+		w := TrafficWatch{MinGap: time.Second, Burst: tc.burst}
+		w.Sampled(at(0), 0, 0)
+		w.Sampled(at(3000), 3*rate/2, 0) // published 6 MB/s: the flow began mid-interval
+		if !w.Check(at(3200), 3*rate/2+rate/5, 0) {
+			t.Fatalf("burst %d: the flow at twice the published rate did not call for a sample", tc.burst)
+		}
+		w.SampledRecent(at(3200), 3*rate/2+rate/5, 0) // published 12 MB/s
+		w.Check(at(3400), 3*rate/2+2*rate/5, 0)
+		if got := w.Check(at(3600), 3*rate/2+2*rate/5, 0); got != tc.want {
+			t.Errorf("burst %d: the flow's end 0.4 s after a sample: Check = %v, want %v", tc.burst, got, tc.want)
+		}
 	}
 }
 

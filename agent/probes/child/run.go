@@ -70,6 +70,7 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		if tc, ok := sampler.(probe.TrafficCounter); ok {
 			watch = &traffic{c: tc, tick: time.NewTicker(watchPeriod(period(kind, cfg)))}
 			watch.w.MinGap, watch.w.MinSpan = minGap(period(kind, cfg)), watchPeriod(period(kind, cfg))/2
+			watch.w.Burst = watchBurst
 			defer watch.tick.Stop()
 		}
 		sampleOnce(ctx, sampler, w, log, nil)
@@ -222,6 +223,13 @@ func watchPeriod(sample time.Duration) time.Duration {
 func minGap(sample time.Duration) time.Duration {
 	return min(sample/3, time.Second)
 }
+
+// watchBurst is how many samples the traffic watch may call for in a
+// row (probe.TrafficWatch.Burst): two, so that a flow ending within a
+// second of a sample the watch called for (its start's, or a rate that
+// wavered) is sampled at once, while bursty traffic still gossips at
+// most one extra state update a second on average.
+const watchBurst = 2
 
 // traffic watches the node's traffic counters between samples
 // (probe.TrafficWatch); a nil *traffic watches nothing.
