@@ -44,7 +44,7 @@ func find(ns []api.Node, name string) (api.Node, bool) {
 
 func TestClusterConvergesWithRealInventory(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 5, testcluster.Options{Static: func(int) *probe.Static { return nil }})
+	c := testcluster.New(t, 5, testcluster.Options{Twins: true, Static: func(int) *probe.Static { return nil }})
 	testcluster.WaitFor(t, 20*time.Second, "every agent to report 5 alive nodes with inventory and means", func() bool {
 		for i := range 5 {
 			ns := nodesOf(t, c, i)
@@ -65,7 +65,7 @@ func TestClusterConvergesWithRealInventory(t *testing.T) {
 func TestStateChangeReachesEveryNode(t *testing.T) {
 	t.Parallel()
 	samplers := make([]*injected, 4)
-	c := testcluster.New(t, 4, testcluster.Options{Sampler: func(i int) probe.Sampler {
+	c := testcluster.New(t, 4, testcluster.Options{Twins: true, Sampler: func(i int) probe.Sampler {
 		samplers[i] = &injected{}
 		return samplers[i]
 	}})
@@ -88,7 +88,7 @@ func statusOn(t *testing.T, c *testcluster.Cluster, from int, name string) strin
 
 func TestDeadLeftAndRestart(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 4, testcluster.Options{})
+	c := testcluster.New(t, 4, testcluster.Options{Twins: true})
 	testcluster.WaitFor(t, 15*time.Second, "4 alive nodes", func() bool {
 		n := 0
 		for _, x := range nodesOf(t, c, 0) {

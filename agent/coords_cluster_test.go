@@ -21,7 +21,7 @@ func TestCoordinates_EstimateEveryPair(t *testing.T) {
 	t.Parallel()
 	bin := testcluster.BuildShoal(t)
 	const n = 3
-	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: func(i int, cfg *agent.Config) {
+	c := testcluster.New(t, n, testcluster.Options{Twins: true, Bin: bin, Configure: func(i int, cfg *agent.Config) {
 		cfg.Gossip.Coordinates = i != 2
 	}})
 	c.WaitLeader(45 * time.Second)

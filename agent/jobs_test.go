@@ -31,8 +31,8 @@ func (idle) Sample(context.Context) (probe.RawSample, error) {
 // idle samplers, in-process probes) and waits until all are in raft.
 // Their gossip and raft run on in-memory twins: these tests are about jobs,
 // and the transports have tests of their own on sockets, TLS and boltdb
-// (raft_test.go, tls_test.go, cluster_test.go, and the restart and
-// snapshot tests, which call jobClusterOn with real transports).
+// (the set package testcluster's doc names; the restart, snapshot and
+// exactly-once tests call jobClusterOn with real transports).
 func jobCluster(t *testing.T, n int, configure func(i int, c *agent.Config)) *testcluster.Cluster {
 	t.Helper()
 	return jobClusterOn(t, n, true, configure)

@@ -31,6 +31,7 @@ func TestFullDiskVoter(t *testing.T) {
 		t.Skipf("mount a tmpfs: %v", err)
 	}
 	const full = 2
+	// Real boltdb: the disk that fills up is the one raft writes to.
 	c := testcluster.New(t, 3, testcluster.Options{Configure: func(i int, cfg *agent.Config) {
 		if i == full {
 			cfg.DataDir = filepath.Join(mnt, "data")

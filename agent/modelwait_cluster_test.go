@@ -24,7 +24,7 @@ func TestNetloadJobWaitsForTheNetworkModel(t *testing.T) {
 	// load: measuring three nodes takes longer on a busy one, and the test
 	// is that the model, not the bound, releases the job.
 	bound := testcluster.Stretch(time.Minute)
-	c := testcluster.New(t, 3, testcluster.Options{Bin: bin, Configure: func(i int, cfg *agent.Config) {
+	c := testcluster.New(t, 3, testcluster.Options{Twins: true, Bin: bin, Configure: func(i int, cfg *agent.Config) {
 		fastProbes(i, cfg)
 		cfg.Probes.BandwidthInterval = time.Hour
 		// One cycle must measure every pair: a test cut short by a

@@ -70,7 +70,7 @@ func TestProbes_CycleAndSupervision(t *testing.T) {
 	t.Parallel()
 	bin := testcluster.BuildShoal(t)
 	const n = 3
-	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: fastProbes})
+	c := testcluster.New(t, n, testcluster.Options{Twins: true, Bin: bin, Configure: fastProbes})
 	c.WaitLeader(45 * time.Second)
 	names := []string{c.Name(0), c.Name(1), c.Name(2)}
 	ctx := context.Background()
@@ -152,7 +152,7 @@ func TestProbes_NodeDiesMidCycle(t *testing.T) {
 	// clusters on a 2-core machine a round came and went between two polls.
 	bin := testcluster.BuildShoal(t)
 	const n = 5
-	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Configure: fastProbes})
+	c := testcluster.New(t, n, testcluster.Options{Twins: true, Bin: bin, Configure: fastProbes})
 	leader := c.WaitLeader(45 * time.Second)
 	victim := (leader + 1) % n
 	dead := c.Name(victim)
@@ -204,7 +204,7 @@ func TestProbes_JoinerCaughtUp(t *testing.T) {
 	// clusters on a 2-core machine a round came and went between two polls.
 	bin := testcluster.BuildShoal(t)
 	const n = 4
-	c := testcluster.New(t, n, testcluster.Options{Bin: bin, Later: 1, Configure: func(i int, cfg *agent.Config) {
+	c := testcluster.New(t, n, testcluster.Options{Twins: true, Bin: bin, Later: 1, Configure: func(i int, cfg *agent.Config) {
 		fastProbes(i, cfg)
 		cfg.Probes.BandwidthInterval = time.Hour
 	}})

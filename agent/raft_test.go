@@ -56,7 +56,7 @@ func jobsOn(c *testcluster.Cluster, i int) int {
 
 func TestFiveAgentsThreeVotersFailover(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 5, testcluster.Options{BootstrapExpect: 3})
+	c := testcluster.New(t, 5, testcluster.Options{Twins: true, BootstrapExpect: 3})
 	c.WaitLeader(45 * time.Second)
 	testcluster.WaitFor(t, 20*time.Second, "1 leader, 2 voters, 2 non-voters", func() bool {
 		r := roles(t, c, 0)
@@ -115,7 +115,7 @@ func TestFiveAgentsThreeVotersFailover(t *testing.T) {
 
 func TestTwoVotersDieOneAfterTheOther(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 5, testcluster.Options{BootstrapExpect: 3})
+	c := testcluster.New(t, 5, testcluster.Options{Twins: true, BootstrapExpect: 3})
 	c.WaitLeader(45 * time.Second)
 	voters := func() []int {
 		var out []int
@@ -150,6 +150,8 @@ func TestTwoVotersDieOneAfterTheOther(t *testing.T) {
 
 func TestRestartEveryAgentRecoversState(t *testing.T) {
 	t.Parallel()
+	// Real transports and boltdb: what comes back is what raft wrote to
+	// disk, not what a twin kept in memory.
 	c := testcluster.New(t, 3, testcluster.Options{})
 	c.WaitLeader(45 * time.Second)
 	for i := range 10 {
@@ -191,7 +193,7 @@ func TestRestartEveryAgentRecoversState(t *testing.T) {
 
 func TestSingleNodeCluster(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 1, testcluster.Options{BootstrapExpect: 1})
+	c := testcluster.New(t, 1, testcluster.Options{Twins: true, BootstrapExpect: 1})
 	c.WaitLeader(30 * time.Second)
 	res, err := c.Client(0).Apply(context.Background(), submitCmd(t, "solo"))
 	if err != nil || res.JobID != 1 {
@@ -205,7 +207,7 @@ func TestSingleNodeCluster(t *testing.T) {
 
 func TestWriteWithoutQuorumFailsClearly(t *testing.T) {
 	t.Parallel()
-	c := testcluster.New(t, 3, testcluster.Options{Configure: func(_ int, cfg *agent.Config) { cfg.WriteTimeout = 5 * time.Second }})
+	c := testcluster.New(t, 3, testcluster.Options{Twins: true, Configure: func(_ int, cfg *agent.Config) { cfg.WriteTimeout = 5 * time.Second }})
 	c.WaitLeader(45 * time.Second)
 	c.Kill(0)
 	c.Kill(1)

@@ -15,6 +15,8 @@ import (
 // after it, joins (the control: it shows that there was time for the intruder to get in).
 func TestNodeWithoutTheTokenIsKeptOut(t *testing.T) {
 	t.Parallel()
+	// Real transports: the token keeps the intruder out of gossip on the
+	// sockets an attacker would reach.
 	c := testcluster.New(t, 4, testcluster.Options{BootstrapExpect: 2, Later: 2,
 		Configure: func(i int, cfg *agent.Config) {
 			if i == 2 {
