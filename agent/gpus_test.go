@@ -93,6 +93,12 @@ func TestGPUsAreBoundPerJob(t *testing.T) {
 	if a := j.Attempts[len(j.Attempts)-1]; len(a.GPUs) != 1 || len(a.GPUs[0].Indices) != 1 {
 		t.Errorf("job %d's attempt lists GPUs %+v, want one node holding one", ids[0], a.GPUs)
 	}
+	waitJobsDone(t, c, ids)
+}
+
+// waitJobsDone waits for every job of ids to end done.
+func waitJobsDone(t *testing.T, c *testcluster.Cluster, ids []uint64) {
+	t.Helper()
 	for _, id := range ids {
 		testcluster.WaitFor(t, time.Minute, "job "+strconv.FormatUint(id, 10)+" to end", func() bool {
 			j, err := c.Client(0).Job(context.Background(), id)
@@ -198,12 +204,7 @@ func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
 	if len(held) != 2 {
 		t.Errorf("the two jobs hold GPUs %v, want one each", held)
 	}
-	for _, id := range ids {
-		testcluster.WaitFor(t, time.Minute, "job "+strconv.FormatUint(id, 10)+" to end", func() bool {
-			j, err := c.Client(0).Job(context.Background(), id)
-			return err == nil && j.State == "done"
-		})
-	}
+	waitJobsDone(t, c, ids)
 }
 
 // TestMPIRanksSeeTheirOwnNodesGPUs: every rank of a two-node GPU job sees

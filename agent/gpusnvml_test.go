@@ -68,12 +68,7 @@ func TestMIGInstancesAreBoundByUUID(t *testing.T) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("the two jobs see CUDA_VISIBLE_DEVICES %q, want one MIG instance each, by UUID: %q", seen, want)
 	}
-	for _, id := range ids {
-		testcluster.WaitFor(t, time.Minute, "job "+strconv.FormatUint(id, 10)+" to end", func() bool {
-			j, err := c.Client(0).Job(context.Background(), id)
-			return err == nil && j.State == "done"
-		})
-	}
+	waitJobsDone(t, c, ids)
 }
 
 // TestGPUDeviceRulesFollowNVMLMinors: where NVML numbers a node's GPUs

@@ -1,7 +1,6 @@
 package leader
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -49,18 +48,7 @@ func TestProbes_RetestsAQuietOutlier(t *testing.T) {
 	w.now = t0.Add(time.Minute)
 	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: map[probeplan.Pair]int{}, Counted: 1}
 	cmds, _ := scheduleCycle(w.view(), b)
-	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
-		t.Fatalf("got %q, want a catch-up testing %v again", commands(cmds), pair)
-	}
-	var got []probeplan.Pair
-	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
-		for _, d := range r {
-			got = append(got, probeplan.NewPair(d.From, d.To))
-		}
-	}
-	if !slices.Equal(got, []probeplan.Pair{pair}) {
-		t.Fatalf("catch-up tests %v, want %v", got, []probeplan.Pair{pair})
-	}
+	wantCatchUpOf(t, cmds, pair)
 
 	w.nodes[3].Link = probeplan.LinkVerdict{Change: probeplan.LinkSlower, Mbps: 40, Since: t0, At: t0}
 	if got := outlierPairs(w.st, w.nodes, names); len(got) != 0 {

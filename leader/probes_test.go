@@ -391,18 +391,7 @@ func TestProbes_RetestPastThePlannersBound(t *testing.T) {
 	}
 	b := ProbesBook{CycleStart: map[uint64]time.Time{1: t0}, Tries: tries, Counted: 1}
 	cmds, _ := scheduleCycle(w.view(), b)
-	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
-		t.Fatalf("got %q, want a catch-up testing %v again", commands(cmds), pair)
-	}
-	var got []probeplan.Pair
-	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
-		for _, d := range r {
-			got = append(got, probeplan.NewPair(d.From, d.To))
-		}
-	}
-	if !slices.Equal(got, []probeplan.Pair{pair}) {
-		t.Fatalf("catch-up tests %v, want %v", got, []probeplan.Pair{pair})
-	}
+	wantCatchUpOf(t, cmds, pair)
 }
 
 // TestProbes_RetestBetweenBackToBackJobs: a test that read its share of
@@ -522,5 +511,23 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	cmds, b2 := scheduleCycle(w.view(), b)
 	if len(cmds) != 0 || b2.CatchUpEmpty == "" {
 		t.Fatalf("n05 and n06 at 2 tests of 2: got %q (memo %q), want nothing, remembered", commands(cmds), b2.CatchUpEmpty)
+	}
+}
+
+// wantCatchUpOf fails t unless cmds is one catch-up that tests pair and
+// nothing else.
+func wantCatchUpOf(t *testing.T, cmds []Command, pair probeplan.Pair) {
+	t.Helper()
+	if len(cmds) != 1 || cmds[0].Type != raftfsm.CmdSetProbeDuties {
+		t.Fatalf("got %q, want a catch-up testing %v again", commands(cmds), pair)
+	}
+	var got []probeplan.Pair
+	for _, r := range cmds[0].Body.(raftfsm.SetProbeDuties).Rounds {
+		for _, d := range r {
+			got = append(got, probeplan.NewPair(d.From, d.To))
+		}
+	}
+	if !slices.Equal(got, []probeplan.Pair{pair}) {
+		t.Fatalf("catch-up tests %v, want %v", got, []probeplan.Pair{pair})
 	}
 }
