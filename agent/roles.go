@@ -43,6 +43,11 @@ func (a *Agent) keepRole(ctx context.Context) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	var (
+		// the agent whose different proposal holds formation, since
+		// when, and whether that was logged
+		heldBy    string
+		heldSince time.Time
+		heldSaid  bool
 		follower  *replica.Follower
 		published []string
 		pub       standing
@@ -89,6 +94,17 @@ func (a *Agent) keepRole(ctx context.Context) {
 					a.gossip.Update(func(s *nodestate.NodeState) { s.Raft.Proposal = prop })
 					published = prop
 					views = raftnode.BootViews(a.gossip)
+				}
+				// Formation waits while another live node proposes a
+				// different set. While agents start that lasts a gossip
+				// round or two; an agent with another bootstrap_expect, or
+				// one that cannot see every agent, holds it for good.
+				if other, set := raftnode.OtherProposal(views, prop); other != heldBy {
+					heldBy, heldSince, heldSaid = other, time.Now(), false
+				} else if other != "" && !heldSaid && time.Since(heldSince) > 10*time.Second {
+					a.log.Warn("raft bootstrap waits: another agent proposes a different voter set (bootstrap_expect must be the same on every agent)",
+						"agent", other, "its_set", set, "our_set", prop)
+					heldSaid = true
 				}
 				if raftnode.BootstrapReady(a.cfg.Name, views, prop) {
 					s, err := a.startServer(0)

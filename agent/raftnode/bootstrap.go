@@ -58,6 +58,7 @@ func BootViews(g *gossip.Gossip) []BootView {
 		out = append(out, BootView{
 			Name: e.State.Name, Alive: e.Status == nodestate.StatusAlive,
 			RaftAddr: e.State.RaftAddr(), Member: e.State.Raft.Member, Proposal: e.State.Raft.Proposal,
+			Leader: e.State.Raft.Leader, Index: e.State.Raft.Index,
 		})
 	}
 	return out
@@ -77,21 +78,32 @@ func BootViews(g *gossip.Gossip) []BootView {
 // longer names the members, yet their configuration names it; without it,
 // and with another of the set in the same state, they never have a quorum,
 // and no leader ever exists to want the clients as servers.
+//
+// A member's set counts only while the cluster is still forming: from a
+// live member, and while no member gossips a leader or a log past the
+// bootstrap entry. A set gossiped by a dead member, or by one whose log
+// is stuck (a partitioned follower publishes its own index), must not
+// bring back a voter whose raft state was wiped after a leader wrote: a
+// voter with an empty log could elect a leader that lacks committed
+// entries.
 func JoinsBootstrap(self string, published []string, views []BootView) bool {
-	members, inOwn := 0, slices.Contains(published, self)
+	members, inOwn, named, formed := 0, slices.Contains(published, self), false, false
 	for _, v := range views {
 		if !v.Member {
 			continue
 		}
 		members++
-		if slices.Contains(v.Proposal, self) {
-			return true
+		if v.Leader || v.Index > bootstrapIndex {
+			formed = true
+		}
+		if v.Alive && slices.Contains(v.Proposal, self) {
+			named = true
 		}
 		if !slices.Contains(published, v.Name) {
 			inOwn = false
 		}
 	}
-	return members > 0 && inOwn
+	return named && !formed || members > 0 && inOwn
 }
 
 // FormationSet is what a bootstrapped server gossips as its Proposal: the
@@ -112,6 +124,21 @@ func FormationSet(index uint64, bootstrapped []string) []string {
 // BootstrapCluster writes; a cluster's first leader appends after it.
 const bootstrapIndex = 1
 
+// OtherProposal names a live node that proposes a set other than
+// proposal, and its set: what keeps BootstrapReady false while the
+// proposals differ. It returns "" when there is none or proposal is empty.
+func OtherProposal(views []BootView, proposal []string) (string, []string) {
+	if len(proposal) == 0 {
+		return "", nil
+	}
+	for _, v := range views {
+		if v.Alive && !v.Member && len(v.Proposal) > 0 && !slices.Equal(v.Proposal, proposal) {
+			return v.Name, v.Proposal
+		}
+	}
+	return "", nil
+}
+
 // BootView is what bootstrapping needs to know of one node, read from
 // gossip.
 type BootView struct {
@@ -120,6 +147,10 @@ type BootView struct {
 	RaftAddr string // empty until the node's ports are known
 	Member   bool
 	Proposal []string
+	// Leader and Index are a member's raft standing as it gossips it: it
+	// leads, and its last log index.
+	Leader bool
+	Index  uint64
 }
 
 // BootstrapProposal is the set this node would bootstrap raft with: the

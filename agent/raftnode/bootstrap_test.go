@@ -99,6 +99,12 @@ func TestJoinsBootstrap(t *testing.T) {
 		{"own proposal misses one member", []string{"n01", "n04"},
 			[]BootView{member("n04"), member("n05"), client}, false},
 		{"no member yet", []string{"n01", "n02", "n03"}, []BootView{client}, false},
+		{"the set of a dead member", []string{"n01", "n02", "n03"},
+			[]BootView{func() BootView { v := member("n04", "n01", "n02", "n04"); v.Alive = false; return v }(), client}, false},
+		{"a leader exists", []string{"n01", "n02", "n03"},
+			[]BootView{member("n04", "n01", "n02", "n04"), func() BootView { v := member("n02"); v.Leader = true; return v }(), client}, false},
+		{"a member's log is past the bootstrap entry", []string{"n01", "n02", "n03"},
+			[]BootView{member("n04", "n01", "n02", "n04"), func() BootView { v := member("n02"); v.Index = 7; return v }(), client}, false},
 	} {
 		if got := JoinsBootstrap("n01", tc.published, tc.views); got != tc.want {
 			t.Errorf("%s: JoinsBootstrap = %v, want %v", tc.name, got, tc.want)
@@ -114,5 +120,22 @@ func TestFormationSet(t *testing.T) {
 	}
 	if got := FormationSet(2, set); got != nil {
 		t.Errorf("after a leader's first entry: FormationSet = %v, want nil", got)
+	}
+}
+
+func TestOtherProposal(t *testing.T) {
+	t.Parallel()
+	prop := []string{"a", "b", "c"}
+	views := []BootView{
+		{Name: "a", Alive: true, Proposal: prop},
+		{Name: "d", Alive: false, Proposal: []string{"a", "b", "d"}},
+		{Name: "e", Alive: true},
+	}
+	if name, _ := OtherProposal(views, prop); name != "" {
+		t.Errorf("agreeing, dead and silent nodes: OtherProposal = %q, want none", name)
+	}
+	views = append(views, BootView{Name: "f", Alive: true, Proposal: []string{"a", "b", "f"}})
+	if name, set := OtherProposal(views, prop); name != "f" || !slices.Equal(set, []string{"a", "b", "f"}) {
+		t.Errorf("OtherProposal = %q %v, want f and its set", name, set)
 	}
 }
