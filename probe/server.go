@@ -121,6 +121,11 @@ func Listen(host string, port int, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
+// Testing reports whether a bandwidth test is running on the server now:
+// its bytes are on the interface counters and counted as a test only once
+// it ends.
+func (s *Server) Testing() bool { return len(s.busy) > 0 }
+
 // Port is the bound port (TCP and UDP).
 func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 

@@ -102,11 +102,18 @@ func (w *TrafficWatch) Sampled(at time.Time, rx, tx uint64) {
 // With no recent rates known it is Sampled.
 func (w *TrafficWatch) SampledRecent(at time.Time, rx, tx uint64) {
 	rrx, rtx, span := w.Recent()
-	dir := w.dir
+	dir, prevShift := w.dir, w.shiftDir
 	w.Sampled(at, rx, tx)
 	w.credit, w.creditAt, w.shiftDir = max(0, w.credits(at)-1), at, 0
 	if span > 0 {
-		w.pubRecent, w.pubRateRx, w.pubRateTx, w.shiftDir = true, rrx, rtx, dir
+		w.pubRecent, w.pubRateRx, w.pubRateTx = true, rrx, rtx
+		// One continuation per shift: a sample that continued the one
+		// before it (or could have) allows none after it, so a rate
+		// that keeps ramping one way is spaced by the credits like any
+		// other traffic, not sampled at every reading.
+		if prevShift == 0 || prevShift != dir {
+			w.shiftDir = dir
+		}
 	}
 }
 

@@ -88,6 +88,31 @@ func TestTrafficWatch_MinGap(t *testing.T) {
 	}
 }
 
+// TestTrafficWatch_RampIsSpaced: a rate that keeps rising by half again
+// at every reading shifts the same way each time; after the one
+// continuation a shift gets, the credits space its samples like any
+// other traffic's (at most Burst, one continuation and one a MinGap).
+func TestTrafficWatch_RampIsSpaced(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	w := TrafficWatch{MinGap: time.Second, Burst: 2}
+	w.Sampled(t0, 0, 0)
+	var rx uint64
+	rate, samples := 1_000_000.0, 0
+	for i := 1; i <= 10; i++ { // 2 s of readings every 200 ms
+		at := t0.Add(time.Duration(i) * 200 * time.Millisecond)
+		rate *= 1.6
+		rx += uint64(rate / 5)
+		if w.Check(at, rx, 0) {
+			samples++
+			w.SampledRecent(at, rx, 0)
+		}
+	}
+	if most := 2 + 1 + 2; samples > most {
+		t.Fatalf("%d samples in 2 s of a ramp, want at most %d (the burst, one continuation, one a second)", samples, most)
+	}
+}
+
 // TestTrafficWatch_BurstLetsAnEndThrough: a flow's rate wavers and a
 // sample is called for; 0.4 s later the flow ends. With a Burst of 2 the
 // quiet reading calls for a sample at once; without, MinGap holds it.

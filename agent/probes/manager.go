@@ -105,12 +105,26 @@ func New(d Deps) *Manager {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{
+	m := &Manager{
 		d: d, cfg: d.Config.OrDefault(), log: d.Log, now: d.Now, row: newNetRow(),
 		smp: newSamples(d.PublishDynamic), wake: make(chan struct{}, 1),
 		procs: map[string]*probeProc{}, dutyDone: map[dutyKey]bool{}, pendingBW: map[uint64]string{},
 		lc: linkChecks{pending: map[uint64]string{}},
 	}
+	m.smp.inTest = m.testing
+	return m
+}
+
+// testing reports whether one of this node's bandwidth tests or link
+// checks runs now, as client or as server. The server is set in Start,
+// before any probe's sample arrives.
+func (m *Manager) testing() bool {
+	if m.srv != nil && m.srv.Testing() {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.pendingBW) > 0 || len(m.lc.pending) > 0
 }
 
 // Start takes a first sample when the sampler runs in this process (so

@@ -22,6 +22,9 @@ type samples struct {
 	// probeRx and probeTx count the bytes of this node's bandwidth tests,
 	// as client and as server, received and sent (RawSample.ProbeRxBytes).
 	probeRx, probeTx atomic.Uint64
+	// inTest reports whether a test or link check of this node is running
+	// now; nil: never.
+	inTest func() bool
 }
 
 // testBytes counts one bandwidth test's payload: rx received, tx sent.
@@ -56,6 +59,13 @@ func (m *Manager) firstSample(ctx context.Context) {
 // result.
 func (s *samples) ingest(raw probe.RawSample) {
 	raw.ProbeRxBytes, raw.ProbeTxBytes = s.probeRx.Load(), s.probeTx.Load()
+	// A running test's bytes are on the counters the recent rates come
+	// from, and are counted as a test's only when it ends: while one runs,
+	// the sample keeps its interval's rates, whose test bytes the next
+	// sample takes back out.
+	if s.inTest != nil && s.inTest() {
+		raw.RecentRx, raw.RecentTx, raw.RecentSpan = 0, 0, 0
+	}
 	s.mu.Lock()
 	d := s.tr.Add(raw)
 	s.mu.Unlock()

@@ -26,3 +26,30 @@ func TestSamplesLeaveOutTestBytes(t *testing.T) {
 		t.Fatalf("rx %v tx %v bytes/s, want %v each: the test's bytes are not traffic", got.NetRx, got.NetTx, other/3)
 	}
 }
+
+// TestSamplesKeepTheIntervalWhileATestRuns: a running test's bytes are on
+// the counters a shift's recent rates come from and are not yet counted
+// as a test's, so while one runs the sample publishes its interval's
+// rates, not the recent ones (which would be mostly the test).
+func TestSamplesKeepTheIntervalWhileATestRuns(t *testing.T) {
+	t.Parallel()
+	var got nodestate.Dynamic
+	s := newSamples(func(d nodestate.Dynamic) { got = d })
+	running := false
+	s.inTest = func() bool { return running }
+	t0 := time.Unix(1000, 0)
+	s.ingest(probe.RawSample{At: t0})
+	shift := probe.RawSample{At: t0.Add(3 * time.Second), RxBytes: 3_000_000, TxBytes: 3_000_000, NetBytes: 6_000_000,
+		RecentRx: 9_000_000, RecentTx: 9_000_000, RecentSpan: 200 * time.Millisecond}
+	running = true
+	s.ingest(shift)
+	if got.NetRx != 1_000_000 || got.NetTx != 1_000_000 {
+		t.Fatalf("while a test runs: rx %v tx %v bytes/s, want the interval's 1e6 each, not the recent 9e6", got.NetRx, got.NetTx)
+	}
+	running = false
+	shift.At, shift.RxBytes, shift.TxBytes, shift.NetBytes = t0.Add(6*time.Second), 6_000_000, 6_000_000, 12_000_000
+	s.ingest(shift)
+	if got.NetRx != 9_000_000 {
+		t.Fatalf("with no test running: rx %v bytes/s, want the recent 9e6", got.NetRx)
+	}
+}

@@ -73,8 +73,9 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 			watch.w.Burst = watchBurst
 			defer watch.tick.Stop()
 		}
-		sampleOnce(ctx, sampler, w, log, nil)
-		watch.sampled(ctx)
+		if sampleOnce(ctx, sampler, w, log, nil) {
+			watch.sampled(ctx)
+		}
 	case "latency":
 		work = time.NewTicker(period(kind, cfg))
 		defer work.Stop()
@@ -132,15 +133,19 @@ func Run(ctx context.Context, kind string, in io.Reader, out io.Writer, sampler 
 		case <-workC:
 			switch kind {
 			case "nodestate":
-				sampleOnce(ctx, sampler, w, log, nil)
-				watch.sampled(ctx)
+				if sampleOnce(ctx, sampler, w, log, nil) {
+					watch.sampled(ctx)
+				}
 			case "latency":
 				pingAll()
 			}
 		case <-watchC:
 			if watch.shifted(ctx) {
-				sampleOnce(ctx, sampler, w, log, watch.recent)
-				watch.sampledRecent(ctx)
+				// A failed sample published nothing: the watch keeps
+				// comparing with what the last one did.
+				if sampleOnce(ctx, sampler, w, log, watch.recent) {
+					watch.sampledRecent(ctx)
+				}
 				work.Reset(period(kind, cfg))
 			}
 		case m, ok := <-msgs:
@@ -270,15 +275,15 @@ func (t *traffic) shifted(ctx context.Context) bool {
 }
 
 // sampleOnce takes a sample, completes it with with (when not nil) and
-// sends it.
-func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger, with func(*probe.RawSample)) {
+// sends it; it reports whether the sample went out.
+func sampleOnce(ctx context.Context, s probe.Sampler, w *Writer, log *slog.Logger, with func(*probe.RawSample)) bool {
 	raw, err := s.Sample(ctx)
 	if err != nil {
 		log.Warn("sample node state", "err", err)
-		return
+		return false
 	}
 	if with != nil {
 		with(&raw)
 	}
-	_ = w.Send(Msg{Type: TypeSample, Sample: &raw})
+	return w.Send(Msg{Type: TypeSample, Sample: &raw}) == nil
 }
