@@ -10,8 +10,10 @@ import (
 // (driver not loaded, library and kernel module of different versions),
 // through nvidia-smi, which knows no UUIDs or MIG instances but may still
 // work where NVML's library is elsewhere than the loader looks. It logs
-// one line saying which answered, or why none did.
-func scanNVIDIA(ctx context.Context, cfg StaticConfig) []GPUDevice {
+// one line saying which answered, or why none did; answered is whether
+// one did, even with no device to schedule (a GPU in MIG mode without
+// instances), so that sysfs does not list the card whole.
+func scanNVIDIA(ctx context.Context, cfg StaticConfig) (devs []GPUDevice, answered bool) {
 	nvmlErr := cfg.NVML.Init()
 	if nvmlErr == nil {
 		devs, err := ScanNVML(cfg.NVML, cfg.Logger)
@@ -26,7 +28,7 @@ func scanNVIDIA(ctx context.Context, cfg StaticConfig) []GPUDevice {
 				}
 			}
 			cfg.Logger.Info("NVIDIA GPUs found through NVML", "devices", len(devs), "mig_instances", mig)
-			return devs
+			return devs, true
 		}
 		nvmlErr = err
 	}
@@ -46,5 +48,5 @@ func scanNVIDIA(ctx context.Context, cfg StaticConfig) []GPUDevice {
 	default:
 		cfg.Logger.Info("NVIDIA GPUs found through nvidia-smi", "devices", len(devs), "nvml", nvmlErr.Error())
 	}
-	return devs
+	return devs, err == nil
 }

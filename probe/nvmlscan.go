@@ -11,7 +11,8 @@ import (
 // mode, its MIG instances in slot order in its place (as Slurm's gpu/nvml
 // and Nomad's NVIDIA plugin do), since CUDA can hand a process a MIG
 // instance but not a MIG-mode GPU whole. A GPU in MIG mode without
-// instances offers nothing to schedule and is logged to log (nil: not).
+// instances, or whose instances NVML cannot list, offers nothing to
+// schedule and is logged to log (nil: not).
 func ScanNVML(lib NVML, log *slog.Logger) ([]GPUDevice, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -40,7 +41,11 @@ func ScanNVML(lib NVML, log *slog.Logger) ([]GPUDevice, error) {
 		}
 		insts, err := migInstances(dev, gpu.UUID)
 		if err != nil {
-			return nil, fmt.Errorf("NVML device %d (%s): %w", i, gpu.UUID, err)
+			// Left out, not the scan failed: nvidia-smi, the fallback,
+			// would list this GPU whole, and CUDA cannot hand a process
+			// a MIG-mode GPU whole.
+			log.Warn("GPU in MIG mode whose MIG instances NVML cannot list: left out", "gpu", i, "uuid", gpu.UUID, "err", err)
+			continue
 		}
 		if len(insts) == 0 {
 			log.Warn("GPU in MIG mode holds no MIG instance: nothing to schedule on it until an administrator creates some (nvidia-smi mig -cgi ... -C)",

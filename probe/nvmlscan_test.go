@@ -83,7 +83,9 @@ func TestScanNVML_MIGModeWithoutInstances_Logged(t *testing.T) {
 }
 
 // failingMIGSlot is a MIG GPU whose slot 1 fails with something else
-// than an empty slot: the scan must say so, not skip it.
+// than an empty slot: the scan must say so and leave that GPU out, not
+// skip the slot nor fail the scan (whose fallback, nvidia-smi, would
+// list the MIG-mode GPU whole).
 type failingMIGSlot struct{ FakeNVMLDevice }
 
 func (f failingMIGSlot) MIGDevice(i int) (NVMLDevice, error) {
@@ -103,10 +105,17 @@ func (o oneDeviceNVML) Device(int) (NVMLDevice, error) { return o.dev, nil }
 
 func TestScanNVML_MIGSlotError(t *testing.T) {
 	t.Parallel()
-	gpu := FakeNVMLMIG().GPUs[0]
-	_, err := ScanNVML(oneDeviceNVML{&FakeNVML{}, failingMIGSlot{gpu}}, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "GPU is lost") || !strings.Contains(err.Error(), "MIG slot 1") {
-		t.Fatalf("err = %v, want the lost GPU's error naming MIG slot 1", err)
+	lib := FakeNVMLMIG()
+	var logs bytes.Buffer
+	got, err := ScanNVML(oneDeviceNVML{&FakeNVML{}, failingMIGSlot{lib.GPUs[0]}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatalf("err = %v, want the GPU left out and the scan going on", err)
+	}
+	if len(got) != 0 {
+		t.Errorf("devices = %+v, want none: a MIG GPU whose instances cannot be listed offers nothing", got)
+	}
+	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "GPU is lost") || !strings.Contains(l, "MIG slot 1") {
+		t.Errorf("log %q does not warn with the lost GPU's error naming MIG slot 1", l)
 	}
 }
 

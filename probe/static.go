@@ -102,15 +102,17 @@ func ScanStatic(ctx context.Context, cfg StaticConfig) (Static, error) {
 	}
 	cpu := nodestate.PE{Kind: "cpu", Model: st.CPUModel, Count: st.Cores, MemBytes: st.MemTotal}
 
-	gpus := scanNVIDIA(ctx, cfg)
+	gpus, nvidiaAnswered := scanNVIDIA(ctx, cfg)
 	cards, err := scanDRMCards(cfg.SysFS)
 	if err != nil {
 		cfg.Logger.Warn("sysfs DRM scan failed; AMD/Intel GPUs not listed", "err", err)
 	}
 	for _, c := range cards {
 		// NVML and nvidia-smi know model and memory; the same card seen
-		// in sysfs would be counted twice.
-		if c.vendor == pciVendorNVIDIA && len(gpus) > 0 {
+		// in sysfs would be counted twice, and a card they answered for
+		// with nothing to schedule (MIG mode without instances) counted
+		// whole.
+		if c.vendor == pciVendorNVIDIA && (nvidiaAnswered || len(gpus) > 0) {
 			continue
 		}
 		gpus = append(gpus, GPUDevice{Model: c.pe.Model, MemBytes: c.pe.MemBytes, Minor: -1, Source: "sysfs"})
