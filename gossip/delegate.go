@@ -88,7 +88,7 @@ func (d *delegate) LocalState(join bool) []byte {
 func (d *delegate) MergeRemoteState(b []byte, join bool) {
 	g := (*Gossip)(d)
 	// Most of a push/pull is states already held: decode only the rest
-	// (decodeFreshStates says why).
+	// (nodestate.DecodeFreshStates says why).
 	g.mu.Lock()
 	ss, err := nodestate.DecodeFreshStates(b, g.table.stale)
 	g.mu.Unlock()

@@ -165,7 +165,7 @@ func TestDecodeFreshStates(t *testing.T) {
 	}
 	got, err := nodestate.DecodeFreshStates(payload, tb.stale)
 	if err != nil {
-		t.Fatalf("decodeFreshStates: %v", err)
+		t.Fatalf("DecodeFreshStates: %v", err)
 	}
 	if len(got) != 2 || got[0].Name != "n2" || got[1].Name != "n3" || got[0].Static.Hostname != "n2" {
 		t.Fatalf("decoded %+v, want n2 and n3 (n1 is held)", got)
@@ -187,7 +187,7 @@ func TestDecodeFreshStates(t *testing.T) {
 		want, werr := nodestate.DecodeStates(b)
 		got, gerr := nodestate.DecodeFreshStates(b, func(nodestate.Version) bool { return false })
 		if (werr == nil) != (gerr == nil) || len(got) != len(want) {
-			t.Errorf("%s: decodeFreshStates = %d states, %v; DecodeStates = %d, %v", name, len(got), gerr, len(want), werr)
+			t.Errorf("%s: DecodeFreshStates = %d states, %v; DecodeStates = %d, %v", name, len(got), gerr, len(want), werr)
 		}
 	}
 	// With nothing held it decodes what DecodeStates decodes.
@@ -195,7 +195,7 @@ func TestDecodeFreshStates(t *testing.T) {
 	want, _ := nodestate.DecodeStates(all)
 	got, err = nodestate.DecodeFreshStates(all, func(nodestate.Version) bool { return false })
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("nothing held: decodeFreshStates = %+v, %v; want %+v", got, err, want)
+		t.Fatalf("nothing held: DecodeFreshStates = %+v, %v; want %+v", got, err, want)
 	}
 }
 
@@ -211,10 +211,10 @@ func FuzzDecodeFreshStates(f *testing.F) {
 		want, werr := nodestate.DecodeStates(b)
 		got, gerr := nodestate.DecodeFreshStates(b, func(nodestate.Version) bool { return false })
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("DecodeStates err %v, decodeFreshStates err %v", werr, gerr)
+			t.Fatalf("DecodeStates err %v, DecodeFreshStates err %v", werr, gerr)
 		}
 		if werr == nil && !reflect.DeepEqual(want, got) && (len(want) > 0 || len(got) > 0) {
-			t.Fatalf("DecodeStates %+v, decodeFreshStates %+v", want, got)
+			t.Fatalf("DecodeStates %+v, DecodeFreshStates %+v", want, got)
 		}
 	})
 }

@@ -105,8 +105,8 @@ func TestValidate_DirectionalFields(t *testing.T) {
 	t.Parallel()
 	s := twoSwitches()
 	s.Links[0].InMbps = -1
-	if _, err := placement.Place(s, placement.Request{N: 3}); err == nil || !strings.Contains(err.Error(), "rev_mbps") {
-		t.Fatalf("negative rev_mbps: %v", err)
+	if _, err := placement.Place(s, placement.Request{N: 3}); err == nil || !strings.Contains(err.Error(), "in_mbps") {
+		t.Fatalf("negative in_mbps: %v", err)
 	}
 	s = twoSwitches()
 	s.Nodes[0].NetTx = -5

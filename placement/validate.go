@@ -107,8 +107,8 @@ func linkError(i int, l *Link) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"fwd_mbps", float64(l.OutMbps)},
-		{"rev_mbps", float64(l.InMbps)}, {"fwd_peak_mbps", float64(l.PeakOutMbps)}, {"rev_peak_mbps", float64(l.PeakInMbps)}} {
+	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"out_mbps", float64(l.OutMbps)},
+		{"in_mbps", float64(l.InMbps)}, {"peak_out_mbps", float64(l.PeakOutMbps)}, {"peak_in_mbps", float64(l.PeakInMbps)}} {
 		if !finiteNonNeg(f.v) {
 			return fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",
 				ErrInvalidSnapshot, i, l.From, l.To, f.name, f.v)
