@@ -32,6 +32,12 @@ type fencedNode struct {
 	proposed   []string
 }
 
+// testLease is the lease of the tests that wait for it to lapse: long
+// enough that a renewal and the check after it fall within it on a
+// starved machine (a race build beside two busy loops once took over
+// 300 ms between them), short enough that waiting out its lapse is cheap.
+const testLease = 2 * time.Second
+
 func newFencedNode(t *testing.T, lease time.Duration) *fencedNode {
 	t.Helper()
 	f := raftfsm.New()
@@ -93,7 +99,7 @@ func (fn *fencedNode) startSleep(t *testing.T, k Key) *exec.Cmd {
 // extended.
 func TestLeaseLapseFailsAndKillsTheNodesAttempts(t *testing.T) {
 	t.Parallel()
-	fn := newFencedNode(t, 300*time.Millisecond)
+	fn := newFencedNode(t, testLease)
 	ctx := context.Background()
 	if err := fn.requireLease(); !errors.Is(err, ErrNoLease) {
 		t.Fatalf("before any renewal: %v, want ErrNoLease", err)
@@ -179,7 +185,7 @@ func (fn *fencedNode) wantFailedAndKilled(t *testing.T, cmd *exec.Cmd, failed bo
 // the state has it failed, the next lapse kills it, proposing nothing.
 func TestLeaseLapseKeepsAttemptsTheLeaderKept(t *testing.T) {
 	t.Parallel()
-	fn := newFencedNode(t, 300*time.Millisecond)
+	fn := newFencedNode(t, testLease)
 	ctx := context.Background()
 	fn.renewIndex = fn.d.State.Index()
 	if err := fn.renewLease(ctx); err != nil {
@@ -216,7 +222,7 @@ func TestLeaseLapseKeepsAttemptsTheLeaderKept(t *testing.T) {
 // and kills the attempt.
 func TestLeaseLapseBehindTheLeaderEndsAttempts(t *testing.T) {
 	t.Parallel()
-	fn := newFencedNode(t, 300*time.Millisecond)
+	fn := newFencedNode(t, testLease)
 	ctx := context.Background()
 	if err := fn.renewLease(ctx); err != nil {
 		t.Fatal(err)
