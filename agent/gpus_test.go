@@ -96,6 +96,23 @@ func TestGPUsAreBoundPerJob(t *testing.T) {
 	waitJobsDone(t, c, ids)
 }
 
+// submitOneGPUJobs submits, as root, one job per request ID that runs
+// script in dir on one process holding one GPU, and returns their IDs.
+func submitOneGPUJobs(t *testing.T, c *testcluster.Cluster, dir, script string, reqs ...string) []uint64 {
+	t.Helper()
+	var ids []uint64
+	for _, req := range reqs {
+		spec := api.JobSpec{Cmd: []string{"/bin/sh", "-c", script}, NP: 1, MPI: "none", Workdir: dir, Force: true,
+			PEs: []api.PENeed{{Kind: "gpu", PerProc: 1}}}
+		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: req, Owner: "root", Spec: spec})
+		if err != nil {
+			t.Fatalf("submit %s: %v", req, err)
+		}
+		ids = append(ids, res.ID)
+	}
+	return ids
+}
+
 // waitJobsDone waits for every job of ids to end done.
 func waitJobsDone(t *testing.T, c *testcluster.Cluster, ids []uint64) {
 	t.Helper()
@@ -155,16 +172,7 @@ func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
 	// then stays until released, so that both hold their GPU at once.
 	script := `{ echo "$CUDA_VISIBLE_DEVICES"; for g in 0 1; do echo "$( (: < ` + devDir + `/nvidia$g) 2>&1 )"; done; } > "out.$SHOAL_JOB_ID.tmp"; ` +
 		`mv "out.$SHOAL_JOB_ID.tmp" "out.$SHOAL_JOB_ID"; while [ ! -e release ]; do sleep 0.05; done`
-	var ids []uint64
-	for _, req := range []string{"gpu-dev-a", "gpu-dev-b"} {
-		spec := api.JobSpec{Cmd: []string{"/bin/sh", "-c", script}, NP: 1, MPI: "none", Workdir: dir, Force: true,
-			PEs: []api.PENeed{{Kind: "gpu", PerProc: 1}}}
-		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: req, Owner: "root", Spec: spec})
-		if err != nil {
-			t.Fatalf("submit %s: %v", req, err)
-		}
-		ids = append(ids, res.ID)
-	}
+	ids := submitOneGPUJobs(t, c, dir, script, "gpu-dev-a", "gpu-dev-b")
 	seen := map[uint64][]string{}
 	testcluster.WaitFor(t, 2*time.Minute, "both jobs to say what they could open", func() bool {
 		for _, id := range ids {

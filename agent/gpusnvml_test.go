@@ -38,16 +38,7 @@ func TestMIGInstancesAreBoundByUUID(t *testing.T) {
 	dir := t.TempDir()
 	script := `echo "$CUDA_VISIBLE_DEVICES" > "out.$SHOAL_JOB_ID.tmp"; mv "out.$SHOAL_JOB_ID.tmp" "out.$SHOAL_JOB_ID"; ` +
 		`while [ ! -e release ]; do sleep 0.05; done`
-	var ids []uint64
-	for _, req := range []string{"mig-a", "mig-b"} {
-		spec := api.JobSpec{Cmd: []string{"/bin/sh", "-c", script}, NP: 1, MPI: "none", Workdir: dir, Force: true,
-			PEs: []api.PENeed{{Kind: "gpu", PerProc: 1}}}
-		res, err := c.Client(0).Submit(context.Background(), api.SubmitRequest{RequestID: req, Owner: "root", Spec: spec})
-		if err != nil {
-			t.Fatalf("submit %s: %v", req, err)
-		}
-		ids = append(ids, res.ID)
-	}
+	ids := submitOneGPUJobs(t, c, dir, script, "mig-a", "mig-b")
 	var seen []string
 	testcluster.WaitFor(t, 2*time.Minute, "both jobs to say what they see", func() bool {
 		seen = seen[:0]
