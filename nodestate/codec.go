@@ -121,6 +121,8 @@ func (s *NodeState) Validate() error {
 		return fmt.Errorf("node %s: wanted servers longer than %d", s.Name, maxProposal)
 	case len(s.Raft.Fault) > MaxFaultLen:
 		return fmt.Errorf("node %s: raft fault longer than %d bytes", s.Name, MaxFaultLen)
+	case s.Dyn.NetWindowMs < 0:
+		return fmt.Errorf("node %s: negative traffic window %d ms", s.Name, s.Dyn.NetWindowMs)
 	case s.Raft.ContactMs < 0:
 		return fmt.Errorf("node %s: negative raft contact %d ms", s.Name, s.Raft.ContactMs)
 	case len(s.Static.PEs) > maxPEs || len(s.Probes) > maxProbes:

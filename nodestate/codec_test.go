@@ -1,6 +1,7 @@
 package nodestate
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -54,15 +55,16 @@ func TestDecodeRejects(t *testing.T) {
 		return b
 	}
 	cases := map[string][]byte{
-		"empty":         nil,
-		"header only":   {msgState},
-		"wrong type":    append([]byte{'x', wireV1}, []byte(`{}`)...),
-		"wrong version": append([]byte{msgState, 9}, []byte(`{"name":"a"}`)...),
-		"not json":      append([]byte{msgState, wireV1}, []byte(`{"name":`)...),
-		"no name":       enc(func(s *NodeState) { s.Name = "" }),
-		"bad port":      enc(func(s *NodeState) { s.HTTPPort = 70000 }),
-		"negative load": enc(func(s *NodeState) { s.Dyn.Load.M5 = -1 }),
-		"negative pe":   enc(func(s *NodeState) { s.Static.PEs[0].Count = -2 }),
+		"empty":           nil,
+		"header only":     {msgState},
+		"wrong type":      append([]byte{'x', wireV1}, []byte(`{}`)...),
+		"wrong version":   append([]byte{msgState, 9}, []byte(`{"name":"a"}`)...),
+		"not json":        append([]byte{msgState, wireV1}, []byte(`{"name":`)...),
+		"no name":         enc(func(s *NodeState) { s.Name = "" }),
+		"bad port":        enc(func(s *NodeState) { s.HTTPPort = 70000 }),
+		"negative load":   enc(func(s *NodeState) { s.Dyn.Load.M5 = -1 }),
+		"negative pe":     enc(func(s *NodeState) { s.Static.PEs[0].Count = -2 }),
+		"negative window": enc(func(s *NodeState) { s.Dyn.NetWindowMs = -1 }),
 		"pushpull as broadcast": func() []byte {
 			b, _ := EncodeStates([]NodeState{good})
 			return b
@@ -75,10 +77,51 @@ func TestDecodeRejects(t *testing.T) {
 	}
 }
 
+// TestDecodeTrafficWindow: a sample's traffic window travels with its
+// rates, and a state from an agent that predates it (no "win" key)
+// decodes with the window unknown, as zero.
+func TestDecodeTrafficWindow(t *testing.T) {
+	t.Parallel()
+	s := sampleState()
+	s.Dyn.NetRx, s.Dyn.NetTx, s.Dyn.NetWindowMs = 8e6, 1e6, 210
+	b, err := EncodeState(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeState(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Dyn.NetWindowMs != 210 || got.Dyn.NetRx != 8e6 {
+		t.Errorf("decoded window %d ms, rx %.0f; want 210 ms, 8e6", got.Dyn.NetWindowMs, got.Dyn.NetRx)
+	}
+	old := []byte(`{"name":"n1","boot":1,"seq":2,"addr":"10.0.0.1","gport":3,"rport":4,"hport":5,` +
+		`"static":{"host":"n1","cores":2,"threads":2,"mhz":1,"mem":1},` +
+		`"dyn":{"load":{"now":1,"1m":1,"5m":1,"15m":1},"cpu":{"now":0,"1m":0,"5m":0,"15m":0},` +
+		`"mema":{"now":0,"1m":0,"5m":0,"15m":0},"flow":{"now":0,"1m":0,"5m":0,"15m":0},"rx":5,"tx":6,"users":0,"at":1700000000000}}`)
+	got, err = DecodeState(append([]byte{msgState, wireV1}, old...))
+	if err != nil {
+		t.Fatalf("state of an agent without traffic windows: %v", err)
+	}
+	if got.Dyn.NetWindowMs != 0 || got.Dyn.NetRx != 5 || got.Dyn.SampledAt != 1700000000000 {
+		t.Errorf("old agent's state decoded as window %d ms, rx %.0f, at %d; want 0, 5, 1700000000000",
+			got.Dyn.NetWindowMs, got.Dyn.NetRx, got.Dyn.SampledAt)
+	}
+	s.Dyn.NetWindowMs = 0
+	if b, _ := EncodeState(&s); bytes.Contains(b, []byte(`"win"`)) {
+		t.Errorf("an unknown window is sent: %s", b)
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	s := sampleState()
 	b, _ := EncodeState(&s)
 	f.Add(b)
+	s.Dyn.NetWindowMs = 3000
+	b, _ = EncodeState(&s)
+	f.Add(b)
+	f.Add(append([]byte{msgState, wireV1}, []byte(`{"name":"a","dyn":{"rx":1,"tx":2,"at":3}}`)...))
+	f.Add(append([]byte{msgState, wireV1}, []byte(`{"name":"a","dyn":{"rx":1,"tx":2,"win":-5,"at":3}}`)...))
 	bb, _ := EncodeStates([]NodeState{s})
 	f.Add(bb)
 	f.Add([]byte{msgState, wireV1, '{', '}'})

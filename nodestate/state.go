@@ -70,7 +70,16 @@ type Dynamic struct {
 	// rounded to the byte (~25 bytes of the broadcast).
 	NetRx float64 `json:"rx,omitempty"`
 	NetTx float64 `json:"tx,omitempty"`
-	Users int     `json:"users"`
+	// NetWindowMs is the span of the window NetRx and NetTx cover,
+	// milliseconds, ending at SampledAt: the interval since the previous
+	// sample, or, in a sample a shift called for, the watch reading that
+	// saw it (a fifth of a second at the default interval). The leader
+	// reads it to tell a sample taken after one of shoal's attempts ended
+	// from one that still holds the attempt's transfers. Zero when
+	// unknown, and from agents that predate it: the window is then taken
+	// as since the node's previous sample.
+	NetWindowMs int64 `json:"win,omitempty"`
+	Users       int   `json:"users"`
 	// SampledAt is the owner's clock at sampling, in Unix milliseconds.
 	SampledAt int64 `json:"at"`
 }
