@@ -55,8 +55,11 @@ type Tracker struct {
 	pts      []point
 	limit    int     // maxSamples; smaller in tests
 	lastFlow float64 // most recent known rate, reported as NetFlow.Now
-	// lastRx, lastTx are the most recent known rates per direction.
+	// lastRx, lastTx are the most recent known rates per direction, and
+	// rateFrom the start of the window they cover (zero: none yet); the
+	// window ends at the sample that set them.
 	lastRx, lastTx float64
+	rateFrom       time.Time
 }
 
 // NewTracker returns an empty Tracker.
@@ -87,7 +90,7 @@ func (t *Tracker) Add(s RawSample) nodestate.Dynamic {
 		last := t.pts[n-1]
 		switch {
 		case s.At.Before(last.at):
-			t.pts, t.lastFlow, t.lastRx, t.lastTx = t.pts[:0], 0, 0, 0
+			t.pts, t.lastFlow, t.lastRx, t.lastTx, t.rateFrom = t.pts[:0], 0, 0, 0, time.Time{}
 		case s.At.Equal(last.at):
 			t.pts = t.pts[:n-1]
 		}
@@ -108,6 +111,7 @@ func (t *Tracker) Add(s RawSample) nodestate.Dynamic {
 		if p.rxBytes >= prev.rxBytes && p.txBytes >= prev.txBytes {
 			dt := p.at.Sub(prev.at).Seconds()
 			t.lastRx, t.lastTx = max(0, float64(p.rxBytes-prev.rxBytes)-prx)/dt, max(0, float64(p.txBytes-prev.txBytes)-ptx)/dt
+			t.rateFrom = prev.at
 		}
 		// A sample a shift called for publishes the rates just before it
 		// as the "now" values; the flow means keep the interval's rate,
@@ -118,12 +122,20 @@ func (t *Tracker) Add(s RawSample) nodestate.Dynamic {
 		if s.RecentSpan > 0 && prx == 0 && ptx == 0 {
 			t.lastRx, t.lastTx = s.RecentRx, s.RecentTx
 			t.lastFlow = s.RecentRx + s.RecentTx
+			t.rateFrom = s.At.Add(-s.RecentSpan)
 		}
 	}
 	t.pts = append(t.pts, p)
 	t.trim(s.At)
 
 	d := nodestate.Dynamic{Users: s.Users, SampledAt: s.At.UnixMilli(), NetRx: t.lastRx, NetTx: t.lastTx}
+	if !t.rateFrom.IsZero() {
+		// Rates kept over a counter reset are older than the interval:
+		// their window is published as reaching to this sample, which
+		// only widens it. A window under a millisecond (none the watch
+		// takes) is still a known one.
+		d.NetWindowMs = max(1, d.SampledAt-t.rateFrom.UnixMilli())
+	}
 	always := func(v func(point) float64) func(point) (float64, bool) {
 		return func(p point) (float64, bool) { return v(p), true }
 	}

@@ -296,3 +296,47 @@ func TestTracker_RecentRatesAreNow(t *testing.T) {
 		})
 	}
 }
+
+// TestTracker_TrafficWindow: a sample's rates say the window they cover.
+// A regular sample's is the interval since the previous sample, one a
+// shift called for the watch reading that saw it, and the regular sample
+// after that the interval since the early one. The first sample has no
+// rates and no window; rates kept over a counter reset reach back to the
+// window they were read over; a clock that went back leaves none.
+func TestTracker_TrafficWindow(t *testing.T) {
+	t.Parallel()
+	tr := NewTracker()
+	var rx, tx uint64
+	add := func(at time.Time, recent time.Duration) nodestate.Dynamic {
+		rx, tx = rx+3e6, tx+1e6
+		return tr.Add(RawSample{At: at, RxBytes: rx, TxBytes: tx, NetBytes: rx + tx, RecentRx: 5e6, RecentTx: 2e6, RecentSpan: recent})
+	}
+	for _, step := range []struct {
+		name   string
+		at     time.Duration
+		recent time.Duration
+		win    int64
+	}{
+		{"first sample", 0, 0, 0},
+		{"regular", 3 * time.Second, 0, 3000},
+		{"early, 0.3 s after", 3300 * time.Millisecond, 200 * time.Millisecond, 200},
+		{"regular after the early one", 6 * time.Second, 0, 2700},
+	} {
+		d := add(t0.Add(step.at), step.recent)
+		if d.NetWindowMs != step.win {
+			t.Errorf("%s: window %d ms, want %d", step.name, d.NetWindowMs, step.win)
+		}
+		if step.recent > 0 && (d.NetRx != 5e6 || d.NetTx != 2e6) {
+			t.Errorf("%s: rates %.0f/%.0f, want the watch reading's 5e6/2e6", step.name, d.NetRx, d.NetTx)
+		}
+	}
+	// The counters restart: the rates of the 6 s sample stand, read over
+	// the window from 3.3 s.
+	d := tr.Add(RawSample{At: t0.Add(9 * time.Second)})
+	if d.NetWindowMs != 5700 || d.NetRx == 0 {
+		t.Errorf("after a counter reset: window %d ms, rx %.0f; want 5700 ms and the rates before", d.NetWindowMs, d.NetRx)
+	}
+	if d := add(t0.Add(time.Second), 0); d.NetWindowMs != 0 {
+		t.Errorf("after the clock went back: window %d ms, want 0 (no rates yet)", d.NetWindowMs)
+	}
+}

@@ -30,7 +30,9 @@ func TestSamplesLeaveOutTestBytes(t *testing.T) {
 // TestSamplesKeepTheIntervalWhileATestRuns: a running test's bytes are on
 // the counters a shift's recent rates come from and are not yet counted
 // as a test's, so while one runs the sample publishes its interval's
-// rates, not the recent ones (which would be mostly the test).
+// rates, not the recent ones (which would be mostly the test), and says
+// they cover the interval; with no test it publishes the recent rates
+// and the watch reading's window.
 func TestSamplesKeepTheIntervalWhileATestRuns(t *testing.T) {
 	t.Parallel()
 	var got nodestate.Dynamic
@@ -43,13 +45,14 @@ func TestSamplesKeepTheIntervalWhileATestRuns(t *testing.T) {
 		RecentRx: 9_000_000, RecentTx: 9_000_000, RecentSpan: 200 * time.Millisecond}
 	running = true
 	s.ingest(shift)
-	if got.NetRx != 1_000_000 || got.NetTx != 1_000_000 {
-		t.Fatalf("while a test runs: rx %v tx %v bytes/s, want the interval's 1e6 each, not the recent 9e6", got.NetRx, got.NetTx)
+	if got.NetRx != 1_000_000 || got.NetTx != 1_000_000 || got.NetWindowMs != 3000 {
+		t.Fatalf("while a test runs: rx %v tx %v bytes/s over %d ms, want the interval's 1e6 each over 3000 ms, not the recent 9e6",
+			got.NetRx, got.NetTx, got.NetWindowMs)
 	}
 	running = false
 	shift.At, shift.RxBytes, shift.TxBytes, shift.NetBytes = t0.Add(6*time.Second), 6_000_000, 6_000_000, 12_000_000
 	s.ingest(shift)
-	if got.NetRx != 9_000_000 {
-		t.Fatalf("with no test running: rx %v bytes/s, want the recent 9e6", got.NetRx)
+	if got.NetRx != 9_000_000 || got.NetWindowMs != 200 {
+		t.Fatalf("with no test running: rx %v bytes/s over %d ms, want the recent 9e6 over the reading's 200 ms", got.NetRx, got.NetWindowMs)
 	}
 }
