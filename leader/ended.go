@@ -31,8 +31,11 @@ const endedHorizon = 10 * loadAvgTau
 // withoutEnded takes out of snap's nodes what shoal's attempts that have
 // ended added to them: from the latest load, the share of the attempt's
 // processes the kernel's load average still holds at now; from the
-// latest traffic, when the sample was taken while such an attempt still
-// ran, the node's traffic before the attempt started (if lower).
+// latest traffic, when the window the sample's rates cover overlaps such
+// an attempt's run, the node's traffic before the attempt started (if
+// lower). A sample whose window began once the attempt had ended (an
+// early sample a traffic shift called for reads a fifth of a second) is
+// the node's own, kept whole, though earlier samples held the attempt.
 func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now time.Time) {
 	ghost := map[string]float64{}
 	ended := map[string][]span{}
@@ -65,20 +68,28 @@ func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now
 	if len(ended) == 0 {
 		return
 	}
-	traffic := make(map[string][]nodestate.TrafficPoint, len(nodes))
-	for _, nd := range nodes {
-		traffic[nd.Name] = nd.Traffic
+	byName := make(map[string]*Node, len(nodes))
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
 	}
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		if g := ghost[n.Name]; g > 0 {
 			n.Load.Now = max(0, n.Load.Now-g)
 		}
+		nd := byName[n.Name]
+		if nd == nil {
+			continue
+		}
+		w, ok := latestWindow(nd)
+		if !ok {
+			continue
+		}
 		for _, s := range ended[n.Name] {
-			if liveSince[n.Name] > s.start {
+			if liveSince[n.Name] > s.start || w.start >= s.end || w.end <= s.start {
 				continue
 			}
-			if rx, tx, ok := trafficBefore(traffic[n.Name], s); ok {
+			if rx, tx, ok := trafficBefore(nd.Traffic, s); ok {
 				n.NetRx, n.NetTx = min(n.NetRx, rx), min(n.NetTx, tx)
 			}
 		}
@@ -101,7 +112,8 @@ func busyCores(a *raftfsm.Attempt, h raftfsm.Host, cpus int, ran time.Duration) 
 	return most
 }
 
-// span is an attempt's run, Unix milliseconds.
+// span is a stretch of time, Unix milliseconds: an attempt's run, the
+// window a traffic sample covers.
 type span struct{ start, end int64 }
 
 // loadLeft is how much of one process that ran for ran the 1-minute load
@@ -115,19 +127,27 @@ func loadLeft(ran, since time.Duration) float64 {
 	return rise * math.Exp(-max(since, 0).Seconds()/loadAvgTau.Seconds())
 }
 
-// trafficBefore is the node's traffic before the attempt s started, when
-// its latest traffic sample was taken while s still ran (the sample's
-// interval, from the point before it, began before s ended, and the
-// sample ended after s started); ok false when the latest sample does
-// not overlap s or nothing before s is known.
+// latestWindow is the window the node's latest traffic rates cover,
+// Unix milliseconds on its clock: as the node says (NetWindowMs, ending
+// at SampledAt), or, from an agent that does not say, from the traffic
+// point before its latest one to that latest one, the sample interval
+// it is taken to cover. ok false when neither is known. The attempts'
+// times are the leader's clock: a skew between the two moves the
+// window's edges by as much, which matters only for a window within
+// that skew of an attempt's start or end.
+func latestWindow(nd *Node) (w span, ok bool) {
+	if nd.NetWindowMs > 0 && nd.SampledAt > 0 {
+		return span{nd.SampledAt - nd.NetWindowMs, nd.SampledAt}, true
+	}
+	if pts := nd.Traffic; len(pts) >= 2 {
+		return span{pts[len(pts)-2].At, pts[len(pts)-1].At}, true
+	}
+	return span{}, false
+}
+
+// trafficBefore is the node's traffic before the attempt s started: its
+// traffic point at or before s's start; ok false when none is known.
 func trafficBefore(pts []nodestate.TrafficPoint, s span) (rx, tx float64, ok bool) {
-	if len(pts) < 2 {
-		return 0, 0, false
-	}
-	last, prev := pts[len(pts)-1], pts[len(pts)-2]
-	if prev.At >= s.end || last.At <= s.start {
-		return 0, 0, false
-	}
 	for k := len(pts) - 1; k >= 0; k-- {
 		if pts[k].At <= s.start {
 			return pts[k].Rx, pts[k].Tx, true

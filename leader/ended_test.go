@@ -148,3 +148,79 @@ func TestBusyCores_CountsEachRanksCPUs(t *testing.T) {
 		t.Errorf("more CPU time than the ranks' cores: %.1f busy cores, want the 8 they had", got)
 	}
 }
+
+// TestSnapshot_EndedAttemptsBySampleWindow: a 2-rank attempt moved 10
+// MB/s on each of its four nodes for five minutes and ended 0.5 s ago;
+// the nodes read 1 MB/s before it. Whether a node's latest traffic is
+// the attempt's or its own is told by the window that sample covers:
+//   - n1's latest sample, 0.3 s after the end, is an early one a shift
+//     called for: its rates cover the 0.2 s watch reading before it, all
+//     after the end, and show a flow of 8 MB/s that started as the
+//     attempt ended. It is the node's own and stands.
+//   - n2's outside flow runs at the attempt's rate, so its traffic
+//     history has no new step; its early sample still stands.
+//   - n3's latest sample is a regular one, 1 s after the end, covering
+//     the 3 s before it: 2 s of the attempt. It reads as before the
+//     attempt.
+//   - n4 runs an agent that does not say its window: its latest sample,
+//     0.3 s after the end, is taken to cover the time since its
+//     previous traffic point, while the attempt ran, as before.
+func TestSnapshot_EndedAttemptsBySampleWindow(t *testing.T) {
+	t.Parallel()
+	names := []string{"n1", "n2", "n3", "n4"}
+	w := newWorld(t, names...)
+	start, end := t0, t0.Add(5*time.Minute)
+	now := end.Add(500 * time.Millisecond)
+	ms := func(t time.Time) int64 { return t.UnixMilli() }
+	const quiet, busy, outside = 1e6, 10e6, 8e6 // bytes/s
+	for _, name := range names {
+		n := w.node(name)
+		n.Traffic = []nodestate.TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: quiet, Tx: quiet},
+			{At: ms(start.Add(3 * time.Second)), Rx: busy, Tx: busy}}
+		n.Attrs.NetRx, n.Attrs.NetTx = busy, busy
+	}
+	early := end.Add(300 * time.Millisecond)
+	n1 := w.node("n1")
+	n1.Traffic = append(n1.Traffic, nodestate.TrafficPoint{At: ms(early), Rx: outside, Tx: outside})
+	n1.Attrs.NetRx, n1.Attrs.NetTx, n1.SampledAt, n1.NetWindowMs = outside, outside, ms(early), 200
+	n2 := w.node("n2")
+	n2.SampledAt, n2.NetWindowMs = ms(early), 200
+	n3 := w.node("n3")
+	n3.SampledAt, n3.NetWindowMs = ms(end.Add(time.Second)), 3000
+	n4 := w.node("n4")
+	n4.Traffic = append(n4.Traffic, nodestate.TrafficPoint{At: ms(early), Rx: outside, Tx: outside})
+	n4.Attrs.NetRx, n4.Attrs.NetTx, n4.SampledAt = outside, outside, ms(early)
+
+	id := submit(w, "ranks", raftfsm.JobSpec{NP: 8, MPI: "none"})
+	var hosts []raftfsm.Host
+	for _, name := range names {
+		hosts = append(hosts, raftfsm.Host{Node: name, NP: 2})
+	}
+	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: hosts})
+	for _, name := range names {
+		w.do(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: name})
+	}
+	w.now = start
+	w.do(raftfsm.CmdStartJob, raftfsm.StartJob{ID: id, Attempt: 1})
+	w.now = end
+	zero := 0
+	w.do(raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: id, Attempt: 1, ExitCode: &zero})
+
+	got := map[string]placement.Node{}
+	for _, n := range Snapshot(w.st, w.nodes, now).Nodes {
+		got[n.Name] = n
+	}
+	for _, tc := range []struct {
+		name, why string
+		want      float64
+	}{
+		{"n1", "an early sample after the end shows the node's own flow", outside},
+		{"n2", "an early sample after the end shows the node's own flow, at the attempt's rate", busy},
+		{"n3", "a 3 s sample whose window overlapped the attempt reads as before it", quiet},
+		{"n4", "an agent without windows: the sample is taken to cover the time since the previous point", quiet},
+	} {
+		if n := got[tc.name]; n.NetRx != tc.want || n.NetTx != tc.want {
+			t.Errorf("%s's traffic %.0f/%.0f B/s, want %.0f: %s", tc.name, n.NetRx, n.NetTx, tc.want, tc.why)
+		}
+	}
+}

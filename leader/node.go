@@ -23,7 +23,8 @@ func NodeOf(e nodestate.Entry, net []nodestate.NetEntry) Node {
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: s.Dyn.Load, CPUUtil: s.Dyn.CPUUtil,
 			MemAvail: s.Dyn.MemAvail, NetFlow: s.Dyn.NetFlow, Users: s.Dyn.Users,
 			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, PEs: slices.Clone(s.Static.PEs)},
-		Net: net, Probes: s.Probes, Traffic: e.Traffic, Coord: serfCoord(s.Coord), Link: linkVerdict(s.Link)}
+		Net: net, Probes: s.Probes, Traffic: e.Traffic, SampledAt: s.Dyn.SampledAt, NetWindowMs: s.Dyn.NetWindowMs,
+		Coord: serfCoord(s.Coord), Link: linkVerdict(s.Link)}
 	return n
 }
 

@@ -25,7 +25,7 @@ func TestNodeOf(t *testing.T) {
 			Static: nodestate.Static{Cores: 4, Threads: 8, MHz: 2400, MemTotal: 8 << 30, Switch: "sw1", Confined: true,
 				Features: []string{"ib"}, PEs: []nodestate.PE{{Kind: "gpu", Model: "A100", Count: 2}}},
 			Dyn: nodestate.Dynamic{Load: nodestate.Means{Now: 1, M1: 2, M5: 3, M15: 4}, CPUUtil: nodestate.Means{Now: 50},
-				MemAvail: nodestate.Means{Now: 4e9}, NetFlow: nodestate.Means{Now: 9}, NetRx: 1e6, NetTx: 3.75e6, Users: 2},
+				MemAvail: nodestate.Means{Now: 4e9}, NetFlow: nodestate.Means{Now: 9}, NetRx: 1e6, NetTx: 3.75e6, NetWindowMs: 200, Users: 2, SampledAt: 4100},
 			Probes: []nodestate.ProbeBeat{{Kind: "bandwidth", State: "running", PID: 12, Restarts: 1, Beat: 4000}},
 			Coord:  &nodestate.Coord{Vec: []float64{100, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10},
 			Link:   &nodestate.LinkState{Change: "slower", Mbps: 40, Since: 3000, At: 4000}}}
@@ -46,6 +46,9 @@ func TestNodeOf(t *testing.T) {
 	}
 	if !reflect.DeepEqual(n.Traffic, e.Traffic) || !reflect.DeepEqual(n.Net, row) || !reflect.DeepEqual(n.Probes, e.State.Probes) {
 		t.Errorf("traffic %+v, row %+v, probes %+v: want the entry's and the row's", n.Traffic, n.Net, n.Probes)
+	}
+	if n.SampledAt != 4100 || n.NetWindowMs != 200 {
+		t.Errorf("latest sample at %d over %d ms, want the gossiped 4100 over 200 ms", n.SampledAt, n.NetWindowMs)
 	}
 	if n.Coord == nil || n.Coord.Vec[0] != 100e-6 || n.Coord.Height != 10e-6 {
 		t.Errorf("Coord = %+v, want the gossiped one in seconds", n.Coord)

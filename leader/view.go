@@ -77,6 +77,13 @@ type Node struct {
 	// the traffic that crossed the uplinks meanwhile (stamp.go). Shared
 	// with the gossip table: read it, never write it.
 	Traffic []nodestate.TrafficPoint
+	// SampledAt is when the node took its latest sample, Unix
+	// milliseconds on its clock, and NetWindowMs the span before it, in
+	// milliseconds, that the sample's traffic (Attrs.NetRx, NetTx) covers
+	// (nodestate.Dynamic). NetWindowMs is 0 from an agent that does not
+	// say: its window is taken as since its previous traffic point.
+	SampledAt   int64
+	NetWindowMs int64
 	// Coord is the node's Vivaldi network coordinate (serf's type, in
 	// seconds), converted from its gossiped one; nil when it has none.
 	// Snapshot estimates the RTT of pairs without a direct one from it.

@@ -65,9 +65,9 @@ type Dynamic struct {
 	// direction of its link, which placement checks against capacity:
 	// over the interval since the previous sample, or, in a sample a
 	// shift of the traffic called for, over the moments just before it
-	// (probe.RawSample.RecentRx). Zero when the sampler does not tell
-	// directions apart or before two samples. The agent gossips them
-	// rounded to the byte (~25 bytes of the broadcast).
+	// (probe.RawSample.RecentRx); NetWindowMs says which. Zero when the
+	// sampler does not tell directions apart or before two samples. The
+	// agent gossips them rounded to the byte (~25 bytes of the broadcast).
 	NetRx float64 `json:"rx,omitempty"`
 	NetTx float64 `json:"tx,omitempty"`
 	// NetWindowMs is the span of the window NetRx and NetTx cover,
