@@ -18,9 +18,16 @@ type GPUDevice struct {
 	// for a whole GPU.
 	Parent string `json:"parent,omitempty"`
 	// Minor is the GPU's /dev/nvidiaN number as NVML reports it, which
-	// need not be its index; -1 where unknown (nvidia-smi, sysfs) and for
-	// MIG instances, which share their GPU's node.
+	// need not be its index: a MIG instance's is its GPU's, whose node
+	// every instance of it opens; -1 where unknown (nvidia-smi, sysfs).
 	Minor int `json:"minor"`
+	// GI and CI are a MIG instance's GPU instance and compute instance
+	// IDs on its GPU, which with Minor name its capabilities in the
+	// driver's table (gpuMINOR/giGI/ciCI/access, each guarded by a
+	// /dev/nvidia-caps node); -1 where NVML did not give them. Read for
+	// MIG instances only.
+	GI int `json:"gpu_instance"`
+	CI int `json:"compute_instance"`
 	// Source says how the device was found: "nvml", "nvidia-smi" or
 	// "sysfs".
 	Source string `json:"source"`

@@ -117,7 +117,7 @@ func parseNvidiaSMIDevices(out []byte) ([]GPUDevice, error) {
 			}
 			mem = mib << 20
 		}
-		gpus = append(gpus, GPUDevice{Model: model, MemBytes: mem, Minor: -1, Source: "nvidia-smi"})
+		gpus = append(gpus, GPUDevice{Model: model, MemBytes: mem, Minor: -1, GI: -1, CI: -1, Source: "nvidia-smi"})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read nvidia-smi output: %w", err)

@@ -46,4 +46,10 @@ type NVMLDevice interface {
 	// MIGDevice is MIG slot i of a GPU in MIG mode; ErrNVMLNotFound for
 	// a slot that holds no instance.
 	MIGDevice(i int) (NVMLDevice, error)
+	// GPUInstanceID and ComputeInstanceID are a MIG instance's GPU
+	// instance and compute instance IDs on its GPU, the names of its
+	// capabilities in the driver's table (gpuN/giG/ciC/access);
+	// ErrNVMLNotSupported for a whole GPU.
+	GPUInstanceID() (int, error)
+	ComputeInstanceID() (int, error)
 }

@@ -104,3 +104,13 @@ func (g goNVMLDevice) MIGDevice(i int) (NVMLDevice, error) {
 	}
 	return goNVMLDevice{d}, nil
 }
+
+func (g goNVMLDevice) GPUInstanceID() (int, error) {
+	n, ret := g.d.GetGpuInstanceId()
+	return n, nvmlErr(ret)
+}
+
+func (g goNVMLDevice) ComputeInstanceID() (int, error) {
+	n, ret := g.d.GetComputeInstanceId()
+	return n, nvmlErr(ret)
+}

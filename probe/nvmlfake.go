@@ -1,6 +1,9 @@
 package probe
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // FakeNVML is an NVML with no driver behind it, for tests on machines
 // without a GPU: it answers from the devices it holds. FakeNVMLTwoGPUs,
@@ -22,6 +25,10 @@ type FakeNVMLDevice struct {
 	Mem          uint64 // bytes; 0 answers ErrNVMLNotSupported
 	MinorV       int    // the /dev/nvidiaN number
 	MIGOn        bool
+	// GI and CI are a MIG instance's GPU and compute instance IDs; a
+	// negative GI answers ErrNVMLNotSupported for both, as a whole GPU
+	// does and a driver that cannot tell might.
+	GI, CI int
 	// MIGSlots are the MIG slots of a GPU in MIG mode, nil entries empty.
 	MIGSlots []*FakeNVMLDevice
 }
@@ -90,6 +97,26 @@ func (d FakeNVMLDevice) MIGDevice(i int) (NVMLDevice, error) {
 	return *d.MIGSlots[i], nil
 }
 
+// GPUInstanceID implements NVMLDevice.
+func (d FakeNVMLDevice) GPUInstanceID() (int, error) {
+	if d.GI < 0 || d.whole() {
+		return 0, fmt.Errorf("fake NVML %s GPU instance: %w", d.UUIDv, ErrNVMLNotSupported)
+	}
+	return d.GI, nil
+}
+
+// ComputeInstanceID implements NVMLDevice.
+func (d FakeNVMLDevice) ComputeInstanceID() (int, error) {
+	if d.GI < 0 || d.whole() {
+		return 0, fmt.Errorf("fake NVML %s compute instance: %w", d.UUIDv, ErrNVMLNotSupported)
+	}
+	return d.CI, nil
+}
+
+// whole reports whether d is a GPU rather than a MIG instance: a GPU
+// has no instance IDs.
+func (d FakeNVMLDevice) whole() bool { return strings.HasPrefix(d.UUIDv, "GPU-") }
+
 // FakeNVMLTwoGPUs is a node of two whole A100s, /dev/nvidia0 and 1.
 func FakeNVMLTwoGPUs() *FakeNVML {
 	return &FakeNVML{GPUs: []FakeNVMLDevice{
@@ -99,16 +126,17 @@ func FakeNVMLTwoGPUs() *FakeNVML {
 }
 
 // FakeNVMLMIG is a node of two A100s: GPU 0 in MIG mode with a 3g.20gb
-// instance in slot 0, slot 1 empty (an instance destroyed) and two
-// 1g.5gb instances in slots 2 and 3, of seven slots; GPU 1 whole.
+// instance in slot 0 (GPU instance 1, compute instance 0), slot 1 empty
+// (an instance destroyed) and two 1g.5gb instances in slots 2 and 3 (GPU
+// instances 9 and 10), of seven slots; GPU 1 whole.
 func FakeNVMLMIG() *FakeNVML {
-	mig := func(n int, profile string, mem uint64) *FakeNVMLDevice {
+	mig := func(n int, profile string, mem uint64, gi int) *FakeNVMLDevice {
 		return &FakeNVMLDevice{UUIDv: fmt.Sprintf("MIG-fake0000-0000-0000-0000-00000000000%d", n),
-			NameV: "NVIDIA A100-SXM4-40GB MIG " + profile, Mem: mem}
+			NameV: "NVIDIA A100-SXM4-40GB MIG " + profile, Mem: mem, GI: gi}
 	}
 	return &FakeNVML{GPUs: []FakeNVMLDevice{
 		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000000", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30, MIGOn: true,
-			MIGSlots: []*FakeNVMLDevice{mig(0, "3g.20gb", 20<<30), nil, mig(2, "1g.5gb", 5<<30), mig(3, "1g.5gb", 5<<30), nil, nil, nil}},
+			MIGSlots: []*FakeNVMLDevice{mig(0, "3g.20gb", 20<<30, 1), nil, mig(2, "1g.5gb", 5<<30, 9), mig(3, "1g.5gb", 5<<30, 10), nil, nil, nil}},
 		{UUIDv: "GPU-fake0000-0000-0000-0000-000000000001", NameV: "NVIDIA A100-SXM4-40GB", Mem: 40 << 30, MinorV: 1},
 	}}
 }

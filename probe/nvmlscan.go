@@ -39,7 +39,7 @@ func ScanNVML(lib NVML, log *slog.Logger) ([]GPUDevice, error) {
 			out = append(out, gpu)
 			continue
 		}
-		insts, err := migInstances(dev, gpu.UUID)
+		insts, err := migInstances(dev, gpu.UUID, gpu.Minor)
 		if err != nil {
 			// Left out, not the scan failed: nvidia-smi, the fallback,
 			// would list this GPU whole, and CUDA cannot hand a process
@@ -58,7 +58,7 @@ func ScanNVML(lib NVML, log *slog.Logger) ([]GPUDevice, error) {
 
 // migInstances lists the MIG instances of a GPU in MIG mode. Slots are
 // sparse: an instance destroyed leaves an empty slot before others.
-func migInstances(gpu NVMLDevice, parent string) ([]GPUDevice, error) {
+func migInstances(gpu NVMLDevice, parent string, minor int) ([]GPUDevice, error) {
 	slots, err := gpu.MaxMIGDevices()
 	if err != nil {
 		return nil, fmt.Errorf("MIG slots: %w", err)
@@ -76,9 +76,27 @@ func migInstances(gpu NVMLDevice, parent string) ([]GPUDevice, error) {
 		if err != nil {
 			return nil, fmt.Errorf("MIG slot %d: %w", s, err)
 		}
+		inst.Minor = minor
+		inst.GI, inst.CI = instanceIDs(d)
 		out = append(out, inst)
 	}
 	return out, nil
+}
+
+// instanceIDs are a MIG instance's GPU and compute instance IDs, or -1
+// and -1 where NVML cannot give both: the instance is still scheduled and
+// bound by CUDA_VISIBLE_DEVICES, and the agent, which needs them to find
+// its capability nodes, does not confine MIG instances by device rules.
+func instanceIDs(d NVMLDevice) (gi, ci int) {
+	gi, err := d.GPUInstanceID()
+	if err != nil {
+		return -1, -1
+	}
+	ci, err = d.ComputeInstanceID()
+	if err != nil {
+		return -1, -1
+	}
+	return gi, ci
 }
 
 // nvmlDevice reads one device's identity; memory NVML cannot give is 0,
@@ -96,11 +114,11 @@ func nvmlDevice(d NVMLDevice, parent string) (GPUDevice, error) {
 	if err != nil && !errors.Is(err, ErrNVMLNotSupported) {
 		return GPUDevice{}, fmt.Errorf("%s: memory: %w", uuid, err)
 	}
-	minor := -1
+	minor := -1 // a MIG instance's is its GPU's, which the caller sets
 	if parent == "" {
 		if minor, err = d.MinorNumber(); err != nil {
 			return GPUDevice{}, fmt.Errorf("%s: minor number: %w", uuid, err)
 		}
 	}
-	return GPUDevice{Model: name, MemBytes: mem, UUID: uuid, Parent: parent, Minor: minor, Source: "nvml"}, nil
+	return GPUDevice{Model: name, MemBytes: mem, UUID: uuid, Parent: parent, Minor: minor, GI: -1, CI: -1, Source: "nvml"}, nil
 }

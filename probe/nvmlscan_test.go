@@ -22,8 +22,8 @@ func TestScanNVML_FakeTwoGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []GPUDevice{
-		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000000", Minor: 0, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Minor: 1, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000000", Minor: 0, GI: -1, CI: -1, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Minor: 1, GI: -1, CI: -1, Source: "nvml"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("devices = %+v\nwant %+v", got, want)
@@ -34,7 +34,8 @@ func TestScanNVML_FakeTwoGPUs(t *testing.T) {
 }
 
 // TestScanNVML_FakeMIG: a GPU in MIG mode is replaced by its MIG
-// instances, found past an empty slot, each with its parent; the whole
+// instances, found past an empty slot, each with its parent, its
+// parent's minor and its GPU and compute instance IDs; the whole
 // GPU beside it stays one device; CUDA_VISIBLE_DEVICES then names every
 // device by UUID.
 func TestScanNVML_FakeMIG(t *testing.T) {
@@ -45,10 +46,10 @@ func TestScanNVML_FakeMIG(t *testing.T) {
 	}
 	const gpu0 = "GPU-fake0000-0000-0000-0000-000000000000"
 	want := []GPUDevice{
-		{Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", MemBytes: 20 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000000", Parent: gpu0, Minor: -1, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000002", Parent: gpu0, Minor: -1, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000003", Parent: gpu0, Minor: -1, Source: "nvml"},
-		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Minor: 1, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB MIG 3g.20gb", MemBytes: 20 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000000", Parent: gpu0, Minor: 0, GI: 1, CI: 0, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000002", Parent: gpu0, Minor: 0, GI: 9, CI: 0, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB MIG 1g.5gb", MemBytes: 5 << 30, UUID: "MIG-fake0000-0000-0000-0000-000000000003", Parent: gpu0, Minor: 0, GI: 10, CI: 0, Source: "nvml"},
+		{Model: "NVIDIA A100-SXM4-40GB", MemBytes: 40 << 30, UUID: "GPU-fake0000-0000-0000-0000-000000000001", Minor: 1, GI: -1, CI: -1, Source: "nvml"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("devices = %+v\nwant %+v", got, want)
@@ -135,4 +136,32 @@ func TestNewNVML_ThisMachine(t *testing.T) {
 		t.Fatalf("Init = %v, want ErrNVMLMissing on a machine without libnvidia-ml", err)
 	}
 	t.Logf("Init: %v", err)
+}
+
+// TestScanNVML_MIGInstanceIDs: each MIG instance carries its GPU's minor
+// (here 3, not its index 0) and its GPU and compute instance IDs, which
+// name its capability nodes; an instance whose IDs NVML cannot give is
+// still scheduled, with -1 for both, which leaves it bound by its
+// environment only.
+func TestScanNVML_MIGInstanceIDs(t *testing.T) {
+	t.Parallel()
+	lib := FakeNVMLMIG()
+	gpu := lib.GPUs[0]
+	gpu.MinorV = 3
+	gpu.MIGSlots = []*FakeNVMLDevice{
+		{UUIDv: "MIG-a", NameV: "m", GI: 2, CI: 1},
+		{UUIDv: "MIG-b", NameV: "m", GI: -1},
+	}
+	got, err := ScanNVML(oneDeviceNVML{&FakeNVML{}, gpu}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ids struct{ minor, gi, ci int }
+	var have []ids
+	for _, d := range got {
+		have = append(have, ids{d.Minor, d.GI, d.CI})
+	}
+	if want := []ids{{3, 2, 1}, {3, -1, -1}}; !reflect.DeepEqual(have, want) {
+		t.Errorf("MIG instances' (minor, GI, CI) = %v, want %v", have, want)
+	}
 }

@@ -115,7 +115,7 @@ func ScanStatic(ctx context.Context, cfg StaticConfig) (Static, error) {
 		if c.vendor == pciVendorNVIDIA && (nvidiaAnswered || len(gpus) > 0) {
 			continue
 		}
-		gpus = append(gpus, GPUDevice{Model: c.pe.Model, MemBytes: c.pe.MemBytes, Minor: -1, Source: "sysfs"})
+		gpus = append(gpus, GPUDevice{Model: c.pe.Model, MemBytes: c.pe.MemBytes, Minor: -1, GI: -1, CI: -1, Source: "sysfs"})
 	}
 	st.PEs = MergePEs(cpu, gpuPEs(gpus), cfg.Declared)
 	st.GPUs = gpus
