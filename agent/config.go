@@ -195,6 +195,10 @@ type TestingHooks struct {
 	// directory of fake ones (made with mknod, no driver behind them) on a
 	// machine without GPUs.
 	GPUDevDir string
+	// MIGMinorsFile is read for the driver's table of MIG capability
+	// minors instead of /proc/driver/nvidia-caps/mig-minors, with
+	// GPUDevDir's nvidia-caps directory for their nodes.
+	MIGMinorsFile string
 }
 
 // RaftTimings are hashicorp/raft's timeouts, tuned for a LAN: a leader

@@ -3,13 +3,11 @@ package agent
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/agent/jobrun"
 	"github.com/shoal-hpc/shoal/nodestate"
-	"github.com/shoal-hpc/shoal/probe"
 )
 
 // openCgroups opens this node's cgroups for jobs. An agent that
@@ -33,22 +31,21 @@ func (a *Agent) openCgroups() {
 	a.log.Info("jobs confined in cgroups", "cgroups", m.Support().String())
 }
 
-// gpuDevices are the device numbers of the node's gpus GPUs by index,
-// which each attempt's cgroup denies but for its own; nil, with one line
-// in the log saying why, where GPUs are bound by environment variables
-// only: no cgroups, a hierarchy that cannot deny devices, or a /dev whose
-// GPU nodes do not match the inventory (denying by a wrong map would take
-// a job's own GPU away), or MIG instances, which share their GPU's
-// device node.
-func (a *Agent) gpuDevices(gpus int) []confine.Device {
+// gpuDevices are the device nodes each of the node's gpus GPUs needs, by
+// index, of which each attempt's cgroup denies those of the GPUs it does
+// not hold: a whole GPU's /dev/nvidiaN (or DRM render node), a MIG
+// instance's GPU node and its GPU and compute instance capability nodes
+// (/dev/nvidia-caps), as NVIDIA's MIG access model has it. nil, with one
+// line in the log saying why, where GPUs are bound by environment
+// variables only: no cgroups, a hierarchy that cannot deny devices, or a
+// /dev or MIG capability table that does not match the inventory
+// (denying by a wrong map would take a job's own GPU away).
+func (a *Agent) gpuDevices(gpus int) [][]confine.Device {
 	if gpus == 0 {
 		return nil
 	}
 	const unbound = "GPUs bound by environment variables only, not by cgroup device rules: "
 	switch {
-	case slices.ContainsFunc(a.static.GPUs, probe.GPUDevice.MIG):
-		a.log.Warn(unbound + "MIG instances share their GPU's device node, so CUDA_VISIBLE_DEVICES alone tells jobs their instance")
-		return nil
 	case a.cgroups == nil:
 		a.log.Warn(unbound + "jobs run unconfined here")
 		return nil
@@ -56,14 +53,8 @@ func (a *Agent) gpuDevices(gpus int) []confine.Device {
 		a.log.Warn(unbound + a.cgroups.Support().DevicesOff)
 		return nil
 	}
-	dir := cmp.Or(a.cfg.Testing.GPUDevDir, "/dev")
-	devs, err := confine.GPUDevices(dir)
-	if err == nil {
-		devs, err = gpuDeviceMap(a.static.GPUs, devs)
-	}
-	if err == nil && len(devs) != gpus {
-		err = fmt.Errorf("%s has %d GPU device nodes %v, the inventory %d GPUs", dir, len(devs), devs, gpus)
-	}
+	devs, err := gpuDeviceNodes(a.static.GPUs, gpus, cmp.Or(a.cfg.Testing.GPUDevDir, "/dev"),
+		cmp.Or(a.cfg.Testing.MIGMinorsFile, confine.MIGMinorsFile))
 	if err != nil {
 		a.log.Warn(unbound + err.Error())
 		return nil

@@ -26,16 +26,31 @@ const (
 
 func (d Device) String() string { return fmt.Sprintf("c %d:%d", d.Major, d.Minor) }
 
-// DenyOthers is which of a node's GPUs an attempt may not open: every
-// device of gpus, which holds the node's GPUs by index, whose index is not
-// in own. An attempt that holds none is denied all of them, as its
+// DenyOthers is which device nodes an attempt may not open: those of
+// every GPU of gpus, which holds the nodes each of the node's GPUs needs
+// by index, whose index is not in own, but for the nodes a GPU in own
+// needs too. A whole GPU needs its own node; a MIG instance its GPU's
+// node, which every instance of that GPU shares, and its capability
+// nodes (MIGCapDevices), which only an instance of the same GPU instance
+// shares. An attempt that holds none is denied all of them, as its
 // CUDA_VISIBLE_DEVICES is empty: a job that asked for no GPU must not take
 // one from a job that did. Indices in own past the end of gpus are ignored.
-func DenyOthers(gpus []Device, own []int) []Device {
+func DenyOthers(gpus [][]Device, own []int) []Device {
+	var keep []Device
+	for _, i := range own {
+		if i >= 0 && i < len(gpus) {
+			keep = append(keep, gpus[i]...)
+		}
+	}
 	var deny []Device
-	for i, d := range gpus {
-		if !slices.Contains(own, i) && !slices.Contains(deny, d) {
-			deny = append(deny, d)
+	for i, nodes := range gpus {
+		if slices.Contains(own, i) {
+			continue
+		}
+		for _, d := range nodes {
+			if !slices.Contains(keep, d) && !slices.Contains(deny, d) {
+				deny = append(deny, d)
+			}
 		}
 	}
 	return deny

@@ -14,22 +14,43 @@ import (
 func TestDenyOthers(t *testing.T) {
 	t.Parallel()
 	nv := func(minor uint32) Device { return Device{NvidiaMajor, minor} }
+	whole := func(ds ...Device) [][]Device {
+		out := make([][]Device, len(ds))
+		for i, d := range ds {
+			out[i] = []Device{d}
+		}
+		return out
+	}
 	four := []Device{nv(0), nv(1), nv(2), nv(3)}
+	capn := func(minor uint32) Device { return Device{237, minor} }
+	// GPU 0 in MIG mode: instances 0 and 1 in GPU instance 1 (its access
+	// node cap12, their compute instances cap13 and cap14), instance 2 in
+	// GPU instance 2 (cap21, cap22); GPU 1 whole.
+	mig := [][]Device{
+		{nv(0), capn(12), capn(13)},
+		{nv(0), capn(12), capn(14)},
+		{nv(0), capn(21), capn(22)},
+		{nv(1)},
+	}
 	for _, tc := range []struct {
 		name string
-		gpus []Device
+		gpus [][]Device
 		own  []int
 		want []Device
 	}{
 		{"no GPUs", nil, []int{0}, nil},
-		{"holds one of two", four[:2], []int{0}, []Device{nv(1)}},
-		{"holds the other", four[:2], []int{1}, []Device{nv(0)}},
-		{"holds none: denied all", four, nil, four},
-		{"holds all: denied none", four, []int{3, 1, 0, 2}, nil},
-		{"holds two of four", four, []int{1, 3}, []Device{nv(0), nv(2)}},
-		{"an index past the inventory is ignored", four[:2], []int{0, 7}, []Device{nv(1)}},
-		{"minors other than the index", []Device{nv(4), nv(2)}, []int{1}, []Device{nv(4)}},
-		{"DRM render nodes", []Device{{DRMMajor, 128}, {DRMMajor, 129}}, []int{1}, []Device{{DRMMajor, 128}}},
+		{"holds one of two", whole(four[:2]...), []int{0}, []Device{nv(1)}},
+		{"holds the other", whole(four[:2]...), []int{1}, []Device{nv(0)}},
+		{"holds none: denied all", whole(four...), nil, four},
+		{"holds all: denied none", whole(four...), []int{3, 1, 0, 2}, nil},
+		{"holds two of four", whole(four...), []int{1, 3}, []Device{nv(0), nv(2)}},
+		{"an index past the inventory is ignored", whole(four[:2]...), []int{0, 7}, []Device{nv(1)}},
+		{"minors other than the index", whole(nv(4), nv(2)), []int{1}, []Device{nv(4)}},
+		{"DRM render nodes", whole(Device{DRMMajor, 128}, Device{DRMMajor, 129}), []int{1}, []Device{{DRMMajor, 128}}},
+		{"MIG: the others' caps, not the shared GPU node", mig, []int{2}, []Device{capn(12), capn(13), capn(14), nv(1)}},
+		{"MIG: a compute instance beside another in its GPU instance", mig, []int{0}, []Device{capn(14), capn(21), capn(22), nv(1)}},
+		{"MIG: the whole GPU beside a MIG GPU", mig, []int{3}, []Device{nv(0), capn(12), capn(13), capn(14), capn(21), capn(22)}},
+		{"MIG: holds none", mig, nil, []Device{nv(0), capn(12), capn(13), capn(14), capn(21), capn(22), nv(1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,10 +121,11 @@ func TestDeviceRulesDenyOtherGPUs(t *testing.T) {
 		}
 		dir := t.TempDir()
 		mknodGPUs(t, dir, map[string]Device{"nvidia0": {195, 0}, "nvidia1": {195, 1}})
-		gpus, err := GPUDevices(dir)
+		nodes, err := GPUDevices(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
+		gpus := [][]Device{nodes[:1], nodes[1:]}
 		open := `for g in nvidia0 nvidia1; do echo "$g $( (: < ` + dir + `/$g) 2>&1 )"; done`
 		for own, want := range map[int][2]string{0: {"No such device or address", "Operation not permitted"},
 			1: {"Operation not permitted", "No such device or address"}} {

@@ -87,7 +87,7 @@ func TestLimitsDenyTheGPUsAnAttemptDoesNotHold(t *testing.T) {
 	t.Parallel()
 	n := testNode(t, raftfsm.New(), func() {})
 	gpus := []confine.Device{{Major: 195, Minor: 0}, {Major: 195, Minor: 1}, {Major: 195, Minor: 2}}
-	n.cfg.GPUDevices = gpus
+	n.cfg.GPUDevices = [][]confine.Device{gpus[:1], gpus[1:2], gpus[2:]}
 	job := func(held ...raftfsm.NodeGPUs) *raftfsm.Job {
 		return &raftfsm.Job{Attempt: 1, Attempts: []raftfsm.Attempt{{N: 1,
 			Hosts: []raftfsm.Host{{Node: "n0", NP: 1}, {Node: "n1", NP: 1}}, GPUs: held}}}

@@ -58,12 +58,14 @@ type Config struct {
 	// (probe.CUDADeviceIDs: the UUIDs of a node with MIG instances, which
 	// CUDA takes by UUID only); nil names them by their indices.
 	CUDAIDs []string
-	// GPUDevices are the node's GPU device numbers by index
-	// (confine.GPUDevices, as many as GPUs): an attempt's cgroup denies
-	// those it does not hold. nil leaves every device open to every job,
+	// GPUDevices are the device nodes each of the node's GPUs needs, by
+	// index (as many as GPUs): a whole GPU its /dev/nvidiaN or render
+	// node, a MIG instance its GPU's node and its capability nodes. An
+	// attempt's cgroup denies those of the GPUs it does not hold
+	// (confine.DenyOthers). nil leaves every device open to every job,
 	// bound by its environment only (no devices controller or BPF device
 	// programs, or a /dev that does not match the inventory).
-	GPUDevices []confine.Device
+	GPUDevices [][]confine.Device
 	// NeverAck makes the node never acknowledge co-allocations, as a node
 	// whose agent hangs would (a fault injection for tests).
 	NeverAck bool
