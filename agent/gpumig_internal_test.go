@@ -16,10 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// migTable is the driver's MIG capability table for probe.FakeNVMLMIG's
+// The exported names of this file are shared with the package's
+// external tests, which run whole agents on these fake nodes.
+
+// MIGTable is the driver's MIG capability table for probe.FakeNVMLMIG's
 // instances (GPU 0: GPU instances 1, 9 and 10, compute instance 0 of
 // each), as the driver writes it, cut short.
-const migTable = `config 1
+const MIGTable = `config 1
 monitor 2
 gpu0/gi1/access 12
 gpu0/gi1/ci0/access 13
@@ -31,16 +34,16 @@ gpu1/gi1/access 147
 gpu1/gi1/ci0/access 148
 `
 
-// migCapMinors are the capability minors of migTable's instances, in
+// MIGCapMinors are the capability minors of MIGTable's instances, in
 // the order of the inventory: each instance's GPU instance, then compute
 // instance.
-var migCapMinors = [][2]uint32{{12, 13}, {84, 85}, {93, 94}}
+var MIGCapMinors = [][2]uint32{{12, 13}, {84, 85}, {93, 94}}
 
-// freeCharMajor is a character device major no driver of this machine
+// FreeCharMajor is a character device major no driver of this machine
 // has (from the local and experimental range 240-254), for fake MIG
 // capability nodes: opened where the cgroup allows, one fails with ENXIO,
 // as a real one without its driver would.
-func freeCharMajor(t *testing.T) uint32 {
+func FreeCharMajor(t *testing.T) uint32 {
 	t.Helper()
 	f, err := os.Open("/proc/devices")
 	if err != nil {
@@ -63,11 +66,11 @@ func freeCharMajor(t *testing.T) uint32 {
 	return 0
 }
 
-// fakeMIGDevDir makes, in a new directory, the device nodes of
+// FakeMIGDevDir makes, in a new directory, the device nodes of
 // probe.FakeNVMLMIG's node with mknod (no driver behind them): nvidia0
-// and nvidia1 and, in nvidia-caps, the capability nodes of migTable's
+// and nvidia1 and, in nvidia-caps, the capability nodes of MIGTable's
 // instances with the given major. It returns the directory.
-func fakeMIGDevDir(t *testing.T, capMajor uint32) string {
+func FakeMIGDevDir(t *testing.T, capMajor uint32) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("mknod needs root")
@@ -83,7 +86,7 @@ func fakeMIGDevDir(t *testing.T, capMajor uint32) string {
 	if err := os.Mkdir(filepath.Join(dir, "nvidia-caps"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range migCapMinors {
+	for _, m := range MIGCapMinors {
 		for _, minor := range m {
 			mk("nvidia-caps/nvidia-cap"+strconv.FormatUint(uint64(minor), 10), capMajor, minor)
 		}
@@ -108,16 +111,16 @@ func fakeMIGInventory(t *testing.T) []probe.GPUDevice {
 // it binds GPUs by environment only.
 func TestGPUDeviceNodesWithMIG(t *testing.T) {
 	t.Parallel()
-	major := freeCharMajor(t)
-	dev := fakeMIGDevDir(t, major)
+	major := FreeCharMajor(t)
+	dev := FakeMIGDevDir(t, major)
 	table := filepath.Join(t.TempDir(), "mig-minors")
-	if err := os.WriteFile(table, []byte(migTable), 0o644); err != nil {
+	if err := os.WriteFile(table, []byte(MIGTable), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	inv := fakeMIGInventory(t)
 	nv := func(m uint32) confine.Device { return confine.Device{Major: confine.NvidiaMajor, Minor: m} }
 	caps := func(i int) []confine.Device {
-		return []confine.Device{nv(0), {Major: major, Minor: migCapMinors[i][0]}, {Major: major, Minor: migCapMinors[i][1]}}
+		return []confine.Device{nv(0), {Major: major, Minor: MIGCapMinors[i][0]}, {Major: major, Minor: MIGCapMinors[i][1]}}
 	}
 	got, err := gpuDeviceNodes(inv, len(inv), dev, table)
 	if want := [][]confine.Device{caps(0), caps(1), caps(2), {nv(1)}}; err != nil || !reflect.DeepEqual(got, want) {
@@ -162,9 +165,9 @@ func TestGPUDeviceNodesWithMIG(t *testing.T) {
 		want             string
 	}{
 		{"no table", dev, filepath.Join(t.TempDir(), "absent"), inv, "nv_cap_enable_devfs=1"},
-		{"a table without an instance", dev, write(strings.ReplaceAll(migTable, "gpu0/gi9/ci0/access", "gpu0/gi9/ci1/access")), inv,
+		{"a table without an instance", dev, write(strings.ReplaceAll(MIGTable, "gpu0/gi9/ci0/access", "gpu0/gi9/ci1/access")), inv,
 			"has no gpu0/gi9/ci0/access"},
-		{"a table naming a minor without its node", dev, write(strings.ReplaceAll(migTable, "access 84", "access 86")), inv,
+		{"a table naming a minor without its node", dev, write(strings.ReplaceAll(MIGTable, "access 84", "access 86")), inv,
 			"nvidia-cap86 (the node of gpu0/gi9/access)"},
 		{"a node of another minor than the table's", otherMinor, table, inv,
 			fmt.Sprintf("nvidia-cap85 is c %d:86, and the driver's table gives gpu0/gi9/ci0/access minor 85", major)},
