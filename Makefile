@@ -189,6 +189,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./raftfsm/
 	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime 30s ./raftfsm/
 	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 30s ./agent/replica/
+	$(GO) test -run '^$$' -fuzz FuzzParseMIGMinors -fuzztime 30s ./agent/confine/
 
 # Debian package: bin/shoal_VERSION_amd64.deb. nfpm is a Go module run at a
 # pinned version, so the package needs nothing but the Go toolchain and the
@@ -258,8 +259,10 @@ systemd-vm: deb
 # count what nvidia-smi shows, then two --pe gpu:1 jobs at once, each
 # handed one device and not the other's
 # (CUDA_VISIBLE_DEVICES, nvidia-smi -L, which /dev/nvidiaN it can open
-# under the cgroup device rules). Prints "no GPU here: skipped" and exits 0
-# elsewhere; not part of make test or CI.
+# under the cgroup device rules); on a MIG node, the capability nodes each
+# instance is allowed, and that each job opens its own instance's only.
+# Prints "no GPU here: skipped" and exits 0 elsewhere; not part of make
+# test or CI.
 gpu-check: build
 	bash packaging/gpucheck.sh $(SHOAL) $(DEV)
 

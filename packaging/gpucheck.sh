@@ -9,8 +9,11 @@
 # `nvidia-smi -L` and which /dev/nvidiaN they can open. Each must be
 # handed one device, not the other's; where the agent applies cgroup
 # device rules (its log says so at start) each must open its own device
-# node only. A machine without an NVIDIA GPU prints "no GPU here:
-# skipped" and exits 0. Needs root (the agent confines jobs in cgroups);
+# node only. On a node with MIG instances it first prints, per instance,
+# the capability nodes the device rules allow it (its GPU instance's and
+# compute instance's, from the driver's mig-minors table), and checks
+# that each job opens its own instance's and not the other's. A machine
+# without an NVIDIA GPU prints "no GPU here: skipped" and exits 0. Needs root (the agent confines jobs in cgroups);
 # the agent and its data stop and go at the end, on failure too.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: gpucheck.sh SHOAL SHOAL_DEV (got $# arguments)" >&2; exit 2; }
@@ -39,6 +42,34 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 echo "gpucheck: $gpus NVIDIA GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs); $migs MIG instances; $devices schedulable devices"
+# Per MIG instance, the nodes a job given it may open: its GPU's
+# /dev/nvidiaN and the capability nodes of its GPU instance and compute
+# instance, which the driver names gpuMINOR/giG/access and
+# gpuMINOR/giG/ciC/access in mig-minors. The agent's own view follows in
+# its log ("GPUs bound by cgroup device rules").
+mig_minors=/proc/driver/nvidia-caps/mig-minors
+if [ "$migs" -gt 0 ]; then
+	echo "MIG instances and the nodes the device rules allow each (GPU index, GPU instance, compute instance):"
+	# nvidia-smi mig -lci: | GPU  GI-ID  Name (two words)  Profile-ID  CI-ID  Placement |
+	nvidia-smi mig -lci 2>/dev/null | awk '$1 == "|" && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $2, $3, $7, $4 " " $5 }' |
+		while read -r gpu gi ci name; do
+			minor=$(nvidia-smi -q -i "$gpu" | sed -n 's/^ *Minor Number *: *\([0-9]*\).*/\1/p' | head -1)
+			line="     GPU $gpu GI $gi CI $ci ($name): /dev/nvidia$minor"
+			for cap in "gpu$minor/gi$gi/access" "gpu$minor/gi$gi/ci$ci/access"; do
+				m=$(awk -v c="$cap" '$1 == c { print $2 }' "$mig_minors" 2>/dev/null)
+				node=/dev/nvidia-caps/nvidia-cap$m
+				if [ -z "$m" ]; then
+					line+=", $cap: not in $mig_minors"
+				elif [ -c "$node" ]; then
+					line+=", $node ($cap, c $(printf '%d:%d' "0x$(stat -c %t "$node")" "0x$(stat -c %T "$node")"))"
+				else
+					line+=", $node ($cap): no such node"
+				fi
+			done
+			echo "$line"
+		done
+fi
+
 base=${GPUCHECK_PORT:-17990}
 dir=$(mktemp -d /tmp/shoal-gpucheck.XXXXXX)
 cleanup() {
@@ -71,7 +102,7 @@ cat >"$dir/job.sh" <<'JOB'
 #!/bin/sh
 echo "cuda_visible_devices=$CUDA_VISIBLE_DEVICES"
 nvidia-smi -L 2>&1 | sed 's/^/nvidia-smi: /'
-for d in /dev/nvidia[0-9]*; do
+for d in /dev/nvidia[0-9]* /dev/nvidia-caps/nvidia-cap*; do
 	[ -e "$d" ] || continue
 	if (: <"$d") 2>/dev/null; then echo "opens $d"; else echo "refused $d"; fi
 done
@@ -111,16 +142,33 @@ if [[ $va =~ $one && $vb =~ $one && $va != "$vb" ]]; then
 else
 	fail "CUDA_VISIBLE_DEVICES: '$va' and '$vb', want one distinct device each"
 fi
-oa=$(grep '^opens /dev/nvidia' <<<"$a" || true)
-ob=$(grep '^opens /dev/nvidia' <<<"$b" || true)
+oa=$(grep '^opens /dev/nvidia[0-9]' <<<"$a" || true)
+ob=$(grep '^opens /dev/nvidia[0-9]' <<<"$b" || true)
 if grep -qs "GPUs bound by cgroup device rules" "$dir"/cluster/*.log; then
-	if [ -n "$oa" ] && [ -n "$ob" ] && [ "$(wc -l <<<"$oa")" = 1 ] && [ "$(wc -l <<<"$ob")" = 1 ] && [ "$oa" != "$ob" ]; then
+	# Two MIG instances of one GPU both open that GPU's node.
+	if [ -n "$oa" ] && [ -n "$ob" ] && [ "$(wc -l <<<"$oa")" = 1 ] && [ "$(wc -l <<<"$ob")" = 1 ] &&
+		{ [ "$oa" != "$ob" ] || [[ $va == MIG-* && $vb == MIG-* ]]; }; then
 		ok "device rules: the jobs open ${oa#opens } and ${ob#opens } only"
 	else
 		fail "device rules: the jobs open [$oa] and [$ob], want one distinct device node each"
 	fi
 else
 	echo "note: the agent binds GPUs by environment only here ($(grep -hs 'GPUs bound by environment' "$dir"/cluster/*.log | sed 's/.*msg="\([^"]*\)".*/\1/' | head -1)): device nodes not checked"
+fi
+if [ "$migs" -gt 0 ] && grep -qs "GPUs bound by cgroup device rules" "$dir"/cluster/*.log; then
+	# Each job given a MIG instance opens its GPU instance's and compute
+	# instance's capability nodes; two instances share at most their GPU
+	# instance's (two compute instances of one GPU instance).
+	ca=$(grep '^opens /dev/nvidia-caps/' <<<"$a" | sort || true)
+	cb=$(grep '^opens /dev/nvidia-caps/' <<<"$b" | sort || true)
+	na=$(grep -c . <<<"$ca" || true)
+	nb=$(grep -c . <<<"$cb" || true)
+	shared=$(comm -12 <(echo "$ca") <(echo "$cb") | grep -c . || true)
+	if [[ $va == MIG-* && $na -ne 2 ]] || [[ $vb == MIG-* && $nb -ne 2 ]] || [ "$shared" -gt 1 ]; then
+		fail "MIG capability nodes: the jobs open [$ca] and [$cb], want their own instance's two each"
+	else
+		ok "MIG capability nodes: the jobs open $na and $nb, $shared of them shared"
+	fi
 fi
 la=$(grep -c '^nvidia-smi: GPU ' <<<"$a" || true)
 lb=$(grep -c '^nvidia-smi: GPU ' <<<"$b" || true)
