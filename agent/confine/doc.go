@@ -38,7 +38,8 @@
 // CPUs tasks (cpu.shares, cpu.weight), so that a loaded node shares its
 // CPUs between an attempt and the processes outside it as if the attempt's
 // ranks ran there uncontained. Device rules (Limits.DenyDevices: the
-// node's GPUs an attempt does not hold, DenyOthers) are devices.deny lines
+// nodes of the node's GPUs an attempt does not hold, DenyOthers; for MIG
+// instances their capability nodes, MIGCapDevices) are devices.deny lines
 // on v1, where the devices hierarchy is mounted, and on v2 a
 // BPF_CGROUP_DEVICE program attached to the attempt's cgroup (there is no
 // v2 device controller; Open probes whether the kernel lets the agent
