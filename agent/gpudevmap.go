@@ -13,7 +13,11 @@ import (
 // (inv, its inventory's devices, where it has them) needs by index, read
 // from the device directory dev (/dev) and, on a node with MIG instances,
 // the driver's table of MIG capabilities migMinors and its nodes in
-// dev/nvidia-caps. An error says what does not match the inventory.
+// dev/nvidia-caps. GPU nodes no device of the inventory needs (a GPU in
+// MIG mode without instances, one whose instances NVML could not list)
+// follow as one more entry, past the indices attempts hold, so that every
+// attempt is denied them. An error says what does not match the
+// inventory.
 func gpuDeviceNodes(inv []probe.GPUDevice, gpus int, dev, migMinors string) ([][]confine.Device, error) {
 	nodes, err := confine.GPUDevices(dev)
 	if err != nil {
@@ -26,10 +30,21 @@ func gpuDeviceNodes(inv []probe.GPUDevice, gpus int, dev, migMinors string) ([][
 	if len(devs) != gpus {
 		return nil, fmt.Errorf("%s has %d GPU device nodes %v, the inventory %d GPUs", dev, len(devs), nodes, gpus)
 	}
-	if !slices.ContainsFunc(inv, probe.GPUDevice.MIG) {
-		return devs, nil
+	var unheld []confine.Device
+	for _, d := range nodes {
+		if !slices.ContainsFunc(devs, func(need []confine.Device) bool { return slices.Contains(need, d) }) {
+			unheld = append(unheld, d)
+		}
 	}
-	return withMIGCaps(devs, inv, migMinors, filepath.Join(dev, "nvidia-caps"))
+	if slices.ContainsFunc(inv, probe.GPUDevice.MIG) {
+		if devs, err = withMIGCaps(devs, inv, migMinors, filepath.Join(dev, "nvidia-caps")); err != nil {
+			return nil, err
+		}
+	}
+	if len(unheld) > 0 {
+		devs = append(devs, unheld)
+	}
+	return devs, nil
 }
 
 // gpuDeviceMap is the device node of each of the node's GPUs by index,

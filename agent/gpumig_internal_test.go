@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,6 +126,18 @@ func TestGPUDeviceNodesWithMIG(t *testing.T) {
 	got, err := gpuDeviceNodes(inv, len(inv), dev, table)
 	if want := [][]confine.Device{caps(0), caps(1), caps(2), {nv(1)}}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("gpuDeviceNodes = %v, %v\nwant %v", got, err, want)
+	}
+	// A third GPU, in MIG mode without instances, is in no device of the
+	// inventory: its node follows, for every attempt to be denied.
+	if err := unix.Mknod(filepath.Join(dev, "nvidia2"), unix.S_IFCHR|0o666, int(unix.Mkdev(confine.NvidiaMajor, 2))); err != nil {
+		t.Fatal(err)
+	}
+	got, err = gpuDeviceNodes(inv, len(inv), dev, table)
+	if want := [][]confine.Device{caps(0), caps(1), caps(2), {nv(1)}, {nv(2)}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("gpuDeviceNodes with a GPU outside the inventory = %v, %v\nwant %v", got, err, want)
+	}
+	if deny := confine.DenyOthers(got, []int{3}); !slices.Contains(deny, nv(2)) {
+		t.Errorf("the attempt holding the whole GPU is denied %v, want GPU 2's node among them", deny)
 	}
 
 	write := func(content string) string {

@@ -59,8 +59,10 @@ type Config struct {
 	// CUDA takes by UUID only); nil names them by their indices.
 	CUDAIDs []string
 	// GPUDevices are the device nodes each of the node's GPUs needs, by
-	// index (as many as GPUs): a whole GPU its /dev/nvidiaN or render
-	// node, a MIG instance its GPU's node and its capability nodes. An
+	// index (as many as GPUs, then possibly one more entry of nodes no
+	// GPU of the inventory needs, which no attempt holds): a whole GPU its
+	// /dev/nvidiaN or render node, a MIG instance its GPU's node and its
+	// capability nodes. An
 	// attempt's cgroup denies those of the GPUs it does not hold
 	// (confine.DenyOthers). nil leaves every device open to every job,
 	// bound by its environment only (no devices controller or BPF device
