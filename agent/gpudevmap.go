@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 
@@ -88,7 +90,7 @@ func gpuDeviceMap(gpus []probe.GPUDevice, nodes []confine.Device) ([][]confine.D
 func withMIGCaps(devs [][]confine.Device, inv []probe.GPUDevice, migMinors, capsDir string) ([][]confine.Device, error) {
 	table, err := confine.ReadMIGMinors(migMinors)
 	if err != nil {
-		return nil, fmt.Errorf("MIG instances: %w (a driver that keeps MIG capabilities in /proc rather than /dev/nvidia-caps: load it with nv_cap_enable_devfs=1)", err)
+		return nil, fmt.Errorf("MIG instances: %w", err)
 	}
 	var caps []confine.MIGCap
 	var owner []int
@@ -103,6 +105,9 @@ func withMIGCaps(devs [][]confine.Device, inv []probe.GPUDevice, migMinors, caps
 		owner = append(owner, i, i)
 	}
 	found, err := confine.MIGCapDevices(table, capsDir, caps)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("MIG capability nodes: %w (a driver loaded with nv_cap_enable_devfs=0 keeps them under /proc/driver/nvidia/capabilities, which device rules cannot hold)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("MIG capability nodes: %w", err)
 	}

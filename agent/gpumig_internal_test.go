@@ -177,7 +177,7 @@ func TestGPUDeviceNodesWithMIG(t *testing.T) {
 		inv              []probe.GPUDevice
 		want             string
 	}{
-		{"no table", dev, filepath.Join(t.TempDir(), "absent"), inv, "nv_cap_enable_devfs=1"},
+		{"no table", dev, filepath.Join(t.TempDir(), "absent"), inv, "MIG instances: the driver's MIG capability table: open "},
 		{"a table without an instance", dev, write(strings.ReplaceAll(MIGTable, "gpu0/gi9/ci0/access", "gpu0/gi9/ci1/access")), inv,
 			"has no gpu0/gi9/ci0/access"},
 		{"a table naming a minor without its node", dev, write(strings.ReplaceAll(MIGTable, "access 84", "access 86")), inv,
@@ -187,7 +187,7 @@ func TestGPUDeviceNodesWithMIG(t *testing.T) {
 		{"a table that is not the driver's", dev, write("gpu0/gi1/access 12 13\n"), inv, "line 1"},
 		{"an instance without IDs", dev, table, noIDs, "MIG instance 1 (MIG-fake0000-0000-0000-0000-000000000002): NVML gave no"},
 		{"an empty table", dev, write(""), inv, "has no gpu0/gi1/access"},
-		{"no capability nodes", bare, table, inv, "nvidia-caps/nvidia-cap12 (the node of gpu0/gi1/access): no such file or directory"},
+		{"no capability nodes", bare, table, inv, "nvidia-caps/nvidia-cap12 (the node of gpu0/gi1/access): no such file or directory (a driver loaded with nv_cap_enable_devfs=0"},
 	} {
 		got, err := gpuDeviceNodes(tc.inv, len(tc.inv), tc.dev, tc.table)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
