@@ -3,9 +3,7 @@ package gossip
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/memberlist"
@@ -45,36 +43,6 @@ type legacyState struct {
 	Net        []nodestate.NetEntry `json:"net,omitempty"`
 	NetV       uint64               `json:"nv,omitempty"`
 	NetOmitted bool                 `json:"no,omitempty"`
-}
-
-// TestNetRow_LegacyStateDecodes: a state from an older agent, row and
-// all, decodes (rolling upgrade), and re-encodes without the row.
-func TestNetRow_LegacyStateDecodes(t *testing.T) {
-	t.Parallel()
-	old := legacyState{NodeState: typicalState("old"), Net: bigRow(99, 941.2), NetV: 7}
-	body, err := json.Marshal(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := nodestate.DecodeState(append([]byte{msgState, wireV1}, body...))
-	if err != nil {
-		t.Fatalf("legacy state refused: %v", err)
-	}
-	if s.Name != "old" || s.Seq != 12345 || len(s.Probes) != 3 {
-		t.Fatalf("legacy state decoded wrong: %+v", s)
-	}
-	b, err := nodestate.EncodeState(&s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(b, []byte(`"net"`)) || bytes.Contains(b, []byte(`"p":"node`)) {
-		t.Fatalf("re-encoded state carries the row: %s", b)
-	}
-	// A broadcast holds the whole state in one packet (memberlist's 1,400
-	// bytes less framing and encryption): nothing is trimmed any more.
-	if len(b) > 1100 {
-		t.Fatalf("state of %d bytes does not fit one packet", len(b))
-	}
 }
 
 // TestPushPull_1000StatesLinear: a node that learnt 999 peers' states,
@@ -120,46 +88,4 @@ func TestPushPull_1000StatesLinear(t *testing.T) {
 	if bytes.Contains(b, []byte(`"net"`)) || bytes.Contains(b, []byte(`"r1"`)) {
 		t.Fatal("push/pull carries row bytes")
 	}
-}
-
-func TestNetRow_Codec(t *testing.T) {
-	t.Parallel()
-	r := nodestate.NetRow{Node: "a", Boot: 5, V: 2, Cells: bigRow(3, 100)}
-	b, err := nodestate.EncodeNetRow(&r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := nodestate.DecodeNetRow(b)
-	if err != nil || got.Node != "a" || got.V != 2 || len(got.Cells) != 3 || got.Cells[2] != r.Cells[2] {
-		t.Fatalf("round trip: %+v, %v", got, err)
-	}
-	if !(&nodestate.NetRow{Boot: 5, V: 3}).Newer(&r) || !(&nodestate.NetRow{Boot: 6, V: 1}).Newer(&r) || (&nodestate.NetRow{Boot: 5, V: 2}).Newer(&r) || (&nodestate.NetRow{Boot: 4, V: 9}).Newer(&r) {
-		t.Fatal("Newer orders by (boot, v)")
-	}
-	for name, tc := range map[string]struct {
-		body string
-		want error
-		msg  string
-	}{
-		"no owner":   {`{"boot":1,"v":1,"cells":[]}`, nodestate.ErrMalformed, "row owner"},
-		"empty peer": {`{"node":"a","cells":[{"p":""}]}`, nodestate.ErrMalformed, "bad network entry"},
-		"negative":   {`{"node":"a","cells":[{"p":"b","bw":-1}]}`, nodestate.ErrMalformed, "bad network entry"},
-		"not json":   {`{"node":`, nodestate.ErrMalformed, "network row"},
-		"too many":   {string(mustJSON(t, nodestate.NetRow{Node: "a", Cells: make([]nodestate.NetEntry, nodestate.MaxNetCells+1)})), nodestate.ErrTooLarge, "at most 16384"},
-		"too big":    {`{"node":"a","pad":"` + strings.Repeat("x", nodestate.MaxNetRowBytes) + `"}`, nodestate.ErrTooLarge, "at most 4194304"},
-	} {
-		_, err := nodestate.DecodeNetRow([]byte(tc.body))
-		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("%s: %v, want %v mentioning %q", name, err, tc.want, tc.msg)
-		}
-	}
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
