@@ -1,12 +1,9 @@
 package gossip
 
 import (
-	"math"
-	"time"
-
 	"github.com/hashicorp/serf/coordinate"
 
-	"github.com/shoal-hpc/shoal/nodestate"
+	"github.com/shoal-hpc/shoal/vivaldi"
 )
 
 // Network coordinates: every node keeps a Vivaldi coordinate
@@ -26,42 +23,13 @@ import (
 // gossip gives every agent every node's coordinate, so any agent can answer
 // `shoal rtt A B` and `shoal net` for every pair, and the coordinate rides
 // on the state updates the node sends anyway (about 100 bytes each).
+//
+// The coordinate is serf's (seconds) inside the client and the gossiped
+// form (nodestate.Coord, microseconds) everywhere else; package vivaldi
+// converts between the two.
 
-// coordConfig is serf's default Vivaldi configuration with shoal's
-// dimensionality.
-func coordConfig() *coordinate.Config {
-	c := coordinate.DefaultConfig()
-	c.Dimensionality = nodestate.CoordDims
-	return c
-}
-
-func micros(s float64) float64 { return math.Round(s*1e8) / 100 }
-
-// toCoord converts serf's coordinate (seconds) to the wire form.
-func toCoord(c *coordinate.Coordinate) *nodestate.Coord {
-	out := &nodestate.Coord{Vec: make([]float64, len(c.Vec)), Error: math.Round(c.Error*1e4) / 1e4,
-		Adjust: micros(c.Adjustment), Height: micros(c.Height)}
-	for i, v := range c.Vec {
-		out.Vec[i] = micros(v)
-	}
-	return out
-}
-
-// toSerf converts the wire form back to serf's coordinate.
-func toSerf(c *nodestate.Coord) *coordinate.Coordinate {
-	out := &coordinate.Coordinate{Vec: make([]float64, len(c.Vec)), Error: c.Error,
-		Adjustment: c.Adjust / 1e6, Height: c.Height / 1e6}
-	for i, v := range c.Vec {
-		out.Vec[i] = v / 1e6
-	}
-	return out
-}
-
-// EstimateRTT is the round trip between the nodes at c and o that their
-// coordinates predict; ok is false when either is missing or invalid.
-func EstimateRTT(c, o *nodestate.Coord) (time.Duration, bool) {
-	if c == nil || o == nil || c.Validate() != nil || o.Validate() != nil {
-		return 0, false
-	}
-	return toSerf(c).DistanceTo(toSerf(o)), true
+// newCoordClient returns a client at the origin whose coordinates every
+// shoal node can compare (vivaldi.Config).
+func newCoordClient() (*coordinate.Client, error) {
+	return coordinate.NewClient(vivaldi.Config())
 }

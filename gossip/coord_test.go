@@ -10,47 +10,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
-	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/nodestate"
+	"github.com/shoal-hpc/shoal/vivaldi"
 )
 
 func sampleCoord() *nodestate.Coord {
 	return &nodestate.Coord{Vec: []float64{12.5, -3.25, 0, 7, 1, 2, 3, 4}, Error: 0.4, Adjust: -1.5, Height: 10}
-}
-
-// The distance of a coordinate to itself is its two heights plus twice
-// the adjustment: 2*10 - 2*1.5 = 17 µs (serf's formula), which checks
-// the conversion from microseconds to serf's seconds.
-func TestEstimateRTTSelf(t *testing.T) {
-	t.Parallel()
-	c := sampleCoord()
-	if d, ok := EstimateRTT(c, c); !ok || d != 17*time.Microsecond {
-		t.Fatalf("EstimateRTT(self) = %v, %v; want 17µs", d, ok)
-	}
-}
-
-// FuzzSerfTakesDecodedCoord: whatever the decoder accepts, serf accepts
-// and can compare (it panics on a dimensionality conflict).
-func FuzzSerfTakesDecodedCoord(f *testing.F) {
-	good, _ := nodestate.EncodeCoordPayload(sampleCoord())
-	f.Add(good)
-	f.Add([]byte{msgCoord, wireV1, '{', '}'})
-	f.Add(append([]byte{msgCoord, wireV1}, `{"v":[1,2,3],"e":1,"h":10}`...))
-	f.Add(append([]byte{msgCoord, wireV1}, `{"v":[0,0,0,0,0,0,0,0],"e":0,"a":-9999999,"h":0}`...))
-	ref := sampleCoord()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := nodestate.DecodeCoordPayload(b)
-		if err != nil {
-			return
-		}
-		d, ok := EstimateRTT(c, ref)
-		if !ok || d < 0 {
-			t.Fatalf("EstimateRTT = %v, %v", d, ok)
-		}
-		if _, err := newCoordClientWith(c); err != nil {
-			t.Fatalf("serf refuses a decoded coordinate: %v", err)
-		}
-	})
 }
 
 // A peer's garbage ack payload is dropped with a debug line, never
@@ -120,7 +85,7 @@ func TestCoordinatesConverge(t *testing.T) {
 	})
 	e0, _ := nodes[0].Node("v1")
 	e1, _ := nodes[1].Node("v2")
-	d, ok := EstimateRTT(e0.State.Coord, e1.State.Coord)
+	d, ok := vivaldi.EstimateRTT(e0.State.Coord, e1.State.Coord)
 	if !ok || d <= 0 || d > 100*time.Millisecond {
 		t.Fatalf("estimated v1-v2 RTT on loopback = %v, %v", d, ok)
 	}
@@ -144,14 +109,4 @@ func TestCoordinatesOff(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "CoordinateInterval") {
 		t.Fatalf("zero CoordinateInterval: err = %v", err)
 	}
-}
-
-// newCoordClientWith returns a client placed at c, for tests that check
-// serf accepts what the decoder accepts.
-func newCoordClientWith(c *nodestate.Coord) (*coordinate.Client, error) {
-	cl, err := newCoordClient()
-	if err != nil {
-		return nil, err
-	}
-	return cl, cl.SetCoordinate(toSerf(c))
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/internal/watch"
 	"github.com/shoal-hpc/shoal/nodestate"
+	"github.com/shoal-hpc/shoal/vivaldi"
 )
 
 // Gossip runs memberlist and keeps the cluster's table of node states.
@@ -216,7 +217,7 @@ func (g *Gossip) Update(fn func(s *nodestate.NodeState)) {
 	// The coordinate is gossip's own: every update carries the latest.
 	s.Coord = nil
 	if g.coord != nil {
-		s.Coord, g.coordAt = toCoord(g.coord.GetCoordinate()), g.now()
+		s.Coord, g.coordAt = vivaldi.FromSerf(g.coord.GetCoordinate()), g.now()
 	}
 	g.self = s
 	g.table.Merge(s, false)

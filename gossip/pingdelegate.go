@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
-	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/nodestate"
+	"github.com/shoal-hpc/shoal/vivaldi"
 )
 
 // pinger is Gossip's face to memberlist as its PingDelegate: it puts this
@@ -19,7 +19,7 @@ var _ memberlist.PingDelegate = (*pinger)(nil)
 // answers.
 func (p *pinger) AckPayload() []byte {
 	g := (*Gossip)(p)
-	b, err := nodestate.EncodeCoordPayload(toCoord(g.coord.GetCoordinate()))
+	b, err := nodestate.EncodeCoordPayload(vivaldi.FromSerf(g.coord.GetCoordinate()))
 	if err != nil {
 		g.log.Error("encode own coordinate", "err", err)
 		return nil
@@ -44,7 +44,7 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, p
 		g.log.Debug("dropped coordinate in ping ack", "node", other.Name, "err", err, "bytes", len(payload))
 		return
 	}
-	if _, err := g.coord.Update(other.Name, toSerf(c), g.rttMin.add(other.Name, rtt)); err != nil {
+	if _, err := g.coord.Update(other.Name, vivaldi.ToSerf(c), g.rttMin.add(other.Name, rtt)); err != nil {
 		g.log.Debug("coordinate not updated", "node", other.Name, "rtt", rtt, "err", err)
 		return
 	}
@@ -57,15 +57,11 @@ func (g *Gossip) Coordinate() *nodestate.Coord {
 	if g.coord == nil {
 		return nil
 	}
-	return toCoord(g.coord.GetCoordinate())
+	return vivaldi.FromSerf(g.coord.GetCoordinate())
 }
 
 // CoordinateUpdates counts the pings that moved this node's coordinate.
 func (g *Gossip) CoordinateUpdates() uint64 { return g.coordUpdates.Load() }
-
-func newCoordClient() (*coordinate.Client, error) {
-	return coordinate.NewClient(coordConfig())
-}
 
 // coordLoop publishes the coordinate when nothing else has updated this
 // node's state for a CoordinateInterval: agents that sample every few

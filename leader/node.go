@@ -4,11 +4,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hashicorp/serf/coordinate"
-
 	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/probeplan"
+	"github.com/shoal-hpc/shoal/vivaldi"
 )
 
 // NodeOf is the leader's reading of one gossiped entry and the network
@@ -24,7 +23,7 @@ func NodeOf(e nodestate.Entry, net []nodestate.NetEntry) Node {
 			MemAvail: s.Dyn.MemAvail, NetFlow: s.Dyn.NetFlow, Users: s.Dyn.Users,
 			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, PEs: slices.Clone(s.Static.PEs)},
 		Net: net, Probes: s.Probes, Traffic: e.Traffic, SampledAt: s.Dyn.SampledAt, NetWindowMs: s.Dyn.NetWindowMs,
-		Coord: serfCoord(s.Coord), Link: linkVerdict(s.Link)}
+		Coord: vivaldi.ToSerf(s.Coord), Link: linkVerdict(s.Link)}
 	return n
 }
 
@@ -39,19 +38,4 @@ func linkVerdict(l *nodestate.LinkState) probeplan.LinkVerdict {
 		return probeplan.LinkVerdict{}
 	}
 	return probeplan.LinkVerdict{Change: c, Mbps: l.Mbps, Since: time.UnixMilli(l.Since), At: time.UnixMilli(l.At)}
-}
-
-// serfCoord converts a gossiped coordinate (microseconds) to serf's
-// (seconds), which Snapshot estimates round trips with; nil for none or
-// one that fails validation.
-func serfCoord(c *nodestate.Coord) *coordinate.Coordinate {
-	if c == nil || c.Validate() != nil {
-		return nil
-	}
-	out := &coordinate.Coordinate{Vec: make([]float64, len(c.Vec)), Error: c.Error,
-		Adjustment: c.Adjust / 1e6, Height: c.Height / 1e6}
-	for i, v := range c.Vec {
-		out.Vec[i] = v / 1e6
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/serf/coordinate"
 	"github.com/shoal-hpc/shoal/netmodel"
 	"github.com/shoal-hpc/shoal/nodestate"
+	"github.com/shoal-hpc/shoal/vivaldi"
 
 	"github.com/shoal-hpc/shoal/placement"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -101,7 +102,8 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 			AvailMbps: ne.AvailMbps, PeakMbps: ne.PeakMbps, Measured: ne.BWAt != 0,
 			OutMbps: float32(ne.OutMbps), InMbps: float32(ne.InMbps), PeakOutMbps: float32(ne.PeakOutMbps), PeakInMbps: float32(ne.PeakInMbps)}
 		if ne.RTTAt == 0 {
-			l.RTTms, l.RTTEstimated = EstimateRTTms(coords[nd.Name], coords[ne.Peer])
+			d, ok := vivaldi.Distance(coords[nd.Name], coords[ne.Peer])
+			l.RTTms, l.RTTEstimated = float64(d)/1e6, ok
 		}
 		if ne.OutMbps > 0 {
 			l.OutMbps = float32(ends.addBack(nd.Name, &ne, true))
@@ -127,17 +129,6 @@ func nodeCoords(nodes []Node) map[string]*coordinate.Coordinate {
 		out[nd.Name] = nd.Coord
 	}
 	return out
-}
-
-// EstimateRTTms is the round trip in milliseconds that two Vivaldi
-// coordinates predict (serf's DistanceTo, as `consul rtt`); ok is false
-// when either is missing or they cannot be compared (another
-// dimensionality), where serf would panic.
-func EstimateRTTms(a, b *coordinate.Coordinate) (ms float64, ok bool) {
-	if a == nil || b == nil || !a.IsCompatibleWith(b) || !a.IsValid() || !b.IsValid() {
-		return 0, false
-	}
-	return float64(a.DistanceTo(b)) / 1e6, true
 }
 
 // placementRequest turns a job's spec into placement's question.

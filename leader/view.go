@@ -85,7 +85,8 @@ type Node struct {
 	SampledAt   int64
 	NetWindowMs int64
 	// Coord is the node's Vivaldi network coordinate (serf's type, in
-	// seconds), converted from its gossiped one; nil when it has none.
+	// seconds), converted from its gossiped one by vivaldi.ToSerf; nil when
+	// it has none or an invalid one.
 	// Snapshot estimates the RTT of pairs without a direct one from it.
 	Coord *coordinate.Coordinate
 	// Link is the node's reading of its own link from its link checks

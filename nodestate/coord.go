@@ -8,8 +8,8 @@ import (
 // Coord is a Vivaldi network coordinate as it travels: serf's
 // coordinate.Coordinate with its distances in microseconds rounded to
 // 0.01 µs, which keeps the JSON short and loses nothing a LAN can
-// measure. gossip converts it to and from serf's type, in seconds, where
-// the coordinate is updated and compared.
+// measure. Package vivaldi converts it to and from serf's type, in
+// seconds, where the coordinate is updated and compared.
 type Coord struct {
 	Vec    []float64 `json:"v"`
 	Error  float64   `json:"e"`

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
-	"github.com/shoal-hpc/shoal/gossip"
 	"github.com/shoal-hpc/shoal/nodestate"
 	"github.com/shoal-hpc/shoal/probeplan"
 	"github.com/shoal-hpc/shoal/raftfsm"
+	"github.com/shoal-hpc/shoal/vivaldi"
 )
 
 // handleNet serves GET /v1/net: one object per measured ordered pair,
@@ -60,7 +60,7 @@ func netPairs(nodes []nodestate.Entry, rows []nodestate.NetRow, now time.Time) [
 		}
 	}
 	estimate := func(p *api.NetPair) {
-		if d, ok := gossip.EstimateRTT(coords[p.From], coords[p.To]); ok {
+		if d, ok := vivaldi.EstimateRTT(coords[p.From], coords[p.To]); ok {
 			p.RTTEstms = ptr(math.Round(float64(d)/float64(time.Microsecond)) / 1000)
 			if a, b := coordAt[p.From], coordAt[p.To]; a > 0 && b > 0 {
 				p.RTTEstAgeS = ageS(now, min(a, b))

@@ -16,6 +16,7 @@ var corePackages = []string{
 	"github.com/shoal-hpc/shoal/elastic",
 	"github.com/shoal-hpc/shoal/probeplan",
 	"github.com/shoal-hpc/shoal/nodestate",
+	"github.com/shoal-hpc/shoal/vivaldi",
 }
 
 // impure names what a dependency of the core must not be, and why: a
