@@ -23,6 +23,6 @@ func inventory(s nodestate.Static, sw string, features []string) nodestate.Stati
 // traffic rounded to the byte, which a broadcast carries in fewer digits
 // and placement cannot tell apart.
 func gossiped(d nodestate.Dynamic) nodestate.Dynamic {
-	d.NetRx, d.NetTx = math.Round(d.NetRx), math.Round(d.NetTx)
+	d.NetRxBytesPerSec, d.NetTxBytesPerSec = math.Round(d.NetRxBytesPerSec), math.Round(d.NetTxBytesPerSec)
 	return d
 }

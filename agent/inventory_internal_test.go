@@ -26,9 +26,9 @@ func TestInventoryAddsSwitchAndSortedFeatures(t *testing.T) {
 
 func TestGossipedRoundsTraffic(t *testing.T) {
 	t.Parallel()
-	d := nodestate.Dynamic{NetRx: 1234.5, NetTx: 99.4, Load: nodestate.Means{Now: 0.25}, SampledAt: 7}
+	d := nodestate.Dynamic{NetRxBytesPerSec: 1234.5, NetTxBytesPerSec: 99.4, Load: nodestate.Means{Now: 0.25}, SampledAt: 7}
 	got := gossiped(d)
-	if got.NetRx != 1235 || got.NetTx != 99 || got.Load != d.Load || got.SampledAt != 7 {
+	if got.NetRxBytesPerSec != 1235 || got.NetTxBytesPerSec != 99 || got.Load != d.Load || got.SampledAt != 7 {
 		t.Fatalf("gossiped(%+v) = %+v, want traffic rounded to the byte and the rest as it was", d, got)
 	}
 }

@@ -37,7 +37,7 @@ func addTraffic(pts []nodestate.TrafficPoint, d nodestate.Dynamic) []nodestate.T
 	if d.SampledAt == 0 {
 		return pts
 	}
-	p := nodestate.TrafficPoint{At: d.SampledAt, Rx: d.NetRx, Tx: d.NetTx}
+	p := nodestate.TrafficPoint{At: d.SampledAt, Rx: d.NetRxBytesPerSec, Tx: d.NetTxBytesPerSec}
 	if len(pts) == 1 && pts[0].Rx == 0 && pts[0].Tx == 0 && p.At > pts[0].At && (p.Rx != 0 || p.Tx != 0) {
 		return []nodestate.TrafficPoint{{At: pts[0].At, Rx: p.Rx, Tx: p.Tx}}
 	}

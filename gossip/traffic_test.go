@@ -18,7 +18,7 @@ func TestTrafficSteps(t *testing.T) {
 	tb := NewTable("self")
 	merge := func(seq uint64, at int64, rx, tx float64) {
 		t.Helper()
-		s := nodestate.NodeState{Name: "n1", Seq: seq, Dyn: nodestate.Dynamic{SampledAt: at, NetRx: rx, NetTx: tx}}
+		s := nodestate.NodeState{Name: "n1", Seq: seq, Dyn: nodestate.Dynamic{SampledAt: at, NetRxBytesPerSec: rx, NetTxBytesPerSec: tx}}
 		if !tb.Merge(s, true) {
 			t.Fatalf("state %d not merged", seq)
 		}

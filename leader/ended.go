@@ -90,7 +90,7 @@ func withoutEnded(snap *placement.Snapshot, st *raftfsm.State, nodes []Node, now
 				continue
 			}
 			if rx, tx, ok := trafficBefore(nd.Traffic, s); ok {
-				n.NetRx, n.NetTx = min(n.NetRx, rx), min(n.NetTx, tx)
+				n.NetRxBytesPerSec, n.NetTxBytesPerSec = min(n.NetRxBytesPerSec, rx), min(n.NetTxBytesPerSec, tx)
 			}
 		}
 	}

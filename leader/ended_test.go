@@ -25,14 +25,14 @@ func TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic(t *testing.T) {
 	for _, name := range []string{"n1", "n2", "n3"} {
 		n := w.node(name)
 		n.Attrs.Load = nodestate.Means{Now: 3.2, M1: 3.2, M5: 3.2, M15: 2}
-		n.Attrs.NetRx, n.Attrs.NetTx = busy, busy
+		n.Attrs.NetRxBytesPerSec, n.Attrs.NetTxBytesPerSec = busy, busy
 		n.Traffic = []nodestate.TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: quiet, Tx: quiet},
 			{At: ms(start.Add(3 * time.Second)), Rx: busy, Tx: busy}, {At: ms(end.Add(-time.Second)), Rx: busy, Tx: busy}}
 	}
 	n2 := w.node("n2")
 	n2.Traffic = append(n2.Traffic, nodestate.TrafficPoint{At: ms(end.Add(time.Second)), Rx: 5e6, Tx: 5e6},
 		nodestate.TrafficPoint{At: ms(end.Add(2 * time.Second)), Rx: 2e6, Tx: 3e6})
-	n2.Attrs.NetRx, n2.Attrs.NetTx = 2e6, 3e6
+	n2.Attrs.NetRxBytesPerSec, n2.Attrs.NetTxBytesPerSec = 2e6, 3e6
 
 	id := submit(w, "ranks", raftfsm.JobSpec{NP: 6, MPI: "none"})
 	w.do(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n1", NP: 3}, {Node: "n2", NP: 3}}})
@@ -61,14 +61,14 @@ func TestSnapshot_EndedAttemptsLeaveNoLoadOrTraffic(t *testing.T) {
 			t.Errorf("%s's latest load %.3f, want %.3f: the ended ranks' share taken out", name, l, 3.2-left)
 		}
 	}
-	if n := got["n1"]; n.NetRx != quiet || n.NetTx != quiet {
-		t.Errorf("n1's traffic %.0f/%.0f B/s, want %.0f: its latest sample was taken while the ranks talked", n.NetRx, n.NetTx, quiet)
+	if n := got["n1"]; n.NetRxBytesPerSec != quiet || n.NetTxBytesPerSec != quiet {
+		t.Errorf("n1's traffic %.0f/%.0f B/s, want %.0f: its latest sample was taken while the ranks talked", n.NetRxBytesPerSec, n.NetTxBytesPerSec, quiet)
 	}
-	if n := got["n2"]; n.NetRx != 2e6 || n.NetTx != 3e6 {
-		t.Errorf("n2's traffic %.0f/%.0f B/s, want 2e6/3e6: sampled after the attempt ended, it is the node's own", n.NetRx, n.NetTx)
+	if n := got["n2"]; n.NetRxBytesPerSec != 2e6 || n.NetTxBytesPerSec != 3e6 {
+		t.Errorf("n2's traffic %.0f/%.0f B/s, want 2e6/3e6: sampled after the attempt ended, it is the node's own", n.NetRxBytesPerSec, n.NetTxBytesPerSec)
 	}
-	if n := got["n3"]; n.Load.Now != 3.2 || n.NetRx != busy {
-		t.Errorf("n3 ran no attempt: load %.2f traffic %.0f, want 3.2 and %.0f", n.Load.Now, n.NetRx, busy)
+	if n := got["n3"]; n.Load.Now != 3.2 || n.NetRxBytesPerSec != busy {
+		t.Errorf("n3 ran no attempt: load %.2f traffic %.0f, want 3.2 and %.0f", n.Load.Now, n.NetRxBytesPerSec, busy)
 	}
 }
 
@@ -85,7 +85,7 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 	for _, name := range []string{"n1", "n2"} {
 		n := w.node(name)
 		n.Attrs.Load = nodestate.Means{Now: 2.5, M1: 2.5, M5: 2.5, M15: 2.5}
-		n.Attrs.NetRx, n.Attrs.NetTx = 9e6, 9e6
+		n.Attrs.NetRxBytesPerSec, n.Attrs.NetTxBytesPerSec = 9e6, 9e6
 		n.Traffic = []nodestate.TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: 1e6, Tx: 1e6},
 			{At: ms(end.Add(-2 * time.Second)), Rx: 9e6, Tx: 9e6}, {At: ms(end.Add(time.Second)), Rx: 9e6, Tx: 9e6}}
 	}
@@ -119,11 +119,11 @@ func TestSnapshot_EndedAttemptsByWhatTheyUsed(t *testing.T) {
 	if want := 2.5 - 2*left; math.Abs(got["n2"].Load.Now-want) > 1e-9 {
 		t.Errorf("n2's latest load %.3f, want %.3f: no usage recorded yet, its ranks count as busy", got["n2"].Load.Now, want)
 	}
-	if got["n1"].NetRx != 1e6 {
-		t.Errorf("n1's traffic %.0f, want 1e6: the sleeper's is taken out", got["n1"].NetRx)
+	if got["n1"].NetRxBytesPerSec != 1e6 {
+		t.Errorf("n1's traffic %.0f, want 1e6: the sleeper's is taken out", got["n1"].NetRxBytesPerSec)
 	}
-	if got["n2"].NetRx != 9e6 {
-		t.Errorf("n2's traffic %.0f, want 9e6: an attempt started there since and still runs", got["n2"].NetRx)
+	if got["n2"].NetRxBytesPerSec != 9e6 {
+		t.Errorf("n2's traffic %.0f, want 9e6: an attempt started there since and still runs", got["n2"].NetRxBytesPerSec)
 	}
 }
 
@@ -177,19 +177,19 @@ func TestSnapshot_EndedAttemptsBySampleWindow(t *testing.T) {
 		n := w.node(name)
 		n.Traffic = []nodestate.TrafficPoint{{At: ms(start.Add(-time.Minute)), Rx: quiet, Tx: quiet},
 			{At: ms(start.Add(3 * time.Second)), Rx: busy, Tx: busy}}
-		n.Attrs.NetRx, n.Attrs.NetTx = busy, busy
+		n.Attrs.NetRxBytesPerSec, n.Attrs.NetTxBytesPerSec = busy, busy
 	}
 	early := end.Add(300 * time.Millisecond)
 	n1 := w.node("n1")
 	n1.Traffic = append(n1.Traffic, nodestate.TrafficPoint{At: ms(early), Rx: outside, Tx: outside})
-	n1.Attrs.NetRx, n1.Attrs.NetTx, n1.SampledAt, n1.NetWindowMs = outside, outside, ms(early), 200
+	n1.Attrs.NetRxBytesPerSec, n1.Attrs.NetTxBytesPerSec, n1.SampledAt, n1.NetWindowMs = outside, outside, ms(early), 200
 	n2 := w.node("n2")
 	n2.SampledAt, n2.NetWindowMs = ms(early), 200
 	n3 := w.node("n3")
 	n3.SampledAt, n3.NetWindowMs = ms(end.Add(time.Second)), 3000
 	n4 := w.node("n4")
 	n4.Traffic = append(n4.Traffic, nodestate.TrafficPoint{At: ms(early), Rx: outside, Tx: outside})
-	n4.Attrs.NetRx, n4.Attrs.NetTx, n4.SampledAt = outside, outside, ms(early)
+	n4.Attrs.NetRxBytesPerSec, n4.Attrs.NetTxBytesPerSec, n4.SampledAt = outside, outside, ms(early)
 
 	id := submit(w, "ranks", raftfsm.JobSpec{NP: 8, MPI: "none"})
 	var hosts []raftfsm.Host
@@ -219,8 +219,8 @@ func TestSnapshot_EndedAttemptsBySampleWindow(t *testing.T) {
 		{"n3", "a 3 s sample whose window overlapped the attempt reads as before it", quiet},
 		{"n4", "an agent without windows: the sample is taken to cover the time since the previous point", quiet},
 	} {
-		if n := got[tc.name]; n.NetRx != tc.want || n.NetTx != tc.want {
-			t.Errorf("%s's traffic %.0f/%.0f B/s, want %.0f: %s", tc.name, n.NetRx, n.NetTx, tc.want, tc.why)
+		if n := got[tc.name]; n.NetRxBytesPerSec != tc.want || n.NetTxBytesPerSec != tc.want {
+			t.Errorf("%s's traffic %.0f/%.0f B/s, want %.0f: %s", tc.name, n.NetRxBytesPerSec, n.NetTxBytesPerSec, tc.want, tc.why)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func NodeOf(e nodestate.Entry, net []nodestate.NetEntry) Node {
 		Attrs: placement.Node{Name: s.Name, Switch: s.Static.Switch, Cores: s.Static.Cores, Threads: s.Static.Threads,
 			MHz: s.Static.MHz, MemTotal: s.Static.MemTotal, Load: s.Dyn.Load, CPUUtil: s.Dyn.CPUUtil,
 			MemAvail: s.Dyn.MemAvail, NetFlow: s.Dyn.NetFlow, Users: s.Dyn.Users,
-			NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, PEs: slices.Clone(s.Static.PEs)},
+			NetRxBytesPerSec: s.Dyn.NetRxBytesPerSec, NetTxBytesPerSec: s.Dyn.NetTxBytesPerSec, PEs: slices.Clone(s.Static.PEs)},
 		Net: net, Probes: s.Probes, Traffic: e.Traffic, SampledAt: s.Dyn.SampledAt, NetWindowMs: s.Dyn.NetWindowMs,
 		Coord: vivaldi.ToSerf(s.Coord), Link: linkVerdict(s.Link)}
 	return n

@@ -25,7 +25,7 @@ func TestNodeOf(t *testing.T) {
 			Static: nodestate.Static{Cores: 4, Threads: 8, MHz: 2400, MemTotal: 8 << 30, Switch: "sw1", Confined: true,
 				Features: []string{"ib"}, PEs: []nodestate.PE{{Kind: "gpu", Model: "A100", Count: 2}}},
 			Dyn: nodestate.Dynamic{Load: nodestate.Means{Now: 1, M1: 2, M5: 3, M15: 4}, CPUUtil: nodestate.Means{Now: 50},
-				MemAvail: nodestate.Means{Now: 4e9}, NetFlow: nodestate.Means{Now: 9}, NetRx: 1e6, NetTx: 3.75e6, NetWindowMs: 200, Users: 2, SampledAt: 4100},
+				MemAvail: nodestate.Means{Now: 4e9}, NetFlow: nodestate.Means{Now: 9}, NetRxBytesPerSec: 1e6, NetTxBytesPerSec: 3.75e6, NetWindowMs: 200, Users: 2, SampledAt: 4100},
 			Probes: []nodestate.ProbeBeat{{Kind: "bandwidth", State: "running", PID: 12, Restarts: 1, Beat: 4000}},
 			Coord:  &nodestate.Coord{Vec: []float64{100, 0, 0, 0, 0, 0, 0, 0}, Error: 0.2, Height: 10},
 			Link:   &nodestate.LinkState{Change: "slower", Mbps: 40, Since: 3000, At: 4000}}}
@@ -33,7 +33,7 @@ func TestNodeOf(t *testing.T) {
 	n := NodeOf(e, row)
 	want := placement.Node{Name: "n1", Switch: "sw1", Cores: 4, Threads: 8, MHz: 2400, MemTotal: 8 << 30,
 		Load: e.State.Dyn.Load, CPUUtil: e.State.Dyn.CPUUtil, MemAvail: e.State.Dyn.MemAvail, NetFlow: e.State.Dyn.NetFlow,
-		NetRx: 1e6, NetTx: 3.75e6, Users: 2, PEs: e.State.Static.PEs}
+		NetRxBytesPerSec: 1e6, NetTxBytesPerSec: 3.75e6, Users: 2, PEs: e.State.Static.PEs}
 	if !reflect.DeepEqual(n.Attrs, want) {
 		t.Errorf("Attrs = %+v, want %+v", n.Attrs, want)
 	}

@@ -467,14 +467,14 @@ const retestLowShare = 0.8
 // full cycle.
 //
 // Worth testing again: the end's latest traffic sample that way
-// (Attrs.NetTx, NetRx) is under half of what it carried besides the
-// test, or under what it carried besides it when the test ran on a full
-// link at that end (its reading and the traffic beside it near the most
-// the end's row shows its link carrying that way, linkCarried). A
-// re-test while the traffic goes on as before reads the same share and
-// spends the busy link's budget for nothing (as under lab12's flows,
-// which run all along); the catch-up looks again every round, so the
-// pair is tested once the traffic has dropped.
+// (Attrs.NetTxBytesPerSec, NetRxBytesPerSec) is under half of what it carried
+// besides the test, or under what it carried besides it when the test ran on
+// a full link at that end (its reading and the traffic beside it near the
+// most the end's row shows its link carrying that way, linkCarried). A
+// re-test while the traffic goes on as before reads the same share and spends
+// the busy link's budget for nothing (as under lab12's flows, which run all
+// along); the catch-up looks again every round, so the pair is tested once
+// the traffic has dropped.
 func contendedPairs(nodes []Node, members []string) []contended {
 	live := make(map[string]bool, len(members))
 	for _, m := range members {
@@ -499,9 +499,9 @@ func contendedPairs(nodes []Node, members []string) []contended {
 			}
 			p := probeplan.NewPair(n.Name, c.Peer)
 			for _, out := range []bool{true, false} {
-				rate, car, at, now := c.InMbps, c.CarriedInMbps, c.InAt, n.Attrs.NetRx
+				rate, car, at, now := c.InMbps, c.CarriedInMbps, c.InAt, n.Attrs.NetRxBytesPerSec
 				if out {
-					rate, car, at, now = c.OutMbps, c.CarriedOutMbps, c.OutAt, n.Attrs.NetTx
+					rate, car, at, now = c.OutMbps, c.CarriedOutMbps, c.OutAt, n.Attrs.NetTxBytesPerSec
 				}
 				if at == 0 || !beside(&n, rate, car, now, out) {
 					continue

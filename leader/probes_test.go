@@ -309,11 +309,11 @@ func TestProbes_RetestsATestBesideTraffic(t *testing.T) {
 		}
 		return out
 	}
-	w.nodes[8].Attrs.NetRx = 15e6 / 8 // n08 still receives 15 of the 20 besides
+	w.nodes[8].Attrs.NetRxBytesPerSec = 15e6 / 8 // n08 still receives 15 of the 20 besides
 	if got := pairsOf(contendedPairs(w.nodes, names)); !slices.Equal(got, both[:1]) {
 		t.Fatalf("n08 still busy: contendedPairs = %v, want %v", got, both[:1])
 	}
-	w.nodes[8].Attrs.NetRx = 9e6 / 8 // under half: the job is gone
+	w.nodes[8].Attrs.NetRxBytesPerSec = 9e6 / 8 // under half: the job is gone
 	if got := pairsOf(contendedPairs(w.nodes, names)); !slices.Equal(got, both) {
 		t.Fatalf("contendedPairs = %v, want %v", got, both)
 	}
@@ -407,7 +407,7 @@ func TestProbes_RetestBetweenBackToBackJobs(t *testing.T) {
 		rx   float64 // what n08 receives now, Mbit/s
 		want bool
 	}{{74, false}, {70, false}, {45, true}, {10, true}} {
-		w.nodes[8].Attrs.NetRx = tc.rx * 1e6 / 8
+		w.nodes[8].Attrs.NetRxBytesPerSec = tc.rx * 1e6 / 8
 		got := contendedPairs(w.nodes, names)
 		if tested := len(got) == 1 && got[0].Pair == pair; tested != tc.want || len(got) > 1 {
 			t.Errorf("n08 receiving %v of the 74 beside the test: contendedPairs = %v, want %v: %v", tc.rx, got, pair, tc.want)
@@ -448,7 +448,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	w.nodes[3].Net[0].OutMbps, w.nodes[3].Net[0].CarriedOutMbps = 41, 99.1 // n03 -> n04 beside n03's job
 	w.nodes[8].Net[0].InMbps, w.nodes[8].Net[0].CarriedInMbps = 60, 80     // n09 -> n08 into a busy n08
 	w.nodes[5].Net[0].OutMbps, w.nodes[5].Net[0].CarriedOutMbps = 50, 99   // n05 -> n06, n05 still busy
-	w.nodes[5].Attrs.NetTx = 45e6 / 8
+	w.nodes[5].Attrs.NetTxBytesPerSec = 45e6 / 8
 	w.nodes[10].Net[0].OutMbps, w.nodes[10].Net[0].CarriedOutMbps = 90, 120 // n10 -> n11 beside traffic, but near the model's 95
 	low := map[probeplan.Pair]float64{}
 	for _, c := range contendedPairs(w.nodes, names) {
@@ -507,7 +507,7 @@ func TestProbes_RetestsWithinTheCycle(t *testing.T) {
 	w.apply(raftfsm.CmdSetProbeDuties, sd)
 	// A node at its cap takes no re-test, and the empty answer is kept.
 	w.cfg.Probes.Budget = probeplan.BudgetConfig{BytesPerHour: 24 << 20, TestBytes: 1 << 20, CycleInterval: 5 * time.Minute} // 2 tests a cycle
-	w.nodes[5].Attrs.NetTx = 0
+	w.nodes[5].Attrs.NetTxBytesPerSec = 0
 	cmds, b2 := scheduleCycle(w.view(), b)
 	if len(cmds) != 0 || b2.CatchUpEmpty == "" {
 		t.Fatalf("n05 and n06 at 2 tests of 2: got %q (memo %q), want nothing, remembered", commands(cmds), b2.CatchUpEmpty)

@@ -85,7 +85,7 @@ func derivedWorld(n int) (*raftfsm.State, []Node) {
 	for i := range n {
 		nd := testNode(fmt.Sprintf("n%04d", i))
 		nd.Attrs.Switch = fmt.Sprintf("s%03d", i/16)
-		nd.Attrs.NetTx, nd.Attrs.NetRx = float64(i%7)*1e6, float64(i%5)*1e6
+		nd.Attrs.NetTxBytesPerSec, nd.Attrs.NetRxBytesPerSec = float64(i%7)*1e6, float64(i%5)*1e6
 		nd.Coord = coordAt(0.0001*float64(i/16) + 0.00001*float64(i%16))
 		// Steps 20 s apart over the last cycle and a half, as a busy
 		// node's would be (a step is a change of its traffic).
@@ -271,7 +271,7 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	quiet := func(s placement.Snapshot) placement.Snapshot {
 		s.Nodes = slices.Clone(s.Nodes)
 		for i := range s.Nodes {
-			s.Nodes[i].NetTx, s.Nodes[i].NetRx = 0, 0
+			s.Nodes[i].NetTxBytesPerSec, s.Nodes[i].NetRxBytesPerSec = 0, 0
 		}
 		return s
 	}

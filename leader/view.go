@@ -71,17 +71,17 @@ type Node struct {
 	Confined bool
 	// Features are the node's features, which a job's constraint selects on.
 	Features []string
-	// Traffic is the node's recent traffic, the samples at which it
-	// changed, oldest first; the latest sample is in Attrs (NetRx, NetTx).
-	// Snapshot reads it to stamp each cross-switch bandwidth test with
-	// the traffic that crossed the uplinks meanwhile (stamp.go). Shared
-	// with the gossip table: read it, never write it.
+	// Traffic is the node's recent traffic, the samples at which it changed,
+	// oldest first; the latest sample is in Attrs (NetRxBytesPerSec,
+	// NetTxBytesPerSec). Snapshot reads it to stamp each cross-switch
+	// bandwidth test with the traffic that crossed the uplinks meanwhile
+	// (stamp.go). Shared with the gossip table: read it, never write it.
 	Traffic []nodestate.TrafficPoint
-	// SampledAt is when the node took its latest sample, Unix
-	// milliseconds on its clock, and NetWindowMs the span before it, in
-	// milliseconds, that the sample's traffic (Attrs.NetRx, NetTx) covers
-	// (nodestate.Dynamic). NetWindowMs is 0 from an agent that does not
-	// say: its window is taken as since its previous traffic point.
+	// SampledAt is when the node took its latest sample, Unix milliseconds on
+	// its clock, and NetWindowMs the span before it, in milliseconds, that
+	// the sample's traffic (Attrs.NetRxBytesPerSec, NetTxBytesPerSec) covers
+	// (nodestate.Dynamic). NetWindowMs is 0 from an agent that does not say:
+	// its window is taken as since its previous traffic point.
 	SampledAt   int64
 	NetWindowMs int64
 	// Coord is the node's Vivaldi network coordinate (serf's type, in

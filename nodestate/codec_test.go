@@ -83,7 +83,7 @@ func TestDecodeRejects(t *testing.T) {
 func TestDecodeTrafficWindow(t *testing.T) {
 	t.Parallel()
 	s := sampleState()
-	s.Dyn.NetRx, s.Dyn.NetTx, s.Dyn.NetWindowMs = 8e6, 1e6, 210
+	s.Dyn.NetRxBytesPerSec, s.Dyn.NetTxBytesPerSec, s.Dyn.NetWindowMs = 8e6, 1e6, 210
 	b, err := EncodeState(&s)
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +92,8 @@ func TestDecodeTrafficWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Dyn.NetWindowMs != 210 || got.Dyn.NetRx != 8e6 {
-		t.Errorf("decoded window %d ms, rx %.0f; want 210 ms, 8e6", got.Dyn.NetWindowMs, got.Dyn.NetRx)
+	if got.Dyn.NetWindowMs != 210 || got.Dyn.NetRxBytesPerSec != 8e6 {
+		t.Errorf("decoded window %d ms, rx %.0f; want 210 ms, 8e6", got.Dyn.NetWindowMs, got.Dyn.NetRxBytesPerSec)
 	}
 	old := []byte(`{"name":"n1","boot":1,"seq":2,"addr":"10.0.0.1","gport":3,"rport":4,"hport":5,` +
 		`"static":{"host":"n1","cores":2,"threads":2,"mhz":1,"mem":1},` +
@@ -103,9 +103,9 @@ func TestDecodeTrafficWindow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("state of an agent without traffic windows: %v", err)
 	}
-	if got.Dyn.NetWindowMs != 0 || got.Dyn.NetRx != 5 || got.Dyn.SampledAt != 1700000000000 {
+	if got.Dyn.NetWindowMs != 0 || got.Dyn.NetRxBytesPerSec != 5 || got.Dyn.SampledAt != 1700000000000 {
 		t.Errorf("old agent's state decoded as window %d ms, rx %.0f, at %d; want 0, 5, 1700000000000",
-			got.Dyn.NetWindowMs, got.Dyn.NetRx, got.Dyn.SampledAt)
+			got.Dyn.NetWindowMs, got.Dyn.NetRxBytesPerSec, got.Dyn.SampledAt)
 	}
 	s.Dyn.NetWindowMs = 0
 	if b, _ := EncodeState(&s); bytes.Contains(b, []byte(`"win"`)) {

@@ -27,7 +27,7 @@ func typicalState(name string) NodeState {
 			MemTotal: 64 << 30, PEs: []PE{{Kind: "cpu", Count: 24}}},
 		Dyn: Dynamic{Load: Means{Now: 1.23, M1: 1.5, M5: 1.7, M15: 1.8}, CPUUtil: Means{Now: 12.5, M1: 13.25, M5: 14.125, M15: 15.5}, MemAvail: Means{Now: 3.4e10, M1: 3.41e10, M5: 3.39e10, M15: 3.4e10},
 			NetFlow: Means{Now: 12345.6, M1: 23456.7, M5: 34567.8, M15: 45678.9}, Users: 3, SampledAt: 1763790000123,
-			NetRx: 118_750_000, NetTx: 117_500_001}, // a saturated 1 Gbit/s link both ways
+			NetRxBytesPerSec: 118_750_000, NetTxBytesPerSec: 117_500_001}, // a saturated 1 Gbit/s link both ways
 		// The coordinate rides on every broadcast too.
 		Coord: &Coord{Vec: []float64{-1234.56, 987.65, -432.1, 2345.67, -88.88, 123.45, -1.23, 456.78}, Error: 0.1234,
 			Adjust: -12.34, Height: 45.67},

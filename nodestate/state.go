@@ -60,24 +60,24 @@ type Dynamic struct {
 	CPUUtil  Means `json:"cpu"`  // percent
 	MemAvail Means `json:"mema"` // bytes
 	NetFlow  Means `json:"flow"` // bytes/s in+out, the node's bandwidth tests left out
-	// NetRx and NetTx are the latest sample's traffic received and sent
-	// at the node's interfaces, bytes/s, no means: the "now" of each
-	// direction of its link, which placement checks against capacity:
-	// over the interval since the previous sample, or, in a sample a
-	// shift of the traffic called for, over the moments just before it
+	// NetRxBytesPerSec and NetTxBytesPerSec are the latest sample's traffic
+	// received and sent at the node's interfaces, bytes/s, no means: the
+	// "now" of each direction of its link, which placement checks against
+	// capacity: over the interval since the previous sample, or, in a sample
+	// a shift of the traffic called for, over the moments just before it
 	// (probe.RawSample.RecentRx); NetWindowMs says which. Zero when the
-	// sampler does not tell directions apart or before two samples. The
-	// agent gossips them rounded to the byte (~25 bytes of the broadcast).
-	NetRx float64 `json:"rx,omitempty"`
-	NetTx float64 `json:"tx,omitempty"`
-	// NetWindowMs is the span of the window NetRx and NetTx cover,
-	// milliseconds, ending at SampledAt: the interval since the previous
-	// sample, or, in a sample a shift called for, the watch reading that
-	// saw it (a fifth of a second at the default interval). The leader
-	// reads it to tell a sample taken after one of shoal's attempts ended
-	// from one that still holds the attempt's transfers. Zero when
-	// unknown, and from agents that predate it: the window is then taken
-	// as since the node's previous sample.
+	// sampler does not tell directions apart or before two samples. The agent
+	// gossips them rounded to the byte (~25 bytes of the broadcast).
+	NetRxBytesPerSec float64 `json:"rx,omitempty"`
+	NetTxBytesPerSec float64 `json:"tx,omitempty"`
+	// NetWindowMs is the span of the window NetRxBytesPerSec and
+	// NetTxBytesPerSec cover, milliseconds, ending at SampledAt: the interval
+	// since the previous sample, or, in a sample a shift called for, the
+	// watch reading that saw it (a fifth of a second at the default
+	// interval). The leader reads it to tell a sample taken after one of
+	// shoal's attempts ended from one that still holds the attempt's
+	// transfers. Zero when unknown, and from agents that predate it: the
+	// window is then taken as since the node's previous sample.
 	NetWindowMs int64 `json:"win,omitempty"`
 	Users       int   `json:"users"`
 	// SampledAt is the owner's clock at sampling, in Unix milliseconds.

@@ -13,7 +13,7 @@ func fullState() NodeState {
 		Static: Static{Hostname: "h", CPUModel: "c", Cores: 1, Threads: 2, MHz: 3, MemTotal: 4, PEs: []PE{{Kind: "gpu", Model: "m", Count: 1, MemBytes: 2}},
 			Switch: "sw", Confined: true, Unconfined: "u", Features: []string{"f"}},
 		Dyn: Dynamic{Load: Means{Now: 1, M1: 2, M5: 3, M15: 4}, CPUUtil: Means{Now: 5}, MemAvail: Means{Now: 6}, NetFlow: Means{Now: 7},
-			NetRx: 8, NetTx: 9, NetWindowMs: 13, Users: 10, SampledAt: 11},
+			NetRxBytesPerSec: 8, NetTxBytesPerSec: 9, NetWindowMs: 13, Users: 10, SampledAt: 11},
 		Probes:    []ProbeBeat{{Kind: "k", State: "s", PID: 1, Restarts: 2, Beat: 3}},
 		Coord:     &Coord{Vec: []float64{1}, Error: 2, Adjust: 3, Height: 4},
 		Link:      &LinkState{Change: "slower", Mbps: 1, Since: 2, At: 3},

@@ -10,25 +10,25 @@ import "github.com/shoal-hpc/shoal/nodestate"
 // running-mean horizon, each horizon normalised on its own, weighted by the
 // horizon weights.
 //
-// With shares true (shoal's T) a node's load, CPU utilisation and used
-// memory count by how busy the node is, not by how its figure compares with
-// the others': load as the share of its logical cores, utilisation as the
-// share of 100 %, used memory as the share of its memory (Eq. 1's "memory
+// With shares true (shoal's T) a node's load, CPU utilisation and used memory
+// count by how busy the node is, not by how its figure compares with the
+// others': load as the share of its logical cores, utilisation as the share
+// of 100 %, used memory as the share of its memory (Eq. 1's "memory
 // available" weight, complemented; Eq. 1 when any node's total is unknown),
 // each at most 1 and divided by the node count, which is what Eq. 1's sum
-// gives when every node is equally busy. Eq. 1 magnifies the
-// differences between idle nodes: a load of 0.03 against 0.07 on two idle
-// 2-core nodes counts as 1 against 2.3, and on the testbed that decided a
-// placement onto a degraded link (docs/design/placement.md, "the compute
-// load as how busy a node is"). Node
-// flow leaves T's compute load when the network term reads each node's
-// traffic per direction (every link rate known, linkMbps being
-// each node's fastest measured peak, and the nodes reporting NetRx/NetTx):
-// counting the same bytes here too made a node whose flow hurts no pair
-// look busy. With the rates but no directions it is a share of the link
-// (one node's 30 Mbit/s must not weigh as a saturated node's load merely
-// because few nodes carry traffic), without the rates Eq. 1. The attributes of what a node has
-// (cores, clock, memory) keep Eq. 1 in both.
+// gives when every node is equally busy. Eq. 1 magnifies the differences
+// between idle nodes: a load of 0.03 against 0.07 on two idle 2-core nodes
+// counts as 1 against 2.3, and on the testbed that decided a placement onto a
+// degraded link (docs/design/placement.md, "the compute load as how busy a
+// node is"). Node flow leaves T's compute load when the network term reads
+// each node's traffic per direction (every link rate known, linkMbps being
+// each node's fastest measured peak, and the nodes reporting
+// NetRxBytesPerSec/NetTxBytesPerSec): counting the same bytes here too made a
+// node whose flow hurts no pair look busy. With the rates but no directions
+// it is a share of the link (one node's 30 Mbit/s must not weigh as a
+// saturated node's load merely because few nodes carry traffic), without the
+// rates Eq. 1. The attributes of what a node has (cores, clock, memory) keep
+// Eq. 1 in both.
 //
 // busy is the sum over the nodes of the shares' part of cl and busyWeight
 // the sum of the weights that went into shares (both 0 with shares false):
@@ -74,9 +74,9 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 		{w.M15 / hs, func(m nodestate.Means) float64 { return m.M15 }},
 	}
 	// Node flow: the network term's when it sees every node's traffic per
-	// direction (every link rate known and the nodes report NetRx/NetTx, as
-	// agents do); a share of the node's link when only the rates are
-	// known; Eq. 1 otherwise.
+	// direction (every link rate known and the nodes report
+	// NetRxBytesPerSec/NetTxBytesPerSec, as agents do); a share of the node's
+	// link when only the rates are known; Eq. 1 otherwise.
 	flowShare := shares && allMeasured(linkMbps, len(nodes))
 	flowSeen := flowShare && directional(nodes)
 	memKnown := true
@@ -139,14 +139,14 @@ func computeLoads(nodes []*Node, w *AttrWeights, shares bool, linkMbps []float64
 	return cl, busy, busyWeight
 }
 
-// directional reports whether the nodes report their traffic per
-// direction: an agent gossips NetRx and NetTx with every sample, so one node
-// with either above 0 says they all do. With none, every node is quiet now
-// or the snapshot predates directions; either way the network term has no
-// traffic to read, and node flow stays in the compute load.
+// directional reports whether the nodes report their traffic per direction:
+// an agent gossips NetRxBytesPerSec and NetTxBytesPerSec with every sample,
+// so one node with either above 0 says they all do. With none, every node is
+// quiet now or the snapshot predates directions; either way the network term
+// has no traffic to read, and node flow stays in the compute load.
 func directional(nodes []*Node) bool {
 	for _, n := range nodes {
-		if n.NetRx > 0 || n.NetTx > 0 {
+		if n.NetRxBytesPerSec > 0 || n.NetTxBytesPerSec > 0 {
 			return true
 		}
 	}

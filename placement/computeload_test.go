@@ -76,7 +76,7 @@ func TestComputeLoads_Shares(t *testing.T) {
 	}
 	// With the traffic per direction the network term reads it: flow
 	// leaves the compute load.
-	light[0].NetTx = 30e6 / 8
+	light[0].NetTxBytesPerSec = 30e6 / 8
 	if cl, shared, bw := computeLoads(light, &flow, true, rates); !near(cl[0], 0) || shared != 0 || bw != 0 {
 		t.Fatalf("T with the traffic per direction: flow is the network term's, got cl %v busy %v weight %v", cl, shared, bw)
 	}

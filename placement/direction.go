@@ -77,7 +77,7 @@ func (w *network) pairAvail(s *Snapshot, elig []int, directional bool, capOut, c
 	for k := range s.Nodes {
 		if e := elig[k]; e >= 0 {
 			// bytes/s to Mbit/s
-			tx[e], rx[e] = s.Nodes[k].NetTx*8/1e6, s.Nodes[k].NetRx*8/1e6
+			tx[e], rx[e] = s.Nodes[k].NetTxBytesPerSec*8/1e6, s.Nodes[k].NetRxBytesPerSec*8/1e6
 			d.traffic = d.traffic || tx[e] > 0 || rx[e] > 0
 		}
 	}
@@ -102,8 +102,8 @@ func (d *dirAvail) uplinks(s *Snapshot, elig []int, n int) {
 	txSum, rxSum := make([]float64, ns), make([]float64, ns)
 	for k := range s.Nodes {
 		if g := m.Sw[k]; g >= 0 {
-			txSum[g] += s.Nodes[k].NetTx * 8 / 1e6
-			rxSum[g] += s.Nodes[k].NetRx * 8 / 1e6
+			txSum[g] += s.Nodes[k].NetTxBytesPerSec * 8 / 1e6
+			rxSum[g] += s.Nodes[k].NetRxBytesPerSec * 8 / 1e6
 		}
 	}
 	free := make([]float64, ns*ns)

@@ -56,9 +56,9 @@ func TestNetload_SaturatedDirectionFromTraffic(t *testing.T) {
 	for i := range s.Nodes {
 		switch s.Nodes[i].Name {
 		case "a1":
-			s.Nodes[i].NetTx = 120e6 // bytes/s: 960 Mbit/s out
+			s.Nodes[i].NetTxBytesPerSec = 120e6 // bytes/s: 960 Mbit/s out
 		case "a2":
-			s.Nodes[i].NetRx = 120e6
+			s.Nodes[i].NetRxBytesPerSec = 120e6
 		}
 	}
 	if got := place3(t, s); strings.Contains(got, "a") {
@@ -109,7 +109,7 @@ func TestValidate_DirectionalFields(t *testing.T) {
 		t.Fatalf("negative in_mbps: %v", err)
 	}
 	s = twoSwitches()
-	s.Nodes[0].NetTx = -5
+	s.Nodes[0].NetTxBytesPerSec = -5
 	if _, err := placement.Place(s, placement.Request{N: 3}); err == nil || !strings.Contains(err.Error(), "net rx, tx") {
 		t.Fatalf("negative tx: %v", err)
 	}

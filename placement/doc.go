@@ -25,13 +25,14 @@
 //   - NL_(u,v) (Eq. 2): w_lt*LT + w_bw*B. The paper policy keeps Eq. 2: B
 //     the complement peak-avail, each term divided by its sum over the
 //     measured pairs. T and netload take LT over the median measured RTT and
-//     B = top/max(avail, top/10) - 1, the extra time a byte takes against
-//     the fastest link, neither divided by a sum. Repeats of a pair are averaged per
-//     direction; netload's avail is the worse direction, each the min of its
-//     latest test and what the sender can send and the receiver receive now
-//     (Node.NetTx, NetRx; direction.go), paper's the mean of the two. An
-//     unmeasured pair is never a perfect link: it costs the worst measured
-//     pair between the same two switches, else the worst measured pair.
+//     B = top/max(avail, top/10) - 1, the extra time a byte takes against the
+//     fastest link, neither divided by a sum. Repeats of a pair are averaged
+//     per direction; netload's avail is the worse direction, each the min of
+//     its latest test and what the sender can send and the receiver receive
+//     now (Node.NetTxBytesPerSec, NetRxBytesPerSec; direction.go), paper's
+//     the mean of the two. An unmeasured pair is never a perfect link: it
+//     costs the worst measured pair between the same two switches, else the
+//     worst measured pair.
 //   - pc_v (Eq. 3): logical cores - ceil(1-min load) % logical cores for the
 //     paper policy, logical cores - ceil(load) (never below 0) for the others;
 //     less HeldSlots; PPN overrides; PE needs cap it.

@@ -38,9 +38,9 @@ func queueCluster() placement.Snapshot {
 		x.Switch = nodes[name].sw
 		switch name {
 		case "n01":
-			x.NetTx = 190e6 / 8
+			x.NetTxBytesPerSec = 190e6 / 8
 		case "n02":
-			x.NetRx = 190e6 / 8
+			x.NetRxBytesPerSec = 190e6 / 8
 		}
 		s.Nodes = append(s.Nodes, x)
 	}
@@ -151,7 +151,7 @@ func TestNetload_QueueFourRanksAfterPredecessor(t *testing.T) {
 			}
 			n.NetFlow = nodestate.Means{Now: 2 * rate, M1: 2 * rate, M5: 2 * rate, M15: 2 * rate}
 			if during {
-				n.NetTx, n.NetRx = rate, rate
+				n.NetTxBytesPerSec, n.NetRxBytesPerSec = rate, rate
 			} else {
 				n.NetFlow.Now = 0
 			}

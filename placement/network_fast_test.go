@@ -61,7 +61,7 @@ func TestNetwork_EqualsReferenceRandomTables(t *testing.T) {
 		perm := r.Perm(n) // names out of order, so eligible and snapshot indices differ
 		for i := range n {
 			s.Nodes = append(s.Nodes, Node{Name: fmt.Sprintf("n%02d", perm[i]), Alive: r.IntN(8) > 0, Cores: 4,
-				Switch: fmt.Sprint(i % 3), NetRx: float64(r.IntN(3)) * 1e7 * r.Float64(), NetTx: float64(r.IntN(3)) * 1e7 * r.Float64()})
+				Switch: fmt.Sprint(i % 3), NetRxBytesPerSec: float64(r.IntN(3)) * 1e7 * r.Float64(), NetTxBytesPerSec: float64(r.IntN(3)) * 1e7 * r.Float64()})
 		}
 		for range r.IntN(2 * n * n) {
 			a, b := r.IntN(n+1), r.IntN(n)

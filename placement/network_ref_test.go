@@ -265,7 +265,7 @@ func refPairAvail(w *network, s *Snapshot, model *PairModel, elig []int, directi
 	for k := range s.Nodes {
 		if e := elig[k]; e >= 0 {
 			// bytes/s to Mbit/s
-			d.tx[e], d.rx[e] = s.Nodes[k].NetTx*8/1e6, s.Nodes[k].NetRx*8/1e6
+			d.tx[e], d.rx[e] = s.Nodes[k].NetTxBytesPerSec*8/1e6, s.Nodes[k].NetRxBytesPerSec*8/1e6
 			d.anyTraffic = d.anyTraffic || d.tx[e] > 0 || d.rx[e] > 0
 		}
 	}
@@ -306,10 +306,10 @@ func refUplinks(d *refDir, s *Snapshot, m *PairModel, elig []int, n int) {
 			var tx, rx float64
 			for k := range s.Nodes {
 				if int(m.Sw[k]) == a {
-					tx += s.Nodes[k].NetTx * 8 / 1e6
+					tx += s.Nodes[k].NetTxBytesPerSec * 8 / 1e6
 				}
 				if int(m.Sw[k]) == b {
-					rx += s.Nodes[k].NetRx * 8 / 1e6
+					rx += s.Nodes[k].NetRxBytesPerSec * 8 / 1e6
 				}
 			}
 			free[a*ns+b] = math.Inf(1)

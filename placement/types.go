@@ -23,11 +23,11 @@ type Node struct {
 	CPUUtil  nodestate.Means // percent, 0-100
 	MemAvail nodestate.Means // bytes
 	NetFlow  nodestate.Means // bytes/s in+out at the node's interfaces
-	// NetRx and NetTx are the latest sample's traffic received and sent,
-	// bytes/s: the "now" of each direction of the node's link,
-	// which netload takes off what a pair offers (network.go). 0: none
+	// NetRxBytesPerSec and NetTxBytesPerSec are the latest sample's traffic
+	// received and sent, bytes/s: the "now" of each direction of the node's
+	// link, which netload takes off what a pair offers (network.go). 0: none
 	// measured (an idle link, or a sampler that does not tell them apart).
-	NetRx, NetTx float64
+	NetRxBytesPerSec, NetTxBytesPerSec float64
 
 	Users     int
 	PEs       []nodestate.PE

@@ -67,9 +67,9 @@ func flow(s *placement.Snapshot, from, to string) {
 	for i := range s.Nodes {
 		switch s.Nodes[i].Name {
 		case from:
-			s.Nodes[i].NetTx = 120e6
+			s.Nodes[i].NetTxBytesPerSec = 120e6
 		case to:
-			s.Nodes[i].NetRx = 120e6
+			s.Nodes[i].NetRxBytesPerSec = 120e6
 		}
 	}
 }
@@ -182,9 +182,9 @@ func TestNetload_UplinkTestedUnderFlow(t *testing.T) {
 		for i := range s.Nodes {
 			switch s.Nodes[i].Name {
 			case "a4", "b3":
-				s.Nodes[i].NetTx = 50e6
+				s.Nodes[i].NetTxBytesPerSec = 50e6
 			case "b4", "a3":
-				s.Nodes[i].NetRx = 50e6
+				s.Nodes[i].NetRxBytesPerSec = 50e6
 			}
 		}
 		return s
@@ -219,9 +219,9 @@ func TestNetload_StampNeverAboveFastestTest(t *testing.T) {
 	for i := range s.Nodes {
 		switch s.Nodes[i].Name {
 		case "a4":
-			s.Nodes[i].NetTx = 12.5e6
+			s.Nodes[i].NetTxBytesPerSec = 12.5e6
 		case "b4":
-			s.Nodes[i].NetRx = 12.5e6
+			s.Nodes[i].NetRxBytesPerSec = 12.5e6
 		}
 	}
 	var hf []placement.HostSlots

@@ -124,8 +124,8 @@ func validateNode(n *Node) error {
 	if !finiteNonNeg(n.MHz) {
 		return fmt.Errorf("mhz = %v, want finite and >= 0", n.MHz)
 	}
-	if !finiteNonNeg(n.NetRx) || !finiteNonNeg(n.NetTx) {
-		return fmt.Errorf("net rx, tx = %v, %v, want finite and >= 0", n.NetRx, n.NetTx)
+	if !finiteNonNeg(n.NetRxBytesPerSec) || !finiteNonNeg(n.NetTxBytesPerSec) {
+		return fmt.Errorf("net rx, tx = %v, %v, want finite and >= 0", n.NetRxBytesPerSec, n.NetTxBytesPerSec)
 	}
 	for _, m := range []struct {
 		name string

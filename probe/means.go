@@ -128,7 +128,7 @@ func (t *Tracker) Add(s RawSample) nodestate.Dynamic {
 	t.pts = append(t.pts, p)
 	t.trim(s.At)
 
-	d := nodestate.Dynamic{Users: s.Users, SampledAt: s.At.UnixMilli(), NetRx: t.lastRx, NetTx: t.lastTx}
+	d := nodestate.Dynamic{Users: s.Users, SampledAt: s.At.UnixMilli(), NetRxBytesPerSec: t.lastRx, NetTxBytesPerSec: t.lastTx}
 	if !t.rateFrom.IsZero() {
 		// Rates kept over a counter reset are older than the interval:
 		// their window is published as reaching to this sample, which

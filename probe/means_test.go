@@ -189,8 +189,8 @@ func TestTracker_BoundedMemory(t *testing.T) {
 }
 
 // TestTracker_Directions: a flow that starts sending at full rate shows
-// in NetTx from the next sample, while the means still remember the
-// quiet minutes before it and NetRx stays as it was.
+// in NetTxBytesPerSec from the next sample, while the means still remember the
+// quiet minutes before it and NetRxBytesPerSec stays as it was.
 func TestTracker_Directions(t *testing.T) {
 	t.Parallel()
 	tr := NewTracker()
@@ -202,10 +202,10 @@ func TestTracker_Directions(t *testing.T) {
 		}
 		return RawSample{RxBytes: rx, TxBytes: tx, NetBytes: rx + tx}
 	})
-	if !approx(d.NetTx, 12_500_000) || !approx(d.NetRx, 1000) {
-		t.Fatalf("NetRx, NetTx = %v, %v; want 1000, 12500000", d.NetRx, d.NetTx)
+	if !approx(d.NetTxBytesPerSec, 12_500_000) || !approx(d.NetRxBytesPerSec, 1000) {
+		t.Fatalf("NetRxBytesPerSec, NetTxBytesPerSec = %v, %v; want 1000, 12500000", d.NetRxBytesPerSec, d.NetTxBytesPerSec)
 	}
-	if d.NetFlow.M5 > 0.05*d.NetTx {
+	if d.NetFlow.M5 > 0.05*d.NetTxBytesPerSec {
 		t.Fatalf("the 5-minute mean %v already follows the new flow: not what this test means to show", d.NetFlow.M5)
 	}
 }
@@ -230,29 +230,28 @@ func TestTracker_LeavesOutProbeBytes(t *testing.T) {
 	}
 	add(0, 0, 0, 0, 0)
 	d := add(1, flow+1<<20, flow+1<<20, 1<<20, 1<<20)
-	if math.Abs(d.NetRx*8/1e6-30) > 1e-9 || math.Abs(d.NetTx*8/1e6-30) > 1e-9 || math.Abs(d.NetFlow.Now*8/1e6-60) > 1e-9 {
-		t.Fatalf("flow plus a test: rx %.3f tx %.3f flow %.3f Mbit/s, want 30, 30, 60", d.NetRx*8/1e6, d.NetTx*8/1e6, d.NetFlow.Now*8/1e6)
+	if math.Abs(d.NetRxBytesPerSec*8/1e6-30) > 1e-9 || math.Abs(d.NetTxBytesPerSec*8/1e6-30) > 1e-9 || math.Abs(d.NetFlow.Now*8/1e6-60) > 1e-9 {
+		t.Fatalf("flow plus a test: rx %.3f tx %.3f flow %.3f Mbit/s, want 30, 30, 60", d.NetRxBytesPerSec*8/1e6, d.NetTxBytesPerSec*8/1e6, d.NetFlow.Now*8/1e6)
 	}
 	d = add(2, 1000, 1000, 1<<20, 0)
-	if d.NetRx != 0 || d.NetTx <= 0 {
-		t.Fatalf("a test counted after its bytes: rx %v, tx %v; want rx 0 (not negative), tx the interval's", d.NetRx, d.NetTx)
+	if d.NetRxBytesPerSec != 0 || d.NetTxBytesPerSec <= 0 {
+		t.Fatalf("a test counted after its bytes: rx %v, tx %v; want rx 0 (not negative), tx the interval's", d.NetRxBytesPerSec, d.NetTxBytesPerSec)
 	}
 	prx, ptx = 0, 0 // the agent restarted its counts
 	d = add(3, flow, flow, 0, 0)
-	if math.Abs(d.NetRx*8/1e6-30) > 1e-9 {
-		t.Fatalf("after the probe count restarted: rx %.3f Mbit/s, want 30", d.NetRx*8/1e6)
+	if math.Abs(d.NetRxBytesPerSec*8/1e6-30) > 1e-9 {
+		t.Fatalf("after the probe count restarted: rx %.3f Mbit/s, want 30", d.NetRxBytesPerSec*8/1e6)
 	}
 }
 
-// TestTracker_RecentRatesAreNow: a flow of 12.5 MB/s sent and 1 MB/s
-// received ends half a second before a sample its end called for, a
-// second after the previous sample. That sample's recent rates (what the
-// traffic watch read over the last half second) are the node's traffic
-// now, in NetRx, NetTx and NetFlow.Now, though the interval since the
-// previous sample still averages half a second of the flow; the means
-// still count every byte of it. An interval that held a bandwidth test
-// keeps the interval's rates, since the recent ones cannot leave the
-// test's bytes out.
+// TestTracker_RecentRatesAreNow: a flow of 12.5 MB/s sent and 1 MB/s received
+// ends half a second before a sample its end called for, a second after the
+// previous sample. That sample's recent rates (what the traffic watch read
+// over the last half second) are the node's traffic now, in NetRxBytesPerSec,
+// NetTxBytesPerSec and NetFlow.Now, though the interval since the previous
+// sample still averages half a second of the flow; the means still count
+// every byte of it. An interval that held a bandwidth test keeps the
+// interval's rates, since the recent ones cannot leave the test's bytes out.
 func TestTracker_RecentRatesAreNow(t *testing.T) {
 	t.Parallel()
 	const sent, recv = 12_500_000, 1_000_000 // bytes/s while the flow ran
@@ -276,8 +275,8 @@ func TestTracker_RecentRatesAreNow(t *testing.T) {
 			rx, tx = rx+recv/2, tx+sent/2 // the flow's last half second
 			d := tr.Add(RawSample{At: last.Add(time.Second), RxBytes: rx, TxBytes: tx, NetBytes: rx + tx,
 				ProbeRxBytes: tc.probeBytes, RecentSpan: 500 * time.Millisecond})
-			if !approx(d.NetRx, tc.wantRx) || !approx(d.NetTx, tc.wantTx) {
-				t.Fatalf("NetRx, NetTx = %v, %v; want %v, %v", d.NetRx, d.NetTx, tc.wantRx, tc.wantTx)
+			if !approx(d.NetRxBytesPerSec, tc.wantRx) || !approx(d.NetTxBytesPerSec, tc.wantTx) {
+				t.Fatalf("NetRxBytesPerSec, NetTxBytesPerSec = %v, %v; want %v, %v", d.NetRxBytesPerSec, d.NetTxBytesPerSec, tc.wantRx, tc.wantTx)
 			}
 			if !approx(d.NetFlow.Now, tc.wantRx+tc.wantTx) {
 				t.Fatalf("NetFlow.Now = %v, want %v", d.NetFlow.Now, tc.wantRx+tc.wantTx)
@@ -290,8 +289,8 @@ func TestTracker_RecentRatesAreNow(t *testing.T) {
 			}
 			// The next regular sample, 3 s on and quiet, reads the quiet.
 			d = tr.Add(RawSample{At: last.Add(4 * time.Second), RxBytes: rx, TxBytes: tx, NetBytes: rx + tx, ProbeRxBytes: tc.probeBytes})
-			if d.NetRx != 0 || d.NetTx != 0 || d.NetFlow.Now != 0 {
-				t.Fatalf("a quiet interval after: NetRx %v NetTx %v NetFlow.Now %v, want 0", d.NetRx, d.NetTx, d.NetFlow.Now)
+			if d.NetRxBytesPerSec != 0 || d.NetTxBytesPerSec != 0 || d.NetFlow.Now != 0 {
+				t.Fatalf("a quiet interval after: NetRxBytesPerSec %v NetTxBytesPerSec %v NetFlow.Now %v, want 0", d.NetRxBytesPerSec, d.NetTxBytesPerSec, d.NetFlow.Now)
 			}
 		})
 	}
@@ -326,15 +325,15 @@ func TestTracker_TrafficWindow(t *testing.T) {
 		if d.NetWindowMs != step.win {
 			t.Errorf("%s: window %d ms, want %d", step.name, d.NetWindowMs, step.win)
 		}
-		if step.recent > 0 && (d.NetRx != 5e6 || d.NetTx != 2e6) {
-			t.Errorf("%s: rates %.0f/%.0f, want the watch reading's 5e6/2e6", step.name, d.NetRx, d.NetTx)
+		if step.recent > 0 && (d.NetRxBytesPerSec != 5e6 || d.NetTxBytesPerSec != 2e6) {
+			t.Errorf("%s: rates %.0f/%.0f, want the watch reading's 5e6/2e6", step.name, d.NetRxBytesPerSec, d.NetTxBytesPerSec)
 		}
 	}
 	// The counters restart: the rates of the 6 s sample stand, read over
 	// the window from 3.3 s.
 	d := tr.Add(RawSample{At: t0.Add(9 * time.Second)})
-	if d.NetWindowMs != 5700 || d.NetRx == 0 {
-		t.Errorf("after a counter reset: window %d ms, rx %.0f; want 5700 ms and the rates before", d.NetWindowMs, d.NetRx)
+	if d.NetWindowMs != 5700 || d.NetRxBytesPerSec == 0 {
+		t.Errorf("after a counter reset: window %d ms, rx %.0f; want 5700 ms and the rates before", d.NetWindowMs, d.NetRxBytesPerSec)
 	}
 	if d := add(t0.Add(time.Second), 0); d.NetWindowMs != 0 {
 		t.Errorf("after the clock went back: window %d ms, want 0 (no rates yet)", d.NetWindowMs)

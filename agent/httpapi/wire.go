@@ -117,7 +117,7 @@ func toAPINode(e nodestate.Entry) api.Node {
 		Name: s.Name, Addr: s.Addr, Status: string(e.Status), Hostname: s.Static.Hostname, CPUModel: s.Static.CPUModel,
 		Cores: s.Static.Cores, Threads: s.Static.Threads, MHz: s.Static.MHz, MemTotal: s.Static.MemTotal,
 		Load: toAPIMeans(s.Dyn.Load), CPUUtil: toAPIMeans(s.Dyn.CPUUtil), MemAvail: toAPIMeans(s.Dyn.MemAvail),
-		NetFlow: toAPIMeans(s.Dyn.NetFlow), NetRx: s.Dyn.NetRx, NetTx: s.Dyn.NetTx, Users: s.Dyn.Users, PEs: []api.PE{}, Switch: s.Static.Switch,
+		NetFlow: toAPIMeans(s.Dyn.NetFlow), NetRx: s.Dyn.NetRxBytesPerSec, NetTx: s.Dyn.NetTxBytesPerSec, Users: s.Dyn.Users, PEs: []api.PE{}, Switch: s.Static.Switch,
 		HTTPPort: s.HTTPPort, RaftPort: s.RaftPort, Confined: s.Static.Confined, Unconfined: s.Static.Unconfined, Features: s.Static.Features,
 	}
 	n.Health = "ok"

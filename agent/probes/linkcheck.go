@@ -138,7 +138,7 @@ func (m *Manager) checkLink(now time.Time) {
 	}
 	traffic := map[string]float64{}
 	for _, e := range m.d.Gossip.Nodes() {
-		traffic[e.State.Name] = max(e.State.Dyn.NetRx, e.State.Dyn.NetTx) * 8 / 1e6
+		traffic[e.State.Name] = max(e.State.Dyn.NetRxBytesPerSec, e.State.Dyn.NetTxBytesPerSec) * 8 / 1e6
 	}
 	var cands []checkCandidate
 	for _, p := range m.livePeers() {

@@ -22,8 +22,8 @@ func TestSamplesLeaveOutTestBytes(t *testing.T) {
 	s.testBytes(1<<20, 2<<20) // as a server: 1 MiB in, 2 MiB back out
 	const other = 3_000_000   // bytes of everything else in each direction
 	s.ingest(probe.RawSample{At: t0.Add(3 * time.Second), RxBytes: other + 1<<20, TxBytes: other + 2<<20, NetBytes: 2*other + 3<<20})
-	if math.Abs(got.NetRx-other/3) > 1e-6 || math.Abs(got.NetTx-other/3) > 1e-6 {
-		t.Fatalf("rx %v tx %v bytes/s, want %v each: the test's bytes are not traffic", got.NetRx, got.NetTx, other/3)
+	if math.Abs(got.NetRxBytesPerSec-other/3) > 1e-6 || math.Abs(got.NetTxBytesPerSec-other/3) > 1e-6 {
+		t.Fatalf("rx %v tx %v bytes/s, want %v each: the test's bytes are not traffic", got.NetRxBytesPerSec, got.NetTxBytesPerSec, other/3)
 	}
 }
 
@@ -45,14 +45,14 @@ func TestSamplesKeepTheIntervalWhileATestRuns(t *testing.T) {
 		RecentRx: 9_000_000, RecentTx: 9_000_000, RecentSpan: 200 * time.Millisecond}
 	running = true
 	s.ingest(shift)
-	if got.NetRx != 1_000_000 || got.NetTx != 1_000_000 || got.NetWindowMs != 3000 {
+	if got.NetRxBytesPerSec != 1_000_000 || got.NetTxBytesPerSec != 1_000_000 || got.NetWindowMs != 3000 {
 		t.Fatalf("while a test runs: rx %v tx %v bytes/s over %d ms, want the interval's 1e6 each over 3000 ms, not the recent 9e6",
-			got.NetRx, got.NetTx, got.NetWindowMs)
+			got.NetRxBytesPerSec, got.NetTxBytesPerSec, got.NetWindowMs)
 	}
 	running = false
 	shift.At, shift.RxBytes, shift.TxBytes, shift.NetBytes = t0.Add(6*time.Second), 6_000_000, 6_000_000, 12_000_000
 	s.ingest(shift)
-	if got.NetRx != 9_000_000 || got.NetWindowMs != 200 {
-		t.Fatalf("with no test running: rx %v bytes/s over %d ms, want the recent 9e6 over the reading's 200 ms", got.NetRx, got.NetWindowMs)
+	if got.NetRxBytesPerSec != 9_000_000 || got.NetWindowMs != 200 {
+		t.Fatalf("with no test running: rx %v bytes/s over %d ms, want the recent 9e6 over the reading's 200 ms", got.NetRxBytesPerSec, got.NetWindowMs)
 	}
 }

@@ -533,19 +533,19 @@ func nodeCLs(s api.AllocScore) string {
 // agents' sample interval, and a second of slack for a late tick after
 // the run, at most -settle + 30 s.
 //
-// Why: the runs follow each other within a second, and the latest
-// traffic sample (NetTx, NetRx: what placement takes off each direction
-// of a link now) still held the previous policy's job, the group that
-// had just run looked busy, and netload alone was asked about a cluster
+// Why: the runs follow each other within a second, and the latest traffic
+// sample (NetTxBytesPerSec, NetRxBytesPerSec: what placement takes off each
+// direction of a link now) still held the previous policy's job, the group
+// that had just run looked busy, and netload alone was asked about a cluster
 // with a job on it that had already ended; the other policies read no
-// traffic. On asym10 the oracle's group then offered 35-54 Mbit/s on
-// average in netload's view instead of 64 (the explain lines of the
-// session-6 diagnostic run, docs/design/experiment.md). On a real cluster the
-// next job does not start in the same second on the nodes one just
-// left; the background flows of a case, which are meant to be seen, run
-// throughout and are in every sample. The 1-, 5- and 15-minute means of
-// the node-flow term still hold the earlier runs: waiting those out is
-// not practical, and they weigh little (docs/design/experiment.md).
+// traffic. On asym10 the oracle's group then offered 35-54 Mbit/s on average
+// in netload's view instead of 64 (the explain lines of the session-6
+// diagnostic run, docs/design/experiment.md). On a real cluster the next job
+// does not start in the same second on the nodes one just left; the
+// background flows of a case, which are meant to be seen, run throughout and
+// are in every sample. The 1-, 5- and 15-minute means of the node-flow term
+// still hold the earlier runs: waiting those out is not practical, and they
+// weigh little (docs/design/experiment.md).
 func (cs *caseRun) settle(ctx context.Context, pol string) {
 	if cs.c.settle <= 0 || cs.lastRun.IsZero() || pol == "oracle" || pol == "t-oracle" {
 		return

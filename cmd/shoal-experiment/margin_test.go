@@ -149,7 +149,7 @@ func oracleClassWithRTTs(t *testing.T, name string, phase int, scale float64, tr
 func scaled(s placement.Snapshot, k float64) placement.Snapshot {
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		n.NetTx, n.NetRx = n.NetTx*k, n.NetRx*k
+		n.NetTxBytesPerSec, n.NetRxBytesPerSec = n.NetTxBytesPerSec*k, n.NetRxBytesPerSec*k
 		n.NetFlow = nodestate.Means{Now: n.NetFlow.Now * k, M1: n.NetFlow.M1 * k, M5: n.NetFlow.M5 * k, M15: n.NetFlow.M15 * k}
 	}
 	k32 := float32(k)

@@ -174,11 +174,11 @@ func (m *model) snapshot() placement.Snapshot {
 		s.Nodes = append(s.Nodes, placement.Node{
 			Name: n.Name, Alive: true, Switch: n.Switch,
 			Cores: 2, Threads: 2, MHz: 2000, MemTotal: 8 << 30,
-			Load:     nodestate.Means{Now: l, M1: l, M5: l, M15: l},
-			CPUUtil:  nodestate.Means{Now: u, M1: u, M5: u, M15: u},
-			MemAvail: nodestate.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
-			NetFlow:  nodestate.Means{Now: fl, M1: fl, M5: fl, M15: fl},
-			NetTx:    tx[n.Name], NetRx: rx[n.Name],
+			Load:             nodestate.Means{Now: l, M1: l, M5: l, M15: l},
+			CPUUtil:          nodestate.Means{Now: u, M1: u, M5: u, M15: u},
+			MemAvail:         nodestate.Means{Now: 6 << 30, M1: 6 << 30, M5: 6 << 30, M15: 6 << 30},
+			NetFlow:          nodestate.Means{Now: fl, M1: fl, M5: fl, M15: fl},
+			NetTxBytesPerSec: tx[n.Name], NetRxBytesPerSec: rx[n.Name],
 		})
 	}
 	for i, a := range m.topo.Nodes {

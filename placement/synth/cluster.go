@@ -23,15 +23,15 @@ type Config struct {
 	GPUFrac   float64 // fraction of nodes with GPUs; default 0
 	// Unmeasured drops this fraction of the pairs from the link table.
 	Unmeasured float64
-	// Derived shapes the links as leader.Snapshot hands them over under
-	// the network model's O(n + s²) probes: direct tests only between each
-	// node and the next on its switch and between the first nodes of each
-	// pair of switches, both ends' rows reporting them with both directions
-	// apart and the RTT a Vivaldi estimate (RTTEstimated); every other
-	// pair one derived link (Measured and Derived, undirected, A before B
-	// in node order, as internal/pairmodel derives them): the slower of the two
-	// node links and, across switches, the switch pair's; and each node's
-	// latest traffic sample per direction (NetRx, NetTx). It ignores
+	// Derived shapes the links as leader.Snapshot hands them over under the
+	// network model's O(n + s²) probes: direct tests only between each node
+	// and the next on its switch and between the first nodes of each pair of
+	// switches, both ends' rows reporting them with both directions apart and
+	// the RTT a Vivaldi estimate (RTTEstimated); every other pair one derived
+	// link (Measured and Derived, undirected, A before B in node order, as
+	// internal/pairmodel derives them): the slower of the two node links and,
+	// across switches, the switch pair's; and each node's latest traffic
+	// sample per direction (NetRxBytesPerSec, NetTxBytesPerSec). It ignores
 	// PeerLinks and Unmeasured, and leaves the nodes as without it.
 	Derived bool
 	// Model, with Derived, gives the derived pairs as Snapshot.Model (the
@@ -163,8 +163,8 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 		capOut[i], capIn[i] = free*(0.9+0.1*r.Float64()), free*(0.9+0.1*r.Float64())
 		// traffic now, bytes/s: a share of the port each way
 		nd := &snap.Nodes[i]
-		nd.NetTx = port(sw[i]) * 1e6 / 8 * 0.3 * r.Float64() * r.Float64()
-		nd.NetRx = port(sw[i]) * 1e6 / 8 * 0.3 * r.Float64() * r.Float64()
+		nd.NetTxBytesPerSec = port(sw[i]) * 1e6 / 8 * 0.3 * r.Float64() * r.Float64()
+		nd.NetRxBytesPerSec = port(sw[i]) * 1e6 / 8 * 0.3 * r.Float64() * r.Float64()
 	}
 	// Vivaldi-like positions: a switch's nodes close together.
 	type pos struct{ x, y float64 }
