@@ -320,7 +320,7 @@ func modelInputs(nodes []Node) ([]string, map[string]string, []netmodel.Measurem
 			declared[n.Name] = n.Attrs.Switch
 		}
 		for _, c := range n.Net {
-			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.AvailMbps, PeakMbps: c.PeakMbps, RTTms: c.RTT1us / 1000, BWAt: c.BWAt,
+			ms = append(ms, netmodel.Measurement{A: n.Name, B: c.Peer, AvailMbps: c.AvailMbps, PeakMbps: c.PeakMbps, RTTus: c.RTT1us, BWAt: c.BWAt,
 				OutMbps: c.OutMbps, InMbps: c.InMbps, OutAt: c.OutAt, InAt: c.InAt})
 		}
 	}

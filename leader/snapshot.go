@@ -98,12 +98,12 @@ func appendRowLinks(links []placement.Link, nd Node, coords map[string]*coordina
 		if ne.BWAt == 0 && ne.RTTAt == 0 {
 			continue
 		}
-		l := placement.Link{From: nd.Name, To: ne.Peer, RTTms: ne.RTT1us / 1000,
+		l := placement.Link{From: nd.Name, To: ne.Peer, RTTus: ne.RTT1us,
 			AvailMbps: ne.AvailMbps, PeakMbps: ne.PeakMbps, Measured: ne.BWAt != 0,
 			OutMbps: float32(ne.OutMbps), InMbps: float32(ne.InMbps), PeakOutMbps: float32(ne.PeakOutMbps), PeakInMbps: float32(ne.PeakInMbps)}
 		if ne.RTTAt == 0 {
 			d, ok := vivaldi.Distance(coords[nd.Name], coords[ne.Peer])
-			l.RTTms, l.RTTEstimated = float64(d)/1e6, ok
+			l.RTTus, l.RTTEstimated = float64(d)/1e3, ok
 		}
 		if ne.OutMbps > 0 {
 			l.OutMbps = float32(ends.addBack(nd.Name, &ne, true))

@@ -189,16 +189,16 @@ func TestSnapshot_LinksDirectionsAndEstimates(t *testing.T) {
 	}
 	ab, ac := snap.Links[0], snap.Links[1]
 	want := placement.Link{From: "a", To: "b", AvailMbps: 10, PeakMbps: 950, Measured: true,
-		OutMbps: 940, InMbps: 10, PeakOutMbps: 950, PeakInMbps: 10, RTTms: ab.RTTms, RTTEstimated: true}
-	if ab != want || math.Abs(ab.RTTms-3) > 0.05 { // plus the default heights, 10 µs each
-		t.Fatalf("a->b = %+v; want %+v with RTT 3 ms from the coordinates", ab, want)
+		OutMbps: 940, InMbps: 10, PeakOutMbps: 950, PeakInMbps: 10, RTTus: ab.RTTus, RTTEstimated: true}
+	if ab != want || math.Abs(ab.RTTus-3000) > 50 { // plus the default heights, 10 µs each
+		t.Fatalf("a->b = %+v; want %+v with RTT 3,000 µs from the coordinates", ab, want)
 	}
-	if ac.RTTEstimated || ac.RTTms != 0.25 {
-		t.Fatalf("a->c = %+v; want the direct 0.25 ms, not estimated", ac)
+	if ac.RTTEstimated || ac.RTTus != 250 {
+		t.Fatalf("a->c = %+v; want the direct 250 µs, not estimated", ac)
 	}
 	// No estimate without both coordinates, nor across dimensionalities.
 	nodes[1].Coord = nil
-	if l := Snapshot(raftfsm.NewState(), nodes, t0).Links[0]; l.RTTEstimated || l.RTTms != 0 {
+	if l := Snapshot(raftfsm.NewState(), nodes, t0).Links[0]; l.RTTEstimated || l.RTTus != 0 {
 		t.Fatalf("one coordinate missing: %+v", l)
 	}
 	odd := coordinate.DefaultConfig()
@@ -215,7 +215,7 @@ func allLinks(snap placement.Snapshot) []placement.Link {
 	out := slices.Clone(snap.Links)
 	if snap.Model != nil {
 		snap.Model.Each(len(snap.Nodes), func(i, j int, rtt, avail, peak float64) {
-			out = append(out, placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTms: rtt,
+			out = append(out, placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTus: rtt,
 				AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
 		})
 	}
@@ -251,7 +251,7 @@ func TestSnapshot_ModelPlacesAsLinks(t *testing.T) {
 	for i, a := range names {
 		for _, b := range names[i+1:] {
 			if e := md.Pair(a, b); e.Known && !md.Measured(a, b) {
-				want = append(want, placement.Link{From: a, To: b, RTTms: e.RTTms, AvailMbps: e.AvailMbps, PeakMbps: e.PeakMbps, Measured: true, Derived: true})
+				want = append(want, placement.Link{From: a, To: b, RTTus: e.RTTus, AvailMbps: e.AvailMbps, PeakMbps: e.PeakMbps, Measured: true, Derived: true})
 			}
 		}
 	}

@@ -80,7 +80,7 @@ func (m *Model) tables(names []string, withGuesses bool) (*Tables, Guesses) {
 	ns := len(swNames)
 	t.NS = ns
 	t.SwOK = make([]bool, ns*ns)
-	t.SwAvail, t.SwPeak, t.SwRTT = make([]float64, ns*ns), make([]float64, ns*ns), make([]float64, ns*ns)
+	t.SwAvail, t.SwPeak, t.SwRTTus = make([]float64, ns*ns), make([]float64, ns*ns), make([]float64, ns*ns)
 	if withGuesses {
 		g.Switch = make([]bool, ns*ns)
 	}
@@ -89,14 +89,14 @@ func (m *Model) tables(names []string, withGuesses bool) (*Tables, Guesses) {
 			k := a*ns + b
 			if a == b {
 				t.SwOK[k] = true
-				t.SwRTT[k] = m.rttAll[0].mean()
+				t.SwRTTus[k] = m.rttAll[0].mean()
 				if c, ok := m.rtt[probeplan.NewPair(swNames[a], swNames[b])]; ok && c.n > 0 {
-					t.SwRTT[k] = c.mean()
+					t.SwRTTus[k] = c.mean()
 				}
 				continue
 			}
 			e := m.switchPair(swNames[a], swNames[b])
-			t.SwAvail[k], t.SwPeak[k], t.SwOK[k], t.SwRTT[k] = e.cap.avail, e.cap.peak, e.ok, e.rtt
+			t.SwAvail[k], t.SwPeak[k], t.SwOK[k], t.SwRTTus[k] = e.cap.avail, e.cap.peak, e.ok, e.rtt
 			if c, ok := m.carried[[2]string{swNames[a], swNames[b]}]; ok {
 				if t.SwCap == nil {
 					t.SwCap = make([]float64, ns*ns)
@@ -118,7 +118,7 @@ func (m *Model) tables(names []string, withGuesses bool) (*Tables, Guesses) {
 		if i > j {
 			i, j = j, i
 		}
-		t.Direct[i] = append(t.Direct[i], pairmodel.Direct{J: int32(j), BW: d.at != 0, RTTms: d.rtt})
+		t.Direct[i] = append(t.Direct[i], pairmodel.Direct{J: int32(j), BW: d.at != 0, RTTus: d.rtt})
 	}
 	return t, g
 }

@@ -13,8 +13,8 @@ type Measurement struct {
 	A, B string
 	// AvailMbps is the latest bandwidth test, PeakMbps the best so far.
 	AvailMbps, PeakMbps float64
-	// RTTms is the measured round trip, 0 when none.
-	RTTms float64
+	// RTTus is the measured round trip, µs, 0 when none.
+	RTTus float64
 	// BWAt is when the bandwidth was last tested (any unit, larger is
 	// later); 0 when the pair has no bandwidth test.
 	BWAt int64
@@ -53,8 +53,8 @@ func merge(ms []Measurement) map[probeplan.Pair]*pairData {
 			d = &pairData{}
 			out[p] = d
 		}
-		if m.RTTms > 0 {
-			d.rtt += m.RTTms
+		if m.RTTus > 0 {
+			d.rtt += m.RTTus
 			d.rttN++
 		}
 		if m.BWAt == 0 || !(m.PeakMbps > 0 || m.AvailMbps > 0) {

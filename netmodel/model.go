@@ -184,10 +184,10 @@ type Estimate struct {
 	Known bool
 	// AvailMbps and PeakMbps as a bandwidth test would read them.
 	AvailMbps, PeakMbps float64
-	// RTTms is the pair's measured RTT, else the mean measured RTT of
+	// RTTus is the pair's measured RTT (µs), else the mean measured RTT of
 	// pairs of the same two switches (else of the same kind, same switch
 	// or across), 0 when none.
-	RTTms float64
+	RTTus float64
 	// Uncertain: the figure rests on a guess (a node's capacity seen only
 	// across switches, or an untested switch pair derived from uplinks),
 	// or a direct measurement of the pair disagrees with it.
@@ -241,13 +241,13 @@ func (m *Model) Pair(a, b string) Estimate {
 		e.AvailMbps, e.PeakMbps = min(e.AvailMbps, sp.avail), min(e.PeakMbps, sp.peak)
 	}
 	if c, ok := m.rtt[probeplan.NewPair(sa, sb)]; ok && c.n > 0 {
-		e.RTTms = c.mean()
+		e.RTTus = c.mean()
 	} else {
-		e.RTTms = cls.mean()
+		e.RTTus = cls.mean()
 	}
 	if d := m.pairs[probeplan.NewPair(a, b)]; d != nil {
 		if d.rttN > 0 {
-			e.RTTms = d.rtt // measured directly: better than the class
+			e.RTTus = d.rtt // measured directly: better than the class
 		}
 		if d.at != 0 && m.disagrees(d.peak, e.PeakMbps) {
 			e.Uncertain = true

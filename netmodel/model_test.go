@@ -22,7 +22,7 @@ func TestModelPair(t *testing.T) {
 		m("c1", "c2", 900),
 		m("a1", "b1", 400), // switch pair A-B: one test
 		m("b2", "c1", 250), // switch pair B-C
-		{A: "a1", B: "a2", RTTms: 0.1}, {A: "a1", B: "b1", RTTms: 0.5},
+		{A: "a1", B: "a2", RTTus: 100}, {A: "a1", B: "b1", RTTus: 500},
 	}
 	md := Build(asg, ms, DefaultConfig())
 	cases := []struct {
@@ -45,14 +45,14 @@ func TestModelPair(t *testing.T) {
 			t.Errorf("Pair(%s,%s) = %+v, want known %v peak %v uncertain %v", c.a, c.b, e, c.known, c.peak, c.uncertain)
 		}
 	}
-	if e := md.Pair("a2", "a3"); e.RTTms != 0.1 {
-		t.Errorf("same-switch RTT class: %v, want 0.1", e.RTTms)
+	if e := md.Pair("a2", "a3"); e.RTTus != 100 {
+		t.Errorf("same-switch RTT class: %v µs, want 100", e.RTTus)
 	}
-	if e := md.Pair("a2", "b2"); e.RTTms != 0.5 {
-		t.Errorf("A-B RTT class: %v, want 0.5", e.RTTms)
+	if e := md.Pair("a2", "b2"); e.RTTus != 500 {
+		t.Errorf("A-B RTT class: %v µs, want 500", e.RTTus)
 	}
-	if e := md.Pair("a2", "c1"); e.RTTms != 0.5 {
-		t.Errorf("untested switch pair falls back to the cross-switch mean: %v, want 0.5", e.RTTms)
+	if e := md.Pair("a2", "c1"); e.RTTus != 500 {
+		t.Errorf("untested switch pair falls back to the cross-switch mean: %v µs, want 500", e.RTTus)
 	}
 	if _, p, ok := md.NodeCapacity("a2"); !ok || p != 940 {
 		t.Errorf("NodeCapacity(a2) = %v %v", p, ok)
@@ -123,7 +123,7 @@ func TestTablesMatchPair(t *testing.T) {
 					ms = append(ms, Measurement{A: a, B: b, AvailMbps: w * 0.9, PeakMbps: w, BWAt: int64(1 + r.IntN(9))})
 				}
 				if a < b && r.IntN(4) == 0 {
-					ms = append(ms, Measurement{A: b, B: a, RTTms: 0.1 + r.Float64()})
+					ms = append(ms, Measurement{A: b, B: a, RTTus: 0.1 + r.Float64()})
 				}
 			}
 		}
@@ -133,7 +133,7 @@ func TestTablesMatchPair(t *testing.T) {
 			if !(i < j) {
 				t.Fatalf("pair %d-%d out of order", i, j)
 			}
-			got[probeplan.NewPair(names[i], names[j])] = Estimate{Known: true, AvailMbps: avail, PeakMbps: peak, RTTms: rtt}
+			got[probeplan.NewPair(names[i], names[j])] = Estimate{Known: true, AvailMbps: avail, PeakMbps: peak, RTTus: rtt}
 		})
 		for i, a := range names {
 			for _, b := range names[i+1:] {

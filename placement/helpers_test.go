@@ -17,8 +17,10 @@ func node(name string, cores int, load float64) placement.Node {
 	}
 }
 
-func link(a, b string, rtt, avail, peak float64) placement.Link {
-	return placement.Link{From: a, To: b, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true}
+// link is a measured link with its RTT given in ms, as the tests' figures
+// are written.
+func link(a, b string, rttMs, avail, peak float64) placement.Link {
+	return placement.Link{From: a, To: b, RTTus: rttMs * 1e3, AvailMbps: avail, PeakMbps: peak, Measured: true}
 }
 
 // fullMesh links every pair of nodes with the same link.

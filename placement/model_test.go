@@ -35,10 +35,10 @@ func TestPlace_ModelValidated(t *testing.T) {
 		}, "network model: direct pair (5, 1)"},
 		{"NaN capacity", func(s *placement.Snapshot) { s.Model.Avail[0] = math.NaN() }, "(node00 -> node02): avail_mbps = NaN"},
 		{"negative switch-pair RTT", func(s *placement.Snapshot) {
-			for k := range s.Model.SwRTT {
-				s.Model.SwRTT[k] = -1
+			for k := range s.Model.SwRTTus {
+				s.Model.SwRTTus[k] = -1
 			}
-		}, "rtt_ms = -1"},
+		}, "rtt_us = -1"},
 		{"short uplink capacities", func(s *placement.Snapshot) { s.Model.SwCap = make([]float64, 2) }, "network model: uplink capacity table of 2 entries"},
 		{"NaN uplink capacity", func(s *placement.Snapshot) {
 			s.Model.SwCap = make([]float64, s.Model.NS*s.Model.NS)

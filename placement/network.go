@@ -623,14 +623,14 @@ func (ld *linkReader) read(links []Link) {
 		w.nodePeak[i], w.nodePeak[j] = max(w.nodePeak[i], l.PeakMbps), max(w.nodePeak[j], l.PeakMbps)
 		if ld.dense {
 			a := &acc[w.triIndex(i, j)]
-			a.lt += float32(l.RTTms)
+			a.lt += float32(rttMs(l.RTTus))
 			a.pk += float32(max(pk, pkR))
 			a.av += float32(av)
 			a.avR += float32(avR)
 			a.cnt++
 			continue
 		}
-		ld.raw = append(ld.raw, pairAgg{lt: l.RTTms, peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
+		ld.raw = append(ld.raw, pairAgg{lt: rttMs(l.RTTus), peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
 	}
 	ld.lastFrom, ld.lastTo, ld.top = lastFrom, lastTo, top
 }
@@ -669,6 +669,7 @@ func (ld *linkReader) readModel(m *PairModel) {
 			if !ok {
 				continue
 			}
+			rtt = rttMs(rtt)
 			rowPk, some = max(rowPk, pk), true
 			capOut[et], capIn[et], nodePeak[et] = max(capOut[et], pk), max(capIn[et], pk), max(nodePeak[et], pk)
 			i, j := ef, et
@@ -692,7 +693,8 @@ func (ld *linkReader) readModel(m *PairModel) {
 
 // addDerived is read for a link of Snapshot.Model, by position: the
 // same steps for a measured link with one figure for both directions.
-func (ld *linkReader) addDerived(f, t int, rtt, av, pk float64) {
+func (ld *linkReader) addDerived(f, t int, rttUs, av, pk float64) {
+	rtt := rttMs(rttUs)
 	i, j := ld.elig[f], ld.elig[t]
 	if i < 0 || j < 0 || i == j {
 		return
@@ -792,6 +794,14 @@ func transferCost(avail, top float64) float64 {
 // link is the least unit of T's latency term: 64 KiB, about where MPI
 // libraries go from eager sends to rendezvous.
 const refMessageBytes = 64 << 10
+
+// rttMs is an RTT of a link or of the model, µs, in the unit of T's
+// latency arithmetic, ms: the unit its median and messageMs were fixed
+// in, and with them the figures of every decision. The latency terms are
+// ratios of RTTs, so the unit changes no decision in exact arithmetic; in
+// floating point a change of unit inside them would move the last digits
+// of T, so the links are read in the old unit.
+func rttMs(us float64) float64 { return us / 1e3 }
 
 // messageMs is the time, in ms, refMessageBytes take at top Mbit/s.
 func messageMs(top float64) float64 { return refMessageBytes * 8 / 1e3 / top }

@@ -66,7 +66,7 @@ func TestNetwork_EqualsReferenceRandomTables(t *testing.T) {
 		for range r.IntN(2 * n * n) {
 			a, b := r.IntN(n+1), r.IntN(n)
 			from := fmt.Sprintf("n%02d", a) // n == len: a name the snapshot lacks
-			l := Link{From: from, To: fmt.Sprintf("n%02d", b), RTTms: r.Float64(),
+			l := Link{From: from, To: fmt.Sprintf("n%02d", b), RTTus: 1e3 * r.Float64(),
 				PeakMbps: 1000, AvailMbps: 1000 * r.Float64(), Measured: r.IntN(10) > 0, Derived: r.IntN(2) == 0}
 			if r.IntN(2) == 0 {
 				l.OutMbps, l.PeakOutMbps = float32(900*r.Float64()), 1000

@@ -22,7 +22,7 @@ func TestNetwork_SparseEqualsDense(t *testing.T) {
 		for range r.IntN(n * n) {
 			a, b := r.IntN(n+1), r.IntN(n)
 			from := fmt.Sprintf("n%02d", a) // n == len: a name the snapshot lacks
-			s.Links = append(s.Links, Link{From: from, To: s.Nodes[b].Name, RTTms: r.Float64(),
+			s.Links = append(s.Links, Link{From: from, To: s.Nodes[b].Name, RTTus: 1e3 * r.Float64(),
 				PeakMbps: 1000, AvailMbps: 1000 * r.Float64(), Measured: r.IntN(10) > 0})
 		}
 		idx, err := validateSnapshot(s)

@@ -82,14 +82,14 @@ func refBuildNetwork(s *Snapshot, model *PairModel, snapIdx map[string]int, elig
 		if dense {
 			k := w.triIndex(i, j)
 			a := &acc[k]
-			a.lt += float32(l.RTTms)
+			a.lt += float32(rttMs(l.RTTus))
 			a.pk += float32(max(pk, pkR))
 			a.av += float32(av)
 			a.avR += float32(avR)
 			a.cnt++
 			continue
 		}
-		raw = append(raw, pairAgg{lt: l.RTTms, peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
+		raw = append(raw, pairAgg{lt: rttMs(l.RTTus), peak: max(pk, pkR), avail: av, availR: avR, cnt: 1, i: int32(i), j: int32(j)})
 	}
 	if !dense {
 		w.rows, w.vals = mergeRows(raw, n)

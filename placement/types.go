@@ -38,8 +38,10 @@ type Node struct {
 // missing or measured in one direction only; see the package doc for how
 // gaps are filled.
 type Link struct {
-	From, To            string
-	RTTms               float64
+	From, To string
+	// RTTus is the round trip, µs, as the rows measure it
+	// (nodestate.NetEntry.RTT1us); 0: none.
+	RTTus               float64
 	AvailMbps, PeakMbps float64
 	Measured            bool // false: an estimate; treated as missing
 	// Derived marks a figure of the network model (netmodel: node links
@@ -58,7 +60,7 @@ type Link struct {
 	// 1,000-node snapshot's million links are 24 MB smaller to read.
 	OutMbps, InMbps         float32
 	PeakOutMbps, PeakInMbps float32
-	// RTTEstimated: RTTms comes from the two nodes' network coordinates
+	// RTTEstimated: RTTus comes from the two nodes' network coordinates
 	// (Vivaldi), not from direct pings.
 	RTTEstimated bool
 }
@@ -81,14 +83,14 @@ type Snapshot struct {
 // Known[i] and Known[j], Sw[i], Sw[j] >= 0 and SwOK[Sw[i]*NS+Sw[j]]. Its
 // available and peak rates are the smaller of the two nodes' (Avail,
 // Peak) and, across switches, at most the switch pair's (SwAvail, SwPeak);
-// its RTT is the pair's direct one, else SwRTT. They are netmodel's
+// its RTT is the pair's direct one, else SwRTTus. They are netmodel's
 // tables (netmodel.Model.Tables), the same type, with the one
 // implementation of the rule (internal/pairmodel); positions are into
 // Nodes, so whoever drops or reorders nodes must rebuild them.
 type PairModel = pairmodel.Tables
 
 // PairDirect is pair (i, J) measured directly: BW when by a bandwidth
-// test (then not derived), RTTms > 0 its direct RTT.
+// test (then not derived), RTTus > 0 its direct RTT (µs).
 type PairDirect = pairmodel.Direct
 
 // PENeed asks for PerProc elements of Kind for every process (e.g. gpu:1).

@@ -31,7 +31,7 @@ func threeSwitches(model bool) placement.Snapshot {
 		return 900, 1000
 	}
 	m := &placement.PairModel{NS: 3, Direct: make([][]placement.PairDirect, len(names)),
-		SwOK: make([]bool, 9), SwAvail: make([]float64, 9), SwPeak: make([]float64, 9), SwRTT: make([]float64, 9)}
+		SwOK: make([]bool, 9), SwAvail: make([]float64, 9), SwPeak: make([]float64, 9), SwRTTus: make([]float64, 9)}
 	for i, a := range names {
 		m.Sw = append(m.Sw, sw(a))
 		m.Known = append(m.Known, true)
@@ -43,13 +43,13 @@ func threeSwitches(model bool) placement.Snapshot {
 				av, pk = crossAvail(sw(a), sw(b))
 			}
 			s.Links = append(s.Links, link(a, b, 0.2, av, pk), link(b, a, 0.2, av, pk))
-			m.Direct[i] = append(m.Direct[i], placement.PairDirect{J: int32(j), BW: true, RTTms: 0.2})
+			m.Direct[i] = append(m.Direct[i], placement.PairDirect{J: int32(j), BW: true, RTTus: 200})
 		}
 	}
 	for x := range int32(3) {
 		for y := range int32(3) {
 			k := x*3 + y
-			m.SwOK[k], m.SwRTT[k] = true, 0.2
+			m.SwOK[k], m.SwRTTus[k] = true, 200
 			if x != y {
 				m.SwAvail[k], m.SwPeak[k] = crossAvail(x, y)
 			}

@@ -40,7 +40,7 @@ func validateSnapshot(s Snapshot) (map[string]int, error) {
 func validateLinks(links []Link) error {
 	for i := range links {
 		l := &links[i]
-		if !(finiteNonNeg(l.RTTms) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
+		if !(finiteNonNeg(l.RTTus) && finiteNonNeg(l.AvailMbps) && finiteNonNeg(l.PeakMbps) &&
 			finiteNonNeg32(l.OutMbps) && finiteNonNeg32(l.InMbps) && finiteNonNeg32(l.PeakOutMbps) && finiteNonNeg32(l.PeakInMbps)) {
 			return linkError(i, l)
 		}
@@ -60,8 +60,8 @@ func checkModel(s *Snapshot) error {
 	if len(m.Sw) != n || len(m.Known) != n || len(m.Avail) != n || len(m.Peak) != n || len(m.Direct) != n {
 		return bad("tables for %d, %d, %d, %d, %d nodes, want %d", len(m.Sw), len(m.Known), len(m.Avail), len(m.Peak), len(m.Direct), n)
 	}
-	if q := m.NS * m.NS; m.NS < 0 || len(m.SwOK) != q || len(m.SwAvail) != q || len(m.SwPeak) != q || len(m.SwRTT) != q {
-		return bad("switch-pair tables of %d, %d, %d, %d entries for %d switches", len(m.SwOK), len(m.SwAvail), len(m.SwPeak), len(m.SwRTT), m.NS)
+	if q := m.NS * m.NS; m.NS < 0 || len(m.SwOK) != q || len(m.SwAvail) != q || len(m.SwPeak) != q || len(m.SwRTTus) != q {
+		return bad("switch-pair tables of %d, %d, %d, %d entries for %d switches", len(m.SwOK), len(m.SwAvail), len(m.SwPeak), len(m.SwRTTus), m.NS)
 	}
 	if m.SwCap != nil && len(m.SwCap) != m.NS*m.NS {
 		return bad("uplink capacity table of %d entries for %d switches", len(m.SwCap), m.NS)
@@ -81,11 +81,11 @@ func checkModel(s *Snapshot) error {
 			if d.J <= int32(i) || int(d.J) >= n {
 				return bad("direct pair (%d, %d) of %d nodes", i, d.J, n)
 			}
-			valid = valid && !math.IsNaN(d.RTTms) && !math.IsInf(d.RTTms, 0)
+			valid = valid && !math.IsNaN(d.RTTus) && !math.IsInf(d.RTTus, 0)
 		}
 	}
 	for k := range m.SwOK {
-		valid = valid && finiteNonNeg(m.SwAvail[k]) && finiteNonNeg(m.SwPeak[k]) && finiteNonNeg(m.SwRTT[k])
+		valid = valid && finiteNonNeg(m.SwAvail[k]) && finiteNonNeg(m.SwPeak[k]) && finiteNonNeg(m.SwRTTus[k])
 	}
 	if valid {
 		return nil // then every derived figure is a min of valid ones, or a direct RTT > 0
@@ -95,7 +95,7 @@ func checkModel(s *Snapshot) error {
 	k := len(s.Links)
 	m.Each(n, func(i, j int, rtt, avail, peak float64) {
 		if err == nil && !(finiteNonNeg(rtt) && finiteNonNeg(avail) && finiteNonNeg(peak)) {
-			err = linkError(k, &Link{From: s.Nodes[i].Name, To: s.Nodes[j].Name, RTTms: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
+			err = linkError(k, &Link{From: s.Nodes[i].Name, To: s.Nodes[j].Name, RTTus: rtt, AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
 		}
 		k++
 	})
@@ -107,7 +107,7 @@ func linkError(i int, l *Link) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"rtt_ms", l.RTTms}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"out_mbps", float64(l.OutMbps)},
+	}{{"rtt_us", l.RTTus}, {"avail_mbps", l.AvailMbps}, {"peak_mbps", l.PeakMbps}, {"out_mbps", float64(l.OutMbps)},
 		{"in_mbps", float64(l.InMbps)}, {"peak_out_mbps", float64(l.PeakOutMbps)}, {"peak_in_mbps", float64(l.PeakInMbps)}} {
 		if !finiteNonNeg(f.v) {
 			return fmt.Errorf("%w: link %d (%s -> %s): %s = %v, want finite and >= 0",

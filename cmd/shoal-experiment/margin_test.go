@@ -124,8 +124,8 @@ func TestCasesRTTNoise(t *testing.T) {
 }
 
 // oracleClassWithRTTs counts in how many of tries snapshots of a case
-// (its perfect snapshot, rates times scale, every RTT drawn by rtt from a
-// generator seeded with the try and stream) netload chooses an
+// (its perfect snapshot, rates times scale, every RTT drawn in ms by rtt
+// from a generator seeded with the try and stream) netload chooses an
 // oracle-class group.
 func oracleClassWithRTTs(t *testing.T, name string, phase int, scale float64, tries int, stream uint64, rtt func(*rand.Rand) float64) int {
 	t.Helper()
@@ -135,7 +135,7 @@ func oracleClassWithRTTs(t *testing.T, name string, phase int, scale float64, tr
 		s := scaled(m.snapshot(), scale)
 		r := rand.New(rand.NewPCG(seed, stream))
 		for i := range s.Links {
-			s.Links[i].RTTms = rtt(r)
+			s.Links[i].RTTus = rtt(r) * 1e3
 		}
 		g := pickOn(t, s, placement.PolicyNetload, 4)
 		if v, _, hogs := m.groupStats(g); hogs == 0 && v >= best {
@@ -224,7 +224,7 @@ func TestCasesIdleLoads(t *testing.T) {
 					}
 					for i := range s.Links {
 						l := &s.Links[i]
-						l.RTTms = 0.05 + 0.3*r.Float64()
+						l.RTTus = 1e3 * (0.05 + 0.3*r.Float64())
 						f := 0.9 + 0.2*r.Float64()
 						l.AvailMbps *= f
 						l.OutMbps *= float32(f)

@@ -185,11 +185,11 @@ func (m *model) snapshot() placement.Snapshot {
 		for _, b := range m.topo.Nodes[i+1:] {
 			pab, aab, hops := m.pair(a.Name, b.Name)
 			pba, aba, _ := m.pair(b.Name, a.Name)
-			rtt := 0.1 + 0.1*float64(hops)
+			rttUs := 100 + 100*float64(hops)
 			// One link per pair with both directions, as the agents'
 			// rows carry them; AvailMbps the worse
 			// direction and PeakMbps the faster, as placement.Link says.
-			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTms: rtt,
+			s.Links = append(s.Links, placement.Link{From: a.Name, To: b.Name, RTTus: rttUs,
 				AvailMbps: math.Min(aab, aba), PeakMbps: math.Max(pab, pba), Measured: true,
 				OutMbps: float32(aab), InMbps: float32(aba), PeakOutMbps: float32(pab), PeakInMbps: float32(pba)})
 		}

@@ -5,7 +5,7 @@ package pairmodel
 // Known[i] and Known[j], Sw[i], Sw[j] >= 0 and SwOK[Sw[i]*NS+Sw[j]]. Its
 // available and peak rates are the smaller of the two nodes' (Avail,
 // Peak) and, across switches, at most the switch pair's (SwAvail,
-// SwPeak); its RTT is the pair's direct one, else SwRTT. Positions are
+// SwPeak); its RTT is the pair's direct one, else SwRTTus. Positions are
 // into the node list the tables were built for, so whoever drops or
 // reorders nodes must rebuild them.
 type Tables struct {
@@ -15,9 +15,9 @@ type Tables struct {
 	// Avail and Peak are each node's capacity, Mbit/s.
 	Avail, Peak []float64
 	// Per switch pair, a*NS+b, both orders: derivable, its capacity
-	// (Mbit/s) and RTT class (ms).
-	SwOK                   []bool
-	SwAvail, SwPeak, SwRTT []float64
+	// (Mbit/s) and RTT class (µs).
+	SwOK                     []bool
+	SwAvail, SwPeak, SwRTTus []float64
 	// SwCap is, per ordered switch pair a*NS+b, what the uplinks from a
 	// to b carried during the bandwidth tests that way: each test's rate
 	// plus the traffic that crossed from a to b meanwhile (the lower median
@@ -30,11 +30,11 @@ type Tables struct {
 }
 
 // Direct is pair (i, J) measured directly: BW when by a bandwidth test
-// (then not derived), RTTms > 0 its direct RTT.
+// (then not derived), RTTus > 0 its direct RTT (µs).
 type Direct struct {
 	J     int32
 	BW    bool
-	RTTms float64
+	RTTus float64
 }
 
 // Rows walks the pairs of n nodes row by row (Row), keeping each row's
@@ -90,7 +90,7 @@ func (w *Rows) Row(i int) Row {
 		}
 	}
 	for _, d := range t.Direct[i] {
-		w.dir[d.J] = dirRec{bw: d.BW, rtt: d.RTTms}
+		w.dir[d.J] = dirRec{bw: d.BW, rtt: d.RTTus}
 	}
 	w.cur = i
 	ni := w.node[i]
@@ -102,7 +102,7 @@ func (w *Rows) Row(i int) Row {
 		row := int(ni.sw) * t.NS
 		for b := range t.NS {
 			k := row + b
-			w.sp[b] = spRec{ok: t.SwOK[k], avail: t.SwAvail[k], peak: t.SwPeak[k], rtt: t.SwRTT[k]}
+			w.sp[b] = spRec{ok: t.SwOK[k], avail: t.SwAvail[k], peak: t.SwPeak[k], rtt: t.SwRTTus[k]}
 		}
 		w.spSw = ni.sw
 	}

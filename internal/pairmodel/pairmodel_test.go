@@ -21,19 +21,19 @@ func naive(t *Tables, i, j int) (rtt, avail, peak float64, ok bool) {
 	if !t.SwOK[k] {
 		return 0, 0, 0, false
 	}
-	avail, peak, rtt = min(t.Avail[i], t.Avail[j]), min(t.Peak[i], t.Peak[j]), t.SwRTT[k]
+	avail, peak, rtt = min(t.Avail[i], t.Avail[j]), min(t.Peak[i], t.Peak[j]), t.SwRTTus[k]
 	if t.Sw[i] != t.Sw[j] {
 		avail, peak = min(avail, t.SwAvail[k]), min(peak, t.SwPeak[k])
 	}
-	if direct != nil && direct.RTTms > 0 {
-		rtt = direct.RTTms
+	if direct != nil && direct.RTTus > 0 {
+		rtt = direct.RTTus
 	}
 	return rtt, avail, peak, true
 }
 
 func randomTables(r *rand.Rand, n, ns int) *Tables {
 	t := &Tables{NS: ns, Sw: make([]int32, n), Known: make([]bool, n), Avail: make([]float64, n), Peak: make([]float64, n),
-		SwOK: make([]bool, ns*ns), SwAvail: make([]float64, ns*ns), SwPeak: make([]float64, ns*ns), SwRTT: make([]float64, ns*ns),
+		SwOK: make([]bool, ns*ns), SwAvail: make([]float64, ns*ns), SwPeak: make([]float64, ns*ns), SwRTTus: make([]float64, ns*ns),
 		Direct: make([][]Direct, n)}
 	for i := range n {
 		t.Sw[i] = int32(r.IntN(ns+1)) - 1
@@ -42,14 +42,14 @@ func randomTables(r *rand.Rand, n, ns int) *Tables {
 		t.Avail[i] = t.Peak[i] * r.Float64()
 		for j := i + 1; j < n; j++ {
 			if r.IntN(6) == 0 {
-				t.Direct[i] = append(t.Direct[i], Direct{J: int32(j), BW: r.IntN(2) == 0, RTTms: float64(r.IntN(2)) * r.Float64()})
+				t.Direct[i] = append(t.Direct[i], Direct{J: int32(j), BW: r.IntN(2) == 0, RTTus: float64(r.IntN(2)) * r.Float64()})
 			}
 		}
 	}
 	for k := range ns * ns {
 		t.SwOK[k] = r.IntN(4) > 0
 		t.SwPeak[k] = float64(100 * (1 + r.IntN(10)))
-		t.SwAvail[k], t.SwRTT[k] = t.SwPeak[k]*r.Float64(), r.Float64()
+		t.SwAvail[k], t.SwRTTus[k] = t.SwPeak[k]*r.Float64(), r.Float64()
 	}
 	return t
 }

@@ -110,15 +110,15 @@ func Cluster(c Config) placement.Snapshot {
 		if si == sj {
 			peak = portMbps[si%len(portMbps)]
 			avail = peak * (1 - busy[si]) * min(noise[i], noise[j])
-			rtt = 0.05 + 0.15*r.Float64()
+			rtt = 1e3 * (0.05 + 0.15*r.Float64()) // µs
 		} else {
 			// through the uplinks: the slower port, shared with the other traffic
 			peak = min(portMbps[si%len(portMbps)], portMbps[sj%len(portMbps)])
 			avail = peak * (1 - max(busy[si], busy[sj])) * (0.3 + 0.4*r.Float64()) * min(noise[i], noise[j])
-			rtt = 0.3 + 1.2*r.Float64()
+			rtt = 1e3 * (0.3 + 1.2*r.Float64())
 		}
 		return placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name,
-			RTTms: rtt, PeakMbps: peak, AvailMbps: avail, Measured: true}
+			RTTus: rtt, PeakMbps: peak, AvailMbps: avail, Measured: true}
 	}
 	if c.Derived {
 		derivedLinks(&snap, c, sw, busy, noise)
@@ -179,7 +179,7 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 	}
 	est := func(i, j int) float64 {
 		dx, dy := at[i].x-at[j].x, at[i].y-at[j].y
-		return 0.05 + 1.5*math.Sqrt(dx*dx+dy*dy)
+		return 1e3 * (0.05 + 1.5*math.Sqrt(dx*dx+dy*dy)) // µs
 	}
 	// The switch pairs' capacity: the slower port, shared with the other traffic.
 	spCap := make([]float64, c.Switches*c.Switches)
@@ -221,7 +221,7 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 		if sw[i] != sw[j] {
 			out, in = min(out, spCap2(sw[i], sw[j])), min(in, spCap2(sw[i], sw[j]))
 		}
-		l := placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTms: est(i, j), RTTEstimated: true,
+		l := placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name, RTTus: est(i, j), RTTEstimated: true,
 			AvailMbps: min(out, in), PeakMbps: max(pkOut, pkIn), Measured: true,
 			OutMbps: float32(out), InMbps: float32(in), PeakOutMbps: float32(pkOut), PeakInMbps: float32(pkIn)}
 		rows[i] = append(rows[i], l)
@@ -244,7 +244,7 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 	if c.Model {
 		m := &placement.PairModel{NS: c.Switches, Sw: make([]int32, n), Known: make([]bool, n),
 			Avail: make([]float64, n), Peak: make([]float64, n), Direct: make([][]placement.PairDirect, n),
-			SwOK: make([]bool, len(spCap)), SwAvail: slices.Clone(spCap), SwPeak: make([]float64, len(spCap)), SwRTT: spRTT}
+			SwOK: make([]bool, len(spCap)), SwAvail: slices.Clone(spCap), SwPeak: make([]float64, len(spCap)), SwRTTus: spRTT}
 		for i := range n {
 			m.Sw[i], m.Known[i] = int32(sw[i]), true
 			m.Avail[i], m.Peak[i] = min(capOut[i], capIn[i]), port(sw[i])
@@ -273,7 +273,7 @@ func derivedLinks(snap *placement.Snapshot, c Config, sw []int, busy, noise []fl
 				avail = min(avail, spCap2(sw[i], sw[j]))
 			}
 			snap.Links = append(snap.Links, placement.Link{From: snap.Nodes[i].Name, To: snap.Nodes[j].Name,
-				RTTms: spRTT[sw[i]*c.Switches+sw[j]], AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
+				RTTus: spRTT[sw[i]*c.Switches+sw[j]], AvailMbps: avail, PeakMbps: peak, Measured: true, Derived: true})
 		}
 	}
 }

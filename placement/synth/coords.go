@@ -29,11 +29,11 @@ func WithCoordinateRTTs(s placement.Snapshot, seed int64, rounds int) (out place
 	for _, l := range s.Links {
 		i, ok1 := idx[l.From]
 		j, ok2 := idx[l.To]
-		if !ok1 || !ok2 || i == j || l.RTTms <= 0 {
+		if !ok1 || !ok2 || i == j || l.RTTus <= 0 {
 			continue
 		}
 		k := [2]int{min(i, j), max(i, j)}
-		sum[k] += l.RTTms
+		sum[k] += l.RTTus
 		cnt[k]++
 	}
 	rtt := func(i, j int) (float64, bool) {
@@ -57,18 +57,18 @@ func WithCoordinateRTTs(s placement.Snapshot, seed int64, rounds int) (out place
 	for range rounds {
 		for i := range n {
 			j := r.IntN(n)
-			ms, ok := rtt(i, j)
+			us, ok := rtt(i, j)
 			if j == i || !ok {
 				continue
 			}
-			d := time.Duration(ms * float64(time.Millisecond))
+			d := time.Duration(us * float64(time.Microsecond))
 			if _, err := clients[i].Update(s.Nodes[j].Name, clients[j].GetCoordinate(), d); err != nil {
 				panic(err) // only for a mismatched dimensionality or a bad RTT, neither possible here
 			}
 		}
 	}
 	est := func(i, j int) float64 {
-		return float64(clients[i].GetCoordinate().DistanceTo(clients[j].GetCoordinate())) / 1e6
+		return float64(clients[i].GetCoordinate().DistanceTo(clients[j].GetCoordinate())) / 1e3
 	}
 	out = placement.Snapshot{Nodes: s.Nodes, Links: make([]placement.Link, len(s.Links))}
 	copy(out.Links, s.Links)
@@ -79,7 +79,7 @@ func WithCoordinateRTTs(s placement.Snapshot, seed int64, rounds int) (out place
 		if !ok1 || !ok2 || i == j {
 			continue
 		}
-		l.RTTms, l.RTTEstimated = est(i, j), true
+		l.RTTus, l.RTTEstimated = est(i, j), true
 	}
 	for k := range sum {
 		d, _ := rtt(k[0], k[1])
