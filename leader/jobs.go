@@ -231,7 +231,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		}
 		hosts := make([]raftfsm.Host, len(d.Hosts))
 		for i, h := range d.Hosts {
-			hosts[i] = raftfsm.Host{Node: h.Node, NP: h.Procs}
+			hosts[i] = raftfsm.Host{Node: h.Node, NP: h.NP}
 		}
 		if v.Config.RefusePlacement != nil && v.Config.RefusePlacement(j) {
 			hosts[0].NP = 0 // an allocation raft's validation refuses, as a placement bug would make
@@ -244,7 +244,7 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 		for _, h := range d.Hosts {
 			for i := range snap.Nodes {
 				if snap.Nodes[i].Name == h.Node {
-					snap.Nodes[i].HeldSlots += h.Procs * j.Spec.CPUs() // cores, as raftfsm.HeldSlots counts them
+					snap.Nodes[i].HeldSlots += h.NP * j.Spec.CPUs() // cores, as raftfsm.HeldSlots counts them
 				}
 			}
 		}

@@ -18,7 +18,7 @@ const explainCandidatesMax = 8
 func (p *problem) explain(b *Breakdown, g, procs, slots []int) {
 	b.Nodes = make([]NodeScore, len(g))
 	for x, i := range g {
-		b.Nodes[x] = NodeScore{Node: p.nodes[i].Name, CL: p.cl[i], Slots: slots[i], Procs: procs[x]}
+		b.Nodes[x] = NodeScore{Node: p.nodes[i].Name, CL: p.cl[i], Slots: slots[i], NP: procs[x]}
 	}
 	b.C, b.N = p.costs(g)
 	b.CRef, b.NRef = p.cref, p.nref

@@ -15,7 +15,7 @@ func tOn(t *testing.T, truth placement.Snapshot, d placement.Decision, req place
 	r := req
 	r.Relax, r.Hostfile = "none", nil
 	for _, h := range d.Hosts {
-		r.Hostfile = append(r.Hostfile, placement.HostSlots{Host: h.Node, Slots: h.Procs})
+		r.Hostfile = append(r.Hostfile, placement.HostSlots{Host: h.Node, Slots: h.NP})
 	}
 	e, err := placement.Place(truth, r)
 	if err != nil || e.Wait {

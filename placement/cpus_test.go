@@ -42,7 +42,7 @@ func TestCPUsPerProcSpillByWholeProcesses(t *testing.T) {
 		}
 		got := map[string]int{}
 		for _, h := range d.Hosts {
-			got[h.Node] = h.Procs
+			got[h.Node] = h.NP
 		}
 		if got["a"] != 1 || got["b"] != 2 {
 			t.Errorf("%s: 3 processes of 4 CPUs on a (4 idle cores) and b (16 cores, 12 held): %s, want a:1 b:2", policy, hostsString(d))

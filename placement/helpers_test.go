@@ -37,7 +37,7 @@ func fullMesh(nodes []placement.Node, rtt, avail, peak float64) []placement.Link
 func total(d placement.Decision) int {
 	t := 0
 	for _, h := range d.Hosts {
-		t += h.Procs
+		t += h.NP
 	}
 	return t
 }
@@ -45,7 +45,7 @@ func total(d placement.Decision) int {
 func hostsString(d placement.Decision) string {
 	s := ""
 	for _, h := range d.Hosts {
-		s += fmt.Sprintf("%s:%d ", h.Node, h.Procs)
+		s += fmt.Sprintf("%s:%d ", h.Node, h.NP)
 	}
 	return s
 }

@@ -100,11 +100,11 @@ func FormatHostfile(d Decision, format string) (string, error) {
 	switch strings.ToLower(format) {
 	case "mpich", "hydra":
 		for _, h := range d.Hosts {
-			fmt.Fprintf(&b, "%s:%d\n", h.Node, h.Procs)
+			fmt.Fprintf(&b, "%s:%d\n", h.Node, h.NP)
 		}
 	case "openmpi", "ompi":
 		for _, h := range d.Hosts {
-			fmt.Fprintf(&b, "%s slots=%d\n", h.Node, h.Procs)
+			fmt.Fprintf(&b, "%s slots=%d\n", h.Node, h.NP)
 		}
 	case "slurm":
 		names := make([]string, len(d.Hosts))

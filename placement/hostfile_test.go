@@ -76,7 +76,7 @@ func FuzzParseHostfile(f *testing.F) {
 			if h.Slots < 1 || h.Host == "" {
 				t.Fatalf("accepted %+v", h)
 			}
-			d.Hosts = append(d.Hosts, placement.Host{Node: h.Host, Procs: h.Slots})
+			d.Hosts = append(d.Hosts, placement.Host{Node: h.Host, NP: h.Slots})
 		}
 		for _, format := range []string{"mpich", "openmpi"} {
 			out, err := placement.FormatHostfile(d, format)

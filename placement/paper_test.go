@@ -65,7 +65,7 @@ func TestPaper_HandComputedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []placement.Host{{Node: "A", Procs: 3}, {Node: "B", Procs: 1}}
+	want := []placement.Host{{Node: "A", NP: 3}, {Node: "B", NP: 1}}
 	if len(d.Hosts) != 2 || d.Hosts[0] != want[0] || d.Hosts[1] != want[1] || d.Degraded {
 		t.Fatalf("hosts = %v (degraded %v), want %v", d.Hosts, d.Degraded, want)
 	}

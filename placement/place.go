@@ -114,7 +114,7 @@ func place(s Snapshot, r Request, sel selector) (Decision, error) {
 		d.Degraded, d.DegradedReason = true, reason
 	}
 	for x, i := range g {
-		d.Hosts = append(d.Hosts, Host{Node: p.nodes[i].Name, Procs: procs[x]})
+		d.Hosts = append(d.Hosts, Host{Node: p.nodes[i].Name, NP: procs[x]})
 	}
 	p.explain(&d.Score, g, procs, slots)
 	return d, nil

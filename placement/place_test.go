@@ -84,8 +84,8 @@ func TestPlace_EveryPolicy(t *testing.T) {
 				}
 				if r.PPN > 0 && !d.Degraded {
 					for _, h := range d.Hosts {
-						if h.Procs > r.PPN {
-							t.Errorf("%s has %d > ppn %d", h.Node, h.Procs, r.PPN)
+						if h.NP > r.PPN {
+							t.Errorf("%s has %d > ppn %d", h.Node, h.NP, r.PPN)
 						}
 					}
 				}
@@ -199,7 +199,7 @@ func TestPlace_RelaxModes(t *testing.T) {
 		{"loc", 0, func(t *testing.T, d placement.Decision) {
 			var counts []int
 			for _, h := range d.Hosts {
-				counts = append(counts, h.Procs)
+				counts = append(counts, h.NP)
 			}
 			slices.Sort(counts)
 			if !slices.Equal(counts, []int{1, 3}) || strings.Contains(hostsString(d), "c:") {

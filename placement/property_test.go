@@ -100,10 +100,10 @@ func checkInvariants(t *testing.T, snap placement.Snapshot, req placement.Reques
 			t.Fatalf("dead node %s used: %+v", h.Node, req)
 		case seen[h.Node]:
 			t.Fatalf("two launch units on %s", h.Node)
-		case h.Procs <= 0:
+		case h.NP <= 0:
 			t.Fatalf("empty host %s", h.Node)
-		case h.Procs > placement.MaxProcs:
-			t.Fatalf("%d processes on %s, more than raft accepts (%d): %+v", h.Procs, h.Node, placement.MaxProcs, req.Hostfile)
+		case h.NP > placement.MaxProcs:
+			t.Fatalf("%d processes on %s, more than raft accepts (%d): %+v", h.NP, h.Node, placement.MaxProcs, req.Hostfile)
 		}
 		seen[h.Node] = true
 		for _, pe := range req.PEs {
@@ -117,7 +117,7 @@ func checkInvariants(t *testing.T, snap placement.Snapshot, req placement.Reques
 				t.Fatalf("GPU job on %s without a GPU", h.Node)
 			}
 		}
-		got += h.Procs
+		got += h.NP
 	}
 	if got != want {
 		t.Fatalf("placed %d, want %d (%s, relax %q): %v", got, want, req.Policy, req.Relax, d.Hosts)

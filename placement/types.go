@@ -157,8 +157,8 @@ type AttrWeights struct {
 
 // Host is one launch unit: all of a job's processes on one node.
 type Host struct {
-	Node  string
-	Procs int
+	Node string
+	NP   int
 }
 
 // Decision is the answer of Place. Exactly one of Hosts (possibly Degraded) or Wait is set.
@@ -176,7 +176,7 @@ type NodeScore struct {
 	Node  string
 	CL    float64 // compute load, Eq. 1
 	Slots int     // free slots the policy counted (pc_v, PPN, PE cap)
-	Procs int
+	NP    int
 }
 
 // PairScore is what one pair of a chosen group offers in placement's view.

@@ -116,7 +116,7 @@ func TestNetload_LoadedUplinkAvoided(t *testing.T) {
 	// A -> B pairs have 40 Mbit/s, not 900.
 	hf := make([]placement.HostSlots, len(before.Hosts))
 	for i, h := range before.Hosts {
-		hf[i] = placement.HostSlots{Host: h.Node, Slots: h.Procs}
+		hf[i] = placement.HostSlots{Host: h.Node, Slots: h.NP}
 	}
 	old, err := placement.Place(s, placement.Request{N: 6, Policy: "netload", Force: true, Hostfile: hf, Relax: "none"})
 	if err != nil || !reflect.DeepEqual(old.Hosts, before.Hosts) {

@@ -82,7 +82,7 @@ func toAPIDecision(d placement.Decision) api.AllocDecision {
 	out := api.AllocDecision{Hosts: []api.JobHost{}, Degraded: d.Degraded, DegradedReason: d.DegradedReason,
 		Wait: d.Wait, WaitReason: d.WaitReason, Score: toAPIScore(d.Score)}
 	for _, h := range d.Hosts {
-		out.Hosts = append(out.Hosts, api.JobHost{Node: h.Node, Procs: h.Procs})
+		out.Hosts = append(out.Hosts, api.JobHost{Node: h.Node, Procs: h.NP})
 	}
 	return out
 }
@@ -93,7 +93,7 @@ func toAPIScore(b placement.Breakdown) api.AllocScore {
 		Alpha: b.Alpha, Beta: b.Beta, T: b.T, PaperT: b.PaperT, MeanAvailMbps: b.MeanAvailMbps, Pairs: b.Pairs,
 		MeasuredPairs: b.MeasuredPairs, Candidates: b.Candidates}
 	for _, n := range b.Nodes {
-		out.Nodes = append(out.Nodes, api.AllocNodeScore{Node: n.Node, CL: n.CL, Slots: n.Slots, Procs: n.Procs})
+		out.Nodes = append(out.Nodes, api.AllocNodeScore{Node: n.Node, CL: n.CL, Slots: n.Slots, Procs: n.NP})
 	}
 	for _, ps := range b.PairScores {
 		out.PairScores = append(out.PairScores, api.AllocPairScore{A: ps.A, B: ps.B, OfferMbps: ps.OfferMbps, Measured: ps.Measured, Cost: ps.Cost})

@@ -132,8 +132,8 @@ func loadPerCore(s placement.Snapshot, hosts []placement.Host) float64 {
 		if n == nil || n.LogicalCores() == 0 {
 			continue
 		}
-		sum += float64(h.Procs) * n.Load.M1 / float64(n.LogicalCores())
-		procs += h.Procs
+		sum += float64(h.NP) * n.Load.M1 / float64(n.LogicalCores())
+		procs += h.NP
 	}
 	if procs == 0 {
 		return 0

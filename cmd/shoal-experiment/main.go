@@ -381,7 +381,7 @@ func allocCov(ctx context.Context, l *lab.Lab, node, policy string, np, ppn int,
 	}
 	var placed placement.Decision
 	for _, h := range d.Hosts {
-		placed.Hosts = append(placed.Hosts, placement.Host{Node: h.Node, Procs: h.Procs})
+		placed.Hosts = append(placed.Hosts, placement.Host{Node: h.Node, NP: h.Procs})
 	}
 	hosts := ranksOf(placed)
 	if len(hosts) != np {
@@ -396,7 +396,7 @@ func runMPI(ctx context.Context, l *lab.Lab, rsh string, a app, c config, work s
 	hf := filepath.Join(work, fmt.Sprintf("hosts-%s-%d-%s-%s", r.Kind, r.Rep, strings.NewReplacer("/", "_", "@", "_").Replace(r.Policy), a.name))
 	var b strings.Builder
 	for _, h := range slotsOf(r.Hosts) {
-		fmt.Fprintf(&b, "%s:%d\n", h.Node, h.Procs)
+		fmt.Fprintf(&b, "%s:%d\n", h.Node, h.NP)
 	}
 	if err := os.WriteFile(hf, []byte(b.String()), 0o644); err != nil {
 		r.Err = err.Error()
@@ -445,11 +445,11 @@ func slotsOf(ranks []string) []placement.Host {
 	at := map[string]int{}
 	for _, h := range ranks {
 		if i, ok := at[h]; ok {
-			out[i].Procs++
+			out[i].NP++
 			continue
 		}
 		at[h] = len(out)
-		out = append(out, placement.Host{Node: h, Procs: 1})
+		out = append(out, placement.Host{Node: h, NP: 1})
 	}
 	return out
 }

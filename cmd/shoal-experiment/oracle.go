@@ -284,7 +284,7 @@ func (m *model) tOracle(np, ppn int) ([]string, placement.Decision, error) {
 func ranksOf(d placement.Decision) []string {
 	var ranks []string
 	for _, h := range d.Hosts {
-		for range h.Procs {
+		for range h.NP {
 			ranks = append(ranks, h.Node)
 		}
 	}

@@ -26,7 +26,7 @@ func apiAttrWeights(w placement.AttrWeights) *api.AttrWeights {
 func placementHosts(d api.AllocDecision) placement.Decision {
 	out := placement.Decision{Wait: d.Wait, WaitReason: d.WaitReason}
 	for _, h := range d.Hosts {
-		out.Hosts = append(out.Hosts, placement.Host{Node: h.Node, Procs: h.Procs})
+		out.Hosts = append(out.Hosts, placement.Host{Node: h.Node, NP: h.Procs})
 	}
 	return out
 }
