@@ -117,10 +117,6 @@ func TestPlace_DecisionsGolden(t *testing.T) {
 func line(out *strings.Builder, name string, d placement.Decision, extra string) {
 	d.Score.Considered = nil
 	figures := strings.Replace(fmt.Sprintf("%+v", d), " Considered:[]}", "}", 1)
-	// A host's and a node score's process count was named Procs when
-	// the golden was written: hashed under that name, the figures show
-	// the rename changed none of them.
-	figures = strings.ReplaceAll(figures, " NP:", " Procs:")
 	hosts := make([]string, len(d.Hosts))
 	for i, h := range d.Hosts {
 		hosts[i] = fmt.Sprintf("%s:%d", h.Node, h.NP)
