@@ -107,6 +107,9 @@ func place(s Snapshot, r Request, sel selector) (Decision, error) {
 		return Decision{}, fmt.Errorf("place %d processes: %w", req.N, err)
 	}
 	g, procs = dropEmpty(g, procs)
+	if !fixed && ordersRanks(req.Policy) {
+		g, procs = p.rankOrder(g, procs)
+	}
 	if reason, over := oversubscribed(p, g, procs, slots); over {
 		if !req.Oversubscribe {
 			return wait(d, reason+" (oversubscription off)"), nil
@@ -118,6 +121,16 @@ func place(s Snapshot, r Request, sel selector) (Decision, error) {
 	}
 	p.explain(&d.Score, g, procs, slots)
 	return d, nil
+}
+
+// ordersRanks tells the policies whose groups are listed in rank order
+// (rankOrder): those that read the network. random and load ignore it by
+// design, as yardsticks of what ignoring it costs, so their order stays
+// theirs (random's the seeded shuffle, in which nodes and order are both
+// chance); sequential's order is already switch by switch. A hostfile
+// whose hosts are kept (relax none or dist) keeps the user's order.
+func ordersRanks(policy string) bool {
+	return policy == PolicyNetload || policy == PolicyPaper || policy == policyOracle
 }
 
 func wait(d Decision, reason string) Decision {

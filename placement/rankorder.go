@@ -1,0 +1,127 @@
+package placement
+
+import (
+	"slices"
+
+	"github.com/shoal-hpc/shoal/internal/natsort"
+)
+
+// rankOrder lists a chosen group in the order its ranks are numbered:
+// the decision's host order is the hostfile's, and Open MPI and MPICH
+// give ranks to hosts in hostfile order. Stencil and halo codes
+// (LAMMPS's processor grid) exchange with neighbouring ranks, and small
+// collectives (recursive doubling, rings) pair ranks by number, so
+// interleaving switches in that order puts neighbouring ranks across the
+// uplinks however good the group: on the queue12 testbed the same six
+// nodes of two switches ran up to twice as long interleaved as in switch
+// order (docs/design/placement.md, "the rank order").
+//
+// The order keeps network-near nodes contiguous:
+//   - nodes of one declared switch (Node.Switch) form a block, in natural
+//     name order within it, as an administrator names them and Slurm
+//     lists them; a node without a switch is a block of its own, so
+//     without declared switches the chain below runs over nodes and the
+//     pair costs alone bring near nodes together;
+//   - the blocks form a chain: it starts at the most peripheral block,
+//     the one whose mean pair cost to the other blocks sums highest, and
+//     each next block is the one nearest (least mean pair cost) to the
+//     block before it.
+//
+// Ties, exact ones, go to the block whose first node comes first by name.
+// The first host is therefore the first node by name of the most
+// peripheral block (with two blocks equally far apart, of the one named
+// first): it is the job's head, where the leader records the attempt's
+// head and mpiexec runs (raftfsm takes the first host when the placement
+// names no head), and it holds rank 0. The fill is not touched: the
+// counts move with their nodes, so which node gets how many processes is
+// what the policy decided.
+func (p *problem) rankOrder(g, procs []int) ([]int, []int) {
+	if len(g) < 2 {
+		return g, procs
+	}
+	blocks := p.switchBlocks(g)
+	order := chainBlocks(blocks, p.blockCosts(blocks))
+	og, op := make([]int, 0, len(g)), make([]int, 0, len(g))
+	count := make(map[int]int, len(g))
+	for x, i := range g {
+		count[i] = procs[x]
+	}
+	for _, b := range order {
+		for _, i := range blocks[b] {
+			og, op = append(og, i), append(op, count[i])
+		}
+	}
+	return og, op
+}
+
+// switchBlocks splits g into its declared switches, each in natural name
+// order, a node without a switch alone; the blocks are listed by their
+// first node's name.
+func (p *problem) switchBlocks(g []int) [][]int {
+	byName := func(x, y int) int { return natsort.Compare(p.nodes[x].Name, p.nodes[y].Name) }
+	sorted := slices.Clone(g)
+	slices.SortStableFunc(sorted, byName)
+	var blocks [][]int
+	at := map[string]int{}
+	for _, i := range sorted {
+		sw := p.nodes[i].Switch
+		if b, ok := at[sw]; ok && sw != "" {
+			blocks[b] = append(blocks[b], i)
+			continue
+		}
+		at[sw] = len(blocks)
+		blocks = append(blocks, []int{i})
+	}
+	return blocks
+}
+
+// blockCosts is the mean pair cost (NL, as T reads it) between every two
+// blocks, row-major.
+func (p *problem) blockCosts(blocks [][]int) []float64 {
+	nb := len(blocks)
+	d := make([]float64, nb*nb)
+	for a := range nb {
+		for b := a + 1; b < nb; b++ {
+			sum := 0.0
+			for _, i := range blocks[a] {
+				for _, j := range blocks[b] {
+					sum += p.net.cost(i, j)
+				}
+			}
+			m := sum / float64(len(blocks[a])*len(blocks[b]))
+			d[a*nb+b], d[b*nb+a] = m, m
+		}
+	}
+	return d
+}
+
+// chainBlocks orders nb blocks (nb*nb costs d) as a nearest-neighbour
+// chain from the most peripheral one; ties go to the lower block index,
+// the earlier first name.
+func chainBlocks(blocks [][]int, d []float64) []int {
+	nb := len(blocks)
+	start, far := 0, -1.0
+	for a := range nb {
+		s := 0.0
+		for b := range nb {
+			s += d[a*nb+b]
+		}
+		if s > far {
+			start, far = a, s
+		}
+	}
+	order := []int{start}
+	used := make([]bool, nb)
+	used[start] = true
+	for len(order) < nb {
+		last, next := order[len(order)-1], -1
+		for b := range nb {
+			if !used[b] && (next < 0 || d[last*nb+b] < d[last*nb+next]) {
+				next = b
+			}
+		}
+		order = append(order, next)
+		used[next] = true
+	}
+	return order
+}
