@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"math"
 	"slices"
 
 	"github.com/shoal-hpc/shoal/internal/natsort"
@@ -27,8 +28,8 @@ import (
 //     each next block is the one nearest (least mean pair cost) to the
 //     block before it.
 //
-// Ties, exact ones, go to the block whose first node comes first by name.
-// The first host is therefore the first node by name of the most
+// Ties (equal up to rounding) go to the block whose first node comes
+// first by name. The first host is therefore the first node by name of the most
 // peripheral block (with two blocks equally far apart, of the one named
 // first): it is the job's head, where the leader records the attempt's
 // head and mpiexec runs (raftfsm takes the first host when the placement
@@ -75,9 +76,15 @@ func (p *problem) switchBlocks(g []int) [][]int {
 	return blocks
 }
 
-// blockCosts is the mean pair cost (NL, as T reads it) between every two
-// blocks, row-major.
+// blockCosts is the mean pair cost between every two blocks, row-major:
+// NL as the policy reads it, Eq. 2 verbatim for paper (which reads no
+// traffic and no uplink term, so its decision, order included, is the
+// same with or without a network model), T's NL for the others.
 func (p *problem) blockCosts(blocks [][]int) []float64 {
+	net := p.net
+	if p.paperNL != nil {
+		net = p.paperNL
+	}
 	nb := len(blocks)
 	d := make([]float64, nb*nb)
 	for a := range nb {
@@ -85,7 +92,7 @@ func (p *problem) blockCosts(blocks [][]int) []float64 {
 			sum := 0.0
 			for _, i := range blocks[a] {
 				for _, j := range blocks[b] {
-					sum += p.net.cost(i, j)
+					sum += net.cost(i, j)
 				}
 			}
 			m := sum / float64(len(blocks[a])*len(blocks[b]))
@@ -96,8 +103,8 @@ func (p *problem) blockCosts(blocks [][]int) []float64 {
 }
 
 // chainBlocks orders nb blocks (nb*nb costs d) as a nearest-neighbour
-// chain from the most peripheral one; ties go to the lower block index,
-// the earlier first name.
+// chain from the most peripheral one; ties (near) go to the lower block
+// index, the earlier first name.
 func chainBlocks(blocks [][]int, d []float64) []int {
 	nb := len(blocks)
 	start, far := 0, -1.0
@@ -106,7 +113,7 @@ func chainBlocks(blocks [][]int, d []float64) []int {
 		for b := range nb {
 			s += d[a*nb+b]
 		}
-		if s > far {
+		if s > far && !near(s, far) {
 			start, far = a, s
 		}
 	}
@@ -116,7 +123,7 @@ func chainBlocks(blocks [][]int, d []float64) []int {
 	for len(order) < nb {
 		last, next := order[len(order)-1], -1
 		for b := range nb {
-			if !used[b] && (next < 0 || d[last*nb+b] < d[last*nb+next]) {
+			if !used[b] && (next < 0 || d[last*nb+b] < d[last*nb+next] && !near(d[last*nb+b], d[last*nb+next])) {
 				next = b
 			}
 		}
@@ -125,3 +132,8 @@ func chainBlocks(blocks [][]int, d []float64) []int {
 	}
 	return order
 }
+
+// near tells costs apart only beyond rounding: the same sum added in
+// another order differs in its last bits, and the order would then
+// follow the order of addition rather than the names.
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b)) }
