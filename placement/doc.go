@@ -47,6 +47,9 @@
 // hostfile fixes: "none" (hosts and counts), "loc" (counts), "dist" (hosts),
 // "loc+dist" (node count), "all" (nothing). Each node is one launch unit. More
 // processes than free slots is Degraded when Oversubscribe is on, Wait when off.
+// netload, paper and the oracle list their hosts, and so the ranks, switch by
+// switch, the switches chained by nearness (rankorder.go); a kept hostfile keeps
+// its order.
 // When every candidate is above LoadThreshold the answer is Wait (seed 002 §6)
 // unless Force. Oracle searches exhaustively on small clusters. NextJob is the
 // queue order with seed 001's HPE rule. docs/design/placement.md has the measurements.

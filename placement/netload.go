@@ -63,7 +63,8 @@ func eligibleAll(p *problem) []int {
 	return u
 }
 
-// byCL orders a group by compute load, so the partly filled node is the busiest.
+// byCL orders a group by compute load, so the partly filled node is the
+// busiest; the decision lists the group in rank order after the fill (rankOrder).
 func byCL(p *problem, g []int) []int {
 	g = slices.Clone(g)
 	slices.SortStableFunc(g, func(x, y int) int {

@@ -10,7 +10,8 @@ type Node struct {
 	Name  string
 	Alive bool
 	// Switch is the declared topology group (rack or switch), "" when not declared.
-	// It orders the sequential baseline and estimates unmeasured links.
+	// It orders the sequential baseline and a decision's hosts (rank order:
+	// a switch's nodes together) and estimates unmeasured links.
 	Switch string
 
 	Cores, Threads int     // physical cores; logical cores (0 = same as Cores)
