@@ -91,8 +91,9 @@ func TestRankOrder_QueueSixRanksTwoBlocks(t *testing.T) {
 
 // lineCluster: three switches in a line, swB - swA - swC (the middle one
 // named first, so name order is not the chain), two 2-core nodes each,
-// 100 Mbit/s inside a switch, 60 across one uplink, 30 across both (the
-// outer switches' pairs share the two uplinks with the middle's). The
+// 100 Mbit/s inside a switch, 60 across one uplink, 15 across both (the
+// outer switches' pairs share both uplinks with the middle's traffic),
+// far enough apart for the chain to follow (rankorder.go, chainTie). The
 // loads list the nodes least loaded first as n05 n01 n03 n06 n02 n04,
 // alternating switches.
 func lineCluster() placement.Snapshot {
@@ -113,9 +114,9 @@ func lineCluster() placement.Snapshot {
 			case sws[a] == "swA" || sws[b] == "swA":
 				av, rtt = 60, 0.2
 			default:
-				av, rtt = 30, 0.3
+				av, rtt = 15, 0.5
 			}
-			s.Links = append(s.Links, link(a, b, rtt, av, av), link(b, a, rtt, av, av))
+			s.Links = append(s.Links, link(a, b, rtt, av, 100), link(b, a, rtt, av, 100))
 		}
 	}
 	return s
@@ -166,5 +167,40 @@ func TestRankOrder_KeptHostfileKeepsItsOrder(t *testing.T) {
 		if got := names(d); !slices.Equal(got, []string{"n05", "n01", "n04"}) {
 			t.Errorf("relax %s: hosts %v, want the hostfile's order n05 n01 n04", relax, got)
 		}
+	}
+}
+
+// TestRankOrder_UnresolvedChainInNameOrder: six nodes of queueCluster's
+// three switches, every pair across switches capped by a 60 Mbit/s
+// uplink whether it crosses one or two, as on the testbed, where the
+// measurements cannot tell which switch is in the middle; n06's pairs
+// read 50 Mbit/s, within a bandwidth test's spread. Taken at face value
+// that makes sw2 the most peripheral and puts n06 first (the testbed's
+// n06 n09 n10 n12 n03 n04, with sw1's ranks after sw3's across both
+// uplinks); within the tie the switches keep their names' order.
+func TestRankOrder_UnresolvedChainInNameOrder(t *testing.T) {
+	t.Parallel()
+	keep := []string{"n03", "n04", "n06", "n09", "n10", "n12"}
+	full := queueCluster()
+	var s placement.Snapshot
+	for _, n := range full.Nodes {
+		if slices.Contains(keep, n.Name) {
+			s.Nodes = append(s.Nodes, n)
+		}
+	}
+	for _, l := range full.Links {
+		if slices.Contains(keep, l.From) && slices.Contains(keep, l.To) {
+			if l.From == "n06" || l.To == "n06" {
+				l.AvailMbps, l.PeakMbps = 50, 50
+			}
+			s.Links = append(s.Links, l)
+		}
+	}
+	d, err := placement.Place(s, placement.Request{N: 6, PPN: 1, Policy: "netload", Force: true})
+	if err != nil || d.Wait {
+		t.Fatalf("%+v %v", d, err)
+	}
+	if got := names(d); !slices.Equal(got, keep) {
+		t.Errorf("hosts %s, want %v: sw1, sw2, sw3 in name order", hostsString(d), keep)
 	}
 }
