@@ -78,8 +78,13 @@ func (p *problem) switchBlocks(g []int) [][]int {
 	return blocks
 }
 
-// blockCosts is the mean pair cost between every two blocks, row-major:
-// NL as the policy reads it, Eq. 2 verbatim for paper (which reads no
+// switchSample bounds the nodes whose pairs stand for a switch in the
+// distance between two switches (64 pairs at most).
+const switchSample = 8
+
+// blockCosts is the distance between every two blocks, row-major: the
+// median pair cost between their samples (blockSamples). The cost is NL
+// as the policy reads it, Eq. 2 verbatim for paper (which reads no
 // traffic and no uplink term, so its decision, order included, is the
 // same with or without a network model), T's NL for the others.
 func (p *problem) blockCosts(blocks [][]int) []float64 {
@@ -87,21 +92,66 @@ func (p *problem) blockCosts(blocks [][]int) []float64 {
 	if p.paperNL != nil {
 		net = p.paperNL
 	}
+	smp := p.blockSamples(blocks)
 	nb := len(blocks)
 	d := make([]float64, nb*nb)
+	var costs []float64
 	for a := range nb {
 		for b := a + 1; b < nb; b++ {
-			sum := 0.0
-			for _, i := range blocks[a] {
-				for _, j := range blocks[b] {
-					sum += net.cost(i, j)
+			if len(smp[a]) == 1 && len(smp[b]) == 1 { // nodes without a switch: their pair
+				c := net.cost(smp[a][0], smp[b][0])
+				d[a*nb+b], d[b*nb+a] = c, c
+				continue
+			}
+			costs = costs[:0]
+			for _, i := range smp[a] {
+				for _, j := range smp[b] {
+					costs = append(costs, net.cost(i, j))
 				}
 			}
-			m := sum / float64(len(blocks[a])*len(blocks[b]))
+			slices.Sort(costs)
+			m := costs[len(costs)/2]
+			if len(costs)%2 == 0 {
+				m = (m + costs[len(costs)/2-1]) / 2
+			}
 			d[a*nb+b], d[b*nb+a] = m, m
 		}
 	}
 	return d
+}
+
+// blockSamples lists, for each block, the nodes whose pairs measure its
+// distance to the others: a switch's nodes in the group, then its other
+// eligible nodes by name, up to switchSample; a block without a switch
+// is its one node. The distance is the switches', not the few nodes the
+// group holds there: with one node of a switch in the group, that node's
+// own link (a slow port, or the traffic a job that just ended left in its
+// latest sample) would otherwise make its switch look far from every
+// other and start the chain in the middle (on queue12 n08's did, and
+// sw1's ranks followed sw3's across both uplinks). The median keeps one
+// such node among several from moving it.
+func (p *problem) blockSamples(blocks [][]int) [][]int {
+	out := make([][]int, len(blocks))
+	of := map[string]int{}
+	inG := map[int]bool{}
+	for b, blk := range blocks {
+		out[b] = slices.Clone(blk[:min(len(blk), switchSample)])
+		if sw := p.nodes[blk[0]].Switch; sw != "" {
+			of[sw] = b
+		}
+		for _, i := range blk {
+			inG[i] = true
+		}
+	}
+	if len(of) == 0 {
+		return out
+	}
+	for i, nd := range p.nodes {
+		if b, ok := of[nd.Switch]; ok && !inG[i] && len(out[b]) < switchSample {
+			out[b] = append(out[b], i)
+		}
+	}
+	return out
 }
 
 // chainTie is how close two costs must be, as a share of the larger,

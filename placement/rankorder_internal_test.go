@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shoal-hpc/shoal/internal/natsort"
@@ -163,5 +164,58 @@ func TestRankOrder_OrderOfAnyGroup(t *testing.T) {
 			delete(count, i)
 		}
 		p.net.release()
+	}
+}
+
+// TestRankOrder_SwitchDistanceNotTheGroupsNode: three switches in a line,
+// sA - sB - sC, four nodes each: 100 Mbit/s inside a switch, 60 across
+// one uplink, 15 across both, but b1's own link reads 10 with everyone.
+// A group holding b1 alone of sB is ordered by the switches' distance,
+// which sB's other nodes measure: sA, sB, sC. Measured by b1's pairs
+// alone sB looks far from both and comes last, after sC, whose ranks
+// would then follow sA's across both uplinks.
+func TestRankOrder_SwitchDistanceNotTheGroupsNode(t *testing.T) {
+	t.Parallel()
+	var s Snapshot
+	sw := map[string]string{}
+	for _, x := range []string{"a", "b", "c"} {
+		for k := 1; k <= 4; k++ {
+			n := fmt.Sprintf("%s%d", x, k)
+			sw[n] = "s" + strings.ToUpper(x)
+			s.Nodes = append(s.Nodes, Node{Name: n, Alive: true, Switch: sw[n], Cores: 2, MHz: 3000, MemTotal: 16 << 30})
+		}
+	}
+	for i, a := range s.Nodes {
+		for _, b := range s.Nodes[i+1:] {
+			av := 100.0
+			switch {
+			case a.Name == "b1" || b.Name == "b1":
+				av = 10
+			case a.Switch == b.Switch:
+			case a.Switch == "sB" || b.Switch == "sB":
+				av = 60
+			default:
+				av = 15
+			}
+			s.Links = append(s.Links, Link{From: a.Name, To: b.Name, RTTus: 100, AvailMbps: av, PeakMbps: 100, Measured: true})
+		}
+	}
+	idx, err := validateSnapshot(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProblem(&s, Request{N: 6, WLT: 0.25, WBW: 0.75, Alpha: 0.3, Attr: &AttrWeights{M1: 1}}, idx)
+	defer p.net.release()
+	var g []int
+	for _, n := range []string{"c3", "b1", "a2", "c1", "a1", "c2"} {
+		g = append(g, p.elig[idx[n]])
+	}
+	og, _ := p.rankOrder(g, []int{1, 1, 1, 1, 1, 1})
+	var got []string
+	for _, i := range og {
+		got = append(got, p.nodes[i].Name)
+	}
+	if want := []string{"a1", "a2", "b1", "c1", "c2", "c3"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v (sA, sB, sC)", got, want)
 	}
 }
