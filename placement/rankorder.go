@@ -18,15 +18,15 @@ import (
 // order (docs/design/placement.md, "the rank order").
 //
 // The order keeps network-near nodes contiguous:
-//   - nodes of one declared switch (Node.Switch) form a block, in natural
-//     name order within it, as an administrator names them and Slurm
-//     lists them; a node without a switch is a block of its own, so
-//     without declared switches the chain below runs over nodes and the
-//     pair costs alone bring near nodes together;
+//   - nodes of one switch (Node.Switch, declared or inferred) form a
+//     block, in natural name order within it, as an administrator names
+//     them and Slurm lists them; a node without a switch is a block of
+//     its own, so without known switches the chain below runs over nodes
+//     and the pair costs alone bring near nodes together;
 //   - the blocks form a chain: it starts at the most peripheral block,
-//     the one whose mean pair cost to the other blocks sums highest, and
-//     each next block is the one nearest (least mean pair cost) to the
-//     block before it.
+//     the one whose distances to the other blocks sum highest, and each
+//     next block is the one nearest to the block before it; a distance is
+//     a median pair cost between the switches' nodes (blockCosts).
 //
 // Costs within a third of each other are taken as equal (chainTie), and
 // then the block whose first node comes first by name goes first: the
