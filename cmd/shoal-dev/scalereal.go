@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	ossignal "os/signal"
 	"os/user"
 	"path/filepath"
 	"runtime"
@@ -187,6 +188,11 @@ func realConfig(o scaleOpts, i int, dir, token string) agent.Config {
 	cfg.PlacementModelWait = 0
 	// n agents' cgroups on one machine's hierarchy: jobs run unconfined.
 	cfg.NoCgroups = true
+	// Fencing starts a guard process per agent (agent/fence), some 28 MiB
+	// resident each: a thousand of them are more than this machine holds.
+	// Off, attempts run unfenced; the lease renewals it would add go to the
+	// leader only while a node holds an attempt.
+	cfg.Fence.Lease = 0
 	st := syntheticState(i)
 	cfg.Static = &probe.Static{Static: st.Static}
 	cfg.Switch = st.Static.Switch
@@ -573,6 +579,17 @@ func runRealScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		return r, err
 	}
 	defer c.shutdown()
+	// A size stopped by its deadline or by hand stops its agents first:
+	// their data directories go, and nothing they started outlives them.
+	sig := make(chan os.Signal, 1)
+	ossignal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer ossignal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			c.shutdown()
+			os.Exit(1)
+		}
+	}()
 	stage.Store("waiting for every agent to see 99% alive")
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
