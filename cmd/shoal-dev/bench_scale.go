@@ -36,9 +36,12 @@ import (
 // -real runs whole agents instead (agent.Agent, as `shoal agent` runs
 // it; scalereal.go) on the in-memory twins (package twins): the same
 // figures, from the agent's own gossip, raft roles, client replication
-// over HTTPS and leader core. The re-wired harness stays the default: it
-// holds sizes the real agents cannot, and it isolates the protocols from
-// the agent's own loops.
+// over HTTPS and leader core, with none of the re-wiring's copies of
+// agent code (hookedFSM for the agent's notifying FSM, leaderNodes and
+// jobBench.round for the leader's job round, shoalRaftConfig). The
+// re-wiring stays the default: it holds sizes whole agents cannot in one
+// process (docs/design/scale.md), and it measures the protocols apart
+// from the agent's own loops.
 //
 // Each size runs in a child process of its own, so that one size's heap
 // and leftover goroutines do not bend the next size's figures.
