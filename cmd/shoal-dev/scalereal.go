@@ -219,7 +219,7 @@ func raiseNoFile() (uint64, error) {
 
 // startRealCluster starts o.N agents one by one, each joining a random
 // agent already in, paced as startScaleCluster paces its joins.
-func startRealCluster(ctx context.Context, o scaleOpts, started func(*scaleCluster)) (*realCluster, error) {
+func startRealCluster(ctx context.Context, o scaleOpts, started func(*realCluster)) (*realCluster, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("SCALE_DEBUG") != "" {
 		quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -240,7 +240,7 @@ func startRealCluster(ctx context.Context, o scaleOpts, started func(*scaleClust
 	c.lag = newLagMeter()
 	c.owed.rate = o.PaceRate
 	if started != nil {
-		started(c.scaleCluster)
+		started(c)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
@@ -269,9 +269,9 @@ func startRealCluster(ctx context.Context, o scaleOpts, started func(*scaleClust
 			c.shutdown()
 			return nil, fmt.Errorf("start agent %d of %d: %w", i, o.N, err)
 		}
+		c.agentsMu.Lock()
 		c.nodes = append(c.nodes, a)
 		c.raft = append(c.raft, b)
-		c.agentsMu.Lock()
 		c.scaleCluster.agents = append(c.scaleCluster.agents, a.Gossip())
 		c.agentsMu.Unlock()
 		if i > 0 {
@@ -321,8 +321,11 @@ func (c *realCluster) shutdown() {
 	if c.lag != nil {
 		c.lag.stop()
 	}
+	c.agentsMu.Lock()
+	nodes := c.nodes
+	c.agentsMu.Unlock()
 	var wg sync.WaitGroup
-	for _, a := range c.nodes {
+	for _, a := range nodes {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = a.Shutdown(agent.Abrupt) }()
 	}
@@ -594,22 +597,25 @@ func runRealScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		}
 	}
 	defer endStatus()
-	c, err := startRealCluster(ctx, o, func(cc *scaleCluster) { cReady.Store(cc) })
-	if err != nil {
-		return r, err
-	}
-	defer c.shutdown()
-	// A size stopped by its deadline or by hand stops its agents first:
-	// their data directories go, and nothing they started outlives them.
+	// A size stopped by its deadline or by hand, while its agents join
+	// or later, stops them first: their data directories go with them.
+	var forming atomic.Pointer[realCluster]
 	sig := make(chan os.Signal, 1)
 	ossignal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer ossignal.Stop(sig)
 	go func() {
 		if _, ok := <-sig; ok {
-			c.shutdown()
+			if rc := forming.Load(); rc != nil {
+				rc.shutdown()
+			}
 			os.Exit(1)
 		}
 	}()
+	c, err := startRealCluster(ctx, o, func(rc *realCluster) { forming.Store(rc); cReady.Store(rc.scaleCluster) })
+	if err != nil {
+		return r, err
+	}
+	defer c.shutdown()
 	stage.Store("waiting for every agent to see 99% alive")
 	if err := c.waitConverged(90*time.Second + time.Duration(o.N)*300*time.Millisecond); err != nil {
 		return r, err
