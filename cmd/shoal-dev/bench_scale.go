@@ -404,10 +404,10 @@ func printScale(w io.Writer, rs, members []scaleResult) {
 		var rows [][]string
 		for _, r := range rs {
 			rows = append(rows, []string{strconv.Itoa(r.N), humanBytes(r.HeapPerAgent), fmt.Sprintf("%.0f", r.Goroutines),
-				fmt.Sprintf("%.2f", r.CoresWindow), fmt.Sprintf("%.1f", 1000*r.CoresWindow/float64(r.N)), humanBytes(r.RSSPeak), fmt.Sprintf("%.1f", r.StateChanges), fmt.Sprintf("%.1f", r.ReplicaReadyS)})
+				fmt.Sprintf("%.2f", r.CoresWindow), fmt.Sprintf("%.1f", 1000*r.CoresWindow/float64(r.N)), humanBytes(r.RSSPeak), fmt.Sprintf("%.1f", r.StateChanges), fmt.Sprintf("%d of %d", r.OpenFiles, r.NoFile), fmt.Sprintf("%.1f", r.ReplicaReadyS)})
 		}
 		fmt.Fprintln(w, "whole agents: what each costs in this one process once quiet (the window: idle, clients following, no jobs):")
-		table(w, "nodes,heap/agent,goroutines/agent,cores (window),millicores/agent,rss peak/agent,state changes/s,raft+replicas ready s", rows)
+		table(w, "nodes,heap/agent,goroutines/agent,cores (window),millicores/agent,rss peak/agent,state changes/s,open files,raft+replicas ready s", rows)
 		fmt.Fprintln(w, "placement and replica columns below are the re-wired harness's alone (0 here): the leader core places inside the agent, and a client's")
 		fmt.Fprintln(w, "replica is part of its agent's heap.")
 		fmt.Fprintln(w)

@@ -646,8 +646,12 @@ func runRealScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	endStatus()
 	r.HeapPerAgent = heapDelta(before, o.N)
 	r.Goroutines = float64(runtime.NumGoroutine()) / float64(o.N)
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		r.OpenFiles = len(fds)
+	}
 	o.prof.stage("quiet")
-	progress("%d servers, every agent's state at the leader's; heap %s, %.0f goroutines an agent", r.Servers, humanBytes(r.HeapPerAgent), r.Goroutines)
+	progress("%d servers, every agent's state at the leader's; heap %s, %.0f goroutines an agent, %d open files (limit %d)",
+		r.Servers, humanBytes(r.HeapPerAgent), r.Goroutines, r.OpenFiles, r.NoFile)
 
 	sent0, seq0, w0 := c.sent.Load(), c.seqs(), time.Now()
 	cpuWindow := newCPUMeter()

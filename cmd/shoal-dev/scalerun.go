@@ -138,10 +138,12 @@ type scaleResult struct {
 	// Mode is "real" for whole agents (-real), empty for the re-wired
 	// harness.
 	Mode string `json:"mode,omitempty"`
-	// Goroutines is the process's goroutines per agent once quiet, and
-	// NoFile the open-files limit the run had (real mode).
+	// Goroutines is the process's goroutines per agent once quiet,
+	// OpenFiles its open files then, and NoFile the open-files limit the
+	// run had (real mode).
 	Goroutines float64 `json:"goroutines_per_agent,omitempty"`
 	NoFile     uint64  `json:"nofile,omitempty"`
+	OpenFiles  int     `json:"open_files,omitempty"`
 	// StateChanges is the node-state changes a second, all agents
 	// together, over the window (real mode: the agents' own loops).
 	StateChanges float64 `json:"state_changes_per_s,omitempty"`
