@@ -106,6 +106,7 @@ bench-smoke: deps build
 	$(DEV) bench-failover -runs 1 -deadline 3m
 	$(DEV) bench-launch -runs 1 -sizes 4 -deadline 3m
 	$(DEV) bench-scale -n 20 -members "" -rounds 3 -window 2s -jobs 2 -deadline 4m
+	$(DEV) bench-scale -real -n 10 -rounds 3 -window 2s -jobs 2 -quiet-timeout 20s -deadline 3m
 	@if [ "$$(id -u)" != 0 ]; then echo "bench-smoke: vivaldi-error and shoal-experiment skipped: the namespace testbed needs root"; else \
 		set -e; \
 		$(DEV) vivaldi-error -topology testbed/vivaldi6.json -settle 10s -snapshots 1 -every 1s -deadline 4m; \

@@ -33,6 +33,16 @@ import (
 // -members adds today's all-members layout (raft alone) at small sizes,
 // to set the leader's RPC rate against.
 //
+// -real runs whole agents instead (agent.Agent, as `shoal agent` runs
+// it; scalereal.go) on the in-memory twins (package twins): the same
+// figures, from the agent's own gossip, raft roles, client replication
+// over HTTPS and leader core, with none of the re-wiring's copies of
+// agent code (hookedFSM for the agent's notifying FSM, leaderNodes and
+// jobBench.round for the leader's job round, shoalRaftConfig). The
+// re-wiring stays the default: it holds sizes whole agents cannot in one
+// process (docs/design/scale.md), and it measures the protocols apart
+// from the agent's own loops.
+//
 // Each size runs in a child process of its own, so that one size's heap
 // and leftover goroutines do not bend the next size's figures.
 func cmdBenchScale(args []string) error {
@@ -58,6 +68,8 @@ func cmdBenchScale(args []string) error {
 	quietTimeout := fs.Duration("quiet-timeout", 0, "how long to wait, after the join, for gossip to go quiet (the agents sending under 2 KiB/s of packets each) before measuring; 0 = 60s + 600ms an agent")
 	results := fs.String("results", "", "directory of each size's result (n<N>.json): a size whose result is there is read, not run, and a size run is saved there; so sizes measured in separate runs (each under the heavy lock) print as one table and one fit")
 	profile := fs.String("profile", "", "write each size's pprof profiles into this directory: CPU cut at each stage (cpu-to-joined: the join; cpu-to-quiet; cpu-to-end: the measuring), and heap, goroutines, blocking and mutex waits after the join (joined), once gossip is quiet (quiet) and at the end (end); a size stopped by SIGTERM or SIGINT writes them as they stand (killed)")
+	real := fs.Bool("real", false, "run whole agents (agent.Agent) on the in-memory twins instead of the harness's re-wiring of their parts; needs -servers 3 or more; -members is skipped")
+	shoalBin := fs.String("shoal", "", "with -real: the shoal binary the agents start jobs through (its shoal-exec beside it); default the shoal beside this binary")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof at this address (host:port) in each size's process, to look into a size while it runs")
 	limit := deadline.Flag(fs, 3*time.Hour)
 	fs.Parse(args)
@@ -72,14 +84,23 @@ func cmdBenchScale(args []string) error {
 	if *servers > 0 && *servers < 3 {
 		return fmt.Errorf("-servers %d: want 0 (gossip only) or 3 and more (3 voters, the rest non-voters)", *servers)
 	}
+	if *real && *servers < 3 {
+		return fmt.Errorf("-real -servers %d: real agents run raft; want 3 or more", *servers)
+	}
+	if *real && *shoalBin == "" {
+		if *shoalBin, err = besideSelf("shoal"); err != nil {
+			return err
+		}
+	}
 	var ms []int
-	if strings.TrimSpace(*members) != "" {
+	if !*real && strings.TrimSpace(*members) != "" {
 		if ms, err = parseSizes(*members); err != nil {
 			return err
 		}
 	}
 	o := scaleOpts{Rounds: *rounds, Window: *window, Update: *update, Seed: *seed, Config: scaleConfig(),
-		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout, PaceLate: *paceLate, PaceOwed: *paceOwed, PaceRate: *paceRate}
+		Servers: *servers, Jobs: *jobs, PeerLinks: *peerLinks, QuietTimeout: *quietTimeout, PaceLate: *paceLate, PaceOwed: *paceOwed, PaceRate: *paceRate,
+		Real: *real, Bin: *shoalBin}
 	if *probeTimeout > 0 {
 		// memberlist wants the timeout under the interval: the interval
 		// keeps the agent's ratio (1 s to 500 ms).
@@ -91,6 +112,9 @@ func cmdBenchScale(args []string) error {
 	}
 	o.Config.Compression = *compress
 	settings := scaleSettings(o.Config, *paceLate, *paceOwed, *paceRate, *memLimit)
+	if *real {
+		settings += " -real"
+	}
 	if *one || *membersOne {
 		if len(ns) != 1 {
 			return fmt.Errorf("-one measures one size; got -n %s", *sizes)
@@ -125,6 +149,8 @@ func cmdBenchScale(args []string) error {
 			r = scaleResult{N: o.N, Servers: o.N, LoadStart: loadAvg()}
 			r.LeaderRPCs, err = membersRPCRate(o.N, o.Window)
 			r.LoadEnd = loadAvg()
+		} else if o.Real {
+			r, err = runRealScale(context.Background(), o)
 		} else {
 			r, err = runScale(context.Background(), o)
 		}
@@ -144,7 +170,8 @@ func cmdBenchScale(args []string) error {
 			"-window", window.String(), "-update", update.String(), "-seed", strconv.FormatUint(*seed, 10),
 			"-servers", strconv.Itoa(*servers), "-jobs", strconv.Itoa(*jobs), "-peer-links", strconv.Itoa(*peerLinks),
 			"-probe-timeout", probeTimeout.String(), "-suspicion-mult", strconv.Itoa(*suspicion), "-compress="+strconv.FormatBool(*compress),
-			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-pace-rate", strconv.FormatFloat(*paceRate, 'f', -1, 64), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr)
+			"-quiet-timeout", quietTimeout.String(), "-pace-late", paceLate.String(), "-pace-owed", strconv.FormatInt(*paceOwed, 10), "-pace-rate", strconv.FormatFloat(*paceRate, 'f', -1, 64), "-mem-limit", strconv.FormatInt(*memLimit, 10), "-profile", *profile, "-pprof", *pprofAddr,
+			"-real="+strconv.FormatBool(*real), "-shoal", *shoalBin)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -199,14 +226,24 @@ func cmdBenchScale(args []string) error {
 		fmt.Fprintf(os.Stderr, "%d agents: joined in %.1f s (%.0f s paced, %d joins retried, %d packets dropped), quiet %.0f s later, p90 %.0f ms, submit->attempt p90 %.0f ms, leader %.0f RPCs/s, cores %.2f/%.2f/%.2f (join/window/conv), load %.1f-%.1f\n",
 			n, r.JoinSeconds, r.PaceWaitS, r.JoinRetries, r.PacketsDropped, r.QuietSeconds, r.ConvP90ms, r.AttemptP90ms, r.LeaderRPCs, r.CoresJoin, r.CoresWindow, r.CoresConv, r.LoadStart, r.LoadEnd)
 	}
-	fmt.Printf("bench-scale -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d -compress=%v (probe interval %v)\n",
-		*sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.Compression, o.Config.ProbeInterval)
+	realFlag := ""
+	if *real {
+		realFlag = " -real"
+	}
+	fmt.Printf("bench-scale%s -n %s -rounds %d -window %v -update %v -seed %d -servers %d -jobs %d -peer-links %d -members %q -probe-timeout %v -suspicion-mult %d -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d -compress=%v (probe interval %v)\n",
+		realFlag, *sizes, *rounds, *window, *update, *seed, *servers, *jobs, *peerLinks, *members, o.Config.ProbeTimeout, o.Config.SuspicionMult, *paceLate, *paceOwed, *paceRate, *memLimit, o.Config.Compression, o.Config.ProbeInterval)
 	for _, d := range differ {
 		fmt.Printf("  (not this command's settings: %s)\n", d)
 	}
-	fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
-	fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
-		*servers, min(3, *servers))
+	if *real {
+		fmt.Printf("agents: %s whole agent.Agents in one process, gossip and raft on the in-memory twins (testcluster/twins), the API and the clients' replication over HTTPS on loopback;\n", *sizes)
+		fmt.Printf("raft as the agent assigns it (%d servers, %d voters, 500/500/250/50 ms timings); samples and probe beats every -update (never with 0), bandwidth tests and link checks off\n",
+			*servers, min(3, *servers))
+	} else {
+		fmt.Printf("gossip: real memberlist + shoal gossip over memberlist's in-memory MockNetwork (not sockets), one process, no network rows in gossip;\n")
+		fmt.Printf("raft: real hashicorp/raft among %d servers (%d voters) over raft's InmemTransport; clients: agent/replica followers over in-process pipes\n",
+			*servers, min(3, *servers))
+	}
 	printScale(os.Stdout, rs, mrs)
 	return nil
 }
@@ -235,6 +272,20 @@ func scaleConfig() gossip.Config {
 func scaleSettings(c gossip.Config, paceLate time.Duration, paceOwed int64, paceRate float64, memLimit int64) string {
 	return fmt.Sprintf("-probe-timeout %v -suspicion-mult %d -compress=%v -pace-late %v -pace-owed %d -pace-rate %.0f -mem-limit %d",
 		c.ProbeTimeout, c.SuspicionMult, c.Compression, paceLate, paceOwed, paceRate, memLimit)
+}
+
+// besideSelf is the program name in this binary's directory (bin/, as
+// make build lays it out).
+func besideSelf(name string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find own binary: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(exe), name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("-real: no %s beside %s to start jobs through: run make build, or pass -shoal PATH", name, exe)
+	}
+	return p, nil
 }
 
 func orUnknown(s string) string {
@@ -349,6 +400,18 @@ func printScale(w io.Writer, rs, members []scaleResult) {
 	fmt.Fprintln(w, "full network row (n-1 peers, the layout before rows went to the servers), computed by encoding, not run: 1,000 agents with rows would hold")
 	fmt.Fprintln(w, "10^9 row cells in one process. memberlist refuses push/pull state over 20 MiB; shoal's decoder over 8 MiB.")
 	fmt.Fprintln(w)
+	if len(rs) > 0 && rs[0].Mode == "real" {
+		var rows [][]string
+		for _, r := range rs {
+			rows = append(rows, []string{strconv.Itoa(r.N), humanBytes(r.HeapPerAgent), fmt.Sprintf("%.0f", r.Goroutines),
+				fmt.Sprintf("%.2f", r.CoresWindow), fmt.Sprintf("%.1f", 1000*r.CoresWindow/float64(r.N)), humanBytes(r.RSSPeak), fmt.Sprintf("%.1f", r.StateChanges), fmt.Sprintf("%d of %d", r.OpenFiles, r.NoFile), fmt.Sprintf("%.1f", r.ReplicaReadyS)})
+		}
+		fmt.Fprintln(w, "whole agents: what each costs in this one process once quiet (the window: idle, clients following, no jobs):")
+		table(w, "nodes,heap/agent,goroutines/agent,cores (window),millicores/agent,rss peak/agent,state changes/s,open files,raft+replicas ready s", rows)
+		fmt.Fprintln(w, "placement and replica columns below are the re-wired harness's alone (0 here): the leader core places inside the agent, and a client's")
+		fmt.Fprintln(w, "replica is part of its agent's heap.")
+		fmt.Fprintln(w)
+	}
 	if len(rs) > 0 && rs[0].Servers > 0 {
 		printColumns(w, "nodes,servers,RPC peers,elections,jobs (client hosts/hosts),load", rs, raftColumns, func(r scaleResult) []string {
 			return []string{strconv.Itoa(r.N), strconv.Itoa(r.Servers), strconv.Itoa(r.RPCPeers), strconv.FormatUint(r.Elections, 10), fmt.Sprintf("%d (%d/%d)", r.Jobs, r.ClientHosts, r.TotalHosts),

@@ -52,8 +52,16 @@ type scaleOpts struct {
 	// QuietTimeout bounds the wait, after the join, for gossip to go
 	// quiet; 0 = 60 s + 600 ms an agent.
 	QuietTimeout time.Duration
+	// Real runs whole agents (agent.Agent) on the in-memory twins instead
+	// of the harness's re-wiring of their parts (scalereal.go); Bin is
+	// the shoal binary they start jobs through.
+	Real bool
+	Bin  string
 	// prof writes the size's profiles at each stage (nil: none).
 	prof *scaleProfiler
+	// check, when set, looks at a real run's agents before they stop
+	// (the tests' evidence that they are real).
+	check func(*realCluster) error
 }
 
 func (o scaleOpts) quietTimeout() time.Duration {
@@ -127,6 +135,18 @@ type scaleResult struct {
 	// servers).
 	ClientHosts int `json:"client_hosts"`
 	TotalHosts  int `json:"total_hosts"`
+	// Mode is "real" for whole agents (-real), empty for the re-wired
+	// harness.
+	Mode string `json:"mode,omitempty"`
+	// Goroutines is the process's goroutines per agent once quiet,
+	// OpenFiles its open files then, and NoFile the open-files limit the
+	// run had (real mode).
+	Goroutines float64 `json:"goroutines_per_agent,omitempty"`
+	NoFile     uint64  `json:"nofile,omitempty"`
+	OpenFiles  int     `json:"open_files,omitempty"`
+	// StateChanges is the node-state changes a second, all agents
+	// together, over the window (real mode: the agents' own loops).
+	StateChanges float64 `json:"state_changes_per_s,omitempty"`
 	// At is when the size was measured (UTC, RFC 3339).
 	At string `json:"at"`
 	// Settings are the harness settings the size was measured with
