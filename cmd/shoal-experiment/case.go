@@ -539,8 +539,8 @@ func nodeCLs(s api.AllocScore) string {
 // that had just run looked busy, and netload alone was asked about a cluster
 // with a job on it that had already ended; the other policies read no
 // traffic. On asym10 the oracle's group then offered 35-54 Mbit/s on average
-// in netload's view instead of 64 (the explain lines of the session-6
-// diagnostic run, docs/design/experiment.md). On a real cluster the next job
+// in netload's view instead of 64 (the explain lines of a diagnostic run,
+// docs/design/experiment.md). On a real cluster the next job
 // does not start in the same second on the nodes one just left; the
 // background flows of a case, which are meant to be seen, run throughout and
 // are in every sample. The 1-, 5- and 15-minute means of the node-flow term

@@ -44,7 +44,7 @@ func WithCoordinateRTTs(s placement.Snapshot, seed int64, rounds int) (out place
 		return sum[k] / float64(cnt[k]), true
 	}
 	cfg := coordinate.DefaultConfig()
-	cfg.Dimensionality = 8 // the agents' (gossip/coord.go)
+	cfg.Dimensionality = 8 // the agents' (nodestate.CoordDims, vivaldi.Config)
 	clients := make([]*coordinate.Client, n)
 	for i := range clients {
 		c, err := coordinate.NewClient(cfg)
