@@ -219,3 +219,21 @@ func TestRankOrder_SwitchDistanceNotTheGroupsNode(t *testing.T) {
 		t.Errorf("order %v, want %v (sA, sB, sC)", got, want)
 	}
 }
+
+// TestChainBlocks_LineOfThree: switches B (block 0, first by name), A
+// and C on a line A–B–C, one uplink costing 1 and both r. Above r = 2 the
+// ends' sums (1 + r) are more than a third over the middle's (2) and the
+// chain starts at an end, A, the first of the two by index; at r = 2 and
+// under the sums are within the tie and the names decide: B first.
+func TestChainBlocks_LineOfThree(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r    float64
+		want []int
+	}{{1, []int{0, 1, 2}}, {2, []int{0, 1, 2}}, {2.1, []int{1, 0, 2}}, {4, []int{1, 0, 2}}} {
+		d := []float64{0, 1, 1, 1, 0, tc.r, 1, tc.r, 0}
+		if got := chainBlocks(d, 3); !slices.Equal(got, tc.want) {
+			t.Errorf("both uplinks at %v times one: chain %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}
