@@ -106,7 +106,7 @@ func withMIGCaps(devs [][]confine.Device, inv []probe.GPUDevice, migMinors, caps
 	}
 	found, err := confine.MIGCapDevices(table, capsDir, caps)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("MIG capability nodes: %w (a driver loaded with nv_cap_enable_devfs=0 keeps them under /proc/driver/nvidia/capabilities, which device rules cannot hold)", err)
+		return nil, fmt.Errorf("MIG capability nodes: %w (NVIDIA's tools make them on first use through nvidia-modprobe: run nvidia-smi once and restart the agent; a driver loaded with nv_cap_enable_devfs=0 keeps them under /proc/driver/nvidia/capabilities, which device rules cannot hold)", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("MIG capability nodes: %w", err)

@@ -187,7 +187,7 @@ func TestGPUDeviceNodesWithMIG(t *testing.T) {
 		{"a table that is not the driver's", dev, write("gpu0/gi1/access 12 13\n"), inv, "line 1"},
 		{"an instance without IDs", dev, table, noIDs, "MIG instance 1 (MIG-fake0000-0000-0000-0000-000000000002): NVML gave no"},
 		{"an empty table", dev, write(""), inv, "has no gpu0/gi1/access"},
-		{"no capability nodes", bare, table, inv, "nvidia-caps/nvidia-cap12 (the node of gpu0/gi1/access): no such file or directory (a driver loaded with nv_cap_enable_devfs=0"},
+		{"no capability nodes", bare, table, inv, "nvidia-caps/nvidia-cap12 (the node of gpu0/gi1/access): no such file or directory (NVIDIA's tools make them on first use"},
 	} {
 		got, err := gpuDeviceNodes(tc.inv, len(tc.inv), tc.dev, tc.table)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

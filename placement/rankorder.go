@@ -138,7 +138,7 @@ func mirror(d []float64, nb int) {
 
 // blockSamples lists, for each block, the nodes whose pairs measure its
 // distance to the others: a switch's nodes in the group, then its other
-// eligible nodes by name, up to switchSample; a block without a switch
+// eligible nodes in the byte order of their names, up to switchSample; a block without a switch
 // is its one node. The distance is the switches', not the few nodes the
 // group holds there: with one node of a switch in the group, that node's
 // own link (a slow port, or the traffic a job that just ended left in its
