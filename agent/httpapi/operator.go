@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -132,6 +133,14 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request, verb string) bool
 // forwardToLeader sends the request on to the raft leader and copies its
 // answer, unless this agent leads (false: answer it here). A forwarded
 // request that reaches a follower is refused, so forwarding never loops.
+//
+// Leadership can move between this agent reading who leads and the
+// request arriving there, and an election leaves a moment with no leader
+// at all: both are retried, with backoff, for up to leaderHold (as
+// Consul's RPC forwarding holds a request through an election), so an
+// operator's restore or remove-peer does not fail on an election it
+// could not see. Every other answer, the leader's refusals included, is
+// passed on at once.
 func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	if s.be.IsLeader() {
 		return false
@@ -140,37 +149,67 @@ func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []
 		writeErr(w, http.StatusServiceUnavailable, ErrNotLeader.Error())
 		return true
 	}
+	hold := time.NewTimer(leaderHold)
+	defer hold.Stop()
+	backoff := 25 * time.Millisecond
+	for {
+		out, code, msg := s.forwardOnce(r, body)
+		if code == 0 {
+			if json.Valid(out) {
+				w.Header().Set("Content-Type", "application/json")
+			} else {
+				w.Header().Set("Content-Type", "application/octet-stream")
+			}
+			_, _ = w.Write(out)
+			return true
+		}
+		if code != http.StatusServiceUnavailable || (msg != ErrNotLeader.Error() && msg != ErrNoLeader.Error()) {
+			writeErr(w, code, msg)
+			return true
+		}
+		select {
+		case <-r.Context().Done():
+			writeErr(w, code, msg)
+			return true
+		case <-hold.C:
+			writeErr(w, code, msg)
+			return true
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+		if s.be.IsLeader() {
+			return false // elected here meanwhile: answer it here
+		}
+	}
+}
+
+// leaderHold is how long a request forwarded to the leader is retried
+// while leadership moves.
+const leaderHold = 7 * time.Second
+
+// forwardOnce sends the request to the agent this one believes leads: its
+// answer's body, or a status and message (code 0 for success).
+func (s *Server) forwardOnce(r *http.Request, body []byte) (out []byte, code int, msg string) {
 	id, _ := s.be.Leader()
 	if id == "" {
-		writeErr(w, http.StatusServiceUnavailable, ErrNoLeader.Error())
-		return true
+		return nil, http.StatusServiceUnavailable, ErrNoLeader.Error()
 	}
 	base, err := s.be.PeerBase(id)
 	if err != nil {
-		writeErr(w, http.StatusServiceUnavailable, err.Error())
-		return true
+		return nil, http.StatusServiceUnavailable, err.Error()
 	}
 	var in any
 	if body != nil {
 		in = body
 	}
-	var out []byte
 	if err := s.be.PeerClient(base).Do(r.Context(), r.Method, r.URL.Path+"?forwarded=1", in, &out); err != nil {
 		var se *api.StatusError
 		if errors.As(err, &se) {
-			writeErr(w, se.Code, se.Msg)
-		} else {
-			writeErr(w, http.StatusServiceUnavailable, err.Error())
+			return nil, se.Code, se.Msg
 		}
-		return true
+		return nil, http.StatusServiceUnavailable, err.Error()
 	}
-	if json.Valid(out) {
-		w.Header().Set("Content-Type", "application/json")
-	} else {
-		w.Header().Set("Content-Type", "application/octet-stream")
-	}
-	_, _ = w.Write(out)
-	return true
+	return out, 0, ""
 }
 
 // statusOf is the HTTP status err carries (WithStatus), else def.

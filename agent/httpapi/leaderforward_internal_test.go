@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shoal-hpc/shoal/agent/api"
+)
+
+// election is what three agents believe about who leads while leadership
+// moves from a to b: b already leads, the follower f still names a, and
+// each step of the election happens as a request meets it, so the test
+// needs no clock.
+type election struct {
+	mu       sync.Mutex
+	believed string // whom f's raft names as leader; "" while it knows none
+	sawNone  bool   // f found no leader at least once
+	bases    map[string]string
+}
+
+// electionBackend is one of the agents; methods it does not define panic
+// (the nil Backend).
+type electionBackend struct {
+	Backend
+	name    string
+	e       *election
+	asked   atomic.Int32 // requests that reached this agent's leadership check
+	refuse  error        // what RemovePeer answers on the leader
+	removed atomic.Int32
+}
+
+func (b *electionBackend) Leader() (string, string) {
+	b.e.mu.Lock()
+	defer b.e.mu.Unlock()
+	l := b.e.believed
+	if l == "" {
+		b.e.sawNone, b.e.believed = true, "b" // the election ends: b is heard from
+	}
+	return l, ""
+}
+
+func (b *electionBackend) IsLeader() bool {
+	if b.name == "a" {
+		b.asked.Add(1)
+		b.e.mu.Lock()
+		b.e.believed = "" // a has stepped down; f's raft now knows no leader
+		b.e.mu.Unlock()
+	}
+	return b.name == "b"
+}
+
+func (b *electionBackend) PeerBase(node string) (string, error) {
+	b.e.mu.Lock()
+	defer b.e.mu.Unlock()
+	if base, ok := b.e.bases[node]; ok {
+		return base, nil
+	}
+	return "", errors.New("unknown peer " + node)
+}
+
+func (b *electionBackend) PeerClient(base string) *api.Client { return api.NewClient(base, "tok") }
+
+func (b *electionBackend) RemovePeer(context.Context, string) error {
+	b.removed.Add(1)
+	return b.refuse
+}
+
+func startElection(t *testing.T, refuse error) (f *api.Client, agents map[string]*electionBackend, e *election) {
+	e = &election{believed: "a", bases: map[string]string{}}
+	agents = map[string]*electionBackend{}
+	for _, n := range []string{"a", "b", "f"} {
+		be := &electionBackend{name: n, e: e, refuse: refuse}
+		agents[n] = be
+		e.bases[n] = startServer(t, be).URL
+	}
+	return api.NewClient(e.bases["f"], "tok"), agents, e
+}
+
+// TestForwardToLeaderHoldsThroughAnElection: an operator's write sent to
+// a follower reaches the old leader just after it stepped down ("not the
+// raft leader"), then finds no leader while the election runs; the
+// follower keeps forwarding until the new leader takes it, once.
+func TestForwardToLeaderHoldsThroughAnElection(t *testing.T) {
+	t.Parallel()
+	f, agents, e := startElection(t, nil)
+	err := f.Do(context.Background(), "POST", "/v1/operator/raft/remove-peer", map[string]string{"id": "gone"}, nil)
+	if err != nil {
+		t.Fatalf("remove-peer through a follower during an election: %v", err)
+	}
+	if agents["a"].asked.Load() == 0 || !e.sawNone {
+		t.Fatalf("the request did not meet the election (old leader asked %d times, no leader seen %v)", agents["a"].asked.Load(), e.sawNone)
+	}
+	if n := agents["b"].removed.Load(); n != 1 {
+		t.Fatalf("the new leader removed the peer %d times, want once", n)
+	}
+}
+
+// TestForwardToLeaderPassesRefusalsOn: what the leader itself answers is
+// the answer; only a missing or moved leader is retried.
+func TestForwardToLeaderPassesRefusalsOn(t *testing.T) {
+	t.Parallel()
+	f, agents, e := startElection(t, errors.New("no peer gone in the configuration"))
+	e.believed = "b"
+	err := f.Do(context.Background(), "POST", "/v1/operator/raft/remove-peer", map[string]string{"id": "gone"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no peer gone in the configuration") {
+		t.Fatalf("remove-peer the leader refuses: %v, want its refusal", err)
+	}
+	if n := agents["b"].removed.Load(); n != 1 {
+		t.Fatalf("the leader was asked %d times, want once", n)
+	}
+}
