@@ -27,7 +27,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, expla
 	}
 }
 
-func startNode(t *testing.T, name string, port int, key []byte, boot int64) *Gossip {
+func startNode(t testing.TB, name string, port int, key []byte, boot int64) *Gossip {
 	t.Helper()
 	cfg := TestConfig()
 	cfg.Name, cfg.Port, cfg.Key = name, port, key
