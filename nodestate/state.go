@@ -243,6 +243,7 @@ func (s *NodeState) Newer(o *NodeState) bool {
 func (s *NodeState) Clone() NodeState {
 	c := *s
 	c.Static.PEs = slices.Clone(s.Static.PEs)
+	c.Static.Features = slices.Clone(s.Static.Features)
 	c.Probes = slices.Clone(s.Probes)
 	c.Raft.Proposal = slices.Clone(s.Raft.Proposal)
 	c.Raft.Want = slices.Clone(s.Raft.Want)
