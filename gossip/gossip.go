@@ -234,21 +234,41 @@ func (g *Gossip) Self() nodestate.NodeState {
 }
 
 // Nodes returns every known node with its liveness, sorted by name.
+//
+// The slice and the entries in it are the caller's: it may sort, filter or
+// append to the slice and set any field of an entry, State's included
+// (e.State.Dyn = d, e.State.Raft.Proposal = p). What those fields point
+// at is shared with the table and with every other reader, without a
+// lock: the elements of State's slices (Static.PEs, Static.Features,
+// Probes, Raft.Proposal, Raft.Want, Coord.Vec), *State.Coord,
+// *State.Link and Traffic must not be written, sorted or appended to in
+// place. A caller that needs to change one of them copies it first
+// (slices.Clone, or NodeState.Clone for the whole state). Copying the
+// states on every read instead cost over half of an agent's CPU at 300
+// in-process agents: the agent's loops read the table several times a
+// second.
 func (g *Gossip) Nodes() []nodestate.Entry {
+	var out []nodestate.Entry
+	g.readTable(func() { out = g.table.Entries() })
+	return out
+}
+
+// readTable brings the table's liveness up to memberlist's member list and
+// runs read under g.mu.
+func (g *Gossip) readTable(read func()) {
 	members := g.ml.Members()
 	if f := g.afterMembers.Load(); f != nil {
 		(*f)()
 	}
 	g.mu.Lock()
 	moved := g.seenMembers(members)
-	out := g.table.Entries()
+	read()
 	g.mu.Unlock()
 	if moved {
 		// A suspicion starts or ends only in memberlist's member list,
 		// which sends no event: readers of Index learn of it here.
 		g.notify()
 	}
-	return out
 }
 
 // seenMembers brings the table's liveness up to a snapshot of memberlist's
@@ -398,19 +418,18 @@ var _ io.Writer = logWriter{}
 
 // Lookup returns one node's entry as the table holds it, without reading
 // memberlist's member list: cheap enough to poll for one node across a
-// thousand in-process agents (shoal-dev bench-scale).
+// thousand in-process agents (shoal-dev bench-scale). The entry shares its
+// state's slices and pointers with the table, as Nodes' do.
 func (g *Gossip) Lookup(name string) (nodestate.Entry, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.table.Get(name)
 }
 
-// Node returns one node's entry.
-func (g *Gossip) Node(name string) (nodestate.Entry, bool) {
-	for _, e := range g.Nodes() {
-		if e.State.Name == name {
-			return e, true
-		}
-	}
-	return nodestate.Entry{}, false
+// Node returns one node's entry, with its liveness as Nodes reads it. The
+// entry shares its state's slices and pointers with the table: Nodes says
+// what the caller may change.
+func (g *Gossip) Node(name string) (e nodestate.Entry, ok bool) {
+	g.readTable(func() { e, ok = g.table.Get(name) })
+	return e, ok
 }

@@ -1,7 +1,9 @@
 package gossip
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/shoal-hpc/shoal/nodestate"
@@ -9,14 +11,32 @@ import (
 
 // Table keeps the newest state of every node and its liveness. It is pure:
 // the caller passes time in and serialises access.
+//
+// A stored state is never changed in place: Merge replaces it whole with a
+// copy of its own, so a state's slices and pointers (PEs, probes, the
+// coordinate, the raft proposal, the traffic history) can be shared by
+// every copy of the entry handed out. The agent's loops read the whole
+// table several times a second; a deep copy of every state and a sort per
+// read was over half of an agent's CPU at 300 in-process agents.
 type Table struct {
 	self string
 	rows map[string]*nodestate.Entry
+	// order is rows sorted by name, kept on insert and removal (names
+	// never change), so that a read neither sorts nor walks the map.
+	order []*nodestate.Entry
 }
 
 // NewTable returns a table owned by the node called self.
 func NewTable(self string) *Table {
 	return &Table{self: self, rows: make(map[string]*nodestate.Entry)}
+}
+
+// insert adds a new row under e.State.Name, keeping order sorted.
+func (t *Table) insert(e *nodestate.Entry) {
+	name := e.State.Name
+	t.rows[name] = e
+	i, _ := slices.BinarySearchFunc(t.order, name, func(o *nodestate.Entry, n string) int { return strings.Compare(o.State.Name, n) })
+	t.order = slices.Insert(t.order, i, e)
 }
 
 // Merge keeps s if it is newer than what the table holds for that node and
@@ -28,12 +48,14 @@ func (t *Table) Merge(s nodestate.NodeState, remote bool) bool {
 	}
 	e, ok := t.rows[s.Name]
 	if !ok {
-		t.rows[s.Name] = &nodestate.Entry{State: s.Clone(), Status: nodestate.StatusUnknown, HasState: true, Traffic: addTraffic(nil, s.Dyn)}
+		t.insert(&nodestate.Entry{State: s.Clone(), Status: nodestate.StatusUnknown, HasState: true, Traffic: addTraffic(nil, s.Dyn)})
 		return true
 	}
 	if e.HasState && !s.Newer(&e.State) {
 		return false
 	}
+	// Copied once per write, never per read: the caller may go on using
+	// s, and readers share what the table holds.
 	e.State, e.HasState = s.Clone(), true
 	e.Traffic = addTraffic(e.Traffic, s.Dyn)
 	if s.Leaving && e.Status == nodestate.StatusDead {
@@ -62,7 +84,7 @@ func (t *Table) SetStatus(name string, st nodestate.Status, now time.Time) {
 	e, ok := t.rows[name]
 	if !ok {
 		e = &nodestate.Entry{State: nodestate.NodeState{Name: name}}
-		t.rows[name] = e
+		t.insert(e)
 	}
 	if st == nodestate.StatusDead && e.HasState && e.State.Leaving {
 		st = nodestate.StatusLeft
@@ -88,15 +110,15 @@ func (t *Table) SeenLive(name string, st nodestate.Status, now time.Time) (kept 
 	return false
 }
 
-// Get returns a copy of one entry.
+// Get returns a copy of one entry that shares the state's slices and
+// pointers with the table, as Entries' do: see Gossip.Nodes for what the
+// caller may change.
 func (t *Table) Get(name string) (nodestate.Entry, bool) {
 	e, ok := t.rows[name]
 	if !ok {
 		return nodestate.Entry{}, false
 	}
-	c := *e
-	c.State = e.State.Clone()
-	return c, true
+	return *e, true
 }
 
 // Reap drops dead and departed nodes whose status is older than after and
@@ -112,28 +134,31 @@ func (t *Table) Reap(now time.Time, after time.Duration) []string {
 			gone = append(gone, name)
 		}
 	}
+	if len(gone) > 0 {
+		t.order = slices.DeleteFunc(t.order, func(e *nodestate.Entry) bool { return t.rows[e.State.Name] != e })
+	}
 	sort.Strings(gone)
 	return gone
 }
 
-// Entries returns copies of every row, sorted by name.
+// Entries returns every row, sorted by name, in a new slice of copies of
+// the entries that share their states' slices and pointers with the
+// table: the cost of a read is one allocation and a copy per row. See
+// Gossip.Nodes for what the caller may change.
 func (t *Table) Entries() []nodestate.Entry {
-	out := make([]nodestate.Entry, 0, len(t.rows))
-	for _, e := range t.rows {
-		c := *e
-		c.State = e.State.Clone()
-		out = append(out, c)
+	out := make([]nodestate.Entry, len(t.order))
+	for i, e := range t.order {
+		out[i] = *e
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].State.Name < out[j].State.Name })
 	return out
 }
 
 // failed returns the entries of dead nodes (not departed) for the
-// reconnect loop, in no order. The states share their slices with the
+// reconnect loop, by name. The states share their slices with the
 // table (as liveShared's): only read them.
 func (t *Table) failed() []nodestate.Entry {
 	var out []nodestate.Entry
-	for _, e := range t.rows {
+	for _, e := range t.order {
 		if e.Status == nodestate.StatusDead {
 			out = append(out, *e)
 		}
@@ -159,18 +184,12 @@ func (t *Table) Live() []nodestate.NodeState {
 // and every slice of each: 4.5 % of the bytes a 1,000-agent harness run
 // allocated (docs/design/scale.md).
 func (t *Table) liveShared() []nodestate.NodeState {
-	es := make([]*nodestate.Entry, 0, len(t.rows))
-	for _, e := range t.rows {
+	// Sorted by name (a deterministic encoding), as the table keeps its rows.
+	out := make([]nodestate.NodeState, 0, len(t.order))
+	for _, e := range t.order {
 		if e.HasState && (e.Status == nodestate.StatusAlive || e.Status == nodestate.StatusSuspect || e.State.Name == t.self) {
-			es = append(es, e)
+			out = append(out, e.State)
 		}
-	}
-	// Sorted as before (a deterministic encoding); pointers, not the
-	// states, are what the sort moves.
-	sort.Slice(es, func(i, j int) bool { return es[i].State.Name < es[j].State.Name })
-	out := make([]nodestate.NodeState, len(es))
-	for i, e := range es {
-		out[i] = e.State
 	}
 	return out
 }

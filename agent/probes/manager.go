@@ -334,7 +334,7 @@ func (m *Manager) onMsg(p *probeProc, msg child.Msg) {
 func (m *Manager) livePeers() []child.Peer {
 	var out []child.Peer
 	for _, e := range m.d.Gossip.Nodes() {
-		s := e.State
+		s := &e.State
 		if e.Status != nodestate.StatusAlive || !e.HasState || s.Name == m.d.Node || s.ProbePort == 0 || s.Addr == "" {
 			continue
 		}
@@ -350,7 +350,7 @@ func (m *Manager) latencyPeers() []child.Peer {
 	if m.d.State != nil {
 		m.d.State.View(func(st *raftfsm.State) { inferred = maps.Clone(st.Switches) })
 	}
-	switchOf := func(s nodestate.NodeState) string {
+	switchOf := func(s *nodestate.NodeState) string {
 		if s.Static.Switch != "" {
 			return s.Static.Switch
 		}
@@ -359,7 +359,7 @@ func (m *Manager) latencyPeers() []child.Peer {
 	var cands []latencyCandidate
 	selfSwitch := ""
 	for _, e := range m.d.Gossip.Nodes() {
-		s := e.State
+		s := &e.State
 		if s.Name == m.d.Node {
 			selfSwitch = switchOf(s)
 		}
