@@ -18,6 +18,9 @@ const (
 // Entry is what an agent observes of one node: its newest state, its
 // liveness and its recent traffic. gossip's Table holds one per member.
 type Entry struct {
+	// State's slices and pointers are shared between the copies gossip
+	// hands out, as Traffic is: read what they point at, never write it
+	// (gossip.Gossip.Nodes says what a reader may change).
 	State  NodeState
 	Status Status
 	// Since is when Status last changed, on the local clock.
