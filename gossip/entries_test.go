@@ -145,3 +145,28 @@ func TestMergeCopiesOnWrite(t *testing.T) {
 		t.Fatalf("the table holds %+v with traffic %v, want the newer state and one more traffic point", e.State.Static.PEs, e.Traffic)
 	}
 }
+
+// TestNodeIsNodesEntry checks that Node, which reads one row rather than
+// the whole table, answers what Nodes lists for every node, and nothing
+// for a node the table does not hold.
+func TestNodeIsNodesEntry(t *testing.T) {
+	t.Parallel()
+	nodes := joinedCluster(t, 3, "ne")
+	defer shutdownAll(nodes)
+	g := nodes[0]
+	waitFor(t, 10*time.Second, "Node to answer each of Nodes' 3 entries", func() bool {
+		all := g.Nodes()
+		if len(all) != 3 {
+			return false
+		}
+		for _, want := range all {
+			if got, ok := g.Node(want.State.Name); !ok || !reflect.DeepEqual(got, want) {
+				return false
+			}
+		}
+		return true
+	})
+	if e, ok := g.Node("nobody"); ok {
+		t.Fatalf("Node(nobody) = %+v, true; want false", e)
+	}
+}
