@@ -240,12 +240,7 @@ func startRealCluster(ctx context.Context, o scaleOpts, started func(*realCluste
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	for i := range o.N {
-		if o.PaceLate > 0 {
-			t := time.Now()
-			c.owed.waitBelow(o.PaceOwed, &c.bigPackets)
-			c.lag.waitBelow(o.PaceLate)
-			c.paceWait += time.Since(t)
-		}
+		c.pace(o)
 		cfg := realConfig(o, i, dir, token)
 		cfg.Logger = quiet
 		cfg.Gossip.Transport = &countingGossip{NodeAwareTransport: c.net.Gossip(cfg.Name), c: c.scaleCluster}

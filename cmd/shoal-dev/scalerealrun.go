@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	ossignal "os/signal"
 	"runtime"
@@ -147,17 +146,11 @@ func runRealScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		progress("%d jobs: submit->attempt p50 %.0f ms p90 %.0f ms", r.Jobs, r.AttemptP50ms, r.AttemptP90ms)
 	}
 
-	rng := rand.New(rand.NewPCG(o.Seed, 3))
-	var ds []time.Duration
-	cpuConv := newCPUMeter()
-	for k := range o.Rounds {
-		d, err := c.convergence(rng.IntN(o.N), 1000+k, 30*time.Second)
-		if err != nil {
-			return r, err
-		}
-		ds = append(ds, d)
+	ds, cores, err := c.convergenceRounds(o)
+	if err != nil {
+		return r, err
 	}
-	r.CoresConv = cpuConv.cores()
+	r.CoresConv = cores
 	o.prof.stage("end")
 	if o.check != nil {
 		if err := o.check(c); err != nil {

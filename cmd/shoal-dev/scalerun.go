@@ -343,12 +343,7 @@ func startScaleCluster(ctx context.Context, o scaleOpts, started func(*scaleClus
 		// push/pulls add work until the process stalls (an unpaced
 		// 1,000-agent run stalled at 640). So the next agent starts only while the process
 		// keeps up: its timers fired less than PaceLate late over the last 0.5-1 s.
-		if o.PaceLate > 0 {
-			t := time.Now()
-			c.owed.waitBelow(o.PaceOwed, &c.bigPackets)
-			c.lag.waitBelow(o.PaceLate)
-			c.paceWait += time.Since(t)
-		}
+		c.pace(o)
 		cfg := o.Config
 		cfg.Name, cfg.Transport, cfg.Logger = agentName(i), ts[i], quiet
 		st := syntheticState(i)
@@ -805,17 +800,11 @@ func runScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 		progress("%d jobs: submit->attempt p50 %.0f ms p90 %.0f ms, placement p50 %.1f ms", r.Jobs, r.AttemptP50ms, r.AttemptP90ms, r.PlaceP50ms)
 	}
 
-	rng := rand.New(rand.NewPCG(o.Seed, 3))
-	var ds []time.Duration
-	cpuConv := newCPUMeter()
-	for k := range o.Rounds {
-		d, err := c.convergence(rng.IntN(o.N), 1000+k, 30*time.Second)
-		if err != nil {
-			return r, err
-		}
-		ds = append(ds, d)
+	ds, cores, err := c.convergenceRounds(o)
+	if err != nil {
+		return r, err
 	}
-	r.CoresConv = cpuConv.cores()
+	r.CoresConv = cores
 	o.prof.stage("end")
 	if hwm, err := peakRSSKiB(); err == nil {
 		r.RSSPeak = float64(hwm) * 1024 / float64(o.N)
@@ -1001,4 +990,32 @@ type legacyState struct {
 	nodestate.NodeState
 	Net  []nodestate.NetEntry `json:"net,omitempty"`
 	NetV uint64               `json:"nv,omitempty"`
+}
+
+// pace waits, when o paces joins, until the process keeps up with the
+// joins so far (the join loop of startScaleCluster says why).
+func (c *scaleCluster) pace(o scaleOpts) {
+	if o.PaceLate <= 0 {
+		return
+	}
+	t := time.Now()
+	c.owed.waitBelow(o.PaceOwed, &c.bigPackets)
+	c.lag.waitBelow(o.PaceLate)
+	c.paceWait += time.Since(t)
+}
+
+// convergenceRounds times o.Rounds node-state changes, each from a random
+// agent to every agent, and the cores the process used meanwhile.
+func (c *scaleCluster) convergenceRounds(o scaleOpts) ([]time.Duration, float64, error) {
+	rng := rand.New(rand.NewPCG(o.Seed, 3))
+	var ds []time.Duration
+	cpu := newCPUMeter()
+	for k := range o.Rounds {
+		d, err := c.convergence(rng.IntN(o.N), 1000+k, 30*time.Second)
+		if err != nil {
+			return ds, 0, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, cpu.cores(), nil
 }
