@@ -173,20 +173,7 @@ func TestGPUDeviceRulesKeepJobsOffOtherGPUs(t *testing.T) {
 	script := `{ echo "$CUDA_VISIBLE_DEVICES"; for g in 0 1; do echo "$( (: < ` + devDir + `/nvidia$g) 2>&1 )"; done; } > "out.$SHOAL_JOB_ID.tmp"; ` +
 		`mv "out.$SHOAL_JOB_ID.tmp" "out.$SHOAL_JOB_ID"; while [ ! -e release ]; do sleep 0.05; done`
 	ids := submitOneGPUJobs(t, c, dir, script, "gpu-dev-a", "gpu-dev-b")
-	seen := map[uint64][]string{}
-	testcluster.WaitFor(t, 2*time.Minute, "both jobs to say what they could open", func() bool {
-		for _, id := range ids {
-			b, err := os.ReadFile(filepath.Join(dir, "out."+strconv.FormatUint(id, 10)))
-			if err != nil {
-				return false
-			}
-			seen[id] = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-		}
-		return true
-	}, func() string { return fmt.Sprint("seen so far: ", seen) })
-	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	seen := readJobOutputs(t, dir, ids)
 	const reached, refused = "No such device or address", "Operation not permitted"
 	held := map[string]bool{}
 	for _, id := range ids {
