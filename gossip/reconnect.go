@@ -55,8 +55,9 @@ func pickFailed(entries []nodestate.Entry, self string, rng *rand.Rand) string {
 	if len(failed) == 0 {
 		return ""
 	}
-	// The table hands the dead over in map order: sorted, the seeded
-	// choice is the same for the same table.
+	// The table hands the dead over by name, but two entries may share an
+	// address: sorted, the seeded choice is the same for the same table
+	// whatever the names.
 	slices.Sort(failed)
 	return failed[rng.IntN(len(failed))]
 }

@@ -64,7 +64,8 @@ type Node struct {
 	// Net is the node's row of the network matrix, as the servers hold
 	// it (the leader reads RTT1us, the 1-minute mean round trip).
 	Net []nodestate.NetEntry
-	// Probes are the heartbeats of the node's probe processes.
+	// Probes are the heartbeats of the node's probe processes. Shared
+	// with the gossip table, as Features and Traffic are: read only.
 	Probes []nodestate.ProbeBeat
 	// Confined is true when the node runs its jobs in cgroups and can
 	// enforce a job's memory limit (confine.go).

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +21,7 @@ type election struct {
 	mu       sync.Mutex
 	believed string // whom f's raft names as leader; "" while it knows none
 	sawNone  bool   // f found no leader at least once
+	aDown    bool   // a has crashed: f's raft names it once more, then no one
 	bases    map[string]string
 }
 
@@ -37,6 +40,9 @@ func (b *electionBackend) Leader() (string, string) {
 	b.e.mu.Lock()
 	defer b.e.mu.Unlock()
 	l := b.e.believed
+	if l == "a" && b.e.aDown {
+		b.e.believed = "" // the heartbeat timeout passes: an election starts
+	}
 	if l == "" {
 		b.e.sawNone, b.e.believed = true, "b" // the election ends: b is heard from
 	}
@@ -104,12 +110,38 @@ func TestForwardToLeaderHoldsThroughAnElection(t *testing.T) {
 func TestForwardToLeaderPassesRefusalsOn(t *testing.T) {
 	t.Parallel()
 	f, agents, e := startElection(t, errors.New("no peer gone in the configuration"))
+	e.mu.Lock()
 	e.believed = "b"
+	e.mu.Unlock()
 	err := f.Do(context.Background(), "POST", "/v1/operator/raft/remove-peer", map[string]string{"id": "gone"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no peer gone in the configuration") {
 		t.Fatalf("remove-peer the leader refuses: %v, want its refusal", err)
 	}
 	if n := agents["b"].removed.Load(); n != 1 {
 		t.Fatalf("the leader was asked %d times, want once", n)
+	}
+}
+
+// TestForwardToLeaderHoldsThroughACrashedLeader: the usual election
+// starts with the leader dead while raft still names it; the forward
+// cannot connect, nothing was sent, and it is held until the new leader
+// takes it.
+func TestForwardToLeaderHoldsThroughACrashedLeader(t *testing.T) {
+	t.Parallel()
+	f, agents, e := startElection(t, nil)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // a's address, where nothing listens any more
+	e.mu.Lock()
+	e.aDown, e.bases["a"] = true, dead.URL
+	e.mu.Unlock()
+	err := f.Do(context.Background(), "POST", "/v1/operator/raft/remove-peer", map[string]string{"id": "gone"}, nil)
+	if err != nil {
+		t.Fatalf("remove-peer through a follower while the leader is dead: %v", err)
+	}
+	if !e.sawNone {
+		t.Fatal("the request did not meet the election")
+	}
+	if n := agents["b"].removed.Load(); n != 1 {
+		t.Fatalf("the new leader removed the peer %d times, want once", n)
 	}
 }

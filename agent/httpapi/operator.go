@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -41,6 +42,9 @@ func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
 // it) before anything changes, here and again on the leader.
 func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) {
 	if !s.admin(w, r, "snapshot restore") {
+		return
+	}
+	if s.refuseForwardedOnFollower(w, r) {
 		return
 	}
 	liftDeadlines(w)
@@ -196,7 +200,9 @@ func (s *Server) forwardOnce(r *http.Request, body []byte) (out []byte, code int
 	}
 	base, err := s.be.PeerBase(id)
 	if err != nil {
-		return nil, http.StatusServiceUnavailable, err.Error()
+		// A leader that has just died may be gone from gossip before
+		// raft stops naming it: nothing was sent, so it is retried.
+		return nil, http.StatusServiceUnavailable, ErrNoLeader.Error()
 	}
 	var in any
 	if body != nil {
@@ -207,9 +213,28 @@ func (s *Server) forwardOnce(r *http.Request, body []byte) (out []byte, code int
 		if errors.As(err, &se) {
 			return nil, se.Code, se.Msg
 		}
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			// The leader raft still names has crashed, the usual start
+			// of an election: the request never reached it, so it is
+			// retried like an answer that no leader is known.
+			return nil, http.StatusServiceUnavailable, ErrNoLeader.Error()
+		}
 		return nil, http.StatusServiceUnavailable, err.Error()
 	}
 	return out, 0, ""
+}
+
+// refuseForwardedOnFollower answers a request another agent forwarded
+// here believing this one leads, when it does not, before its body is
+// read: the sender retries elsewhere, and a snapshot of up to hundreds of
+// MiB is not read and checked for nothing on every try.
+func (s *Server) refuseForwardedOnFollower(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Query().Get("forwarded") == "" || s.be.IsLeader() {
+		return false
+	}
+	writeErr(w, http.StatusServiceUnavailable, ErrNotLeader.Error())
+	return true
 }
 
 // statusOf is the HTTP status err carries (WithStatus), else def.

@@ -25,7 +25,10 @@ func realJobSpec() api.JobSpec {
 func (c *realCluster) jobRound(ctx context.Context, k int, timeout time.Duration) (time.Duration, []string, error) {
 	// Through the raft leader's own API (any agent forwards a submit to
 	// it; asking it saves the hop the re-wired harness does not have),
-	// waiting out an election a loaded machine may start.
+	// waiting out an election a loaded machine may start. The time starts
+	// once a leader is known: an election's wait, which a user's submit
+	// would sit through, is not in the figure (the run's line counts the
+	// elections).
 	l, err := c.raftLeader(timeout)
 	if err != nil {
 		return 0, nil, fmt.Errorf("job %d: %w", k, err)

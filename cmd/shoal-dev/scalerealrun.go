@@ -59,13 +59,16 @@ func runRealScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	var forming atomic.Pointer[realCluster]
 	sig := make(chan os.Signal, 1)
 	ossignal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	defer ossignal.Stop(sig)
+	sized := make(chan struct{})
+	defer func() { ossignal.Stop(sig); close(sized) }()
 	go func() {
-		if _, ok := <-sig; ok {
+		select {
+		case <-sig:
 			if rc := forming.Load(); rc != nil {
 				rc.shutdown()
 			}
 			os.Exit(1)
+		case <-sized: // this size is done: the next one watches for itself
 		}
 	}()
 	c, err := startRealCluster(ctx, o, func(rc *realCluster) { forming.Store(rc); cReady.Store(rc.scaleCluster) })
