@@ -167,7 +167,7 @@ leader-pure:
 # its dependency graph (internal/purity's test checks the same list). net
 # and syscall stay allowed: they come with the standard library and with
 # raft's FSM interface.
-CORE_PURE_PKGS := ./leader ./netmodel ./placement ./raftfsm ./elastic ./probeplan ./nodestate ./vivaldi
+CORE_PURE_PKGS := ./alloc ./leader ./netmodel ./placement ./raftfsm ./elastic ./probeplan ./nodestate ./vivaldi
 CORE_IMPURE    := os/exec github.com/shirou/gopsutil github.com/hashicorp/memberlist github.com/shoal-hpc/shoal/probe github.com/shoal-hpc/shoal/gossip github.com/shoal-hpc/shoal/agent
 core-pure:
 	@for pkg in $(CORE_PURE_PKGS); do \

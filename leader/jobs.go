@@ -229,10 +229,9 @@ func placeQueued(v View, b JobsBook) ([]Command, JobsBook) {
 			}
 			continue
 		}
-		hosts := make([]raftfsm.Host, len(d.Hosts))
-		for i, h := range d.Hosts {
-			hosts[i] = raftfsm.Host{Node: h.Node, NP: h.NP}
-		}
+		// A copy: the refusal below edits the stored hosts, not the
+		// decision whose hosts are held on the snapshot.
+		hosts := slices.Clone(d.Hosts)
 		if v.Config.RefusePlacement != nil && v.Config.RefusePlacement(j) {
 			hosts[0].NP = 0 // an allocation raft's validation refuses, as a placement bug would make
 		}

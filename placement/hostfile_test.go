@@ -38,7 +38,7 @@ func TestParseHostfile(t *testing.T) {
 
 func TestFormatHostfile(t *testing.T) {
 	t.Parallel()
-	d := placement.Decision{Hosts: []placement.Host{{"node02", 4}, {"node01", 2}, {"node03", 1}, {"gpu1", 2}, {"login", 1}, {"node07", 1}}}
+	d := placement.Decision{Hosts: []placement.Host{{Node: "node02", NP: 4}, {Node: "node01", NP: 2}, {Node: "node03", NP: 1}, {Node: "gpu1", NP: 2}, {Node: "login", NP: 1}, {Node: "node07", NP: 1}}}
 	for _, tc := range []struct{ format, want string }{
 		{"mpich", "node02:4\nnode01:2\nnode03:1\ngpu1:2\nlogin:1\nnode07:1\n"},
 		{"openmpi", "node02 slots=4\nnode01 slots=2\nnode03 slots=1\ngpu1 slots=2\nlogin slots=1\nnode07 slots=1\n"},

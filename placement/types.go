@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"github.com/shoal-hpc/shoal/alloc"
 	"github.com/shoal-hpc/shoal/internal/pairmodel"
 	"github.com/shoal-hpc/shoal/nodestate"
 )
@@ -156,11 +157,10 @@ type AttrWeights struct {
 	Now, M1, M5, M15 float64
 }
 
-// Host is one launch unit: all of a job's processes on one node.
-type Host struct {
-	Node string
-	NP   int
-}
+// Host is one launch unit: all of a job's processes on one node. It is
+// alloc.Host, the type the replicated state stores an attempt's hosts in,
+// so a decision is stored without conversion.
+type Host = alloc.Host
 
 // Decision is the answer of Place. Exactly one of Hosts (possibly Degraded) or Wait is set.
 type Decision struct {

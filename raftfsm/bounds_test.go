@@ -17,6 +17,6 @@ func TestOverflowingCountsRefused(t *testing.T) {
 	h.ok(CmdSubmitJob, SubmitJob{RequestID: "fine", Owner: "alice", Spec: JobSpec{Cmd: []string{"x"}, NP: 2,
 		Hostfile: []HostSlots{{"a", MaxNP - 1}, {"b", 1}}}})
 	id := h.submit("ok", 1)
-	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", math.MaxInt}, {"b", math.MaxInt}, {"c", 3}}}, ErrInvalid)
+	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: math.MaxInt}, {Node: "b", NP: math.MaxInt}, {Node: "c", NP: 3}}}, ErrInvalid)
 	h.wantState(id, StateQueued)
 }

@@ -21,8 +21,8 @@ func TestCPUsPerRankCountsCPUs(t *testing.T) {
 		Array: &ArraySpec{Tasks: []int{0, 1, 2}}}}, ErrOverLimit) // 3 tasks × 3 CPUs = 9
 	narrow := h.ok(CmdSubmitJob, SubmitJob{RequestID: "narrow", Owner: "bob", Spec: JobSpec{Cmd: []string{"./mpi"}, NP: 8}}).JobID
 
-	h.ok(CmdPlaceJob, PlaceJob{ID: wide, Attempt: 1, Hosts: []Host{{"n1", 1}}})
-	h.ok(CmdPlaceJob, PlaceJob{ID: narrow, Attempt: 1, Hosts: []Host{{"n2", 8}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: wide, Attempt: 1, Hosts: []Host{{Node: "n1", NP: 1}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: narrow, Attempt: 1, Hosts: []Host{{Node: "n2", NP: 8}}})
 	if held := HeldSlots(h.f.State()); held["n1"] != 8 || held["n2"] != 8 {
 		t.Fatalf("held slots %v: one rank of 8 CPUs holds 8 cores, as 8 ranks do", held)
 	}

@@ -66,7 +66,7 @@ func TestDrain_DrainingWhileAttemptsHoldTheNode(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.ok(CmdSubmitJob, SubmitJob{RequestID: "r", Owner: "alice", Spec: JobSpec{Cmd: []string{"x"}, NP: 2}})
-	h.ok(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{"a", 1}, {"b", 1}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{Node: "a", NP: 1}, {Node: "b", NP: 1}}})
 	h.ok(CmdDrainNode, DrainNode{Node: "b"})
 	if got := DrainState(h.f.State(), "b"); got != "draining" {
 		t.Errorf("drain state with a launching attempt = %q, want draining", got)

@@ -37,7 +37,7 @@ func TestElastic_ResizeByCheckpoint(t *testing.T) {
 		t.Fatalf("after exit 75: attempt %+v, elastic %+v", a, j.Elastic)
 	}
 	// MaxAttempts is 1, yet the relaunch is allowed: a checkpoint is not a failure.
-	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{Node: "a", NP: 1}, {Node: "b", NP: 1}, {Node: "c", NP: 1}, {Node: "d", NP: 1}}})
 	for _, n := range []string{"a", "b", "c", "d"} {
 		h.ok(CmdAckReservation, AckReservation{ID: id, Attempt: 2, Node: n})
 	}
@@ -85,7 +85,7 @@ func TestElastic_ShrinkOnLostNodeIsRecorded(t *testing.T) {
 	h.run2(id, 1, "a", "b")
 	h.ok(CmdRemoveNode, RemoveNode{Node: "b"})
 	h.refused(CmdReportProgress, ReportProgress{ID: id, Attempt: 1, Iter: 3}, ErrStaleAttempt)
-	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{"a", 1}}, Reason: "lost node b: resumed on 1 of 2"})
+	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{Node: "a", NP: 1}}, Reason: "lost node b: resumed on 1 of 2"})
 	j := h.job(id)
 	if len(j.Elastic.History) != 1 || j.Elastic.History[0].Reason != "lost node b: resumed on 1 of 2" || j.Elastic.TargetNP != 2 {
 		t.Fatalf("history %+v target %d", j.Elastic.History, j.Elastic.TargetNP)
@@ -95,7 +95,7 @@ func TestElastic_ShrinkOnLostNodeIsRecorded(t *testing.T) {
 // run2 places attempt n of job id on one process each of nodes a and b, acks and starts it.
 func (h *harness) run2(id uint64, n int, a, b string) {
 	h.t.Helper()
-	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: n, Hosts: []Host{{a, 1}, {b, 1}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: n, Hosts: []Host{{Node: a, NP: 1}, {Node: b, NP: 1}}})
 	h.ok(CmdAckReservation, AckReservation{ID: id, Attempt: n, Node: a})
 	h.ok(CmdAckReservation, AckReservation{ID: id, Attempt: n, Node: b})
 	h.ok(CmdStartJob, StartJob{ID: id, Attempt: n})

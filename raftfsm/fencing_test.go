@@ -17,7 +17,7 @@ func TestFencing_StaleAttemptChangesNothing(t *testing.T) {
 	h.refused(CmdAckReservation, AckReservation{ID: id, Attempt: 1, Node: "a"}, ErrStaleAttempt)
 	h.refused(CmdStartJob, StartJob{ID: id, Attempt: 1}, ErrStaleAttempt)
 	h.refused(CmdFinishAttempt, FinishAttempt{ID: id, Attempt: 1, ExitCode: &zero}, ErrStaleAttempt)
-	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 4}}}, ErrStaleAttempt)
+	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 4}}}, ErrStaleAttempt)
 
 	h.launch(id, 2, "c", "d")
 	stale := []struct {
@@ -28,13 +28,13 @@ func TestFencing_StaleAttemptChangesNothing(t *testing.T) {
 		{CmdStartJob, StartJob{ID: id, Attempt: 1}},
 		{CmdFinishAttempt, FinishAttempt{ID: id, Attempt: 1, ExitCode: &zero}},
 		{CmdFailAttempt, FailAttempt{ID: id, Attempt: 1, Reason: "late", Retry: true}},
-		{CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 4}}}},
+		{CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 4}}}},
 		// A future attempt while attempt 2 is live: would make two live attempts.
-		{CmdPlaceJob, PlaceJob{ID: id, Attempt: 3, Hosts: []Host{{"e", 4}}}},
+		{CmdPlaceJob, PlaceJob{ID: id, Attempt: 3, Hosts: []Host{{Node: "e", NP: 4}}}},
 		{CmdAckReservation, AckReservation{ID: id, Attempt: 3, Node: "e"}},
 		{CmdStartJob, StartJob{ID: id, Attempt: 3}},
 		// The current attempt placed again elsewhere (a deposed leader's decision).
-		{CmdPlaceJob, PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{"e", 4}}}},
+		{CmdPlaceJob, PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{Node: "e", NP: 4}}}},
 	}
 	for _, s := range stale {
 		h.refused(s.typ, s.body, ErrStaleAttempt)

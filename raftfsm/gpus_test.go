@@ -15,8 +15,8 @@ func TestAckBindsGPUs(t *testing.T) {
 		return h.ok(CmdSubmitJob, SubmitJob{RequestID: req, Owner: "alice", Spec: JobSpec{Cmd: []string{"x"}, NP: 2, PEs: []PENeed{{Kind: "gpu", PerProc: 1}}}}).JobID
 	}
 	one, two := gpu("one"), gpu("two")
-	h.ok(CmdPlaceJob, PlaceJob{ID: one, Attempt: 1, Hosts: []Host{{"a", 1}, {"b", 1}}})
-	h.ok(CmdPlaceJob, PlaceJob{ID: two, Attempt: 1, Hosts: []Host{{"a", 2}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: one, Attempt: 1, Hosts: []Host{{Node: "a", NP: 1}, {Node: "b", NP: 1}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: two, Attempt: 1, Hosts: []Host{{Node: "a", NP: 2}}})
 	h.refused(CmdAckReservation, AckReservation{ID: one, Attempt: 1, Node: "a", GPUs: []int{0, 1}}, ErrInvalid)
 	h.refused(CmdAckReservation, AckReservation{ID: two, Attempt: 1, Node: "a", GPUs: []int{3, 3}}, ErrInvalid)
 	h.refused(CmdAckReservation, AckReservation{ID: two, Attempt: 1, Node: "a", GPUs: []int{-1, 2}}, ErrInvalid)

@@ -126,7 +126,7 @@ func (h *harness) submit(req string, np int) uint64 {
 func (h *harness) launch(id uint64, n int, a, b string) {
 	h.t.Helper()
 	np := h.job(id).Spec.NP
-	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: n, Hosts: []Host{{a, 2}, {b, np - 2}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: n, Hosts: []Host{{Node: a, NP: 2}, {Node: b, NP: np - 2}}})
 	h.ok(CmdAckReservation, AckReservation{ID: id, Attempt: n, Node: a})
 	h.ok(CmdAckReservation, AckReservation{ID: id, Attempt: n, Node: b})
 }

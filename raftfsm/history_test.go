@@ -13,7 +13,7 @@ func TestHistory_PurgeLeavesARecord(t *testing.T) {
 	h := newHarness(t)
 	long := strings.Repeat("x", 2*MaxHistoryCmd)
 	h.ok(CmdSubmitJob, SubmitJob{RequestID: "r1", Owner: "alice", Spec: JobSpec{Cmd: []string{"./sim", long, "tail"}, Env: []string{"TOKEN=secret"}, NP: 2}})
-	h.ok(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{"a", 1}, {"b", 1}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{Node: "a", NP: 1}, {Node: "b", NP: 1}}})
 	h.ok(CmdAckReservation, AckReservation{ID: 1, Attempt: 1, Node: "a"})
 	h.ok(CmdAckReservation, AckReservation{ID: 1, Attempt: 1, Node: "b"})
 	h.ok(CmdStartJob, StartJob{ID: 1, Attempt: 1})

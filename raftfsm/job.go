@@ -1,6 +1,10 @@
 package raftfsm
 
-import "time"
+import (
+	"time"
+
+	"github.com/shoal-hpc/shoal/alloc"
+)
 
 // JobState is the state of a job, and of each of its attempts. See doc.go for the diagram.
 type JobState string
@@ -298,12 +302,10 @@ func (a *Attempt) NP() int {
 	return n
 }
 
-// Host is one node of an allocation and the processes it runs.
-type Host struct {
-	Node string `json:"node"`
-	// NP is how many of the job's processes run on Node.
-	NP int `json:"procs"`
-}
+// Host is one node of an allocation and the processes it runs. It is
+// alloc.Host, the type placement answers in, so a placement is stored as
+// it was decided; alloc's JSON keys are this package's stored format.
+type Host = alloc.Host
 
 // Ended reports whether the attempt is over.
 func (a *Attempt) Ended() bool { return a.State.Terminal() }

@@ -17,7 +17,7 @@ type step struct {
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	place := func(n int) step {
-		return step{typ: CmdPlaceJob, body: PlaceJob{ID: 1, Attempt: n, Hosts: []Host{{"a", 2}, {"b", 2}}}}
+		return step{typ: CmdPlaceJob, body: PlaceJob{ID: 1, Attempt: n, Hosts: []Host{{Node: "a", NP: 2}, {Node: "b", NP: 2}}}}
 	}
 	ack := func(n int, node string) step {
 		return step{typ: CmdAckReservation, body: AckReservation{ID: 1, Attempt: n, Node: node}}
@@ -215,20 +215,20 @@ func TestPlace_Validation(t *testing.T) {
 		want error
 	}{
 		{"no hosts", PlaceJob{ID: id, Attempt: 1}, ErrInvalid},
-		{"too few procs", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 3}}}, ErrInvalid},
-		{"too many procs", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 3}, {"b", 2}}}, ErrInvalid},
-		{"zero procs", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 4}, {"b", 0}}}, ErrInvalid},
-		{"same node twice", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 2}, {"a", 2}}}, ErrInvalid},
-		{"empty node", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"", 4}}}, ErrInvalid},
-		{"head elsewhere", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 4}}, Head: "z"}, ErrInvalid},
-		{"attempt 0", PlaceJob{ID: id, Attempt: 0, Hosts: []Host{{"a", 4}}}, ErrStaleAttempt},
-		{"attempt 2 first", PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{"a", 4}}}, ErrStaleAttempt},
-		{"no such job", PlaceJob{ID: 42, Attempt: 1, Hosts: []Host{{"a", 4}}}, ErrNoSuchJob},
+		{"too few procs", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 3}}}, ErrInvalid},
+		{"too many procs", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 3}, {Node: "b", NP: 2}}}, ErrInvalid},
+		{"zero procs", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 4}, {Node: "b", NP: 0}}}, ErrInvalid},
+		{"same node twice", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 2}, {Node: "a", NP: 2}}}, ErrInvalid},
+		{"empty node", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "", NP: 4}}}, ErrInvalid},
+		{"head elsewhere", PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 4}}, Head: "z"}, ErrInvalid},
+		{"attempt 0", PlaceJob{ID: id, Attempt: 0, Hosts: []Host{{Node: "a", NP: 4}}}, ErrStaleAttempt},
+		{"attempt 2 first", PlaceJob{ID: id, Attempt: 2, Hosts: []Host{{Node: "a", NP: 4}}}, ErrStaleAttempt},
+		{"no such job", PlaceJob{ID: 42, Attempt: 1, Hosts: []Host{{Node: "a", NP: 4}}}, ErrNoSuchJob},
 	}
 	for _, tc := range cases {
 		h.refused(CmdPlaceJob, tc.body, tc.want)
 	}
-	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 1}, {"b", 3}}, Head: "b", Degraded: true, DegradedReason: "oversubscribed b"})
+	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 1}, {Node: "b", NP: 3}}, Head: "b", Degraded: true, DegradedReason: "oversubscribed b"})
 	a := h.job(id).Current()
 	if a.Head != "b" || !a.Degraded || a.DegradedReason != "oversubscribed b" || len(a.Pending()) != 2 {
 		t.Fatalf("attempt %+v", a)
@@ -239,8 +239,8 @@ func TestPlace_Elastic(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	id := h.ok(CmdSubmitJob, SubmitJob{RequestID: "e", Owner: "alice", Spec: JobSpec{Cmd: []string{"./jacobi"}, NP: 4, Elastic: &ElasticSpec{MinNP: 2, MaxNP: 8, Iterations: 1000}}}).JobID
-	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 9}}}, ErrInvalid)
-	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{"a", 3}, {"b", 3}}})
+	h.refused(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 9}}}, ErrInvalid)
+	h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "a", NP: 3}, {Node: "b", NP: 3}}})
 }
 
 func ptr(v int) *int { return &v }

@@ -60,9 +60,9 @@ func randomCommand(r *rand.Rand, s *State, nextReq *int) (string, any) {
 		return CmdSubmitJob, SubmitJob{RequestID: fmt.Sprintf("req-%d", req), Owner: users[r.IntN(2)], Spec: spec}
 	case k < 12:
 		a, b := nodes[r.IntN(4)], nodes[r.IntN(4)]
-		hosts := []Host{{a, 2}, {b, 2}}
+		hosts := []Host{{Node: a, NP: 2}, {Node: b, NP: 2}}
 		if a == b {
-			hosts = []Host{{a, 4}}
+			hosts = []Host{{Node: a, NP: 4}}
 		}
 		return CmdPlaceJob, PlaceJob{ID: id, Attempt: att, Hosts: hosts}
 	case k < 20:

@@ -11,9 +11,9 @@ func TestNodeRestarted(t *testing.T) {
 	j1, j2, j3, j4 := h.submit("1", 4), h.submit("2", 4), h.submit("3", 4), h.submit("4", 4)
 	h.launch(j1, 1, "a", "b")
 	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1}) // running on b
-	h.ok(CmdPlaceJob, PlaceJob{ID: j2, Attempt: 1, Hosts: []Host{{"b", 2}, {"c", 2}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: j2, Attempt: 1, Hosts: []Host{{Node: "b", NP: 2}, {Node: "c", NP: 2}}})
 	h.ok(CmdAckReservation, AckReservation{ID: j2, Attempt: 1, Node: "b"}) // launching, b acked
-	h.ok(CmdPlaceJob, PlaceJob{ID: j3, Attempt: 1, Hosts: []Host{{"b", 2}, {"c", 2}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: j3, Attempt: 1, Hosts: []Host{{Node: "b", NP: 2}, {Node: "c", NP: 2}}})
 	h.ok(CmdAckReservation, AckReservation{ID: j3, Attempt: 1, Node: "c"}) // launching, b not acked yet
 	h.launch(j4, 1, "c", "d")                                              // does not hold b
 

@@ -27,7 +27,7 @@ func TestRestored(t *testing.T) {
 	h.ok(CmdFinishAttempt, FinishAttempt{ID: done, Attempt: 1, ExitCode: &zero})
 	h.launch(queued, 1, "a", "b")
 	h.ok(CmdFailAttempt, FailAttempt{ID: queued, Attempt: 1, Reason: "lost", Retry: true})
-	h.ok(CmdPlaceJob, PlaceJob{ID: launching, Attempt: 1, Hosts: []Host{{"a", 2}, {"b", 2}}})
+	h.ok(CmdPlaceJob, PlaceJob{ID: launching, Attempt: 1, Hosts: []Host{{Node: "a", NP: 2}, {Node: "b", NP: 2}}})
 	snap := h.f.State()
 
 	// The live cluster went on: job 1 failed over to attempt 2 and runs
@@ -86,8 +86,8 @@ func TestRestored(t *testing.T) {
 	f := New()
 	f.state = got
 	hh := &harness{t: t, f: f}
-	hh.ok(CmdPlaceJob, PlaceJob{ID: running, Attempt: 3, Hosts: []Host{{"a", 2}, {"b", 2}}})
-	hh.ok(CmdPlaceJob, PlaceJob{ID: queued, Attempt: 4, Hosts: []Host{{"a", 2}, {"b", 2}}})
+	hh.ok(CmdPlaceJob, PlaceJob{ID: running, Attempt: 3, Hosts: []Host{{Node: "a", NP: 2}, {Node: "b", NP: 2}}})
+	hh.ok(CmdPlaceJob, PlaceJob{ID: queued, Attempt: 4, Hosts: []Host{{Node: "a", NP: 2}, {Node: "b", NP: 2}}})
 
 	// Into a new cluster (nothing live): only the live attempts fail.
 	fresh := Restored(snap, nil, taken, at)

@@ -22,16 +22,16 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-1", Owner: "alice", Spec: JobSpec{Cmd: []string{"./ring"}, NP: 4}}) // retry: same job
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-3", Owner: "carol", Spec: JobSpec{Cmd: []string{"./now"}, NP: 64, Immediate: true}})
 	h.do(CmdRejectJob, RejectJob{ID: 3, Reason: "immediate: needs 64 slots, 12 free"})
-	h.do(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{"n1", 2}, {"n2", 2}}})
+	h.do(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 1, Hosts: []Host{{Node: "n1", NP: 2}, {Node: "n2", NP: 2}}})
 	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 1, Node: "n2"})
 	h.do(CmdStartJob, StartJob{ID: 1, Attempt: 1}) // refused: n1 has not acked
 	h.do(CmdFailAttempt, FailAttempt{ID: 1, Attempt: 1, Reason: "co-allocation timeout: n1", Retry: true})
 	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 1, Node: "n1"}) // refused: late
-	h.do(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 2, Hosts: []Host{{"n2", 2}, {"n3", 2}}, Head: "n3", Degraded: true, DegradedReason: "n3 oversubscribed by 1"})
+	h.do(CmdPlaceJob, PlaceJob{ID: 1, Attempt: 2, Hosts: []Host{{Node: "n2", NP: 2}, {Node: "n3", NP: 2}}, Head: "n3", Degraded: true, DegradedReason: "n3 oversubscribed by 1"})
 	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 2, Node: "n3"})
 	h.do(CmdAckReservation, AckReservation{ID: 1, Attempt: 2, Node: "n2"})
 	h.do(CmdStartJob, StartJob{ID: 1, Attempt: 2})
-	h.do(CmdPlaceJob, PlaceJob{ID: 2, Attempt: 1, Hosts: []Host{{"gpu1", 2}}})
+	h.do(CmdPlaceJob, PlaceJob{ID: 2, Attempt: 1, Hosts: []Host{{Node: "gpu1", NP: 2}}})
 	h.do(CmdAckReservation, AckReservation{ID: 2, Attempt: 1, Node: "gpu1"})
 	h.do(CmdStartJob, StartJob{ID: 2, Attempt: 1})
 	h.do(CmdKillJob, KillJob{ID: 2, User: "alice"}) // refused: not the owner
@@ -50,7 +50,7 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdSetWaitReason, SetWaitReason{ID: 5, Reason: "cluster overloaded: all 4 candidate nodes are above 1.00 load per core"})
 	h.do(CmdSetWaitReason, SetWaitReason{ID: 5, Reason: "cluster overloaded: all 4 candidate nodes are above 1.00 load per core"}) // no-op: unchanged
 	h.do(CmdSetWaitReason, SetWaitReason{ID: 1, Reason: "not enough free slots"})                                                  // refused: job 1 is done
-	h.do(CmdPlaceJob, PlaceJob{ID: 5, Attempt: 1, Hosts: []Host{{"n1", 1}, {"gpu1", 1}}})
+	h.do(CmdPlaceJob, PlaceJob{ID: 5, Attempt: 1, Hosts: []Host{{Node: "n1", NP: 1}, {Node: "gpu1", NP: 1}}})
 	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "n1"})
 	h.do(CmdAckReservation, AckReservation{ID: 5, Attempt: 1, Node: "gpu1"})
 	h.do(CmdStartJob, StartJob{ID: 5, Attempt: 1})
@@ -58,7 +58,7 @@ func scriptedTrace(t testing.TB) *harness {
 	seventyFive, comm := ExitCheckpointed, 0.1
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-6", Owner: "frank", Spec: JobSpec{Cmd: []string{"./jacobi", "512"}, NP: 2, PPN: 1, MPI: "mpich",
 		Elastic: &ElasticSpec{MinNP: 1, MaxNP: 4, Deadline: 600e9, Iterations: 1000}}})
-	h.do(CmdPlaceJob, PlaceJob{ID: 6, Attempt: 1, Hosts: []Host{{"n1", 1}, {"n2", 1}}})
+	h.do(CmdPlaceJob, PlaceJob{ID: 6, Attempt: 1, Hosts: []Host{{Node: "n1", NP: 1}, {Node: "n2", NP: 1}}})
 	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 1, Node: "n1"})
 	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 1, Node: "n2"})
 	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 1})
@@ -67,7 +67,7 @@ func scriptedTrace(t testing.TB) *harness {
 	h.do(CmdResizeJob, ResizeJob{ID: 6, Attempt: 1, TargetNP: 5, Reason: "too many"}) // refused
 	h.do(CmdResizeJob, ResizeJob{ID: 6, Attempt: 1, TargetNP: 3, Reason: "deadline: needs 3 nodes (n_p), grown 2 -> 3"})
 	h.do(CmdFinishAttempt, FinishAttempt{ID: 6, Attempt: 1, ExitCode: &seventyFive})
-	h.do(CmdPlaceJob, PlaceJob{ID: 6, Attempt: 2, Hosts: []Host{{"n1", 1}, {"n2", 1}}, Reason: "only 2 free"})
+	h.do(CmdPlaceJob, PlaceJob{ID: 6, Attempt: 2, Hosts: []Host{{Node: "n1", NP: 1}, {Node: "n2", NP: 1}}, Reason: "only 2 free"})
 	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 2, Node: "n1"})
 	h.do(CmdAckReservation, AckReservation{ID: 6, Attempt: 2, Node: "n2"})
 	h.do(CmdStartJob, StartJob{ID: 6, Attempt: 2})
@@ -110,13 +110,13 @@ func scriptedTrace(t testing.TB) *harness {
 		CmdSubmitJob, SubmitJob{RequestID: "req-b1", Owner: "gina", Spec: JobSpec{Cmd: []string{"true"}, NP: 1}},
 		CmdSubmitJob, SubmitJob{RequestID: "req-b2", Owner: "gina", Spec: JobSpec{Cmd: []string{"true"}, NP: 1}},
 		CmdStartJob, StartJob{ID: 10, Attempt: 1}, // refused: not placed
-		CmdPlaceJob, PlaceJob{ID: 10, Attempt: 1, Hosts: []Host{{"n1", 1}}},
+		CmdPlaceJob, PlaceJob{ID: 10, Attempt: 1, Hosts: []Host{{Node: "n1", NP: 1}}},
 		CmdAckReservation, AckReservation{ID: 10, Attempt: 1, Node: "n1"},
 		CmdStartJob, StartJob{ID: 10, Attempt: 1}))
 	h.do(CmdBatch, batchOf(t, true,
 		CmdFinishAttempt, FinishAttempt{ID: 10, Attempt: 1, ExitCode: &one},
-		CmdPlaceJob, PlaceJob{ID: 11, Attempt: 2, Hosts: []Host{{"n2", 1}}}, // refused: stale
-		CmdPlaceJob, PlaceJob{ID: 11, Attempt: 1, Hosts: []Host{{"n2", 1}}})) // not applied
+		CmdPlaceJob, PlaceJob{ID: 11, Attempt: 2, Hosts: []Host{{Node: "n2", NP: 1}}}, // refused: stale
+		CmdPlaceJob, PlaceJob{ID: 11, Attempt: 1, Hosts: []Host{{Node: "n2", NP: 1}}})) // not applied
 	h.do(CmdBatch, Batch{})                                                            // refused: empty
 	h.do(CmdBatch, Batch{Commands: []BatchItem{{Type: CmdBatch, Body: []byte(`{}`)}}}) // refused: nested
 	return h

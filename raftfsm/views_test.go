@@ -12,8 +12,8 @@ func TestHeldSlots(t *testing.T) {
 	h := newHarness(t)
 	j1, j2, j3, j4, j5 := h.submit("1", 4), h.submit("2", 4), h.submit("3", 4), h.submit("4", 6), h.submit("5", 4)
 	h.launch(j1, 1, "a", "b")
-	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1})                                    // running: a2 b2
-	h.ok(CmdPlaceJob, PlaceJob{ID: j2, Attempt: 1, Hosts: []Host{{"b", 1}, {"c", 3}}}) // launching, no acks yet: still held
+	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1})                                                        // running: a2 b2
+	h.ok(CmdPlaceJob, PlaceJob{ID: j2, Attempt: 1, Hosts: []Host{{Node: "b", NP: 1}, {Node: "c", NP: 3}}}) // launching, no acks yet: still held
 	h.launch(j3, 1, "a", "c")
 	code := 0
 	h.ok(CmdFinishAttempt, FinishAttempt{ID: j3, Attempt: 1, ExitCode: &code}) // done: released

@@ -1,7 +1,7 @@
 // Package purity holds no code: its test checks that shoal's pure core
 // (the leader, the network model, placement, the replicated state
 // machine, the elastic decision, the probe planners and the observed
-// state's schema) links no sampler, process runner or transport anywhere
+// state's schema, and the allocation's Host) links no sampler, process runner or transport anywhere
 // in its dependency graph, not only among its direct imports. `make
 // core-pure` runs the same check.
 //
