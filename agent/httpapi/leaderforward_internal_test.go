@@ -3,12 +3,14 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shoal-hpc/shoal/agent/api"
 )
@@ -143,5 +145,68 @@ func TestForwardToLeaderHoldsThroughACrashedLeader(t *testing.T) {
 	}
 	if n := agents["b"].removed.Load(); n != 1 {
 		t.Fatalf("the new leader removed the peer %d times, want once", n)
+	}
+}
+
+// silentLeader is a follower's view of a leader that takes connections
+// and never answers: a paused process, or one hung on its disk, whose
+// kernel still accepts.
+type silentLeader struct {
+	Backend
+	base string
+}
+
+func (b *silentLeader) IsLeader() bool                     { return false }
+func (b *silentLeader) Leader() (string, string)           { return "a", "" }
+func (b *silentLeader) PeerBase(string) (string, error)    { return b.base, nil }
+func (b *silentLeader) PeerClient(base string) *api.Client { return api.NewClient(base, "tok") }
+
+// TestForwardToLeaderBoundsAnUnansweredAttempt: a leader that accepts the
+// forwarded write and never answers costs the operator the hold, not the
+// peer client's 30 s, and the answer says the write may still happen
+// (not a 503, which a client would send again to another agent).
+func TestForwardToLeaderBoundsAnUnansweredAttempt(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never read nor answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	f := api.NewClient(startServer(t, &silentLeader{base: "http://" + ln.Addr().String()}).URL, "tok")
+	f.HTTP.Timeout = time.Minute // the follower's answer, not this client, ends the request
+
+	start := time.Now()
+	err = f.Do(context.Background(), "POST", "/v1/operator/raft/remove-peer", map[string]string{"id": "gone"}, nil)
+	took := time.Since(start)
+	var se *api.StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusGatewayTimeout || !strings.Contains(se.Msg, "may still carry it out") {
+		t.Fatalf("remove-peer through a follower to a silent leader: %v after %v, want a 504 saying it may still happen", err, took)
+	}
+	// The hold is 7 s; the peer client's own timeout, 30 s, is what an
+	// unbounded attempt waits. Between the two, room for a loaded machine.
+	if took < leaderHold || took > leaderHold+15*time.Second {
+		t.Fatalf("answered after %v, want the hold (%v)", took, leaderHold)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +26,7 @@ func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	liftDeadlines(w)
-	if s.forwardToLeader(w, r, nil) {
+	if s.forwardToLeader(w, r, nil, snapshotHold) {
 		return
 	}
 	file, err := s.be.SaveSnapshot(r.Context())
@@ -58,7 +59,7 @@ func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if s.forwardToLeader(w, r, file) {
+	if s.forwardToLeader(w, r, file, snapshotHold) {
 		return
 	}
 	if err := s.be.RestoreSnapshot(r.Context(), h, payload); err != nil {
@@ -112,7 +113,7 @@ func (s *Server) handleRemovePeer(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "remove-peer takes {\"id\": NODE} (see 'shoal operator raft list-peers')")
 		return
 	}
-	if s.forwardToLeader(w, r, raw) {
+	if s.forwardToLeader(w, r, raw, leaderHold) {
 		return
 	}
 	if err := s.be.RemovePeer(r.Context(), body.ID); err != nil {
@@ -145,7 +146,12 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request, verb string) bool
 // operator's restore or remove-peer does not fail on an election it
 // could not see. Every other answer, the leader's refusals included, is
 // passed on at once.
-func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []byte) bool {
+//
+// hold bounds the whole forward, the attempt in flight included: a leader
+// that takes the request and never answers (paused, or hung on its disk)
+// costs the operator the hold, not the peer client's own timeout, and the
+// answer then says the request may still be carried out.
+func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []byte, hold time.Duration) bool {
 	if s.be.IsLeader() {
 		return false
 	}
@@ -153,11 +159,11 @@ func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []
 		writeErr(w, http.StatusServiceUnavailable, ErrNotLeader.Error())
 		return true
 	}
-	hold := time.NewTimer(leaderHold)
-	defer hold.Stop()
+	ctx, cancel := context.WithTimeout(r.Context(), hold)
+	defer cancel()
 	backoff := 25 * time.Millisecond
 	for {
-		out, code, msg := s.forwardOnce(r, body)
+		out, code, msg := s.forwardOnce(ctx, r, body)
 		if code == 0 {
 			if json.Valid(out) {
 				w.Header().Set("Content-Type", "application/json")
@@ -172,10 +178,7 @@ func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []
 			return true
 		}
 		select {
-		case <-r.Context().Done():
-			writeErr(w, code, msg)
-			return true
-		case <-hold.C:
+		case <-ctx.Done():
 			writeErr(w, code, msg)
 			return true
 		case <-time.After(backoff):
@@ -187,13 +190,21 @@ func (s *Server) forwardToLeader(w http.ResponseWriter, r *http.Request, body []
 	}
 }
 
-// leaderHold is how long a request forwarded to the leader is retried
-// while leadership moves.
+// leaderHold is how long a request forwarded to the leader may take,
+// retries while leadership moves included.
 const leaderHold = 7 * time.Second
 
-// forwardOnce sends the request to the agent this one believes leads: its
-// answer's body, or a status and message (code 0 for success).
-func (s *Server) forwardOnce(r *http.Request, body []byte) (out []byte, code int, msg string) {
+// snapshotHold is leaderHold for a snapshot saved or restored through a
+// follower: the file of up to maxSnapshot crosses to or from the leader
+// within it, and the leader checks a restored one whole before it
+// answers. It is the peer client's own timeout, which bounded these
+// forwards before the hold did.
+const snapshotHold = 30 * time.Second
+
+// forwardOnce sends the request to the agent this one believes leads,
+// within ctx: its answer's body, or a status and message (code 0 for
+// success).
+func (s *Server) forwardOnce(ctx context.Context, r *http.Request, body []byte) (out []byte, code int, msg string) {
 	id, _ := s.be.Leader()
 	if id == "" {
 		return nil, http.StatusServiceUnavailable, ErrNoLeader.Error()
@@ -208,7 +219,7 @@ func (s *Server) forwardOnce(r *http.Request, body []byte) (out []byte, code int
 	if body != nil {
 		in = body
 	}
-	if err := s.be.PeerClient(base).Do(r.Context(), r.Method, r.URL.Path+"?forwarded=1", in, &out); err != nil {
+	if err := s.be.PeerClient(base).Do(ctx, r.Method, r.URL.Path+"?forwarded=1", in, &out); err != nil {
 		var se *api.StatusError
 		if errors.As(err, &se) {
 			return nil, se.Code, se.Msg
@@ -219,6 +230,12 @@ func (s *Server) forwardOnce(r *http.Request, body []byte) (out []byte, code int
 			// of an election: the request never reached it, so it is
 			// retried like an answer that no leader is known.
 			return nil, http.StatusServiceUnavailable, ErrNoLeader.Error()
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Not a 503: a client would send it again elsewhere, and the
+			// leader may have carried out the first.
+			return nil, http.StatusGatewayTimeout, fmt.Sprintf("the leader %s took the request but did not answer in time; "+
+				"it may still carry it out: check the cluster before sending it again", id)
 		}
 		return nil, http.StatusServiceUnavailable, err.Error()
 	}
