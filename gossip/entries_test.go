@@ -74,7 +74,10 @@ func TestEntriesSortedByName(t *testing.T) {
 
 // TestEntriesAreTheCallers changes everything a reader may change in what
 // Entries, Get and liveShared returned (Gossip.Nodes' doc says what) and
-// checks that the table's rows did not move.
+// checks that the table's rows did not move, and that the table's next
+// read leaves the reader's slice, an entry it appended included, as the
+// reader left it (a table that handed out one reused buffer would write
+// its rows back over the reader's).
 func TestEntriesAreTheCallers(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)
@@ -91,7 +94,8 @@ func TestEntriesAreTheCallers(t *testing.T) {
 		e.State.Dyn.Users, e.State.Static.Cores = 99, 99
 		e.State.Raft.Proposal, e.State.Static.PEs, e.State.Coord, e.Traffic = nil, nil, nil, nil
 	}
-	_ = append(got, nodestate.Entry{})
+	got = append(got, nodestate.Entry{Status: nodestate.StatusAlive, HasState: true, State: nodestate.NodeState{Name: "appended"}})
+	mine := deepCopy(got)
 	one, _ := tb.Get(want[3].State.Name)
 	one.State.Dyn.Load.Now, one.Status = 1e9, nodestate.StatusLeft
 	for _, s := range tb.liveShared() {
@@ -100,6 +104,9 @@ func TestEntriesAreTheCallers(t *testing.T) {
 
 	if again := tb.Entries(); !reflect.DeepEqual(again, want) {
 		t.Fatalf("a reader's changes reached the table:\n%+v\nwant\n%+v", again[:2], want[:2])
+	}
+	if !reflect.DeepEqual(got, mine) {
+		t.Fatalf("the table's next read changed the reader's slice:\n%+v\nwant\n%+v", got[len(got)-2:], mine[len(mine)-2:])
 	}
 }
 
