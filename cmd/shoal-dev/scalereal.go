@@ -380,8 +380,8 @@ func (c *realCluster) servers() int {
 // waitRaft waits until the agents' roles settle as the agent assigns them
 // (want servers in raft, one leader every agent names) and every agent's
 // copy of the state holds what the leader's held then: the clients
-// follow a server's replication stream.
-func (c *realCluster) waitRaft(want int, timeout time.Duration) error {
+// follow a server's replication stream. It returns that leader's index.
+func (c *realCluster) waitRaft(want int, timeout time.Duration) (int, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		l := c.leader()
@@ -394,13 +394,13 @@ func (c *realCluster) waitRaft(want int, timeout time.Duration) error {
 				}
 			}
 			if behind == 0 {
-				return nil
+				return l, nil
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("after %v %d of %d agents' state is behind the leader's index %d", timeout, behind, len(c.nodes), idx)
+				return -1, fmt.Errorf("after %v %d of %d agents' state is behind the leader's index %d", timeout, behind, len(c.nodes), idx)
 			}
 		} else if time.Now().After(deadline) {
-			return fmt.Errorf("after %v: leader index %d, %d servers of %d wanted", timeout, l, c.servers(), want)
+			return -1, fmt.Errorf("after %v: leader index %d, %d servers of %d wanted", timeout, l, c.servers(), want)
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
 	}

@@ -99,7 +99,7 @@ func runRealScale(ctx context.Context, o scaleOpts) (scaleResult, error) {
 	}
 	stage.Store("waiting for raft's roles and the clients' replicas")
 	t2 := time.Now()
-	if err := c.waitRaft(r.Servers, 60*time.Second+time.Duration(o.N)*100*time.Millisecond); err != nil {
+	if _, err := c.waitRaft(r.Servers, 60*time.Second+time.Duration(o.N)*100*time.Millisecond); err != nil {
 		return r, err
 	}
 	r.ReplicaReadyS = time.Since(t2).Seconds()
