@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hashicorp/serf/coordinate"
@@ -142,11 +143,8 @@ func placementRequest(j *raftfsm.Job, settings raftfsm.Settings) placement.Reque
 	if sp.Alpha != nil {
 		r.Alpha = *sp.Alpha
 	}
-	for _, h := range sp.Hostfile {
-		r.Hostfile = append(r.Hostfile, placement.HostSlots{Host: h.Host, Slots: h.Slots})
-	}
-	for _, pe := range sp.PEs {
-		r.PEs = append(r.PEs, placement.PENeed{Kind: pe.Kind, PerProc: pe.PerProc})
-	}
+	// Copies: the spec is the replicated state's, which nothing but the
+	// FSM may write, and a Request is placement's to use as it likes.
+	r.Hostfile, r.PEs = slices.Clone(sp.Hostfile), slices.Clone(sp.PEs)
 	return r
 }

@@ -15,7 +15,7 @@ func TestParseHostfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []placement.HostSlots{{"node01", 4}, {"node02", 2}, {"node03", 1}, {"node01", 1}}
+	want := []placement.HostSlots{{Host: "node01", Slots: 4}, {Host: "node02", Slots: 2}, {Host: "node03", Slots: 1}, {Host: "node01", Slots: 1}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}

@@ -96,17 +96,13 @@ type PairModel = pairmodel.Tables
 type PairDirect = pairmodel.Direct
 
 // PENeed asks for PerProc elements of Kind for every process (e.g. gpu:1).
-// PerProc 0 means "the node must have at least one" without a per-process cap.
-type PENeed struct {
-	Kind    string
-	PerProc int
-}
+// PerProc 0 means "the node must have at least one" without a per-process
+// cap. It is alloc.PENeed, the type a stored job spec holds.
+type PENeed = alloc.PENeed
 
-// HostSlots is one line of a hostfile.
-type HostSlots struct {
-	Host  string
-	Slots int
-}
+// HostSlots is one line of a hostfile. It is alloc.HostSlots, the type a
+// stored job spec holds.
+type HostSlots = alloc.HostSlots
 
 // Request is one job's placement question. Zero values mean defaults as documented
 // per field; DefaultRequest returns a request with the CLI's defaults.

@@ -222,17 +222,13 @@ type JobSpec struct {
 	Constraint string `json:"constraint,omitempty"`
 }
 
-// HostSlots is one line of a user's hostfile.
-type HostSlots struct {
-	Host  string `json:"host"`
-	Slots int    `json:"slots"` // 0 = as many as placement finds
-}
+// HostSlots is one line of a user's hostfile: alloc.HostSlots, the type
+// placement reads a hostfile in.
+type HostSlots = alloc.HostSlots
 
-// PENeed asks for PerProc processing elements of a kind (e.g. "gpu") for every process.
-type PENeed struct {
-	Kind    string `json:"kind"`
-	PerProc int    `json:"per_proc"`
-}
+// PENeed asks for PerProc processing elements of a kind (e.g. "gpu") for
+// every process: alloc.PENeed, the type placement reads the need in.
+type PENeed = alloc.PENeed
 
 // ElasticSpec is the resizing contract of an elastic job: the FSM stores and validates the
 // declaration, and resize_job and finish_attempt(75) drive the resizing.

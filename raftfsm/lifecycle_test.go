@@ -185,8 +185,8 @@ func TestSubmit_Validation(t *testing.T) {
 		{"negative attempts", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.MaxAttempts = -1 })}, "spec.max_attempts"},
 		{"negative timeout", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.Timeout = -1 })}, "spec.timeout"},
 		{"alpha out of range", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.Alpha = &bad })}, "spec.alpha"},
-		{"bad hostfile", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.Hostfile = []HostSlots{{"", 1}} })}, "spec.hostfile[0]"},
-		{"bad pe", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.PEs = []PENeed{{"gpu", 0}} })}, "spec.pes[0]"},
+		{"bad hostfile", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.Hostfile = []HostSlots{{Host: "", Slots: 1}} })}, "spec.hostfile[0]"},
+		{"bad pe", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.PEs = []PENeed{{Kind: "gpu", PerProc: 0}} })}, "spec.pes[0]"},
 		{"elastic min > max", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.Elastic = &ElasticSpec{MinNP: 8, MaxNP: 2} })}, "spec.elastic"},
 		{"np outside elastic", SubmitJob{RequestID: "r", Owner: "a", Spec: mod(func(s *JobSpec) { s.Elastic = &ElasticSpec{MinNP: 8, MaxNP: 16} })}, "spec.np"},
 	}

@@ -17,7 +17,7 @@ func scriptedTrace(t testing.TB) *harness {
 		Timeout: 3600e9, Alpha: &alpha,
 	}})
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-2", Owner: "bob", Spec: JobSpec{
-		Cmd: []string{"./train"}, NP: 2, PEs: []PENeed{{"gpu", 1}}, Hostfile: []HostSlots{{"gpu1", 2}}, MaxAttempts: 2,
+		Cmd: []string{"./train"}, NP: 2, PEs: []PENeed{{Kind: "gpu", PerProc: 1}}, Hostfile: []HostSlots{{Host: "gpu1", Slots: 2}}, MaxAttempts: 2,
 	}})
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-1", Owner: "alice", Spec: JobSpec{Cmd: []string{"./ring"}, NP: 4}}) // retry: same job
 	h.do(CmdSubmitJob, SubmitJob{RequestID: "req-3", Owner: "carol", Spec: JobSpec{Cmd: []string{"./now"}, NP: 64, Immediate: true}})
