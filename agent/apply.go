@@ -40,6 +40,7 @@ func (a *applier) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error
 	if _, err := raftfsm.Decode(cmd); err != nil {
 		return api.ApplyResult{}, fmt.Errorf("refused command: %w", err)
 	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, a.writeTimeout)
 	defer cancel()
 	// Retries are cheap (a refused connection to a dead leader, or a
@@ -62,8 +63,10 @@ func (a *applier) Apply(ctx context.Context, cmd []byte) (api.ApplyResult, error
 		last = err
 		select {
 		case <-ctx.Done():
+			// The caller's deadline (the request's, within its
+			// timeout) may end the wait before WriteTimeout does.
 			return api.ApplyResult{}, fmt.Errorf("%w: a write waited %v (last: %v); is a quorum of voters up? see 'shoal members'",
-				ErrNoLeader, a.writeTimeout, last)
+				ErrNoLeader, time.Since(start).Round(time.Millisecond), last)
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, maxApplyBackoff)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoal-hpc/shoal/agent"
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/testcluster"
 )
 
@@ -131,5 +132,27 @@ func TestHTTPStrangersCannotHoldTheAPI(t *testing.T) {
 	out, errOut, code := shoalCLI(t, c, 0, "run", "-n", "1", "--mpi", "none", "--", testcluster.BuildShoal(t), "rsh", "n0", tick)
 	if code != 0 || !strings.Contains(out, "tick1\ntick2\ntick3\nrsh-done") {
 		t.Fatalf("a 3-second streamed job with 1s request and idle timeouts: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// A write that waits for a leader longer than the request timeout allows
+// is answered within that timeout, 503 saying why: the connection's
+// deadline would otherwise pass first, and an answer written after it
+// reaches nobody (the client sees its TLS connection end with a record it
+// cannot authenticate, "bad record MAC", not an HTTP status).
+func TestWriteLongerThanRequestTimeoutAnswers503(t *testing.T) {
+	t.Parallel()
+	const requestTimeout = 3 * time.Second
+	// One voter of three expected: no leader, ever.
+	c := testcluster.New(t, 3, testcluster.Options{Twins: true, Later: 2, Configure: func(_ int, cfg *agent.Config) {
+		cfg.HTTP.RequestTimeout = requestTimeout
+		cfg.WriteTimeout = 6 * requestTimeout
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.Client(0).Apply(ctx, submitCmd(t, "no-leader-yet"))
+	var se *api.StatusError
+	if !asStatus(err, &se) || se.Code != http.StatusServiceUnavailable {
+		t.Fatalf("write without a leader: %v, want a 503 within the request timeout", err)
 	}
 }

@@ -131,6 +131,10 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 		cfg.Raft.LeaderLeaseTimeout = 750 * time.Millisecond
 		// A write waits out an election, which a loaded machine slows.
 		cfg.WriteTimeout = Stretch(20 * time.Second)
+		// The API bounds a write's wait to two thirds of its request
+		// timeout (the rest is for answering): stretched alike, or on a
+		// loaded machine the stretched wait would be cut short.
+		cfg.HTTP.RequestTimeout = Stretch(30 * time.Second)
 		cfg.Logger = slog.New(h)
 		cfg.Bin = opts.Bin
 		if c.net != nil {

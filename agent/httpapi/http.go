@@ -145,7 +145,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusServiceUnavailable, ErrNotLeader.Error())
 			return
 		}
-		res, err := s.be.ApplyLocal(r.Context(), b)
+		ctx, cancel := s.writeContext(r)
+		defer cancel()
+		res, err := s.be.ApplyLocal(ctx, b)
 		if err != nil {
 			writeErr(w, http.StatusServiceUnavailable, err.Error())
 			return
@@ -153,7 +155,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, res)
 		return
 	}
-	res, err := s.be.Apply(r.Context(), b)
+	ctx, cancel := s.writeContext(r)
+	defer cancel()
+	res, err := s.be.Apply(ctx, b)
 	if err != nil {
 		code := http.StatusServiceUnavailable
 		var se *api.StatusError

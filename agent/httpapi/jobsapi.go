@@ -83,7 +83,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 // to HTTP codes: 503 while there is no leader, 400/403/404/409 for a
 // command the FSM refused.
 func (s *Server) applyAndAnswer(w http.ResponseWriter, r *http.Request, cmd []byte, ok func(api.ApplyResult) any) {
-	res, err := s.be.Apply(r.Context(), cmd)
+	ctx, cancel := s.writeContext(r)
+	defer cancel()
+	res, err := s.be.Apply(ctx, cmd)
 	if err != nil {
 		writeErr(w, http.StatusServiceUnavailable, err.Error())
 		return

@@ -33,6 +33,16 @@ import (
 // up: two thirds of the request timeout, leaving the rest to answer.
 func (s *Server) fenceBound() time.Duration { return s.cfg.HTTP.RequestTimeout * 2 / 3 }
 
+// writeContext bounds a write's wait for a leader the same way, whatever
+// WriteTimeout allows: an answer written after the connection's deadline
+// reaches nobody. Over TLS it is worse than silence: the record that could
+// not be sent still used up its sequence number, so the close_notify that
+// follows fails the client's check and it reports "bad record MAC", not
+// the 503 that would send it to another agent.
+func (s *Server) writeContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.fenceBound())
+}
+
 // fenceRetry bounds the pause between two asks of the read index while
 // there is no leader to answer (an election, a node cut off).
 const fenceRetry = 500 * time.Millisecond
