@@ -1,11 +1,13 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +23,8 @@ type netnsAgents struct {
 	// first is the node whose namespace the CLI runs in; addr its API.
 	first, addr string
 	tokenFile   string
+	// procs are the agents, by node.
+	procs map[string]*netns.Process
 }
 
 // netnsTestbed skips t with shortSkip under -short, and on a host that
@@ -48,7 +52,7 @@ func netnsTestbed(t *testing.T, shortSkip string, topo netns.Topology, needs ...
 func startNetnsAgents(t *testing.T, tb *netns.Testbed, bin string, names []string, extra ...string) netnsAgents {
 	t.Helper()
 	dir := t.TempDir()
-	c := netnsAgents{tb: tb, bin: bin, first: names[0], tokenFile: filepath.Join(dir, "token")}
+	c := netnsAgents{tb: tb, bin: bin, first: names[0], tokenFile: filepath.Join(dir, "token"), procs: map[string]*netns.Process{}}
 	if err := os.WriteFile(c.tokenFile, []byte(testcluster.NewToken(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +66,7 @@ func startNetnsAgents(t *testing.T, tb *netns.Testbed, bin string, names []strin
 		if err != nil {
 			t.Fatalf("start agent on %s: %v", node, err)
 		}
+		c.procs[node] = pr
 		t.Cleanup(func() {
 			if t.Failed() {
 				out, _ := pr.Output()
@@ -70,6 +75,26 @@ func startNetnsAgents(t *testing.T, tb *netns.Testbed, bin string, names []strin
 		})
 	}
 	return c
+}
+
+// reload sends every agent SIGHUP, which makes it read its --config file
+// again, and waits until each has logged a reload that changed what
+// applied says ("key old -> new", as the agent logs it at info level).
+func (c netnsAgents) reload(t *testing.T, applied string) {
+	t.Helper()
+	for node, pr := range c.procs {
+		if err := pr.Signal(syscall.SIGHUP); err != nil {
+			t.Fatalf("SIGHUP to the agent on %s: %v", node, err)
+		}
+	}
+	testcluster.WaitFor(t, 30*time.Second, "every agent to apply "+applied, func() bool {
+		for _, pr := range c.procs {
+			if out, _ := pr.Output(); !bytes.Contains(out, []byte(applied)) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // cli runs `shoal ARGS` against the first agent, in its namespace, at
