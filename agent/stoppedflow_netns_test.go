@@ -49,8 +49,13 @@ func TestProbes_StoppedFlowLeavesTheView(t *testing.T) {
 	}
 	tb, bin := netnsTestbed(t, "stopped flow testbed test takes ~2 min", topo, "iperf3")
 	ctx := t.Context()
-	agents := startNetnsAgents(t, tb, bin, names, "--bandwidth-interval", "1h", "--probe-budget", "0",
+	// The flows wait for the first bandwidth cycle, whose readings this
+	// test does not read: a round is the test timeout and a second, so
+	// 2 s (a 4 MiB test takes 0.3 s at 100 Mbit/s) ends the cycle's three
+	// rounds in 9 s where the default 5 s took 18.
+	agents := startNetnsAgents(t, tb, bin, names, "--bandwidth-interval", "1h", "--bandwidth-timeout", "2s", "--probe-budget", "0",
 		"--latency-interval", "1h", "--coordinates=false", "--link-check-interval", "0")
+	started := time.Now()
 	view := func() map[string]api.Node {
 		out, err := agents.cli(ctx, "nodes", "--json")
 		if err != nil {
@@ -92,6 +97,7 @@ func TestProbes_StoppedFlowLeavesTheView(t *testing.T) {
 		}
 		return n == len(names)*(len(names)-1)
 	})
+	t.Logf("every pair measured %.1f s after the agents started", time.Since(started).Seconds())
 	pb, _ := tb.Node("pb")
 	if _, err := tb.Start(ctx, "pb", []string{"iperf3", "-s", "-p", strconv.Itoa(port)}, nil); err != nil {
 		t.Fatal(err)
