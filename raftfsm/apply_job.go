@@ -370,7 +370,9 @@ func failedCopy(j *Job, at time.Time, reason string, retry bool) *Job {
 	n.State, n.EndedAt = StateFailed, at
 	n.Reason = reason
 	if retry {
-		n.Reason = fmt.Sprintf("%s (attempt %d of %d)", reason, cur.N, n.Spec.MaxAttempts)
+		// Attempt numbers run past max_attempts when checkpointed (elastic) attempts came
+		// before, since those do not count: say both figures so "attempt 4" reads right.
+		n.Reason = fmt.Sprintf("%s (attempt %d; %d failed attempts of max_attempts %d)", reason, cur.N, n.failures(), n.Spec.MaxAttempts)
 	}
 	return n
 }

@@ -61,7 +61,7 @@ func TestLifecycle(t *testing.T) {
 		{"ack from a node not allocated", seq(one(place(1)), one(want(step{typ: CmdAckReservation, body: AckReservation{ID: 1, Attempt: 1, Node: "c"}}, ErrNotAllocated))), StateLaunching, 1, nil, "", []JobState{StateLaunching}},
 		{"co-allocation timeout requeues", seq(one(place(1)), one(ack(1, "a")), one(fail(1, true))), StateQueued, 1, nil, "requeued", []JobState{StateFailed}},
 		{"requeue then succeed on attempt 2", seq(launch(1), one(fail(1, true)), launch(2), one(finish(2, 0))), StateDone, 2, ptr(0), "", []JobState{StateFailed, StateDone}},
-		{"requeue until max attempts", seq(launch(1), one(fail(1, true)), launch(2), one(fail(2, true)), launch(3), one(fail(3, true))), StateFailed, 3, nil, "attempt 3 of 3", []JobState{StateFailed, StateFailed, StateFailed}},
+		{"requeue until max attempts", seq(launch(1), one(fail(1, true)), launch(2), one(fail(2, true)), launch(3), one(fail(3, true))), StateFailed, 3, nil, "attempt 3; 3 failed attempts of max_attempts 3", []JobState{StateFailed, StateFailed, StateFailed}},
 		{"no fourth attempt", seq(launch(1), one(fail(1, true)), launch(2), one(fail(2, true)), launch(3), one(fail(3, true)), one(want(place(4), ErrJobTerminal))), StateFailed, 3, nil, "", nil},
 		{"fail without retry", seq(launch(1), one(fail(1, false))), StateFailed, 1, nil, "co-allocation timeout", []JobState{StateFailed}},
 		{"kill queued by owner", one(kill("alice")), StateKilled, 0, nil, "killed by alice", nil},
