@@ -65,7 +65,7 @@ func TestRestart_SIGUSR2AdoptsTheRunningJob(t *testing.T) {
 	const victim = 2
 	script := `echo "begun $SHOAL_ATTEMPT"; while [ ! -e ` + release + ` ]; do sleep 0.05; done; echo "ended $SHOAL_ATTEMPT"`
 	id, _, err := p.submit(api.SubmitRequest{RequestID: "restart-adopt", Owner: "root", Spec: api.JobSpec{
-		Cmd: []string{"sh", "-c", script}, NP: 1, MPI: "none", MaxAttempts: 3, Workdir: dir, Force: true,
+		Cmd: []string{"sh", "-c", script}, NP: 1, MPI: "none", MaxAttempts: 3, Workdir: dir, Force: true, Oversubscribe: true,
 		Hostfile: []api.HostSlots{{Host: names[victim], Slots: 1}}}}, names, 0, 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
