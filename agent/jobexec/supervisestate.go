@@ -108,10 +108,12 @@ func writeStateFile(dir, name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("supervisor %s: %w", name, err)
 	}
+	// No fsync: the files need to outlive the agent, not the machine. A
+	// machine that goes down takes the supervisor and its job with it, and
+	// a record it left torn reads as unreadable: the attempt is failed
+	// with retry. An fsync of each would cost a job start tens of
+	// milliseconds on a busy disk.
 	_, err = tmp.Write(b)
-	if serr := tmp.Sync(); err == nil {
-		err = serr
-	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
