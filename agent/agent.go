@@ -371,16 +371,34 @@ func (a *Agent) Shutdown(graceful bool) error {
 	return a.stopErr
 }
 
-func (a *Agent) shutdown(graceful bool) error {
+// ShutdownForRestart stops the agent to start it again at once (a
+// service restart, an upgrade): the attempts that run under supervisors
+// keep running and the next life adopts them (jobrun.Node.LeaveRunning),
+// leadership is handed over, and the agent does not leave gossip, so the
+// cluster sees a node that is back before its failure detector judges it.
+// Every other job process is killed, as Shutdown kills them all.
+func (a *Agent) ShutdownForRestart() error {
+	if a.jobNode != nil {
+		a.jobNode.LeaveRunning()
+	}
+	a.stopOnce.Do(func() { a.stopErr = a.stop(true, false) })
+	return a.stopErr
+}
+
+func (a *Agent) shutdown(graceful bool) error { return a.stop(graceful, graceful) }
+
+// stop stops the agent, handing leadership over first when transfer is
+// set and leaving gossip when leave is.
+func (a *Agent) stop(transfer, leave bool) error {
 	var errs []error
-	if r := a.srv.raft(); graceful && r != nil && r.State() == raft.Leader {
+	if r := a.srv.raft(); transfer && r != nil && r.State() == raft.Leader {
 		// Hand leadership over first, so the cluster does not wait an
 		// election timeout to notice.
 		if err := r.LeadershipTransfer().Error(); err != nil {
 			a.log.Warn("leadership transfer before leaving", "err", err)
 		}
 	}
-	if graceful && a.gossip != nil {
+	if leave && a.gossip != nil {
 		if err := a.gossip.Leave(3 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
@@ -425,6 +443,6 @@ func (a *Agent) shutdown(graceful bool) error {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}
-	a.log.Info("agent stopped", "graceful", graceful)
+	a.log.Info("agent stopped", "graceful", transfer && leave, "left_gossip", leave)
 	return errors.Join(errs...)
 }

@@ -10,8 +10,8 @@
 # script shows: readiness (Type=notify), the watchdog, the delegated
 # cgroup with the agent in a leaf and the controllers on for jobs, a --mem
 # job OOM-killed inside its limit, and `systemctl restart shoal` while a
-# job runs: the job ends with the agent and runs to its end once, in a
-# later attempt.
+# job runs: the job runs on through the restart, adopted by the new agent,
+# and ends once, in attempt 1.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: systemdvm.sh ROOT shoal_VERSION_amd64.deb (got $# arguments)" >&2; exit 2; }
 root=$(readlink -f "$1")
@@ -64,10 +64,10 @@ journalctl -k --no-pager | grep -i 'memory cgroup out of memory' | tail -1 | sed
 id=$(shoal job --json 1 | grep -o '"reason": "[^"]*"' | head -1)
 echo "     job 1: $id"
 systemctl is-active --quiet shoal && ok "the agent survived the job's OOM" || fail "the agent died with the job"
-# systemctl restart while a job runs: the job's processes end with the
-# agent that started them, the restarted node fails that attempt (never
-# running it twice under its number), and the job runs to its end once, in
-# a later attempt.
+# systemctl restart while a job runs: the unit sends the agent its
+# RestartKillSignal, the agent leaves the job running under its
+# supervisor, and the restarted agent adopts it: the job runs to its end
+# once, in attempt 1, every line of its output kept.
 id=$(shoal submit -n 1 --mpi none -- sh -c 'for i in $(seq 10); do echo "tick $i attempt $SHOAL_ATTEMPT"; sleep 1; done; echo "finished attempt $SHOAL_ATTEMPT"')
 for _ in $(seq 100); do shoal job --json "$id" | grep -q '"state": "running"' && break; sleep 0.2; done
 sleep 2
@@ -80,8 +80,9 @@ j=$(shoal job "$id")
 echo "$j" | sed 's/^/     /'
 logs=$(shoal logs "$id" 2>&1)
 echo "$logs" | tail -2 | sed 's/^/     log: /'
-if echo "$j" | grep -q '^State: *done' && [ "$(echo "$logs" | grep -c '^finished')" = 1 ]; then
-	ok "the job ran to its end once, in a later attempt ($(echo "$j" | sed -n 's/^Attempts: *//p'))"
+if echo "$j" | grep -q '^State: *done' && echo "$j" | grep -q '^Attempts: *1 of' &&
+	[ "$(echo "$logs" | grep -c '^finished attempt 1')" = 1 ] && [ "$(echo "$logs" | grep -c '^tick')" = 10 ]; then
+	ok "the job ran on through the restart and ended once, in attempt 1 ($(echo "$j" | sed -n 's/^Attempts: *//p'))"
 else
 	fail "after the restart: $(echo "$j" | grep -E '^(State|Attempts)' | tr '\n' ' ')"
 fi

@@ -2,12 +2,14 @@ package raftfsm
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
 // nodeRestarted fails, with retry, every live attempt that node b.Node had joined before its
 // agent restarted: the attempt's processes there are gone, and an agent that launched it again
-// would run it twice under one attempt number.
+// would run it twice under one attempt number. Attempts the node adopted (NodeRestarted.Adopted)
+// stay running.
 func (s *State) nodeRestarted(at time.Time, b *NodeRestarted) (Result, error) {
 	if err := nonEmpty("node", b.Node); err != nil {
 		return Result{}, err
@@ -19,6 +21,9 @@ func (s *State) nodeRestarted(at time.Time, b *NodeRestarted) (Result, error) {
 		a := j.Current()
 		if !j.State.Live() || a == nil || a.Ended() || !a.Holds(b.Node) {
 			continue
+		}
+		if j.State == StateRunning && a.Head == b.Node && slices.Contains(b.Adopted, AttemptRef{ID: id, Attempt: a.N}) {
+			continue // its processes outlived the agent, which adopts them
 		}
 		if j.State == StateRunning || a.Acked(b.Node) {
 			reason := fmt.Sprintf("node %s restarted under attempt %d: its processes there ended with its agent", b.Node, a.N)

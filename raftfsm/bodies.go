@@ -117,8 +117,20 @@ type RemoveNode struct {
 // or running) fails with retry, so no attempt is ever started twice under one number. Attempts
 // placed on the node that it has not acknowledged yet are left alone: the new life acknowledges
 // them. Repeating the command is a no-op while the new life has acknowledged nothing.
+//
+// Adopted are the running attempts the node heads whose processes outlived its last life under
+// their supervisors (agent/jobexec): the new life reports their end, and they stay running. An
+// entry that names an attempt that is not running, is not the job's current one, or that the
+// node does not head, changes nothing: the attempt is judged as if it were not listed.
 type NodeRestarted struct {
-	Node string `json:"node"`
+	Node    string       `json:"node"`
+	Adopted []AttemptRef `json:"adopted,omitempty"`
+}
+
+// AttemptRef names one attempt of one job.
+type AttemptRef struct {
+	ID      uint64 `json:"id"`
+	Attempt int    `json:"attempt"`
 }
 
 // ReportProgress (report_progress) records the iteration the program of a running attempt

@@ -39,7 +39,7 @@
 //	set_settings      SetSettings     placement weights, validated
 //	set_limits        SetLimits       per-user limits that submit_job checks (limits.go)
 //	remove_node       RemoveNode      a node gone for good: fail its attempts with retry
-//	node_restarted    NodeRestarted   a node's agent began a new life: fail with retry the attempts it joined
+//	node_restarted    NodeRestarted   a node's agent began a new life: fail with retry the attempts it joined, but those it adopted
 //	report_progress   ReportProgress  the iteration a running attempt's program reached (monotone)
 //	resize_job        ResizeJob       ask an elastic job's attempt to checkpoint for a new count
 //	purge_jobs        PurgeJobs       drop finished jobs past their retention

@@ -33,3 +33,25 @@ func TestNodeRestarted(t *testing.T) {
 	}
 	h.refused(CmdNodeRestarted, NodeRestarted{}, ErrInvalid)
 }
+
+// An attempt the restarted node heads and adopted stays running; one it lists but does not head,
+// or at another attempt number, fails as if it were not listed.
+func TestNodeRestartedKeepsAdoptedAttempts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	j1, j2, j3 := h.submit("1", 4), h.submit("2", 4), h.submit("3", 4)
+	h.launch(j1, 1, "b", "d")
+	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1}) // headed by b
+	h.launch(j2, 1, "c", "b")
+	h.ok(CmdStartJob, StartJob{ID: j2, Attempt: 1}) // headed by c
+	h.launch(j3, 1, "b", "d")
+	h.ok(CmdStartJob, StartJob{ID: j3, Attempt: 1})
+
+	res := h.ok(CmdNodeRestarted, NodeRestarted{Node: "b", Adopted: []AttemptRef{{j1, 1}, {j2, 1}, {j3, 2}}})
+	if len(res.JobIDs) != 2 || res.JobIDs[0] != j2 || res.JobIDs[1] != j3 {
+		t.Fatalf("affected jobs %v, want [%d %d]", res.JobIDs, j2, j3)
+	}
+	h.wantState(j1, StateRunning)
+	h.wantState(j2, StateQueued)
+	h.wantState(j3, StateQueued)
+}

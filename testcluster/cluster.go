@@ -266,7 +266,20 @@ func (c *Cluster) Kill(i int) { c.t.Helper(); c.stop(i, agent.Abrupt) }
 // Stop stops node i gracefully.
 func (c *Cluster) Stop(i int) { c.t.Helper(); c.stop(i, agent.Graceful) }
 
+// StopForRestart stops node i as a service restart does
+// (agent.ShutdownForRestart): its supervised attempts keep running for its
+// next start to adopt.
+func (c *Cluster) StopForRestart(i int) {
+	c.t.Helper()
+	c.stopWith(i, func(a *agent.Agent) error { return a.ShutdownForRestart() })
+}
+
 func (c *Cluster) stop(i int, graceful bool) {
+	c.t.Helper()
+	c.stopWith(i, func(a *agent.Agent) error { return a.Shutdown(graceful) })
+}
+
+func (c *Cluster) stopWith(i int, shutdown func(*agent.Agent) error) {
 	c.t.Helper()
 	if i < 0 || i >= len(c.cfgs) {
 		c.t.Fatalf("stop node %d: the cluster has nodes 0 to %d (-1 is Leader's answer when there is no leader: wait for one with WaitLeader)", i, len(c.cfgs)-1)
@@ -276,7 +289,7 @@ func (c *Cluster) stop(i int, graceful bool) {
 	c.agents[i] = nil
 	c.mu.Unlock()
 	if a != nil {
-		if err := a.Shutdown(graceful); err != nil {
+		if err := shutdown(a); err != nil {
 			c.t.Logf("shutdown %s: %v", c.cfgs[i].Name, err)
 		}
 	}

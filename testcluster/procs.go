@@ -227,6 +227,20 @@ func (p *ProcCluster) Kill(i int) error { return p.signal(i, syscall.SIGKILL) }
 // Term sends SIGTERM to agent i: a graceful stop.
 func (p *ProcCluster) Term(i int) error { return p.signal(i, syscall.SIGTERM) }
 
+// StopForRestart sends SIGUSR2 to agent i, the restart a service manager
+// sends (its supervised jobs keep running), and waits for it to exit.
+func (p *ProcCluster) StopForRestart(i int) error {
+	if err := p.signal(i, syscall.SIGUSR2); err != nil {
+		return err
+	}
+	pr := p.procs[i]
+	if err := Poll(30*time.Second, func() bool { return pr.Signal(syscall.Signal(0)) != nil }); err != nil {
+		return fmt.Errorf("agent %s did not stop for its restart: %w", p.Nodes[i].Name, err)
+	}
+	p.Nodes[i].PID = 0
+	return nil
+}
+
 func (p *ProcCluster) signal(i int, sig syscall.Signal) error {
 	if p.Nodes[i].PID == 0 {
 		return nil

@@ -148,9 +148,19 @@ func (n *Node) removeCgroup(name string) {
 
 // removeLeftoverCgroups kills and deletes every cgroup an earlier life of
 // this agent left: none of its attempts is live in this life.
-func (n *Node) removeLeftoverCgroups() {
+func (n *Node) removeLeftoverCgroups(adopted map[Key]bool) {
 	if n.cfg.Cgroups == nil {
 		return
+	}
+	for k := range adopted {
+		cg, err := n.cfg.Cgroups.Load(cgroupName(k))
+		if err != nil {
+			n.log.Warn("the cgroup of an adopted attempt", "job", k.Job, "attempt", k.Attempt, "err", err)
+			continue
+		}
+		n.cgroups.mu.Lock()
+		n.cgroups.live[k] = &attemptCgroup{cg: cg, created: n.now()}
+		n.cgroups.mu.Unlock()
 	}
 	names, err := n.cfg.Cgroups.List()
 	if err != nil {
@@ -158,6 +168,9 @@ func (n *Node) removeLeftoverCgroups() {
 		return
 	}
 	for _, name := range names {
+		if n.cgroupOfAdopted(name, adopted) {
+			continue
+		}
 		n.log.Info("removing the cgroup of an attempt of an earlier life", "cgroup", name)
 		n.removeCgroup(name)
 	}
@@ -360,4 +373,14 @@ func (n *Node) waitOOM(ctx context.Context, j *raftfsm.Job, k Key) {
 		case <-time.After(50 * time.Millisecond): // Applied is the reconciler's own wake-up
 		}
 	}
+}
+
+// cgroupOfAdopted reports whether name is the cgroup of one of the adopted attempts.
+func (n *Node) cgroupOfAdopted(name string, adopted map[Key]bool) bool {
+	for k := range adopted {
+		if cgroupName(k) == name {
+			return true
+		}
+	}
+	return false
 }

@@ -50,7 +50,7 @@ func TestLeftoverCgroupsAreRemoved(t *testing.T) {
 
 	n := testNode(t, raftfsm.New(), func() {})
 	n.cfg.Cgroups, n.cfg.DataDir = m, dataDir
-	n.removeLeftoverCgroups()
+	n.removeLeftoverCgroups(nil)
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,14 +74,26 @@ func (n *Node) requireLease() error {
 	return nil
 }
 
-// startFence starts the guard and hands it an empty lapsed lease: nothing
-// of an earlier life may run past its own lease, and nothing of this one
-// starts before the first renewal.
-func (n *Node) startFence() {
+// startFence starts the guard and hands it a lapsed lease: nothing of an
+// earlier life may run past its own lease, and nothing of this one starts
+// before the first renewal. The attempts adopted from the earlier life
+// (adopting) keep the deadline that life's last renewal gave them, which
+// the leader counts on too: they run on until it, and are stopped by the
+// guard after it unless this life has renewed by then.
+func (n *Node) startFence(adopting bool) {
 	if !n.fencing() {
 		return
 	}
-	if err := fence.Write(n.fenceDir(), fence.Lease{Until: fence.Now()}); err != nil {
+	until := fence.Now()
+	if adopting {
+		if old, ok, err := fence.Read(n.fenceDir()); err == nil && ok && old.Until > until {
+			until = old.Until
+		}
+	}
+	n.lease.mu.Lock()
+	n.lease.bootUntil = until // the guard's deadline only: requireLease still wants a renewal
+	n.lease.mu.Unlock()
+	if err := n.writeLease(); err != nil {
 		n.log.Error("write the fence lease", "err", err)
 	}
 	if err := fence.EnsureGuard(n.cfg.Bin, n.fenceDir()); err != nil {
@@ -132,7 +145,7 @@ func (n *Node) keepLease(ctx context.Context) {
 // holdsAttempts reports whether this node has anything a lease covers: a
 // live attempt the state places here, or processes or cgroups of any.
 func (n *Node) holdsAttempts() bool {
-	if len(n.procs.keys()) > 0 || len(n.cgroupKeys()) > 0 {
+	if len(n.procs.keys()) > 0 || len(n.cgroupKeys()) > 0 || len(n.supervisedGroups()) > 0 {
 		return true
 	}
 	held := false
@@ -251,6 +264,9 @@ func (n *Node) attemptsHere() map[Key]bool {
 	for _, k := range n.cgroupKeys() {
 		keys[k] = true
 	}
+	for k := range n.supervisedGroups() {
+		keys[k] = true
+	}
 	return keys
 }
 
@@ -300,6 +316,9 @@ func (n *Node) endFencedAttempts(ctx context.Context, keys map[Key]bool) {
 	for k := range keys {
 		n.log.Warn("killing an attempt that ran past the node's lapsed lease", "job", k.Job, "attempt", k.Attempt)
 		n.procs.kill(k, 0)
+		if g, ok := n.supervisedGroups()[k]; ok {
+			n.killGroup(g, 0)
+		}
 		n.endCgroup(ctx, k, 0, true)
 	}
 }
@@ -322,6 +341,11 @@ func (n *Node) writeLease() error {
 	n.cgroups.mu.Unlock()
 	for _, k := range n.procs.keys() {
 		l.Pgids = append(l.Pgids, n.procs.pids(k)...) // each a session leader: its pid is its group
+	}
+	for _, g := range n.supervisedGroups() {
+		if !slices.Contains(l.Pgids, g) { // adopted: not in procs
+			l.Pgids = append(l.Pgids, g)
+		}
 	}
 	if err := fence.Write(n.fenceDir(), l); err != nil {
 		return fmt.Errorf("hand the fence guard its lease: %w", err)

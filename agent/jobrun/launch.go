@@ -79,6 +79,7 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		typ, body = raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: j.ID, Attempt: att.N, ExitCode: &code}
 	}
 	n.proposeOutcome(ctx, log, k, typ, body)
+	n.forgetSupervisor(k)
 }
 
 // proposeOutcome commits attempt k's outcome, once the attempt's own
@@ -359,7 +360,11 @@ func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attem
 	if err != nil {
 		return -1, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if !n.leftRunning(k) { // the job may still read its hostfile
+			_ = os.RemoveAll(tmp)
+		}
+	}()
 	mpich, _ := hostfiles(att)
 	hostfile, err := writeOwnedFile(tmp, "hosts", mpich, cred)
 	if err != nil {
@@ -375,6 +380,11 @@ func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attem
 		err  error
 	}
 	results := make(chan result, len(l.Copies))
+	// A single copy whose output goes straight to the attempt's logs runs
+	// under a supervisor and outlives an agent that restarts.
+	outF, okOut := stdout.(*os.File)
+	errF, okErr := stderr.(*os.File)
+	supervise := okOut && okErr && adoptable(j, len(l.Copies))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for i, c := range l.Copies {
@@ -382,7 +392,9 @@ func (n *Node) runCopies(ctx context.Context, j *raftfsm.Job, att *raftfsm.Attem
 		go func() {
 			var code int
 			var err error
-			if i == 0 && c.Node == n.cfg.Name {
+			if i == 0 && c.Node == n.cfg.Name && supervise {
+				code, err = n.runSupervisedCopy(ctx, j, k, c, outF, errF)
+			} else if i == 0 && c.Node == n.cfg.Name {
 				code, err = n.runLocalCopy(ctx, j, k, c, so, se)
 			} else {
 				code, err = n.execOn(ctx, req, so, se)
@@ -416,6 +428,16 @@ func (n *Node) runLocalCopy(ctx context.Context, j *raftfsm.Job, k Key, c Copy, 
 		return -1, err
 	}
 	return n.runWithStdin(ctx, j, k, cmd, stdout, stderr)
+}
+
+// runSupervisedCopy runs the only copy of attempt k on this node, the head,
+// under a supervisor, its output going to the attempt's log files.
+func (n *Node) runSupervisedCopy(ctx context.Context, j *raftfsm.Job, k Key, c Copy, stdout, stderr *os.File) (int, error) {
+	cmd, err := n.Command(j, k, c.Argv, "", c.Env)
+	if err != nil {
+		return -1, err
+	}
+	return n.runSupervised(ctx, k, cmd, stdout, stderr)
 }
 
 // execOn runs an exec request on its node through that node's agent.

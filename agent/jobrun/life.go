@@ -16,7 +16,8 @@ import (
 )
 
 // An agent's life runs from one start to its stop. The processes of a life die with it (the
-// job loop kills them on stop, Pdeathsig on a crash), so an attempt this node joined in an
+// job loop kills them on stop, Pdeathsig on a crash), but for the attempts that run under
+// supervisors, which the next life adopts (adopt.go), so an attempt this node joined in an
 // earlier life is over here, whatever the replicated state still says: a restart is faster
 // than gossip's failure detector, and a restarted head would otherwise launch the attempt a
 // second time under the same number. Before this node reserves, launches or runs anything, it
@@ -37,11 +38,12 @@ func newLife() life {
 
 // settleLastLife commits node_restarted for this node, retrying until it is committed or ctx
 // ends, and waits until the local FSM has applied it. It reports whether the node may act.
-func (n *Node) settleLastLife(ctx context.Context) bool {
+// Adopted are the attempts whose supervisors outlived the last life (adopt.go): they stay running.
+func (n *Node) settleLastLife(ctx context.Context, adopted []raftfsm.AttemptRef) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		b, err := raftfsm.Encode(raftfsm.CmdNodeRestarted, n.now(), raftfsm.NodeRestarted{Node: n.cfg.Name})
+		b, err := raftfsm.Encode(raftfsm.CmdNodeRestarted, n.now(), raftfsm.NodeRestarted{Node: n.cfg.Name, Adopted: adopted})
 		if err != nil {
 			n.log.Error("encode node_restarted", "err", err)
 			return false

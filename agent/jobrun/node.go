@@ -207,6 +207,12 @@ type Node struct {
 	upkeep    atomic.Bool
 	// lease is this node's lease with the leader (fence.go).
 	lease leaseState
+	// supervised are the process groups of the attempts that run under
+	// supervisors (supervised.go), started in this life or adopted.
+	supervised map[Key]int
+	// leaving makes Run's end leave the supervised attempts running
+	// (LeaveRunning).
+	leaving atomic.Bool
 
 	// wg holds the launchers and acknowledgements Run started; Run waits for them.
 	wg sync.WaitGroup
@@ -223,7 +229,8 @@ func New(cfg Config, deps Deps) (*Node, error) {
 	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, after: time.After, procs: newProcTable(deps.Now), life: newLife(),
 		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
 		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{},
-		tmpTag: tempTag(cfg.DataDir)}
+		supervised: map[Key]int{},
+		tmpTag:     tempTag(cfg.DataDir)}
 	if n.cfg.Exec == "" {
 		var err error
 		if n.cfg.Exec, err = ExecBin(cfg.Bin); err != nil {

@@ -22,12 +22,22 @@ const ackResend = 2 * time.Second
 // launchers it started.
 func (n *Node) Run(ctx context.Context) {
 	defer n.wg.Wait()
-	n.removeLeftoverCgroups()
-	n.removeLeftoverTempDirs()
-	n.startFence()
-	if !n.settleLastLife(ctx) {
-		n.stopFence()
+	found := n.findSupervised()
+	n.claimAdopted(found)
+	alive := aliveKeys(found)
+	n.removeLeftoverCgroups(alive)
+	n.removeLeftoverTempDirs(alive)
+	n.startFence(len(alive) > 0)
+	if !n.settleLastLife(ctx, adoptedRefs(found)) {
+		n.stopJobs(ctx)
 		return
+	}
+	for _, a := range found {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.adopt(ctx, a)
+		}()
 	}
 	n.wg.Add(1)
 	go func() {
@@ -41,16 +51,7 @@ func (n *Node) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			for _, k := range n.procs.keys() {
-				n.procs.kill(k, 0)
-			}
-			for _, k := range n.cgroupKeys() {
-				n.endCgroup(ctx, k, 0, false)
-			}
-			n.sweep(nil) // an agent that stops takes its ranks with it
-			n.removeOMPIDirs(true)
-			n.removeCapabilityFiles(true)
-			n.stopFence()
+			n.stopJobs(ctx)
 			return
 		case <-tick.C:
 		case <-n.d.Applied:
@@ -59,6 +60,46 @@ func (n *Node) Run(ctx context.Context) {
 			last, lastFull = idx, n.now()
 			n.reconcile(ctx)
 		}
+	}
+}
+
+// stopJobs ends the node's job processes as Run ends: all of them, or,
+// when the node was told to LeaveRunning, all but the attempts that run
+// under supervisors, which keep the lease they had (the fence guard stops
+// them once it lapses) for the next life to adopt.
+func (n *Node) stopJobs(ctx context.Context) {
+	keep := map[Key]bool{}
+	if n.leaving.Load() {
+		for k := range n.supervisedGroups() {
+			keep[k] = true
+		}
+	}
+	for _, k := range n.procs.keys() {
+		if !keep[k] {
+			n.procs.kill(k, 0)
+		}
+	}
+	for k, g := range n.supervisedGroups() {
+		if !keep[k] {
+			n.killGroup(g, 0)
+			n.forgetSupervisor(k)
+		}
+	}
+	for _, k := range n.cgroupKeys() {
+		if !keep[k] {
+			n.endCgroup(ctx, k, 0, false)
+		}
+	}
+	n.sweep(keep) // an agent that stops takes its ranks with it
+	n.removeOMPIDirs(true)
+	if len(keep) == 0 {
+		n.removeCapabilityFiles(true)
+		n.stopFence()
+		return
+	}
+	n.log.Info("leaving attempts running under their supervisors for the agent's next life", "attempts", len(keep))
+	if err := n.writeLease(); err != nil {
+		n.log.Error("the attempts left running have no fence guard lease", "err", err)
 	}
 }
 
@@ -99,6 +140,13 @@ func (n *Node) reconcile(ctx context.Context) {
 		if !live[k] {
 			n.log.Info("killing processes of an attempt that is no longer live", "job", k.Job, "attempt", k.Attempt)
 			n.procs.kill(k, 2*time.Second)
+			ended = true
+		}
+	}
+	for k, g := range n.supervisedGroups() {
+		if !live[k] && len(n.procs.pids(k)) == 0 { // adopted: not in procs
+			n.log.Info("killing an adopted attempt that is no longer live", "job", k.Job, "attempt", k.Attempt)
+			n.killGroup(g, 2*time.Second)
 			ended = true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -42,9 +43,17 @@ func (n *Node) tempPrefix(kind string, k Key) string {
 // root; an Open MPI session base has been handed to the job's owner, and
 // root does nothing inside a directory of a user's: it goes through the
 // job helper, as that user.
-func (n *Node) removeLeftoverTempDirs() {
+//
+// The directories of adopted attempts stay, with the capability files of
+// the earlier life, which their processes may still read; a later life
+// without adoptions removes those.
+func (n *Node) removeLeftoverTempDirs(adopted map[Key]bool) {
 	var found []string
-	for _, kind := range []string{"job", "ompi", "caps"} {
+	kinds := []string{"job", "ompi", "caps"}
+	if len(adopted) > 0 {
+		kinds = kinds[:2]
+	}
+	for _, kind := range kinds {
 		m, err := filepath.Glob(filepath.Join(os.TempDir(), "shoal-"+kind+"*-"+n.tmpTag+"-*"))
 		if err != nil {
 			n.log.Warn("list leftover attempt directories", "err", err)
@@ -60,6 +69,9 @@ func (n *Node) removeLeftoverTempDirs() {
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !ok {
+			continue
+		}
+		if adoptedTempDir(filepath.Base(dir), n, adopted) {
 			continue
 		}
 		n.log.Info("removing an attempt directory of an earlier life", "dir", dir)
@@ -81,4 +93,17 @@ func (n *Node) removeAsUID(uid uint32, dir string) error {
 		return fmt.Errorf("owner uid %d: %w", uid, err)
 	}
 	return n.asOwner(u.Username, "", dir)
+}
+
+// adoptedTempDir reports whether name is a temporary directory of one of
+// the adopted attempts.
+func adoptedTempDir(name string, n *Node, adopted map[Key]bool) bool {
+	for k := range adopted {
+		for _, kind := range []string{"job", "ompi"} {
+			if strings.HasPrefix(name, n.tempPrefix(kind, k)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -15,7 +15,7 @@ import (
 // BenchmarkStart times what a job start pays once per process: the job
 // helper running /bin/true, and the remote shell's start (`rsh` outside a
 // job, which exits at once), from the whole shoal binary and from
-// shoal-exec, both built here:
+// shoal-exec, both built here; and the helper under its supervisor:
 //
 //	go test -run '^$' -bench Start -benchtime 200x ./cmd/shoal-exec/
 //
@@ -39,6 +39,32 @@ func BenchmarkStart(b *testing.B) {
 			for b.Loop() {
 				c, err := jobexec.Command(bin, jobexec.Spec{Dir: "/"}, []string{"/bin/true"})
 				if err != nil {
+					b.Fatal(err)
+				}
+				if err := jobexec.Start(c); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportChildCPU(b, before)
+		})
+		// The same start under the supervisor that lets a single-copy
+		// job outlive an agent restart: one more process start and two
+		// small files written.
+		b.Run("supervised/"+name, func(b *testing.B) {
+			state := filepath.Join(b.TempDir(), "supervisor")
+			before := childCPU(b)
+			for b.Loop() {
+				if err := jobexec.PrepareStateDir(state); err != nil {
+					b.Fatal(err)
+				}
+				c, err := jobexec.Command(bin, jobexec.Spec{Dir: "/"}, []string{"/bin/true"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := jobexec.Supervise(c, state); err != nil {
 					b.Fatal(err)
 				}
 				if err := jobexec.Start(c); err != nil {

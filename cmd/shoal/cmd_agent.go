@@ -21,7 +21,11 @@ func agentCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "agent",
 		Usage: "run the shoal agent on this node",
-		Description: `Runs until SIGINT or SIGTERM, then leaves the cluster gracefully.
+		Description: `Runs until SIGINT or SIGTERM, then ends this node's jobs and leaves the cluster
+gracefully. SIGUSR2 stops it for a restart instead (the packaged unit's
+RestartKillSignal): a job that runs as one process on this node keeps
+running under its supervisor and the agent's next start adopts it; other
+jobs' processes here end.
 
 Examples:
   # first three nodes of a new cluster
@@ -236,6 +240,11 @@ func runAgent(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitFailure)
 	}
+	// SIGUSR2 is a restart: registered before the agent starts, so that
+	// an early one does not end the agent (its default action) with its jobs.
+	restart := make(chan os.Signal, 1)
+	signal.Notify(restart, syscall.SIGUSR2)
+	defer signal.Stop(restart)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := ag.Start(ctx); err != nil {
@@ -264,6 +273,12 @@ func runAgent(c *cli.Context) error {
 		case <-ctx.Done():
 		case <-hup:
 			reload(c, a, level, ag, log)
+		case <-restart:
+			log.Info("SIGUSR2: stopping for a restart; supervised jobs keep running")
+			if err := ag.ShutdownForRestart(); err != nil {
+				return cli.Exit(err.Error(), exitFailure)
+			}
+			return nil
 		}
 	}
 	log.Info("signal received, leaving the cluster")

@@ -1,0 +1,279 @@
+package jobexec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor's state directory holds two files, each written whole
+// under a temporary name and renamed into place: recordFile, written
+// before the job starts, and statusFile, once it has ended. The directory
+// belongs to the agent's user with mode 0700, in the agent's data
+// directory, which no job's user can reach: a job cannot forge its own
+// end. Readers check that again (ReadState).
+const (
+	recordFile = "supervisor.json"
+	statusFile = "status.json"
+)
+
+// Record names a supervisor process: its pid and its start time in clock
+// ticks since boot (/proc/PID/stat), so that a pid the kernel has reused
+// since is not taken for it.
+type Record struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start_ticks"`
+}
+
+// Status is how a supervised job ended.
+type Status struct {
+	// ExitCode is the job's exit status, or 128 plus the signal that
+	// killed it.
+	ExitCode int `json:"exit_code"`
+	// Signal is the signal that killed the job; 0 when it exited.
+	Signal int `json:"signal,omitempty"`
+}
+
+// PrepareStateDir creates a supervisor's state directory: the agent's own,
+// mode 0700. A directory already there from an earlier attempt start is
+// emptied of its records.
+func PrepareStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("supervisor state dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("supervisor state dir: %w", err)
+	}
+	if err := checkStateDir(dir); err != nil {
+		return err
+	}
+	for _, f := range []string{recordFile, statusFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("supervisor state dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkStateDir refuses a state directory that is a link, is not this
+// process's user's, or that anyone else may write or enter.
+func checkStateDir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("supervisor state dir %s: %w", dir, err)
+	}
+	if err := ownedPrivate(st, unix.S_IFDIR); err != nil {
+		return fmt.Errorf("supervisor state dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// ownedPrivate checks that a file is of type typ, belongs to this
+// process's user, and gives nobody else any access.
+func ownedPrivate(st unix.Stat_t, typ uint32) error {
+	switch {
+	case st.Mode&unix.S_IFMT != typ:
+		return fmt.Errorf("not a %s (mode %o)", typeName(typ), st.Mode)
+	case st.Uid != uint32(os.Geteuid()):
+		return fmt.Errorf("owned by uid %d, not %d", st.Uid, os.Geteuid())
+	case st.Mode&0o077 != 0:
+		return fmt.Errorf("mode %04o lets others in", st.Mode&0o7777)
+	}
+	return nil
+}
+
+func typeName(typ uint32) string {
+	if typ == unix.S_IFDIR {
+		return "directory"
+	}
+	return "regular file"
+}
+
+// writeStateFile writes v as name in dir, atomically.
+func writeStateFile(dir, name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("supervisor %s: %w", name, err)
+	}
+	tmp, err := os.CreateTemp(dir, name+".*")
+	if err != nil {
+		return fmt.Errorf("supervisor %s: %w", name, err)
+	}
+	// No fsync: the files need to outlive the agent, not the machine. A
+	// machine that goes down takes the supervisor and its job with it, and
+	// a record it left torn reads as unreadable: the attempt is failed
+	// with retry. An fsync of each would cost a job start tens of
+	// milliseconds on a busy disk.
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("supervisor %s: %w", name, err)
+	}
+	return nil
+}
+
+// readStateFile reads name in dir into v; ok is false when it is not
+// there. A file that is a link, or that is not the agent's user's alone,
+// is an error, never read.
+func readStateFile(dir, name string, v any) (ok bool, err error) {
+	fd, err := unix.Open(filepath.Join(dir, name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("supervisor %s: %w", filepath.Join(dir, name), err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, fmt.Errorf("supervisor %s: %w", filepath.Join(dir, name), err)
+	}
+	if err := ownedPrivate(st, unix.S_IFREG); err != nil {
+		return false, fmt.Errorf("supervisor %s: %w", filepath.Join(dir, name), err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return false, fmt.Errorf("supervisor %s: %w", filepath.Join(dir, name), err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("supervisor %s: %w", filepath.Join(dir, name), err)
+	}
+	return true, nil
+}
+
+// State is what a supervisor's state directory says of its attempt.
+type State struct {
+	// Record names the supervisor; nil when it never wrote one (it did not
+	// start).
+	Record *Record
+	// Alive is whether that supervisor still runs.
+	Alive bool
+	// Status is how the job ended; nil while it runs, or when the
+	// supervisor died without saying (killed with its job).
+	Status *Status
+}
+
+// ReadState reads a supervisor's state directory. The status is read
+// after the liveness check: a supervisor that writes it and exits in
+// between is seen dead with a status, never dead without one.
+func ReadState(dir string) (State, error) {
+	if err := checkStateDir(dir); err != nil {
+		return State{}, err
+	}
+	var s State
+	var r Record
+	ok, err := readStateFile(dir, recordFile, &r)
+	if err != nil || !ok {
+		return s, err
+	}
+	s.Record = &r
+	s.Alive = Alive(r)
+	var st Status
+	if ok, err = readStateFile(dir, statusFile, &st); err != nil {
+		return s, err
+	}
+	if ok {
+		s.Status = &st
+	}
+	return s, nil
+}
+
+// Alive reports whether the process r names runs: its pid exists, has
+// not exited (a zombie has), and started when r says.
+func Alive(r Record) bool {
+	if r.PID <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(r.PID) + "/stat")
+	if err != nil {
+		return false
+	}
+	state, start, err := parseStat(string(stat))
+	return err == nil && start == r.Start && state != 'Z' && state != 'X'
+}
+
+// procStartTime is a process's start time in clock ticks since boot.
+func procStartTime(pid int) (uint64, error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("start time of pid %d: %w", pid, err)
+	}
+	_, start, err := parseStat(string(stat))
+	if err != nil {
+		return 0, fmt.Errorf("start time of pid %d: %w", pid, err)
+	}
+	return start, nil
+}
+
+// parseStat reads the state (field 3) and start time (field 22) of a
+// /proc/PID/stat line. The command name (field 2) is in parentheses and
+// may hold spaces and parentheses itself: fields are counted after the
+// last ')'.
+func parseStat(line string) (state byte, start uint64, err error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, 0, errors.New("malformed /proc stat line")
+	}
+	f := strings.Fields(line[i+1:])
+	if len(f) < 20 || len(f[0]) != 1 {
+		return 0, 0, errors.New("malformed /proc stat line")
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("malformed /proc stat start time: %w", err)
+	}
+	return f[0][0], start, nil
+}
+
+// WaitExit blocks until the process r names has exited, or returns at
+// once if it has (or is not r's any more). It waits on a pidfd, which
+// works for a process that is not this one's child: an adopted
+// supervisor's parent is init.
+func WaitExit(r Record, cancel <-chan struct{}) error {
+	fd, err := unix.PidfdOpen(r.PID, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("watch supervisor pid %d: %w", r.PID, err)
+	}
+	defer unix.Close(fd)
+	// The pidfd names whatever holds the pid now: check it is still r's.
+	if !Alive(r) {
+		return nil
+	}
+	for {
+		select {
+		case <-cancel:
+			return errors.New("stopped waiting")
+		default:
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 200) // wakes to see cancel
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			return fmt.Errorf("watch supervisor pid %d: %w", r.PID, err)
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// Group is the process group of a supervised job: the supervisor's pid.
+func (r Record) Group() int { return r.PID }
