@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shoal-hpc/shoal/internal/swapfile"
 )
 
 // Lease is what the guard enforces: until when the node may run its
@@ -56,19 +58,7 @@ func Write(dir string, l Lease) error {
 	if err != nil {
 		return fmt.Errorf("encode lease: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, leaseFile+".*")
-	if err != nil {
-		return fmt.Errorf("write lease: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, leaseFile))
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := swapfile.Write(dir, leaseFile, b); err != nil {
 		return fmt.Errorf("write lease: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shoal-hpc/shoal/internal/swapfile"
 )
 
 // The supervisor's state directory holds two files, each written whole
@@ -104,25 +106,10 @@ func writeStateFile(dir, name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("supervisor %s: %w", name, err)
 	}
-	tmp, err := os.CreateTemp(dir, name+".*")
-	if err != nil {
-		return fmt.Errorf("supervisor %s: %w", name, err)
-	}
-	// No fsync: the files need to outlive the agent, not the machine. A
-	// machine that goes down takes the supervisor and its job with it, and
-	// a record it left torn reads as unreadable: the attempt is failed
-	// with retry. An fsync of each would cost a job start tens of
-	// milliseconds on a busy disk.
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("supervisor %s: %w", name, err)
+	// The supervisor's records outlive the agent, not the machine: see
+	// package swapfile for why they are not synced.
+	if err := swapfile.Write(dir, name, b); err != nil {
+		return fmt.Errorf("supervisor: %w", err)
 	}
 	return nil
 }
