@@ -55,19 +55,35 @@ func helper(specJSON string, argv []string) int {
 	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
 		return fail(fmt.Errorf("job helper: bad spec: %w", err))
 	}
-	// The job's environment is data until the exec: read it now, apply it
-	// only after the identity change.
-	envPipe := os.NewFile(envFD, "environment")
-	envJSON, err := io.ReadAll(envPipe)
-	envPipe.Close()
-	if err != nil {
-		return fail(fmt.Errorf("job helper: read the job's environment: %w", err))
-	}
 	var env []string
-	if err := json.Unmarshal(envJSON, &env); err != nil {
-		return fail(fmt.Errorf("job helper: bad environment: %w", err))
+	if s.Warm {
+		// The root part first, then the command: what is slow to start
+		// is done before the command is due (warm.go).
+		if err := s.setUpRoot(); err != nil {
+			return fail(err)
+		}
+		c, err := takeCommand()
+		if err != nil {
+			return fail(err)
+		}
+		argv, env = c.Argv, c.Env
+	} else {
+		// The job's environment is data until the exec: read it now, apply it
+		// only after the identity change.
+		envPipe := os.NewFile(envFD, "environment")
+		envJSON, err := io.ReadAll(envPipe)
+		envPipe.Close()
+		if err != nil {
+			return fail(fmt.Errorf("job helper: read the job's environment: %w", err))
+		}
+		if err := json.Unmarshal(envJSON, &env); err != nil {
+			return fail(fmt.Errorf("job helper: bad environment: %w", err))
+		}
+		if err := s.setUpRoot(); err != nil {
+			return fail(err)
+		}
 	}
-	if err := s.setUp(); err != nil {
+	if err := s.setUpUser(); err != nil {
 		return fail(err)
 	}
 	if len(s.Create) > 0 {
@@ -116,10 +132,10 @@ func lastWins(env []string) []string {
 	return out
 }
 
-// setUp does everything but the exec, in the order the package comment
-// gives: the cgroup and what else needs root first, then the identity,
-// then the paths.
-func (s *Spec) setUp() error {
+// setUpRoot and setUpUser do everything but the exec, in the order the
+// package comment gives: the cgroup and what else needs root first, then
+// the identity, then the paths.
+func (s *Spec) setUpRoot() error {
 	if err := joinCgroups(s.Cgroup); err != nil {
 		return err
 	}
@@ -133,6 +149,10 @@ func (s *Spec) setUp() error {
 			return err
 		}
 	}
+	return nil
+}
+
+func (s *Spec) setUpUser() error {
 	if c := s.Cred; c != nil {
 		groups := make([]int, len(c.Groups))
 		for i, g := range c.Groups {

@@ -45,6 +45,10 @@ type Spec struct {
 	// parent-death signal, so the helper sets it again and gives up if its
 	// parent is already gone. 0: no parent-death signal.
 	Parent int `json:"parent,omitempty"`
+	// Warm starts the helper before its command (StartWarm): it joins
+	// Cgroup and sets Limits and OOMScoreAdj, then waits for the command,
+	// its environment and its standard streams on fd 4 before the rest.
+	Warm bool `json:"warm,omitempty"`
 }
 
 // Cred is a user identity with its supplementary groups.
