@@ -209,7 +209,8 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	// its output is read for a little longer, then the attempt goes on to
 	// its end, where the cgroup's kill reaches the escapee.
 	cmd.WaitDelay = outputGrace
-	if err := jobexec.Start(cmd); err != nil {
+	wait, err := n.startProcess(k, cmd)
+	if err != nil {
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}
 	launchtrace.Mark(ctx, n.log, launchtrace.HelperStarted, k.Job, k.Attempt, n.now())
@@ -218,7 +219,7 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 	n.leaseCovers(k)
 	defer n.procs.remove(k, pid)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- wait() }()
 	select {
 	case err := <-done:
 		n.reportOOM(ctx, k)

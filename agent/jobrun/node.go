@@ -182,6 +182,8 @@ type Node struct {
 	procs *procTable
 	// cgroups are the attempts' cgroups on this node (cgroups.go).
 	cgroups cgroupTable
+	// warm are the attempts' job helpers started ahead of their command (warm.go).
+	warm warmTable
 	// life is this run of the agent (life.go): nothing of a job starts here before it settles.
 	life life
 	// jobLimits are the limits the job helper sets for every job process.
@@ -228,6 +230,7 @@ func New(cfg Config, deps Deps) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, after: time.After, procs: newProcTable(deps.Now), life: newLife(),
 		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
+		warm:     warmTable{m: map[Key][]warmHelper{}},
 		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{},
 		supervised: map[Key]int{},
 		tmpTag:     tempTag(cfg.DataDir)}

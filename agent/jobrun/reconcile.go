@@ -68,6 +68,7 @@ func (n *Node) Run(ctx context.Context) {
 // under supervisors, which keep the lease they had (the fence guard stops
 // them once it lapses) for the next life to adopt.
 func (n *Node) stopJobs(ctx context.Context) {
+	n.dropWarm(nil) // a warm helper is no job process yet: none outlives the agent
 	keep := map[Key]bool{}
 	if n.leaving.Load() {
 		for k := range n.supervisedGroups() {
@@ -106,7 +107,7 @@ func (n *Node) stopJobs(ctx context.Context) {
 func (n *Node) reconcile(ctx context.Context) {
 	var jobs []*raftfsm.Job
 	n.d.State.View(func(s *raftfsm.State) { jobs = raftfsm.LiveJobs(s) })
-	live := map[Key]bool{}
+	live, running := map[Key]bool{}, map[Key]bool{}
 	self := n.cfg.Name
 	for _, j := range jobs {
 		att := j.Current()
@@ -120,6 +121,7 @@ func (n *Node) reconcile(ctx context.Context) {
 				n.reserve(ctx, k, gpus)
 			}
 		case raftfsm.StateRunning:
+			running[k] = true
 			// An elastic attempt asked to resize: its processes here checkpoint and exit 75.
 			if j.Elastic != nil && j.Elastic.ResizeAttempt == att.N && len(n.procs.pids(k)) > 0 {
 				n.signalResize(k)
@@ -135,6 +137,9 @@ func (n *Node) reconcile(ctx context.Context) {
 		}
 	}
 	n.watchOOM(ctx, live)
+	n.dropWarm(func(k Key, started time.Time) bool {
+		return live[k] && (!running[k] || n.now().Sub(started) < warmSpare)
+	})
 	ended := false
 	for _, k := range n.procs.keys() {
 		if !live[k] {
@@ -228,5 +233,8 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 			return
 		}
 		launchtrace.Mark(ctx, n.log, launchtrace.AckCommitted, k.Job, k.Attempt, n.now())
+		// After the acknowledgement, whose GPUs the cgroup's device rules
+		// follow; start_job comes once every host has acknowledged.
+		n.warmUp(k)
 	}()
 }

@@ -1,0 +1,169 @@
+package jobrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/confine"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// warmNode is a test node, confined when the machine lets it, with a job
+// of the test's own user placed on it and acknowledged, not started, and
+// its warm helper up.
+func warmNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raftfsm.Result, Key, []int) {
+	t.Helper()
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := raftfsm.New()
+	apply := applier(t, f)
+	n := testNode(t, f, func() {})
+	if os.Geteuid() == 0 {
+		m, err := OpenCgroups("n0", n.cfg.DataDir, confine.DefaultConfig())
+		if err != nil {
+			t.Logf("unconfined: %v", err)
+		} else {
+			t.Cleanup(func() { _ = m.Close() })
+			n.cfg.Cgroups = m
+		}
+	}
+	id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "warm", Owner: me.Username, Spec: spec}).JobID
+	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: spec.NP}}})
+	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
+	k := Key{Job: id, Attempt: 1}
+	n.warmUp(k)
+	pids := n.warmPids()[k]
+	if len(pids) == 0 {
+		t.Fatal("no warm helper for an acknowledged attempt")
+	}
+	t.Cleanup(func() { n.dropWarm(nil); n.wg.Wait() })
+	return n, apply, k, pids
+}
+
+// oneCopy is a job of one copy of a command, in /.
+var oneCopy = raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1, Workdir: "/"}
+
+// A warm helper, and the cgroup made for it, go when the attempt is
+// killed before it starts: the helper is killed and reaped, the cgroup
+// removed.
+func TestWarmHelperGoesWithAnAttemptKilledBeforeItStarts(t *testing.T) {
+	t.Parallel()
+	n, apply, k, pids := warmNode(t, oneCopy)
+	pid := pids[0]
+	if n.cfg.Cgroups != nil {
+		cg := n.cgroupKeys()
+		if len(cg) != 1 || cg[0] != k {
+			t.Fatalf("cgroups %v, want the attempt's, made with its warm helper", cg)
+		}
+		dir := n.cgroups.live[k].cg.Dirs()[0]
+		waitUntil(t, func() bool {
+			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			return bytes.Contains(b, []byte(strconv.Itoa(pid)+"\n"))
+		}, "the warm helper in the attempt's cgroup")
+	}
+	me, _ := user.Current()
+	apply(raftfsm.CmdKillJob, raftfsm.KillJob{ID: k.Job, User: me.Username})
+	// Cancelled: the usage record it proposes would retry for ever here.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n.reconcile(ctx)
+	n.wg.Wait()
+	if _, ok := n.warmPids()[k]; ok {
+		t.Error("the killed attempt still has a warm helper")
+	}
+	// Reaped, not a zombie: the pid is gone.
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the warm helper %d of a killed attempt: kill(0) = %v, want it gone", pid, err)
+	}
+	if n.cfg.Cgroups != nil {
+		if names, err := n.cfg.Cgroups.List(); err != nil || len(names) != 0 {
+			t.Errorf("cgroups left after the attempt was killed: %v %v", names, err)
+		}
+	}
+}
+
+// A started attempt's first process here runs on its warm helper, as the
+// owner would see a process started the ordinary way.
+func TestAttemptRunsOnItsWarmHelper(t *testing.T) {
+	t.Parallel()
+	n, apply, k, pids := warmNode(t, oneCopy)
+	pid := pids[0]
+	apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: k.Job, Attempt: 1})
+	j, err := n.runnable(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := n.Command(j, k, []string{"sh", "-c", `echo $$ $SHOAL_JOB_ID; pwd`}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, err := n.RunStreaming(ctx, k, cmd, &out, &errOut)
+	if err != nil || code != 0 {
+		t.Fatalf("RunStreaming = %d, %v; stderr %q", code, err, errOut.String())
+	}
+	if want := strconv.Itoa(pid) + " " + strconv.FormatUint(k.Job, 10) + "\n/\n"; out.String() != want {
+		t.Errorf("the job printed %q, want %q: its pid the warm helper's", out.String(), want)
+	}
+	if _, ok := n.warmPids()[k]; ok {
+		t.Error("a used warm helper is still in the table")
+	}
+}
+
+// The head of an MPICH job warms two helpers (the launcher and the
+// proxy Hydra may start through the remote shell); one still unused
+// warmSpare after it started, once the attempt runs, is killed, and none
+// before the attempt runs.
+func TestUnusedWarmHelperOfARunningAttemptGoes(t *testing.T) {
+	t.Parallel()
+	n, apply, k, pids := warmNode(t, raftfsm.JobSpec{Cmd: []string{"true"}, NP: 2, MPI: "mpich", Workdir: "/"})
+	if len(pids) != 2 {
+		t.Fatalf("the head of an MPICH job has %d warm helpers, want 2", len(pids))
+	}
+	later := time.Now().Add(2 * warmSpare)
+	n.now = func() time.Time { return later }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n.reconcile(ctx) // launching: both kept however old
+	if got := n.warmPids()[k]; len(got) != 2 {
+		t.Fatalf("warm helpers of an attempt not yet running: %v, want both kept", got)
+	}
+	apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: k.Job, Attempt: 1})
+	n.mu.Lock()
+	n.launched[k] = true // the launcher is not the test's
+	n.mu.Unlock()
+	n.reconcile(ctx)
+	n.wg.Wait()
+	if got := n.warmPids()[k]; len(got) != 0 {
+		t.Errorf("warm helpers %v still there %v after they started, the attempt running", got, 2*warmSpare)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("spare warm helper %d: kill(0) = %v, want it gone", pid, err)
+		}
+	}
+}
+
+// waitUntil polls cond, a state of another process that announces nothing,
+// until it holds or 10 s pass.
+func waitUntil(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
