@@ -23,6 +23,14 @@
 //	err := jobexec.Start(cmd)               // returns once the job is running, or why it is not
 //	err = jobexec.Run(exe, spec)            // no argv: only the filesystem work, as the user
 //
+//	w, err := jobexec.StartWarm(exe, spec)  // ahead of the command: cgroup, limits, then it waits
+//	wait, err := w.Start(cmd)               // cmd made by Command with the same spec; wait, not cmd.Wait
+//
+// A warm helper (warm.go) takes the command, its environment and its
+// standard streams (as descriptors) on a socket only the agent holds, and
+// refuses a command of another spec; from the identity change on it does
+// what a helper started with the command does.
+//
 // The helper reports why it could not start the job on a status pipe (fd 3,
 // close-on-exec), the way os/exec reports a failed execve: a successful exec
 // closes the pipe, so Start reads either nothing or the reason.

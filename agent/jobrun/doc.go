@@ -24,7 +24,9 @@
 // attempt's first process here, joined by the job helper before it executes
 // anything, with the job's --mem and a CPU quota of --cpus-per-rank × its
 // ranks here; an OOM kill committed at once; usage recorded and the cgroup
-// removed at the attempt's end), sweep.go (the SHOAL_PROC marker and the
+// removed at the attempt's end), warm.go (the job helpers of an
+// attempt's first processes here, started in its cgroup once the node's
+// reservation is committed, waiting for their commands), sweep.go (the SHOAL_PROC marker and the
 // /proc sweep, the second net and the only one on a node without cgroups),
 // life.go (a restarted
 // agent first fails the attempts of its last life), steps.go (a batch
