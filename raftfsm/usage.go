@@ -71,7 +71,8 @@ type NodeUsage struct {
 	// CPUSeconds is the total CPU time (user + system as the kernel sums it).
 	CPUSeconds  float64 `json:"cpu_s"`
 	MaxRSSBytes uint64  `json:"max_rss"`
-	// Wall is from the cgroup's creation to the attempt's end on the node.
+	// Wall is from the start of the attempt's first process on the node
+	// to the attempt's end there.
 	Wall time.Duration `json:"wall,omitempty"`
 	// MemLimit is the memory limit in force, 0 for none.
 	MemLimit uint64 `json:"mem_limit,omitempty"`

@@ -40,6 +40,10 @@ type attemptCgroup struct {
 	cg      *confine.Cgroup
 	limits  confine.Limits
 	created time.Time
+	// started is when the attempt's first process here started (zero
+	// until then): the cgroup is made ahead of it (warm.go), and what
+	// raft records is the attempt's time on the node.
+	started time.Time
 	// oomReported is set once an OOM kill was committed (reportOOM).
 	oomReported bool
 }
@@ -195,6 +199,15 @@ func (n *Node) cgroupKeys() []Key {
 	return keysOf(n.cgroups.live)
 }
 
+// cgroupStarted notes that a process of attempt k started here.
+func (n *Node) cgroupStarted(k Key) {
+	n.cgroups.mu.Lock()
+	defer n.cgroups.mu.Unlock()
+	if ac := n.cgroups.live[k]; ac != nil && ac.started.IsZero() {
+		ac.started = n.now()
+	}
+}
+
 // takeCgroup removes attempt k's cgroup from the table and returns it.
 func (n *Node) takeCgroup(k Key) *attemptCgroup {
 	n.cgroups.mu.Lock()
@@ -227,7 +240,10 @@ func (n *Node) endCgroup(ctx context.Context, k Key, grace time.Duration, record
 		n.log.Warn("delete the attempt's cgroup", "job", k.Job, "attempt", k.Attempt, "err", err)
 	}
 	launchtrace.Mark(ctx, n.log, launchtrace.CgroupRemoved, k.Job, k.Attempt, n.now())
-	if record && err == nil {
+	// An attempt that started nothing here (killed while its warm helper
+	// waited) used nothing of the node's: no record, as before a cgroup
+	// was made ahead of its first process.
+	if record && err == nil && !ac.started.IsZero() {
 		nu := n.nodeUsage(ac, u)
 		nu.Final = true
 		n.proposeUsage(ctx, k, nu)
@@ -255,8 +271,12 @@ func terminate(cg *confine.Cgroup, grace time.Duration) {
 
 // nodeUsage is what raft records of a cgroup's usage.
 func (n *Node) nodeUsage(ac *attemptCgroup, u confine.Usage) raftfsm.NodeUsage {
+	from := ac.started
+	if from.IsZero() {
+		from = ac.created
+	}
 	nu := raftfsm.NodeUsage{Node: n.cfg.Name, UserSeconds: u.User.Seconds(), SystemSeconds: u.System.Seconds(),
-		CPUSeconds: u.CPUSeconds(), MaxRSSBytes: u.PeakMemory, Wall: n.now().Sub(ac.created).Round(time.Millisecond),
+		CPUSeconds: u.CPUSeconds(), MaxRSSBytes: u.PeakMemory, Wall: n.now().Sub(from).Round(time.Millisecond),
 		MemLimit: u.MemoryLimit, OOMKills: u.OOMKills}
 	if nu.MemLimit == 0 {
 		nu.MemLimit = ac.limits.MemoryBytes

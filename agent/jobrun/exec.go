@@ -214,6 +214,7 @@ func (n *Node) RunStreaming(ctx context.Context, k Key, cmd *exec.Cmd, stdout, s
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}
 	launchtrace.Mark(ctx, n.log, launchtrace.HelperStarted, k.Job, k.Attempt, n.now())
+	n.cgroupStarted(k)
 	pid := cmd.Process.Pid
 	n.procs.add(k, cmd)
 	n.leaseCovers(k)

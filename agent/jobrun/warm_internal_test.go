@@ -8,10 +8,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/confine"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -71,12 +73,16 @@ func TestWarmHelperGoesWithAnAttemptKilledBeforeItStarts(t *testing.T) {
 			return bytes.Contains(b, []byte(strconv.Itoa(pid)+"\n"))
 		}, "the warm helper in the attempt's cgroup")
 	}
+	var usage atomic.Int32
+	n.d.Propose = func(_ context.Context, b []byte) (api.ApplyResult, error) {
+		if c, err := raftfsm.Decode(b); err == nil && c.Type == raftfsm.CmdRecordUsage {
+			usage.Add(1)
+		}
+		return api.ApplyResult{}, nil
+	}
 	me, _ := user.Current()
 	apply(raftfsm.CmdKillJob, raftfsm.KillJob{ID: k.Job, User: me.Username})
-	// Cancelled: the usage record it proposes would retry for ever here.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	n.reconcile(ctx)
+	n.reconcile(context.Background())
 	n.wg.Wait()
 	if _, ok := n.warmPids()[k]; ok {
 		t.Error("the killed attempt still has a warm helper")
@@ -89,6 +95,9 @@ func TestWarmHelperGoesWithAnAttemptKilledBeforeItStarts(t *testing.T) {
 		if names, err := n.cfg.Cgroups.List(); err != nil || len(names) != 0 {
 			t.Errorf("cgroups left after the attempt was killed: %v %v", names, err)
 		}
+	}
+	if c := usage.Load(); c != 0 {
+		t.Errorf("%d usage records proposed for an attempt that started nothing here", c)
 	}
 }
 
