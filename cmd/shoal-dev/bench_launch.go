@@ -30,7 +30,9 @@ import (
 // with debug JSON logs, whose launch stage lines (internal/launchtrace)
 // say when each job reached each stage, on the same clock as the client.
 // A last row per run times `shoal run -n 1 --mpi none -- true` from
-// start to return.
+// start to return. Last, per job process and on its own node, the time
+// from the moment it was due (the launcher's begin on the head, a remote
+// exec's arrival) to its job helper having executed it.
 //
 // With -vs, other binaries (comma-separated) each run on a 4-agent
 // cluster of their own (the next 12 ports each), and every run goes to
@@ -171,6 +173,11 @@ func (sd *launchSide) print(w io.Writer, ns []int, runs int) error {
 		return err
 	}
 	gaps.print(w)
+	spans, err := readHelperSpans(sd.p)
+	if err != nil {
+		return err
+	}
+	spans.print(w)
 	return nil
 }
 
