@@ -53,12 +53,16 @@ const maxWarm = 4
 // head whose name does not resolve to this machine through the remote
 // shell; one that does is a spare, killed after warmSpare); one process a
 // node for the MPI launchers' remote shells; a copy per rank for --mpi none.
+// A batch job's other hosts get none: its steps come when the script
+// says, not as the attempt starts.
 func (n *Node) warmCount(j *raftfsm.Job) int {
 	att := j.Current()
 	head := att.Head == n.cfg.Name
 	switch {
-	case j.Spec.Batch:
+	case j.Spec.Batch && head:
 		return 1
+	case j.Spec.Batch:
+		return 0
 	case Flavour(j.Spec.MPI) == MPICH && head:
 		return 2
 	case Flavour(j.Spec.MPI) == MPICH, Flavour(j.Spec.MPI) == OpenMPI:

@@ -176,3 +176,32 @@ func waitUntil(t *testing.T, cond func() bool, what string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// How many helpers a node warms for an attempt: the processes it starts
+// as the launch begins.
+func TestWarmCount(t *testing.T) {
+	t.Parallel()
+	n := testNode(t, raftfsm.New(), func() {})
+	job := func(spec raftfsm.JobSpec, hosts ...raftfsm.Host) *raftfsm.Job {
+		return &raftfsm.Job{Attempt: 1, Spec: spec, Attempts: []raftfsm.Attempt{{N: 1, Head: hosts[0].Node, Hosts: hosts}}}
+	}
+	here, there := raftfsm.Host{Node: "n0", NP: 3}, raftfsm.Host{Node: "n1", NP: 9}
+	for _, tc := range []struct {
+		name string
+		j    *raftfsm.Job
+		want int
+	}{
+		{"MPICH head: launcher and its own proxy", job(raftfsm.JobSpec{MPI: "mpich"}, here, there), 2},
+		{"MPICH other host: the proxy", job(raftfsm.JobSpec{MPI: "mpich"}, there, here), 1},
+		{"Open MPI head: mpirun is its daemon", job(raftfsm.JobSpec{MPI: "openmpi"}, here, there), 1},
+		{"Open MPI other host: the daemon", job(raftfsm.JobSpec{MPI: "openmpi"}, there, here), 1},
+		{"copies: one a rank here", job(raftfsm.JobSpec{}, there, here), 3},
+		{"copies: at most maxWarm", job(raftfsm.JobSpec{}, raftfsm.Host{Node: "n0", NP: 64}), maxWarm},
+		{"batch head: the script", job(raftfsm.JobSpec{Batch: true, MPI: "mpich"}, here, there), 1},
+		{"batch other host: steps come later", job(raftfsm.JobSpec{Batch: true, MPI: "mpich"}, there, here), 0},
+	} {
+		if got := n.warmCount(tc.j); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
