@@ -33,6 +33,15 @@ type warmTable struct {
 	stopped bool
 }
 
+// count is how many warm helpers wait on the node; call under mu.
+func (t *warmTable) count() int {
+	c := 0
+	for _, ws := range t.m {
+		c += len(ws)
+	}
+	return c
+}
+
 // warmHelper is one warm helper and when it was started.
 type warmHelper struct {
 	w       *jobexec.Warm
@@ -46,6 +55,14 @@ const warmSpare = 10 * time.Second
 // maxWarm bounds the warm helpers of one attempt on a node (the copies of
 // a --mpi none job with many ranks here start the ordinary way past it).
 const maxWarm = 4
+
+// maxWarmNode bounds the warm helpers waiting on a node at once. An array
+// places hundreds of tasks on a node in one round, and a helper waiting
+// for each would hold hundreds of idle processes' memory for as long as
+// their starts queue on the node's cores, where a helper started ahead
+// saves nothing: past the bound, tasks start the ordinary way. Single
+// jobs, which a warm helper makes start sooner, need two at most.
+const maxWarmNode = 8
 
 // warmCount is how many processes of job j's current attempt this node
 // starts through the job helper as the launch begins: the head's launcher
@@ -98,6 +115,7 @@ func (n *Node) warmUp(k Key) {
 	want := n.warmCount(j)
 	n.warm.mu.Lock()
 	have := len(n.warm.m[k])
+	want = min(want, have+maxWarmNode-n.warm.count())
 	n.warm.mu.Unlock()
 	if have >= want {
 		return
@@ -119,7 +137,7 @@ func (n *Node) warmUp(k Key) {
 			return
 		}
 		n.warm.mu.Lock()
-		keep := len(n.warm.m[k]) < want && !n.warm.stopped
+		keep := len(n.warm.m[k]) < want && n.warm.count() < maxWarmNode && !n.warm.stopped
 		if keep {
 			n.warm.m[k] = append(n.warm.m[k], warmHelper{w: w, started: n.now()})
 		}

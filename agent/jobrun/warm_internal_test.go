@@ -205,3 +205,30 @@ func TestWarmCount(t *testing.T) {
 		}
 	}
 }
+
+// An array's tasks placed on a node at once warm at most maxWarmNode
+// helpers between them; the rest start the ordinary way.
+func TestWarmHelpersOfANodeAreBounded(t *testing.T) {
+	t.Parallel()
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := raftfsm.New()
+	apply := applier(t, f)
+	n := testNode(t, f, func() {})
+	t.Cleanup(func() { n.dropWarm(nil); n.wg.Wait() })
+	for i := range maxWarmNode + 4 {
+		id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "task" + strconv.Itoa(i), Owner: me.Username, Spec: oneCopy}).JobID
+		apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: 1}}})
+		apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
+		n.warmUp(Key{Job: id, Attempt: 1})
+	}
+	total := 0
+	for _, pids := range n.warmPids() {
+		total += len(pids)
+	}
+	if total != maxWarmNode {
+		t.Errorf("%d warm helpers wait on the node, want %d", total, maxWarmNode)
+	}
+}
