@@ -71,11 +71,16 @@ const maxWarmNode = 8
 // shell; one that does is a spare, killed after warmSpare); one process a
 // node for the MPI launchers' remote shells; a copy per rank for --mpi none.
 // A batch job's other hosts get none: its steps come when the script
-// says, not as the attempt starts.
+// says, not as the attempt starts. Nor do an array's tasks: a round places
+// hundreds of them on a node, whose starts queue on its cores however
+// early each helper starts, and with warm helpers for them 1,000-task
+// arrays lost their nodes' leases under load where they did not without.
 func (n *Node) warmCount(j *raftfsm.Job) int {
 	att := j.Current()
 	head := att.Head == n.cfg.Name
 	switch {
+	case j.InArray():
+		return 0
 	case j.Spec.Batch && head:
 		return 1
 	case j.Spec.Batch:

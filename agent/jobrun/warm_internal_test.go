@@ -199,6 +199,7 @@ func TestWarmCount(t *testing.T) {
 		{"copies: at most maxWarm", job(raftfsm.JobSpec{}, raftfsm.Host{Node: "n0", NP: 64}), maxWarm},
 		{"batch head: the script", job(raftfsm.JobSpec{Batch: true, MPI: "mpich"}, here, there), 1},
 		{"batch other host: steps come later", job(raftfsm.JobSpec{Batch: true, MPI: "mpich"}, there, here), 0},
+		{"an array's task", func() *raftfsm.Job { j := job(raftfsm.JobSpec{}, here); j.ArrayJobID = 7; return j }(), 0},
 	} {
 		if got := n.warmCount(tc.j); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
