@@ -73,8 +73,7 @@ const maxWarmNode = 8
 // A batch job's other hosts get none: its steps come when the script
 // says, not as the attempt starts. Nor do an array's tasks: a round places
 // hundreds of them on a node, whose starts queue on its cores however
-// early each helper starts, and with warm helpers for them 1,000-task
-// arrays lost their nodes' leases under load where they did not without.
+// early each helper starts, so a helper started ahead gains them nothing.
 func (n *Node) warmCount(j *raftfsm.Job) int {
 	att := j.Current()
 	head := att.Head == n.cfg.Name
