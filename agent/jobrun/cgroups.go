@@ -163,7 +163,10 @@ func (n *Node) removeLeftoverCgroups(adopted map[Key]bool) {
 			continue
 		}
 		n.cgroups.mu.Lock()
-		n.cgroups.live[k] = &attemptCgroup{cg: cg, created: n.now()}
+		// Its process started in an earlier life: its usage is recorded
+		// at its end, as of any attempt that started something here.
+		now := n.now()
+		n.cgroups.live[k] = &attemptCgroup{cg: cg, created: now, started: now}
 		n.cgroups.mu.Unlock()
 	}
 	names, err := n.cfg.Cgroups.List()

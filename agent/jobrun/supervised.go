@@ -64,6 +64,7 @@ func (n *Node) runSupervised(ctx context.Context, k Key, cmd *exec.Cmd, stdout, 
 	if err := jobexec.Start(cmd); err != nil {
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}
+	n.cgroupStarted(k)
 	pid := cmd.Process.Pid
 	n.setSupervised(k, pid)
 	n.procs.add(k, cmd)
