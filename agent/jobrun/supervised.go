@@ -37,6 +37,15 @@ func adoptable(j *raftfsm.Job, copies int) bool {
 	return copies == 1 && !s.Batch && !s.Stdin && s.Output == "" && s.Error == "" && s.Elastic == nil && s.Timeout == 0
 }
 
+// runsSupervised reports whether j's current attempt runs under a
+// supervisor: a --mpi none job of one copy that is adoptable (runCopies
+// also needs the attempt's log files as its output, which such a job
+// always has).
+func runsSupervised(j *raftfsm.Job) bool {
+	f, err := FlavourOf(&j.Spec)
+	return err == nil && f == Copies && adoptable(j, j.Current().NP())
+}
+
 // supervisorDir is where attempt k's supervisor keeps its records: in the
 // attempt's log directory, which is the agent's and mode 0700.
 func (n *Node) supervisorDir(k Key) string {
@@ -61,6 +70,9 @@ func (n *Node) runSupervised(ctx context.Context, k Key, cmd *exec.Cmd, stdout, 
 		return -1, err
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Started the ordinary way, never on a warm helper: a warm helper is
+	// the agent's child, dies with it and records nothing, so the attempt
+	// would not be adopted. Such an attempt warms none (warmCount).
 	if err := jobexec.Start(cmd); err != nil {
 		return -1, fmt.Errorf("start %q on %s: %w", jobexec.Argv(cmd)[0], n.cfg.Name, err)
 	}

@@ -71,7 +71,8 @@ const maxWarmNode = 8
 // shell; one that does is a spare, killed after warmSpare); one process a
 // node for the MPI launchers' remote shells; a copy per rank for --mpi none.
 // A batch job's other hosts get none: its steps come when the script
-// says, not as the attempt starts. Nor do an array's tasks: a round places
+// says, not as the attempt starts. Nor does a single copy run under a
+// supervisor (supervised.go), which starts its process itself. Nor do an array's tasks: a round places
 // hundreds of them on a node, whose starts queue on its cores however
 // early each helper starts, so a helper started ahead gains them nothing.
 func (n *Node) warmCount(j *raftfsm.Job) int {
@@ -79,6 +80,12 @@ func (n *Node) warmCount(j *raftfsm.Job) int {
 	head := att.Head == n.cfg.Name
 	switch {
 	case j.InArray():
+		return 0
+	case runsSupervised(j):
+		// Its one process starts under a supervisor that outlives the
+		// agent, so that a restarted agent adopts it; a warm helper is
+		// the agent's child and would take that away. Warming one only
+		// for it to go unused would cost a process for nothing.
 		return 0
 	case j.Spec.Batch && head:
 		return 1

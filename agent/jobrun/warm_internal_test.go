@@ -15,6 +15,7 @@ import (
 
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/confine"
+	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
 
@@ -22,6 +23,19 @@ import (
 // of the test's own user placed on it and acknowledged, not started, and
 // its warm helper up.
 func warmNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raftfsm.Result, Key, []int) {
+	t.Helper()
+	n, apply, k := ackedNode(t, spec)
+	n.warmUp(k)
+	pids := n.warmPids()[k]
+	if len(pids) == 0 {
+		t.Fatal("no warm helper for an acknowledged attempt")
+	}
+	return n, apply, k, pids
+}
+
+// ackedNode is a test node, confined when the machine lets it, with a job
+// of the test's own user placed on it and acknowledged, not started.
+func ackedNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raftfsm.Result, Key) {
 	t.Helper()
 	me, err := user.Current()
 	if err != nil {
@@ -42,18 +56,68 @@ func warmNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raft
 	id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "warm", Owner: me.Username, Spec: spec}).JobID
 	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: spec.NP}}})
 	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
-	k := Key{Job: id, Attempt: 1}
-	n.warmUp(k)
-	pids := n.warmPids()[k]
-	if len(pids) == 0 {
-		t.Fatal("no warm helper for an acknowledged attempt")
-	}
 	t.Cleanup(func() { n.dropWarm(nil); n.wg.Wait() })
-	return n, apply, k, pids
+	return n, apply, Key{Job: id, Attempt: 1}
 }
 
-// oneCopy is a job of one copy of a command, in /.
-var oneCopy = raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1, Workdir: "/"}
+// oneCopy is a job of one copy of a command, in /, that reads the
+// client's standard input: the agent feeds it, so it runs as the agent's
+// child, not under a supervisor.
+var oneCopy = raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1, Workdir: "/", Stdin: true}
+
+// A single copy that runs under a supervisor warms no helper, and its
+// process is the supervisor's: started from a warm helper, the agent's
+// child, it would die with the agent instead of being adopted.
+func TestSupervisedCopyWarmsNoHelper(t *testing.T) {
+	t.Parallel()
+	n, apply, k := ackedNode(t, raftfsm.JobSpec{Cmd: []string{"sh", "-c", "exit 3"}, NP: 1, Workdir: "/"})
+	n.warmUp(k)
+	if pids := n.warmPids()[k]; len(pids) != 0 {
+		t.Fatalf("a supervised single copy has warm helpers %v: its process would not be its supervisor's", pids)
+	}
+	apply(raftfsm.CmdStartJob, raftfsm.StartJob{ID: k.Job, Attempt: 1})
+	n.warmUp(k) // as a late reservation would, once the attempt runs
+	j, err := n.runnable(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !runsSupervised(j) {
+		t.Fatal("the single copy does not run under a supervisor")
+	}
+	dir := t.TempDir()
+	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, err := n.runCopies(ctx, j, j.Current(), stdout, stderr)
+	if err != nil || code != 3 {
+		t.Fatalf("runCopies = %d, %v; want 3", code, err)
+	}
+	st, err := jobexec.ReadState(n.supervisorDir(k))
+	if err != nil || st.Status == nil || st.Status.ExitCode != 3 {
+		t.Errorf("the supervisor's records: %+v, %v; want its job's exit 3 there", st, err)
+	}
+	if pids := n.warmPids()[k]; len(pids) != 0 {
+		t.Errorf("warm helpers %v of a supervised attempt", pids)
+	}
+	// Its usage is recorded at its end: the cgroup knows its process started.
+	if n.cfg.Cgroups != nil {
+		n.cgroups.mu.Lock()
+		ac := n.cgroups.live[k]
+		n.cgroups.mu.Unlock()
+		if ac == nil || ac.started.IsZero() {
+			t.Errorf("the supervised attempt's cgroup %+v does not know its process started: no usage would be recorded", ac)
+		}
+	}
+}
 
 // A warm helper, and the cgroup made for it, go when the attempt is
 // killed before it starts: the helper is killed and reaped, the cgroup
@@ -199,6 +263,8 @@ func TestWarmCount(t *testing.T) {
 		{"copies: at most maxWarm", job(raftfsm.JobSpec{}, raftfsm.Host{Node: "n0", NP: 64}), maxWarm},
 		{"batch head: the script", job(raftfsm.JobSpec{Batch: true, MPI: "mpich"}, here, there), 1},
 		{"batch other host: steps come later", job(raftfsm.JobSpec{Batch: true, MPI: "mpich"}, there, here), 0},
+		{"a single copy: under its supervisor", job(raftfsm.JobSpec{}, raftfsm.Host{Node: "n0", NP: 1}), 0},
+		{"a single copy reading stdin: the agent's child", job(raftfsm.JobSpec{Stdin: true}, raftfsm.Host{Node: "n0", NP: 1}), 1},
 		{"an array's task", func() *raftfsm.Job { j := job(raftfsm.JobSpec{}, here); j.ArrayJobID = 7; return j }(), 0},
 	} {
 		if got := n.warmCount(tc.j); got != tc.want {
