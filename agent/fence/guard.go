@@ -47,7 +47,7 @@ func guardMain(dir string) int {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return 0 // a guard of an earlier life of the agent watches this directory
 	}
-	g := &guard{log: log}
+	g := newGuard(log)
 	for {
 		l, ok, err := Read(dir)
 		if err != nil {
@@ -72,19 +72,43 @@ func guardMain(dir string) int {
 type guard struct {
 	log    *slog.Logger
 	last   Lease
-	frozen *Lease // what the guard stopped, nil while the lease holds
+	frozen *stopped // what the guard stopped, nil while the lease holds
+	// seen are the groups of the last lease with their leaders' start
+	// times: a lease written without them (by an earlier version) gets
+	// the start time the guard read when it first saw the group.
+	seen []Group
+	// gone are the groups found no longer the job's: each is logged once
+	// and never signalled again.
+	gone map[Group]bool
+	// stat reads /proc/PID/stat (readStat).
+	stat func(pid int) (procStat, error)
+}
+
+func newGuard(log *slog.Logger) *guard {
+	return &guard{log: log, gone: map[Group]bool{}, stat: readStat}
+}
+
+// stopped is what the guard stopped during one lapse.
+type stopped struct {
+	Freezers []Freezer
+	Groups   []Group
 }
 
 // step enforces lease l at now: past its deadline it stops what l lists
 // (once per lapse, and again for anything the agent added since); within
 // it, it thaws what it stopped: what the agent let go on, and what it
-// has killed by then.
+// has killed by then. It signals a process group only while the group's
+// leader is the process the lease recorded (signalGroup): once the leader
+// has exited, the group is dropped at the next poll, so a lapse that the
+// guard enforces for up to idleExit never reaches a later owner of the
+// number.
 func (g *guard) step(l Lease, now int64) {
 	g.last = l
+	g.seen = groups(l, g.seen, g.stat)
 	if now < l.Until {
 		if g.frozen != nil {
 			g.log.Info("lease renewed: thawing what the guard stopped")
-			thaw(*g.frozen)
+			g.thaw(*g.frozen)
 			g.frozen = nil
 		}
 		return
@@ -92,27 +116,40 @@ func (g *guard) step(l Lease, now int64) {
 	if g.frozen == nil {
 		g.log.Warn("lease lapsed: stopping the node's attempts", "lapsed_ms", (now-l.Until)/1e6,
 			"cgroups", len(l.Freezers), "process_groups", len(l.Pgids))
-		g.frozen = &Lease{}
+		g.frozen = &stopped{}
 	}
 	for _, f := range l.Freezers {
 		if err := os.WriteFile(f.File, []byte(f.Freeze), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			g.log.Warn("freeze", "file", f.File, "err", err)
 		}
 	}
-	for _, p := range l.Pgids {
-		if err := unix.Kill(-p, unix.SIGSTOP); err != nil && !errors.Is(err, unix.ESRCH) {
-			g.log.Warn("stop process group", "pgid", p, "err", err)
-		}
+	for _, p := range g.seen {
+		g.signal(p, unix.SIGSTOP)
 	}
-	g.frozen.Freezers, g.frozen.Pgids = union(g.frozen.Freezers, l.Freezers), union(g.frozen.Pgids, l.Pgids)
+	g.frozen.Freezers, g.frozen.Groups = union(g.frozen.Freezers, l.Freezers), union(g.frozen.Groups, g.seen)
 }
 
-func thaw(l Lease) {
-	for _, f := range l.Freezers {
+// signal sends sig to group p unless p is gone.
+func (g *guard) signal(p Group, sig unix.Signal) {
+	if g.gone[p] {
+		return
+	}
+	err := signalGroup(p, sig, g.stat)
+	switch {
+	case errors.Is(err, errGone):
+		g.gone[p] = true
+		g.log.Info("process group gone: its leader exited; not signalling the number again", "pgid", p.Pgid, "start_ticks", p.Start)
+	case err != nil:
+		g.log.Warn("signal process group", "pgid", p.Pgid, "signal", sig, "err", err)
+	}
+}
+
+func (g *guard) thaw(s stopped) {
+	for _, f := range s.Freezers {
 		_ = os.WriteFile(f.File, []byte(f.Thaw), 0) // killed and deleted by now, most likely
 	}
-	for _, p := range l.Pgids {
-		_ = unix.Kill(-p, unix.SIGCONT)
+	for _, p := range s.Groups {
+		g.signal(p, unix.SIGCONT)
 	}
 }
 

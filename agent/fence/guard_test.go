@@ -104,7 +104,7 @@ func TestGuardStep(t *testing.T) {
 	dir := t.TempDir()
 	f := Freezer{File: filepath.Join(dir, "freezer.state"), Freeze: "FROZEN", Thaw: "THAWED"}
 	read := func() string { b, _ := os.ReadFile(f.File); return string(b) }
-	g := &guard{log: discard()}
+	g := newGuard(discard())
 	g.step(Lease{Until: 100, Freezers: []Freezer{f}}, 99)
 	if got := read(); got != "" {
 		t.Fatalf("within the lease: freezer %q, want untouched", got)

@@ -23,6 +23,11 @@ type Lease struct {
 	Freezers []Freezer `json:"freezers,omitempty"`
 	// Pgids are the process groups the agent started for attempts.
 	Pgids []int `json:"pgids,omitempty"`
+	// Groups are Pgids with their leaders' start times, which Write
+	// fills in: the guard signals only a group whose leader is still the
+	// process written here. Pgids stays beside it for a guard of an
+	// earlier version, which reads only that.
+	Groups []Group `json:"groups,omitempty"`
 }
 
 // Freezer is one cgroup's freezer: the file to write and the words that
@@ -49,11 +54,16 @@ func Now() int64 {
 func Deadline(d time.Duration) int64 { return Now() + int64(d) }
 
 // Write replaces the lease in dir, atomically: the guard reads either the
-// old lease or the new one.
+// old lease or the new one. It records each of l.Pgids with its leader's
+// start time (Groups): the one the lease in dir had for it, or the
+// running leader's for a group new to the lease; call it after starting
+// a group's leader and before reaping it.
 func Write(dir string, l Lease) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("fence dir: %w", err)
 	}
+	prev, _, _ := Read(dir) // none or unreadable: every group is new
+	l.Groups = groups(l, prev.Groups, readStat)
 	b, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("encode lease: %w", err)
