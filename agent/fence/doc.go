@@ -27,6 +27,14 @@
 // suspended, so a suspended node's lease lapses as the leader's clock
 // says it should.
 //
+// A process group is stopped by number, and the number is its leader's
+// pid, which any process of the machine may take once the group is gone;
+// the guard keeps enforcing a lapse for up to an hour. So Write records
+// each group with its leader's start time, and the guard signals a group
+// only while a pidfd of its leader shows that same process still leading
+// it (group.go): a group whose leader has exited is dropped at the next
+// poll, and what is left of it is the cgroup freezer's to stop.
+//
 // The agent lets an attempt the guard froze go on (the new lease thaws
 // it) only once its state, caught up to the leader's at the renewal, shows
 // the attempt was not failed; any other it kills first, because the
