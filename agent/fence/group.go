@@ -44,18 +44,29 @@ var errGone = errors.New("process group is gone")
 // and 4: microseconds. For SIGSTOP the window is narrower still: the
 // leader is stopped at step 3 and cannot exit unless something SIGKILLs it
 // in those microseconds.
-func signalGroup(g Group, sig unix.Signal, stat func(int) (procStat, error)) error {
+//
+// Without pidfds (Linux before 5.3, or a seccomp filter that refuses
+// them: usePidfd false) the leader is checked in /proc and signalled by
+// number, which widens the window by the time from the /proc read to the
+// kill: still microseconds, against the hour a lapse is enforced.
+func signalGroup(g Group, sig unix.Signal, stat func(int) (procStat, error), usePidfd bool) error {
 	if g.Pgid <= 1 || g.Start == 0 {
 		return errGone
 	}
-	fd, err := unix.PidfdOpen(g.Pgid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return errGone
+	fd := -1
+	if usePidfd {
+		var err error
+		fd, err = unix.PidfdOpen(g.Pgid, 0)
+		switch {
+		case errors.Is(err, unix.ESRCH):
+			return errGone
+		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+			return errNoPidfd
+		case err != nil:
+			return fmt.Errorf("pidfd of the leader of group %d: %w", g.Pgid, err)
+		}
+		defer unix.Close(fd)
 	}
-	if err != nil {
-		return fmt.Errorf("pidfd of the leader of group %d: %w", g.Pgid, err)
-	}
-	defer unix.Close(fd)
 	st, err := stat(g.Pgid)
 	if err != nil {
 		return errGone // no /proc entry: the leader has exited since step 1
@@ -63,10 +74,15 @@ func signalGroup(g Group, sig unix.Signal, stat func(int) (procStat, error)) err
 	if st.Start != g.Start || st.Pgrp != g.Pgid {
 		return errGone
 	}
-	if err := unix.PidfdSendSignal(fd, sig, nil, 0); err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return errGone
-		}
+	if usePidfd {
+		err = unix.PidfdSendSignal(fd, sig, nil, 0)
+	} else {
+		err = unix.Kill(g.Pgid, sig)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return errGone
+	}
+	if err != nil {
 		return fmt.Errorf("signal the leader of group %d: %w", g.Pgid, err)
 	}
 	if err := unix.Kill(-g.Pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
@@ -74,6 +90,9 @@ func signalGroup(g Group, sig unix.Signal, stat func(int) (procStat, error)) err
 	}
 	return nil
 }
+
+// errNoPidfd says the kernel would not open a pidfd.
+var errNoPidfd = errors.New("no pidfd")
 
 // groups pairs l's process groups with their leaders' start times: those
 // l.Groups records, else those in prev (the lease this one replaces: a

@@ -36,9 +36,19 @@ func leaderStart(t *testing.T, c *exec.Cmd) uint64 {
 // neither a group whose leader exited, nor a group under a number whose
 // recorded start time is not its leader's (a reused pid; the test cannot
 // make the kernel reuse one, so the lease records an exited process's
-// start time beside a live process's number).
+// start time beside a live process's number). So with pidfds, and
+// through /proc alone where the kernel has none.
 func TestGuardNeverSignalsAGroupThatIsNoLongerTheJobs(t *testing.T) {
 	t.Parallel()
+	for _, noPidfd := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pidfd", true: "proc"}[noPidfd], func(t *testing.T) {
+			t.Parallel()
+			guardSkipsGroupsNoLongerTheJobs(t, noPidfd)
+		})
+	}
+}
+
+func guardSkipsGroupsNoLongerTheJobs(t *testing.T, noPidfd bool) {
 	job := startGroup(t)
 	exited := startGroup(t)
 	exitedStart := leaderStart(t, exited)
@@ -49,22 +59,34 @@ func TestGuardNeverSignalsAGroupThatIsNoLongerTheJobs(t *testing.T) {
 	if leaderStart(t, other) == reused {
 		reused-- // both started in one clock tick: an earlier tick, as a reused number's first leader had
 	}
+	// A process under a recorded number and start time that leads no
+	// group (it is in this test's): a leader that left its group.
+	member := exec.Command("sleep", "60")
+	if err := member.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = member.Process.Kill(); _ = member.Wait() })
 
-	l := Lease{Until: 100, Pgids: []int{exited.Process.Pid, other.Process.Pid, job.Process.Pid}}
+	l := Lease{Until: 100, Pgids: []int{exited.Process.Pid, other.Process.Pid, member.Process.Pid, job.Process.Pid}}
 	l.Groups = []Group{
 		{Pgid: exited.Process.Pid, Start: exitedStart},
 		{Pgid: other.Process.Pid, Start: reused}, // the number reused by another process
+		{Pgid: member.Process.Pid, Start: leaderStart(t, member)},
 		{Pgid: job.Process.Pid, Start: leaderStart(t, job)},
 	}
 	g := newGuard(discard())
+	g.noPidfd = noPidfd
 	g.step(l, 100)
 	// The job's group is stopped by the same step that would have stopped
 	// the other: once it shows stopped, the other would have been too.
 	waitFor(t, 30*time.Second, "the guard never stopped the job's group", func() bool { return procState(t, job.Process.Pid) == "T" })
 	if s := procState(t, other.Process.Pid); s == "T" {
-		t.Fatal("the guard stopped a process that took the number of the job's exited group leader")
+		t.Error("the guard stopped a process that took the number of the job's exited group leader")
 	}
-	for _, p := range l.Groups[:2] {
+	if s := procState(t, member.Process.Pid); s == "T" {
+		t.Error("the guard stopped a process that leads no group")
+	}
+	for _, p := range l.Groups[:3] {
 		if !g.gone[p] {
 			t.Errorf("group %+v: not recorded gone", p)
 		}

@@ -82,6 +82,9 @@ type guard struct {
 	gone map[Group]bool
 	// stat reads /proc/PID/stat (readStat).
 	stat func(pid int) (procStat, error)
+	// noPidfd is set once the kernel refused a pidfd: the guard checks
+	// leaders through /proc alone from then on.
+	noPidfd bool
 }
 
 func newGuard(log *slog.Logger) *guard {
@@ -134,7 +137,12 @@ func (g *guard) signal(p Group, sig unix.Signal) {
 	if g.gone[p] {
 		return
 	}
-	err := signalGroup(p, sig, g.stat)
+	err := signalGroup(p, sig, g.stat, !g.noPidfd)
+	if errors.Is(err, errNoPidfd) {
+		g.log.Warn("no pidfds: checking process group leaders through /proc alone", "pgid", p.Pgid)
+		g.noPidfd = true
+		err = signalGroup(p, sig, g.stat, false)
+	}
 	switch {
 	case errors.Is(err, errGone):
 		g.gone[p] = true
