@@ -146,7 +146,7 @@ func (g *guard) signal(p Group, sig unix.Signal) {
 	switch {
 	case errors.Is(err, errGone):
 		g.gone[p] = true
-		g.log.Info("process group gone: its leader exited; not signalling the number again", "pgid", p.Pgid, "start_ticks", p.Start)
+		g.log.Info("process group gone: its leader is not the process the lease recorded; not signalling it again", "pgid", p.Pgid, "start_ticks", p.Start)
 	case err != nil:
 		g.log.Warn("signal process group", "pgid", p.Pgid, "signal", sig, "err", err)
 	}

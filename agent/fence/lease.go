@@ -55,9 +55,9 @@ func Deadline(d time.Duration) int64 { return Now() + int64(d) }
 
 // Write replaces the lease in dir, atomically: the guard reads either the
 // old lease or the new one. It records each of l.Pgids with its leader's
-// start time (Groups): the one the lease in dir had for it, or the
-// running leader's for a group new to the lease; call it after starting
-// a group's leader and before reaping it.
+// start time (Groups): the one l.Groups or the lease in dir has for it,
+// else the running leader's, read now; so call it after starting a
+// group's leader and before reaping it.
 func Write(dir string, l Lease) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("fence dir: %w", err)
