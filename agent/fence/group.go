@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shoal-hpc/shoal/internal/procstat"
 )
 
 // Group is one process group the guard stops: its number, which is its
@@ -49,7 +51,7 @@ var errGone = errors.New("process group is gone")
 // them: usePidfd false) the leader is checked in /proc and signalled by
 // number, which widens the window by the time from the /proc read to the
 // kill: still microseconds, against the hour a lapse is enforced.
-func signalGroup(g Group, sig unix.Signal, stat func(int) (procStat, error), usePidfd bool) error {
+func signalGroup(g Group, sig unix.Signal, stat func(int) (procstat.Stat, error), usePidfd bool) error {
 	if g.Pgid <= 1 || g.Start == 0 {
 		return errGone
 	}
@@ -99,7 +101,7 @@ var errNoPidfd = errors.New("no pidfd")
 // group keeps the start time it had when first written), else read from
 // stat now. The agent writes a group into the lease once it has started
 // its leader and before it reaps it, so the leader read then is the job's.
-func groups(l Lease, prev []Group, stat func(int) (procStat, error)) []Group {
+func groups(l Lease, prev []Group, stat func(int) (procstat.Stat, error)) []Group {
 	out := make([]Group, 0, len(l.Pgids))
 	for _, p := range l.Pgids {
 		g, ok := findGroup(l.Groups, p)

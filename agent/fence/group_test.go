@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/internal/procstat"
 )
 
 // startGroup starts a process leading a process group of its own.
@@ -24,7 +26,7 @@ func startGroup(t *testing.T) *exec.Cmd {
 // leaderStart is the start time of the leader of c's group.
 func leaderStart(t *testing.T, c *exec.Cmd) uint64 {
 	t.Helper()
-	st, err := readStat(c.Process.Pid)
+	st, err := procstat.Read(c.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

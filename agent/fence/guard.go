@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shoal-hpc/shoal/internal/procstat"
 )
 
 // Arg0 is the argv[0] under which the agent's executable is the guard;
@@ -80,15 +82,15 @@ type guard struct {
 	// gone are the groups found no longer the job's: each is logged once
 	// and never signalled again.
 	gone map[Group]bool
-	// stat reads /proc/PID/stat (readStat).
-	stat func(pid int) (procStat, error)
+	// stat reads /proc/PID/stat (procstat.Read; a test injects its own).
+	stat func(pid int) (procstat.Stat, error)
 	// noPidfd is set once the kernel refused a pidfd: the guard checks
 	// leaders through /proc alone from then on.
 	noPidfd bool
 }
 
 func newGuard(log *slog.Logger) *guard {
-	return &guard{log: log, gone: map[Group]bool{}, stat: readStat}
+	return &guard{log: log, gone: map[Group]bool{}, stat: procstat.Read}
 }
 
 // stopped is what the guard stopped during one lapse.

@@ -4,22 +4,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-hpc/shoal/internal/procstat"
 )
 
 // procState is the one-letter state of pid (/proc/PID/stat): T when stopped.
 func procState(t *testing.T, pid int) string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
+	return string(st.State)
 }
 
 // waitFor polls cond until it holds or d passes.

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shoal-hpc/shoal/internal/procstat"
 	"github.com/shoal-hpc/shoal/internal/swapfile"
 )
 
@@ -63,7 +64,7 @@ func Write(dir string, l Lease) error {
 		return fmt.Errorf("fence dir: %w", err)
 	}
 	prev, _, _ := Read(dir) // none or unreadable: every group is new
-	l.Groups = groups(l, prev.Groups, readStat)
+	l.Groups = groups(l, prev.Groups, procstat.Read)
 	b, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("encode lease: %w", err)

@@ -1,12 +1,12 @@
 package jobrun
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/shoal-hpc/shoal/internal/procstat"
 )
 
 // launcherNames are MPI launchers and shoal itself: they catch SIGUSR1 for purposes of their
@@ -47,20 +47,11 @@ func descendants(roots []int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		st, err := procstat.Read(pid)
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
+		ppid := st.PPid
 		children[ppid] = append(children[ppid], pid)
 	}
 	var out []int

@@ -1,4 +1,4 @@
-package fence
+package procstat
 
 import (
 	"os"
@@ -18,7 +18,7 @@ func statLine(comm string, state byte, pgrp int, start uint64) string {
 	return strings.Join(f, " ") + "\n"
 }
 
-func TestParseStat(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		comm  string
@@ -32,11 +32,11 @@ func TestParseStat(t *testing.T) {
 		{") 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21", 'Z', 1, 42},
 		{"", 'D', 3, 0},
 	} {
-		got, err := parseStat([]byte(statLine(tc.comm, tc.state, tc.pgrp, tc.start)))
+		got, err := Parse([]byte(statLine(tc.comm, tc.state, tc.pgrp, tc.start)))
 		if err != nil {
 			t.Fatalf("comm %q: %v", tc.comm, err)
 		}
-		if want := (procStat{State: tc.state, Pgrp: tc.pgrp, Start: tc.start}); got != want {
+		if want := (Stat{State: tc.state, PPid: 1, Pgrp: tc.pgrp, Start: tc.start}); got != want {
 			t.Errorf("comm %q: %+v, want %+v", tc.comm, got, want)
 		}
 	}
@@ -47,38 +47,38 @@ func TestParseStat(t *testing.T) {
 		strings.Replace(statLine("x", 'S', 1, 5), " 5 ", " five ", 1),
 		strings.Replace(statLine("x", 'S', 1, 5), " S ", " SS ", 1),
 	} {
-		if got, err := parseStat([]byte(bad)); err == nil {
-			t.Errorf("parseStat(%q) = %+v, want an error", bad, got)
+		if got, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%q) = %+v, want an error", bad, got)
 		}
 	}
 }
 
 // This process's own stat parses, and names this process's group.
-func TestReadStatSelf(t *testing.T) {
+func TestReadSelf(t *testing.T) {
 	t.Parallel()
-	st, err := readStat(os.Getpid())
+	st, err := Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pgrp != unix.Getpgrp() || st.Start == 0 {
-		t.Fatalf("own stat %+v: want group %d and a start time", st, unix.Getpgrp())
+	if st.Pgrp != unix.Getpgrp() || st.PPid != os.Getppid() || st.Start == 0 {
+		t.Fatalf("own stat %+v: want group %d, parent %d and a start time", st, unix.Getpgrp(), os.Getppid())
 	}
 }
 
-func FuzzParseStat(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("sleep", uint8('S'), 12, uint64(99))
 	f.Add("a) (b", uint8('T'), 1, uint64(0))
 	f.Fuzz(func(t *testing.T, comm string, state uint8, pgrp int, start uint64) {
 		if pgrp < 0 || !('A' <= state && state <= 'Z' || 'a' <= state && state <= 'z') {
 			return // the kernel writes none of these
 		}
-		got, err := parseStat([]byte(statLine(comm, state, pgrp, start)))
+		got, err := Parse([]byte(statLine(comm, state, pgrp, start)))
 		if err != nil {
 			t.Fatalf("comm %q: %v", comm, err)
 		}
-		if want := (procStat{State: state, Pgrp: pgrp, Start: start}); got != want {
+		if want := (Stat{State: state, PPid: 1, Pgrp: pgrp, Start: start}); got != want {
 			t.Fatalf("comm %q: %+v, want %+v", comm, got, want)
 		}
-		_, _ = parseStat([]byte(comm)) // arbitrary bytes: an error, never a panic
+		_, _ = Parse([]byte(comm)) // arbitrary bytes: an error, never a panic
 	})
 }
