@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -228,17 +229,33 @@ func parseStat(line string) (state byte, start uint64, err error) {
 	return f[0][0], start, nil
 }
 
+// ErrStopped is WaitExit's answer when it was told to stop waiting.
+var ErrStopped = errors.New("stopped waiting for the supervisor")
+
 // WaitExit blocks until the process r names has exited, or returns at
 // once if it has (or is not r's any more). It waits on a pidfd, which
 // works for a process that is not this one's child: an adopted
-// supervisor's parent is init.
+// supervisor's parent is init. Where no pidfd can be had (a kernel before
+// Linux 5.3, a seccomp filter in a container, no file descriptor left) it
+// polls Alive instead: a supervisor that still runs is never reported
+// ended. Its only error is ErrStopped, once cancel is closed.
 func WaitExit(r Record, cancel <-chan struct{}) error {
-	fd, err := unix.PidfdOpen(r.PID, 0)
+	return waitExit(r, cancel, unix.PidfdOpen)
+}
+
+// alivePoll is how often waitExit looks at a supervisor it cannot watch
+// through a pidfd, and how often it looks at cancel while it can.
+const alivePoll = 200 * time.Millisecond
+
+// waitExit is WaitExit with its pidfd opener given, so that a kernel
+// without pidfds can be tried.
+func waitExit(r Record, cancel <-chan struct{}, pidfdOpen func(pid, flags int) (int, error)) error {
+	fd, err := pidfdOpen(r.PID, 0)
 	if errors.Is(err, unix.ESRCH) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("watch supervisor pid %d: %w", r.PID, err)
+		return pollAlive(r, cancel)
 	}
 	defer unix.Close(fd)
 	// The pidfd names whatever holds the pid now: check it is still r's.
@@ -248,18 +265,33 @@ func WaitExit(r Record, cancel <-chan struct{}) error {
 	for {
 		select {
 		case <-cancel:
-			return errors.New("stopped waiting")
+			return ErrStopped
 		default:
 		}
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 200) // wakes to see cancel
+		n, err := unix.Poll(fds, int(alivePoll/time.Millisecond)) // wakes to see cancel
 		if err != nil && !errors.Is(err, syscall.EINTR) {
-			return fmt.Errorf("watch supervisor pid %d: %w", r.PID, err)
+			return pollAlive(r, cancel)
 		}
 		if n > 0 {
 			return nil
 		}
 	}
+}
+
+// pollAlive waits until r's process is no longer Alive, looking every
+// alivePoll: the watch of a supervisor no pidfd can follow.
+func pollAlive(r Record, cancel <-chan struct{}) error {
+	t := time.NewTicker(alivePoll)
+	defer t.Stop()
+	for Alive(r) {
+		select {
+		case <-cancel:
+			return ErrStopped
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // Group is the process group of a supervised job: the supervisor's pid.

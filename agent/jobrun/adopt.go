@@ -125,11 +125,13 @@ func (n *Node) adopt(ctx context.Context, a adoption) {
 	st, err := a.state, a.err
 	if st.Alive {
 		log.Info("adopted an attempt its supervisor kept running while the agent was away", "pid", st.Record.PID)
-		if werr := jobexec.WaitExit(*st.Record, ctx.Done()); werr != nil {
-			if ctx.Err() != nil {
-				return // stopping again: the next life adopts it
-			}
-			log.Warn("watch an adopted attempt", "err", werr)
+	}
+	// Only a supervisor that has ended may have its attempt reported: one
+	// taken for dead while it runs would be failed and retried beside
+	// itself, unwatched.
+	for err == nil && st.Alive {
+		if jobexec.WaitExit(*st.Record, ctx.Done()) != nil {
+			return // stopping again: the next life adopts it
 		}
 		st, err = jobexec.ReadState(a.dir)
 	}
