@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/raftfsm"
@@ -114,9 +113,12 @@ func (n *Node) adopt(ctx context.Context, a adoption) {
 	})
 	if !running {
 		if a.state.Alive {
+			// Not the cluster's any more (it may run again elsewhere, or
+			// ran past the lease and was stopped by the fence guard): killed
+			// outright, no handler of the job's left to run beside a retry.
 			log.Warn("killing an attempt left running by an earlier life: the cluster has ended or retried it")
-			n.killGroup(a.state.Record.Group(), 2*time.Second)
-			n.endCgroup(ctx, k, 2*time.Second, false)
+			n.killGroup(a.state.Record.Group(), 0)
+			n.endCgroup(ctx, k, 0, false)
 		}
 		n.setSupervised(k, 0)
 		n.forgetSupervisor(k)

@@ -147,8 +147,15 @@ func (n *Node) forgetSupervisor(k Key) {
 }
 
 // killGroup ends a supervised attempt's process group: SIGTERM, SIGKILL
-// after grace.
+// after grace. With no grace it is SIGKILL at once, for an attempt that is
+// no longer the cluster's to run: its job gets no SIGTERM whose handler
+// would run beside its retry, and a group the fence guard stopped dies
+// stopped.
 func (n *Node) killGroup(pgid int, grace time.Duration) {
+	if grace <= 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return
+	}
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
 		return
 	}

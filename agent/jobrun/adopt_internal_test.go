@@ -1,0 +1,62 @@
+package jobrun
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoal-hpc/shoal/agent/jobexec"
+	"github.com/shoal-hpc/shoal/raftfsm"
+)
+
+// waitFile waits, up to a minute, for path to exist.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+// An attempt left running by an earlier life that the cluster no longer
+// runs here is killed outright: its job's SIGTERM handler would run beside
+// the attempt's retry. The job's group is stopped first, as the fence guard
+// stops an attempt that ran past the node's lease.
+func TestAdoptKillsAStaleAttemptWithoutTerm(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker, ready := filepath.Join(dir, "marker"), filepath.Join(dir, "ready")
+	job := exec.Command("sh", "-c", `trap 'echo term > "$1"; exit 0' TERM; : > "$2"; while :; do sleep 0.05; done`, "sh", marker, ready)
+	job.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // its own group, as a supervisor's
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-job.Process.Pid, syscall.SIGKILL) })
+	waitFile(t, ready)
+	if err := syscall.Kill(-job.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+
+	n := testNode(t, raftfsm.New(), func() {}) // no job: the attempt is not this node's to run
+	k := Key{Job: 7, Attempt: 1}
+	rec := &jobexec.Record{PID: job.Process.Pid}
+	n.adopt(context.Background(), adoption{k: k, state: jobexec.State{Record: rec, Alive: true}})
+
+	err := job.Wait()
+	ws, _ := job.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("stale job ended with %v, want killed by SIGKILL", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the stale job's SIGTERM handler ran")
+	}
+	if _, ok := n.supervisedGroups()[k]; ok {
+		t.Error("the killed attempt is still among the supervised")
+	}
+}
