@@ -25,8 +25,8 @@ import (
 //	attempt ended or retried meanwhile           ─► kill what is left, report nothing
 //
 // The raft state is the arbiter of "once": an attempt's end is committed
-// only while the attempt runs, and a supervisor's records go once its end
-// has been proposed, so a later life never reports it again.
+// only while the attempt runs, and a supervisor's records go once raft has
+// answered its end, so a later life never reports it again.
 
 // adoption is what an earlier life's supervisor left of one attempt.
 type adoption struct {
@@ -156,8 +156,5 @@ func (n *Node) adopt(ctx context.Context, a adoption) {
 		log.Warn("adopted attempt failed", "reason", reason)
 		typ, body = raftfsm.CmdFailAttempt, raftfsm.FailAttempt{ID: k.Job, Attempt: k.Attempt, Retry: true, Reason: reason}
 	}
-	n.proposeOutcome(ctx, log, k, typ, body)
-	if ctx.Err() == nil {
-		n.forgetSupervisor(k)
-	}
+	n.reportOutcome(ctx, log, k, typ, body)
 }

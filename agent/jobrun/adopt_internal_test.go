@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/jobexec"
 	"github.com/shoal-hpc/shoal/raftfsm"
 )
@@ -59,4 +60,47 @@ func TestAdoptKillsAStaleAttemptWithoutTerm(t *testing.T) {
 	if _, ok := n.supervisedGroups()[k]; ok {
 		t.Error("the killed attempt is still among the supervised")
 	}
+}
+
+// A supervised attempt's records, holding how its job ended, stay until
+// raft has answered its outcome: an agent that stops before then (a
+// restart just after the job ended) leaves them for its next life to
+// report, rather than one that fails the finished job with retry.
+func TestSupervisorRecordsStayUntilTheOutcomeIsAnswered(t *testing.T) {
+	t.Parallel()
+	k := Key{Job: 7, Attempt: 1}
+	body := raftfsm.FinishAttempt{ID: k.Job, Attempt: k.Attempt, ExitCode: new(int)}
+	records := func(t *testing.T, n *Node) string {
+		t.Helper()
+		dir := n.supervisorDir(k)
+		if err := jobexec.PrepareStateDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "status.json"), []byte(`{"exit_code":0}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+
+	t.Run("stopped before the answer", func(t *testing.T) {
+		t.Parallel()
+		n := testNode(t, raftfsm.New(), func() {}) // its Propose never reaches a leader
+		dir := records(t, n)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the agent stops
+		n.reportOutcome(ctx, n.log, k, raftfsm.CmdFinishAttempt, body)
+		if _, err := os.Stat(filepath.Join(dir, "status.json")); err != nil {
+			t.Errorf("the records of an outcome raft never answered are gone: %v", err)
+		}
+	})
+	t.Run("answered", func(t *testing.T) {
+		t.Parallel()
+		n := testNode(t, raftfsm.New(), func() {})
+		n.d.Propose = func(context.Context, []byte) (api.ApplyResult, error) { return api.ApplyResult{}, nil }
+		dir := records(t, n)
+		n.reportOutcome(context.Background(), n.log, k, raftfsm.CmdFinishAttempt, body)
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the records of a committed outcome stay: %v", err)
+		}
+	})
 }

@@ -78,13 +78,24 @@ func (n *Node) runLauncher(ctx context.Context, j *raftfsm.Job, att *raftfsm.Att
 		log.Info("attempt exited", "code", code)
 		typ, body = raftfsm.CmdFinishAttempt, raftfsm.FinishAttempt{ID: j.ID, Attempt: att.N, ExitCode: &code}
 	}
-	n.proposeOutcome(ctx, log, k, typ, body)
-	n.forgetSupervisor(k)
+	n.reportOutcome(ctx, log, k, typ, body)
+}
+
+// reportOutcome proposes attempt k's outcome and, once raft has answered
+// (committed or refused), removes its supervisor's records, which a later
+// life would report again. An agent that stops before the answer keeps
+// them: its next life reports the recorded end, where without them it
+// could only fail the attempt with retry and run a finished job again.
+func (n *Node) reportOutcome(ctx context.Context, log *slog.Logger, k Key, typ string, body any) {
+	if n.proposeOutcome(ctx, log, k, typ, body) {
+		n.forgetSupervisor(k)
+	}
 }
 
 // proposeOutcome commits attempt k's outcome, once the attempt's own
-// commits under way have settled.
-func (n *Node) proposeOutcome(ctx context.Context, log *slog.Logger, k Key, typ string, body any) {
+// commits under way have settled. It reports whether raft answered: false
+// when ctx ended first.
+func (n *Node) proposeOutcome(ctx context.Context, log *slog.Logger, k Key, typ string, body any) bool {
 	b, _ := raftfsm.Encode(typ, n.now(), body)
 	settle, cancel := context.WithTimeout(ctx, settleWait)
 	n.d.Settle(settle, k)
@@ -99,10 +110,11 @@ func (n *Node) proposeOutcome(ctx context.Context, log *slog.Logger, k Key, typ 
 			} else {
 				launchtrace.Mark(ctx, n.log, launchtrace.OutcomeCommitted, k.Job, k.Attempt, n.now())
 			}
-			return
+			return true
 		}
 		log.Warn("record attempt outcome, retrying", "err", err)
 	}
+	return false
 }
 
 // settleWait bounds the wait for an attempt's own commits under way

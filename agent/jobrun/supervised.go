@@ -138,8 +138,8 @@ func (n *Node) leftRunning(k Key) bool {
 	return ok
 }
 
-// forgetSupervisor removes attempt k's supervisor records once its outcome
-// has been proposed: a later life must not report it again.
+// forgetSupervisor removes attempt k's supervisor records once raft has
+// answered its outcome: a later life must not report it again.
 func (n *Node) forgetSupervisor(k Key) {
 	if err := os.RemoveAll(n.supervisorDir(k)); err != nil {
 		n.log.Warn("remove the supervisor's records", "job", k.Job, "attempt", k.Attempt, "err", err)
