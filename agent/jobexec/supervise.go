@@ -98,17 +98,38 @@ func supervise(stateDir, specJSON string, argv []string) int {
 		// No Setsid: the job stays in the supervisor's process group.
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
-	err = startInCgroup(child)
-	status.Close()
+	return runHelper(stateDir, child, status, envPipe, startInCgroup)
+}
+
+// runHelper starts child, the job's helper, with start, waits for it and
+// records its end in stateDir; it returns the supervisor's exit status.
+// status and envPipe are the agent's pipes, handed on to the helper.
+func runHelper(stateDir string, child *exec.Cmd, status, envPipe *os.File, start func(*exec.Cmd) error) int {
+	err := start(child)
 	envPipe.Close()
 	if err != nil {
-		// The status pipe is closed: the reason goes to the job's log, and
-		// the agent sees the exit status.
-		fmt.Fprintln(os.Stderr, "shoal: start the job helper: "+err.Error())
+		// Said on the status pipe, as a helper that cannot start the job
+		// says it: the agent reports it as a setup failure, not as the
+		// job's own exit. The status file covers a later life of the agent.
 		_ = writeStateFile(stateDir, statusFile, Status{ExitCode: exitSetup})
+		msg := "job supervisor: start the job helper: " + err.Error()
+		if _, werr := status.WriteString(msg); werr != nil {
+			fmt.Fprintln(os.Stderr, "shoal: "+msg)
+		}
+		status.Close()
 		return exitSetup
 	}
-	_ = child.Wait()
+	status.Close()
+	if err := child.Wait(); child.ProcessState == nil {
+		// Not waited for: how the job ends is unknown, and it must not run
+		// on unwatched. No status is recorded: the attempt is failed and
+		// retried, not reported as ended.
+		fmt.Fprintln(os.Stderr, "shoal: job supervisor: wait for the job helper: "+err.Error())
+		if child.Process != nil {
+			_ = child.Process.Kill()
+		}
+		return exitSetup
+	}
 	st := statusOf(child.ProcessState)
 	if err := writeStateFile(stateDir, statusFile, st); err != nil {
 		fmt.Fprintln(os.Stderr, "shoal: "+err.Error())
