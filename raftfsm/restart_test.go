@@ -1,6 +1,9 @@
 package raftfsm
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // node_restarted fails the attempts the node had joined (running, or its reservation
 // acknowledged), leaves alone the attempts it has not acknowledged yet and those of other nodes,
@@ -34,24 +37,31 @@ func TestNodeRestarted(t *testing.T) {
 	h.refused(CmdNodeRestarted, NodeRestarted{}, ErrInvalid)
 }
 
-// An attempt the restarted node heads and adopted stays running; one it lists but does not head,
-// or at another attempt number, fails as if it were not listed.
+// An attempt that runs on the restarted node alone and that it adopted stays running; one it lists
+// but does not head, that has hosts elsewhere too, or at another attempt number, fails as if it
+// were not listed.
 func TestNodeRestartedKeepsAdoptedAttempts(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	j1, j2, j3 := h.submit("1", 4), h.submit("2", 4), h.submit("3", 4)
-	h.launch(j1, 1, "b", "d")
-	h.ok(CmdStartJob, StartJob{ID: j1, Attempt: 1}) // headed by b
+	j1, j2, j3, j4 := h.submit("1", 1), h.submit("2", 4), h.submit("3", 1), h.submit("4", 4)
+	single := func(id uint64) {
+		h.ok(CmdPlaceJob, PlaceJob{ID: id, Attempt: 1, Hosts: []Host{{Node: "b", NP: 1}}})
+		h.ok(CmdAckReservation, AckReservation{ID: id, Attempt: 1, Node: "b"})
+		h.ok(CmdStartJob, StartJob{ID: id, Attempt: 1})
+	}
+	single(j1)
 	h.launch(j2, 1, "c", "b")
 	h.ok(CmdStartJob, StartJob{ID: j2, Attempt: 1}) // headed by c
-	h.launch(j3, 1, "b", "d")
-	h.ok(CmdStartJob, StartJob{ID: j3, Attempt: 1})
+	single(j3)
+	h.launch(j4, 1, "b", "d")
+	h.ok(CmdStartJob, StartJob{ID: j4, Attempt: 1}) // headed by b, ranks on d too
 
-	res := h.ok(CmdNodeRestarted, NodeRestarted{Node: "b", Adopted: []AttemptRef{{j1, 1}, {j2, 1}, {j3, 2}}})
-	if len(res.JobIDs) != 2 || res.JobIDs[0] != j2 || res.JobIDs[1] != j3 {
-		t.Fatalf("affected jobs %v, want [%d %d]", res.JobIDs, j2, j3)
+	res := h.ok(CmdNodeRestarted, NodeRestarted{Node: "b", Adopted: []AttemptRef{{j1, 1}, {j2, 1}, {j3, 2}, {j4, 1}}})
+	if !slices.Equal(res.JobIDs, []uint64{j2, j3, j4}) {
+		t.Fatalf("affected jobs %v, want [%d %d %d]", res.JobIDs, j2, j3, j4)
 	}
 	h.wantState(j1, StateRunning)
 	h.wantState(j2, StateQueued)
 	h.wantState(j3, StateQueued)
+	h.wantState(j4, StateQueued)
 }
