@@ -1,6 +1,7 @@
 package jobrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -68,6 +69,10 @@ func (n *Node) findSupervised() map[Key]adoption {
 func (n *Node) claimAdopted(found map[Key]adoption) {
 	for k, a := range found {
 		n.markLaunched(k)
+		// Refused only when a newer attempt of the job was adopted before
+		// this one (the table is this life's, still empty of launches):
+		// the table keeps the newer, and adopt kills this stale attempt as
+		// one the cluster no longer runs here.
 		_ = n.procs.fence(k)
 		if a.state.Alive {
 			n.setSupervised(k, a.state.Record.Group())
@@ -82,10 +87,7 @@ func adoptedRefs(found map[Key]adoption) []raftfsm.AttemptRef {
 		out = append(out, raftfsm.AttemptRef{ID: k.Job, Attempt: k.Attempt})
 	}
 	slices.SortFunc(out, func(a, b raftfsm.AttemptRef) int {
-		if a.ID != b.ID {
-			return int(a.ID - b.ID)
-		}
-		return a.Attempt - b.Attempt
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Attempt, b.Attempt))
 	})
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -103,4 +104,18 @@ func TestSupervisorRecordsStayUntilTheOutcomeIsAnswered(t *testing.T) {
 			t.Errorf("the records of a committed outcome stay: %v", err)
 		}
 	})
+}
+
+// node_restarted's list of adopted attempts is in order of job and
+// attempt, for job IDs far apart too (a difference that overflows int).
+func TestAdoptedRefsInOrder(t *testing.T) {
+	t.Parallel()
+	found := map[Key]adoption{}
+	for _, k := range []Key{{Job: 1<<63 + 2, Attempt: 1}, {Job: 1, Attempt: 2}, {Job: 1, Attempt: 1}, {Job: 5, Attempt: 1}} {
+		found[k] = adoption{k: k}
+	}
+	want := []raftfsm.AttemptRef{{ID: 1, Attempt: 1}, {ID: 1, Attempt: 2}, {ID: 5, Attempt: 1}, {ID: 1<<63 + 2, Attempt: 1}}
+	if got := adoptedRefs(found); !slices.Equal(got, want) {
+		t.Errorf("adoptedRefs = %v, want %v", got, want)
+	}
 }
