@@ -53,8 +53,17 @@ func PrepareStateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("supervisor state dir: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("supervisor state dir: %w", err)
+	// Through a descriptor that refuses a link: a chmod by name would
+	// follow one, and change the mode of whatever it points to before
+	// checkStateDir refused it.
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("supervisor state dir %s: %w", dir, err)
+	}
+	err = unix.Fchmod(fd, 0o700)
+	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("supervisor state dir %s: %w", dir, err)
 	}
 	if err := checkStateDir(dir); err != nil {
 		return err
