@@ -173,18 +173,6 @@ exit 3`
 	}
 }
 
-func TestParseStat(t *testing.T) {
-	t.Parallel()
-	line := "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615"
-	state, start, err := parseStat(line)
-	if err != nil || state != 'S' || start != 987654 {
-		t.Errorf("parseStat = %c, %d, %v; want S, 987654", state, start, err)
-	}
-	if _, _, err := parseStat("4242 (a"); err == nil {
-		t.Error("a line without its closing parenthesis parsed")
-	}
-}
-
 func TestAliveTellsAReusedPid(t *testing.T) {
 	t.Parallel()
 	start, err := procStartTime(os.Getpid())

@@ -8,13 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shoal-hpc/shoal/internal/procstat"
 	"github.com/shoal-hpc/shoal/internal/swapfile"
 )
 
@@ -197,45 +196,17 @@ func Alive(r Record) bool {
 	if r.PID <= 0 {
 		return false
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(r.PID) + "/stat")
-	if err != nil {
-		return false
-	}
-	state, start, err := parseStat(string(stat))
-	return err == nil && start == r.Start && state != 'Z' && state != 'X'
+	st, err := procstat.Read(r.PID)
+	return err == nil && st.Start == r.Start && st.State != 'Z' && st.State != 'X'
 }
 
 // procStartTime is a process's start time in clock ticks since boot.
 func procStartTime(pid int) (uint64, error) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return 0, fmt.Errorf("start time of pid %d: %w", pid, err)
 	}
-	_, start, err := parseStat(string(stat))
-	if err != nil {
-		return 0, fmt.Errorf("start time of pid %d: %w", pid, err)
-	}
-	return start, nil
-}
-
-// parseStat reads the state (field 3) and start time (field 22) of a
-// /proc/PID/stat line. The command name (field 2) is in parentheses and
-// may hold spaces and parentheses itself: fields are counted after the
-// last ')'.
-func parseStat(line string) (state byte, start uint64, err error) {
-	i := strings.LastIndexByte(line, ')')
-	if i < 0 {
-		return 0, 0, errors.New("malformed /proc stat line")
-	}
-	f := strings.Fields(line[i+1:])
-	if len(f) < 20 || len(f[0]) != 1 {
-		return 0, 0, errors.New("malformed /proc stat line")
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return 0, 0, fmt.Errorf("malformed /proc stat start time: %w", err)
-	}
-	return f[0][0], start, nil
+	return st.Start, nil
 }
 
 // ErrStopped is WaitExit's answer when it was told to stop waiting.

@@ -167,6 +167,7 @@ func TestLinksOnlyWhatStartsJobs(t *testing.T) {
 		"github.com/shoal-hpc/shoal/internal/injob":    true,
 		"github.com/shoal-hpc/shoal/internal/spawn":    true,
 		"github.com/shoal-hpc/shoal/internal/swapfile": true,
+		"github.com/shoal-hpc/shoal/internal/procstat": true,
 		"github.com/shoal-hpc/shoal/internal/termsafe": true,
 		"github.com/shoal-hpc/shoal/tlsca":             true,
 		"golang.org/x/sys/unix":                        true,
