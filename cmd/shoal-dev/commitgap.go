@@ -69,15 +69,25 @@ func gapsOf(committed, begun map[uint64]stageAt) commitGaps {
 }
 
 func (g commitGaps) print(w io.Writer) {
-	fmt.Fprintf(w, "\nstart_job committed → head begins the launcher, per job:\n")
-	for _, s := range []struct {
-		what string
-		ds   []time.Duration
-	}{{"head a follower", g.follower}, {"head the leader", g.leader}} {
-		if len(s.ds) == 0 {
-			fmt.Fprintf(w, "  %s: no job\n", s.what)
+	printSpans(w, "start_job committed → head begins the launcher, per job", "no job",
+		spanRow{"head a follower", g.follower}, spanRow{"head the leader", g.leader})
+}
+
+// spanRow is one line of printSpans: a label and the spans it sums up.
+type spanRow struct {
+	what string
+	ds   []time.Duration
+}
+
+// printSpans prints a titled block of rows, each its spans' median and
+// p90 in ms and their count, or none when a row has no span.
+func printSpans(w io.Writer, title, none string, rows ...spanRow) {
+	fmt.Fprintf(w, "\n%s:\n", title)
+	for _, r := range rows {
+		if len(r.ds) == 0 {
+			fmt.Fprintf(w, "  %s: %s\n", r.what, none)
 			continue
 		}
-		fmt.Fprintf(w, "  %s: median %.1f ms, p90 %.1f ms of %d\n", s.what, msf(median(s.ds)), msf(pct(s.ds, 0.9)), len(s.ds))
+		fmt.Fprintf(w, "  %s: median %.1f ms, p90 %.1f ms of %d\n", r.what, msf(median(r.ds)), msf(pct(r.ds, 0.9)), len(r.ds))
 	}
 }

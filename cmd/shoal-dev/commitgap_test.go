@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,5 +29,18 @@ func TestGapsOfSplitsByHead(t *testing.T) {
 	}
 	if m := median(g.follower); m != 65*time.Millisecond {
 		t.Errorf("the follower heads' median is %v", m)
+	}
+}
+
+// pct takes the lower rank: p90 of three spans is the second.
+func TestPrintSpansRowsAndNone(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	printSpans(&b, "title", "no job",
+		spanRow{"empty", nil},
+		spanRow{"some", []time.Duration{10 * time.Millisecond, 30 * time.Millisecond, 20 * time.Millisecond}})
+	want := "\ntitle:\n  empty: no job\n  some: median 20.0 ms, p90 20.0 ms of 3\n"
+	if b.String() != want {
+		t.Errorf("printed %q, want %q", b.String(), want)
 	}
 }

@@ -86,15 +86,7 @@ func spansOf(all []nodeEvent) helperSpans {
 }
 
 func (s helperSpans) print(w io.Writer) {
-	fmt.Fprintf(w, "\na job process due → its helper has executed it, per process, on its node:\n")
-	for _, x := range []struct {
-		what string
-		ds   []time.Duration
-	}{{"head begins the launcher → the launcher's helper", s.launcher}, {"remote exec received → its helper", s.exec}} {
-		if len(x.ds) == 0 {
-			fmt.Fprintf(w, "  %s: none\n", x.what)
-			continue
-		}
-		fmt.Fprintf(w, "  %s: median %.1f ms, p90 %.1f ms of %d\n", x.what, msf(median(x.ds)), msf(pct(x.ds, 0.9)), len(x.ds))
-	}
+	printSpans(w, "a job process due → its helper has executed it, per process, on its node", "none",
+		spanRow{"head begins the launcher → the launcher's helper", s.launcher},
+		spanRow{"remote exec received → its helper", s.exec})
 }
