@@ -228,8 +228,14 @@ func (n *Node) reserve(ctx context.Context, k Key, gpus []int) {
 			}
 		}
 		b, _ := raftfsm.Encode(raftfsm.CmdAckReservation, n.now(), raftfsm.AckReservation{ID: k.Job, Attempt: k.Attempt, Node: n.cfg.Name, GPUs: gpus})
-		if _, err := n.d.Propose(ctx, b); err != nil {
+		res, err := n.d.Propose(ctx, b)
+		if err != nil {
 			n.log.Warn("acknowledge reservation", "job", k.Job, "attempt", k.Attempt, "err", err)
+			return
+		}
+		if res.Err != "" {
+			// Refused (a GPU another attempt holds): no cgroup yet, whose
+			// device rules would follow a reservation that is not this one.
 			return
 		}
 		launchtrace.Mark(ctx, n.log, launchtrace.AckCommitted, k.Job, k.Attempt, n.now())

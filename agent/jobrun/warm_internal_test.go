@@ -37,6 +37,14 @@ func warmNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raft
 // of the test's own user placed on it and acknowledged, not started.
 func ackedNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raftfsm.Result, Key) {
 	t.Helper()
+	n, apply, k := placedNode(t, spec)
+	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: k.Job, Attempt: 1, Node: "n0"})
+	return n, apply, k
+}
+
+// placedNode is ackedNode before this node's acknowledgement.
+func placedNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raftfsm.Result, Key) {
+	t.Helper()
 	me, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +63,6 @@ func ackedNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raf
 	}
 	id := apply(raftfsm.CmdSubmitJob, raftfsm.SubmitJob{RequestID: "warm", Owner: me.Username, Spec: spec}).JobID
 	apply(raftfsm.CmdPlaceJob, raftfsm.PlaceJob{ID: id, Attempt: 1, Hosts: []raftfsm.Host{{Node: "n0", NP: spec.NP}}})
-	apply(raftfsm.CmdAckReservation, raftfsm.AckReservation{ID: id, Attempt: 1, Node: "n0"})
 	t.Cleanup(func() { n.dropWarm(nil); n.wg.Wait() })
 	return n, apply, Key{Job: id, Attempt: 1}
 }
@@ -64,6 +71,22 @@ func ackedNode(t *testing.T, spec raftfsm.JobSpec) (*Node, func(string, any) raf
 // client's standard input: the agent feeds it, so it runs as the agent's
 // child, not under a supervisor.
 var oneCopy = raftfsm.JobSpec{Cmd: []string{"true"}, NP: 1, Workdir: "/", Stdin: true}
+
+// A refused acknowledgement (a GPU another attempt holds) warms nothing:
+// the cgroup's device rules would follow GPUs this node does not hold, and
+// a cgroup made is kept for the attempt.
+func TestRefusedAcknowledgementWarmsNothing(t *testing.T) {
+	t.Parallel()
+	n, _, k := placedNode(t, oneCopy)
+	n.d.Propose = func(context.Context, []byte) (api.ApplyResult, error) {
+		return api.ApplyResult{Err: "gpu 0 of n0 is held by job 9"}, nil
+	}
+	n.reserve(context.Background(), k, []int{0})
+	n.wg.Wait()
+	if pids := n.warmPids()[k]; len(pids) != 0 {
+		t.Fatalf("warm helpers %v after the node's acknowledgement was refused", pids)
+	}
+}
 
 // A single copy that runs under a supervisor warms no helper, and its
 // process is the supervisor's: started from a warm helper, the agent's
