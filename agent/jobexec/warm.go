@@ -112,12 +112,16 @@ func (w *Warm) Start(cmd *exec.Cmd) (wait func() error, err error) {
 	if len(cmd.Args) < 2 || cmd.Args[0] != Arg0 || cmd.Args[1] != w.spec {
 		return nil, ErrWarmSpec
 	}
+	// From here the helper is taken: on an error before it has the command,
+	// nothing else will close it, and it would wait in the job's cgroup.
 	msg, err := json.Marshal(warmCommand{Argv: cmd.Args[2:], Env: cmd.Env})
 	if err != nil {
+		w.Close()
 		return nil, fmt.Errorf("job helper environment: %w", err)
 	}
 	st, err := newStdio(cmd)
 	if err != nil {
+		w.Close()
 		return nil, err
 	}
 	_, _, err = w.ctl.WriteMsgUnix([]byte{0}, unix.UnixRights(st.childFDs()...), nil)
