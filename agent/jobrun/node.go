@@ -230,7 +230,7 @@ func New(cfg Config, deps Deps) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, d: deps, log: deps.Log, now: deps.Now, after: time.After, procs: newProcTable(deps.Now), life: newLife(),
 		cgroups:  cgroupTable{live: map[Key]*attemptCgroup{}},
-		warm:     warmTable{m: map[Key][]warmHelper{}},
+		warm:     warmTable{m: map[Key][]warmHelper{}, running: map[Key]time.Time{}},
 		launched: map[Key]bool{}, acking: map[Key]time.Time{}, ompiDirs: map[Key]ompiDir{}, signalled: map[Key]time.Time{}, stdin: map[Key]*stdinSlot{},
 		supervised: map[Key]int{},
 		tmpTag:     tempTag(cfg.DataDir)}

@@ -137,9 +137,7 @@ func (n *Node) reconcile(ctx context.Context) {
 		}
 	}
 	n.watchOOM(ctx, live)
-	n.dropWarm(func(k Key, started time.Time) bool {
-		return live[k] && (!running[k] || n.now().Sub(started) < warmSpare)
-	})
+	n.dropSpareWarm(live, running)
 	ended := false
 	for _, k := range n.procs.keys() {
 		if !live[k] {

@@ -28,6 +28,12 @@ import (
 type warmTable struct {
 	mu sync.Mutex
 	m  map[Key][]warmHelper
+	// running is when each attempt with warm helpers was first seen
+	// running here: its spare helpers are aged from then, not from their
+	// own start, or an attempt whose start_job came more than warmSpare
+	// after its reservation would lose them in the pass that starts its
+	// processes.
+	running map[Key]time.Time
 	// stopped is set when the node stops: a warm start still under way
 	// then kills its helper instead of keeping it.
 	stopped bool
@@ -49,7 +55,8 @@ type warmHelper struct {
 }
 
 // warmSpare is how long a warm helper of a running attempt is kept
-// unused: the attempt's processes start within a second of start_job.
+// unused, from when the attempt runs or the helper started, whichever is
+// later: the attempt's processes start within a second of start_job.
 const warmSpare = 10 * time.Second
 
 // maxWarm bounds the warm helpers of one attempt on a node (the copies of
@@ -222,6 +229,31 @@ func (n *Node) dropWarm(keep func(k Key, started time.Time) bool) {
 			n.warm.m[k] = kept
 		}
 	}
+}
+
+// dropSpareWarm closes the warm helpers of attempts no longer live, and
+// those of running attempts unused warmSpare after the attempt was first
+// seen running here (or after they started, when later).
+func (n *Node) dropSpareWarm(live, running map[Key]bool) {
+	now := n.now()
+	n.warm.mu.Lock()
+	for k := range n.warm.m {
+		if _, ok := n.warm.running[k]; running[k] && !ok {
+			n.warm.running[k] = now
+		}
+	}
+	for k := range n.warm.running {
+		if !live[k] {
+			delete(n.warm.running, k)
+		}
+	}
+	n.warm.mu.Unlock()
+	n.dropWarm(func(k Key, started time.Time) bool { // under warm.mu
+		if ran := n.warm.running[k]; ran.After(started) {
+			started = ran
+		}
+		return live[k] && (!running[k] || now.Sub(started) < warmSpare)
+	})
 }
 
 // closeWarm kills and reaps a warm helper beside the caller.

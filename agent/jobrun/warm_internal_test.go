@@ -219,9 +219,9 @@ func TestAttemptRunsOnItsWarmHelper(t *testing.T) {
 }
 
 // The head of an MPICH job warms two helpers (the launcher and the
-// proxy Hydra may start through the remote shell); one still unused
-// warmSpare after it started, once the attempt runs, is killed, and none
-// before the attempt runs.
+// proxy Hydra may start through the remote shell); none is killed before
+// the attempt runs, nor in the pass that first sees it running however
+// long start_job took, and one still unused warmSpare after that is.
 func TestUnusedWarmHelperOfARunningAttemptGoes(t *testing.T) {
 	t.Parallel()
 	n, apply, k, pids := warmNode(t, raftfsm.JobSpec{Cmd: []string{"true"}, NP: 2, MPI: "mpich", Workdir: "/"})
@@ -240,10 +240,15 @@ func TestUnusedWarmHelperOfARunningAttemptGoes(t *testing.T) {
 	n.mu.Lock()
 	n.launched[k] = true // the launcher is not the test's
 	n.mu.Unlock()
+	n.reconcile(ctx) // the pass that starts the attempt's processes: kept for them
+	if got := n.warmPids()[k]; len(got) != 2 {
+		t.Fatalf("warm helpers of an attempt just seen running: %v, want both kept (they started %v before, waiting for start_job)", got, 2*warmSpare)
+	}
+	later = later.Add(warmSpare)
 	n.reconcile(ctx)
 	n.wg.Wait()
 	if got := n.warmPids()[k]; len(got) != 0 {
-		t.Errorf("warm helpers %v still there %v after they started, the attempt running", got, 2*warmSpare)
+		t.Errorf("warm helpers %v still there %v after the attempt was seen running", got, warmSpare)
 	}
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
