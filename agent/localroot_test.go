@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/shoal-hpc/shoal/agent"
 	"github.com/shoal-hpc/shoal/agent/api"
 	"github.com/shoal-hpc/shoal/agent/jobexec"
@@ -247,27 +249,39 @@ __attribute__((constructor)) static void record(void) {
 		failedWith(t, id, "working directory "+wd, "user nobody (uid 65534) may not enter "+private, "permission denied")
 	})
 
-	// Every job process leads a session of its own, without a controlling
+	// Every job process is in a session of its own, without a controlling
 	// terminal: no TIOCSTI into the terminal the agent was started from.
-	// Its process group is still its pid, which the kill path relies on.
+	// It leads the session and its group, which the kill path relies on;
+	// a single copy run under its supervisor (this one) is in the
+	// supervisor's, which leads both so that the fence guard's and the
+	// kill path's signals to the group reach the job through an agent
+	// restart.
 	t.Run("own session", func(t *testing.T) {
 		t.Parallel()
 		// /proc/PID/stat: pid (comm) state ppid pgrp session tty_nr ...
 		id := submitAs(t, c, nobody.Username, api.JobSpec{Workdir: work, Cmd: []string{"sh", "-c",
-			`read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat; echo "pid=$pid pgrp=$pgrp sid=$sid tty=$tty"; ` +
+			`read -r pid comm state ppid pgrp sid tty rest < /proc/$$/stat; echo "pid=$pid ppid=$ppid pgrp=$pgrp sid=$sid tty=$tty"; ` +
 				`if (: </dev/tty) 2>/dev/null; then echo tty=open; else echo tty=none; fi`}})
 		if j := waitState(t, c, 0, id, 30*time.Second, "done", "failed", "killed"); j.State != "done" {
 			t.Fatalf("%s", describe(j))
 		}
 		out, _ := logsOf(t, c, 0, id)
-		var pid, pgrp, sid, tty int
+		var pid, ppid, pgrp, sid, tty int
 		var open string
-		if _, err := fmt.Sscanf(out, "pid=%d pgrp=%d sid=%d tty=%d\ntty=%s", &pid, &pgrp, &sid, &tty, &open); err != nil {
+		if _, err := fmt.Sscanf(out, "pid=%d ppid=%d pgrp=%d sid=%d tty=%d\ntty=%s", &pid, &ppid, &pgrp, &sid, &tty, &open); err != nil {
 			t.Fatalf("job printed %q: %v", out, err)
 		}
-		if sid != pid || pgrp != pid || tty != 0 || open != "none" {
-			t.Fatalf("job pid %d is in process group %d, session %d, tty %d, /dev/tty %s; want its own session and group, no tty",
-				pid, pgrp, sid, tty, open)
+		agentSid, err := unix.Getsid(0) // the test's, the agents' (in-process)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader := pid
+		if sid == ppid {
+			leader = ppid // its supervisor's session
+		}
+		if sid != leader || pgrp != leader || sid == agentSid || tty != 0 || open != "none" {
+			t.Fatalf("job pid %d (parent %d) is in process group %d, session %d, tty %d, /dev/tty %s; want a session and group its own or its supervisor's, no tty",
+				pid, ppid, pgrp, sid, tty, open)
 		}
 	})
 

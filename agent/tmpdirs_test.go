@@ -84,7 +84,9 @@ func TestKilledHeadLeavesNoAttemptDirs(t *testing.T) {
 	})
 	lead()
 	res, err := cl.Submit(ctx, api.SubmitRequest{RequestID: t.Name(), Owner: "root",
-		Spec: api.JobSpec{Cmd: []string{"sleep", "300"}, NP: 1, MPI: "none", Workdir: "/", Oversubscribe: true, Force: true, MaxAttempts: 1}})
+		// Two copies: a single copy would run under a supervisor, survive
+		// the kill and be adopted, its directories rightly kept.
+		Spec: api.JobSpec{Cmd: []string{"sleep", "300"}, NP: 2, MPI: "none", Workdir: "/", Oversubscribe: true, Force: true, MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
